@@ -1,0 +1,3 @@
+"""bench-stack: result schema, load-tool parsers, statistics and reports for web stack benchmarks."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from benchstack.cli import main
+
+sys.exit(main())

@@ -1,0 +1,350 @@
+"""The cell: one stack x one load point x one repetition, stored as one JSON object (bench-stack/cell/v1).
+
+A cell is written once, atomically, into ``<run>/cells/<cell_id>.json`` and never edited afterwards. Beyond
+the fields DESIGN.md lists, v1 carries ``keepalive`` (part of the load point), ``keepalive_requests`` (ab -k:
+how many requests really reused a connection), ``error_count`` (distinct failed requests, see
+:mod:`benchstack.model`), ``status`` and ``notes`` (what the parser saw that a reader should know).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TOOLS, Parsed
+
+SCHEMA = "bench-stack/cell/v1"
+MODES = ("loopback", "network")
+STATUSES = ("ok",)
+CELLS_DIR = "cells"
+
+
+class CellExistsError(FileExistsError):
+    """A cell file with this id is already stored; cells are never overwritten."""
+
+
+@dataclass
+class Cell:
+    schema: str
+    experiment: str | None
+    stack: str | None
+    target: str | None
+    loadgen: str | None
+    mode: str | None
+    tool: str
+    tool_version: str | None
+    command: list[str] | str | None
+    url: str | None
+    concurrency: int
+    keepalive: bool | None
+    requests: int | None
+    duration_s: int | None
+    repetition: int | None
+    started_at: str | None
+    elapsed_s: float | None
+    requests_completed: int
+    rps: float
+    transfer_bytes: int
+    latency_ms: dict[str, float | None]
+    errors: dict[str, int | None]
+    error_count: int
+    error_rate: float
+    keepalive_requests: int | None
+    threshold_ms: float | None
+    raw_output: str | None
+    status: str = "ok"
+    notes: list[str] = field(default_factory=list)
+
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell))
+# What the runner supplies; everything else comes from the parsed output.
+META_FIELDS: tuple[str, ...] = (
+    "experiment",
+    "stack",
+    "target",
+    "loadgen",
+    "mode",
+    "command",
+    "url",
+    "requests",
+    "duration_s",
+    "repetition",
+    "started_at",
+    "elapsed_s",
+    "threshold_ms",
+    "raw_output",
+)
+# Metadata a stored run's cell must carry (a cell printed by `bench-stack parse` may leave them null).
+RUN_REQUIRED: tuple[str, ...] = (
+    "experiment",
+    "stack",
+    "target",
+    "loadgen",
+    "mode",
+    "command",
+    "url",
+    "repetition",
+    "started_at",
+    "raw_output",
+)
+
+
+def make_cell(parsed: Parsed, **meta: Any) -> Cell:
+    """A cell from parsed tool output plus run metadata (any of :data:`META_FIELDS`).
+
+    ``concurrency``/``tool`` may also be passed; they must agree with what the tool printed. ``elapsed_s``
+    defaults to the test time the tool measured; ``url`` to the one the tool printed.
+    """
+    for key, expected in (("tool", parsed.tool), ("concurrency", parsed.concurrency)):
+        if key in meta:
+            given = meta.pop(key)
+            if given is not None and given != expected:
+                raise ValueError(f"{key} given as {given!r} but the {parsed.tool} output says {expected!r}")
+    unknown = sorted(set(meta) - set(META_FIELDS))
+    if unknown:
+        raise TypeError(f"make_cell() got unknown metadata: {', '.join(unknown)}")
+    values = dict.fromkeys(META_FIELDS)
+    values.update(meta)
+    if values["url"] is None:
+        values["url"] = parsed.url
+    if values["elapsed_s"] is None:
+        values["elapsed_s"] = parsed.duration_s
+    return Cell(
+        schema=SCHEMA,
+        tool=parsed.tool,
+        tool_version=parsed.tool_version,
+        concurrency=parsed.concurrency,
+        keepalive=parsed.keepalive,
+        requests_completed=parsed.requests_completed,
+        rps=parsed.rps,
+        transfer_bytes=parsed.transfer_bytes,
+        latency_ms=dict(parsed.latency_ms),
+        errors=dict(parsed.errors),
+        error_count=parsed.error_count,
+        error_rate=parsed.error_rate,
+        keepalive_requests=parsed.keepalive_requests,
+        notes=list(parsed.notes),
+        **values,
+    )
+
+
+def cell_to_dict(cell: Cell) -> dict[str, Any]:
+    return asdict(cell)
+
+
+def _safe(part: object) -> str:
+    text = re.sub(r"[^A-Za-z0-9._-]+", "-", str(part)).strip(".-")
+    return text or "unknown"
+
+
+def cell_id(stack: str, tool: str, concurrency: int, repetition: int, keepalive: bool = False) -> str:
+    """``<stack>__<tool>__c<concurrency>__r<repetition>``, filename-safe; ab with keep-alive is ``ab-k``.
+
+    (wrk always keeps connections alive, so only ab has two variants.)
+    """
+    tool_part = f"{_safe(tool)}-k" if keepalive and tool == "ab" else _safe(tool)
+    return f"{_safe(stack)}__{tool_part}__c{int(concurrency)}__r{int(repetition)}"
+
+
+def cell_id_of(d: dict[str, Any]) -> str:
+    return cell_id(d["stack"], d["tool"], d["concurrency"], d["repetition"], bool(d.get("keepalive")))
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check(problems: list[str], ok: bool, message: str) -> None:
+    if not ok:
+        problems.append(message)
+
+
+def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]:
+    """Problems with a cell dict; empty when valid. ``require_meta``: also demand run metadata."""
+    if not isinstance(d, dict):
+        return [f"a cell must be a JSON object, not {type(d).__name__}"]
+    problems: list[str] = []
+    missing = [k for k in FIELDS if k not in d]
+    if missing:
+        problems.append(f"missing keys: {', '.join(missing)}")
+    extra = sorted(set(d) - set(FIELDS))
+    if extra:
+        problems.append(f"unexpected keys: {', '.join(extra)}")
+
+    def has(key: str) -> bool:
+        return key in d and d[key] is not None
+
+    def opt_str(key: str) -> None:
+        if has(key):
+            _check(problems, isinstance(d[key], str) and d[key] != "", f"{key} must be a non-empty string")
+
+    def count(key: str, *, nullable: bool = False, minimum: int = 0) -> None:
+        if key not in d or (nullable and d[key] is None):
+            return
+        _check(problems, _is_int(d[key]) and d[key] >= minimum, f"{key} must be an integer >= {minimum}")
+
+    def number(key: str, *, nullable: bool = False, positive: bool = False) -> None:
+        if key not in d or (nullable and d[key] is None):
+            return
+        v = d[key]
+        ok = _is_num(v) and (v > 0 if positive else v >= 0)
+        _check(problems, ok, f"{key} must be a {'positive' if positive else 'non-negative'} number")
+
+    if "schema" in d:
+        _check(problems, d["schema"] == SCHEMA, f"schema must be {SCHEMA!r}, not {d['schema']!r}")
+    for key in ("experiment", "stack", "target", "loadgen", "tool_version", "url"):
+        opt_str(key)
+    if has("mode"):
+        _check(problems, d["mode"] in MODES, f"mode must be one of {', '.join(MODES)}, not {d['mode']!r}")
+    if "tool" in d:
+        _check(problems, d["tool"] in TOOLS, f"tool must be one of {', '.join(TOOLS)}, not {d['tool']!r}")
+    if has("command"):
+        cmd = d["command"]
+        ok = (isinstance(cmd, str) and cmd.strip() != "") or (
+            isinstance(cmd, list) and cmd != [] and all(isinstance(x, str) for x in cmd)
+        )
+        _check(problems, ok, "command must be a non-empty string or list of strings")
+    count("concurrency", minimum=1)
+    if has("keepalive"):
+        _check(problems, isinstance(d["keepalive"], bool), "keepalive must be true, false or null")
+    count("requests", nullable=True, minimum=1)
+    count("duration_s", nullable=True, minimum=1)
+    count("repetition", nullable=True, minimum=1)
+    if has("started_at"):
+        problems += _check_utc(d["started_at"])
+    number("elapsed_s", nullable=True)
+    count("requests_completed")
+    number("rps")
+    count("transfer_bytes")
+    count("error_count")
+    number("threshold_ms", nullable=True, positive=True)
+    count("keepalive_requests", nullable=True)
+    if "error_rate" in d:
+        v = d["error_rate"]
+        _check(problems, _is_num(v) and 0 <= v <= 1, "error_rate must be a number from 0 to 1")
+    problems += _check_map(d, "latency_ms", LATENCY_KEYS, _is_num, "a non-negative number or null")
+    problems += _check_map(d, "errors", ERROR_KINDS, _is_int, "a non-negative integer or null")
+    if has("raw_output"):
+        p = d["raw_output"]
+        ok = (
+            isinstance(p, str) and p != "" and not PurePosixPath(p).is_absolute() and ".." not in p.split("/")
+        )
+        _check(problems, ok, "raw_output must be a relative path inside the run folder")
+    if "status" in d:
+        _check(problems, d["status"] in STATUSES, f"status must be one of {', '.join(STATUSES)}")
+    if "notes" in d:
+        ok = isinstance(d["notes"], list) and all(isinstance(n, str) for n in d["notes"])
+        _check(problems, ok, "notes must be a list of strings")
+
+    if require_meta:
+        for key in RUN_REQUIRED:
+            if key in d and d[key] is None:
+                problems.append(f"{key} must be set in a stored cell")
+        if d.get("requests") is None and d.get("duration_s") is None:
+            problems.append("a stored cell needs requests or duration_s (the configured load)")
+    return problems
+
+
+def _check_utc(value: object) -> list[str]:
+    if not isinstance(value, str):
+        return ["started_at must be an ISO 8601 string"]
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return [f"started_at is not ISO 8601: {value!r}"]
+    offset = parsed.utcoffset()
+    if offset is None or offset.total_seconds() != 0:
+        return [f"started_at must be in UTC with an explicit offset (Z or +00:00): {value!r}"]
+    return []
+
+
+def _check_map(d: dict[str, Any], key: str, keys: tuple[str, ...], typecheck: Any, what: str) -> list[str]:
+    if key not in d:
+        return []
+    value = d[key]
+    if not isinstance(value, dict):
+        return [f"{key} must be an object with keys {', '.join(keys)}"]
+    problems = []
+    missing = [k for k in keys if k not in value]
+    if missing:
+        problems.append(f"{key} lacks {', '.join(missing)}")
+    extra = sorted(set(value) - set(keys))
+    if extra:
+        problems.append(f"{key} has unexpected keys {', '.join(extra)}")
+    for k in keys:
+        v = value.get(k)
+        if v is not None and not (typecheck(v) and v >= 0):
+            problems.append(f"{key}.{k} must be {what}, not {v!r}")
+    return problems
+
+
+# ---------------------------------------------------------------- storage
+
+
+def write_cell(run_dir: str | os.PathLike[str], cell: Cell | dict[str, Any]) -> Path:
+    """Store a cell as ``<run_dir>/cells/<cell_id>.json`` atomically; never overwrite (CellExistsError)."""
+    d = cell_to_dict(cell) if isinstance(cell, Cell) else dict(cell)
+    problems = validate_cell(d)
+    for key in ("stack", "repetition"):
+        if d.get(key) is None:
+            problems.append(f"{key} must be set to store a cell")
+    if problems:
+        raise ValueError("invalid cell: " + "; ".join(problems))
+    directory = Path(run_dir) / CELLS_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    final = directory / f"{cell_id_of(d)}.json"
+    if final.exists():
+        raise CellExistsError(f"cell already stored, not overwriting: {final}")
+    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{final.stem}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(d, fh, indent=2, sort_keys=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            # link() publishes the complete file atomically and, unlike replace(), fails if the name exists.
+            os.link(tmp, final)
+        except FileExistsError:
+            raise CellExistsError(f"cell already stored, not overwriting: {final}") from None
+        except OSError:  # a filesystem without hard links: fall back to replace() after the check above
+            if final.exists():
+                raise CellExistsError(f"cell already stored, not overwriting: {final}") from None
+            os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return final
+
+
+def cell_paths(run_dir: str | os.PathLike[str]) -> list[Path]:
+    """Stored cell files of a run, sorted by name (temporary files of unfinished writes are skipped)."""
+    directory = Path(run_dir) / CELLS_DIR
+    if not directory.is_dir():
+        return []
+    return [p for p in sorted(directory.glob("*.json")) if not p.name.startswith(".")]
+
+
+def load_cells(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """All stored cells of a run, sorted by file name. Bad JSON raises ValueError naming the file."""
+    cells = []
+    for path in cell_paths(run_dir):
+        try:
+            cells.append(json.loads(path.read_text(encoding="utf-8")))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON: {exc}") from exc
+    return cells

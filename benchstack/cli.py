@@ -1,0 +1,175 @@
+"""bench-stack command line: parse, report, validate, experiment.
+
+Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
+2 wrong usage (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from benchstack import __version__
+from benchstack.cell import cell_id_of, cell_paths, cell_to_dict, load_cells, make_cell, validate_cell
+from benchstack.experiment import ExperimentError, cells, load_experiment
+from benchstack.model import ParseError
+from benchstack.parsers import PARSERS, parse
+from benchstack.report import summary_table, write_report
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bench-stack", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"bench-stack {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("parse", help="parse one load-tool output file and print the cell JSON")
+    p.add_argument("--tool", required=True, choices=sorted(PARSERS))
+    p.add_argument("file", type=Path, help="captured output ('-' for stdin)")
+    p.add_argument("--experiment")
+    p.add_argument("--stack")
+    p.add_argument("--target")
+    p.add_argument("--loadgen")
+    p.add_argument("--mode", choices=("loopback", "network"))
+    p.add_argument("--url")
+    p.add_argument("--command", dest="cmd", help="the command that produced the output")
+    p.add_argument("--requests", type=int)
+    p.add_argument("--duration-s", type=int)
+    p.add_argument("--repetition", type=int)
+    p.add_argument("--started-at", help="ISO 8601 UTC time the cell started")
+    p.add_argument("--elapsed-s", type=float)
+    p.add_argument("--threshold-ms", type=float)
+    p.add_argument("--raw-output", help="path of the raw output relative to the run folder")
+
+    p = sub.add_parser("report", help="write report.md and cells.csv of a run folder and print the table")
+    p.add_argument("run_dir", type=Path)
+
+    p = sub.add_parser("validate", help="validate every cell of a run folder")
+    p.add_argument("run_dir", type=Path)
+
+    p = sub.add_parser("experiment", help="validate an experiment file and print its cells as JSON")
+    p.add_argument("file", type=Path)
+    return parser
+
+
+def _err(message: str) -> None:
+    print(f"bench-stack: {message}", file=sys.stderr)
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    try:
+        text = (
+            sys.stdin.read()
+            if str(args.file) == "-"
+            else args.file.read_text(encoding="utf-8", errors="replace")
+        )
+    except OSError as exc:
+        _err(f"cannot read {args.file}: {exc.strerror}")
+        return 1
+    try:
+        parsed = parse(args.tool, text)
+    except ParseError as exc:
+        _err(f"{args.file}: {exc}")
+        return 1
+    meta = {
+        "experiment": args.experiment,
+        "stack": args.stack,
+        "target": args.target,
+        "loadgen": args.loadgen,
+        "mode": args.mode,
+        "url": args.url,
+        "command": args.cmd,
+        "requests": args.requests,
+        "duration_s": args.duration_s,
+        "repetition": args.repetition,
+        "started_at": args.started_at,
+        "elapsed_s": args.elapsed_s,
+        "threshold_ms": args.threshold_ms,
+        "raw_output": args.raw_output,
+    }
+    cell = cell_to_dict(make_cell(parsed, **meta))
+    problems = validate_cell(cell)
+    if problems:
+        _err("the resulting cell is invalid: " + "; ".join(problems))
+        return 1
+    print(json.dumps(cell, indent=2))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    if not args.run_dir.is_dir():
+        _err(f"{args.run_dir}: not a directory")
+        return 1
+    try:
+        stored = load_cells(args.run_dir)
+        if not stored:
+            _err(f"{args.run_dir}: no cells (expected cells/*.json)")
+            return 1
+        path = write_report(args.run_dir)
+    except ValueError as exc:
+        _err(str(exc))
+        return 1
+    print(summary_table(stored), end="")
+    print(f"\nwrote {path} and {path.with_name('cells.csv')}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    paths = cell_paths(args.run_dir)
+    if not paths:
+        _err(f"{args.run_dir}: no cells (expected cells/*.json)")
+        return 1
+    bad = 0
+    for path in paths:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            problems = [f"cannot read: {exc}"]
+        else:
+            problems = validate_cell(data, require_meta=True)
+            if not problems and cell_id_of(data) != path.stem:
+                problems.append(f"file name should be {cell_id_of(data)}.json for this cell")
+        for problem in problems:
+            print(f"{path}: {problem}")
+        bad += bool(problems)
+    print(f"{len(paths) - bad} of {len(paths)} cells valid")
+    return 1 if bad else 0
+
+
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    try:
+        exp = load_experiment(args.file)
+    except ExperimentError as exc:
+        _err(str(exc))
+        return 1
+    plan = {
+        "name": exp.name,
+        "description": exp.description,
+        "stacks": [s["name"] for s in exp.stacks],
+        "cells": [asdict(c) for c in cells(exp)],
+    }
+    print(json.dumps(plan, indent=2))
+    return 0
+
+
+COMMANDS = {
+    "parse": _cmd_parse,
+    "report": _cmd_report,
+    "validate": _cmd_validate,
+    "experiment": _cmd_experiment,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except BrokenPipeError:  # output piped into head & co.
+        sys.stderr.close()
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

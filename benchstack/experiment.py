@@ -1,0 +1,357 @@
+"""Experiment files: load, validate, expand into cells.
+
+An experiment names its stacks and a load plan (see ``experiments/*.yml``). Validation reports every problem
+at once, each naming its field (``load.plans[1].duration_s: ...``). Stack validation is deliberately light
+here (name, port, front.kind, server.bind): the roles own the full stack vocabulary.
+
+Expansion order is repetition, then stack, then plan, then concurrency: all stacks are measured once before
+any is measured twice, so slow drift on the hosts spreads over every stack instead of biasing one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from benchstack.cell import cell_id
+from benchstack.loadcmd import build_command
+from benchstack.model import TOOLS
+
+MAX_REQUESTS = 1_000_000
+MAX_DURATION_S = 600
+MAX_REPETITIONS = 100
+FRONT_KINDS = ("none", "nginx", "apache")
+BINDS = ("unix", "tcp")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+TOP_KEYS = {"name", "description", "stacks", "load"}
+LOAD_KEYS = {"path", "threshold_ms", "warmup", "repetitions", "plans"}
+PLAN_KEYS = {"tool", "concurrency", "requests", "duration_s", "threads", "keepalive", "timeout_s"}
+WARMUP_KEYS = {"requests", "duration_s"}
+
+
+class ExperimentError(ValueError):
+    """An experiment file is invalid; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[str], source: str | None = None) -> None:
+        self.problems = problems
+        self.source = source
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}invalid experiment:\n  - " + "\n  - ".join(problems))
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """One cell to measure: a stack, a load point and a repetition."""
+
+    cell_id: str
+    stack: str
+    port: int
+    tool: str
+    concurrency: int
+    requests: int | None
+    duration_s: int | None
+    threads: int | None
+    keepalive: bool
+    timeout_s: int | None
+    repetition: int
+    path: str
+    threshold_ms: float | None
+    warmup: dict[str, int] | None
+
+
+@dataclass
+class Experiment:
+    name: str
+    description: str
+    stacks: list[dict[str, Any]]
+    load: dict[str, Any]
+    source: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _bounded_int(problems: list[str], where: str, v: object, maximum: int) -> bool:
+    if not _is_int(v) or not 1 <= v <= maximum:  # type: ignore[operator]
+        problems.append(f"{where}: must be an integer from 1 to {maximum:_}, not {v!r}")
+        return False
+    return True
+
+
+def _unknown(problems: list[str], where: str, d: dict[str, Any], allowed: set[str]) -> None:
+    for key in sorted(set(d) - allowed, key=str):
+        problems.append(f"{where}{key}: unknown field (allowed: {', '.join(sorted(allowed))})")
+
+
+def validate_experiment(data: object) -> list[str]:
+    """Every problem with an experiment mapping, each naming its field; empty when valid."""
+    if not isinstance(data, dict):
+        return [f"an experiment must be a mapping, not {type(data).__name__}"]
+    problems: list[str] = []
+    _unknown(problems, "", data, TOP_KEYS)
+    name = data.get("name")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        problems.append(f"name: must be a word of letters, digits, '.', '_' or '-', not {name!r}")
+    if "description" in data and not isinstance(data["description"], str):
+        problems.append("description: must be a string")
+    problems += _validate_stacks(data.get("stacks"))
+    problems += _validate_load(data.get("load"))
+    return problems
+
+
+def _validate_stacks(stacks: object) -> list[str]:
+    if not isinstance(stacks, list) or not stacks:
+        return ["stacks: must be a non-empty list of stacks"]
+    problems: list[str] = []
+    names: dict[str, int] = {}
+    ports: dict[int, int] = {}
+    for i, stack in enumerate(stacks):
+        where = f"stacks[{i}]"
+        if not isinstance(stack, dict):
+            problems.append(f"{where}: must be a mapping")
+            continue
+        name = stack.get("name")
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            problems.append(f"{where}.name: must be a word of letters, digits, '.', '_' or '-', not {name!r}")
+        elif name in names:
+            problems.append(f"{where}.name: {name!r} is already the name of stacks[{names[name]}]")
+        else:
+            names[name] = i
+        where = f"stacks[{i}] ({name})" if isinstance(name, str) else where
+        port = stack.get("port")
+        if not _is_int(port) or not 1 <= port <= 65535:
+            problems.append(f"{where}.port: must be an integer from 1 to 65535, not {port!r}")
+        elif port in ports:
+            problems.append(f"{where}.port: {port} is already the port of stacks[{ports[port]}]")
+        else:
+            ports[port] = i
+        for part in ("runtime", "app", "server", "front"):
+            if part in stack and not isinstance(stack[part], dict):
+                problems.append(f"{where}.{part}: must be a mapping")
+        front = stack.get("front")
+        if isinstance(front, dict) and front.get("kind") not in FRONT_KINDS:
+            problems.append(
+                f"{where}.front.kind: must be one of {', '.join(FRONT_KINDS)}, not {front.get('kind')!r}"
+            )
+        server = stack.get("server")
+        if isinstance(server, dict):
+            if "bind" in server and server["bind"] not in BINDS:
+                problems.append(
+                    f"{where}.server.bind: must be one of {', '.join(BINDS)}, not {server['bind']!r}"
+                )
+            if "instances" in server and not (_is_int(server["instances"]) and server["instances"] >= 1):
+                problems.append(f"{where}.server.instances: must be a positive integer")
+    return problems
+
+
+def _validate_load(load: object) -> list[str]:
+    if not isinstance(load, dict):
+        return ["load: must be a mapping with plans"]
+    problems: list[str] = []
+    _unknown(problems, "load.", load, LOAD_KEYS)
+    path = load.get("path", "/")
+    if not isinstance(path, str) or not path.startswith("/") or any(c.isspace() for c in path):
+        problems.append(f"load.path: must be a URL path starting with '/', not {path!r}")
+    threshold = load.get("threshold_ms")
+    if threshold is not None and (not _is_num(threshold) or threshold <= 0):
+        problems.append(f"load.threshold_ms: must be a positive number of milliseconds, not {threshold!r}")
+    _bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
+    warmup = load.get("warmup")
+    if warmup is not None:
+        if not isinstance(warmup, dict) or len(set(warmup) & WARMUP_KEYS) != 1:
+            problems.append("load.warmup: must be a mapping with one of requests or duration_s")
+        else:
+            _unknown(problems, "load.warmup.", warmup, WARMUP_KEYS)
+            if "requests" in warmup:
+                _bounded_int(problems, "load.warmup.requests", warmup["requests"], MAX_REQUESTS)
+            if "duration_s" in warmup:
+                _bounded_int(problems, "load.warmup.duration_s", warmup["duration_s"], MAX_DURATION_S)
+    plans = load.get("plans")
+    if not isinstance(plans, list) or not plans:
+        problems.append("load.plans: must be a non-empty list of load plans")
+        return problems
+    seen: dict[tuple[str, bool, int], int] = {}
+    for i, plan in enumerate(plans):
+        problems += _validate_plan(i, plan, seen)
+    return problems
+
+
+def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int]) -> list[str]:
+    where = f"load.plans[{i}]"
+    if not isinstance(plan, dict):
+        return [f"{where}: must be a mapping"]
+    problems: list[str] = []
+    _unknown(problems, f"{where}.", plan, PLAN_KEYS)
+    tool = plan.get("tool")
+    if tool not in TOOLS:
+        problems.append(f"{where}.tool: must be one of {', '.join(TOOLS)}, not {tool!r}")
+        return problems
+    levels = plan.get("concurrency")
+    levels = [levels] if _is_int(levels) else levels
+    if not isinstance(levels, list) or not levels or not all(_is_int(c) and c >= 1 for c in levels):
+        problems.append(f"{where}.concurrency: must be a positive integer or a list of them, not {levels!r}")
+        levels = []
+    elif len(set(levels)) != len(levels):
+        problems.append(f"{where}.concurrency: lists a level twice: {levels}")
+    ok = True
+    if tool == "ab":
+        if "requests" not in plan:
+            problems.append(f"{where}.requests: ab needs a number of requests")
+            ok = False
+        else:
+            ok = _bounded_int(problems, f"{where}.requests", plan["requests"], MAX_REQUESTS)
+        if "duration_s" in plan:
+            ok = _bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S) and ok
+        if "threads" in plan:
+            problems.append(f"{where}.threads: ab is single-threaded; threads applies to wrk only")
+            ok = False
+    else:
+        if "duration_s" not in plan:
+            problems.append(f"{where}.duration_s: wrk needs a duration in seconds")
+            ok = False
+        else:
+            ok = _bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S)
+        if "requests" in plan:
+            problems.append(f"{where}.requests: wrk runs for a duration, not a number of requests")
+            ok = False
+        if "threads" in plan:
+            ok = _bounded_int(problems, f"{where}.threads", plan["threads"], 1024) and ok
+        if plan.get("keepalive") is False:
+            problems.append(
+                f"{where}.keepalive: wrk always keeps connections alive; use ab for keepalive: false"
+            )
+            ok = False
+    if "keepalive" in plan and not isinstance(plan["keepalive"], bool):
+        problems.append(f"{where}.keepalive: must be true or false")
+        ok = False
+    if "timeout_s" in plan:
+        ok = _bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S) and ok
+    if not ok:
+        return problems
+    keepalive = _keepalive(plan)
+    for level in levels:
+        try:
+            build_command(
+                tool,
+                "http://127.0.0.1:1/",
+                level,
+                requests=plan.get("requests"),
+                duration_s=plan.get("duration_s"),
+                threads=plan.get("threads"),
+                keepalive=keepalive,
+                timeout_s=plan.get("timeout_s"),
+            )
+        except ValueError as exc:
+            problems.append(f"{where}: at concurrency {level}: {exc}")
+        key = (tool, keepalive, level)
+        if key in seen:
+            problems.append(
+                f"{where}: {tool} at concurrency {level} (keep-alive {'on' if keepalive else 'off'}) "
+                f"is already measured by load.plans[{seen[key]}]; the cells would collide"
+            )
+        else:
+            seen[key] = i
+    return problems
+
+
+def _keepalive(plan: dict[str, Any]) -> bool:
+    return True if plan["tool"] == "wrk" else bool(plan.get("keepalive", False))
+
+
+def experiment_from_dict(data: object, source: str | None = None) -> Experiment:
+    """An Experiment from a parsed YAML mapping; raises ExperimentError listing every problem."""
+    problems = validate_experiment(data)
+    if problems:
+        raise ExperimentError(problems, source)
+    assert isinstance(data, dict)
+    load = dict(data["load"])
+    load.setdefault("path", "/")
+    load.setdefault("threshold_ms", None)
+    load.setdefault("warmup", None)
+    load.setdefault("repetitions", 1)
+    return Experiment(
+        name=data["name"],
+        description=data.get("description", ""),
+        stacks=list(data["stacks"]),
+        load=load,
+        source=source,
+        raw=data,
+    )
+
+
+def load_experiment(path: str | os.PathLike[str]) -> Experiment:
+    """Read and validate an experiment YAML file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ExperimentError([f"cannot read the file: {exc.strerror}"], source) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ExperimentError([f"not valid YAML: {exc}"], source) from exc
+    return experiment_from_dict(data, source)
+
+
+def cells(exp: Experiment) -> list[CellPlan]:
+    """Every cell of the experiment, in measuring order (repetition, stack, plan, concurrency)."""
+    load = exp.load
+    plans: list[CellPlan] = []
+    for repetition in range(1, load["repetitions"] + 1):
+        for stack in exp.stacks:
+            for plan in load["plans"]:
+                levels = plan["concurrency"]
+                for level in [levels] if isinstance(levels, int) else levels:
+                    keepalive = _keepalive(plan)
+                    threads = plan.get("threads", min(2, level)) if plan["tool"] == "wrk" else None
+                    plans.append(
+                        CellPlan(
+                            cell_id=cell_id(stack["name"], plan["tool"], level, repetition, keepalive),
+                            stack=stack["name"],
+                            port=stack["port"],
+                            tool=plan["tool"],
+                            concurrency=level,
+                            requests=plan.get("requests"),
+                            duration_s=plan.get("duration_s"),
+                            threads=threads,
+                            keepalive=keepalive,
+                            timeout_s=plan.get("timeout_s"),
+                            repetition=repetition,
+                            path=load["path"],
+                            threshold_ms=load["threshold_ms"],
+                            warmup=load["warmup"],
+                        )
+                    )
+    return plans
+
+
+def plan_url(plan: CellPlan, host: str) -> str:
+    """The URL a loadgen uses to reach the plan's stack on ``host``."""
+    host_part = f"[{host}]" if ":" in host else host
+    return f"http://{host_part}:{plan.port}{plan.path}"
+
+
+def plan_command(plan: CellPlan, host: str) -> list[str]:
+    """The exact load-tool command for a plan against ``host``."""
+    return build_command(
+        plan.tool,
+        plan_url(plan, host),
+        plan.concurrency,
+        requests=plan.requests,
+        duration_s=plan.duration_s,
+        threads=plan.threads,
+        keepalive=plan.keepalive,
+        timeout_s=plan.timeout_s,
+    )

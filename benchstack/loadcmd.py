@@ -1,0 +1,92 @@
+"""The exact command line of one load run.
+
+Pitfalls handled here:
+
+* ab's ``-t`` sets the request count to 50000 when it is parsed, so ``-n`` must come *after* ``-t`` or the
+  configured count is silently dropped (checked with ab 2.3: ``ab -n 300 -t 1`` ran 20284 requests).
+* ab requires ``-n >= -c`` and at most 20000 concurrent connections, and a URL with a path.
+* wrk always keeps connections alive, needs a duration, and needs ``-c >= -t``; ``--timeout`` and ``-d`` take
+  whole seconds ("500ms" is rejected with a usage message).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+AB_MAX_CONCURRENCY = 20000
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    return value
+
+
+def _check_url(tool: str, url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{tool} needs an http:// or https:// URL with a host, not {url!r}")
+    if not parts.path:
+        raise ValueError(f"{tool} needs a path in the URL, e.g. {url}/ (ab rejects {url!r} as invalid)")
+
+
+def build_command(
+    tool: str,
+    url: str,
+    concurrency: int,
+    requests: int | None = None,
+    duration_s: int | None = None,
+    threads: int | None = None,
+    keepalive: bool | None = None,
+    timeout_s: int | None = None,
+) -> list[str]:
+    """The argv to run ``tool`` ("ab" or "wrk") against ``url``. Raises ValueError on a bad combination.
+
+    ``keepalive`` None means the tool's own behaviour: off for ab, always on for wrk (False is an error).
+    ``threads`` (wrk only) defaults to min(2, concurrency).
+    """
+    _positive_int("concurrency", concurrency)
+    _check_url(tool, url)
+    if timeout_s is not None:
+        _positive_int("timeout_s", timeout_s)
+    if duration_s is not None:
+        _positive_int("duration_s", duration_s)
+
+    if tool == "ab":
+        if requests is None:
+            raise ValueError("ab needs requests (-n)")
+        _positive_int("requests", requests)
+        if requests < concurrency:
+            raise ValueError(f"ab needs requests >= concurrency (-n {requests} < -c {concurrency})")
+        if concurrency > AB_MAX_CONCURRENCY:
+            raise ValueError(f"ab allows at most {AB_MAX_CONCURRENCY} concurrent requests, not {concurrency}")
+        if threads is not None:
+            raise ValueError("ab is single-threaded; threads applies to wrk only")
+        cmd = ["ab"]
+        if duration_s is not None:
+            cmd += ["-t", str(duration_s)]  # before -n: -t resets the request count
+        cmd += ["-n", str(requests), "-c", str(concurrency)]
+        if keepalive:
+            cmd.append("-k")
+        if timeout_s is not None:
+            cmd += ["-s", str(timeout_s)]
+        return [*cmd, url]
+
+    if tool == "wrk":
+        if duration_s is None:
+            raise ValueError("wrk needs duration_s (-d); it runs for a time, not a request count")
+        if requests is not None:
+            raise ValueError("wrk cannot run a fixed number of requests; give duration_s only")
+        if keepalive is False:
+            raise ValueError(
+                "wrk always keeps connections alive; use keepalive=True (or ab for no keep-alive)"
+            )
+        threads = min(2, concurrency) if threads is None else _positive_int("threads", threads)
+        if threads > concurrency:
+            raise ValueError(f"wrk needs threads <= connections (-t {threads} > -c {concurrency})")
+        cmd = ["wrk", "-t", str(threads), "-c", str(concurrency), "-d", f"{duration_s}s", "--latency"]
+        if timeout_s is not None:
+            cmd += ["--timeout", f"{timeout_s}s"]
+        return [*cmd, url]
+
+    raise ValueError(f"unknown tool {tool!r}; known: ab, wrk")

@@ -1,0 +1,108 @@
+"""What a load tool's output says, in one shape for every tool, and how errors are counted.
+
+Error accounting (the honest part). Every tool keeps its own counters, and they overlap:
+
+* ab counts one bad request under several counters at once. A non-2xx error page whose body length differs
+  from the first response is both a "Non-2xx response" and a "Length" failure
+  (tests/data/ab/mixed-status-length.txt: Non-2xx 503, Length 503, for 503 bad requests); a connection reset
+  with ``-r`` is counted as Receive, Length *and* Exceptions (tests/data/ab/receive-errors.txt: 100 resets,
+  "Failed requests: 300"). "Failed requests" does not include Non-2xx responses, and "Complete requests"
+  includes both non-2xx responses and length failures. So for ab the number of distinct bad requests is
+  taken as the largest single counter: a lower bound, and exact in every case we captured.
+* wrk counts connect/read/write errors for attempts that never completed (not in "N requests"), while
+  "Non-2xx or 3xx responses" (status >= 400) and timeouts (responses slower than ``--timeout``) are
+  completed requests (tests/data/wrk/timeouts.txt: 12 requests, timeout 12). The counters are summed and the
+  rate is taken over attempts = completed + connect + read + write.
+
+``over_threshold`` (requests slower than the experiment's threshold) is added when it was measured (not None).
+The rate is capped at 1.0. The raw counters are always kept in ``errors``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ERROR_KINDS: tuple[str, ...] = (
+    "connect",
+    "read",
+    "write",
+    "timeout",
+    "status",
+    "length",
+    "exceptions",
+    "over_threshold",
+)
+LATENCY_KEYS: tuple[str, ...] = ("mean", "stdev", "min", "max", "p50", "p75", "p90", "p99")
+TOOLS: tuple[str, ...] = ("ab", "wrk")
+
+
+class ParseError(ValueError):
+    """The text is not output of the expected tool, or lacks lines every complete run prints."""
+
+
+def empty_latency() -> dict[str, float | None]:
+    return dict.fromkeys(LATENCY_KEYS)
+
+
+def empty_errors() -> dict[str, int | None]:
+    errors: dict[str, int | None] = dict.fromkeys(ERROR_KINDS, 0)
+    errors["over_threshold"] = None
+    return errors
+
+
+def _n(value: int | None) -> int:
+    return value or 0
+
+
+def error_count(tool: str, errors: dict[str, int | None]) -> int:
+    """Distinct failed requests, as well as the tool's overlapping counters allow (see module doc)."""
+    if tool == "ab":
+        failed = max(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold")
+    else:
+        failed = sum(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold")
+    return failed + _n(errors.get("over_threshold"))
+
+
+def attempts(tool: str, requests_completed: int, errors: dict[str, int | None]) -> int:
+    """Requests tried: completed ones plus attempts the tool counted as failed without completing."""
+    if tool == "ab":
+        # ab's Complete requests include non-2xx, length and (with -r) receive failures; failed connects
+        # are not in it (ab aborts after 10 of them anyway).
+        return requests_completed + _n(errors.get("connect"))
+    return requests_completed + sum(_n(errors.get(k)) for k in ("connect", "read", "write"))
+
+
+def error_rate(tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:
+    count = error_count(tool, errors)
+    if count == 0:
+        return 0.0
+    return min(1.0, count / max(attempts(tool, requests_completed, errors), 1))
+
+
+@dataclass
+class Parsed:
+    """One tool run as the tool reported it. Latency in milliseconds, sizes in bytes, times in seconds."""
+
+    tool: str
+    tool_version: str | None
+    url: str | None
+    concurrency: int
+    threads: int | None
+    keepalive: bool
+    requests_completed: int
+    duration_s: float
+    rps: float
+    transfer_bytes: int
+    latency_ms: dict[str, float | None] = field(default_factory=empty_latency)
+    errors: dict[str, int | None] = field(default_factory=empty_errors)
+    keepalive_requests: int | None = None
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, float | int | str | None] = field(default_factory=dict)
+
+    @property
+    def error_count(self) -> int:
+        return error_count(self.tool, self.errors)
+
+    @property
+    def error_rate(self) -> float:
+        return error_rate(self.tool, self.requests_completed, self.errors)

@@ -1,0 +1,169 @@
+"""wrk output (wrk 4.x).
+
+wrk formats numbers with units (src/units.c): times with ``format_time_us`` (us, ms; from 1 s on: s, m,
+h), counts with ``format_metric`` (base 1000: k, M, G, T, P) and sizes with ``format_binary`` (base 1024: K,
+M, G, T, P, followed by "B"). Latency percentiles appear only with ``--latency``. wrk does not print its
+version. Its latency statistics are corrected for coordinated omission (``stats_correct``) and exclude
+responses slower than ``--timeout``, which count as timeout errors instead.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from benchstack.model import Parsed, ParseError, empty_errors, empty_latency
+
+TIME_UNITS_MS: dict[str, float] = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
+METRIC_UNITS: dict[str, float] = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+BINARY_UNITS: dict[str, int] = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+
+_NUMBER = r"(-?(?:\d+(?:\.\d*)?|nan|inf))"
+_TIME = re.compile(_NUMBER + r"(us|ms|s|m|h)$")
+_METRIC = re.compile(_NUMBER + r"([kMGTP]?)$")
+_BINARY = re.compile(_NUMBER + r"([KMGTP]?)B$")
+
+_RUNNING = re.compile(r"^Running (\S+) test @ (\S+)\s*$", re.M)
+_THREADS = re.compile(r"^\s*(\d+) threads and (\d+) connections\s*$", re.M)
+_LATENCY_ROW = re.compile(r"^\s*Latency\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)%\s*$", re.M)
+_REQSEC_ROW = re.compile(r"^\s*Req/Sec\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)%\s*$", re.M)
+_DISTRIBUTION = re.compile(r"^\s*Latency Distribution\s*\n((?:\s*\d+%\s+\S+\s*\n?)+)", re.M)
+_PERCENT = re.compile(r"^\s*(\d+)%\s+(\S+)\s*$", re.M)
+_SUMMARY = re.compile(r"^\s*(\d+) requests in (\S+), (\S+) read\s*$", re.M)
+_SOCKET = re.compile(
+    r"^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)\s*$",
+    re.M,
+)
+_STATUS = re.compile(r"^\s*Non-2xx or 3xx responses: (\d+)\s*$", re.M)
+_RPS = re.compile(r"^Requests/sec:\s+([\d.]+)\s*$", re.M)
+_TRANSFER = re.compile(r"^Transfer/sec:\s+(\S+)\s*$", re.M)
+_FATAL = (
+    re.compile(r"^(unable to .+)$", re.M),
+    re.compile(r"^(number of connections must be >= threads)$", re.M),
+    re.compile(r"^(PANIC: .+)$", re.M),
+    re.compile(r"^(Usage: wrk .*?)\s*$", re.M),
+    re.compile(r"^(invalid URL: .+)$", re.M),
+)
+
+
+def _number(text: str, pattern: re.Pattern[str], what: str) -> tuple[float, str]:
+    m = pattern.match(text.strip())
+    if not m:
+        raise ParseError(f"cannot read {what} {text!r} as wrk prints it")
+    return float(m.group(1)), m.group(2)
+
+
+def time_ms(text: str) -> float:
+    """A wrk time ("160.00us", "2.33ms", "1.00s", "1.50m", "2.00h") in milliseconds."""
+    value, unit = _number(text, _TIME, "time")
+    return round(value * TIME_UNITS_MS[unit], 6)
+
+
+def metric(text: str) -> float:
+    """A wrk count ("63.59k", "1.20M", "11.00") as a number (base 1000)."""
+    value, unit = _number(text, _METRIC, "count")
+    return round(value * METRIC_UNITS[unit], 6)
+
+
+def binary_bytes(text: str) -> int:
+    """A wrk size ("58.13MB", "2.09KB", "712.69B") in bytes (base 1024), rounded to a whole byte."""
+    value, unit = _number(text, _BINARY, "size")
+    return round(value * BINARY_UNITS[unit])
+
+
+def _fatal_messages(text: str) -> list[str]:
+    found: list[str] = []
+    for pattern in _FATAL:
+        found += [m.group(1).strip() for m in pattern.finditer(text)]
+    return found
+
+
+def parse(text: str) -> Parsed:
+    """Parse the output of one wrk run."""
+    running = _RUNNING.search(text)
+    threads_m = _THREADS.search(text)
+    latency_row = _LATENCY_ROW.search(text)
+    summary = _SUMMARY.search(text)
+    rps_m = _RPS.search(text)
+    found = {
+        "Running ... test @ URL": running,
+        "N threads and M connections": threads_m,
+        "Latency row of Thread Stats": latency_row,
+        "N requests in T, S read": summary,
+        "Requests/sec": rps_m,
+    }
+    missing = [label for label, m in found.items() if m is None]
+    if missing:
+        fatal = _fatal_messages(text)
+        if fatal:
+            raise ParseError("wrk printed no results: " + "; ".join(fatal))
+        if len(missing) == len(found):
+            raise ParseError("not wrk output (no 'Running ... test @' line and no summary)")
+        raise ParseError("wrk output lacks " + ", ".join(repr(label) for label in missing))
+    assert running and threads_m and latency_row and summary and rps_m  # for type checkers
+
+    notes: list[str] = []
+    completed = int(summary.group(1))
+    latency = empty_latency()
+    # "-nan%" in the +/- Stdev column means wrk recorded no latency sample: either nothing completed or
+    # every response was slower than --timeout (then counted as a timeout, not a latency).
+    sampled = completed > 0 and "nan" not in latency_row.group(4)
+    if sampled:
+        avg, stdev, maximum = (time_ms(latency_row.group(i)) for i in (1, 2, 3))
+        latency.update(mean=avg, stdev=stdev, max=maximum)
+        dist = _DISTRIBUTION.search(text)
+        if dist:
+            for p, value in _PERCENT.findall(dist.group(1)):
+                if f"p{p}" in latency:
+                    latency[f"p{p}"] = time_ms(value)
+    else:
+        notes.append("wrk recorded no latency sample: its latency figures are placeholders and are left out")
+
+    errors = empty_errors()
+    socket = _SOCKET.search(text)
+    if socket:
+        for kind, value in zip(("connect", "read", "write", "timeout"), socket.groups(), strict=True):
+            errors[kind] = int(value)
+    status = _STATUS.search(text)
+    errors["status"] = int(status.group(1)) if status else 0
+    errors["length"] = 0  # wrk does not compare response lengths
+    errors["exceptions"] = 0
+    if errors["timeout"]:
+        notes.append(
+            "wrk counts responses slower than --timeout as timeout errors (they are in the request count) "
+            "and leaves them out of the latency figures"
+        )
+
+    extra: dict[str, float | int | str | None] = {"configured_duration": running.group(1)}
+    reqsec = _REQSEC_ROW.search(text)
+    if reqsec and sampled:
+        extra["thread_req_per_s_avg"] = metric(reqsec.group(1))
+        extra["thread_req_per_s_stdev"] = metric(reqsec.group(2))
+        extra["thread_req_per_s_max"] = metric(reqsec.group(3))
+    transfer = _TRANSFER.search(text)
+    if transfer:
+        extra["transfer_per_s_bytes"] = binary_bytes(transfer.group(1))
+    within = latency_row.group(4)
+    extra["latency_within_stdev_pct"] = None if "nan" in within else float(within)
+
+    duration_s = time_ms(summary.group(2)) / 1000.0
+    if not math.isfinite(duration_s):
+        raise ParseError(f"wrk reported a duration of {summary.group(2)!r}")
+
+    return Parsed(
+        tool="wrk",
+        tool_version=None,
+        url=running.group(2),
+        concurrency=int(threads_m.group(2)),
+        threads=int(threads_m.group(1)),
+        keepalive=True,
+        requests_completed=completed,
+        duration_s=round(duration_s, 6),
+        rps=float(rps_m.group(1)),
+        transfer_bytes=binary_bytes(summary.group(3)),
+        latency_ms=latency,
+        errors=errors,
+        keepalive_requests=None,
+        notes=notes,
+        extra=extra,
+    )

@@ -1,0 +1,153 @@
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import read_data
+
+from benchstack.cell import (
+    SCHEMA,
+    CellExistsError,
+    cell_id,
+    cell_to_dict,
+    load_cells,
+    make_cell,
+    validate_cell,
+    write_cell,
+)
+from benchstack.parsers import ab, wrk
+
+META = {
+    "experiment": "sinatra-thin-nginx",
+    "stack": "sinatra-thin-x1",
+    "target": "target1",
+    "loadgen": "loadgen1",
+    "mode": "network",
+    "command": ["ab", "-n", "2000", "-c", "50", "http://127.0.0.1:18080/hello/bar"],
+    "requests": 2000,
+    "repetition": 1,
+    "started_at": "2025-01-02T03:04:05Z",
+    "threshold_ms": 300,
+    "raw_output": "raw/sinatra-thin-x1__ab__c50__r1.txt",
+}
+
+
+def ab_cell(**overrides: object) -> dict:
+    meta = {**META, **overrides}
+    return cell_to_dict(make_cell(ab.parse(read_data("ab", "normal.txt")), **meta))
+
+
+def test_make_cell_combines_parsed_output_and_metadata() -> None:
+    d = ab_cell()
+    assert d["schema"] == SCHEMA == "bench-stack/cell/v1"
+    assert d["stack"] == "sinatra-thin-x1"
+    assert d["tool"] == "ab" and d["tool_version"] == "2.3"
+    assert d["concurrency"] == 50
+    assert d["url"] == "http://127.0.0.1:18080/hello/bar"  # from ab's output when not given
+    assert d["elapsed_s"] == 0.105  # the tool's measured time when not given
+    assert d["rps"] == 18967.23
+    assert d["status"] == "ok"
+    assert validate_cell(d, require_meta=True) == []
+
+
+def test_make_cell_rejects_concurrency_that_disagrees_with_the_output() -> None:
+    with pytest.raises(ValueError, match="concurrency given as 100 but the ab output says 50"):
+        ab_cell(concurrency=100)
+
+
+def test_make_cell_rejects_unknown_metadata() -> None:
+    with pytest.raises(TypeError, match="unknown metadata: colour"):
+        ab_cell(colour="red")
+
+
+def test_cell_without_metadata_is_valid_but_not_as_a_stored_cell() -> None:
+    d = cell_to_dict(make_cell(wrk.parse(read_data("wrk", "latency.txt"))))
+    assert d["stack"] is None
+    assert validate_cell(d) == []
+    problems = validate_cell(d, require_meta=True)
+    assert "stack must be set in a stored cell" in problems
+    assert "a stored cell needs requests or duration_s (the configured load)" in problems
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"schema": "bench-stack/cell/v0"}, "schema must be 'bench-stack/cell/v1'"),
+        ({"rps": -1.0}, "rps must be a non-negative number"),
+        ({"requests_completed": 1.5}, "requests_completed must be an integer >= 0"),
+        ({"concurrency": True}, "concurrency must be an integer >= 1"),
+        ({"mode": "lan"}, "mode must be one of loopback, network"),
+        ({"tool": "siege"}, "tool must be one of ab, wrk"),
+        ({"error_rate": 1.5}, "error_rate must be a number from 0 to 1"),
+        ({"started_at": "2025-01-02T03:04:05+02:00"}, "started_at must be in UTC"),
+        ({"started_at": "yesterday"}, "started_at is not ISO 8601"),
+        ({"raw_output": "/abs/raw.txt"}, "raw_output must be a relative path"),
+        ({"raw_output": "../raw.txt"}, "raw_output must be a relative path"),
+        ({"status": "great"}, "status must be one of ok"),
+        ({"colour": "red"}, "unexpected keys: colour"),
+    ],
+)
+def test_validate_cell_reports_problems(change: dict, problem: str) -> None:
+    d = {**ab_cell(), **change}
+    assert any(problem in p for p in validate_cell(d)), validate_cell(d)
+
+
+def test_validate_cell_requires_complete_error_and_latency_keys() -> None:
+    d = ab_cell()
+    del d["errors"]["over_threshold"]
+    d["latency_ms"]["p999"] = 1.0
+    d["errors"]["status"] = -3
+    problems = validate_cell(d)
+    assert "errors lacks over_threshold" in problems
+    assert "latency_ms has unexpected keys p999" in problems
+    assert "errors.status must be a non-negative integer or null, not -3" in problems
+
+
+def test_validate_cell_reports_missing_keys() -> None:
+    d = ab_cell()
+    del d["rps"], d["url"]
+    assert "missing keys: url, rps" in validate_cell(d)
+
+
+def test_cell_id_is_filename_safe() -> None:
+    assert cell_id("sinatra-thin-x4-nginx", "wrk", 32, 2) == "sinatra-thin-x4-nginx__wrk__c32__r2"
+    assert cell_id("my stack/../x", "ab", 100, 1, keepalive=True) == "my-stack-..-x__ab-k__c100__r1"
+    assert cell_id("...", "wrk", 1, 1, keepalive=True) == "unknown__wrk__c1__r1"
+
+
+def test_write_cell_stores_json_under_cells(tmp_path: Path) -> None:
+    path = write_cell(tmp_path, make_cell(ab.parse(read_data("ab", "normal.txt")), **META))
+    assert path == tmp_path / "cells" / "sinatra-thin-x1__ab__c50__r1.json"
+    assert json.loads(path.read_text())["rps"] == 18967.23
+    assert os.listdir(tmp_path / "cells") == [path.name]  # no temporary file left behind
+    assert load_cells(tmp_path) == [ab_cell()]
+
+
+def test_write_cell_never_overwrites(tmp_path: Path) -> None:
+    path = write_cell(tmp_path, ab_cell())
+    before = path.read_text()
+    with pytest.raises(CellExistsError, match="not overwriting"):
+        write_cell(tmp_path, {**ab_cell(), "rps": 1.0})
+    assert path.read_text() == before
+    assert os.listdir(tmp_path / "cells") == [path.name]
+
+
+def test_write_cell_refuses_invalid_cells(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="rps must be a non-negative number"):
+        write_cell(tmp_path, {**ab_cell(), "rps": -5})
+    with pytest.raises(ValueError, match="stack must be set to store a cell"):
+        write_cell(tmp_path, {**ab_cell(), "stack": None})
+    assert not list((tmp_path / "cells").glob("*"))
+
+
+def test_load_cells_skips_temporary_files_and_names_bad_json(tmp_path: Path) -> None:
+    write_cell(tmp_path, ab_cell())
+    (tmp_path / "cells" / ".x__ab__c1__r1.abc.tmp").write_text("{")
+    assert len(load_cells(tmp_path)) == 1
+    (tmp_path / "cells" / "broken.json").write_text("{")
+    with pytest.raises(ValueError, match="broken.json: not valid JSON"):
+        load_cells(tmp_path)
+
+
+def test_load_cells_of_missing_folder_is_empty(tmp_path: Path) -> None:
+    assert load_cells(tmp_path / "nothing") == []

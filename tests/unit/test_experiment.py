@@ -1,0 +1,239 @@
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchstack.experiment import (
+    ExperimentError,
+    cells,
+    experiment_from_dict,
+    load_experiment,
+    plan_command,
+    validate_experiment,
+)
+
+EXAMPLE = """
+name: sinatra-thin-nginx
+description: Sinatra on thin, alone and behind nginx
+stacks:
+  - name: sinatra-thin-x1
+    runtime: {kind: ruby}
+    app: {kind: sinatra}
+    server: {kind: thin, instances: 1, bind: tcp}
+    front: {kind: none}
+    port: 8001
+  - name: sinatra-thin-x4-nginx
+    runtime: {kind: ruby}
+    app: {kind: sinatra}
+    server: {kind: thin, instances: 4, bind: unix}
+    front: {kind: nginx, profile: tuned}
+    port: 8004
+  - name: nginx-static
+    app: {kind: static}
+    front: {kind: nginx, profile: tuned}
+    port: 8010
+load:
+  path: /hello/bar
+  threshold_ms: 300
+  warmup: {requests: 200}
+  repetitions: 1
+  plans:
+    - {tool: ab, concurrency: [100], requests: 2000, keepalive: false}
+    - {tool: wrk, concurrency: [32], threads: 2, duration_s: 10}
+"""
+
+
+def example() -> dict:
+    return yaml.safe_load(EXAMPLE)
+
+
+def problems_with(mutate: object) -> list[str]:
+    data = copy.deepcopy(example())
+    mutate(data)  # type: ignore[operator]
+    return validate_experiment(data)
+
+
+def test_example_experiment_is_valid_and_expands_to_one_cell_per_stack_and_plan(tmp_path: Path) -> None:
+    path = tmp_path / "exp.yml"
+    path.write_text(EXAMPLE)
+    exp = load_experiment(path)
+    plans = cells(exp)
+    assert [p.cell_id for p in plans] == [
+        "sinatra-thin-x1__ab__c100__r1",
+        "sinatra-thin-x1__wrk__c32__r1",
+        "sinatra-thin-x4-nginx__ab__c100__r1",
+        "sinatra-thin-x4-nginx__wrk__c32__r1",
+        "nginx-static__ab__c100__r1",
+        "nginx-static__wrk__c32__r1",
+    ]
+    first = plans[0]
+    assert (first.stack, first.port, first.tool, first.concurrency, first.requests) == (
+        "sinatra-thin-x1", 8001, "ab", 100, 2000,
+    )  # fmt: skip
+    assert (first.path, first.threshold_ms, first.warmup, first.keepalive) == (
+        "/hello/bar",
+        300,
+        {"requests": 200},
+        False,
+    )
+    assert plans[1].threads == 2 and plans[1].duration_s == 10 and plans[1].keepalive is True
+
+
+def test_repetitions_are_the_outer_loop() -> None:
+    data = example()
+    data["load"]["repetitions"] = 2
+    data["load"]["plans"] = [{"tool": "ab", "concurrency": [1, 10], "requests": 100}]
+    data["stacks"] = data["stacks"][:2]
+    ids = [p.cell_id for p in cells(experiment_from_dict(data))]
+    assert ids == [
+        "sinatra-thin-x1__ab__c1__r1",
+        "sinatra-thin-x1__ab__c10__r1",
+        "sinatra-thin-x4-nginx__ab__c1__r1",
+        "sinatra-thin-x4-nginx__ab__c10__r1",
+        "sinatra-thin-x1__ab__c1__r2",
+        "sinatra-thin-x1__ab__c10__r2",
+        "sinatra-thin-x4-nginx__ab__c1__r2",
+        "sinatra-thin-x4-nginx__ab__c10__r2",
+    ]
+
+
+def test_defaults_path_repetitions_and_wrk_threads() -> None:
+    data = example()
+    del (
+        data["load"]["path"],
+        data["load"]["repetitions"],
+        data["load"]["warmup"],
+        data["load"]["threshold_ms"],
+    )
+    data["load"]["plans"] = [{"tool": "wrk", "concurrency": 1, "duration_s": 5}]
+    plan = cells(experiment_from_dict(data))[0]
+    assert (plan.path, plan.repetition, plan.warmup, plan.threshold_ms, plan.threads) == (
+        "/",
+        1,
+        None,
+        None,
+        1,
+    )
+
+
+def test_plan_command_builds_the_exact_command() -> None:
+    plans = cells(experiment_from_dict(example()))
+    assert plan_command(plans[0], "10.0.0.5") == [
+        "ab",
+        "-n",
+        "2000",
+        "-c",
+        "100",
+        "http://10.0.0.5:8001/hello/bar",
+    ]
+    assert plan_command(plans[1], "127.0.0.1") == [
+        "wrk", "-t", "2", "-c", "32", "-d", "10s", "--latency", "http://127.0.0.1:8001/hello/bar",
+    ]  # fmt: skip
+
+
+def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None:
+    data = example()
+    data["load"]["plans"] = [
+        {"tool": "ab", "concurrency": [10], "requests": 100},
+        {"tool": "ab", "concurrency": [10], "requests": 100, "keepalive": True},
+    ]
+    ids = [p.cell_id for p in cells(experiment_from_dict(data))][:2]
+    assert ids == ["sinatra-thin-x1__ab__c10__r1", "sinatra-thin-x1__ab-k__c10__r1"]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "problem"),
+    [
+        (
+            lambda d: d["stacks"][1].update(name="sinatra-thin-x1"),
+            "stacks[1].name: 'sinatra-thin-x1' is already",
+        ),
+        (
+            lambda d: d["stacks"][2].update(port=8001),
+            "stacks[2] (nginx-static).port: 8001 is already the port",
+        ),
+        (lambda d: d["stacks"][0].update(port=70000), "stacks[0] (sinatra-thin-x1).port: must be an integer"),
+        (lambda d: d["stacks"][0].pop("port"), "stacks[0] (sinatra-thin-x1).port: must be an integer"),
+        (lambda d: d["stacks"][0].update(name="a b"), "stacks[0].name: must be a word"),
+        (
+            lambda d: d["stacks"][1]["front"].update(kind="caddy"),
+            ".front.kind: must be one of none, nginx, apache",
+        ),
+        (lambda d: d["stacks"][1]["server"].update(bind="pipe"), ".server.bind: must be one of unix, tcp"),
+        (lambda d: d["load"]["plans"][0].update(tool="siege"), "load.plans[0].tool: must be one of ab, wrk"),
+        (
+            lambda d: d["load"]["plans"][0].update(concurrency=[0]),
+            "load.plans[0].concurrency: must be a positive",
+        ),
+        (
+            lambda d: d["load"]["plans"][0].update(concurrency="10"),
+            "load.plans[0].concurrency: must be a positive",
+        ),
+        (
+            lambda d: d["load"]["plans"][0].pop("requests"),
+            "load.plans[0].requests: ab needs a number of requests",
+        ),
+        (lambda d: d["load"]["plans"][1].pop("duration_s"), "load.plans[1].duration_s: wrk needs a duration"),
+        (
+            lambda d: d["load"]["plans"][0].update(requests=2_000_000),
+            "load.plans[0].requests: must be an integer",
+        ),
+        (
+            lambda d: d["load"]["plans"][1].update(duration_s=601),
+            "load.plans[1].duration_s: must be an integer",
+        ),
+        (
+            lambda d: d["load"]["plans"][0].update(requests=50),
+            "at concurrency 100: ab needs requests >= concurrency",
+        ),
+        (
+            lambda d: d["load"]["plans"][1].update(threads=64),
+            "at concurrency 32: wrk needs threads <= connections",
+        ),
+        (
+            lambda d: d["load"]["plans"][1].update(keepalive=False),
+            "load.plans[1].keepalive: wrk always keeps",
+        ),
+        (lambda d: d["load"]["plans"][0].update(threads=2), "load.plans[0].threads: ab is single-threaded"),
+        (lambda d: d["load"]["plans"][0].update(rate=5), "load.plans[0].rate: unknown field"),
+        (lambda d: d["load"].update(path="hello"), "load.path: must be a URL path starting with '/'"),
+        (lambda d: d["load"].update(threshold_ms=0), "load.threshold_ms: must be a positive number"),
+        (lambda d: d["load"].update(warmup={"seconds": 3}), "load.warmup: must be a mapping with one of"),
+        (lambda d: d["load"].update(repetitions=0), "load.repetitions: must be an integer from 1"),
+        (lambda d: d["load"].update(plans=[]), "load.plans: must be a non-empty list"),
+        (lambda d: d.pop("stacks"), "stacks: must be a non-empty list"),
+        (lambda d: d.update(name=None), "name: must be a word"),
+        (lambda d: d.update(stacks_extra=1), "stacks_extra: unknown field"),
+        (
+            lambda d: d["load"]["plans"].append({"tool": "ab", "concurrency": 100, "requests": 500}),
+            "load.plans[2]: ab at concurrency 100 (keep-alive off) is already measured by load.plans[0]",
+        ),
+    ],
+)
+def test_invalid_experiments_name_the_field(mutate: object, problem: str) -> None:
+    problems = problems_with(mutate)
+    assert any(problem in p for p in problems), problems
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    data = example()
+    data["stacks"][1]["port"] = 8001
+    data["load"]["plans"][1]["duration_s"] = 0
+    with pytest.raises(ExperimentError) as info:
+        experiment_from_dict(data, "exp.yml")
+    assert len(info.value.problems) == 2
+    assert str(info.value).startswith("exp.yml: invalid experiment:")
+
+
+def test_load_experiment_reports_bad_yaml_and_missing_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(ExperimentError, match="not valid YAML"):
+        load_experiment(bad)
+    with pytest.raises(ExperimentError, match="cannot read the file"):
+        load_experiment(tmp_path / "missing.yml")
+    scalar = tmp_path / "scalar.yml"
+    scalar.write_text("just text\n")
+    with pytest.raises(ExperimentError, match="must be a mapping"):
+        load_experiment(scalar)

@@ -1,0 +1,114 @@
+import csv
+import json
+from pathlib import Path
+
+from conftest import read_data
+
+from benchstack.cell import cell_to_dict, make_cell, write_cell
+from benchstack.parsers import ab, wrk
+from benchstack.report import summary_table, write_report
+
+
+def cell(tool: str, name: str, stack: str, repetition: int = 1, **meta: object) -> dict:
+    parser = ab if tool == "ab" else wrk
+    base = {
+        "experiment": "demo",
+        "stack": stack,
+        "target": "t1",
+        "loadgen": "l1",
+        "mode": "loopback",
+        "repetition": repetition,
+        "started_at": "2025-01-02T03:04:05+00:00",
+    }
+    return cell_to_dict(make_cell(parser.parse(read_data(tool, name)), **{**base, **meta}))
+
+
+def rows(table: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+
+
+def test_summary_table_has_header_and_one_row_per_cell_sorted() -> None:
+    cells = [
+        cell("wrk", "latency.txt", "b-stack"),
+        cell("ab", "mixed-status-length.txt", "b-stack"),
+        cell("ab", "normal.txt", "a-stack"),
+        cell("ab", "keepalive.txt", "a-stack"),
+    ]
+    table = summary_table(cells)
+    assert table.splitlines()[0] == (
+        "| stack | tool | conc | n | req/s | mean ms | p50 ms | p99 ms | errors | error rate |"
+    )
+    assert rows(table) == [
+        ["a-stack", "ab", "50", "1", "18967.23", "2.64", "3.00", "4.00", "0", "0.00%"],
+        ["a-stack", "ab -k", "100", "1", "98386.46", "1.02", "1.00", "5.00", "0", "0.00%"],
+        [
+            "b-stack",
+            "ab",
+            "10",
+            "1",
+            "21117.09",
+            "0.47",
+            "0.00",
+            "3.00",
+            "503 (status 503, length 503)",
+            "50.30%",
+        ],
+        ["b-stack", "wrk", "32", "1", "124440.66", "0.97", "0.16", "9.98", "0", "0.00%"],
+    ]
+
+
+def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
+    cells = [
+        {**cell("ab", "normal.txt", "s", repetition=1), "rps": 100.0},
+        {**cell("ab", "normal.txt", "s", repetition=2), "rps": 300.0},
+        {**cell("ab", "normal.txt", "s", repetition=3), "rps": 200.0, "error_count": 4, "error_rate": 0.03},
+    ]
+    cells[2]["errors"] = {**cells[2]["errors"], "status": 4}
+    assert rows(summary_table(cells)) == [
+        ["s", "ab", "50", "3", "200.00", "2.64", "3.00", "4.00", "4 (status 4)", "1.00%"],
+    ]
+
+
+def test_summary_table_shows_dashes_for_missing_latency() -> None:
+    [row] = rows(summary_table([cell("wrk", "read-errors.txt", "s")]))
+    assert row[5:8] == ["-", "-", "-"]
+    assert row[8] == "49419 (read 49419)"
+    assert row[9] == "100.00%"
+
+
+def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
+    write_cell(tmp_path, cell("ab", "normal.txt", "a-stack", requests=2000))
+    write_cell(tmp_path, cell("wrk", "timeouts.txt", "a-stack", duration_s=3))
+    (tmp_path / "run.json").write_text(
+        json.dumps(
+            {
+                "experiment": {"name": "demo-exp"},
+                "hosts": {"target": {"name": "web1"}, "loadgen": {"name": "gen1"}},
+                "mode": "network",
+            }
+        )
+    )
+    path = write_report(tmp_path)
+    text = path.read_text()
+    assert path == tmp_path / "report.md"
+    assert text.startswith("# bench-stack report: demo-exp\n")
+    assert "- hosts: target: web1, loadgen: gen1" in text
+    assert "- mode: network" in text
+    assert "| a-stack | ab | 50 | 1 | 18967.23 |" in text
+    assert "| a-stack | wrk | 4 | 1 | 3.99 | - | - | - | 12 (timeout 12) | 100.00% |" in text
+    assert "## Notes from the parsers" in text
+
+    with (tmp_path / "cells.csv").open() as fh:
+        table = list(csv.DictReader(fh))
+    assert [r["tool"] for r in table] == ["ab", "wrk"]
+    assert table[0]["latency_p99_ms"] == "4.0"
+    assert table[1]["errors_timeout"] == "12"
+    assert table[1]["errors_over_threshold"] == ""
+
+
+def test_write_report_without_run_json_uses_cell_metadata(tmp_path: Path) -> None:
+    write_cell(tmp_path, cell("ab", "normal.txt", "a-stack", requests=2000))
+    text = write_report(tmp_path).read_text()
+    assert text.startswith("# bench-stack report: demo\n")
+    assert "- hosts: target: t1, loadgen: l1" in text
+    assert "- mode: loopback" in text
