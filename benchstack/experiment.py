@@ -137,6 +137,9 @@ def _validate_stacks(stacks: object) -> list[str]:
             problems.append(f"{where}.port: {port} is already the port of stacks[{ports[port]}]")
         else:
             ports[port] = i
+        spath = stack.get("path")
+        if spath is not None and (not isinstance(spath, str) or not spath.startswith("/")):
+            problems.append(f"{where}.path: must be a URL path starting with '/', not {spath!r}")
         for part in ("runtime", "app", "server", "front"):
             if part in stack and not isinstance(stack[part], dict):
                 problems.append(f"{where}.{part}: must be a mapping")
@@ -329,7 +332,7 @@ def cells(exp: Experiment) -> list[CellPlan]:
                             keepalive=keepalive,
                             timeout_s=plan.get("timeout_s"),
                             repetition=repetition,
-                            path=load["path"],
+                            path=stack.get("path", load["path"]),
                             threshold_ms=load["threshold_ms"],
                             warmup=load["warmup"],
                         )

@@ -1,0 +1,201 @@
+"""Stacks: the data that names one serving path, and everything derived from it.
+
+The app_server role (units, sockets), the nginx role (upstreams), verification and the benchmark all need
+the same socket paths, ports and expected answers. They are computed here, once, from the stack data, so
+they cannot drift apart. Ansible reaches this module through the ``bench_stacks`` filter.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+APP_KINDS: dict[str, dict[str, Any]] = {
+    # kind -> runtime it needs and the answers every deployment of it must give.
+    "sinatra": {
+        "runtime": "ruby",
+        "checks": [
+            {"path": "/", "body": "Hello World! I am sinatra!"},
+            {"path": "/hello/bar", "body": "Hello bar!"},
+        ],
+    },
+    "static": {
+        "runtime": "none",
+        "checks": [{"path": "/index.html", "body": "Hello World! I am static!\n"}],
+    },
+}
+SERVER_KINDS: dict[str, dict[str, Any]] = {
+    "thin": {"runtime": "ruby", "apps": ["sinatra"]},
+}
+FRONT_KINDS = ("none", "nginx")
+FRONT_PROFILES = ("stock", "tuned")
+BINDS = ("unix", "tcp")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
+# Backends behind a front listen on 127.0.0.1:BASE + (port % 1000) * 10 + instance when bound to TCP
+# and no port_base is given: distinct for stacks whose ports differ modulo 1000, up to 9 instances.
+TCP_BACKEND_BASE = 20000
+MAX_INSTANCES = 64
+
+
+class StackError(ValueError):
+    """A stack definition is invalid; the message names the stack and the field."""
+
+
+def _err(name: object, field: str, msg: str) -> StackError:
+    return StackError(f"stack {name!r}: {field}: {msg}")
+
+
+def normalize_stack(
+    stack: dict[str, Any], run_root: str = "/run/bench-stack", app_root: str = "/opt/bench-stack/apps"
+) -> dict[str, Any]:
+    """Fill in defaults and derive units, endpoints and checks; raise StackError on bad input."""
+    if not isinstance(stack, dict):
+        raise StackError(f"a stack must be a mapping, not {type(stack).__name__}")
+    s = copy.deepcopy(stack)
+    name = s.get("name")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise _err(name, "name", "must be 1-48 lowercase letters, digits or '-' (it names units and sockets)")
+    port = s.get("port")
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+        raise _err(name, "port", f"must be an integer from 1 to 65535, not {port!r}")
+
+    app = s.setdefault("app", {})
+    kind = app.get("kind")
+    if kind not in APP_KINDS:
+        raise _err(name, "app.kind", f"must be one of {', '.join(APP_KINDS)}, not {kind!r}")
+    app.setdefault("dir", f"{app_root}/{kind}")
+    app.setdefault("checks", copy.deepcopy(APP_KINDS[kind]["checks"]))
+    runtime = s.setdefault("runtime", {"kind": APP_KINDS[kind]["runtime"]})
+    if runtime.get("kind") != APP_KINDS[kind]["runtime"]:
+        raise _err(name, "runtime.kind", f"app {kind} runs on {APP_KINDS[kind]['runtime']}")
+
+    front = s.setdefault("front", {"kind": "none"})
+    if front.get("kind") not in FRONT_KINDS:
+        raise _err(name, "front.kind", f"must be one of {', '.join(FRONT_KINDS)}, not {front.get('kind')!r}")
+    if front["kind"] != "none":
+        front.setdefault("profile", "tuned")
+        if front["profile"] not in FRONT_PROFILES:
+            raise _err(name, "front.profile", f"must be one of {', '.join(FRONT_PROFILES)}")
+
+    server = s.get("server")
+    if kind == "static":
+        if server:
+            raise _err(name, "server", "a static app is served by its front, not by an app server")
+        if front["kind"] == "none":
+            raise _err(name, "front.kind", "a static app needs a front (nginx)")
+        s["server"] = None
+        s["endpoints"] = []
+        return s
+    if not isinstance(server, dict):
+        raise _err(name, "server", f"app {kind} needs an app server (one of {', '.join(SERVER_KINDS)})")
+    skind = server.get("kind")
+    if skind not in SERVER_KINDS:
+        raise _err(name, "server.kind", f"must be one of {', '.join(SERVER_KINDS)}, not {skind!r}")
+    if kind not in SERVER_KINDS[skind]["apps"]:
+        raise _err(name, "server.kind", f"{skind} cannot serve app {kind}")
+    instances = server.setdefault("instances", 1)
+    if not isinstance(instances, int) or isinstance(instances, bool) or not 1 <= instances <= MAX_INSTANCES:
+        raise _err(name, "server.instances", f"must be an integer from 1 to {MAX_INSTANCES}")
+    bind = server.setdefault("bind", "tcp" if front["kind"] == "none" else "unix")
+    if bind not in BINDS:
+        raise _err(name, "server.bind", f"must be one of {', '.join(BINDS)}, not {bind!r}")
+    if front["kind"] == "none" and (instances != 1 or bind != "tcp"):
+        raise _err(name, "server", "without a front, the server is one instance bound to TCP on the stack port")
+
+    server["unit"] = f"bench-{name}@.service"
+    endpoints = []
+    for i in range(1, instances + 1):
+        ep: dict[str, Any] = {"instance": i, "unit": f"bench-{name}@{i}.service"}
+        if front["kind"] == "none":
+            ep.update(socket=None, host="0.0.0.0", port=port)
+        elif bind == "unix":
+            ep.update(socket=f"{run_root}/{name}-{i}/server.sock", host=None, port=None)
+        else:
+            base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
+            ep.update(socket=None, host="127.0.0.1", port=base + i)
+        endpoints.append(ep)
+    s["endpoints"] = endpoints
+    return s
+
+
+def normalize_stacks(
+    stacks: list[dict[str, Any]], run_root: str = "/run/bench-stack", app_root: str = "/opt/bench-stack/apps"
+) -> list[dict[str, Any]]:
+    """Normalize every stack and check that names and every listening port are unique on the target."""
+    if not isinstance(stacks, list):
+        raise StackError("stacks must be a list")
+    out = [normalize_stack(s, run_root, app_root) for s in stacks]
+    names: set[str] = set()
+    ports: dict[int, str] = {}
+    for s in out:
+        if s["name"] in names:
+            raise _err(s["name"], "name", "used by two stacks")
+        names.add(s["name"])
+        listening = {s["port"]} | {ep["port"] for ep in s["endpoints"] if ep["port"] is not None}
+        for p in sorted(listening):
+            if p in ports and ports[p] != s["name"]:
+                raise _err(s["name"], "port", f"{p} is also used by stack {ports[p]!r}")
+            ports[p] = s["name"]
+    return out
+
+
+GEMS_BY_APP: dict[str, list[str]] = {"sinatra": ["rack", "sinatra"], "static": []}
+GEMS_BY_SERVER: dict[str, list[str]] = {"thin": ["thin"]}
+
+
+def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a target must have installed for these stacks: runtimes, gems, apps, fronts."""
+    norm = normalize_stacks(stacks)
+    gems: list[str] = []
+    for s in norm:
+        for gem in GEMS_BY_APP[s["app"]["kind"]] + (GEMS_BY_SERVER[s["server"]["kind"]] if s["server"] else []):
+            if gem not in gems:
+                gems.append(gem)
+    return {
+        "runtimes": sorted({s["runtime"]["kind"] for s in norm} - {"none"}),
+        "ruby_gems": gems,
+        "app_kinds": sorted({s["app"]["kind"] for s in norm}),
+        "fronts": sorted({s["front"]["kind"] for s in norm} - {"none"}),
+        "servers": sorted({s["server"]["kind"] for s in norm if s["server"]}),
+    }
+
+
+def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One request per app server instance and expected answer, asked on the target itself.
+
+    Asking every instance directly proves that every member of a pool serves, not just the one a
+    front happens to pick.
+    """
+    out = []
+    for s in normalize_stacks(stacks):
+        for ep in s["endpoints"]:
+            for check in s["app"]["checks"]:
+                host = "127.0.0.1" if ep["socket"] or ep["host"] == "0.0.0.0" else ep["host"]
+                port = f":{ep['port']}" if ep["port"] else ""
+                out.append(
+                    {
+                        "stack": s["name"],
+                        "via": f"{ep['unit']} ({'unix:' + ep['socket'] if ep['socket'] else host + port})",
+                        "url": f"http://{'localhost' if ep['socket'] else host + port}{check['path']}",
+                        "unix_socket": ep["socket"],
+                        "body": check["body"],
+                    }
+                )
+    return out
+
+
+def front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str, Any]]:
+    """One request per stack and check through its public port, as a loadgen reaches ``host``."""
+    host_part = f"[{host}]" if ":" in host else host
+    return [
+        {
+            "stack": s["name"],
+            "via": f"port {s['port']} ({s['front']['kind']})",
+            "url": f"http://{host_part}:{s['port']}{check['path']}",
+            "unix_socket": None,
+            "body": check["body"],
+        }
+        for s in normalize_stacks(stacks)
+        for check in s["app"]["checks"]
+    ]

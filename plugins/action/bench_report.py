@@ -1,0 +1,38 @@
+"""Action: write a run's report on the controller and return its summary table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from benchstack.cell import load_cells
+from benchstack.report import summary_table, write_report
+
+DOCUMENTATION = """
+module: bench_report
+short_description: Write report.md and cells.csv for a bench-stack run
+options:
+  run_dir: {description: Run folder on the controller., type: path, required: true}
+"""
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("run_dir",))
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        run_dir = Path(self._task.args.get("run_dir") or "")
+        cells = load_cells(run_dir) if run_dir.is_dir() else []
+        if not cells:
+            raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
+        if self._task.check_mode:
+            result.update(changed=False, skipped=True)
+            return result
+        report = write_report(run_dir)
+        table = summary_table(cells)
+        result.update(changed=True, report=str(report), table=table, table_lines=table.splitlines())
+        return result
