@@ -94,7 +94,9 @@ def measure_cell(
     url = plan_url(plan, where.host)
     warm = warmup_command(plan, url)
     if warm is not None:
-        execute(_bounded(warm, _bound_s({**plan, "tool": warm[0], "duration_s": None})))
+        # A wrk warm-up runs for its own duration; an ab warm-up is bounded like any ab run.
+        warm_s = plan["warmup"].get("duration_s") if warm[0] == "wrk" else None
+        execute(_bounded(warm, _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})))
     cmd = build_command(
         plan["tool"],
         url,
@@ -113,7 +115,9 @@ def measure_cell(
     raw = out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
     _write_atomic(run_dir / raw_rel, raw)
     if rc == 124:
-        raise CellFailed(f"{plan['cell_id']}: {cmd[0]} did not finish within {_bound_s(plan)} s; see {raw_rel}")
+        raise CellFailed(
+            f"{plan['cell_id']}: {cmd[0]} did not finish within {_bound_s(plan)} s; see {raw_rel}"
+        )
     try:
         parsed = parse(plan["tool"], raw)
     except ValueError as exc:

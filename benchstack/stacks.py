@@ -46,6 +46,14 @@ def _err(name: object, field: str, msg: str) -> StackError:
     return StackError(f"stack {name!r}: {field}: {msg}")
 
 
+def _mapping(s: dict[str, Any], key: str, default: dict[str, Any]) -> dict[str, Any]:
+    """``s[key]`` (set to ``default`` when absent); a StackError naming the field when it is not a mapping."""
+    value = s.setdefault(key, default)
+    if not isinstance(value, dict):
+        raise _err(s.get("name"), key, f"must be a mapping, not {type(value).__name__}")
+    return value
+
+
 def normalize_stack(
     stack: dict[str, Any], run_root: str = "/run/bench-stack", app_root: str = "/opt/bench-stack/apps"
 ) -> dict[str, Any]:
@@ -60,17 +68,17 @@ def normalize_stack(
     if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
         raise _err(name, "port", f"must be an integer from 1 to 65535, not {port!r}")
 
-    app = s.setdefault("app", {})
+    app = _mapping(s, "app", {})
     kind = app.get("kind")
     if kind not in APP_KINDS:
         raise _err(name, "app.kind", f"must be one of {', '.join(APP_KINDS)}, not {kind!r}")
     app.setdefault("dir", f"{app_root}/{kind}")
     app.setdefault("checks", copy.deepcopy(APP_KINDS[kind]["checks"]))
-    runtime = s.setdefault("runtime", {"kind": APP_KINDS[kind]["runtime"]})
+    runtime = _mapping(s, "runtime", {"kind": APP_KINDS[kind]["runtime"]})
     if runtime.get("kind") != APP_KINDS[kind]["runtime"]:
         raise _err(name, "runtime.kind", f"app {kind} runs on {APP_KINDS[kind]['runtime']}")
 
-    front = s.setdefault("front", {"kind": "none"})
+    front = _mapping(s, "front", {"kind": "none"})
     if front.get("kind") not in FRONT_KINDS:
         raise _err(name, "front.kind", f"must be one of {', '.join(FRONT_KINDS)}, not {front.get('kind')!r}")
     if front["kind"] != "none":
@@ -101,7 +109,24 @@ def normalize_stack(
     if bind not in BINDS:
         raise _err(name, "server.bind", f"must be one of {', '.join(BINDS)}, not {bind!r}")
     if front["kind"] == "none" and (instances != 1 or bind != "tcp"):
-        raise _err(name, "server", "without a front, the server is one instance bound to TCP on the stack port")
+        raise _err(
+            name, "server", "without a front, the server is one instance bound to TCP on the stack port"
+        )
+
+    base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
+    if bind == "tcp" and front["kind"] != "none":
+        if (
+            not isinstance(base, int)
+            or isinstance(base, bool)
+            or not 1 <= base + 1 <= base + instances <= 65535
+        ):
+            raise _err(
+                name,
+                "server.port_base",
+                f"must be an integer that keeps ports base+1..base+{instances} in 1-65535, not {base!r}",
+            )
+        if base < port <= base + instances:
+            raise _err(name, "server.port_base", f"a backend would listen on the stack's own port {port}")
 
     server["unit"] = f"bench-{name}@.service"
     endpoints = []
@@ -112,7 +137,6 @@ def normalize_stack(
         elif bind == "unix":
             ep.update(socket=f"{run_root}/{name}-{i}/server.sock", host=None, port=None)
         else:
-            base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
             ep.update(socket=None, host="127.0.0.1", port=base + i)
         endpoints.append(ep)
     s["endpoints"] = endpoints
@@ -149,7 +173,9 @@ def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
     norm = normalize_stacks(stacks)
     gems: list[str] = []
     for s in norm:
-        for gem in GEMS_BY_APP[s["app"]["kind"]] + (GEMS_BY_SERVER[s["server"]["kind"]] if s["server"] else []):
+        for gem in GEMS_BY_APP[s["app"]["kind"]] + (
+            GEMS_BY_SERVER[s["server"]["kind"]] if s["server"] else []
+        ):
             if gem not in gems:
                 gems.append(gem)
     return {

@@ -12,13 +12,16 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from benchstack.runner import CellFailed, Target, measure_cell
+from benchstack.runner import CellFailed, Target, cell_path, measure_cell
 
 DOCUMENTATION = """
 module: bench_cell
 short_description: Measure one bench-stack cell
 options:
-  cell: {description: One entry of the experiment's cells (from the bench_experiment lookup)., type: dict, required: true}
+  cell:
+    description: One entry of the experiment's cells (from the bench_experiment lookup).
+    type: dict
+    required: true
   host: {description: Address of the target as this loadgen reaches it., type: str, required: true}
   target: {description: Inventory name of the target., type: str, required: true}
   run_dir: {description: Run folder on the controller., type: path, required: true}
@@ -47,7 +50,7 @@ class ActionModule(ActionBase):
             return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
 
         version = None
-        if plan["tool"] == "wrk":
+        if plan["tool"] == "wrk" and not cell_path(Path(args["run_dir"]), plan["cell_id"]).exists():
             # wrk prints no version in its report; `wrk -v` prints it (and exits non-zero).
             _, out, err = execute("wrk -v 2>&1 | head -n 1")
             version = (out or err).strip() or None

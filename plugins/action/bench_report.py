@@ -25,13 +25,14 @@ class ActionModule(ActionBase):
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
+        if self._task.check_mode:
+            # bench_cell measures nothing in check mode, so there are no cells to report on.
+            result.update(changed=False, skipped=True, msg="check mode: no report is written")
+            return result
         run_dir = Path(self._task.args.get("run_dir") or "")
         cells = load_cells(run_dir) if run_dir.is_dir() else []
         if not cells:
             raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
-        if self._task.check_mode:
-            result.update(changed=False, skipped=True)
-            return result
         report = write_report(run_dir)
         table = summary_table(cells)
         result.update(changed=True, report=str(report), table=table, table_lines=table.splitlines())

@@ -1,0 +1,112 @@
+"""bench-stack.yml end to end: from a bare container to a report, then a rerun that resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchstack.cell import load_cells, validate_cell
+from benchstack.cli import main as cli_main
+from benchstack.experiment import cells, load_experiment
+
+PROJECT = Path(__file__).resolve().parents[2]
+INVENTORY = Path(__file__).resolve().parent / "inventory"
+CONTAINER = "bench-e2e"
+EXPERIMENT = "sinatra-thin-nginx"
+
+
+def playbook(run_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ANSIBLE_CONFIG": str(PROJECT / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    return subprocess.run(
+        [
+            "ansible-playbook",
+            "bench-stack.yml",
+            "-i",
+            str(INVENTORY),
+            "-e",
+            f"experiment={EXPERIMENT}",
+            "-e",
+            f"bench_run_dir={run_dir}",
+        ],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str]]:
+    run_dir = tmp_path_factory.mktemp("results") / f"e2e-{EXPERIMENT}"
+    first = playbook(run_dir)
+    assert first.returncode == 0, first.stdout[-6000:] + first.stderr[-3000:]
+    second = playbook(run_dir)
+    assert second.returncode == 0, second.stdout[-6000:] + second.stderr[-3000:]
+    yield run_dir, first.stdout, second.stdout
+    subprocess.run(["docker", "rm", "-f", CONTAINER], capture_output=True, check=False)
+
+
+def test_every_cell_of_the_experiment_is_stored_and_valid(run: tuple[Path, str, str]) -> None:
+    run_dir, _, _ = run
+    planned = {c.cell_id for c in cells(load_experiment(PROJECT / "experiments" / f"{EXPERIMENT}.yml"))}
+    stored = load_cells(run_dir)
+    assert {Path(c["raw_output"]).stem for c in stored} == planned
+    for cell in stored:
+        assert validate_cell(cell, require_meta=True) == []
+        assert (run_dir / cell["raw_output"]).read_text().strip()
+    assert cli_main(["validate", str(run_dir)]) == 0
+
+
+def test_every_cell_measured_real_traffic_without_errors(run: tuple[Path, str, str]) -> None:
+    run_dir, _, _ = run
+    for cell in load_cells(run_dir):
+        assert cell["rps"] > 0, cell["stack"]
+        assert cell["requests_completed"] > 0, cell["stack"]
+        assert cell["latency_ms"]["p50"] is not None and cell["latency_ms"]["p50"] >= 0
+        assert cell["error_rate"] <= 0.01, (cell["stack"], cell["tool"], cell["errors"])
+        assert cell["mode"] == "loopback"
+        assert cell["target"] == cell["loadgen"] == CONTAINER
+
+
+def test_static_nginx_outruns_ruby_on_thin(run: tuple[Path, str, str]) -> None:
+    # A ratio, not a speed: serving a file from nginx needs far less work than a Ruby request.
+    run_dir, _, _ = run
+    rps = {(c["stack"], c["tool"]): c["rps"] for c in load_cells(run_dir)}
+    for tool in ("ab", "wrk"):
+        assert rps[("nginx-static", tool)] > 1.5 * rps[("sinatra-thin-x1", tool)]
+
+
+def test_run_json_fingerprints_the_host(run: tuple[Path, str, str]) -> None:
+    run_dir, _, _ = run
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["experiment"]["name"] == EXPERIMENT
+    assert info["mode"] == "loopback"
+    fp = info["hosts"][CONTAINER]
+    assert int(fp["cpu_count"]) >= 1
+    assert fp["distribution"].startswith("Debian")
+    assert "nginx" in fp["packages"] and "thin" in fp["packages"]
+    assert "net.core.somaxconn" in fp["sysctls"]
+
+
+def test_report_lists_every_stack_and_is_printed(run: tuple[Path, str, str]) -> None:
+    run_dir, first, _ = run
+    report = (run_dir / "report.md").read_text()
+    for stack in ("sinatra-thin-x1", "sinatra-thin-x4-nginx", "nginx-static"):
+        assert f"| {stack} | ab |" in report
+        assert f"| {stack} | wrk |" in report
+        assert f"| {stack} | wrk |" in first
+    assert (run_dir / "cells.csv").exists()
+
+
+def test_rerun_resumes_without_measuring_again(run: tuple[Path, str, str]) -> None:
+    run_dir, _, second = run
+    measure = second.split("TASK [Measure each cell", 1)[1].split("TASK [", 1)[0]
+    assert "changed:" not in measure
+    assert measure.count("ok: [bench-e2e]") == len(load_cells(run_dir))

@@ -1,0 +1,329 @@
+import dataclasses
+import json
+import shlex
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import read_data
+
+from benchstack.cell import validate_cell
+from benchstack.experiment import cells, experiment_from_dict
+from benchstack.parsers import parse
+from benchstack.runner import CellFailed, Target, measure_cell, write_run_info
+
+STACK = "sinatra-thin-x1-nginx"
+LOOPBACK = Target(host="127.0.0.1", target="target1", loadgen="target1")
+NETWORK = Target(host="127.0.0.1", target="target1", loadgen="loadgen1")
+# Plans matching the captured outputs (tests/data/README.md): the same tool, concurrency and load.
+AB_PLAN = {"tool": "ab", "concurrency": 50, "requests": 2000}
+AB_K_PLAN = {"tool": "ab", "concurrency": 100, "requests": 5000, "keepalive": True}
+WRK_PLAN = {"tool": "wrk", "concurrency": 32, "threads": 2, "duration_s": 3}
+
+
+def plans(*load_plans: dict[str, Any], warmup: dict[str, int] | None = None, **load: Any) -> list[dict]:
+    """Cell plans the way the bench_experiment lookup hands them to the bench_cell action."""
+    data = {
+        "name": "runner-test",
+        "stacks": [{"name": STACK, "port": 18080}],
+        "load": {"path": "/hello/bar", "threshold_ms": 300, "plans": list(load_plans), **load},
+    }
+    if warmup is not None:
+        data["load"]["warmup"] = warmup
+    return [dataclasses.asdict(c) for c in cells(experiment_from_dict(data))]
+
+
+def one_plan(load_plan: dict[str, Any], warmup: dict[str, int] | None = None) -> dict:
+    [plan] = plans(load_plan, warmup=warmup)
+    return plan
+
+
+class FakeLoadgen:
+    """Replays captured output: ``warmup`` for every command but the last one of a cell, ``output`` for it."""
+
+    def __init__(self, output: str, warmup: str = "", rc: int = 0, stderr: str = "") -> None:
+        self.output = output
+        self.warmup = warmup
+        self.rc = rc
+        self.stderr = stderr
+        self.commands: list[str] = []
+        self.expected = 0
+
+    def expect(self, n: int) -> "FakeLoadgen":
+        self.expected = n
+        return self
+
+    def __call__(self, command: str) -> tuple[int, str, str]:
+        self.commands.append(command)
+        if len(self.commands) < self.expected:
+            return 0, self.warmup, ""
+        return self.rc, self.output, self.stderr
+
+
+def measure(
+    plan: dict, run_dir: Path, fake: FakeLoadgen, where: Target = LOOPBACK, **kw: Any
+) -> tuple[dict, bool]:
+    return measure_cell(plan, where, run_dir, fake, experiment="runner-test", **kw)
+
+
+# ---------------------------------------------------------------- a measured cell
+
+
+def test_warmup_runs_first_and_only_the_measured_output_is_kept(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+    fake = FakeLoadgen(read_data("ab", "normal.txt"), warmup=read_data("ab", "non2xx.txt")).expect(2)
+    cell, measured = measure(plan, tmp_path, fake)
+    assert measured is True
+    assert fake.commands == [
+        "timeout --kill-after=5 660 ab -n 200 -c 50 http://127.0.0.1:18080/hello/bar",
+        "timeout --kill-after=5 660 ab -n 2000 -c 50 http://127.0.0.1:18080/hello/bar",
+    ]
+    raw = (tmp_path / "raw" / f"{plan['cell_id']}.txt").read_text(encoding="utf-8")
+    assert raw == read_data("ab", "normal.txt")
+    assert cell["requests_completed"] == 2000 and cell["errors"]["status"] == 0
+    assert [p.name for p in (tmp_path / "cells").iterdir()] == [f"{plan['cell_id']}.json"]
+
+
+def test_warmup_is_at_least_one_request_per_connection(tmp_path: Path) -> None:
+    plan = one_plan(AB_K_PLAN, warmup={"requests": 10})
+    fake = FakeLoadgen(read_data("ab", "keepalive.txt")).expect(2)
+    measure(plan, tmp_path, fake)
+    assert shlex.split(fake.commands[0])[3:] == [
+        "ab",
+        "-n",
+        "100",
+        "-c",
+        "100",
+        "-k",
+        "http://127.0.0.1:18080/hello/bar",
+    ]
+
+
+def test_wrk_warmup_by_duration_is_bounded_by_its_duration(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN, warmup={"duration_s": 2})
+    fake = FakeLoadgen(read_data("wrk", "latency.txt")).expect(2)
+    cell, measured = measure(plan, tmp_path, fake)
+    assert measured
+    assert (
+        fake.commands[0]
+        == "timeout --kill-after=5 62 wrk -t 2 -c 32 -d 2s --latency http://127.0.0.1:18080/hello/bar"
+    )
+    assert (
+        fake.commands[1]
+        == "timeout --kill-after=5 63 wrk -t 2 -c 32 -d 3s --latency http://127.0.0.1:18080/hello/bar"
+    )
+
+
+def test_wrk_plan_with_a_request_warmup_warms_up_with_ab_keepalive(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN, warmup={"requests": 200})
+    fake = FakeLoadgen(read_data("wrk", "latency.txt")).expect(2)
+    measure(plan, tmp_path, fake)
+    assert (
+        fake.commands[0] == "timeout --kill-after=5 660 ab -n 200 -c 32 -k http://127.0.0.1:18080/hello/bar"
+    )
+
+
+def test_without_warmup_only_the_measured_command_runs(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN)
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(1)
+    measure(plan, tmp_path, fake)
+    assert len(fake.commands) == 1
+    assert shlex.split(fake.commands[0])[:4] == ["timeout", "--kill-after=5", "660", "ab"]
+
+
+def test_measured_command_is_wrapped_in_timeout_with_slack_over_the_tool_bound(tmp_path: Path) -> None:
+    plan = one_plan({**AB_PLAN, "duration_s": 30})
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    argv = shlex.split(fake.commands[-1])
+    assert argv[:3] == ["timeout", "--kill-after=5", "90"]
+    assert argv[3:] == cell["command"]
+    assert cell["command"] == ["ab", "-t", "30", "-n", "2000", "-c", "50", "http://127.0.0.1:18080/hello/bar"]
+
+
+def test_cell_carries_the_run_metadata(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(2)
+    before = datetime.now(UTC).replace(microsecond=0)
+    cell, _ = measure(plan, tmp_path, fake)
+    after = datetime.now(UTC)
+    assert cell["experiment"] == "runner-test"
+    assert cell["stack"] == STACK
+    assert cell["target"] == "target1" and cell["loadgen"] == "target1"
+    assert cell["mode"] == "loopback"
+    assert cell["url"] == "http://127.0.0.1:18080/hello/bar"
+    assert cell["command"] == ["ab", "-n", "2000", "-c", "50", "http://127.0.0.1:18080/hello/bar"]
+    assert cell["repetition"] == 1
+    assert cell["requests"] == 2000 and cell["duration_s"] is None
+    assert cell["concurrency"] == 50 and cell["keepalive"] is False
+    assert cell["threshold_ms"] == 300
+    assert cell["raw_output"] == f"raw/{plan['cell_id']}.txt"
+    assert cell["tool"] == "ab" and cell["tool_version"] == "2.3"
+    assert cell["started_at"].endswith("Z")
+    assert before <= datetime.fromisoformat(cell["started_at"]) <= after
+    assert isinstance(cell["elapsed_s"], float) and cell["elapsed_s"] >= 0
+    assert cell["rps"] == parse("ab", read_data("ab", "normal.txt")).rps
+
+
+def test_cell_validates_as_a_stored_run_cell_and_matches_the_file(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN, warmup={"requests": 200})
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "latency.txt")).expect(2))
+    assert validate_cell(cell, require_meta=True) == []
+    stored = json.loads((tmp_path / "cells" / f"{plan['cell_id']}.json").read_text(encoding="utf-8"))
+    assert stored == cell
+
+
+def test_loadgen_other_than_target_is_network_mode(tmp_path: Path) -> None:
+    cell, _ = measure(
+        one_plan(AB_PLAN), tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(1), NETWORK
+    )
+    assert cell["mode"] == "network"
+    assert cell["loadgen"] == "loadgen1" and cell["target"] == "target1"
+
+
+def test_ipv6_target_address_is_bracketed_in_the_url(tmp_path: Path) -> None:
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(1)
+    cell, _ = measure(one_plan(AB_PLAN), tmp_path, fake, Target(host="fd00::2", target="t", loadgen="l"))
+    assert cell["url"] == "http://[fd00::2]:18080/hello/bar"
+    assert shlex.split(fake.commands[0])[-1] == "http://[fd00::2]:18080/hello/bar"
+
+
+def test_wrk_gets_the_version_the_caller_probed(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN)
+    cell, _ = measure(
+        plan, tmp_path, FakeLoadgen(read_data("wrk", "latency.txt")).expect(1), tool_version="wrk 4.1.0"
+    )
+    assert cell["tool_version"] == "wrk 4.1.0"
+    assert cell["duration_s"] == 3 and cell["requests"] is None
+    assert cell["latency_ms"]["p99"] == pytest.approx(9.98)
+
+
+def test_version_printed_by_the_tool_wins_over_the_probed_one(tmp_path: Path) -> None:
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(1)
+    cell, _ = measure(one_plan(AB_PLAN), tmp_path, fake, tool_version="something else")
+    assert cell["tool_version"] == "2.3"
+
+
+def test_stderr_is_kept_after_stdout_in_the_raw_output(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN)
+    out = read_data("ab", "normal.txt").rstrip("\n")
+    fake = FakeLoadgen(out, stderr="a warning on stderr\n").expect(1)
+    measure(plan, tmp_path, fake)
+    raw = (tmp_path / "raw" / f"{plan['cell_id']}.txt").read_text(encoding="utf-8")
+    assert raw == out + "\na warning on stderr\n"
+
+
+@pytest.mark.parametrize(
+    ("load_plan", "tool", "name"),
+    [(AB_PLAN, "ab", "normal.txt"), (AB_K_PLAN, "ab", "keepalive.txt"), (WRK_PLAN, "wrk", "latency.txt")],
+)
+def test_cell_is_stored_under_the_plan_cell_id_so_a_rerun_finds_it(
+    tmp_path: Path, load_plan: dict, tool: str, name: str
+) -> None:
+    plan = one_plan(load_plan)
+    measure(plan, tmp_path, FakeLoadgen(read_data(tool, name)).expect(1))
+    assert [p.name for p in (tmp_path / "cells").glob("*.json")] == [f"{plan['cell_id']}.json"]
+
+
+def test_every_cell_of_an_experiment_gets_its_own_files(tmp_path: Path) -> None:
+    outputs = {"ab": read_data("ab", "normal.txt"), "wrk": read_data("wrk", "latency.txt")}
+    all_plans = plans(AB_PLAN, WRK_PLAN, repetitions=2)
+    assert len(all_plans) == 4
+    for plan in all_plans:
+        measure(plan, tmp_path, FakeLoadgen(outputs[plan["tool"]]).expect(1))
+    ids = sorted(p["cell_id"] for p in all_plans)
+    assert sorted(p.stem for p in (tmp_path / "cells").glob("*.json")) == ids
+    assert sorted(p.stem for p in (tmp_path / "raw").glob("*.txt")) == ids
+
+
+# ---------------------------------------------------------------- resume
+
+
+def test_stored_cell_is_not_measured_again(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+    first, measured = measure(plan, tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(2))
+    assert measured
+    again = FakeLoadgen(read_data("ab", "non2xx.txt")).expect(2)
+    second, measured = measure(plan, tmp_path, again)
+    assert measured is False
+    assert again.commands == []
+    assert second == first
+
+
+# ---------------------------------------------------------------- failures
+
+
+@pytest.mark.parametrize(("tool", "plan"), [("ab", AB_PLAN), ("wrk", WRK_PLAN)])
+def test_connect_refused_fails_the_cell_naming_the_raw_file(tmp_path: Path, tool: str, plan: dict) -> None:
+    p = one_plan(plan)
+    output = read_data(tool, "connect-refused.txt")
+    with pytest.raises(CellFailed) as err:
+        measure(p, tmp_path, FakeLoadgen(output, rc=1).expect(1))
+    raw_rel = f"raw/{p['cell_id']}.txt"
+    assert raw_rel in str(err.value)
+    assert p["cell_id"] in str(err.value)
+    assert (tmp_path / raw_rel).read_text(encoding="utf-8") == output
+    assert not (tmp_path / "cells" / f"{p['cell_id']}.json").exists()
+
+
+def test_failed_cell_is_measured_again_on_a_rerun(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN)
+    with pytest.raises(CellFailed):
+        measure(plan, tmp_path, FakeLoadgen(read_data("ab", "connect-refused.txt"), rc=1).expect(1))
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(1)
+    _, measured = measure(plan, tmp_path, fake)
+    assert measured and len(fake.commands) == 1
+    raw = (tmp_path / "raw" / f"{plan['cell_id']}.txt").read_text(encoding="utf-8")
+    assert raw == read_data("ab", "normal.txt")
+
+
+def test_timeout_exit_code_fails_the_cell_even_with_parsable_output(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN)
+    with pytest.raises(CellFailed, match=r"wrk did not finish within 63 s; see raw/.*__wrk__c32__r1\.txt"):
+        measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "latency.txt"), rc=124).expect(1))
+    assert not (tmp_path / "cells").exists()
+
+
+def test_fatal_ab_output_fails_the_cell_with_the_exit_code(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "ab", "concurrency": 5, "requests": 300})
+    with pytest.raises(CellFailed, match=r"exit code 1; raw output in raw/"):
+        measure(plan, tmp_path, FakeLoadgen(read_data("ab", "receive-reset-fatal.txt"), rc=1).expect(1))
+
+
+def test_wrk_usage_error_fails_the_cell(tmp_path: Path) -> None:
+    with pytest.raises(CellFailed, match="raw output in raw/"):
+        measure(
+            one_plan(WRK_PLAN), tmp_path, FakeLoadgen(read_data("wrk", "usage-error.txt"), rc=1).expect(1)
+        )
+
+
+# ---------------------------------------------------------------- run.json
+
+
+def test_write_run_info_writes_schema_version_and_info(tmp_path: Path) -> None:
+    from benchstack import __version__
+
+    path = write_run_info(tmp_path, {"experiment": {"name": "e"}, "hosts": {"t": {"kernel": "6.1"}}})
+    assert path == tmp_path / "run.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data == {
+        "schema": "bench-stack/run/v1",
+        "bench_stack_version": __version__,
+        "experiment": {"name": "e"},
+        "hosts": {"t": {"kernel": "6.1"}},
+    }
+
+
+def test_write_run_info_is_rewritten_on_a_resumed_run(tmp_path: Path) -> None:
+    write_run_info(tmp_path, {"attempt": 1})
+    write_run_info(tmp_path, {"attempt": 2, "when": datetime(2024, 1, 2, tzinfo=UTC)})
+    data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert data["attempt"] == 2
+    assert data["when"] == "2024-01-02 00:00:00+00:00"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_write_run_info_creates_the_run_folder(tmp_path: Path) -> None:
+    path = write_run_info(tmp_path / "results" / "run1", {})
+    assert path.is_file()

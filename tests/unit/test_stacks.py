@@ -1,0 +1,359 @@
+import copy
+from typing import Any
+
+import pytest
+
+from benchstack.stacks import (
+    StackError,
+    front_checks,
+    instance_checks,
+    needs,
+    normalize_stack,
+    normalize_stacks,
+)
+
+
+def thin(name: str, port: int, instances: int = 1, bind: str | None = None, front: str = "nginx") -> dict:
+    server: dict[str, Any] = {"kind": "thin", "instances": instances}
+    if bind is not None:
+        server["bind"] = bind
+    return {
+        "name": name,
+        "port": port,
+        "app": {"kind": "sinatra"},
+        "server": server,
+        "front": {"kind": front},
+    }
+
+
+def direct(name: str = "sinatra-thin-x1", port: int = 8001) -> dict:
+    return {"name": name, "port": port, "app": {"kind": "sinatra"}, "server": {"kind": "thin"}}
+
+
+def static(name: str = "nginx-static", port: int = 8010) -> dict:
+    return {"name": name, "port": port, "app": {"kind": "static"}, "front": {"kind": "nginx"}}
+
+
+# ---------------------------------------------------------------- endpoints
+
+
+def test_unix_pool_gets_one_socket_per_instance() -> None:
+    s = normalize_stack(thin("sinatra-thin-x4-nginx", 8004, instances=4, bind="unix"))
+    assert [ep["socket"] for ep in s["endpoints"]] == [
+        f"/run/bench-stack/sinatra-thin-x4-nginx-{i}/server.sock" for i in range(1, 5)
+    ]
+    assert [ep["unit"] for ep in s["endpoints"]] == [
+        f"bench-sinatra-thin-x4-nginx@{i}.service" for i in range(1, 5)
+    ]
+    assert all(ep["port"] is None and ep["host"] is None for ep in s["endpoints"])
+    assert s["server"]["unit"] == "bench-sinatra-thin-x4-nginx@.service"
+
+
+def test_server_behind_a_front_binds_unix_by_default() -> None:
+    s = normalize_stack(thin("pool", 8002, instances=2))
+    assert s["server"]["bind"] == "unix"
+    assert s["endpoints"][0]["socket"] == "/run/bench-stack/pool-1/server.sock"
+
+
+def test_run_root_moves_the_sockets() -> None:
+    s = normalize_stack(thin("pool", 8002, instances=1), run_root="/tmp/rr")
+    assert s["endpoints"][0]["socket"] == "/tmp/rr/pool-1/server.sock"
+
+
+def test_tcp_pool_behind_a_front_gets_backend_ports_derived_from_the_stack_port() -> None:
+    s = normalize_stack(thin("tcp-pool", 8004, instances=3, bind="tcp"))
+    assert [(ep["host"], ep["port"]) for ep in s["endpoints"]] == [
+        ("127.0.0.1", 20041),
+        ("127.0.0.1", 20042),
+        ("127.0.0.1", 20043),
+    ]
+    assert all(ep["socket"] is None for ep in s["endpoints"])
+
+
+def test_explicit_port_base_sets_the_backend_ports() -> None:
+    stack = thin("tcp-pool", 8004, instances=2, bind="tcp")
+    stack["server"]["port_base"] = 9100
+    assert [ep["port"] for ep in normalize_stack(stack)["endpoints"]] == [9101, 9102]
+
+
+def test_stack_without_front_is_one_tcp_instance_on_the_stack_port() -> None:
+    s = normalize_stack(direct())
+    assert s["front"] == {"kind": "none"}
+    assert s["server"]["bind"] == "tcp" and s["server"]["instances"] == 1
+    assert s["endpoints"] == [
+        {
+            "instance": 1,
+            "unit": "bench-sinatra-thin-x1@1.service",
+            "socket": None,
+            "host": "0.0.0.0",
+            "port": 8001,
+        }
+    ]
+
+
+def test_defaults_are_filled_in() -> None:
+    s = normalize_stack(thin("pool", 8002))
+    assert s["runtime"] == {"kind": "ruby"}
+    assert s["front"]["profile"] == "tuned"
+    assert s["app"]["dir"] == "/opt/bench-stack/apps/sinatra"
+    assert [c["path"] for c in s["app"]["checks"]] == ["/", "/hello/bar"]
+
+
+def test_app_root_moves_the_app_dir() -> None:
+    assert normalize_stack(thin("pool", 8002), app_root="/srv/apps")["app"]["dir"] == "/srv/apps/sinatra"
+
+
+def test_static_stack_has_no_server_and_no_endpoints() -> None:
+    s = normalize_stack(static())
+    assert s["server"] is None
+    assert s["endpoints"] == []
+    assert s["runtime"] == {"kind": "none"}
+
+
+def test_normalize_does_not_modify_its_input() -> None:
+    stack = thin("pool", 8002, instances=2)
+    before = copy.deepcopy(stack)
+    normalize_stack(stack)
+    assert stack == before
+
+
+def test_user_checks_are_kept() -> None:
+    stack = thin("pool", 8002)
+    stack["app"]["checks"] = [{"path": "/ping", "body": "pong"}]
+    assert normalize_stack(stack)["app"]["checks"] == [{"path": "/ping", "body": "pong"}]
+
+
+# ---------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda s: s.update(name="Bad_Name"), "name"),
+        (lambda s: s.update(name=""), "name"),
+        (lambda s: s.update(port=0), "port"),
+        (lambda s: s.update(port=70000), "port"),
+        (lambda s: s.update(port=True), "port"),
+        (lambda s: s.update(port="8002"), "port"),
+        (lambda s: s.update(app={"kind": "rails"}), "app.kind"),
+        (lambda s: s.update(runtime={"kind": "python"}), "runtime.kind"),
+        (lambda s: s.update(front={"kind": "caddy"}), "front.kind"),
+        (lambda s: s["front"].update(profile="fast"), "front.profile"),
+        (lambda s: s.pop("server"), "server"),
+        (lambda s: s["server"].update(kind="puma"), "server.kind"),
+        (lambda s: s["server"].update(instances=0), "server.instances"),
+        (lambda s: s["server"].update(instances=65), "server.instances"),
+        (lambda s: s["server"].update(instances="2"), "server.instances"),
+        (lambda s: s["server"].update(bind="udp"), "server.bind"),
+        # Non-mappings must be a StackError naming the field, not an AttributeError.
+        (lambda s: s.update(app="sinatra"), "app"),
+        (lambda s: s.update(front="nginx"), "front"),
+        (lambda s: s.update(front=None), "front"),
+        (lambda s: s.update(runtime="ruby"), "runtime"),
+        (lambda s: s.update(server="thin"), "server"),
+    ],
+)
+def test_bad_stack_raises_stack_error_naming_stack_and_field(change: Any, field: str) -> None:
+    stack = thin("pool", 8002, instances=2)
+    change(stack)
+    with pytest.raises(StackError) as err:
+        normalize_stack(stack)
+    message = str(err.value)
+    assert message.startswith(f"stack {stack.get('name')!r}: {field}:"), message
+
+
+def test_non_mapping_stack_is_rejected() -> None:
+    with pytest.raises(StackError, match="must be a mapping"):
+        normalize_stack(["not", "a", "stack"])  # type: ignore[arg-type]
+
+
+def test_stack_without_front_cannot_have_a_pool() -> None:
+    stack = direct()
+    stack["server"]["instances"] = 2
+    with pytest.raises(StackError, match=r"'sinatra-thin-x1': server: without a front"):
+        normalize_stack(stack)
+
+
+def test_stack_without_front_cannot_bind_unix() -> None:
+    stack = direct()
+    stack["server"]["bind"] = "unix"
+    with pytest.raises(StackError, match="without a front"):
+        normalize_stack(stack)
+
+
+def test_static_app_rejects_an_app_server() -> None:
+    stack = static()
+    stack["server"] = {"kind": "thin"}
+    with pytest.raises(StackError, match=r"'nginx-static': server: a static app"):
+        normalize_stack(stack)
+
+
+def test_static_app_needs_a_front() -> None:
+    stack = static()
+    stack["front"] = {"kind": "none"}
+    with pytest.raises(StackError, match=r"'nginx-static': front.kind: a static app needs a front"):
+        normalize_stack(stack)
+
+
+@pytest.mark.parametrize("port_base", ["9000", None, True, 65534, -5])
+def test_bad_port_base_names_the_field(port_base: object) -> None:
+    stack = thin("tcp-pool", 8004, instances=2, bind="tcp")
+    stack["server"]["port_base"] = port_base
+    with pytest.raises(StackError, match=r"'tcp-pool': server.port_base:"):
+        normalize_stack(stack)
+
+
+def test_backend_port_on_the_stack_own_port_is_rejected() -> None:
+    stack = thin("tcp-pool", 8004, instances=2, bind="tcp")
+    stack["server"]["port_base"] = 8002  # backends 8003, 8004: 8004 is the front's port
+    with pytest.raises(StackError, match=r"'tcp-pool': server.port_base: .*own port 8004"):
+        normalize_stack(stack)
+
+
+def test_port_base_is_ignored_for_unix_pools() -> None:
+    stack = thin("pool", 8004, instances=2, bind="unix")
+    stack["server"]["port_base"] = "unused"
+    assert [ep["port"] for ep in normalize_stack(stack)["endpoints"]] == [None, None]
+
+
+# ---------------------------------------------------------------- normalize_stacks
+
+
+def test_normalize_stacks_keeps_order() -> None:
+    out = normalize_stacks([direct(), thin("pool", 8002), static()])
+    assert [s["name"] for s in out] == ["sinatra-thin-x1", "pool", "nginx-static"]
+
+
+def test_normalize_stacks_rejects_a_non_list() -> None:
+    with pytest.raises(StackError, match="must be a list"):
+        normalize_stacks({"name": "x"})  # type: ignore[arg-type]
+
+
+def test_two_stacks_with_one_name_are_rejected() -> None:
+    with pytest.raises(StackError, match=r"stack 'pool': name: used by two stacks"):
+        normalize_stacks([thin("pool", 8002), thin("pool", 8003)])
+
+
+def test_two_stacks_on_one_port_are_rejected_naming_both() -> None:
+    with pytest.raises(StackError, match=r"stack 'b': port: 8002 is also used by stack 'a'"):
+        normalize_stacks([thin("a", 8002), thin("b", 8002)])
+
+
+def test_backend_port_colliding_with_another_stack_is_rejected() -> None:
+    # 8001 x 11 on TCP takes 20011..20021; 8002 starts at 20021.
+    with pytest.raises(StackError, match=r"20021 is also used by stack"):
+        normalize_stacks(
+            [thin("a", 8001, instances=11, bind="tcp"), thin("b", 8002, instances=1, bind="tcp")]
+        )
+
+
+def test_stack_port_colliding_with_another_stack_backend_is_rejected() -> None:
+    with pytest.raises(StackError, match=r"stack 'b': port: 20041 is also used by stack 'a'"):
+        normalize_stacks([thin("a", 8004, instances=1, bind="tcp"), direct("b", 20041)])
+
+
+def test_unix_pools_and_direct_stack_coexist() -> None:
+    out = normalize_stacks([direct(), thin("x2", 8003, 2), thin("x4", 8004, 4), static()])
+    sockets = [ep["socket"] for s in out for ep in s["endpoints"] if ep["socket"]]
+    assert len(sockets) == len(set(sockets)) == 6
+
+
+# ---------------------------------------------------------------- needs
+
+
+def test_needs_lists_runtimes_gems_apps_fronts_and_servers_once() -> None:
+    n = needs([direct(), thin("x2", 8003, 2), static()])
+    assert n == {
+        "runtimes": ["ruby"],
+        "ruby_gems": ["rack", "sinatra", "thin"],
+        "app_kinds": ["sinatra", "static"],
+        "fronts": ["nginx"],
+        "servers": ["thin"],
+    }
+
+
+def test_static_only_needs_no_runtime_and_no_gems() -> None:
+    assert needs([static()]) == {
+        "runtimes": [],
+        "ruby_gems": [],
+        "app_kinds": ["static"],
+        "fronts": ["nginx"],
+        "servers": [],
+    }
+
+
+def test_direct_stack_needs_no_front() -> None:
+    assert needs([direct()])["fronts"] == []
+
+
+def test_needs_validates_the_stacks() -> None:
+    with pytest.raises(StackError, match="port"):
+        needs([thin("a", 0)])
+
+
+# ---------------------------------------------------------------- checks
+
+
+def test_instance_checks_ask_every_pool_member_every_check() -> None:
+    checks = instance_checks([thin("x2", 8003, 2)])
+    assert len(checks) == 2 * 2
+    assert {c["unix_socket"] for c in checks} == {
+        "/run/bench-stack/x2-1/server.sock",
+        "/run/bench-stack/x2-2/server.sock",
+    }
+    first = checks[0]
+    assert first == {
+        "stack": "x2",
+        "via": "bench-x2@1.service (unix:/run/bench-stack/x2-1/server.sock)",
+        "url": "http://localhost/",
+        "unix_socket": "/run/bench-stack/x2-1/server.sock",
+        "body": "Hello World! I am sinatra!",
+    }
+    assert checks[1]["url"] == "http://localhost/hello/bar" and checks[1]["body"] == "Hello bar!"
+
+
+def test_instance_checks_of_a_direct_stack_ask_localhost_on_the_stack_port() -> None:
+    checks = instance_checks([direct()])
+    assert [c["url"] for c in checks] == ["http://127.0.0.1:8001/", "http://127.0.0.1:8001/hello/bar"]
+    assert all(c["unix_socket"] is None for c in checks)
+    assert checks[0]["via"] == "bench-sinatra-thin-x1@1.service (127.0.0.1:8001)"
+
+
+def test_instance_checks_of_a_tcp_pool_ask_each_backend_port() -> None:
+    checks = instance_checks([thin("tcp-pool", 8004, instances=2, bind="tcp")])
+    assert [c["url"] for c in checks] == [
+        "http://127.0.0.1:20041/",
+        "http://127.0.0.1:20041/hello/bar",
+        "http://127.0.0.1:20042/",
+        "http://127.0.0.1:20042/hello/bar",
+    ]
+
+
+def test_static_stack_has_no_instance_checks() -> None:
+    assert instance_checks([static()]) == []
+
+
+def test_front_checks_ask_each_stack_port_on_the_given_host() -> None:
+    checks = front_checks([direct(), thin("x2", 8003, 2), static()], "target1")
+    assert [(c["stack"], c["url"]) for c in checks] == [
+        ("sinatra-thin-x1", "http://target1:8001/"),
+        ("sinatra-thin-x1", "http://target1:8001/hello/bar"),
+        ("x2", "http://target1:8003/"),
+        ("x2", "http://target1:8003/hello/bar"),
+        ("nginx-static", "http://target1:8010/index.html"),
+    ]
+    assert checks[0]["via"] == "port 8001 (none)"
+    assert checks[2]["via"] == "port 8003 (nginx)"
+    assert checks[4]["body"] == "Hello World! I am static!\n"
+    assert all(c["unix_socket"] is None for c in checks)
+
+
+def test_front_checks_bracket_an_ipv6_host() -> None:
+    assert front_checks([static()], "fd00::2")[0]["url"] == "http://[fd00::2]:8010/index.html"
+
+
+def test_checks_validate_the_stacks() -> None:
+    with pytest.raises(StackError):
+        instance_checks([thin("a", 8002), thin("a", 8003)])
+    with pytest.raises(StackError):
+        front_checks([thin("a", 8002), thin("a", 8003)], "h")
