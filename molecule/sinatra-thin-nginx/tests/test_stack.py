@@ -55,10 +55,21 @@ def test_nginx_config_passes_its_own_check(host: Host) -> None:
     assert host.service("nginx").is_running
 
 
-def test_tuned_profile_is_in_effect(host: Host) -> None:
+def test_main_context_follows_the_hosts_nginx_profile(host: Host) -> None:
+    profile = host.ansible.get_variables().get("nginx_profile", "tuned")
     conf = host.file("/etc/nginx/nginx.conf").content_string
-    assert "worker_connections 10000;" in conf
-    assert "keepalive 32;" in host.file("/etc/nginx/conf.d/bench-stack.conf").content_string
+    if profile == "stock":
+        assert conf == host.file("/etc/nginx/nginx.conf.dist").content_string
+        assert "worker_connections 10000;" not in conf
+    else:
+        assert "worker_connections 10000;" in conf
+        assert "bench-stack" in conf
+
+
+def test_tuned_stacks_keep_connections_to_their_pool(host: Host) -> None:
+    servers = host.file("/etc/nginx/conf.d/bench-stack.conf").content_string
+    assert "keepalive 32;" in servers
+    assert "access_log off;" in servers
 
 
 def test_a_killed_instance_comes_back(host: Host) -> None:
