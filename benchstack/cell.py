@@ -157,6 +157,14 @@ def cell_id_of(d: dict[str, Any]) -> str:
     return cell_id(d["stack"], d["tool"], d["concurrency"], d["repetition"], bool(d.get("keepalive")))
 
 
+GroupKey = tuple[str, str, bool, int]
+
+
+def group_key(d: dict[str, Any]) -> GroupKey:
+    """(stack, tool, keep-alive, concurrency): the load point whose repetitions are summarized together."""
+    return (str(d.get("stack") or "-"), str(d["tool"]), bool(d.get("keepalive")), int(d["concurrency"]))
+
+
 # ---------------------------------------------------------------- validation
 
 
