@@ -11,7 +11,7 @@ from unittest.mock import MagicMock
 import pytest
 import yaml
 from ansible.errors import AnsibleActionFail, AnsibleFilterError, AnsibleLookupError
-from conftest import read_data
+from conftest import Helpers, read_data
 
 from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan
@@ -255,9 +255,13 @@ class Loadgen:
     def __init__(self, measured: str, rc: int = 0) -> None:
         self.measured = measured
         self.rc = rc
+        self.helpers = Helpers()
         self.commands: list[str] = []
 
     def __call__(self, command: str) -> dict[str, Any]:
+        helper = self.helpers.reply(command)
+        if helper is not None:
+            return dict(zip(("rc", "stdout", "stderr"), helper, strict=True))
         self.commands.append(command)
         if command.startswith("wrk -v"):
             return {"rc": 1, "stdout": "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer\n", "stderr": ""}
