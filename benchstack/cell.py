@@ -3,7 +3,11 @@
 A cell is written once, atomically, into ``<run>/cells/<cell_id>.json`` and never edited afterwards. Beyond
 the fields DESIGN.md lists, v1 carries ``keepalive`` (part of the load point), ``keepalive_requests`` (ab -k:
 how many requests really reused a connection), ``error_count`` (distinct failed requests, see
-:mod:`benchstack.model`), ``status`` and ``notes`` (what the parser saw that a reader should know).
+:mod:`benchstack.model`), ``status`` and ``notes`` (what the parser saw that a reader should know), and
+``system``: CPU averages taken during the cell (:mod:`benchstack.sysstats`) as ``{"loadgen": {...} | null,
+"target": {...} | null}``. ``system`` was added after the first v1 cells were written, so a cell without it
+is still valid v1 (read as null). Beside ``raw/<cell>.txt`` a cell may have ``raw/<cell>.vmstat.txt``
+(vmstat during the cell) and ``raw/<cell>.requests.tsv`` (ab -g: one line per request).
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ class Cell:
     raw_output: str | None
     status: str = "ok"
     notes: list[str] = field(default_factory=list)
+    system: dict[str, dict[str, Any] | None] | None = None
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell))
@@ -80,7 +85,10 @@ META_FIELDS: tuple[str, ...] = (
     "elapsed_s",
     "threshold_ms",
     "raw_output",
+    "system",
 )
+# Fields a v1 cell may lack (added to v1 later, backward compatible).
+OPTIONAL_FIELDS: tuple[str, ...] = ("system",)
 # Metadata a stored run's cell must carry (a cell printed by `bench-stack parse` may leave them null).
 RUN_REQUIRED: tuple[str, ...] = (
     "experiment",
@@ -157,6 +165,14 @@ def cell_id_of(d: dict[str, Any]) -> str:
     return cell_id(d["stack"], d["tool"], d["concurrency"], d["repetition"], bool(d.get("keepalive")))
 
 
+GroupKey = tuple[str, str, bool, int]
+
+
+def group_key(d: dict[str, Any]) -> GroupKey:
+    """(stack, tool, keep-alive, concurrency): the load point whose repetitions are summarized together."""
+    return (str(d.get("stack") or "-"), str(d["tool"]), bool(d.get("keepalive")), int(d["concurrency"]))
+
+
 # ---------------------------------------------------------------- validation
 
 
@@ -178,7 +194,7 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
     if not isinstance(d, dict):
         return [f"a cell must be a JSON object, not {type(d).__name__}"]
     problems: list[str] = []
-    missing = [k for k in FIELDS if k not in d]
+    missing = [k for k in FIELDS if k not in d and k not in OPTIONAL_FIELDS]
     if missing:
         problems.append(f"missing keys: {', '.join(missing)}")
     extra = sorted(set(d) - set(FIELDS))
@@ -249,6 +265,14 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
     if "notes" in d:
         ok = isinstance(d["notes"], list) and all(isinstance(n, str) for n in d["notes"])
         _check(problems, ok, "notes must be a list of strings")
+    if has("system"):
+        system = d["system"]
+        ok = (
+            isinstance(system, dict)
+            and set(system) <= {"loadgen", "target"}
+            and all(v is None or isinstance(v, dict) for v in system.values())
+        )
+        _check(problems, ok, "system must be an object with loadgen and target, each an object or null")
 
     if require_meta:
         for key in RUN_REQUIRED:

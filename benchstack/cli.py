@@ -1,4 +1,4 @@
-"""bench-stack command line: parse, report, validate, experiment.
+"""bench-stack command line: parse, report, compare, validate, experiment.
 
 Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
 2 wrong usage (argparse).
@@ -14,10 +14,11 @@ from pathlib import Path
 
 from benchstack import __version__
 from benchstack.cell import cell_id_of, cell_paths, cell_to_dict, load_cells, make_cell, validate_cell
+from benchstack.compare import compare_table
 from benchstack.experiment import ExperimentError, cells, load_experiment
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
-from benchstack.report import summary_table, write_report
+from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -43,8 +44,17 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold-ms", type=float)
     p.add_argument("--raw-output", help="path of the raw output relative to the run folder")
 
-    p = sub.add_parser("report", help="write report.md and cells.csv of a run folder and print the table")
+    p = sub.add_parser(
+        "report",
+        help="write report.md, report.html (with plots/*.png) and cells.csv of a run; print the table",
+    )
     p.add_argument("run_dir", type=Path)
+
+    p = sub.add_parser(
+        "compare", help="compare two runs: median req/s and p99 per load point, with significance"
+    )
+    p.add_argument("run_a", type=Path)
+    p.add_argument("run_b", type=Path)
 
     p = sub.add_parser("validate", help="validate every cell of a run folder")
     p.add_argument("run_dir", type=Path)
@@ -108,11 +118,31 @@ def _cmd_report(args: argparse.Namespace) -> int:
             _err(f"{args.run_dir}: no cells (expected cells/*.json)")
             return 1
         path = write_report(args.run_dir)
+        max_cv = max_cv_of(read_run_info(args.run_dir))
     except ValueError as exc:
         _err(str(exc))
         return 1
-    print(summary_table(stored), end="")
-    print(f"\nwrote {path} and {path.with_name('cells.csv')}")
+    print(summary_table(stored, max_cv), end="")
+    print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    runs = []
+    for run_dir in (args.run_a, args.run_b):
+        if not run_dir.is_dir():
+            _err(f"{run_dir}: not a directory")
+            return 1
+        try:
+            cells_of_run = load_cells(run_dir)
+        except ValueError as exc:
+            _err(str(exc))
+            return 1
+        if not cells_of_run:
+            _err(f"{run_dir}: no cells (expected cells/*.json)")
+            return 1
+        runs.append(cells_of_run)
+    print(compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b)), end="")
     return 0
 
 
@@ -157,6 +187,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 COMMANDS = {
     "parse": _cmd_parse,
     "report": _cmd_report,
+    "compare": _cmd_compare,
     "validate": _cmd_validate,
     "experiment": _cmd_experiment,
 }

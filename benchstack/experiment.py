@@ -5,7 +5,13 @@ at once, each naming its field (``load.plans[1].duration_s: ...``). Stack valida
 here (name, port, front.kind, server.bind): the roles own the full stack vocabulary.
 
 Expansion order is repetition, then stack, then plan, then concurrency: all stacks are measured once before
-any is measured twice, so slow drift on the hosts spreads over every stack instead of biasing one.
+any is measured twice, so slow drift on the hosts spreads over every stack instead of biasing one. Repetition
+r measures the stacks in an order rotated by r - 1 (r1: A B C, r2: B C A, r3: C A B), so no stack is always
+the first one after a quiet host or the last one after a long run. Cell ids do not depend on the order.
+
+``load.max_cv`` (default 0.05) is the coefficient of variation of req/s over a load point's repetitions above
+which the report marks it noisy; ``load.max_repetitions`` (default: ``repetitions``) is how many repetitions
+a noisy load point may get in all (see :mod:`benchstack.repetitions`).
 """
 
 from __future__ import annotations
@@ -25,12 +31,13 @@ from benchstack.model import TOOLS
 MAX_REQUESTS = 1_000_000
 MAX_DURATION_S = 600
 MAX_REPETITIONS = 100
+DEFAULT_MAX_CV = 0.05
 FRONT_KINDS = ("none", "nginx", "apache")
 BINDS = ("unix", "tcp")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 TOP_KEYS = {"name", "description", "stacks", "load"}
-LOAD_KEYS = {"path", "threshold_ms", "warmup", "repetitions", "plans"}
+LOAD_KEYS = {"path", "threshold_ms", "warmup", "repetitions", "max_repetitions", "max_cv", "plans"}
 PLAN_KEYS = {"tool", "concurrency", "requests", "duration_s", "threads", "keepalive", "timeout_s"}
 WARMUP_KEYS = {"requests", "duration_s"}
 
@@ -170,7 +177,21 @@ def _validate_load(load: object) -> list[str]:
     threshold = load.get("threshold_ms")
     if threshold is not None and (not _is_num(threshold) or threshold <= 0):
         problems.append(f"load.threshold_ms: must be a positive number of milliseconds, not {threshold!r}")
-    _bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
+    reps_ok = _bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
+    if "max_repetitions" in load:
+        cap = load["max_repetitions"]
+        if _bounded_int(problems, "load.max_repetitions", cap, MAX_REPETITIONS) and reps_ok:
+            reps = load.get("repetitions", 1)
+            if cap < reps:
+                problems.append(
+                    f"load.max_repetitions: must be at least load.repetitions ({reps}), not {cap}"
+                )
+    if "max_cv" in load:
+        max_cv = load["max_cv"]
+        if not _is_num(max_cv) or not 0 < max_cv <= 10:
+            problems.append(
+                f"load.max_cv: must be a coefficient of variation above 0 (0.05 = 5 %), not {max_cv!r}"
+            )
     warmup = load.get("warmup")
     if warmup is not None:
         if not isinstance(warmup, dict) or len(set(warmup) & WARMUP_KEYS) != 1:
@@ -243,7 +264,7 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
         ok = _bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S) and ok
     if not ok:
         return problems
-    keepalive = _keepalive(plan)
+    keepalive = plan_keepalive(plan)
     for level in levels:
         try:
             build_command(
@@ -269,7 +290,7 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
     return problems
 
 
-def _keepalive(plan: dict[str, Any]) -> bool:
+def plan_keepalive(plan: dict[str, Any]) -> bool:
     return True if plan["tool"] == "wrk" else bool(plan.get("keepalive", False))
 
 
@@ -284,6 +305,8 @@ def experiment_from_dict(data: object, source: str | None = None) -> Experiment:
     load.setdefault("threshold_ms", None)
     load.setdefault("warmup", None)
     load.setdefault("repetitions", 1)
+    load.setdefault("max_repetitions", load["repetitions"])
+    load.setdefault("max_cv", DEFAULT_MAX_CV)
     return Experiment(
         name=data["name"],
         description=data.get("description", ""),
@@ -308,35 +331,55 @@ def load_experiment(path: str | os.PathLike[str]) -> Experiment:
     return experiment_from_dict(data, source)
 
 
-def cells(exp: Experiment) -> list[CellPlan]:
-    """Every cell of the experiment, in measuring order (repetition, stack, plan, concurrency)."""
+def rotated(stacks: list[dict[str, Any]], repetition: int) -> list[dict[str, Any]]:
+    """The stacks in the order repetition ``repetition`` measures them: rotated left by repetition - 1."""
+    if not stacks:
+        return []
+    k = (repetition - 1) % len(stacks)
+    return stacks[k:] + stacks[:k]
+
+
+def load_points(exp: Experiment) -> list[tuple[dict[str, Any], int]]:
+    """The (plan, concurrency) pairs measured on every stack, in plan order."""
+    points = []
+    for plan in exp.load["plans"]:
+        levels = plan["concurrency"]
+        points += [(plan, level) for level in ([levels] if isinstance(levels, int) else levels)]
+    return points
+
+
+def cell_plan(
+    exp: Experiment, stack: dict[str, Any], plan: dict[str, Any], level: int, repetition: int
+) -> CellPlan:
+    """The cell of one stack, one load point and one repetition."""
     load = exp.load
+    keepalive = plan_keepalive(plan)
+    threads = plan.get("threads", min(2, level)) if plan["tool"] == "wrk" else None
+    return CellPlan(
+        cell_id=cell_id(stack["name"], plan["tool"], level, repetition, keepalive),
+        stack=stack["name"],
+        port=stack["port"],
+        tool=plan["tool"],
+        concurrency=level,
+        requests=plan.get("requests"),
+        duration_s=plan.get("duration_s"),
+        threads=threads,
+        keepalive=keepalive,
+        timeout_s=plan.get("timeout_s"),
+        repetition=repetition,
+        path=stack.get("path", load["path"]),
+        threshold_ms=load["threshold_ms"],
+        warmup=load["warmup"],
+    )
+
+
+def cells(exp: Experiment) -> list[CellPlan]:
+    """Every cell of the experiment, in measuring order (repetition, rotated stacks, plan, concurrency)."""
     plans: list[CellPlan] = []
-    for repetition in range(1, load["repetitions"] + 1):
-        for stack in exp.stacks:
-            for plan in load["plans"]:
-                levels = plan["concurrency"]
-                for level in [levels] if isinstance(levels, int) else levels:
-                    keepalive = _keepalive(plan)
-                    threads = plan.get("threads", min(2, level)) if plan["tool"] == "wrk" else None
-                    plans.append(
-                        CellPlan(
-                            cell_id=cell_id(stack["name"], plan["tool"], level, repetition, keepalive),
-                            stack=stack["name"],
-                            port=stack["port"],
-                            tool=plan["tool"],
-                            concurrency=level,
-                            requests=plan.get("requests"),
-                            duration_s=plan.get("duration_s"),
-                            threads=threads,
-                            keepalive=keepalive,
-                            timeout_s=plan.get("timeout_s"),
-                            repetition=repetition,
-                            path=stack.get("path", load["path"]),
-                            threshold_ms=load["threshold_ms"],
-                            warmup=load["warmup"],
-                        )
-                    )
+    for repetition in range(1, exp.load["repetitions"] + 1):
+        for stack in rotated(exp.stacks, repetition):
+            for plan, level in load_points(exp):
+                plans.append(cell_plan(exp, stack, plan, level, repetition))
     return plans
 
 

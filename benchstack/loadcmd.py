@@ -39,12 +39,19 @@ def build_command(
     threads: int | None = None,
     keepalive: bool | None = None,
     timeout_s: int | None = None,
+    gnuplot_file: str | None = None,
+    script: str | None = None,
 ) -> list[str]:
     """The argv to run ``tool`` ("ab" or "wrk") against ``url``. Raises ValueError on a bad combination.
 
     ``keepalive`` None means the tool's own behaviour: off for ab, always on for wrk (False is an error).
-    ``threads`` (wrk only) defaults to min(2, concurrency).
+    ``threads`` (wrk only) defaults to min(2, concurrency). ``gnuplot_file`` (ab only): ``-g FILE``, one
+    line per request; ``script`` (wrk only): ``-s FILE``, a Lua script.
     """
+    if gnuplot_file is not None and tool != "ab":
+        raise ValueError("gnuplot_file (-g) applies to ab only")
+    if script is not None and tool != "wrk":
+        raise ValueError("script (-s) applies to wrk only")
     _positive_int("concurrency", concurrency)
     _check_url(tool, url)
     if timeout_s is not None:
@@ -70,6 +77,8 @@ def build_command(
             cmd.append("-k")
         if timeout_s is not None:
             cmd += ["-s", str(timeout_s)]
+        if gnuplot_file is not None:
+            cmd += ["-g", gnuplot_file]
         return [*cmd, url]
 
     if tool == "wrk":
@@ -87,6 +96,8 @@ def build_command(
         cmd = ["wrk", "-t", str(threads), "-c", str(concurrency), "-d", f"{duration_s}s", "--latency"]
         if timeout_s is not None:
             cmd += ["--timeout", f"{timeout_s}s"]
+        if script is not None:
+            cmd += ["-s", script]
         return [*cmd, url]
 
     raise ValueError(f"unknown tool {tool!r}; known: ab, wrk")

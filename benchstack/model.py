@@ -14,8 +14,18 @@ Error accounting (the honest part). Every tool keeps its own counters, and they 
   completed requests (tests/data/wrk/timeouts.txt: 12 requests, timeout 12). The counters are summed and the
   rate is taken over attempts = completed + connect + read + write.
 
-``over_threshold`` (requests slower than the experiment's threshold) is added when it was measured (not None).
-The rate is capped at 1.0. The raw counters are always kept in ``errors``.
+``over_threshold`` counts completed requests slower than the experiment's threshold (from per-request data,
+see :mod:`benchstack.perrequest`); it is None when nothing measured it. A request that both failed and was
+slow counts once. Per-request data carries no status, so which slow requests also failed is unknown; the rule
+is to assume the slow ones are among the failed requests that have a latency (those that completed):
+
+    error_count = failed + max(0, over_threshold - failed_with_latency)
+
+where ``failed_with_latency`` is, for wrk, ``status`` (connect/read/write errors never completed, and
+timeouts are left out of wrk's latency data); for ab, the largest of read, write, length, exceptions and
+status (ab stores a time for every request that reached the end of a response, failed or not; failed
+connects have none). Exact when no completed request failed (the usual case), otherwise a lower bound, like
+ab's overlapping counters. The rate is capped at 1.0. The raw counters are always kept in ``errors``.
 """
 
 from __future__ import annotations
@@ -54,13 +64,22 @@ def _n(value: int | None) -> int:
     return value or 0
 
 
+# Failed requests that still have a latency, so may also be among the slow ones (see module doc).
+WITH_LATENCY: dict[str, tuple[str, ...]] = {
+    "ab": ("read", "write", "length", "exceptions", "status"),
+    "wrk": ("status",),
+}
+
+
 def error_count(tool: str, errors: dict[str, int | None]) -> int:
     """Distinct failed requests, as well as the tool's overlapping counters allow (see module doc)."""
     if tool == "ab":
         failed = max(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold")
+        with_latency = max(_n(errors.get(k)) for k in WITH_LATENCY["ab"])
     else:
         failed = sum(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold")
-    return failed + _n(errors.get("over_threshold"))
+        with_latency = sum(_n(errors.get(k)) for k in WITH_LATENCY.get(tool, ()))
+    return failed + max(0, _n(errors.get("over_threshold")) - with_latency)
 
 
 def attempts(tool: str, requests_completed: int, errors: dict[str, int | None]) -> int:

@@ -1,13 +1,18 @@
-"""Reports of a run folder: report.md (summary + table) and cells.csv.
+"""Reports of a run folder: report.md, report.html (with plots), cells.csv and plots/*.png.
 
-The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`; plots can be
-added as one more section that writes its PNG files next to report.md and returns the Markdown that shows
-them.
+The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`. A row of the
+results table is one load point (stack, tool, keep-alive, concurrency) over its n repetitions: the median
+req/s with min-max, the 95 % confidence interval of the mean and the coefficient of variation
+(:mod:`benchstack.stats`), median p50/p99 latency, errors and the mean error rate. A load point whose CV is
+above the experiment's ``load.max_cv`` (from run.json; default 0.05) is marked noisy. Plots need matplotlib,
+imported only when report.html is written (:mod:`benchstack.plots`).
 """
 
 from __future__ import annotations
 
+import base64
 import csv
+import html
 import json
 import os
 import statistics
@@ -16,10 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchstack.cell import FIELDS, load_cells
+from benchstack.cell import FIELDS, GroupKey, group_key, load_cells
+from benchstack.experiment import DEFAULT_MAX_CV
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS
+from benchstack.stats import summarize
 
-COLUMNS = ("stack", "tool", "conc", "n", "req/s", "mean ms", "p50 ms", "p99 ms", "errors", "error rate")
+COLUMNS = (
+    "stack", "tool", "conc", "n", "req/s", "min–max", "95% CI", "CV",
+    "p50 ms", "p99 ms", "errors", "error rate",
+)  # fmt: skip
+NOISY = "noisy"
 
 
 @dataclass
@@ -29,13 +40,19 @@ class RunData:
     run_info: dict[str, Any] | None
 
 
-def _group_key(cell: dict[str, Any]) -> tuple[str, str, bool, int]:
-    return (
-        str(cell.get("stack") or "-"),
-        str(cell["tool"]),
-        bool(cell.get("keepalive")),
-        int(cell["concurrency"]),
-    )
+_group_key = group_key
+
+
+def groups_of(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
+    """Cells by load point, sorted by key; each group sorted by repetition."""
+    groups: dict[GroupKey, list[dict[str, Any]]] = {}
+    for cell in cells:
+        groups.setdefault(group_key(cell), []).append(cell)
+    return {k: sorted(groups[k], key=lambda c: c.get("repetition") or 0) for k in sorted(groups)}
+
+
+def tool_label(tool: str, keepalive: bool) -> str:
+    return _tool_label(tool, keepalive)
 
 
 def _tool_label(tool: str, keepalive: bool) -> str:
@@ -64,25 +81,27 @@ def _errors_cell(cells: list[dict[str, Any]]) -> str:
     return f"{total} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
 
 
-def summary_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """One row per (stack, tool, keep-alive, concurrency): medians over repetitions, error sums."""
-    groups: dict[tuple[str, str, bool, int], list[dict[str, Any]]] = {}
-    for cell in cells:
-        groups.setdefault(_group_key(cell), []).append(cell)
+def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> list[dict[str, str]]:
+    """One row per load point: req/s statistics over the repetitions, median latencies, errors."""
     rows = []
-    for key in sorted(groups):
+    for key, group in groups_of(cells).items():
         stack, tool, keepalive, conc = key
-        group = groups[key]
         lat = [c.get("latency_ms") or {} for c in group]
         rates = [float(c.get("error_rate") or 0.0) for c in group]
+        rps = summarize([c.get("rps") for c in group])
+        cv = "-"
+        if rps is not None and rps.cv is not None:
+            cv = f"{100 * rps.cv:.1f}%" + (f" {NOISY}" if rps.cv > max_cv else "")
         rows.append(
             {
                 "stack": stack,
                 "tool": _tool_label(tool, keepalive),
                 "conc": str(conc),
                 "n": str(len(group)),
-                "req/s": _fmt(_median([c.get("rps") for c in group])),
-                "mean ms": _fmt(_median([x.get("mean") for x in lat])),
+                "req/s": _fmt(rps.median if rps else None),
+                "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",
+                "95% CI": "-" if rps is None or rps.ci_low is None else f"{rps.ci_low:.2f}–{rps.ci_high:.2f}",
+                "CV": cv,
                 "p50 ms": _fmt(_median([x.get("p50") for x in lat])),
                 "p99 ms": _fmt(_median([x.get("p99") for x in lat])),
                 "errors": _errors_cell(group),
@@ -92,16 +111,23 @@ def summary_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
     return rows
 
 
-def summary_table(cells: list[dict[str, Any]]) -> str:
-    """A Markdown table of the cells, sorted by stack, tool and concurrency; repetitions are aggregated:
-    req/s and latencies are medians over the n repetitions, errors are summed, the error rate is the mean."""
+def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> str:
+    """A Markdown table of the load points, sorted by stack, tool and concurrency (:func:`summary_rows`)."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
-    for row in summary_rows(cells):
+    for row in summary_rows(cells, max_cv):
         lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in COLUMNS) + " |")
     return "\n".join(lines) + "\n"
 
 
-def _read_run_info(run_dir: Path) -> dict[str, Any] | None:
+def max_cv_of(run_info: dict[str, Any] | None) -> float:
+    """The experiment's load.max_cv as recorded in run.json, or the default."""
+    exp = (run_info or {}).get("experiment")
+    load = exp.get("load") if isinstance(exp, dict) else None
+    value = load.get("max_cv") if isinstance(load, dict) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else DEFAULT_MAX_CV
+
+
+def read_run_info(run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / "run.json"
     if not path.is_file():
         return None
@@ -146,12 +172,23 @@ def _host_name(host: object) -> str:
     return str(host)
 
 
+TABLE_LEGEND = (
+    "req/s: median over the n repetitions, with min-max, the 95 % confidence interval of the mean "
+    "(Student's t) and the coefficient of variation (CV = stdev / mean; '{noisy}' above {max_cv:.1f} %); "
+    "p50/p99: median over repetitions; errors: sum, with the tool's own counters in brackets (ab counts one "
+    "bad request under several of them; over_threshold = slower than the threshold); error rate: mean over "
+    "repetitions."
+)
+
+
 def section_table(run: RunData) -> str:
+    max_cv = max_cv_of(run.run_info)
     return (
         "## Results\n\n"
-        + summary_table(run.cells)
-        + "\nreq/s and latency: median over the n repetitions; errors: sum, with the tool's own counters in "
-        "brackets (ab counts one bad request under several of them); error rate: mean over repetitions.\n"
+        + summary_table(run.cells, max_cv)
+        + "\n"
+        + TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv)
+        + "\n"
     )
 
 
@@ -201,11 +238,64 @@ def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
             writer.writerow(_csv_row(cell))
 
 
-def write_report(run_dir: str | os.PathLike[str]) -> Path:
-    """Write ``report.md`` and ``cells.csv`` into the run folder; returns the path of report.md."""
+def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None) -> str:
+    """report.html: the summary, the results table, the plots (PNG as data: URIs) and the notes, one file."""
+    max_cv = max_cv_of(run.run_info)
+    esc = html.escape
+    summary = section_summary(run).splitlines()
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{esc(summary[0].lstrip('# '))}</title>",
+        "<style>body{font-family:sans-serif;margin:2em;max-width:80em}"
+        "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .5em;text-align:right}"
+        "td:nth-child(-n+2),th{text-align:left}.noisy{background:#fff3cd}img{max-width:100%}</style>",
+        "</head><body>",
+        f"<h1>{esc(summary[0].lstrip('# '))}</h1>",
+        "<ul>"
+        + "".join(f"<li>{esc(line[2:])}</li>" for line in summary[2:] if line.startswith("- "))
+        + "</ul>",
+        "<h2>Results</h2>",
+        "<table><thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in COLUMNS) + "</tr></thead><tbody>",
+    ]
+    for row in summary_rows(run.cells, max_cv):
+        noisy = ' class="noisy"' if row["CV"].endswith(NOISY) else ""
+        parts.append(f"<tr{noisy}>" + "".join(f"<td>{esc(row[c])}</td>" for c in COLUMNS) + "</tr>")
+    parts += ["</tbody></table>", f"<p>{esc(TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv))}</p>"]
+    parts.append("<h2>Plots</h2>")
+    if plot_problem:
+        parts.append(f"<p>{esc(plot_problem)}</p>")
+    for path in plots:
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        parts.append(f'<figure><img alt="{esc(path.stem)}" src="data:image/png;base64,{data}"></figure>')
+    notes = section_notes(run)
+    if notes:
+        parts.append("<h2>Notes from the parsers</h2><ul>")
+        parts += [f"<li>{esc(line[2:])}</li>" for line in notes.splitlines() if line.startswith("- ")]
+        parts.append("</ul>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:
+    """Write ``report.md``, ``cells.csv`` and (with ``html_report``) ``plots/*.png`` and a self-contained
+    ``report.html`` into the run folder; returns the path of report.md. Without matplotlib, report.html
+    says so instead of showing plots."""
     directory = Path(run_dir)
-    run = RunData(directory, load_cells(directory), _read_run_info(directory))
+    run = RunData(directory, load_cells(directory), read_run_info(directory))
     report = directory / "report.md"
     report.write_text(render_report(run), encoding="utf-8")
     write_csv(directory / "cells.csv", run.cells)
+    if html_report:
+        plots: list[Path] = []
+        problem = None
+        try:
+            from benchstack.plots import write_plots
+        except ImportError as exc:  # matplotlib missing
+            problem = (
+                f"No plots: {exc}. Install matplotlib (requirements.txt) and run bench-stack report again."
+            )
+        else:
+            plots = write_plots(run.cells, directory)
+        (directory / "report.html").write_text(render_html(run, plots, problem), encoding="utf-8")
     return report

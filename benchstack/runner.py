@@ -3,11 +3,26 @@
 The executor runs a command on the loadgen and returns (rc, stdout, stderr); the Ansible action plugin
 passes one that goes through the host's connection, tests pass one that replays captured output. Every
 command runs under ``timeout`` so a stuck tool cannot hold a run forever.
+
+Around the measured command the runner also, through the same executor:
+
+* starts ``vmstat -n 1`` in the background just before it and stops it just after
+  (:mod:`benchstack.sysstats`; kept as ``raw/<cell>.vmstat.txt``, averaged into ``system.loadgen``). The
+  target's side is the same host in loopback mode; a separate target needs a second executor
+  (``target_execute``), which the bench_cell action does not pass yet, so ``system.target`` is null there;
+* when the plan has a ``threshold_ms``, collects per-request data (:mod:`benchstack.perrequest`): ab gets
+  ``-g <temporary file>``, read back with ``cat`` (kept as ``raw/<cell>.requests.tsv``); wrk gets the Lua
+  report script (written once to the loadgen, under /var/lib/bench-stack when writable, else /tmp, named by
+  its SHA-256) and a ``--timeout`` above the threshold (max(2 s, 2 x threshold)) unless the plan sets one,
+  so slow responses are counted as slow rather than dropped as timeouts.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import math
 import os
 import shlex
 import tempfile
@@ -15,12 +30,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from benchstack.cell import CELLS_DIR, cell_to_dict, make_cell, validate_cell, write_cell
 from benchstack.loadcmd import build_command
+from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
+from benchstack.perrequest import ab_request_times, summarize_times, wrk_over_threshold, wrk_report
+from benchstack.sysstats import parse_vmstat
 
 Executor = Callable[[str], tuple[int, str, str]]
 RAW_DIR = "raw"
@@ -28,6 +47,9 @@ RAW_DIR = "raw"
 TIMEOUT_SLACK_S = 60
 # ab's bound is a request count; give it this long at most.
 AB_MAX_S = 600
+WRK_SCRIPT = "wrk_report.lua"
+THRESHOLD_ENV = "BENCH_STACK_THRESHOLD_MS"
+CONNECTIONS_ENV = "BENCH_STACK_CONNECTIONS"
 
 
 class CellFailed(RuntimeError):
@@ -79,6 +101,66 @@ def warmup_command(plan: dict[str, Any], url: str) -> list[str] | None:
     )
 
 
+def wrk_script() -> str:
+    """The Lua report script shipped with the package."""
+    return resources.files("benchstack").joinpath("data", WRK_SCRIPT).read_text(encoding="utf-8")
+
+
+def install_script_command(text: str) -> str:
+    """Shell that puts ``text`` on the loadgen once (kept while its SHA-256 matches) and prints its path."""
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    b64 = base64.b64encode(text.encode()).decode()
+    return (
+        'd=/var/lib/bench-stack; { [ -d "$d" ] && [ -w "$d" ]; } || d=/tmp; '
+        f'p="$d/bench-stack-wrk-report-{sha[:16]}.lua"; '
+        f'if ! echo "{sha}  $p" | sha256sum -c --status 2>/dev/null; then '
+        f't=$(mktemp "$d/.bench-stack-wrk-report.XXXXXX") && echo {b64} | base64 -d > "$t" '
+        '&& chmod 644 "$t" && mv -f "$t" "$p" || exit 1; fi; echo "$p"'
+    )
+
+
+def vmstat_start_command(seconds: int) -> str:
+    """Shell that starts a bounded ``vmstat -n 1`` in the background and prints ``<pid> <file>``."""
+    return (
+        "f=$(mktemp /tmp/bench-stack-vmstat.XXXXXX) && "
+        f'{{ nohup timeout {int(seconds)} vmstat -n 1 > "$f" 2>&1 < /dev/null & echo "$! $f"; }}'
+    )
+
+
+def vmstat_stop_command(pid: int, path: str) -> str:
+    return f"kill {int(pid)} 2>/dev/null; sleep 0.2; cat {shlex.quote(path)}; rm -f {shlex.quote(path)}"
+
+
+def wrk_timeout_s(plan: dict[str, Any]) -> int | None:
+    """wrk's --timeout: the plan's, or above the threshold so slow responses are measured, not dropped."""
+    if plan.get("timeout_s") is not None:
+        return int(plan["timeout_s"])
+    if plan.get("threshold_ms"):
+        return max(2, math.ceil(2 * float(plan["threshold_ms"]) / 1000))
+    return None
+
+
+class _VmStat:
+    """vmstat on one host for the duration of the measured command (best effort: a failure is a note)."""
+
+    def __init__(self, execute: Executor, seconds: int) -> None:
+        self.execute = execute
+        self.handle: tuple[int, str] | None = None
+        self.problem: str | None = None
+        rc, out, err = execute(vmstat_start_command(seconds))
+        parts = out.split()
+        if rc == 0 and len(parts) == 2 and parts[0].isdigit():
+            self.handle = (int(parts[0]), parts[1])
+        else:
+            self.problem = f"vmstat did not start (exit code {rc}): {(err or out).strip()[:200]}"
+
+    def stop(self) -> str | None:
+        if self.handle is None:
+            return None
+        _, out, _ = self.execute(vmstat_stop_command(*self.handle))
+        return out
+
+
 def measure_cell(
     plan: dict[str, Any],
     where: Target,
@@ -86,8 +168,12 @@ def measure_cell(
     execute: Executor,
     experiment: str,
     tool_version: str | None = None,
+    target_execute: Executor | None = None,
 ) -> tuple[dict[str, Any], bool]:
-    """Measure ``plan`` unless its cell is already stored; return (cell, measured_now)."""
+    """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
+
+    ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
+    """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8")), False
@@ -97,7 +183,25 @@ def measure_cell(
         # A wrk warm-up runs for its own duration; an ab warm-up is bounded like any ab run.
         warm_s = plan["warmup"].get("duration_s") if warm[0] == "wrk" else None
         execute(_bounded(warm, _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})))
-    cmd = build_command(
+    threshold = plan.get("threshold_ms")
+    notes: list[str] = []
+    gnuplot_file = script = None
+    env: list[str] = []
+    if threshold and plan["tool"] == "ab":
+        rc, out, err = execute("mktemp /tmp/bench-stack-ab-g.XXXXXX")
+        gnuplot_file = out.strip() if rc == 0 and out.strip() else None
+        if gnuplot_file is None:
+            notes.append(f"no per-request data: mktemp failed on the loadgen: {(err or out).strip()[:200]}")
+    elif threshold and plan["tool"] == "wrk":
+        rc, out, err = execute(install_script_command(wrk_script()))
+        script = out.strip().splitlines()[-1] if rc == 0 and out.strip() else None
+        if script is None:
+            notes.append(
+                f"no per-request data: the wrk script could not be written: {(err or out).strip()[:200]}"
+            )
+        else:
+            env = ["env", f"{THRESHOLD_ENV}={threshold:g}", f"{CONNECTIONS_ENV}={plan['concurrency']}"]
+    cmd = env + build_command(
         plan["tool"],
         url,
         plan["concurrency"],
@@ -105,18 +209,34 @@ def measure_cell(
         duration_s=plan.get("duration_s"),
         threads=plan.get("threads"),
         keepalive=plan["keepalive"],
-        timeout_s=plan.get("timeout_s"),
+        timeout_s=wrk_timeout_s(plan) if plan["tool"] == "wrk" else plan.get("timeout_s"),
+        gnuplot_file=gnuplot_file,
+        script=script,
     )
+    stats_s = _bound_s(plan) + 10
+    vmstat = _VmStat(execute, stats_s)
+    target_vmstat = _VmStat(target_execute, stats_s) if target_execute and where.mode == "network" else None
     started = datetime.now(UTC)
     t0 = time.monotonic()
     rc, out, err = execute(_bounded(cmd, _bound_s(plan)))
     elapsed = time.monotonic() - t0
+    vmstat_text = vmstat.stop()
+    target_text = target_vmstat.stop() if target_vmstat else None
+    tsv = None
+    if gnuplot_file:
+        _, tsv, _ = execute(f"cat {shlex.quote(gnuplot_file)}; rm -f {shlex.quote(gnuplot_file)}")
     raw_rel = f"{RAW_DIR}/{plan['cell_id']}.txt"
     raw = out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
     _write_atomic(run_dir / raw_rel, raw)
+    if vmstat_text is not None:
+        _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text)
+    if target_text is not None:
+        _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt", target_text)
+    if tsv:
+        _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv)
     if rc == 124:
         raise CellFailed(
-            f"{plan['cell_id']}: {cmd[0]} did not finish within {_bound_s(plan)} s; see {raw_rel}"
+            f"{plan['cell_id']}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}"
         )
     try:
         parsed = parse(plan["tool"], raw)
@@ -124,6 +244,10 @@ def measure_cell(
         raise CellFailed(f"{plan['cell_id']}: {exc} (exit code {rc}; raw output in {raw_rel})") from exc
     if parsed.tool_version is None and tool_version:
         parsed.tool_version = tool_version
+    if threshold:
+        notes += _add_per_request(parsed, threshold, raw, tsv, gnuplot_file is not None, script is not None)
+    system, more = _system_stats(where, vmstat, vmstat_text, target_vmstat, target_text)
+    parsed.notes += notes + more
     cell = make_cell(
         parsed,
         experiment=experiment,
@@ -138,8 +262,9 @@ def measure_cell(
         repetition=plan["repetition"],
         started_at=started.isoformat(timespec="seconds").replace("+00:00", "Z"),
         elapsed_s=round(elapsed, 3),
-        threshold_ms=plan.get("threshold_ms"),
+        threshold_ms=threshold,
         raw_output=raw_rel,
+        system=system,
     )
     data = cell_to_dict(cell)
     problems = validate_cell(data, require_meta=True)
@@ -147,6 +272,61 @@ def measure_cell(
         raise CellFailed(f"{plan['cell_id']}: invalid cell: {'; '.join(problems)}")
     write_cell(run_dir, cell)
     return data, True
+
+
+def _add_per_request(
+    parsed: Parsed, threshold: float, raw: str, tsv: str | None, ab_asked: bool, wrk_asked: bool
+) -> list[str]:
+    """Fill over_threshold (and ab's percentiles) from per-request data; notes on what was missing."""
+    if parsed.tool == "ab" and ab_asked:
+        if not tsv:
+            return ["no per-request data: ab wrote no -g file (over_threshold not measured)"]
+        try:
+            times = summarize_times(ab_request_times(tsv), threshold)
+        except ParseError as exc:
+            return [f"unreadable ab -g data: {exc}"]
+        parsed.errors["over_threshold"] = times.over_threshold
+        parsed.latency_ms.update(times.percentiles_ms)
+        if times.count != parsed.requests_completed:
+            return [
+                f"ab -g holds {times.count} request times for {parsed.requests_completed} complete requests"
+            ]
+        return []
+    if parsed.tool == "wrk" and wrk_asked:
+        try:
+            report = wrk_report(raw)
+        except ParseError as exc:
+            return [str(exc)]
+        if report is None:
+            return ["no per-request data: wrk printed no report block (over_threshold not measured)"]
+        over, note = wrk_over_threshold(report, parsed.requests_completed, parsed.errors.get("timeout") or 0)
+        parsed.errors["over_threshold"] = over
+        return [note] if note else []
+    return []
+
+
+def _system_stats(
+    where: Target,
+    vmstat: _VmStat,
+    text: str | None,
+    target_vmstat: _VmStat | None,
+    target_text: str | None,
+) -> tuple[dict[str, Any], list[str]]:
+    notes = []
+    loadgen = parse_vmstat(text) if text else None
+    if vmstat.problem:
+        notes.append(vmstat.problem)
+    elif loadgen is None:
+        notes.append("vmstat took no sample during the cell (shorter than a second): no system stats")
+    if where.mode == "loopback":
+        target = loadgen  # one host: the same numbers
+    elif target_vmstat is not None:
+        target = parse_vmstat(target_text) if target_text else None
+        if target_vmstat.problem:
+            notes.append(f"target: {target_vmstat.problem}")
+    else:
+        target = None
+    return {"loadgen": loadgen, "target": target}, notes
 
 
 def _write_atomic(path: Path, text: str) -> None:

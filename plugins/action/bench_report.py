@@ -1,4 +1,4 @@
-"""Action: write a run's report on the controller and return its summary table."""
+"""Action: write a run's report (report.md, report.html, plots, cells.csv) and return its summary table."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.cell import load_cells
-from benchstack.report import summary_table, write_report
+from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
 
 DOCUMENTATION = """
 module: bench_report
-short_description: Write report.md and cells.csv for a bench-stack run
+short_description: Write report.md, report.html, plots and cells.csv for a bench-stack run
 options:
   run_dir: {description: Run folder on the controller., type: path, required: true}
 """
@@ -34,6 +34,12 @@ class ActionModule(ActionBase):
         if not cells:
             raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
         report = write_report(run_dir)
-        table = summary_table(cells)
-        result.update(changed=True, report=str(report), table=table, table_lines=table.splitlines())
+        table = summary_table(cells, max_cv_of(read_run_info(run_dir)))
+        result.update(
+            changed=True,
+            report=str(report),
+            report_html=str(report.with_name("report.html")),
+            table=table,
+            table_lines=table.splitlines(),
+        )
         return result

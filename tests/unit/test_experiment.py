@@ -80,7 +80,7 @@ def test_example_experiment_is_valid_and_expands_to_one_cell_per_stack_and_plan(
     assert plans[1].threads == 2 and plans[1].duration_s == 10 and plans[1].keepalive is True
 
 
-def test_repetitions_are_the_outer_loop() -> None:
+def test_repetitions_are_the_outer_loop_and_rotate_the_stack_order() -> None:
     data = example()
     data["load"]["repetitions"] = 2
     data["load"]["plans"] = [{"tool": "ab", "concurrency": [1, 10], "requests": 100}]
@@ -91,11 +91,35 @@ def test_repetitions_are_the_outer_loop() -> None:
         "sinatra-thin-x1__ab__c10__r1",
         "sinatra-thin-x4-nginx__ab__c1__r1",
         "sinatra-thin-x4-nginx__ab__c10__r1",
-        "sinatra-thin-x1__ab__c1__r2",
-        "sinatra-thin-x1__ab__c10__r2",
         "sinatra-thin-x4-nginx__ab__c1__r2",
         "sinatra-thin-x4-nginx__ab__c10__r2",
+        "sinatra-thin-x1__ab__c1__r2",
+        "sinatra-thin-x1__ab__c10__r2",
     ]
+
+
+def test_each_repetition_starts_with_the_next_stack() -> None:
+    data = example()
+    data["load"]["repetitions"] = 4
+    data["load"]["plans"] = [{"tool": "ab", "concurrency": 1, "requests": 100}]
+    order = [(p.repetition, p.stack) for p in cells(experiment_from_dict(data))]
+    a, b, c = "sinatra-thin-x1", "sinatra-thin-x4-nginx", "nginx-static"
+    assert order == [
+        (1, a), (1, b), (1, c),
+        (2, b), (2, c), (2, a),
+        (3, c), (3, a), (3, b),
+        (4, a), (4, b), (4, c),
+    ]  # fmt: skip
+
+
+def test_max_cv_and_max_repetitions_default_to_five_percent_and_no_extra_repetitions() -> None:
+    data = example()
+    data["load"]["repetitions"] = 3
+    load = experiment_from_dict(data).load
+    assert (load["max_cv"], load["max_repetitions"]) == (0.05, 3)
+    data["load"].update(max_cv=0.02, max_repetitions=7)
+    load = experiment_from_dict(data).load
+    assert (load["max_cv"], load["max_repetitions"]) == (0.02, 7)
 
 
 def test_defaults_path_repetitions_and_wrk_threads() -> None:
@@ -201,6 +225,13 @@ def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None
         (lambda d: d["load"].update(threshold_ms=0), "load.threshold_ms: must be a positive number"),
         (lambda d: d["load"].update(warmup={"seconds": 3}), "load.warmup: must be a mapping with one of"),
         (lambda d: d["load"].update(repetitions=0), "load.repetitions: must be an integer from 1"),
+        (
+            lambda d: d["load"].update(repetitions=3, max_repetitions=2),
+            "load.max_repetitions: must be at least load.repetitions (3), not 2",
+        ),
+        (lambda d: d["load"].update(max_repetitions=101), "load.max_repetitions: must be an integer from 1"),
+        (lambda d: d["load"].update(max_cv=0), "load.max_cv: must be a coefficient of variation above 0"),
+        (lambda d: d["load"].update(max_cv="5%"), "load.max_cv: must be a coefficient of variation"),
         (lambda d: d["load"].update(plans=[]), "load.plans: must be a non-empty list"),
         (lambda d: d.pop("stacks"), "stacks: must be a non-empty list"),
         (lambda d: d.update(name=None), "name: must be a word"),

@@ -11,7 +11,7 @@ from unittest.mock import MagicMock
 import pytest
 import yaml
 from ansible.errors import AnsibleActionFail, AnsibleFilterError, AnsibleLookupError
-from conftest import read_data
+from conftest import Helpers, read_data
 
 from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan
@@ -37,6 +37,7 @@ lookup = load_plugin("lookup", "bench_experiment")
 bench_cell = load_plugin("action", "bench_cell")
 bench_run_info = load_plugin("action", "bench_run_info")
 bench_report = load_plugin("action", "bench_report")
+bench_extra_cells = load_plugin("action", "bench_extra_cells")
 
 
 def run_lookup(term: str) -> dict[str, Any]:
@@ -233,7 +234,9 @@ def test_filter_error_for_a_non_mapping_field_names_it() -> None:
 # ---------------------------------------------------------------- action plugins
 
 
-@pytest.mark.parametrize("module", [bench_cell, bench_run_info, bench_report], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [bench_cell, bench_run_info, bench_report, bench_extra_cells], ids=lambda m: m.__name__
+)
 def test_action_documentation_lists_exactly_the_valid_args(module: ModuleType) -> None:
     doc = yaml.safe_load(module.DOCUMENTATION)
     assert set(doc["options"]) == set(module.ActionModule._VALID_ARGS)
@@ -255,9 +258,13 @@ class Loadgen:
     def __init__(self, measured: str, rc: int = 0) -> None:
         self.measured = measured
         self.rc = rc
+        self.helpers = Helpers()
         self.commands: list[str] = []
 
     def __call__(self, command: str) -> dict[str, Any]:
+        helper = self.helpers.reply(command)
+        if helper is not None:
+            return dict(zip(("rc", "stdout", "stderr"), helper, strict=True))
         self.commands.append(command)
         if command.startswith("wrk -v"):
             return {"rc": 1, "stdout": "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer\n", "stderr": ""}
@@ -385,6 +392,39 @@ def test_bench_report_writes_the_report_and_returns_the_table(tmp_path: Path) ->
     assert result["changed"] is True
     assert Path(result["report"]) == tmp_path / "run" / "report.md"
     assert Path(result["report"]).is_file()
+    assert Path(result["report_html"]) == tmp_path / "run" / "report.html"
+    assert Path(result["report_html"]).is_file()
     assert "pool" in result["table"]
     assert result["table_lines"] == result["table"].splitlines()
     assert result["table_lines"][0].startswith("|")
+
+
+# ---------------------------------------------------------------- adaptive repetitions
+
+
+def test_bench_extra_cells_returns_the_next_repetition_of_a_noisy_load_point(tmp_path: Path) -> None:
+    data = small_experiment(repetitions=2, max_repetitions=3, max_cv=0.05)
+    path = write_experiment(tmp_path, data)
+    [exp] = lookup.LookupModule().run([str(path)])
+    run_dir = tmp_path / "run"
+    normal = read_data("ab", "normal.txt")
+    # repetition 2 edited to half the req/s of repetition 1: CV far above 5 %
+    outputs = {1: normal, 2: normal.replace("second:    18967.23", "second:    9000.00")}
+    for plan in exp["cells"]:
+        args = {"cell": plan, "host": "127.0.0.1", "target": "t", "run_dir": str(run_dir)}
+        run_cell({**args, "experiment": "small"}, Loadgen(outputs[plan["repetition"]]))
+    action = make_action(bench_extra_cells, {"run_dir": str(run_dir), "experiment": str(path)})
+    result = action.run(task_vars={})
+    assert [c["cell_id"] for c in result["cells"]] == ["pool__ab__c50__r3"]
+    assert result["changed"] is False
+    check = make_action(
+        bench_extra_cells, {"run_dir": str(run_dir), "experiment": str(path)}, check_mode=True
+    )
+    assert check.run(task_vars={})["cells"] == []
+
+
+def test_bench_extra_cells_reports_a_bad_experiment(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text("name: x\n")
+    with pytest.raises(AnsibleActionFail, match="invalid experiment"):
+        make_action(bench_extra_cells, {"run_dir": str(tmp_path), "experiment": str(bad)}).run(task_vars={})

@@ -36,25 +36,17 @@ def test_summary_table_has_header_and_one_row_per_cell_sorted() -> None:
     ]
     table = summary_table(cells)
     assert table.splitlines()[0] == (
-        "| stack | tool | conc | n | req/s | mean ms | p50 ms | p99 ms | errors | error rate |"
+        "| stack | tool | conc | n | req/s | min–max | 95% CI | CV | p50 ms | p99 ms | errors | error rate |"
     )
     assert rows(table) == [
-        ["a-stack", "ab", "50", "1", "18967.23", "2.64", "3.00", "4.00", "0", "0.00%"],
-        ["a-stack", "ab -k", "100", "1", "98386.46", "1.02", "1.00", "5.00", "0", "0.00%"],
+        ["a-stack", "ab", "50", "1", "18967.23", "-", "-", "-", "3.00", "4.00", "0", "0.00%"],
+        ["a-stack", "ab -k", "100", "1", "98386.46", "-", "-", "-", "1.00", "5.00", "0", "0.00%"],
         [
-            "b-stack",
-            "ab",
-            "10",
-            "1",
-            "21117.09",
-            "0.47",
-            "0.00",
-            "3.00",
-            "503 (status 503, length 503)",
-            "50.30%",
+            "b-stack", "ab", "10", "1", "21117.09", "-", "-", "-", "0.00", "3.00",
+            "503 (status 503, length 503)", "50.30%",
         ],
-        ["b-stack", "wrk", "32", "1", "124440.66", "0.97", "0.16", "9.98", "0", "0.00%"],
-    ]
+        ["b-stack", "wrk", "32", "1", "124440.66", "-", "-", "-", "0.16", "9.98", "0", "0.00%"],
+    ]  # fmt: skip
 
 
 def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
@@ -64,16 +56,27 @@ def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
         {**cell("ab", "normal.txt", "s", repetition=3), "rps": 200.0, "error_count": 4, "error_rate": 0.03},
     ]
     cells[2]["errors"] = {**cells[2]["errors"], "status": 4}
+    # mean 200, stdev 100, t(0.975, 2) = 4.3027: 200 +- 248.41
     assert rows(summary_table(cells)) == [
-        ["s", "ab", "50", "3", "200.00", "2.64", "3.00", "4.00", "4 (status 4)", "1.00%"],
-    ]
+        [
+            "s", "ab", "50", "3", "200.00", "100.00–300.00", "-48.41–448.41", "50.0% noisy",
+            "3.00", "4.00", "4 (status 4)", "1.00%",
+        ],
+    ]  # fmt: skip
+    assert rows(summary_table(cells, max_cv=0.6))[0][7] == "50.0%"
+
+
+def test_summary_table_of_quiet_repetitions() -> None:
+    cells = [{**cell("ab", "normal.txt", "s", repetition=r), "rps": v} for r, v in ((1, 990.0), (2, 1010.0))]
+    [row] = rows(summary_table(cells))
+    assert row[3:8] == ["2", "1000.00", "990.00–1010.00", "872.94–1127.06", "1.4%"]
 
 
 def test_summary_table_shows_dashes_for_missing_latency() -> None:
     [row] = rows(summary_table([cell("wrk", "read-errors.txt", "s")]))
-    assert row[5:8] == ["-", "-", "-"]
-    assert row[8] == "49419 (read 49419)"
-    assert row[9] == "100.00%"
+    assert row[8:10] == ["-", "-"]
+    assert row[10] == "49419 (read 49419)"
+    assert row[11] == "100.00%"
 
 
 def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
@@ -95,7 +98,7 @@ def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
     assert "- hosts: target: web1, loadgen: gen1" in text
     assert "- mode: network" in text
     assert "| a-stack | ab | 50 | 1 | 18967.23 |" in text
-    assert "| a-stack | wrk | 4 | 1 | 3.99 | - | - | - | 12 (timeout 12) | 100.00% |" in text
+    assert "| a-stack | wrk | 4 | 1 | 3.99 | - | - | - | - | - | 12 (timeout 12) | 100.00% |" in text
     assert "## Notes from the parsers" in text
 
     with (tmp_path / "cells.csv").open() as fh:
@@ -112,3 +115,26 @@ def test_write_report_without_run_json_uses_cell_metadata(tmp_path: Path) -> Non
     assert text.startswith("# bench-stack report: demo\n")
     assert "- hosts: target: t1, loadgen: l1" in text
     assert "- mode: loopback" in text
+
+
+def test_write_report_writes_a_self_contained_html_with_png_plots(tmp_path: Path) -> None:
+    for stack, base in (("a-stack", 1000.0), ("b-stack", 2000.0)):
+        for rep, factor in ((1, 1.0), (2, 1.3)):
+            write_cell(
+                tmp_path, {**cell("ab", "normal.txt", stack, rep, requests=2000), "rps": base * factor}
+            )
+            wrk_cell = cell("wrk", "latency.txt", stack, rep, duration_s=3)
+            write_cell(tmp_path, {**wrk_cell, "rps": base * 2})
+    write_report(tmp_path)
+    plots = sorted(p.name for p in (tmp_path / "plots").iterdir())
+    assert plots == [
+        "error-rate.png", "latency-ab.png", "latency-wrk.png", "throughput-ab.png", "throughput-wrk.png",
+    ]  # fmt: skip
+    for name in plots:
+        assert (tmp_path / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert page.count('src="data:image/png;base64,') == 5
+    assert 'src="http' not in page and "<link" not in page  # nothing to fetch
+    assert page.count('<tr class="noisy">') == 2  # the ab rows: 1000 vs 1300 req/s, CV 18.9 %
+    assert "<td>a-stack</td><td>wrk</td>" in page

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import read_data
+from conftest import Helpers, read_data
 
 from benchstack.cell import validate_cell
 from benchstack.experiment import cells, experiment_from_dict
@@ -27,26 +27,33 @@ def plans(*load_plans: dict[str, Any], warmup: dict[str, int] | None = None, **l
     data = {
         "name": "runner-test",
         "stacks": [{"name": STACK, "port": 18080}],
-        "load": {"path": "/hello/bar", "threshold_ms": 300, "plans": list(load_plans), **load},
+        "load": {"path": "/hello/bar", "plans": list(load_plans), **load},
     }
     if warmup is not None:
         data["load"]["warmup"] = warmup
     return [dataclasses.asdict(c) for c in cells(experiment_from_dict(data))]
 
 
-def one_plan(load_plan: dict[str, Any], warmup: dict[str, int] | None = None) -> dict:
-    [plan] = plans(load_plan, warmup=warmup)
+def one_plan(load_plan: dict[str, Any], warmup: dict[str, int] | None = None, **load: Any) -> dict:
+    [plan] = plans(load_plan, warmup=warmup, **load)
     return plan
 
 
 class FakeLoadgen:
-    """Replays captured output: ``warmup`` for every command but the last one of a cell, ``output`` for it."""
+    """Replays captured output: ``warmup`` for each load command but a cell's last one, ``output`` for it.
 
-    def __init__(self, output: str, warmup: str = "", rc: int = 0, stderr: str = "") -> None:
+    Helper commands (vmstat, the ab -g file, the wrk script) are answered by ``helpers`` and recorded there,
+    not in ``commands``.
+    """
+
+    def __init__(
+        self, output: str, warmup: str = "", rc: int = 0, stderr: str = "", helpers: Helpers | None = None
+    ) -> None:
         self.output = output
         self.warmup = warmup
         self.rc = rc
         self.stderr = stderr
+        self.helpers = helpers or Helpers()
         self.commands: list[str] = []
         self.expected = 0
 
@@ -55,6 +62,9 @@ class FakeLoadgen:
         return self
 
     def __call__(self, command: str) -> tuple[int, str, str]:
+        helper = self.helpers.reply(command)
+        if helper is not None:
+            return helper
         self.commands.append(command)
         if len(self.commands) < self.expected:
             return 0, self.warmup, ""
@@ -143,7 +153,7 @@ def test_measured_command_is_wrapped_in_timeout_with_slack_over_the_tool_bound(t
 
 
 def test_cell_carries_the_run_metadata(tmp_path: Path) -> None:
-    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+    plan = one_plan(AB_PLAN, warmup={"requests": 200}, threshold_ms=300)
     fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(2)
     before = datetime.now(UTC).replace(microsecond=0)
     cell, _ = measure(plan, tmp_path, fake)
@@ -153,7 +163,9 @@ def test_cell_carries_the_run_metadata(tmp_path: Path) -> None:
     assert cell["target"] == "target1" and cell["loadgen"] == "target1"
     assert cell["mode"] == "loopback"
     assert cell["url"] == "http://127.0.0.1:18080/hello/bar"
-    assert cell["command"] == ["ab", "-n", "2000", "-c", "50", "http://127.0.0.1:18080/hello/bar"]
+    assert cell["command"] == [
+        "ab", "-n", "2000", "-c", "50", "-g", "/tmp/bench-stack-ab-g.XyZ789", "http://127.0.0.1:18080/hello/bar"
+    ]  # fmt: skip
     assert cell["repetition"] == 1
     assert cell["requests"] == 2000 and cell["duration_s"] is None
     assert cell["concurrency"] == 50 and cell["keepalive"] is False
@@ -234,7 +246,9 @@ def test_every_cell_of_an_experiment_gets_its_own_files(tmp_path: Path) -> None:
         measure(plan, tmp_path, FakeLoadgen(outputs[plan["tool"]]).expect(1))
     ids = sorted(p["cell_id"] for p in all_plans)
     assert sorted(p.stem for p in (tmp_path / "cells").glob("*.json")) == ids
-    assert sorted(p.stem for p in (tmp_path / "raw").glob("*.txt")) == ids
+    assert sorted(p.name for p in (tmp_path / "raw").glob("*.txt")) == sorted(
+        [f"{i}.txt" for i in ids] + [f"{i}.vmstat.txt" for i in ids]
+    )
 
 
 # ---------------------------------------------------------------- resume
@@ -327,3 +341,152 @@ def test_write_run_info_is_rewritten_on_a_resumed_run(tmp_path: Path) -> None:
 def test_write_run_info_creates_the_run_folder(tmp_path: Path) -> None:
     path = write_run_info(tmp_path / "results" / "run1", {})
     assert path.is_file()
+
+
+# ---------------------------------------------------------------- per-request data and system stats
+
+
+def test_ab_with_a_threshold_counts_slow_requests_from_its_g_file(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "ab", "concurrency": 20, "requests": 400}, threshold_ms=300)
+    helpers = Helpers(tsv=read_data("ab", "gnuplot-slow.tsv"))
+    fake = FakeLoadgen(read_data("ab", "gnuplot-slow.txt"), helpers=helpers).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    assert cell["command"][-3:-1] == ["-g", "/tmp/bench-stack-ab-g.XyZ789"]
+    assert helpers.commands[-1] == "cat /tmp/bench-stack-ab-g.XyZ789; rm -f /tmp/bench-stack-ab-g.XyZ789"
+    assert cell["errors"]["over_threshold"] == 31  # awk -F'\t' 'NR>1 && $5>300' gnuplot-slow.tsv | wc -l
+    assert cell["error_count"] == 31
+    assert cell["error_rate"] == pytest.approx(31 / 400)
+    # nearest-rank percentiles of the 400 request times (ab's own table is one rank off: 11 and 1012 ms)
+    assert (cell["latency_ms"]["p50"], cell["latency_ms"]["p90"], cell["latency_ms"]["p99"]) == (0, 10, 1006)
+    stored = (tmp_path / "raw" / f"{plan['cell_id']}.requests.tsv").read_text(encoding="utf-8")
+    assert stored == read_data("ab", "gnuplot-slow.tsv")
+    assert validate_cell(cell, require_meta=True) == []
+
+
+def test_ab_slow_and_failed_requests_are_not_counted_twice(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "ab", "concurrency": 10, "requests": 1000, "keepalive": True}, threshold_ms=300)
+    # /mixed: 516 non-2xx (also 484 length failures); pretend 600 requests were slow as well.
+    tsv = read_data("ab", "gnuplot-mixed.tsv").splitlines()
+    slowed = [tsv[0]] + [
+        "\t".join([*line.split("\t")[:4], "900", "900"]) if i < 600 else line
+        for i, line in enumerate(tsv[1:])
+    ]
+    fake = FakeLoadgen(read_data("ab", "gnuplot-mixed.txt"), helpers=Helpers(tsv="\n".join(slowed) + "\n"))
+    cell, _ = measure(plan, tmp_path, fake.expect(1))
+    assert cell["errors"]["status"] == 516 and cell["errors"]["over_threshold"] == 600
+    # failed 516 + slow ones beyond the 516 that may be the failed ones: 516 + 84
+    assert cell["error_count"] == 600
+
+
+def test_ab_without_its_g_file_leaves_over_threshold_unmeasured(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN, threshold_ms=300)
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("ab", "normal.txt"), helpers=Helpers(tsv="")))
+    assert cell["errors"]["over_threshold"] is None
+    assert any("ab wrote no -g file" in n for n in cell["notes"])
+
+
+def test_wrk_with_a_threshold_runs_the_report_script_with_a_longer_timeout(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "wrk", "concurrency": 4, "threads": 1, "duration_s": 3}, threshold_ms=300)
+    helpers = Helpers()
+    fake = FakeLoadgen(read_data("wrk", "report-slow.txt"), helpers=helpers).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    assert cell["command"] == [
+        "env", "BENCH_STACK_THRESHOLD_MS=300", "BENCH_STACK_CONNECTIONS=4",
+        "wrk", "-t", "1", "-c", "4", "-d", "3s", "--latency", "--timeout", "2s",
+        "-s", "/var/lib/bench-stack/bench-stack-wrk-report-0123456789abcdef.lua",
+        "http://127.0.0.1:18080/hello/bar",
+    ]  # fmt: skip
+    # 12 of the 169 requests (after undoing wrk's correction; 120 of 315 samples before)
+    assert cell["errors"]["over_threshold"] == 12
+    assert cell["error_count"] == 12 and cell["error_rate"] == pytest.approx(12 / 169)
+    assert not any("estimate" in n for n in cell["notes"])
+
+
+def test_wrk_slow_responses_and_timeouts_are_distinct_errors(tmp_path: Path) -> None:
+    plan = one_plan(
+        {"tool": "wrk", "concurrency": 4, "threads": 1, "duration_s": 3, "timeout_s": 1}, threshold_ms=300
+    )
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "report-timeouts.txt")).expect(1))
+    assert (cell["errors"]["timeout"], cell["errors"]["over_threshold"], cell["error_count"]) == (7, 3, 10)
+
+
+def test_wrk_timeout_is_above_a_long_threshold_unless_the_plan_sets_one(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "wrk", "concurrency": 32, "threads": 2, "duration_s": 3}, threshold_ms=1500)
+    fake = FakeLoadgen(read_data("wrk", "report-fast.txt")).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    assert cell["command"][cell["command"].index("--timeout") + 1] == "3s"
+    assert cell["errors"]["over_threshold"] == 0
+    plan = one_plan({"tool": "wrk", "concurrency": 32, "duration_s": 3, "timeout_s": 9}, threshold_ms=1500)
+    cell, _ = measure(plan, tmp_path / "b", FakeLoadgen(read_data("wrk", "report-fast.txt")).expect(1))
+    assert cell["command"][cell["command"].index("--timeout") + 1] == "9s"
+
+
+def test_wrk_script_is_installed_once_by_its_hash_and_the_shipped_script_is_valid() -> None:
+    from benchstack.runner import install_script_command, wrk_script
+
+    text = wrk_script()
+    assert "done = function(summary, latency, requests)" in text
+    assert "BENCH-STACK-WRK-REPORT" in text
+    command = install_script_command(text)
+    assert "sha256sum -c --status" in command and "/var/lib/bench-stack" in command
+
+
+def test_wrk_without_its_report_block_leaves_over_threshold_unmeasured(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN, threshold_ms=300)
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "latency.txt")).expect(1))
+    assert cell["errors"]["over_threshold"] is None
+    assert any("wrk printed no report block" in n for n in cell["notes"])
+
+
+def test_vmstat_runs_around_the_measured_command_only(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+    helpers = Helpers()
+    fake = FakeLoadgen(read_data("ab", "normal.txt"), helpers=helpers)
+    calls: list[str] = []
+
+    def execute(command: str) -> tuple[int, str, str]:
+        calls.append(command)
+        return fake.expect(2)(command)
+
+    cell, _ = measure(plan, tmp_path, execute)  # type: ignore[arg-type]
+    kinds = ["vmstat" if "vmstat" in c or c.startswith("kill ") else "load" for c in calls]
+    assert kinds == ["load", "vmstat", "load", "vmstat"]  # warm-up, start, measured run, stop
+    assert "nohup timeout 670 vmstat -n 1" in calls[1]
+    assert calls[3].startswith("kill 4242;") or calls[3].startswith("kill 4242 ")
+    raw = tmp_path / "raw" / f"{plan['cell_id']}.vmstat.txt"
+    assert raw.read_text(encoding="utf-8") == read_data("vmstat", "vmstat-during-wrk.txt")
+    loadgen = cell["system"]["loadgen"]
+    assert loadgen["samples"] == 9
+    assert loadgen["cpu_idle"] == pytest.approx(round((0 + 0 + 0 + 19 + 7 + 6 + 2 + 0 + 1) / 9, 2))
+    assert cell["system"]["target"] == loadgen  # loopback: one host
+
+
+def test_network_mode_without_a_target_executor_has_no_target_stats(tmp_path: Path) -> None:
+    cell, _ = measure(one_plan(AB_PLAN), tmp_path, FakeLoadgen(read_data("ab", "normal.txt")), NETWORK)
+    assert cell["system"]["loadgen"] is not None and cell["system"]["target"] is None
+
+
+def test_network_mode_with_a_target_executor_takes_target_stats(tmp_path: Path) -> None:
+    target_helpers = Helpers(
+        vmstat=read_data("vmstat", "vmstat-during-wrk.txt").replace(" 0  0  5\n", " 9  0  5\n")
+    )
+    target_calls: list[str] = []
+
+    def on_target(command: str) -> tuple[int, str, str]:
+        target_calls.append(command)
+        reply = target_helpers.reply(command)
+        assert reply is not None, command
+        return reply
+
+    fake = FakeLoadgen(read_data("ab", "normal.txt"))
+    cell, _ = measure(one_plan(AB_PLAN), tmp_path, fake, NETWORK, target_execute=on_target)
+    assert len(target_calls) == 2
+    assert cell["system"]["target"]["samples"] == 9
+    assert (tmp_path / "raw" / f"{cell['stack']}__ab__c50__r1.target.vmstat.txt").is_file()
+
+
+def test_vmstat_failure_is_a_note_not_a_failed_cell(tmp_path: Path) -> None:
+    fake = FakeLoadgen(read_data("ab", "normal.txt"), helpers=Helpers(fail=frozenset({"vmstat"})))
+    cell, measured = measure(one_plan(AB_PLAN), tmp_path, fake.expect(1))
+    assert measured and cell["system"] == {"loadgen": None, "target": None}
+    assert any(n.startswith("vmstat did not start") for n in cell["notes"])

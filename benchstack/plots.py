@@ -1,0 +1,115 @@
+"""PNG plots of a run (matplotlib, Agg backend, imported here only): throughput vs concurrency, latency
+percentiles and error rate, per stack. Each function returns the files it wrote under ``<run>/plots/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchstack.report import groups_of, tool_label
+from benchstack.stats import summarize
+
+PLOTS_DIR = "plots"
+PERCENTILE_KEYS = ("p50", "p75", "p90", "p99")
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _median(values: list[Any]) -> float | None:
+    s = summarize(values)
+    return s.median if s else None
+
+
+def _by_tool(cells: list[dict[str, Any]]) -> dict[str, dict[tuple[str, int], list[dict[str, Any]]]]:
+    """tool label -> (stack, concurrency) -> cells."""
+    out: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = {}
+    for (stack, tool, keepalive, conc), group in groups_of(cells).items():
+        out.setdefault(tool_label(tool, keepalive), {})[(stack, conc)] = group
+    return out
+
+
+def _slug(label: str) -> str:
+    return label.replace(" -", "-").replace(" ", "-")
+
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def throughput_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
+    """Median req/s vs concurrency, one line per stack (min-max as error bars), one plot per tool."""
+    plt = _pyplot()
+    paths = []
+    for label, groups in _by_tool(cells).items():
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for stack in sorted({s for s, _ in groups}):
+            points = sorted(
+                (c, summarize([x.get("rps") for x in g])) for (s, c), g in groups.items() if s == stack
+            )
+            xs = [c for c, s in points if s]
+            med = [s.median for _, s in points if s]
+            low = [s.median - s.min for _, s in points if s]
+            high = [s.max - s.median for _, s in points if s]
+            ax.errorbar(xs, med, yerr=[low, high], marker="o", capsize=3, label=stack)
+        ax.set(title=f"Throughput ({label})", xlabel="concurrency", ylabel="req/s (median, min-max)")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+        paths.append(_save(plt, fig, run_dir / PLOTS_DIR / f"throughput-{_slug(label)}.png"))
+    return paths
+
+
+def latency_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
+    """Median p50/p75/p90/p99 latency per stack and concurrency, grouped bars, one plot per tool."""
+    plt = _pyplot()
+    paths = []
+    for label, groups in _by_tool(cells).items():
+        keys = sorted(groups)
+        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(keys) + 2), 4))
+        width = 0.8 / len(PERCENTILE_KEYS)
+        for i, pk in enumerate(PERCENTILE_KEYS):
+            values = [_median([(c.get("latency_ms") or {}).get(pk) for c in groups[k]]) for k in keys]
+            xs = [j + i * width for j in range(len(keys))]
+            ax.bar(xs, [v or 0 for v in values], width=width, label=pk)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))])
+        ax.set_xticklabels([f"{s}\nc{c}" for s, c in keys], fontsize="small")
+        ax.set(title=f"Latency percentiles ({label})", ylabel="ms (median over repetitions)")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize="small")
+        paths.append(_save(plt, fig, run_dir / PLOTS_DIR / f"latency-{_slug(label)}.png"))
+    return paths
+
+
+def error_plot(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
+    """Mean error rate per load point, one bar each."""
+    plt = _pyplot()
+    groups = groups_of(cells)
+    keys = list(groups)
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(keys) + 2), 4))
+    rates = [100 * sum(float(c.get("error_rate") or 0) for c in g) / len(g) for g in groups.values()]
+    ax.bar(range(len(keys)), rates, color="tab:red")
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels([f"{s}\n{tool_label(t, k)} c{c}" for s, t, k, c in keys], fontsize="small")
+    ax.set(title="Error rate (incl. requests over the threshold)", ylabel="% of requests (mean)")
+    ax.set_ylim(0, max(1.0, max(rates, default=0) * 1.2))
+    ax.grid(True, axis="y", alpha=0.3)
+    return [_save(plt, fig, run_dir / PLOTS_DIR / "error-rate.png")]
+
+
+def write_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
+    """Every plot of the run; needs matplotlib."""
+    if not cells:
+        return []
+    return throughput_plots(cells, run_dir) + latency_plots(cells, run_dir) + error_plot(cells, run_dir)

@@ -1,0 +1,51 @@
+"""Action: the extra cells (next repetitions of noisy load points) a run still needs, for benchmark.yml.
+
+Thin: it loads the experiment and asks ``benchstack.repetitions.extra_cells``; the playbook measures what it
+returns with bench_cell and asks again, at most ``load.max_repetitions - load.repetitions`` times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from benchstack.experiment import ExperimentError, load_experiment
+from benchstack.repetitions import extra_cells
+
+DOCUMENTATION = """
+module: bench_extra_cells
+short_description: List the extra repetitions a bench-stack run needs
+options:
+  run_dir: {description: Run folder on the controller., type: path, required: true}
+  experiment:
+    description: Path of the experiment file (the bench_experiment lookup's source).
+    type: path
+    required: true
+"""
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("run_dir", "experiment"))
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        missing = [k for k in sorted(self._VALID_ARGS) if not args.get(k)]
+        if missing:
+            raise AnsibleActionFail(f"bench_extra_cells: missing arguments: {', '.join(missing)}")
+        if self._task.check_mode:
+            # Nothing was measured in check mode, so nothing can be noisy.
+            result.update(changed=False, cells=[])
+            return result
+        try:
+            exp = load_experiment(args["experiment"])
+        except ExperimentError as exc:
+            raise AnsibleActionFail(str(exc)) from exc
+        cells = [asdict(c) for c in extra_cells(Path(args["run_dir"]), exp)]
+        result.update(changed=False, cells=cells)
+        return result
