@@ -54,7 +54,26 @@ def throughput_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     paths = []
     for label, groups in _by_tool(cells).items():
         fig, ax = plt.subplots(figsize=(7, 4))
-        for stack in sorted({s for s, _ in groups}):
+        stacks = sorted({s for s, _ in groups})
+        levels = sorted({c for _, c in groups})
+        if len(levels) == 1:
+            # One load point: a line over a single x value says nothing; compare stacks side by side.
+            summaries = [summarize([x.get("rps") for x in groups[(s, levels[0])]]) for s in stacks]
+            kept = [(s, m) for s, m in zip(stacks, summaries, strict=True) if m]
+            ax.bar(
+                range(len(kept)),
+                [m.median for _, m in kept],
+                yerr=[[m.median - m.min for _, m in kept], [m.max - m.median for _, m in kept]],
+                capsize=3,
+                color="tab:blue",
+            )
+            ax.set_xticks(range(len(kept)), [s for s, _ in kept], rotation=20, ha="right", fontsize="small")
+            ax.set(title=f"Throughput ({label}, concurrency {levels[0]})", ylabel="req/s (median, min-max)")
+            ax.set_ylim(bottom=0)
+            ax.grid(True, axis="y", alpha=0.3)
+            paths.append(_save(plt, fig, run_dir / PLOTS_DIR / f"throughput-{_slug(label)}.png"))
+            continue
+        for stack in stacks:
             points = sorted(
                 (c, summarize([x.get("rps") for x in g])) for (s, c), g in groups.items() if s == stack
             )

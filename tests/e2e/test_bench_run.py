@@ -64,6 +64,16 @@ def test_every_cell_of_the_experiment_is_stored_and_valid(run: tuple[Path, str, 
     assert cli_main(["validate", str(run_dir)]) == 0
 
 
+def test_repetitions_give_a_median_with_spread(run: tuple[Path, str, str]) -> None:
+    run_dir, _, _ = run
+    report = (run_dir / "report.md").read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| sinatra-thin-x1 | wrk |"))
+    cols = [c.strip() for c in row.strip("|").split("|")]
+    assert cols[3] == "3"  # n repetitions
+    low, high = (float(x) for x in cols[5].split("–"))
+    assert low <= float(cols[4]) <= high
+
+
 def test_every_cell_measured_real_traffic_without_errors(run: tuple[Path, str, str]) -> None:
     run_dir, _, _ = run
     for cell in load_cells(run_dir):
@@ -103,6 +113,11 @@ def test_report_lists_every_stack_and_is_printed(run: tuple[Path, str, str]) -> 
         assert f"| {stack} | wrk |" in report
         assert f"| {stack} | wrk |" in first
     assert (run_dir / "cells.csv").exists()
+    page = (run_dir / "report.html").read_text()
+    pngs = sorted((run_dir / "plots").glob("*.png"))
+    assert len(pngs) >= 3
+    assert page.count("data:image/png;base64,") == len(pngs)
+    assert "report.html" in first
 
 
 def test_rerun_resumes_without_measuring_again(run: tuple[Path, str, str]) -> None:

@@ -138,3 +138,15 @@ def test_write_report_writes_a_self_contained_html_with_png_plots(tmp_path: Path
     assert 'src="http' not in page and "<link" not in page  # nothing to fetch
     assert page.count('<tr class="noisy">') == 2  # the ab rows: 1000 vs 1300 req/s, CV 18.9 %
     assert "<td>a-stack</td><td>wrk</td>" in page
+
+
+def test_throughput_plot_draws_lines_over_several_concurrency_levels(tmp_path: Path) -> None:
+    from benchstack.plots import throughput_plots
+
+    cells = [
+        {**cell("ab", "normal.txt", "a-stack", 1, requests=2000), "concurrency": level, "rps": 100.0 * level}
+        for level in (10, 50)
+    ]
+    [path] = throughput_plots(cells, tmp_path)
+    assert path.name == "throughput-ab.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
