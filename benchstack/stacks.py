@@ -38,8 +38,12 @@ APP_KINDS: dict[str, dict[str, Any]] = {
 _WORKERS = (int, 1, 64, 2)
 _MAX_REQUESTS = (int, 0, 10_000_000, 0)
 SERVER_KINDS: dict[str, dict[str, Any]] = {
-    # kind -> runtime, apps it serves, binds it supports, protocol it speaks to a front, typed options.
-    "thin": {"runtime": "ruby", "apps": ["sinatra"], "options": {}},
+    # kind -> runtime, apps it serves, binds it supports, protocol it speaks to a front, typed options, and
+    # upstream_keepalive: whether a front should keep idle connections to it. Only servers that keep
+    # connections open longer than the front's pool timeout qualify: unicorn and gunicorn (sync) close after
+    # every response, WEBrick closes idle ones after 2 s (a pool would race those closes into 502s), and a
+    # prefork worker (Starman, php-fpm) would sit on one idle pooled connection while others wait.
+    "thin": {"runtime": "ruby", "apps": ["sinatra"], "upstream_keepalive": True, "options": {}},
     # rackup's WEBrick handler only listens on TCP.
     "webrick": {"runtime": "ruby", "apps": ["sinatra"], "binds": ["tcp"], "options": {}},
     "unicorn": {
@@ -51,6 +55,7 @@ SERVER_KINDS: dict[str, dict[str, Any]] = {
     "puma": {
         "runtime": "ruby",
         "apps": ["sinatra"],
+        "upstream_keepalive": True,
         "options": {
             "workers": (int, 0, 64, 0),
             "threads": (int, 1, 256, 5),
@@ -67,7 +72,12 @@ SERVER_KINDS: dict[str, dict[str, Any]] = {
         "apps": ["wsgi"],
         "options": {"workers": _WORKERS, "max_requests": _MAX_REQUESTS},
     },
-    "uvicorn": {"runtime": "python", "apps": ["asgi"], "options": {"workers": (int, 1, 64, 1)}},
+    "uvicorn": {
+        "runtime": "python",
+        "apps": ["asgi"],
+        "upstream_keepalive": True,
+        "options": {"workers": (int, 1, 64, 1)},
+    },
     # php-fpm speaks FastCGI, so it always sits behind a front.
     "php-fpm": {
         "runtime": "php",
@@ -85,7 +95,7 @@ UNAVAILABLE_SERVER_KINDS: dict[str, str] = {
 }
 SERVER_COMMON_KEYS = {"kind", "instances", "bind", "port_base"}
 # Keys normalize_stack derives itself (normalizing a normalized stack gives the same stack).
-SERVER_DERIVED_KEYS = {"unit", "protocol"}
+SERVER_DERIVED_KEYS = {"unit", "protocol", "upstream_keepalive"}
 FRONT_KINDS = ("none", "nginx")
 FRONT_PROFILES = ("stock", "tuned")
 BINDS = ("unix", "tcp")
@@ -176,6 +186,7 @@ def normalize_stack(
     if bind not in binds:
         raise _err(name, "server.bind", f"{skind} listens on {' or '.join(binds)} only, not {bind}")
     server["protocol"] = spec.get("protocol", "http")
+    server["upstream_keepalive"] = spec.get("upstream_keepalive", False)
     if server["protocol"] != "http" and front["kind"] == "none":
         raise _err(name, "front.kind", f"{skind} speaks {server['protocol']}, not HTTP: it needs a front")
     _server_options(name, server, spec["options"])

@@ -493,3 +493,22 @@ def test_fastcgi_instance_checks_name_the_script_and_the_uri() -> None:
         "uri": "/hello/bar",
     }
     assert checks[1]["body"] == "Hello bar!"
+
+
+@pytest.mark.parametrize(
+    ("kind", "app", "keepalive"),
+    [
+        ("thin", "sinatra", True),
+        ("puma", "sinatra", True),
+        ("uvicorn", "asgi", True),
+        ("webrick", "sinatra", False),
+        ("unicorn", "sinatra", False),
+        ("gunicorn", "wsgi", False),
+        ("starman", "psgi", False),
+        ("php-fpm", "php", False),
+    ],
+)
+def test_a_front_keeps_idle_connections_only_to_servers_that_keep_them_longer(
+    kind: str, app: str, keepalive: bool
+) -> None:
+    assert normalize_stack(server_stack(kind, app))["server"]["upstream_keepalive"] is keepalive
