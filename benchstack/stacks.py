@@ -11,23 +11,91 @@ import copy
 import re
 from typing import Any
 
+
+def _hello_checks(kind: str) -> list[dict[str, str]]:
+    return [
+        {"path": "/", "body": f"Hello World! I am {kind}!"},
+        {"path": "/hello/bar", "body": "Hello bar!"},
+    ]
+
+
 APP_KINDS: dict[str, dict[str, Any]] = {
-    # kind -> runtime it needs and the answers every deployment of it must give.
-    "sinatra": {
-        "runtime": "ruby",
-        "checks": [
-            {"path": "/", "body": "Hello World! I am sinatra!"},
-            {"path": "/hello/bar", "body": "Hello bar!"},
-        ],
-    },
+    # kind -> runtime it needs, the file a user-supplied app dir must hold, and the answers every
+    # deployment of it must give. Every hello app answers GET / and GET /hello/:name like the Sinatra app.
+    "sinatra": {"runtime": "ruby", "entry": "config.ru", "checks": _hello_checks("sinatra")},
+    "psgi": {"runtime": "perl", "entry": "app.psgi", "checks": _hello_checks("psgi")},
+    "wsgi": {"runtime": "python", "entry": "app.py", "checks": _hello_checks("wsgi")},
+    "asgi": {"runtime": "python", "entry": "app.py", "checks": _hello_checks("asgi")},
+    "php": {"runtime": "php", "entry": "index.php", "checks": _hello_checks("php")},
     "static": {
         "runtime": "none",
+        "entry": "index.html",
         "checks": [{"path": "/index.html", "body": "Hello World! I am static!\n"}],
     },
 }
+
+# Typed server options: name -> (type, minimum, maximum, default). Integers are bounded; bools are bools.
+_WORKERS = (int, 1, 64, 2)
+_MAX_REQUESTS = (int, 0, 10_000_000, 0)
 SERVER_KINDS: dict[str, dict[str, Any]] = {
-    "thin": {"runtime": "ruby", "apps": ["sinatra"]},
+    # kind -> runtime, apps it serves, binds it supports, protocol it speaks to a front, typed options, and
+    # upstream_keepalive: whether a front should keep idle connections to it. Only servers that keep
+    # connections open longer than the front's pool timeout qualify: unicorn and gunicorn (sync) close after
+    # every response, WEBrick closes idle ones after 2 s (a pool would race those closes into 502s), and a
+    # prefork worker (Starman, php-fpm) would sit on one idle pooled connection while others wait.
+    "thin": {"runtime": "ruby", "apps": ["sinatra"], "upstream_keepalive": True, "options": {}},
+    # rackup's WEBrick handler only listens on TCP.
+    "webrick": {"runtime": "ruby", "apps": ["sinatra"], "binds": ["tcp"], "options": {}},
+    "unicorn": {
+        "runtime": "ruby",
+        "apps": ["sinatra"],
+        "options": {"workers": _WORKERS, "preload": (bool, None, None, True)},
+    },
+    # workers 0 is puma's single mode (one process, `threads` threads).
+    "puma": {
+        "runtime": "ruby",
+        "apps": ["sinatra"],
+        "upstream_keepalive": True,
+        "options": {
+            "workers": (int, 0, 64, 0),
+            "threads": (int, 1, 256, 5),
+            "preload": (bool, None, None, False),
+        },
+    },
+    "starman": {
+        "runtime": "perl",
+        "apps": ["psgi"],
+        "options": {"workers": _WORKERS, "max_requests": (int, 1, 10_000_000, 1000)},
+    },
+    "gunicorn": {
+        "runtime": "python",
+        "apps": ["wsgi"],
+        "options": {"workers": _WORKERS, "max_requests": _MAX_REQUESTS},
+    },
+    "uvicorn": {
+        "runtime": "python",
+        "apps": ["asgi"],
+        "upstream_keepalive": True,
+        "options": {"workers": (int, 1, 64, 1)},
+    },
+    # php-fpm speaks FastCGI, so it always sits behind a front.
+    "php-fpm": {
+        "runtime": "php",
+        "apps": ["php"],
+        "protocol": "fastcgi",
+        "options": {"workers": _WORKERS, "max_requests": _MAX_REQUESTS},
+    },
 }
+# Server kinds that are known but cannot be installed by bench-stack yet, with the reason.
+UNAVAILABLE_SERVER_KINDS: dict[str, str] = {
+    "starlet": (
+        "the Starlet-style Ruby server needs the gems pico_http_parser and prefork_engine, which have no "
+        "distro package and cannot be fetched offline; not supported yet (use starman, its Perl peer)"
+    ),
+}
+SERVER_COMMON_KEYS = {"kind", "instances", "bind", "port_base"}
+# Keys normalize_stack derives itself (normalizing a normalized stack gives the same stack).
+SERVER_DERIVED_KEYS = {"unit", "protocol", "upstream_keepalive"}
 FRONT_KINDS = ("none", "nginx")
 FRONT_PROFILES = ("stock", "tuned")
 BINDS = ("unix", "tcp")
@@ -72,7 +140,10 @@ def normalize_stack(
     kind = app.get("kind")
     if kind not in APP_KINDS:
         raise _err(name, "app.kind", f"must be one of {', '.join(APP_KINDS)}, not {kind!r}")
-    app.setdefault("dir", f"{app_root}/{kind}")
+    app_dir = app.setdefault("dir", f"{app_root}/{kind}")
+    if not isinstance(app_dir, str) or not app_dir.startswith("/") or ".." in app_dir.split("/"):
+        raise _err(name, "app.dir", f"must be an absolute path on the target, not {app_dir!r}")
+    app["entry"] = APP_KINDS[kind]["entry"]
     app.setdefault("checks", copy.deepcopy(APP_KINDS[kind]["checks"]))
     runtime = _mapping(s, "runtime", {"kind": APP_KINDS[kind]["runtime"]})
     if runtime.get("kind") != APP_KINDS[kind]["runtime"]:
@@ -98,6 +169,8 @@ def normalize_stack(
     if not isinstance(server, dict):
         raise _err(name, "server", f"app {kind} needs an app server (one of {', '.join(SERVER_KINDS)})")
     skind = server.get("kind")
+    if skind in UNAVAILABLE_SERVER_KINDS:
+        raise _err(name, "server.kind", f"{skind}: {UNAVAILABLE_SERVER_KINDS[skind]}")
     if skind not in SERVER_KINDS:
         raise _err(name, "server.kind", f"must be one of {', '.join(SERVER_KINDS)}, not {skind!r}")
     if kind not in SERVER_KINDS[skind]["apps"]:
@@ -105,9 +178,18 @@ def normalize_stack(
     instances = server.setdefault("instances", 1)
     if not isinstance(instances, int) or isinstance(instances, bool) or not 1 <= instances <= MAX_INSTANCES:
         raise _err(name, "server.instances", f"must be an integer from 1 to {MAX_INSTANCES}")
-    bind = server.setdefault("bind", "tcp" if front["kind"] == "none" else "unix")
+    spec = SERVER_KINDS[skind]
+    binds = spec.get("binds", list(BINDS))
+    bind = server.setdefault("bind", "tcp" if front["kind"] == "none" else binds[0])
     if bind not in BINDS:
         raise _err(name, "server.bind", f"must be one of {', '.join(BINDS)}, not {bind!r}")
+    if bind not in binds:
+        raise _err(name, "server.bind", f"{skind} listens on {' or '.join(binds)} only, not {bind}")
+    server["protocol"] = spec.get("protocol", "http")
+    server["upstream_keepalive"] = spec.get("upstream_keepalive", False)
+    if server["protocol"] != "http" and front["kind"] == "none":
+        raise _err(name, "front.kind", f"{skind} speaks {server['protocol']}, not HTTP: it needs a front")
+    _server_options(name, server, spec["options"])
     if front["kind"] == "none" and (instances != 1 or bind != "tcp"):
         raise _err(
             name, "server", "without a front, the server is one instance bound to TCP on the stack port"
@@ -143,6 +225,25 @@ def normalize_stack(
     return s
 
 
+def _server_options(name: str, server: dict[str, Any], options: dict[str, tuple[Any, ...]]) -> None:
+    """Check the server's own options against its kind's typed options and fill in their defaults."""
+    allowed = SERVER_COMMON_KEYS | set(options)
+    unknown = sorted(set(server) - allowed - SERVER_DERIVED_KEYS, key=str)
+    if unknown:
+        raise _err(
+            name,
+            f"server.{unknown[0]}",
+            f"unknown option of {server['kind']} (allowed: {', '.join(sorted(allowed))})",
+        )
+    for key, (typ, lo, hi, default) in options.items():
+        value = server.setdefault(key, default)
+        if typ is bool:
+            if not isinstance(value, bool):
+                raise _err(name, f"server.{key}", f"must be true or false, not {value!r}")
+        elif not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            raise _err(name, f"server.{key}", f"must be an integer from {lo} to {hi}, not {value!r}")
+
+
 def normalize_stacks(
     stacks: list[dict[str, Any]], run_root: str = "/run/bench-stack", app_root: str = "/opt/bench-stack/apps"
 ) -> list[dict[str, Any]]:
@@ -164,23 +265,35 @@ def normalize_stacks(
     return out
 
 
-GEMS_BY_APP: dict[str, list[str]] = {"sinatra": ["rack", "sinatra"], "static": []}
-GEMS_BY_SERVER: dict[str, list[str]] = {"thin": ["thin"]}
+GEMS_BY_APP: dict[str, list[str]] = {"sinatra": ["rack", "sinatra"]}
+GEMS_BY_SERVER: dict[str, list[str]] = {
+    "thin": ["thin"],
+    "webrick": ["webrick"],
+    "unicorn": ["unicorn"],
+    "puma": ["puma"],
+}
+# Python packages (installed into the python role's venv) each server kind needs.
+PIP_BY_SERVER: dict[str, list[str]] = {"gunicorn": ["gunicorn"], "uvicorn": ["uvicorn"]}
 
 
 def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
     """What a target must have installed for these stacks: runtimes, gems, apps, fronts."""
     norm = normalize_stacks(stacks)
     gems: list[str] = []
+    pips: list[str] = []
     for s in norm:
-        for gem in GEMS_BY_APP[s["app"]["kind"]] + (
-            GEMS_BY_SERVER[s["server"]["kind"]] if s["server"] else []
+        for pkg in PIP_BY_SERVER.get(s["server"]["kind"], []) if s["server"] else []:
+            if pkg not in pips:
+                pips.append(pkg)
+        for gem in GEMS_BY_APP.get(s["app"]["kind"], []) + (
+            GEMS_BY_SERVER.get(s["server"]["kind"], []) if s["server"] else []
         ):
             if gem not in gems:
                 gems.append(gem)
     return {
         "runtimes": sorted({s["runtime"]["kind"] for s in norm} - {"none"}),
         "ruby_gems": gems,
+        "python_packages": pips,
         "app_kinds": sorted({s["app"]["kind"] for s in norm}),
         "fronts": sorted({s["front"]["kind"] for s in norm} - {"none"}),
         "servers": sorted({s["server"]["kind"] for s in norm if s["server"]}),
@@ -199,15 +312,22 @@ def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for check in s["app"]["checks"]:
                 host = "127.0.0.1" if ep["socket"] or ep["host"] == "0.0.0.0" else ep["host"]
                 port = f":{ep['port']}" if ep["port"] else ""
-                out.append(
-                    {
-                        "stack": s["name"],
-                        "via": f"{ep['unit']} ({'unix:' + ep['socket'] if ep['socket'] else host + port})",
-                        "url": f"http://{'localhost' if ep['socket'] else host + port}{check['path']}",
-                        "unix_socket": ep["socket"],
-                        "body": check["body"],
+                item: dict[str, Any] = {
+                    "stack": s["name"],
+                    "via": f"{ep['unit']} ({'unix:' + ep['socket'] if ep['socket'] else host + port})",
+                    "url": f"http://{'localhost' if ep['socket'] else host + port}{check['path']}",
+                    "unix_socket": ep["socket"],
+                    "body": check["body"],
+                    "protocol": s["server"]["protocol"],
+                }
+                if item["protocol"] == "fastcgi":
+                    # A FastCGI server is asked as a front would: the script and the request URI.
+                    item["fastcgi"] = {
+                        "connect": ep["socket"] or f"{host}{port}",
+                        "script": f"{s['app']['dir']}/{s['app']['entry']}",
+                        "uri": check["path"],
                     }
-                )
+                out.append(item)
     return out
 
 

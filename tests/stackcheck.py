@@ -30,3 +30,66 @@ def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def endpoints(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [ep for s in normalize_stacks(stacks) for ep in s["endpoints"]]
+
+
+def ask(host: Any, check: dict[str, Any]) -> str:
+    """The body a check's server gives on the target, over HTTP (TCP or unix socket) or FastCGI."""
+    if check.get("protocol") == "fastcgi":
+        fcgi = check["fastcgi"]
+        out = host.check_output(
+            "REQUEST_METHOD=GET SCRIPT_FILENAME=%s SCRIPT_NAME=/%s REQUEST_URI=%s QUERY_STRING= "
+            "cgi-fcgi -bind -connect %s",
+            fcgi["script"],
+            fcgi["script"].rsplit("/", 1)[1],
+            fcgi["uri"],
+            fcgi["connect"],
+        )
+        headers, _, body = out.replace("\r\n", "\n").partition("\n\n")
+        assert not headers.startswith("Status:"), headers
+        return body
+    if check["unix_socket"]:
+        return host.check_output(
+            "curl -sSf --max-time 10 --unix-socket %s %s", check["unix_socket"], check["url"]
+        )
+    return host.check_output("curl -sSf --max-time 10 %s", check["url"])
+
+
+def main_pid(host: Any, unit: str) -> str:
+    return host.check_output("systemctl show -p MainPID --value %s", unit)
+
+
+def users_of(host: Any, pid: str) -> set[str]:
+    """Users of a process and all its descendants."""
+    out = host.check_output("ps -e -o pid=,ppid=,user=")
+    rows = [line.split() for line in out.splitlines()]
+    pids, users = {pid}, set()
+    changed = True
+    while changed:
+        changed = False
+        for p, pp, _user in rows:
+            if pp in pids and p not in pids:
+                pids.add(p)
+                changed = True
+    for p, _, user in rows:
+        if p in pids:
+            users.add(user)
+    return users
+
+
+def children(host: Any, pid: str) -> list[str]:
+    return host.check_output("ps -o pid= --ppid %s", pid).split()
+
+
+def kill_main_and_wait(host: Any, unit: str) -> tuple[str, str]:
+    """kill -9 the unit's main process; the new main PID once systemd restarted it (or 'none')."""
+    before = main_pid(host, unit)
+    host.run("kill -9 %s", before)
+    after = host.check_output(
+        "for i in $(seq 75); do p=$(systemctl show -p MainPID --value %s);"
+        ' [ "$p" != 0 ] && [ "$p" != %s ] && systemctl is-active -q %s && echo $p && exit 0;'
+        " sleep 0.2; done; echo none",
+        unit,
+        before,
+        unit,
+    )
+    return before, after

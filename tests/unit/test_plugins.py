@@ -146,7 +146,7 @@ def test_invalid_experiment_raises_lookup_error_naming_the_field(tmp_path: Path)
 
 def test_invalid_stack_raises_lookup_error_naming_stack_and_field(tmp_path: Path) -> None:
     data = small_experiment()
-    data["stacks"][0]["server"]["kind"] = "puma"
+    data["stacks"][0]["server"]["kind"] = "gunicorn"
     with pytest.raises(AnsibleLookupError, match=r"stack 'pool': server.kind"):
         run_lookup(str(write_experiment(tmp_path, data)))
 

@@ -140,7 +140,11 @@ def test_user_checks_are_kept() -> None:
         (lambda s: s.update(front={"kind": "caddy"}), "front.kind"),
         (lambda s: s["front"].update(profile="fast"), "front.profile"),
         (lambda s: s.pop("server"), "server"),
-        (lambda s: s["server"].update(kind="puma"), "server.kind"),
+        (lambda s: s["server"].update(kind="gunicorn"), "server.kind"),
+        (lambda s: s["server"].update(kind="mongrel"), "server.kind"),
+        (lambda s: s["server"].update(workers=2), "server.workers"),
+        (lambda s: s["app"].update(dir="relative/app"), "app.dir"),
+        (lambda s: s["app"].update(dir="/srv/../etc"), "app.dir"),
         (lambda s: s["server"].update(instances=0), "server.instances"),
         (lambda s: s["server"].update(instances=65), "server.instances"),
         (lambda s: s["server"].update(instances="2"), "server.instances"),
@@ -266,6 +270,7 @@ def test_needs_lists_runtimes_gems_apps_fronts_and_servers_once() -> None:
     assert n == {
         "runtimes": ["ruby"],
         "ruby_gems": ["rack", "sinatra", "thin"],
+        "python_packages": [],
         "app_kinds": ["sinatra", "static"],
         "fronts": ["nginx"],
         "servers": ["thin"],
@@ -276,6 +281,7 @@ def test_static_only_needs_no_runtime_and_no_gems() -> None:
     assert needs([static()]) == {
         "runtimes": [],
         "ruby_gems": [],
+        "python_packages": [],
         "app_kinds": ["static"],
         "fronts": ["nginx"],
         "servers": [],
@@ -308,6 +314,7 @@ def test_instance_checks_ask_every_pool_member_every_check() -> None:
         "url": "http://localhost/",
         "unix_socket": "/run/bench-stack/x2-1/server.sock",
         "body": "Hello World! I am sinatra!",
+        "protocol": "http",
     }
     assert checks[1]["url"] == "http://localhost/hello/bar" and checks[1]["body"] == "Hello bar!"
 
@@ -357,3 +364,151 @@ def test_checks_validate_the_stacks() -> None:
         instance_checks([thin("a", 8002), thin("a", 8003)])
     with pytest.raises(StackError):
         front_checks([thin("a", 8002), thin("a", 8003)], "h")
+
+
+# ---------------------------------------------------------------- server kinds and their options
+
+
+def server_stack(kind: str, app: str, front: str = "nginx", **server: Any) -> dict:
+    return {
+        "name": f"{app}-{kind}",
+        "port": 8101,
+        "app": {"kind": app},
+        "server": {"kind": kind, **server},
+        "front": {"kind": front},
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "app", "defaults"),
+    [
+        ("thin", "sinatra", {}),
+        ("unicorn", "sinatra", {"workers": 2, "preload": True}),
+        ("puma", "sinatra", {"workers": 0, "threads": 5, "preload": False}),
+        ("starman", "psgi", {"workers": 2, "max_requests": 1000}),
+        ("gunicorn", "wsgi", {"workers": 2, "max_requests": 0}),
+        ("uvicorn", "asgi", {"workers": 1}),
+        ("php-fpm", "php", {"workers": 2, "max_requests": 0}),
+    ],
+)
+def test_every_server_kind_gets_its_option_defaults_and_a_unix_pool(
+    kind: str, app: str, defaults: dict[str, Any]
+) -> None:
+    s = normalize_stack(server_stack(kind, app, instances=2))
+    assert {k: s["server"][k] for k in defaults} == defaults
+    assert s["server"]["bind"] == "unix"
+    assert [ep["socket"] for ep in s["endpoints"]] == [
+        f"/run/bench-stack/{app}-{kind}-1/server.sock",
+        f"/run/bench-stack/{app}-{kind}-2/server.sock",
+    ]
+
+
+def test_typed_server_options_are_kept() -> None:
+    s = normalize_stack(server_stack("puma", "sinatra", workers=2, threads=8, preload=True))
+    assert (s["server"]["workers"], s["server"]["threads"], s["server"]["preload"]) == (2, 8, True)
+
+
+@pytest.mark.parametrize(
+    ("server", "field"),
+    [
+        ({"kind": "unicorn", "workers": 0}, "server.workers"),
+        ({"kind": "unicorn", "workers": "4"}, "server.workers"),
+        ({"kind": "unicorn", "workers": True}, "server.workers"),
+        ({"kind": "unicorn", "preload": "yes"}, "server.preload"),
+        ({"kind": "puma", "threads": 0}, "server.threads"),
+        ({"kind": "puma", "workers": -1}, "server.workers"),
+        ({"kind": "unicorn", "threads": 4}, "server.threads"),
+    ],
+)
+def test_bad_server_options_name_the_field(server: dict[str, Any], field: str) -> None:
+    stack = server_stack("x", "sinatra")
+    stack["server"] = server
+    with pytest.raises(StackError, match=rf"^stack 'sinatra-x': {field}:"):
+        normalize_stack(stack)
+
+
+def test_webrick_is_tcp_only_and_says_so() -> None:
+    with pytest.raises(StackError, match=r"server.bind: webrick listens on tcp only, not unix"):
+        normalize_stack(server_stack("webrick", "sinatra", bind="unix"))
+    s = normalize_stack(server_stack("webrick", "sinatra", instances=2))
+    assert s["server"]["bind"] == "tcp"
+    assert [ep["port"] for ep in s["endpoints"]] == [21011, 21012]
+
+
+def test_webrick_serves_directly_on_the_stack_port() -> None:
+    s = normalize_stack(server_stack("webrick", "sinatra", front="none"))
+    assert s["endpoints"][0]["port"] == 8101
+
+
+def test_starlet_is_refused_as_not_available_offline() -> None:
+    with pytest.raises(StackError, match=r"server.kind: starlet: .*cannot be fetched offline"):
+        normalize_stack(server_stack("starlet", "sinatra"))
+
+
+@pytest.mark.parametrize(("kind", "app"), [("starman", "sinatra"), ("gunicorn", "asgi"), ("thin", "php")])
+def test_a_server_only_serves_its_own_app_kinds(kind: str, app: str) -> None:
+    with pytest.raises(StackError, match=rf"server.kind: {kind} cannot serve app {app}"):
+        normalize_stack(server_stack(kind, app))
+
+
+def test_php_fpm_needs_a_front() -> None:
+    with pytest.raises(StackError, match=r"front.kind: php-fpm speaks fastcgi, not HTTP"):
+        normalize_stack(server_stack("php-fpm", "php", front="none"))
+
+
+def test_normalizing_twice_gives_the_same_stack() -> None:
+    once = normalize_stack(server_stack("unicorn", "sinatra", workers=3))
+    assert normalize_stack(once) == once
+
+
+def test_a_user_app_dir_is_kept_and_names_its_entry_file() -> None:
+    stack = server_stack("gunicorn", "wsgi")
+    stack["app"]["dir"] = "/srv/my-wsgi"
+    s = normalize_stack(stack)
+    assert (s["app"]["dir"], s["app"]["entry"]) == ("/srv/my-wsgi", "app.py")
+
+
+def test_needs_lists_python_packages_per_server() -> None:
+    n = needs(
+        [
+            server_stack("gunicorn", "wsgi"),
+            {**server_stack("uvicorn", "asgi"), "name": "u", "port": 8102},
+            {**server_stack("puma", "sinatra"), "name": "p", "port": 8103},
+            {**server_stack("starman", "psgi"), "name": "s", "port": 8104},
+            {**server_stack("php-fpm", "php"), "name": "f", "port": 8105},
+        ]
+    )
+    assert n["python_packages"] == ["gunicorn", "uvicorn"]
+    assert n["ruby_gems"] == ["rack", "sinatra", "puma"]
+    assert n["runtimes"] == ["perl", "php", "python", "ruby"]
+    assert n["servers"] == ["gunicorn", "php-fpm", "puma", "starman", "uvicorn"]
+
+
+def test_fastcgi_instance_checks_name_the_script_and_the_uri() -> None:
+    checks = instance_checks([server_stack("php-fpm", "php", bind="tcp")])
+    assert checks[1]["protocol"] == "fastcgi"
+    assert checks[1]["fastcgi"] == {
+        "connect": "127.0.0.1:21011",
+        "script": "/opt/bench-stack/apps/php/index.php",
+        "uri": "/hello/bar",
+    }
+    assert checks[1]["body"] == "Hello bar!"
+
+
+@pytest.mark.parametrize(
+    ("kind", "app", "keepalive"),
+    [
+        ("thin", "sinatra", True),
+        ("puma", "sinatra", True),
+        ("uvicorn", "asgi", True),
+        ("webrick", "sinatra", False),
+        ("unicorn", "sinatra", False),
+        ("gunicorn", "wsgi", False),
+        ("starman", "psgi", False),
+        ("php-fpm", "php", False),
+    ],
+)
+def test_a_front_keeps_idle_connections_only_to_servers_that_keep_them_longer(
+    kind: str, app: str, keepalive: bool
+) -> None:
+    assert normalize_stack(server_stack(kind, app))["server"]["upstream_keepalive"] is keepalive

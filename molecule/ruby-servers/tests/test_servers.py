@@ -1,0 +1,90 @@
+"""Every Ruby server kind, checked from outside: through nginx and directly, every instance, units run by
+the benchmark user with the typed options in effect, restart after kill -9 of the master."""
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from stackcheck import (
+    ask,
+    children,
+    endpoints,
+    front_checks,
+    instance_checks,
+    kill_main_and_wait,
+    main_pid,
+    users_of,
+)
+from testinfra.host import Host
+
+from benchstack.experiment import load_experiment
+from benchstack.stacks import normalize_stacks
+
+STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
+BY_NAME = {s["name"]: s for s in normalize_stacks(STACKS)}
+
+
+@pytest.mark.parametrize("check", front_checks(STACKS), ids=lambda c: f"{c['stack']}{c['path']}")
+def test_every_stack_answers_through_its_front(host: Host, check: dict[str, Any]) -> None:
+    out = host.check_output("curl -sS --max-time 10 -w '\\n%%{http_code}' %s", check["url"])
+    body, status = out.rsplit("\n", 1)
+    assert (status, body) == ("200", check["body"])
+
+
+@pytest.mark.parametrize("check", instance_checks(STACKS), ids=lambda c: f"{c['via']}{c['path']}")
+def test_every_instance_answers_on_its_own(host: Host, check: dict[str, Any]) -> None:
+    assert ask(host, check) == check["body"]
+
+
+@pytest.mark.parametrize("ep", endpoints(STACKS), ids=lambda e: e["unit"])
+def test_every_instance_is_an_active_unit_whose_processes_all_run_as_the_benchmark_user(
+    host: Host, ep: dict[str, Any]
+) -> None:
+    assert host.service(ep["unit"]).is_running
+    assert host.service(ep["unit"]).is_enabled
+    pid = main_pid(host, ep["unit"])
+    assert pid != "0"
+    assert users_of(host, pid) == {"bench"}
+
+
+@pytest.mark.parametrize(
+    ("stack", "workers"),
+    [("sinatra-unicorn-x2", 2), ("sinatra-puma-unix", 2), ("user-sinatra-unicorn", 1)],
+)
+def test_the_master_runs_the_configured_number_of_workers(host: Host, stack: str, workers: int) -> None:
+    for ep in BY_NAME[stack]["endpoints"]:
+        assert len(children(host, main_pid(host, ep["unit"]))) == workers
+
+
+def test_unicorn_and_puma_configs_carry_the_typed_options(host: Host) -> None:
+    unicorn = host.file("/etc/bench-stack/units/sinatra-unicorn-x2-2.unicorn.rb").content_string
+    assert "worker_processes 2\npreload_app true\n" in unicorn
+    assert 'listen "/run/bench-stack/sinatra-unicorn-x2-2/server.sock"' in unicorn
+    puma = host.file("/etc/bench-stack/units/sinatra-puma-tcp-x2-1.puma.rb").content_string
+    assert "workers 0\nthreads 4, 4\n" in puma
+    assert 'bind "tcp://127.0.0.1:' in puma
+    assert "preload_app!" in host.file("/etc/bench-stack/units/sinatra-puma-unix-1.puma.rb").content_string
+
+
+def test_webrick_without_front_listens_on_the_stack_port(host: Host) -> None:
+    assert host.socket("tcp://0.0.0.0:8201").is_listening
+
+
+@pytest.mark.parametrize(
+    "stack", ["sinatra-webrick", "sinatra-unicorn-x2", "sinatra-puma-unix", "sinatra-puma-tcp-x2"]
+)
+def test_a_killed_master_comes_back_and_serves(host: Host, stack: str) -> None:
+    s = BY_NAME[stack]
+    ep = s["endpoints"][-1]
+    before, after = kill_main_and_wait(host, ep["unit"])
+    assert after not in ("none", before)
+    check = next(c for c in instance_checks([s]) if c["via"].startswith(ep["unit"]) and c["path"] == "/")
+    for _ in range(50):
+        try:
+            assert ask(host, check) == check["body"]
+            break
+        except AssertionError:
+            time.sleep(0.2)
+    else:
+        pytest.fail(f"{ep['unit']} did not answer after its restart")
