@@ -242,6 +242,13 @@ def measure_cell(
         parsed = parse(plan["tool"], raw)
     except ValueError as exc:
         raise CellFailed(f"{plan['cell_id']}: {exc} (exit code {rc}; raw output in {raw_rel})") from exc
+    if parsed.requests_completed == 0 and parsed.error_count == 0:
+        # Nothing completed and nothing failed: the stack hung (e.g. workers stuck on idle keep-alive
+        # connections). A 0 req/s cell with no errors would read as a clean result; stop instead.
+        raise CellFailed(
+            f"{plan['cell_id']}: {plan['tool']} completed no request and counted no error; "
+            f"the stack did not answer within the run (raw output in {raw_rel})"
+        )
     if parsed.tool_version is None and tool_version:
         parsed.tool_version = tool_version
     if threshold:

@@ -281,6 +281,20 @@ def test_connect_refused_fails_the_cell_naming_the_raw_file(tmp_path: Path, tool
     assert not (tmp_path / "cells" / f"{p['cell_id']}.json").exists()
 
 
+def test_a_hung_stack_that_completed_nothing_and_failed_nothing_fails_the_cell(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN)
+    with pytest.raises(CellFailed, match=r"completed no request and counted no error"):
+        measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "hung-server.txt")).expect(1))
+    assert not (tmp_path / "cells").exists()
+
+
+def test_a_cell_where_every_request_failed_is_stored_with_its_errors(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN)
+    cell, measured = measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "read-errors.txt")).expect(1))
+    assert measured and cell["requests_completed"] == 0
+    assert cell["errors"]["read"] > 0 and cell["error_rate"] == 1.0
+
+
 def test_failed_cell_is_measured_again_on_a_rerun(tmp_path: Path) -> None:
     plan = one_plan(AB_PLAN)
     with pytest.raises(CellFailed):
