@@ -37,7 +37,11 @@ BINDS = ("unix", "tcp")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 TOP_KEYS = {"name", "description", "stacks", "load"}
-LOAD_KEYS = {"path", "threshold_ms", "warmup", "repetitions", "max_repetitions", "max_cv", "plans"}
+LOAD_KEYS = {"path", "threshold_ms", "warmup", "pause_s", "repetitions", "max_repetitions", "max_cv", "plans"}
+# Seconds between a cell's warm-up and its measurement by default: closed connections leave TIME_WAIT and
+# the servers finish their backlog, so the measurement does not start on the warm-up's tail.
+DEFAULT_PAUSE_S = 1
+MAX_PAUSE_S = 60
 PLAN_KEYS = {"tool", "concurrency", "requests", "duration_s", "threads", "keepalive", "timeout_s"}
 WARMUP_KEYS = {"requests", "duration_s"}
 
@@ -70,6 +74,7 @@ class CellPlan:
     path: str
     threshold_ms: float | None
     warmup: dict[str, int] | None
+    pause_s: float = DEFAULT_PAUSE_S
 
 
 @dataclass
@@ -177,6 +182,9 @@ def _validate_load(load: object) -> list[str]:
     threshold = load.get("threshold_ms")
     if threshold is not None and (not _is_num(threshold) or threshold <= 0):
         problems.append(f"load.threshold_ms: must be a positive number of milliseconds, not {threshold!r}")
+    pause = load.get("pause_s", DEFAULT_PAUSE_S)
+    if not _is_num(pause) or not 0 <= pause <= MAX_PAUSE_S:
+        problems.append(f"load.pause_s: must be a number of seconds from 0 to {MAX_PAUSE_S}, not {pause!r}")
     reps_ok = _bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
     if "max_repetitions" in load:
         cap = load["max_repetitions"]
@@ -304,6 +312,7 @@ def experiment_from_dict(data: object, source: str | None = None) -> Experiment:
     load.setdefault("path", "/")
     load.setdefault("threshold_ms", None)
     load.setdefault("warmup", None)
+    load.setdefault("pause_s", DEFAULT_PAUSE_S)
     load.setdefault("repetitions", 1)
     load.setdefault("max_repetitions", load["repetitions"])
     load.setdefault("max_cv", DEFAULT_MAX_CV)
@@ -370,6 +379,7 @@ def cell_plan(
         path=stack.get("path", load["path"]),
         threshold_ms=load["threshold_ms"],
         warmup=load["warmup"],
+        pause_s=load["pause_s"],
     )
 
 

@@ -169,6 +169,7 @@ def measure_cell(
     experiment: str,
     tool_version: str | None = None,
     target_execute: Executor | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
@@ -183,6 +184,8 @@ def measure_cell(
         # A wrk warm-up runs for its own duration; an ab warm-up is bounded like any ab run.
         warm_s = plan["warmup"].get("duration_s") if warm[0] == "wrk" else None
         execute(_bounded(warm, _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})))
+    if plan.get("pause_s"):
+        sleep(float(plan["pause_s"]))
     threshold = plan.get("threshold_ms")
     notes: list[str] = []
     gnuplot_file = script = None

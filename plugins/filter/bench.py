@@ -6,6 +6,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
+from benchstack.capacity import capacity_warnings
 from benchstack.stacks import StackError, front_checks, instance_checks, needs, normalize_stacks
 
 
@@ -43,6 +44,13 @@ def bench_front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def bench_capacity_warnings(
+    cells: list[dict[str, Any]], target: dict[str, Any] | None, loadgen: dict[str, Any] | None
+) -> list[str]:
+    """Warnings when the experiment's connection counts exceed the hosts' backlog or open-files limits."""
+    return capacity_warnings(cells, target, loadgen)
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -50,4 +58,5 @@ class FilterModule:
             "bench_stack_needs": bench_stack_needs,
             "bench_instance_checks": bench_instance_checks,
             "bench_front_checks": bench_front_checks,
+            "bench_capacity_warnings": bench_capacity_warnings,
         }

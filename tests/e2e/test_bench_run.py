@@ -106,6 +106,7 @@ def test_run_json_fingerprints_the_host(run: tuple[Path, str, str]) -> None:
     assert fp["distribution"].startswith("Debian")
     assert "nginx" in fp["packages"] and "thin" in fp["packages"]
     assert "net.core.somaxconn" in fp["sysctls"]
+    assert len(fp["config_sha256"]["/etc/nginx/conf.d/bench-stack.conf"]) == 64
 
 
 def test_report_lists_every_stack_and_is_printed(run: tuple[Path, str, str]) -> None:

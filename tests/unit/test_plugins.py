@@ -179,13 +179,21 @@ def stack(**over: Any) -> dict[str, Any]:
     return s
 
 
-def test_filter_module_exposes_the_four_filters() -> None:
+def test_filter_module_exposes_its_filters() -> None:
     assert set(filters.FilterModule().filters()) == {
         "bench_stacks",
         "bench_stack_needs",
         "bench_instance_checks",
         "bench_front_checks",
+        "bench_capacity_warnings",
     }
+
+
+def test_capacity_filter_warns_from_fingerprints() -> None:
+    f = filters.FilterModule().filters()["bench_capacity_warnings"]
+    fp = {"sysctls": {"net.core.somaxconn": "64"}, "nofile_limit": "65536"}
+    assert f([{"concurrency": 100}], fp, fp) != []
+    assert f([{"concurrency": 10}], fp, fp) == []
 
 
 def test_bench_stacks_filter_derives_endpoints_and_honours_its_roots() -> None:

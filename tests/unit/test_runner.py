@@ -74,6 +74,7 @@ class FakeLoadgen:
 def measure(
     plan: dict, run_dir: Path, fake: FakeLoadgen, where: Target = LOOPBACK, **kw: Any
 ) -> tuple[dict, bool]:
+    kw.setdefault("sleep", lambda seconds: None)
     return measure_cell(plan, where, run_dir, fake, experiment="runner-test", **kw)
 
 
@@ -93,6 +94,15 @@ def test_warmup_runs_first_and_only_the_measured_output_is_kept(tmp_path: Path) 
     assert raw == read_data("ab", "normal.txt")
     assert cell["requests_completed"] == 2000 and cell["errors"]["status"] == 0
     assert [p.name for p in (tmp_path / "cells").iterdir()] == [f"{plan['cell_id']}.json"]
+
+
+def test_the_pause_falls_between_warm_up_and_measurement(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN, warmup={"requests": 200}, pause_s=2.5)
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(2)
+    pauses: list[tuple[float, int]] = []
+    measure(plan, tmp_path, fake, sleep=lambda seconds: pauses.append((seconds, len(fake.commands))))
+    assert pauses == [(2.5, 1)]  # after the warm-up, before the measured run
+    assert len(fake.commands) == 2
 
 
 def test_warmup_is_at_least_one_request_per_connection(tmp_path: Path) -> None:
