@@ -80,12 +80,14 @@ def children(host: Any, pid: str) -> list[str]:
     return host.check_output("ps -o pid= --ppid %s", pid).split()
 
 
-def kill_main_and_wait(host: Any, unit: str) -> tuple[str, str]:
-    """kill -9 the unit's main process; the new main PID once systemd restarted it (or 'none')."""
+def kill_main_and_wait(host: Any, unit: str, tries: int = 75) -> tuple[str, str]:
+    """kill -9 the unit's main process; the new main PID once systemd restarted it (or 'none').
+
+    Waits ``tries`` x 0.2 s for the restart (Restart=on-failure)."""
     before = main_pid(host, unit)
     host.run("kill -9 %s", before)
     after = host.check_output(
-        "for i in $(seq 75); do p=$(systemctl show -p MainPID --value %s);"
+        f"for i in $(seq {int(tries)}); do p=$(systemctl show -p MainPID --value %s);"
         ' [ "$p" != 0 ] && [ "$p" != %s ] && systemctl is-active -q %s && echo $p && exit 0;'
         " sleep 0.2; done; echo none",
         unit,

@@ -4,19 +4,14 @@ kill -9 of the master."""
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from stackcheck import (
-    ask,
-    children,
-    endpoints,
-    front_checks,
-    instance_checks,
-    kill_main_and_wait,
-    main_pid,
-    users_of,
+from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
+    test_every_instance_answers_on_its_own,
+    test_every_instance_is_an_active_unit_whose_processes_all_run_as_the_benchmark_user,
+    test_every_stack_answers_through_its_front,
 )
+from stackcheck import ask, children, instance_checks, kill_main_and_wait, main_pid
 from testinfra.host import Host
 
 from benchstack.experiment import load_experiment
@@ -24,29 +19,6 @@ from benchstack.stacks import normalize_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
 BY_NAME = {s["name"]: s for s in normalize_stacks(STACKS)}
-
-
-@pytest.mark.parametrize("check", front_checks(STACKS), ids=lambda c: f"{c['stack']}{c['path']}")
-def test_every_stack_answers_through_its_front(host: Host, check: dict[str, Any]) -> None:
-    out = host.check_output("curl -sS --max-time 10 -w '\\n%%{http_code}' %s", check["url"])
-    body, status = out.rsplit("\n", 1)
-    assert (status, body) == ("200", check["body"])
-
-
-@pytest.mark.parametrize("check", instance_checks(STACKS), ids=lambda c: f"{c['via']}{c['path']}")
-def test_every_instance_answers_on_its_own(host: Host, check: dict[str, Any]) -> None:
-    assert ask(host, check) == check["body"]
-
-
-@pytest.mark.parametrize("ep", endpoints(STACKS), ids=lambda e: e["unit"])
-def test_every_instance_is_an_active_unit_whose_processes_all_run_as_the_benchmark_user(
-    host: Host, ep: dict[str, Any]
-) -> None:
-    assert host.service(ep["unit"]).is_running
-    assert host.service(ep["unit"]).is_enabled
-    pid = main_pid(host, ep["unit"])
-    assert pid != "0"
-    assert users_of(host, pid) == {"bench"}
 
 
 @pytest.mark.parametrize(

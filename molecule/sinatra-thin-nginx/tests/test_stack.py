@@ -3,38 +3,15 @@
 from typing import Any
 
 import pytest
-from stackcheck import endpoints, experiment_stacks, front_checks, instance_checks
+from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
+    test_every_instance_answers_on_its_own,
+    test_every_instance_is_an_active_unit_whose_processes_all_run_as_the_benchmark_user,
+    test_every_stack_answers_through_its_front,
+)
+from stackcheck import endpoints, experiment_stacks, kill_main_and_wait
 from testinfra.host import Host
 
 STACKS = experiment_stacks("sinatra-thin-nginx")
-
-
-@pytest.mark.parametrize("check", front_checks(STACKS), ids=lambda c: f"{c['stack']}{c['path']}")
-def test_every_stack_answers_through_its_front(host: Host, check: dict[str, Any]) -> None:
-    out = host.check_output("curl -sS --max-time 10 -w '\\n%%{http_code}' %s", check["url"])
-    body, status = out.rsplit("\n", 1)
-    assert status == "200"
-    assert body == check["body"]
-
-
-@pytest.mark.parametrize("check", instance_checks(STACKS), ids=lambda c: f"{c['via']}{c['path']}")
-def test_every_app_server_instance_answers_on_its_own(host: Host, check: dict[str, Any]) -> None:
-    if check["unix_socket"]:
-        out = host.check_output(
-            "curl -sS --max-time 10 --unix-socket %s %s", check["unix_socket"], check["url"]
-        )
-    else:
-        out = host.check_output("curl -sS --max-time 10 %s", check["url"])
-    assert out == check["body"].rstrip("\n")
-
-
-@pytest.mark.parametrize("ep", endpoints(STACKS), ids=lambda e: e["unit"])
-def test_every_instance_is_an_active_unit_run_by_the_benchmark_user(host: Host, ep: dict[str, Any]) -> None:
-    assert host.service(ep["unit"]).is_running
-    assert host.service(ep["unit"]).is_enabled
-    pid = host.check_output("systemctl show -p MainPID --value %s", ep["unit"])
-    assert pid != "0"
-    assert host.check_output("ps -o user= -p %s", pid) == "bench"
 
 
 @pytest.mark.parametrize("ep", [e for e in endpoints(STACKS) if e["socket"]], ids=lambda e: e["unit"])
@@ -74,17 +51,8 @@ def test_tuned_stacks_keep_connections_to_their_pool(host: Host) -> None:
 
 def test_a_killed_instance_comes_back(host: Host) -> None:
     ep = endpoints(STACKS)[-1]
-    before = host.check_output("systemctl show -p MainPID --value %s", ep["unit"])
-    host.run("kill -9 %s", before)
     # systemd restarts it (Restart=on-failure); wait up to 10 s for a new main process.
-    after = host.check_output(
-        "for i in $(seq 50); do p=$(systemctl show -p MainPID --value %s);"
-        ' [ "$p" != 0 ] && [ "$p" != %s ] && systemctl is-active -q %s && echo $p && exit 0;'
-        " sleep 0.2; done; echo none",
-        ep["unit"],
-        before,
-        ep["unit"],
-    )
+    before, after = kill_main_and_wait(host, ep["unit"], tries=50)
     answer = host.check_output(
         "curl -sS --max-time 5 --retry 20 --retry-delay 1 --retry-all-errors --unix-socket %s http://localhost/",
         ep["socket"],
