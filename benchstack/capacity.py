@@ -6,10 +6,15 @@ measures refused connections and dropped SYNs, not the stack. These checks warn 
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+from benchstack.loadcmd import httperf_timeout_s
 
 # File descriptors a load tool needs beside its connections (stdio, epoll, timers, its own files).
 TOOL_FD_OVERHEAD = 32
+# httperf uses select(): it holds at most FD_SETSIZE descriptors, whatever the open-files limit.
+HTTPERF_MAX_FDS = 1024
 
 
 def _int(value: object) -> int | None:
@@ -19,14 +24,30 @@ def _int(value: object) -> int | None:
         return None
 
 
+def connections(plan: dict[str, Any]) -> int:
+    """The most connections a cell plan can hold open: its concurrency, or for an open-loop plan its rate
+    times its timeout (every connection of that window still waiting)."""
+    if plan.get("concurrency") is not None:
+        return int(plan["concurrency"])
+    return math.ceil(int(plan["rate"]) * httperf_timeout_s(plan))
+
+
 def capacity_warnings(
     cells: list[dict[str, Any]], target: dict[str, Any] | None, loadgen: dict[str, Any] | None
 ) -> list[str]:
-    """Warnings for the largest concurrency in ``cells`` against the hosts' fingerprints."""
+    """Warnings for the largest connection count in ``cells`` against the hosts' fingerprints."""
     if not cells:
         return []
-    conc = max(int(c["concurrency"]) for c in cells)
+    conc = max(connections(c) for c in cells)
     out: list[str] = []
+    open_loop = [c for c in cells if c.get("concurrency") is None and c.get("tool") == "httperf"]
+    worst = max(open_loop, key=connections, default=None)
+    if worst is not None and connections(worst) + TOOL_FD_OVERHEAD > HTTPERF_MAX_FDS:
+        out.append(
+            f"httperf at {worst['rate']}/s with a {httperf_timeout_s(worst):g} s timeout may hold "
+            f"{connections(worst)} connections; it can hold about {HTTPERF_MAX_FDS - TOOL_FD_OVERHEAD} "
+            "(select's FD_SETSIZE) and counts the rest as fd-unavail errors"
+        )
     somaxconn = _int(((target or {}).get("sysctls") or {}).get("net.core.somaxconn"))
     if somaxconn is not None and conc > somaxconn:
         out.append(

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TOOLS, Parsed
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TOOLS, Parsed
 
 SCHEMA = "bench-stack/cell/v1"
 MODES = ("loopback", "network")
@@ -66,6 +66,9 @@ class Cell:
     status: str = "ok"
     notes: list[str] = field(default_factory=list)
     system: dict[str, dict[str, Any] | None] | None = None
+    # Open-loop tools only: the offered requests per second (``concurrency`` is then the most connections
+    # the tool saw open at once, an observation, not a setting).
+    rate: int | None = None
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell))
@@ -86,9 +89,10 @@ META_FIELDS: tuple[str, ...] = (
     "threshold_ms",
     "raw_output",
     "system",
+    "rate",
 )
 # Fields a v1 cell may lack (added to v1 later, backward compatible).
-OPTIONAL_FIELDS: tuple[str, ...] = ("system",)
+OPTIONAL_FIELDS: tuple[str, ...] = ("system", "rate")
 # Metadata a stored run's cell must carry (a cell printed by `bench-stack parse` may leave them null).
 RUN_REQUIRED: tuple[str, ...] = (
     "experiment",
@@ -152,25 +156,38 @@ def _safe(part: object) -> str:
     return text or "unknown"
 
 
-def cell_id(stack: str, tool: str, concurrency: int, repetition: int, keepalive: bool = False) -> str:
-    """``<stack>__<tool>__c<concurrency>__r<repetition>``, filename-safe; ab with keep-alive is ``ab-k``.
+def cell_id(
+    stack: str, tool: str, level: int, repetition: int, keepalive: bool = False, open_loop: bool = False
+) -> str:
+    """``<stack>__<tool>__c<concurrency>__r<repetition>``, filename-safe; ab with keep-alive is ``ab-k``;
+    an open-loop tool's level is its offered rate: ``<stack>__httperf__rate<req/s>__r<repetition>``.
 
     (wrk always keeps connections alive, so only ab has two variants.)
     """
     tool_part = f"{_safe(tool)}-k" if keepalive and tool == "ab" else _safe(tool)
-    return f"{_safe(stack)}__{tool_part}__c{int(concurrency)}__r{int(repetition)}"
+    level_part = f"rate{int(level)}" if open_loop else f"c{int(level)}"
+    return f"{_safe(stack)}__{tool_part}__{level_part}__r{int(repetition)}"
 
 
 def cell_id_of(d: dict[str, Any]) -> str:
-    return cell_id(d["stack"], d["tool"], d["concurrency"], d["repetition"], bool(d.get("keepalive")))
+    rate = d.get("rate")
+    level = rate if rate is not None else d["concurrency"]
+    return cell_id(d["stack"], d["tool"], level, d["repetition"], bool(d.get("keepalive")), rate is not None)
 
 
 GroupKey = tuple[str, str, bool, int]
 
 
 def group_key(d: dict[str, Any]) -> GroupKey:
-    """(stack, tool, keep-alive, concurrency): the load point whose repetitions are summarized together."""
-    return (str(d.get("stack") or "-"), str(d["tool"]), bool(d.get("keepalive")), int(d["concurrency"]))
+    """(stack, tool, keep-alive, level): the load point whose repetitions are summarized together. The level
+    is the concurrency, or for an open-loop tool the offered rate (its concurrency is only observed)."""
+    level = d.get("rate") if d.get("rate") is not None else d["concurrency"]
+    return (str(d.get("stack") or "-"), str(d["tool"]), bool(d.get("keepalive")), int(level))
+
+
+def level_label(tool: str, level: int) -> str:
+    """``c100`` for 100 concurrent clients, ``500/s`` for an offered rate of 500 requests per second."""
+    return f"{level}/s" if tool in OPEN_LOOP_TOOLS else f"c{level}"
 
 
 # ---------------------------------------------------------------- validation
@@ -235,6 +252,9 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
         )
         _check(problems, ok, "command must be a non-empty string or list of strings")
     count("concurrency", minimum=1)
+    count("rate", nullable=True, minimum=1)
+    if d.get("tool") in OPEN_LOOP_TOOLS and require_meta:
+        _check(problems, has("rate"), f"{d['tool']} is open loop: a stored cell needs its offered rate")
     if has("keepalive"):
         _check(problems, isinstance(d["keepalive"], bool), "keepalive must be true, false or null")
     count("requests", nullable=True, minimum=1)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchstack.cell import GroupKey
+from benchstack.cell import GroupKey, level_label
 from benchstack.report import groups_of, tool_label
 from benchstack.stats import summarize, welch_t_test
 
 ALPHA = 0.05
 COLUMNS = (
-    "stack", "tool", "conc", "n A", "n B", "req/s A", "req/s B", "req/s change",
+    "stack", "tool", "load", "n A", "n B", "req/s A", "req/s B", "req/s change",
     "p99 A ms", "p99 B ms", "p99 change", "significant",
 )  # fmt: skip
 
@@ -56,7 +56,7 @@ def compare_rows(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]]) -
             {
                 "stack": stack,
                 "tool": tool_label(tool, keepalive),
-                "conc": str(conc),
+                "load": level_label(tool, conc),
                 "n A": str(len(a)),
                 "n B": str(len(b)),
                 "req/s A": _fmt(rps_a),
@@ -73,7 +73,7 @@ def compare_rows(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]]) -
 
 def _label(key: GroupKey) -> str:
     stack, tool, keepalive, conc = key
-    return f"{stack} {tool_label(tool, keepalive)} c{conc}"
+    return f"{stack} {tool_label(tool, keepalive)} {level_label(tool, conc)}"
 
 
 def compare_table(

@@ -25,8 +25,8 @@ from typing import Any
 import yaml
 
 from benchstack.cell import cell_id
-from benchstack.loadcmd import build_command
-from benchstack.model import TOOLS
+from benchstack.loadcmd import build_command, httperf_command
+from benchstack.model import OPEN_LOOP_TOOLS, TOOLS
 
 MAX_REQUESTS = 1_000_000
 MAX_DURATION_S = 600
@@ -42,7 +42,7 @@ LOAD_KEYS = {"path", "threshold_ms", "warmup", "pause_s", "repetitions", "max_re
 # the servers finish their backlog, so the measurement does not start on the warm-up's tail.
 DEFAULT_PAUSE_S = 1
 MAX_PAUSE_S = 60
-PLAN_KEYS = {"tool", "concurrency", "requests", "duration_s", "threads", "keepalive", "timeout_s"}
+PLAN_KEYS = {"tool", "concurrency", "rate", "requests", "duration_s", "threads", "keepalive", "timeout_s"}
 WARMUP_KEYS = {"requests", "duration_s"}
 
 
@@ -64,7 +64,9 @@ class CellPlan:
     stack: str
     port: int
     tool: str
-    concurrency: int
+    # Closed loop (ab, wrk): the number of concurrent clients. Open loop (httperf): None, and ``rate``
+    # is the offered requests per second.
+    concurrency: int | None
     requests: int | None
     duration_s: int | None
     threads: int | None
@@ -75,6 +77,7 @@ class CellPlan:
     threshold_ms: float | None
     warmup: dict[str, int] | None
     pause_s: float = DEFAULT_PAUSE_S
+    rate: int | None = None
 
 
 @dataclass
@@ -230,13 +233,11 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
     if tool not in TOOLS:
         problems.append(f"{where}.tool: must be one of {', '.join(TOOLS)}, not {tool!r}")
         return problems
-    levels = plan.get("concurrency")
-    levels = [levels] if _is_int(levels) else levels
-    if not isinstance(levels, list) or not levels or not all(_is_int(c) and c >= 1 for c in levels):
-        problems.append(f"{where}.concurrency: must be a positive integer or a list of them, not {levels!r}")
-        levels = []
-    elif len(set(levels)) != len(levels):
-        problems.append(f"{where}.concurrency: lists a level twice: {levels}")
+    if tool in OPEN_LOOP_TOOLS:
+        return problems + _validate_open_plan(where, plan, seen, i)
+    levels = _levels(problems, where, plan, "concurrency")
+    if "rate" in plan:
+        problems.append(f"{where}.rate: {tool} is closed loop (concurrency); rate applies to httperf")
     ok = True
     if tool == "ab":
         if "requests" not in plan:
@@ -298,6 +299,52 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
     return problems
 
 
+def _levels(problems: list[str], where: str, plan: dict[str, Any], key: str) -> list[int]:
+    levels = plan.get(key)
+    levels = [levels] if _is_int(levels) else levels
+    if not isinstance(levels, list) or not levels or not all(_is_int(c) and c >= 1 for c in levels):
+        problems.append(f"{where}.{key}: must be a positive integer or a list of them, not {levels!r}")
+        return []
+    if len(set(levels)) != len(levels):
+        problems.append(f"{where}.{key}: lists a level twice: {levels}")
+    return levels
+
+
+def _validate_open_plan(
+    where: str, plan: dict[str, Any], seen: dict[tuple[str, bool, int], int], i: int
+) -> list[str]:
+    """httperf: a list of offered rates for a bounded duration, one request per connection."""
+    problems: list[str] = []
+    tool = plan["tool"]
+    levels = _levels(problems, where, plan, "rate")
+    for key, why in (
+        ("concurrency", "open loop: the load is the offered rate, not a number of clients"),
+        ("requests", "the run is bounded by duration_s (rate x duration_s connections)"),
+        ("threads", "httperf is single-threaded"),
+    ):
+        if key in plan:
+            problems.append(f"{where}.{key}: not for {tool} ({why})")
+    if plan.get("keepalive"):
+        problems.append(f"{where}.keepalive: {tool} runs one request per connection here")
+    if "duration_s" not in plan:
+        problems.append(f"{where}.duration_s: {tool} needs a duration in seconds")
+    else:
+        _bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S)
+    if "timeout_s" in plan:
+        _bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S)
+    for level in levels:
+        if _is_int(plan.get("duration_s")) and level * plan["duration_s"] > MAX_REQUESTS:
+            problems.append(
+                f"{where}: rate {level} for {plan['duration_s']} s is more than {MAX_REQUESTS:_} requests"
+            )
+        key = (tool, False, level)
+        if key in seen:
+            problems.append(f"{where}: {tool} at rate {level} is already measured by load.plans[{seen[key]}]")
+        else:
+            seen[key] = i
+    return problems
+
+
 def plan_keepalive(plan: dict[str, Any]) -> bool:
     return True if plan["tool"] == "wrk" else bool(plan.get("keepalive", False))
 
@@ -349,10 +396,11 @@ def rotated(stacks: list[dict[str, Any]], repetition: int) -> list[dict[str, Any
 
 
 def load_points(exp: Experiment) -> list[tuple[dict[str, Any], int]]:
-    """The (plan, concurrency) pairs measured on every stack, in plan order."""
+    """The (plan, level) pairs measured on every stack, in plan order; a level is a concurrency, or an
+    offered rate for an open-loop tool."""
     points = []
     for plan in exp.load["plans"]:
-        levels = plan["concurrency"]
+        levels = plan["rate"] if plan["tool"] in OPEN_LOOP_TOOLS else plan["concurrency"]
         points += [(plan, level) for level in ([levels] if isinstance(levels, int) else levels)]
     return points
 
@@ -364,12 +412,15 @@ def cell_plan(
     load = exp.load
     keepalive = plan_keepalive(plan)
     threads = plan.get("threads", min(2, level)) if plan["tool"] == "wrk" else None
+    rate = level if plan["tool"] in OPEN_LOOP_TOOLS else None
+    open_loop = rate is not None
     return CellPlan(
-        cell_id=cell_id(stack["name"], plan["tool"], level, repetition, keepalive),
+        cell_id=cell_id(stack["name"], plan["tool"], level, repetition, keepalive, open_loop=open_loop),
         stack=stack["name"],
         port=stack["port"],
         tool=plan["tool"],
-        concurrency=level,
+        concurrency=None if rate is not None else level,
+        rate=rate,
         requests=plan.get("requests"),
         duration_s=plan.get("duration_s"),
         threads=threads,
@@ -401,6 +452,11 @@ def plan_url(plan: CellPlan, host: str) -> str:
 
 def plan_command(plan: CellPlan, host: str) -> list[str]:
     """The exact load-tool command for a plan against ``host``."""
+    if plan.rate is not None:
+        assert plan.duration_s is not None
+        timeout = plan.threshold_ms / 1000 if plan.threshold_ms else plan.timeout_s
+        return httperf_command(plan_url(plan, host), plan.rate, plan.duration_s, timeout)
+    assert plan.concurrency is not None
     return build_command(
         plan.tool,
         plan_url(plan, host),

@@ -7,13 +7,20 @@ Pitfalls handled here:
 * ab requires ``-n >= -c`` and at most 20000 concurrent connections, and a URL with a path.
 * wrk always keeps connections alive, needs a duration, and needs ``-c >= -t``; ``--timeout`` and ``-d`` take
   whole seconds ("500ms" is rejected with a usage message).
+* httperf (open loop) takes server, port and URI separately, a rate of new connections and a connection
+  count (rate x duration bounds the run), one request per connection; ``--timeout`` takes fractions of a
+  second; ``--hog`` lets it use the whole ephemeral port range, which high rates need. It waits for
+  answers forever unless given a timeout, so it always gets one.
 """
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 AB_MAX_CONCURRENCY = 20000
+# httperf without --timeout waits forever for a silent server.
+HTTPERF_DEFAULT_TIMEOUT_S = 5.0
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -28,6 +35,38 @@ def _check_url(tool: str, url: str) -> None:
         raise ValueError(f"{tool} needs an http:// or https:// URL with a host, not {url!r}")
     if not parts.path:
         raise ValueError(f"{tool} needs a path in the URL, e.g. {url}/ (ab rejects {url!r} as invalid)")
+
+
+def httperf_timeout_s(plan: dict[str, Any]) -> float:
+    """httperf's --timeout for a cell plan: the threshold (slower is an error), else the plan's, else 5 s."""
+    if plan.get("threshold_ms"):
+        return float(plan["threshold_ms"]) / 1000
+    if plan.get("timeout_s") is not None:
+        return float(plan["timeout_s"])
+    return HTTPERF_DEFAULT_TIMEOUT_S
+
+
+def httperf_command(url: str, rate: int, duration_s: int, timeout_s: float | None = None) -> list[str]:
+    """httperf offering ``rate`` new connections (one request each) per second for ``duration_s``."""
+    _positive_int("rate", rate)
+    _positive_int("duration_s", duration_s)
+    _check_url("httperf", url)
+    timeout = HTTPERF_DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
+    if not timeout > 0:
+        raise ValueError(f"timeout_s must be above 0, not {timeout_s!r}")
+    parts = urlsplit(url)
+    uri = parts.path + (f"?{parts.query}" if parts.query else "")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    cmd = ["httperf", "--hog", "--server", str(parts.hostname), "--port", str(port), "--uri", uri]
+    if parts.scheme == "https":
+        cmd.append("--ssl")
+    return [
+        *cmd,
+        "--rate", str(rate),
+        "--num-conns", str(rate * duration_s),
+        "--num-calls", "1",
+        "--timeout", f"{timeout:g}",
+    ]  # fmt: skip
 
 
 def build_command(
@@ -100,4 +139,6 @@ def build_command(
             cmd += ["-s", script]
         return [*cmd, url]
 
-    raise ValueError(f"unknown tool {tool!r}; known: ab, wrk")
+    if tool == "httperf":
+        raise ValueError("httperf is open loop: build it with httperf_command(url, rate, duration_s)")
+    raise ValueError(f"unknown tool {tool!r}; known: ab, wrk, httperf")

@@ -13,6 +13,9 @@ Error accounting (the honest part). Every tool keeps its own counters, and they 
   "Non-2xx or 3xx responses" (status >= 400) and timeouts (responses slower than ``--timeout``) are
   completed requests (tests/data/wrk/timeouts.txt: 12 requests, timeout 12). The counters are summed and the
   rate is taken over attempts = completed + connect + read + write.
+* httperf counts each failed connection once (``Errors: total`` is their sum): refused -> connect, reset ->
+  read, client/socket timeouts -> timeout, descriptor/port/table exhaustion and other -> exceptions; none
+  of them completed. 4xx/5xx replies are completed ``status`` errors. Attempts = replies + those failures.
 
 ``over_threshold`` counts completed requests slower than the experiment's threshold (from per-request data,
 see :mod:`benchstack.perrequest`); it is None when nothing measured it. A request that both failed and was
@@ -43,7 +46,9 @@ ERROR_KINDS: tuple[str, ...] = (
     "over_threshold",
 )
 LATENCY_KEYS: tuple[str, ...] = ("mean", "stdev", "min", "max", "p50", "p75", "p90", "p99")
-TOOLS: tuple[str, ...] = ("ab", "wrk")
+TOOLS: tuple[str, ...] = ("ab", "wrk", "httperf")
+# Tools whose load is an offered rate of new requests, not a number of concurrent clients.
+OPEN_LOOP_TOOLS: tuple[str, ...] = ("httperf",)
 
 
 class ParseError(ValueError):
@@ -68,6 +73,7 @@ def _n(value: int | None) -> int:
 WITH_LATENCY: dict[str, tuple[str, ...]] = {
     "ab": ("read", "write", "length", "exceptions", "status"),
     "wrk": ("status",),
+    "httperf": ("status",),
 }
 
 
@@ -88,6 +94,10 @@ def attempts(tool: str, requests_completed: int, errors: dict[str, int | None]) 
         # ab's Complete requests include non-2xx, length and (with -r) receive failures; failed connects
         # are not in it (ab aborts after 10 of them anyway).
         return requests_completed + _n(errors.get("connect"))
+    if tool == "httperf":
+        # httperf counts each failed connection once, under one kind; none of them completed.
+        failed = ("connect", "read", "timeout", "exceptions")
+        return requests_completed + sum(_n(errors.get(k)) for k in failed)
     return requests_completed + sum(_n(errors.get(k)) for k in ("connect", "read", "write"))
 
 

@@ -1,12 +1,16 @@
-"""PNG plots of a run (matplotlib, Agg backend, imported here only): throughput vs concurrency, latency
-percentiles and error rate, per stack. Each function returns the files it wrote under ``<run>/plots/``.
+"""PNG plots of a run (matplotlib, Agg backend, imported here only): throughput vs concurrency (or
+offered rate), latency percentiles and error rate, per stack. Each function returns the files it wrote
+under ``<run>/plots/``.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+from benchstack.cell import level_label
+from benchstack.model import OPEN_LOOP_TOOLS
 from benchstack.report import groups_of, tool_label
 from benchstack.stats import summarize
 
@@ -28,16 +32,19 @@ def _median(values: list[Any]) -> float | None:
     return s.median if s else None
 
 
-def _by_tool(cells: list[dict[str, Any]]) -> dict[str, dict[tuple[str, int], list[dict[str, Any]]]]:
-    """tool label -> (stack, concurrency) -> cells."""
-    out: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = {}
-    for (stack, tool, keepalive, conc), group in groups_of(cells).items():
-        out.setdefault(tool_label(tool, keepalive), {})[(stack, conc)] = group
+ByTool = dict[tuple[str, str], dict[tuple[str, int], list[dict[str, Any]]]]
+
+
+def _by_tool(cells: list[dict[str, Any]]) -> ByTool:
+    """(tool label, tool) -> (stack, level) -> cells; a level is a concurrency or an offered rate."""
+    out: ByTool = {}
+    for (stack, tool, keepalive, level), group in groups_of(cells).items():
+        out.setdefault((tool_label(tool, keepalive), tool), {})[(stack, level)] = group
     return out
 
 
 def _slug(label: str) -> str:
-    return label.replace(" -", "-").replace(" ", "-")
+    return re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-")
 
 
 def _save(plt: Any, fig: Any, path: Path) -> Path:
@@ -52,7 +59,8 @@ def throughput_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     """Median req/s vs concurrency, one line per stack (min-max as error bars), one plot per tool."""
     plt = _pyplot()
     paths = []
-    for label, groups in _by_tool(cells).items():
+    for (label, tool), groups in _by_tool(cells).items():
+        axis = "offered req/s" if tool in OPEN_LOOP_TOOLS else "concurrency"
         fig, ax = plt.subplots(figsize=(7, 4))
         stacks = sorted({s for s, _ in groups})
         levels = sorted({c for _, c in groups})
@@ -68,7 +76,7 @@ def throughput_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
                 color="tab:blue",
             )
             ax.set_xticks(range(len(kept)), [s for s, _ in kept], rotation=20, ha="right", fontsize="small")
-            ax.set(title=f"Throughput ({label}, concurrency {levels[0]})", ylabel="req/s (median, min-max)")
+            ax.set(title=f"Throughput ({label}, {axis} {levels[0]})", ylabel="req/s (median, min-max)")
             ax.set_ylim(bottom=0)
             ax.grid(True, axis="y", alpha=0.3)
             paths.append(_save(plt, fig, run_dir / PLOTS_DIR / f"throughput-{_slug(label)}.png"))
@@ -82,7 +90,7 @@ def throughput_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
             low = [s.median - s.min for _, s in points if s]
             high = [s.max - s.median for _, s in points if s]
             ax.errorbar(xs, med, yerr=[low, high], marker="o", capsize=3, label=stack)
-        ax.set(title=f"Throughput ({label})", xlabel="concurrency", ylabel="req/s (median, min-max)")
+        ax.set(title=f"Throughput ({label})", xlabel=axis, ylabel="req/s (median, min-max)")
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small")
@@ -94,7 +102,7 @@ def latency_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     """Median p50/p75/p90/p99 latency per stack and concurrency, grouped bars, one plot per tool."""
     plt = _pyplot()
     paths = []
-    for label, groups in _by_tool(cells).items():
+    for (label, tool), groups in _by_tool(cells).items():
         keys = sorted(groups)
         fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(keys) + 2), 4))
         width = 0.8 / len(PERCENTILE_KEYS)
@@ -103,7 +111,7 @@ def latency_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
             xs = [j + i * width for j in range(len(keys))]
             ax.bar(xs, [v or 0 for v in values], width=width, label=pk)
         ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))])
-        ax.set_xticklabels([f"{s}\nc{c}" for s, c in keys], fontsize="small")
+        ax.set_xticklabels([f"{s}\n{level_label(tool, c)}" for s, c in keys], fontsize="small")
         ax.set(title=f"Latency percentiles ({label})", ylabel="ms (median over repetitions)")
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize="small")
@@ -120,7 +128,8 @@ def error_plot(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     rates = [100 * sum(float(c.get("error_rate") or 0) for c in g) / len(g) for g in groups.values()]
     ax.bar(range(len(keys)), rates, color="tab:red")
     ax.set_xticks(range(len(keys)))
-    ax.set_xticklabels([f"{s}\n{tool_label(t, k)} c{c}" for s, t, k, c in keys], fontsize="small")
+    labels = [f"{s}\n{tool_label(t, k)} {level_label(t, c)}" for s, t, k, c in keys]
+    ax.set_xticklabels(labels, fontsize="small")
     ax.set(title="Error rate (incl. requests over the threshold)", ylabel="% of requests (mean)")
     ax.set_ylim(0, max(1.0, max(rates, default=0) * 1.2))
     ax.grid(True, axis="y", alpha=0.3)

@@ -1,11 +1,11 @@
 """Reports of a run folder: report.md, report.html (with plots), cells.csv and plots/*.png.
 
 The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`. A row of the
-results table is one load point (stack, tool, keep-alive, concurrency) over its n repetitions: the median
-req/s with min-max, the 95 % confidence interval of the mean and the coefficient of variation
-(:mod:`benchstack.stats`), median p50/p99 latency, errors and the mean error rate. A load point whose CV is
-above the experiment's ``load.max_cv`` (from run.json; default 0.05) is marked noisy. Plots need matplotlib,
-imported only when report.html is written (:mod:`benchstack.plots`).
+results table is one load point (stack, tool, keep-alive, concurrency or offered rate) over its n
+repetitions: the median req/s with min-max, the 95 % confidence interval of the mean and the coefficient
+of variation (:mod:`benchstack.stats`), median p50/p99 latency, errors and the mean error rate. A load
+point whose CV is above the experiment's ``load.max_cv`` (from run.json; default 0.05) is marked noisy.
+Plots need matplotlib, imported only when report.html is written (:mod:`benchstack.plots`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchstack.cell import FIELDS, GroupKey, group_key, load_cells
+from benchstack.cell import FIELDS, GroupKey, group_key, level_label, load_cells
 from benchstack.experiment import DEFAULT_MAX_CV
-from benchstack.model import ERROR_KINDS, LATENCY_KEYS
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS
 from benchstack.stats import summarize
 
 COLUMNS = (
-    "stack", "tool", "conc", "n", "req/s", "min–max", "95% CI", "CV",
+    "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "CV",
     "p50 ms", "p99 ms", "errors", "error rate",
 )  # fmt: skip
 NOISY = "noisy"
@@ -56,6 +56,8 @@ def tool_label(tool: str, keepalive: bool) -> str:
 
 
 def _tool_label(tool: str, keepalive: bool) -> str:
+    if tool in OPEN_LOOP_TOOLS:
+        return f"{tool} (open loop)"
     return f"{tool} -k" if keepalive and tool == "ab" else tool
 
 
@@ -96,7 +98,7 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
             {
                 "stack": stack,
                 "tool": _tool_label(tool, keepalive),
-                "conc": str(conc),
+                "load": level_label(tool, conc),
                 "n": str(len(group)),
                 "req/s": _fmt(rps.median if rps else None),
                 "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",

@@ -14,7 +14,10 @@ Around the measured command the runner also, through the same executor:
   ``-g <temporary file>``, read back with ``cat`` (kept as ``raw/<cell>.requests.tsv``); wrk gets the Lua
   report script (written once to the loadgen, under /var/lib/bench-stack when writable, else /tmp, named by
   its SHA-256) and a ``--timeout`` above the threshold (max(2 s, 2 x threshold)) unless the plan sets one,
-  so slow responses are counted as slow rather than dropped as timeouts.
+  so slow responses are counted as slow rather than dropped as timeouts;
+* for httperf (open loop) there is no per-request data: its ``--timeout`` is set to the threshold, so a
+  response slower than the threshold is aborted there and counted as a ``timeout`` error (the seed's rule:
+  slower than the threshold is an error), and the cell says so in its notes.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.cell import CELLS_DIR, cell_to_dict, make_cell, validate_cell, write_cell
-from benchstack.loadcmd import build_command
+from benchstack.loadcmd import build_command, httperf_command, httperf_timeout_s
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
 from benchstack.perrequest import ab_request_times, summarize_times, wrk_over_threshold, wrk_report
@@ -79,6 +82,8 @@ def plan_url(plan: dict[str, Any], host: str) -> str:
 
 
 def _bound_s(plan: dict[str, Any]) -> int:
+    if plan["tool"] == "httperf":
+        return int(plan["duration_s"]) + math.ceil(httperf_timeout_s(plan)) + TIMEOUT_SLACK_S
     if plan["tool"] == "wrk":
         return int(plan["duration_s"]) + TIMEOUT_SLACK_S
     return int(plan["duration_s"] or AB_MAX_S) + TIMEOUT_SLACK_S
@@ -93,12 +98,22 @@ def warmup_command(plan: dict[str, Any], url: str) -> list[str] | None:
     warm = plan.get("warmup")
     if not warm:
         return None
+    if plan.get("rate"):
+        # Open loop: warm up at the offered rate, for the warm-up's duration or request count.
+        return httperf_command(url, int(plan["rate"]), _open_warmup_s(plan), httperf_timeout_s(plan))
     if "requests" in warm:
         requests = max(int(warm["requests"]), plan["concurrency"])
         return build_command("ab", url, plan["concurrency"], requests=requests, keepalive=plan["keepalive"])
     return build_command(
         "wrk", url, plan["concurrency"], duration_s=int(warm["duration_s"]), threads=plan.get("threads")
     )
+
+
+def _open_warmup_s(plan: dict[str, Any]) -> int:
+    warm = plan["warmup"]
+    if "duration_s" in warm:
+        return int(warm["duration_s"])
+    return max(1, math.ceil(int(warm["requests"]) / int(plan["rate"])))
 
 
 def wrk_script() -> str:
@@ -181,8 +196,12 @@ def measure_cell(
     url = plan_url(plan, where.host)
     warm = warmup_command(plan, url)
     if warm is not None:
-        # A wrk warm-up runs for its own duration; an ab warm-up is bounded like any ab run.
-        warm_s = plan["warmup"].get("duration_s") if warm[0] == "wrk" else None
+        # wrk and httperf warm-ups run for their own duration; an ab warm-up is bounded like any ab run.
+        warm_s = None
+        if warm[0] == "wrk":
+            warm_s = plan["warmup"].get("duration_s")
+        elif warm[0] == "httperf":
+            warm_s = _open_warmup_s(plan)
         execute(_bounded(warm, _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})))
     if plan.get("pause_s"):
         sleep(float(plan["pause_s"]))
@@ -204,18 +223,26 @@ def measure_cell(
             )
         else:
             env = ["env", f"{THRESHOLD_ENV}={threshold:g}", f"{CONNECTIONS_ENV}={plan['concurrency']}"]
-    cmd = env + build_command(
-        plan["tool"],
-        url,
-        plan["concurrency"],
-        requests=plan.get("requests"),
-        duration_s=plan.get("duration_s"),
-        threads=plan.get("threads"),
-        keepalive=plan["keepalive"],
-        timeout_s=wrk_timeout_s(plan) if plan["tool"] == "wrk" else plan.get("timeout_s"),
-        gnuplot_file=gnuplot_file,
-        script=script,
-    )
+    if plan.get("rate"):
+        cmd = httperf_command(url, int(plan["rate"]), int(plan["duration_s"]), httperf_timeout_s(plan))
+        if threshold:
+            notes.append(
+                f"httperf aborted responses slower than the threshold ({threshold:g} ms) and counted them as "
+                "timeout errors (it keeps no per-request times, so over_threshold is not counted separately)"
+            )
+    else:
+        cmd = env + build_command(
+            plan["tool"],
+            url,
+            plan["concurrency"],
+            requests=plan.get("requests"),
+            duration_s=plan.get("duration_s"),
+            threads=plan.get("threads"),
+            keepalive=plan["keepalive"],
+            timeout_s=wrk_timeout_s(plan) if plan["tool"] == "wrk" else plan.get("timeout_s"),
+            gnuplot_file=gnuplot_file,
+            script=script,
+        )
     stats_s = _bound_s(plan) + 10
     vmstat = _VmStat(execute, stats_s)
     target_vmstat = _VmStat(target_execute, stats_s) if target_execute and where.mode == "network" else None
@@ -275,6 +302,7 @@ def measure_cell(
         threshold_ms=threshold,
         raw_output=raw_rel,
         system=system,
+        rate=plan.get("rate"),
     )
     data = cell_to_dict(cell)
     problems = validate_cell(data, require_meta=True)

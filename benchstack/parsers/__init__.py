@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from benchstack.model import Parsed, ParseError
-from benchstack.parsers import ab, wrk
+from benchstack.parsers import ab, httperf, wrk
 
-PARSERS: dict[str, Callable[[str], Parsed]] = {"ab": ab.parse, "wrk": wrk.parse}
+PARSERS: dict[str, Callable[[str], Parsed]] = {"ab": ab.parse, "wrk": wrk.parse, "httperf": httperf.parse}
 
 __all__ = ["PARSERS", "ParseError", "Parsed", "parse"]
 
 
 def parse(tool: str, text: str) -> Parsed:
-    """Parse ``text`` as output of ``tool`` ("ab" or "wrk")."""
+    """Parse ``text`` as output of ``tool`` ("ab", "wrk" or "httperf")."""
     try:
         parser = PARSERS[tool]
     except KeyError:

@@ -29,6 +29,14 @@ options:
 """
 
 
+# Tools that print no version in their report: how to ask them. `wrk -v` exits non-zero;
+# `httperf --version` prints "httperf: httperf-0.9.0 compiled ..." then a test run against localhost.
+VERSION_PROBES = {
+    "wrk": "wrk -v 2>&1 | head -n 1",
+    "httperf": "dpkg-query -W -f '${Version}' httperf 2>/dev/null || rpm -q --qf '%{VERSION}' httperf",
+}
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("cell", "host", "target", "run_dir", "experiment"))
@@ -50,9 +58,9 @@ class ActionModule(ActionBase):
             return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
 
         version = None
-        if plan["tool"] == "wrk" and not cell_path(Path(args["run_dir"]), plan["cell_id"]).exists():
-            # wrk prints no version in its report; `wrk -v` prints it (and exits non-zero).
-            _, out, err = execute("wrk -v 2>&1 | head -n 1")
+        probe = VERSION_PROBES.get(plan["tool"])
+        if probe and not cell_path(Path(args["run_dir"]), plan["cell_id"]).exists():
+            _, out, err = execute(probe)
             version = (out or err).strip() or None
         try:
             cell, measured = measure_cell(

@@ -21,3 +21,19 @@ def test_concurrency_near_the_open_files_limit_warns_for_each_host() -> None:
 def test_missing_fingerprints_give_no_warning() -> None:
     assert capacity_warnings([{"concurrency": 5000}], None, None) == []
     assert capacity_warnings([], FP, FP) == []
+
+
+def test_open_loop_plans_count_rate_times_timeout_as_connections() -> None:
+    plan = {"tool": "httperf", "concurrency": None, "rate": 1000, "threshold_ms": 300}
+    fp = {"sysctls": {"net.core.somaxconn": "128"}, "nofile_limit": "1048576"}
+    [warning] = capacity_warnings([plan], fp, fp)
+    assert warning.startswith("concurrency 300 exceeds the target's net.core.somaxconn 128")
+
+
+def test_httperf_beyond_fd_setsize_is_warned_about() -> None:
+    plan = {"tool": "httperf", "concurrency": None, "rate": 2000, "timeout_s": 1}
+    warnings = capacity_warnings([plan], None, None)
+    assert warnings == [
+        "httperf at 2000/s with a 1 s timeout may hold 2000 connections; it can hold about 992 "
+        "(select's FD_SETSIZE) and counts the rest as fd-unavail errors"
+    ]

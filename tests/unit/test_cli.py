@@ -83,8 +83,8 @@ def test_cli_validate_and_report_a_run(tmp_path: Path, capsys: pytest.CaptureFix
 
     assert main(["report", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "| s1 | ab | 10 | 1 | 21292.00 |" in out
-    assert "| s2 | ab | 10 | 1 | 20374.90 |" in out
+    assert "| s1 | ab | c10 | 1 | 21292.00 |" in out
+    assert "| s2 | ab | c10 | 1 | 20374.90 |" in out
     assert "1000 (status 1000)" in out
     assert (tmp_path / "report.md").is_file() and (tmp_path / "cells.csv").is_file()
 

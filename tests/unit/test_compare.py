@@ -49,8 +49,8 @@ def test_only_load_points_in_both_runs_are_compared_and_the_rest_is_named() -> N
     text = compare_table(a, b, "runA", "runB")
     lines = text.splitlines()
     assert lines[:2] == ["A: runA", "B: runB"]
-    assert lines[3].startswith("| stack | tool | conc | n A | n B | req/s A | req/s B | req/s change |")
-    assert lines[5] == "| s | ab | 50 | 1 | 1 | 100.00 | 90.00 | -10.0% | 4.00 | 4.00 | +0.0% | n/a |"
+    assert lines[3].startswith("| stack | tool | load | n A | n B | req/s A | req/s B | req/s change |")
+    assert lines[5] == "| s | ab | c50 | 1 | 1 | 100.00 | 90.00 | -10.0% | 4.00 | 4.00 | +0.0% | n/a |"
     assert "Only in A: only-a ab c50." in lines
     assert "Only in B: only-b ab -k c100." in lines
 
@@ -61,6 +61,6 @@ def test_cli_compare_prints_the_table_and_exits_0(tmp_path: Path, capsys: pytest
             write_cell(tmp_path / run, cell("s", rep, v))
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
-    assert "| s | ab | 50 | 2 | 2 | 101.00 | 150.50 | +49.0% |" in out
+    assert "| s | ab | c50 | 2 | 2 | 101.00 | 150.50 | +49.0% |" in out
     assert "| yes (p=" in out
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "missing")]) == 1

@@ -220,7 +220,8 @@ def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None
             "load.plans[1].keepalive: wrk always keeps",
         ),
         (lambda d: d["load"]["plans"][0].update(threads=2), "load.plans[0].threads: ab is single-threaded"),
-        (lambda d: d["load"]["plans"][0].update(rate=5), "load.plans[0].rate: unknown field"),
+        (lambda d: d["load"]["plans"][0].update(rate=5), "load.plans[0].rate: ab is closed loop"),
+        (lambda d: d["load"]["plans"][0].update(speed=5), "load.plans[0].speed: unknown field"),
         (lambda d: d["load"].update(path="hello"), "load.path: must be a URL path starting with '/'"),
         (lambda d: d["load"].update(threshold_ms=0), "load.threshold_ms: must be a positive number"),
         (lambda d: d["load"].update(warmup={"seconds": 3}), "load.warmup: must be a mapping with one of"),
@@ -268,3 +269,32 @@ def test_load_experiment_reports_bad_yaml_and_missing_file(tmp_path: Path) -> No
     scalar.write_text("just text\n")
     with pytest.raises(ExperimentError, match="must be a mapping"):
         load_experiment(scalar)
+
+
+def open_loop(plan: dict) -> dict:
+    return {"name": "open", "stacks": [{"name": "s", "port": 8000}], "load": {"plans": [plan]}}
+
+
+def test_httperf_plans_are_measured_per_offered_rate() -> None:
+    exp = experiment_from_dict(open_loop({"tool": "httperf", "rate": [100, 500], "duration_s": 5}))
+    plans = cells(exp)
+    assert [p.cell_id for p in plans] == ["s__httperf__rate100__r1", "s__httperf__rate500__r1"]
+    assert [(p.rate, p.concurrency) for p in plans] == [(100, None), (500, None)]
+    assert plan_command(plans[1], "10.0.0.5")[-8:] == [
+        "--rate", "500", "--num-conns", "2500", "--num-calls", "1", "--timeout", "5",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("plan", "problem"),
+    [
+        ({"tool": "httperf", "concurrency": 10, "rate": 5, "duration_s": 5}, "concurrency: not for httperf"),
+        ({"tool": "httperf", "rate": 5}, "duration_s: httperf needs a duration"),
+        ({"tool": "httperf", "rate": 5, "duration_s": 5, "keepalive": True}, "one request per connection"),
+        ({"tool": "httperf", "duration_s": 5}, "rate: must be a positive integer"),
+        ({"tool": "httperf", "rate": 5000, "duration_s": 600}, "more than 1_000_000 requests"),
+    ],
+)
+def test_invalid_httperf_plans_name_the_field(plan: dict, problem: str) -> None:
+    problems = validate_experiment(open_loop(plan))
+    assert any(problem in p for p in problems), problems

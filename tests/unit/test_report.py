@@ -6,7 +6,7 @@ from conftest import read_data
 
 from benchstack.cell import cell_to_dict, make_cell, write_cell
 from benchstack.parsers import ab, wrk
-from benchstack.report import summary_table, write_report
+from benchstack.report import summary_rows, summary_table, write_report
 
 
 def cell(tool: str, name: str, stack: str, repetition: int = 1, **meta: object) -> dict:
@@ -36,16 +36,16 @@ def test_summary_table_has_header_and_one_row_per_cell_sorted() -> None:
     ]
     table = summary_table(cells)
     assert table.splitlines()[0] == (
-        "| stack | tool | conc | n | req/s | min–max | 95% CI | CV | p50 ms | p99 ms | errors | error rate |"
+        "| stack | tool | load | n | req/s | min–max | 95% CI | CV | p50 ms | p99 ms | errors | error rate |"
     )
     assert rows(table) == [
-        ["a-stack", "ab", "50", "1", "18967.23", "-", "-", "-", "3.00", "4.00", "0", "0.00%"],
-        ["a-stack", "ab -k", "100", "1", "98386.46", "-", "-", "-", "1.00", "5.00", "0", "0.00%"],
+        ["a-stack", "ab", "c50", "1", "18967.23", "-", "-", "-", "3.00", "4.00", "0", "0.00%"],
+        ["a-stack", "ab -k", "c100", "1", "98386.46", "-", "-", "-", "1.00", "5.00", "0", "0.00%"],
         [
-            "b-stack", "ab", "10", "1", "21117.09", "-", "-", "-", "0.00", "3.00",
+            "b-stack", "ab", "c10", "1", "21117.09", "-", "-", "-", "0.00", "3.00",
             "503 (status 503, length 503)", "50.30%",
         ],
-        ["b-stack", "wrk", "32", "1", "124440.66", "-", "-", "-", "0.16", "9.98", "0", "0.00%"],
+        ["b-stack", "wrk", "c32", "1", "124440.66", "-", "-", "-", "0.16", "9.98", "0", "0.00%"],
     ]  # fmt: skip
 
 
@@ -59,7 +59,7 @@ def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
     # mean 200, stdev 100, t(0.975, 2) = 4.3027: 200 +- 248.41
     assert rows(summary_table(cells)) == [
         [
-            "s", "ab", "50", "3", "200.00", "100.00–300.00", "-48.41–448.41", "50.0% noisy",
+            "s", "ab", "c50", "3", "200.00", "100.00–300.00", "-48.41–448.41", "50.0% noisy",
             "3.00", "4.00", "4 (status 4)", "1.00%",
         ],
     ]  # fmt: skip
@@ -97,8 +97,8 @@ def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
     assert text.startswith("# bench-stack report: demo-exp\n")
     assert "- hosts: target: web1, loadgen: gen1" in text
     assert "- mode: network" in text
-    assert "| a-stack | ab | 50 | 1 | 18967.23 |" in text
-    assert "| a-stack | wrk | 4 | 1 | 3.99 | - | - | - | - | - | 12 (timeout 12) | 100.00% |" in text
+    assert "| a-stack | ab | c50 | 1 | 18967.23 |" in text
+    assert "| a-stack | wrk | c4 | 1 | 3.99 | - | - | - | - | - | 12 (timeout 12) | 100.00% |" in text
     assert "## Notes from the parsers" in text
 
     with (tmp_path / "cells.csv").open() as fh:
@@ -150,3 +150,14 @@ def test_throughput_plot_draws_lines_over_several_concurrency_levels(tmp_path: P
     [path] = throughput_plots(cells, tmp_path)
     assert path.name == "throughput-ab.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_open_loop_rows_are_labelled_with_their_offered_rate(tmp_path: Path) -> None:
+    from benchstack.cell import cell_to_dict, make_cell
+    from benchstack.parsers import parse
+
+    parsed = parse("httperf", read_data("httperf", "ok.txt"))
+    cell = {**cell_to_dict(make_cell(parsed, stack="s", repetition=1, rate=200))}
+    [row] = summary_rows([cell])
+    assert (row["tool"], row["load"]) == ("httperf (open loop)", "200/s")
+    assert row["p50 ms"] == "0.50" and row["p99 ms"] == "-"

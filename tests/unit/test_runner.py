@@ -514,3 +514,31 @@ def test_vmstat_failure_is_a_note_not_a_failed_cell(tmp_path: Path) -> None:
     cell, measured = measure(one_plan(AB_PLAN), tmp_path, fake.expect(1))
     assert measured and cell["system"] == {"loadgen": None, "target": None}
     assert any(n.startswith("vmstat did not start") for n in cell["notes"])
+
+
+HTTPERF_PLAN = {"tool": "httperf", "rate": 200, "duration_s": 5}
+
+
+def test_httperf_cell_is_open_loop_with_its_rate_and_the_threshold_as_timeout(tmp_path: Path) -> None:
+    plan = one_plan(HTTPERF_PLAN, warmup={"duration_s": 2}, threshold_ms=300)
+    assert plan["cell_id"] == f"{STACK}__httperf__rate200__r1" and plan["concurrency"] is None
+    fake = FakeLoadgen(read_data("httperf", "ok.txt")).expect(2)
+    cell, measured = measure(plan, tmp_path, fake)
+    warm, measured_cmd = (shlex.split(c) for c in fake.commands)
+    assert warm[warm.index("--num-conns") + 1] == "400"  # 2 s at 200/s
+    assert measured_cmd[measured_cmd.index("--num-conns") + 1] == "1000"
+    assert measured_cmd[measured_cmd.index("--timeout") + 1] == "0.3"
+    assert measured and cell["tool"] == "httperf" and cell["rate"] == 200
+    assert cell["concurrency"] == 6  # observed, not set
+    assert cell["errors"]["over_threshold"] is None
+    assert any("slower than the threshold (300 ms)" in n for n in cell["notes"])
+    assert validate_cell(cell, require_meta=True) == []
+    stored = json.loads((tmp_path / "cells" / f"{plan['cell_id']}.json").read_text())
+    assert stored == cell
+
+
+def test_a_stored_httperf_cell_without_its_rate_is_invalid(tmp_path: Path) -> None:
+    cell, _ = measure(one_plan(HTTPERF_PLAN), tmp_path, FakeLoadgen(read_data("httperf", "ok.txt")).expect(1))
+    assert validate_cell({**cell, "rate": None}, require_meta=True) == [
+        "httperf is open loop: a stored cell needs its offered rate"
+    ]

@@ -1,0 +1,126 @@
+"""httperf output (httperf 0.9.0), the open-loop tool.
+
+httperf opens connections at a fixed rate whatever the server's answers (``--rate``), so a slow server
+meets the offered load instead of slowing the client down: the load model of a real user population, free
+of coordinated omission. It prints no percentiles: per connection it gives min, avg, max, median (from a
+histogram of 1 ms bins) and stddev of the connection's lifetime (connect to close), and the mean reply
+time. With one call per connection (how bench-stack runs it) a connection's lifetime is the request's
+latency including connect. Those statistics cover successful connections only; connections that failed
+(refused, reset, timed out) are in ``Errors:``. The echoed command line (httperf prints it first) gives
+the URL. The version is printed only by ``httperf --version``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from benchstack.model import Parsed, ParseError, empty_errors, empty_latency
+
+_COMMAND = re.compile(r"^httperf (.*--server=.*)$", re.M)
+_OPTION = re.compile(r"--([a-z-]+)(?:=(\S+))?")
+_TOTAL = re.compile(
+    r"^Total: connections (\d+) requests (\d+) replies (\d+) test-duration ([\d.]+) s\s*$", re.M
+)
+_CONN_RATE = re.compile(r"^Connection rate: [\d.]+ conn/s \([^,]*, <=(\d+) concurrent connections\)", re.M)
+_CONN_TIME = re.compile(
+    r"^Connection time \[ms\]: min ([\d.]+) avg ([\d.]+) max ([\d.]+) median ([\d.]+) stddev ([\d.]+)\s*$",
+    re.M,
+)
+_CONN_LENGTH = re.compile(r"^Connection length \[replies/conn\]: ([\d.]+)\s*$", re.M)
+_REPLY_TIME = re.compile(r"^Reply time \[ms\]: response ([\d.]+) transfer ([\d.]+)\s*$", re.M)
+_REPLY_SIZE = re.compile(r"^Reply size \[B\]: .*\(total ([\d.]+)\)\s*$", re.M)
+_STATUS = re.compile(r"^Reply status: 1xx=(\d+) 2xx=(\d+) 3xx=(\d+) 4xx=(\d+) 5xx=(\d+)\s*$", re.M)
+_ERRORS_1 = re.compile(
+    r"^Errors: total (\d+) client-timo (\d+) socket-timo (\d+) connrefused (\d+) connreset (\d+)\s*$", re.M
+)
+_ERRORS_2 = re.compile(r"^Errors: fd-unavail (\d+) addrunavail (\d+) ftab-full (\d+) other (\d+)\s*$", re.M)
+_FATAL = re.compile(r"^(httperf: (?!warning).+)$", re.M)
+
+_ESSENTIAL = {
+    "total": _TOTAL,
+    "status": _STATUS,
+    "errors": _ERRORS_1,
+    "errors2": _ERRORS_2,
+}
+
+
+def _url(text: str) -> str | None:
+    m = _COMMAND.search(text)
+    if not m:
+        return None
+    opts = {k: v for k, v in _OPTION.findall(m.group(1))}
+    server, port, uri = opts.get("server"), opts.get("port", "80"), opts.get("uri", "/")
+    if not server:
+        return None
+    host = f"[{server}]" if ":" in server else server
+    return f"http://{host}:{port}{uri}"
+
+
+def _calls(text: str) -> int:
+    m = _COMMAND.search(text)
+    calls = dict(_OPTION.findall(m.group(1))).get("num-calls") if m else None
+    return int(calls) if calls and calls.isdigit() else 1
+
+
+def parse(text: str) -> Parsed:
+    """Parse the output of one httperf run (stdout and stderr together)."""
+    found = {key: pattern.search(text) for key, pattern in _ESSENTIAL.items()}
+    missing = [key for key, m in found.items() if m is None]
+    if missing:
+        fatal = [m.group(1) for m in _FATAL.finditer(text)]
+        if fatal:
+            raise ParseError("httperf printed no results: " + "; ".join(fatal))
+        if all(m is None for m in found.values()):
+            raise ParseError("not httperf output (no 'Total: connections' summary)")
+        raise ParseError("httperf output lacks the " + ", ".join(missing) + " line(s)")
+    total, status, err1, err2 = (found[k] for k in ("total", "status", "errors", "errors2"))
+    assert total and status and err1 and err2
+    connections, _requests, replies = (int(total.group(i)) for i in (1, 2, 3))
+    duration = float(total.group(4))
+    client_timo, socket_timo, refused, reset = (int(err1.group(i)) for i in (2, 3, 4, 5))
+    fd_unavail, addr_unavail, ftab_full, other = (int(err2.group(i)) for i in (1, 2, 3, 4))
+    codes = [int(status.group(i)) for i in range(1, 6)]
+
+    errors = empty_errors()
+    errors["connect"] = refused
+    errors["read"] = reset
+    errors["timeout"] = client_timo + socket_timo
+    errors["exceptions"] = fd_unavail + addr_unavail + ftab_full + other
+    errors["status"] = codes[3] + codes[4]
+
+    notes: list[str] = []
+    latency = empty_latency()
+    calls = _calls(text)
+    conn = _CONN_TIME.search(text)
+    if replies and conn and calls == 1:
+        lo, avg, hi, median, stdev = (float(conn.group(i)) for i in range(1, 6))
+        latency.update(mean=avg, min=lo, max=hi, p50=median, stdev=stdev)
+        notes.append(
+            "httperf latency is each connection's lifetime (connect to close, one request each), "
+            "successful connections only; its median comes from 1 ms histogram bins; no p75/p90/p99"
+        )
+    elif replies:
+        reply = _REPLY_TIME.search(text)
+        if reply:
+            latency["mean"] = round(float(reply.group(1)) + float(reply.group(2)), 3)
+        notes.append(f"httperf ran {calls} calls per connection: only the mean reply time is known")
+
+    peak = _CONN_RATE.search(text)
+    size = _REPLY_SIZE.search(text)
+    return Parsed(
+        tool="httperf",
+        tool_version=None,
+        url=_url(text),
+        # Open loop: connections are not a setting; this is the most that were open at once.
+        concurrency=max(1, int(peak.group(1))) if peak else 1,
+        threads=None,
+        keepalive=calls > 1,
+        requests_completed=replies,
+        duration_s=duration,
+        rps=round(replies / duration, 2) if duration > 0 else 0.0,
+        transfer_bytes=round(float(size.group(1)) * replies) if size else 0,
+        latency_ms=latency,
+        errors=errors,
+        notes=notes,
+        extra={"connections": connections, "calls_per_connection": calls},
+    )

@@ -1,0 +1,83 @@
+import pytest
+from conftest import read_data
+
+from benchstack.loadcmd import httperf_command
+from benchstack.model import Parsed, ParseError
+from benchstack.parsers import parse
+
+
+def httperf(name: str) -> Parsed:
+    return parse("httperf", read_data("httperf", name))
+
+
+def test_httperf_reads_replies_rate_latency_and_the_url_from_its_echoed_command() -> None:
+    p = httperf("ok.txt")
+    assert p.url == "http://127.0.0.1:80/"
+    assert p.requests_completed == 1000
+    assert p.duration_s == pytest.approx(4.995, abs=0.5)
+    assert p.rps == round(1000 / p.duration_s, 2)
+    lat = p.latency_ms
+    assert lat["min"] is not None and lat["p50"] is not None and lat["max"] is not None
+    assert lat["min"] <= lat["p50"] <= lat["max"]
+    assert p.latency_ms["p99"] is None  # httperf prints no percentiles; none are made up
+    assert p.error_count == 0 and p.error_rate == 0.0
+    assert p.keepalive is False
+    assert p.transfer_bytes == 853 * 1000
+
+
+def test_httperf_concurrency_is_the_peak_it_observed() -> None:
+    assert httperf("ok.txt").concurrency == 6
+    assert httperf("keepalive-calls5.txt").concurrency == 11
+
+
+def test_httperf_refused_connections_are_connect_errors_over_all_attempts() -> None:
+    p = httperf("connrefused.txt")
+    assert p.requests_completed == 0
+    assert p.errors["connect"] == 200
+    assert p.error_count == 200 and p.error_rate == 1.0
+    assert p.latency_ms["mean"] is None  # httperf prints 0.0 when nothing completed: not a latency
+
+
+def test_httperf_4xx_replies_are_status_errors() -> None:
+    p = httperf("status404.txt")
+    assert p.errors["status"] == 300 and p.requests_completed == 300
+    assert p.error_rate == 1.0
+
+
+def test_httperf_responses_slower_than_its_timeout_are_timeout_errors() -> None:
+    p = httperf("client-timeouts.txt")
+    # Every fourth answer slept 0.5 s against a 0.3 s timeout.
+    assert p.errors["timeout"] == 50
+    assert p.requests_completed == 150
+    assert p.error_count == 50
+    assert p.error_rate == pytest.approx(50 / 200)
+    assert p.latency_ms["max"] < 300  # the slow ones are not in the latency figures
+
+
+def test_httperf_with_several_calls_per_connection_keeps_only_the_mean_reply_time() -> None:
+    p = httperf("keepalive-calls5.txt")
+    assert p.keepalive is True and p.requests_completed == 1500
+    assert p.latency_ms["mean"] is not None
+    assert p.latency_ms["p50"] is None and p.latency_ms["max"] is None
+    assert any("5 calls per connection" in n for n in p.notes)
+
+
+def test_httperf_parser_rejects_other_output() -> None:
+    with pytest.raises(ParseError, match="not httperf output"):
+        parse("httperf", read_data("ab", "normal.txt"))
+    with pytest.raises(ParseError, match="httperf printed no results: httperf: connect"):
+        parse("httperf", "httperf: connect: Invalid argument\n")
+
+
+def test_httperf_command_offers_rate_for_duration_with_a_timeout() -> None:
+    cmd = httperf_command("http://10.0.0.5:8004/hello/bar?x=1", 500, 10, 0.3)
+    assert cmd == [
+        "httperf", "--hog", "--server", "10.0.0.5", "--port", "8004", "--uri", "/hello/bar?x=1",
+        "--rate", "500", "--num-conns", "5000", "--num-calls", "1", "--timeout", "0.3",
+    ]  # fmt: skip
+
+
+def test_httperf_command_always_has_a_timeout() -> None:
+    assert httperf_command("http://h:80/", 1, 1)[-2:] == ["--timeout", "5"]
+    with pytest.raises(ValueError, match="rate must be a positive integer"):
+        httperf_command("http://h:80/", 0, 1)
