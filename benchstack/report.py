@@ -214,9 +214,8 @@ def section_dns_probe(run: RunData) -> str:
     parts = []
     for host, probe in sorted(probes.items()):
         if isinstance(probe, dict) and probe.get("rows"):
-            parts.append(
-                f"{host}, {probe.get('requests')} requests per runtime:\n\n{probe_table(probe['rows'])}\n"
-            )
+            head = f"{host}, {probe.get('requests')} requests per runtime and resolver:"
+            parts.append(f"{head}\n\n{probe_table(probe['rows'])}\n")
     if not parts:
         return ""
     return "## DNS lookups per runtime\n\n" + "\n".join(parts)
