@@ -74,3 +74,24 @@ def restore_list(original: dict[str, str | None], current: dict[str, str | None]
         for name, value in original.items()
         if value is not None and current.get(name) is not None and current[name] != value
     ]
+
+
+def nofile_record(user: str, wanted: int, session: dict[str, Any]) -> dict[str, Any]:
+    """The benchmark user's open-files limit: wanted, and what a session (``ulimit -n; ulimit -Hn`` run
+    through runuser, so pam_limits applies) really gets. A container's hard limit caps it: root there lacks
+    CAP_SYS_RESOURCE, so pam_limits cannot raise it."""
+    out: dict[str, Any] = {"user": user, "wanted": wanted, "soft": None, "hard": None}
+    lines = (session.get("stdout") or "").split()
+    if session.get("rc") == 0 and len(lines) == 2 and all(v.isdigit() or v == "unlimited" for v in lines):
+        out["soft"], out["hard"] = lines
+    if out["soft"] == str(wanted):
+        out["status"] = "set"
+    else:
+        out["status"] = "skipped"
+        out["reason"] = (
+            f"a session of {user} gets {out['soft']} (hard {out['hard']}): the hard limit this host allows "
+            "is lower (in a container, raise it with docker run --ulimit nofile=N:N)"
+            if out["soft"] is not None
+            else f"could not read a session's limit: {(session.get('stderr') or '').strip()[-200:]}"
+        )
+    return out

@@ -46,6 +46,11 @@ def bench_sysctl_restore(
     return tuning.restore_list(original, current)
 
 
+def bench_nofile_record(session: dict[str, Any], user: str, wanted: int) -> dict[str, Any]:
+    """The benchmark user's open-files limit as a session really gets it, set or skipped."""
+    return tuning.nofile_record(user, int(wanted), session)
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -54,4 +59,5 @@ class FilterModule:
             "bench_sysctl_to_write": bench_sysctl_to_write,
             "bench_sysctl_record": bench_sysctl_record,
             "bench_sysctl_restore": bench_sysctl_restore,
+            "bench_nofile_record": bench_nofile_record,
         }

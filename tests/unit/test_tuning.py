@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchstack.tuning import read_values, restore_list, sysctl_record, to_write
+from benchstack.tuning import nofile_record, read_values, restore_list, sysctl_record, to_write
 
 WANTED = {
     "net.core.somaxconn": 4096,
@@ -79,3 +79,23 @@ def test_stock_restores_only_changed_present_settings() -> None:
     original = {"a": "1", "b": "32768 60999", "c": None, "d": "5"}
     current = {"a": "1", "b": "1024 65535", "c": None, "d": None}
     assert restore_list(original, current) == [{"name": "b", "value": "32768 60999"}]
+
+
+def test_nofile_set_when_a_session_gets_the_wanted_limit() -> None:
+    record = nofile_record("bench", 16384, {"rc": 0, "stdout": "16384\n16384\n"})
+    assert record == {"user": "bench", "wanted": 16384, "soft": "16384", "hard": "16384", "status": "set"}
+
+
+def test_nofile_skipped_names_the_containers_hard_limit() -> None:
+    # Real output of runuser -u bench -- sh -c 'ulimit -n; ulimit -Hn' in a Debian 12 container (hard limit
+    # 20000 from dockerd) with "bench soft/hard nofile 65536" in limits.d: pam_limits could not raise it.
+    record = nofile_record("bench", 65536, {"rc": 0, "stdout": "1024\n20000\n"})
+    assert record["status"] == "skipped"
+    assert "gets 1024 (hard 20000)" in record["reason"] and "--ulimit" in record["reason"]
+
+
+def test_nofile_unreadable_session_is_skipped_with_the_error() -> None:
+    record = nofile_record(
+        "bench", 65536, {"rc": 1, "stdout": "", "stderr": "runuser: user bench does not exist"}
+    )
+    assert record["status"] == "skipped" and "does not exist" in record["reason"]
