@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.cell import FIELDS, GroupKey, group_key, level_label, load_cells
+from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS
 from benchstack.stats import summarize
@@ -207,7 +208,22 @@ def section_notes(run: RunData) -> str:
     return "\n".join(lines) + "\n"
 
 
-SECTIONS: list[Callable[[RunData], str]] = [section_summary, section_table, section_notes]
+def section_dns_probe(run: RunData) -> str:
+    """The DNS-caching probe's table per host, when the run includes one (run.json ``dns_probe``)."""
+    probes = (run.run_info or {}).get("dns_probe")
+    if not isinstance(probes, dict):
+        return ""
+    parts = []
+    for host, probe in sorted(probes.items()):
+        if isinstance(probe, dict) and probe.get("rows"):
+            head = f"{host}, {probe.get('requests')} requests per runtime and resolver:"
+            parts.append(f"{head}\n\n{probe_table(probe['rows'])}\n")
+    if not parts:
+        return ""
+    return "## DNS lookups per runtime\n\n" + "\n".join(parts)
+
+
+SECTIONS: list[Callable[[RunData], str]] = [section_summary, section_table, section_notes, section_dns_probe]
 
 
 def render_report(run: RunData) -> str:
@@ -275,6 +291,9 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
         parts.append("<h2>Notes from the parsers</h2><ul>")
         parts += [f"<li>{esc(line[2:])}</li>" for line in notes.splitlines() if line.startswith("- ")]
         parts.append("</ul>")
+    dns = section_dns_probe(run)
+    if dns:
+        parts.append(f"<h2>DNS lookups per runtime</h2><pre>{esc(dns.split(chr(10), 2)[2])}</pre>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 

@@ -1,0 +1,216 @@
+"""Action: does each runtime cache DNS lookups? N HTTP requests per runtime to a name only a local,
+query-logging dnsmasq answers, then the same through each caching resolver asked for; counted from the log.
+
+The host's resolv.conf is pointed at the probe's dnsmasq for the probe only. Docker's default seccomp
+profile forbids a private mount namespace, so it is saved first, written in place (it is a bind mount in
+a container) and restored in a ``finally``; a backup left by an interrupted probe is restored before
+anything else. The task fails when the file's sha256 afterwards differs from before.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from benchstack.dns import probe_name, probe_rows, probe_table
+
+DOCUMENTATION = """
+module: bench_dns_probe
+short_description: Count the DNS lookups each runtime makes for N HTTP requests, without and with a cache
+options:
+  runtimes: {description: "Each {runtime, client, argv}; argv + [url, N] makes N requests and prints the
+             number answered 200.", type: list, elements: dict, required: true}
+  requests: {description: Requests per runtime and phase (1-1000)., type: int, required: true}
+  zone: {description: The test zone dnsmasq answers., type: str, required: true}
+  caches: {description: Caching resolvers to probe through (nscd, unbound)., type: list, elements: str}
+  dns_address: {description: Loopback address dnsmasq listens on (port 53)., type: str, required: true}
+  unbound_address: {description: Loopback address the probe's unbound listens on., type: str}
+  http_port: {description: Port of the probe's HTTP server on 127.0.0.1., type: int, required: true}
+  units: {description: "systemd units {dnsmasq, http, unbound, nscd}.", type: dict, required: true}
+  log: {description: dnsmasq's query log on the host., type: path, required: true}
+  backup: {description: Where resolv.conf is saved during the probe., type: path, required: true}
+  user: {description: Account the runtimes run as., type: str, required: true}
+  resolv_conf: {description: The resolver file., type: path, default: /etc/resolv.conf}
+"""
+
+MAX_REQUESTS = 1000
+CACHES = ("nscd", "unbound")
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(
+        (
+            "runtimes",
+            "requests",
+            "zone",
+            "caches",
+            "dns_address",
+            "unbound_address",
+            "http_port",
+            "units",
+            "log",
+            "backup",
+            "user",
+            "resolv_conf",
+        )
+    )
+
+    def _cmd(self, argv: list[str], check: bool = True) -> dict[str, Any]:
+        res = self._execute_module(
+            module_name="ansible.builtin.command", module_args={"argv": argv}, task_vars=self._vars
+        )
+        if check and (res.get("failed") or res.get("rc") != 0):
+            detail = (res.get("stderr") or res.get("msg") or "").strip()[-500:]
+            raise AnsibleActionFail(
+                f"bench_dns_probe: {' '.join(argv)} failed (rc {res.get('rc')}): {detail}"
+            )
+        return res
+
+    def _sha256(self, path: str) -> str:
+        return str(self._cmd(["sha256sum", path])["stdout"].split()[0])
+
+    def _point_resolver_at(self, address: str) -> None:
+        # In place (cat >), not a rename: in a container /etc/resolv.conf is a bind-mounted file.
+        self._cmd(
+            ["sh", "-c", 'printf "nameserver %s\\n" "$1" > "$2"', "sh", address, self._args["resolv_conf"]]
+        )
+
+    def _restore(self) -> None:
+        a = self._args
+        self._cmd(["sh", "-c", 'cat "$1" > "$2" && rm -f "$1"', "sh", a["backup"], a["resolv_conf"]])
+
+    def _check_args(self) -> dict[str, Any]:
+        a = dict(self._task.args)
+        a.setdefault("resolv_conf", "/etc/resolv.conf")
+        a["caches"] = list(a.get("caches") or [])
+        missing = [
+            k
+            for k in (
+                "runtimes",
+                "requests",
+                "zone",
+                "dns_address",
+                "http_port",
+                "units",
+                "log",
+                "backup",
+                "user",
+            )
+            if a.get(k) in (None, "", [])
+        ]
+        if missing:
+            raise AnsibleActionFail(f"bench_dns_probe: missing {', '.join(missing)}")
+        if not 1 <= int(a["requests"]) <= MAX_REQUESTS:
+            raise AnsibleActionFail(f"bench_dns_probe: requests must be 1-{MAX_REQUESTS}")
+        bad = [c for c in a["caches"] if c not in CACHES]
+        if bad:
+            raise AnsibleActionFail(f"bench_dns_probe: unknown cache {bad}; known: {', '.join(CACHES)}")
+        if "unbound" in a["caches"] and not a.get("unbound_address"):
+            raise AnsibleActionFail("bench_dns_probe: unbound needs unbound_address")
+        return a
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        self._vars = task_vars or {}
+        self._args = a = self._check_args()
+        if self._task.check_mode:
+            result.update(
+                changed=False, skipped=True, msg="check mode: the probe changes resolv.conf, not run"
+            )
+            return result
+        units = a["units"]
+        # A backup left by an interrupted probe is the host's real resolv.conf: put it back first.
+        if self._cmd(["test", "-e", a["backup"]], check=False)["rc"] == 0:
+            self._restore()
+        if self._cmd(["systemctl", "is-active", "--quiet", units["nscd"]], check=False)["rc"] == 0:
+            raise AnsibleActionFail(
+                f"bench_dns_probe: {units['nscd']} is running, so the uncached phase would be cached; stop it"
+            )
+        before = self._sha256(a["resolv_conf"])
+        self._cmd(["cp", a["resolv_conf"], a["backup"]])
+        runs: list[dict[str, Any]] = []
+        started = [units["dnsmasq"], units["http"]]
+        try:
+            self._cmd(["truncate", "-s", "0", a["log"]])
+            self._cmd(["systemctl", "start", *started])
+            self._wait(a["dns_address"], 53)
+            self._wait("127.0.0.1", int(a["http_port"]))
+            for phase in ["direct", *a["caches"]]:
+                resolver = a["dns_address"]
+                if phase == "nscd":
+                    started.append(units["nscd"])
+                    self._cmd(["systemctl", "start", units["nscd"]])
+                elif phase == "unbound":
+                    started.append(units["unbound"])
+                    self._cmd(["systemctl", "start", units["unbound"]])
+                    self._wait(a["unbound_address"], 53)
+                    resolver = a["unbound_address"]
+                self._point_resolver_at(resolver)
+                runs += [self._probe(rt, phase) for rt in a["runtimes"]]
+                if phase in CACHES:
+                    self._cmd(["systemctl", "stop", units[phase]])
+        finally:
+            self._restore()
+            self._cmd(["systemctl", "stop", *reversed(started)], check=False)
+        after = self._sha256(a["resolv_conf"])
+        if after != before:
+            raise AnsibleActionFail(
+                f"bench_dns_probe: {a['resolv_conf']} changed (sha256 {before} before, {after} after)"
+            )
+        log = self._slurp(a["log"])
+        rows = probe_rows(runs, log)
+        table = probe_table(rows)
+        result.update(
+            changed=False,
+            rows=rows,
+            table=table,
+            table_lines=table.splitlines(),
+            requests=int(a["requests"]),
+            zone=a["zone"],
+            log=a["log"],
+            resolv_conf_sha256=after,
+        )
+        return result
+
+    def _wait(self, host: str, port: int) -> None:
+        res = self._execute_module(
+            module_name="ansible.builtin.wait_for",
+            module_args={"host": host, "port": port, "timeout": 15},
+            task_vars=self._vars,
+        )
+        if res.get("failed"):
+            raise AnsibleActionFail(f"bench_dns_probe: nothing listens on {host}:{port}: {res.get('msg')}")
+
+    def _slurp(self, path: str) -> str:
+        res = self._execute_module(
+            module_name="ansible.builtin.slurp", module_args={"src": path}, task_vars=self._vars
+        )
+        if res.get("failed"):
+            raise AnsibleActionFail(f"bench_dns_probe: cannot read {path}: {res.get('msg')}")
+        return base64.b64decode(res["content"]).decode("utf-8", "replace")
+
+    def _probe(self, rt: dict[str, Any], phase: str) -> dict[str, Any]:
+        a = self._args
+        name = probe_name(rt["runtime"], phase, a["zone"])
+        url = f"http://{name}:{int(a['http_port'])}/"
+        n = int(a["requests"])
+        res = self._cmd(["runuser", "-u", a["user"], "--", *rt["argv"], url, str(n)], check=False)
+        out = (res.get("stdout") or "").strip().splitlines()
+        answered = int(out[-1]) if out and out[-1].isdigit() else 0
+        if res.get("rc") != 0 or answered != n:
+            raise AnsibleActionFail(
+                f"bench_dns_probe: {rt['runtime']} ({phase}) answered {answered} of {n} requests to {url}: "
+                f"{(res.get('stderr') or res.get('msg') or '').strip()[-500:]}"
+            )
+        return {
+            "runtime": rt["runtime"],
+            "client": rt["client"],
+            "phase": phase,
+            "name": name,
+            "requests": n,
+            "answered": answered,
+        }

@@ -1,0 +1,47 @@
+"""Action: resolve the names a run depends on, on the host that needs them; fail clearly when one does not.
+
+The module of the same name does the lookups on the host; this plugin turns its raw answer into the
+fingerprint's ``dns`` record (benchstack.dns) and fails the task, naming each name, when any did not resolve.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from benchstack.dns import resolution_failures, resolution_record
+
+DOCUMENTATION = """
+module: bench_dns_resolve
+short_description: Check that names resolve on a host; record answers, lookup times and the resolver
+options:
+  names: {description: Names to resolve (addresses are fine too)., type: list, elements: str, required: true}
+  timeout_s: {description: Seconds one lookup may take., type: float, default: 5}
+"""
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("names", "timeout_s"))
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        names = self._task.args.get("names")
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise AnsibleActionFail("bench_dns_resolve: names must be a list of non-empty strings")
+        raw = self._execute_module(
+            module_name="bench_dns_resolve",
+            module_args={"names": names, "timeout_s": float(self._task.args.get("timeout_s", 5))},
+            task_vars=task_vars,
+        )
+        if raw.get("failed"):
+            raise AnsibleActionFail(f"bench_dns_resolve: the lookup on the host failed: {raw.get('msg')}")
+        record = resolution_record(raw)
+        host = (task_vars or {}).get("inventory_hostname", "this host")
+        result.update(changed=False, record=record)
+        problem = resolution_failures(record, host)
+        if problem:
+            result.update(failed=True, msg=problem)
+        return result

@@ -1,0 +1,63 @@
+"""Filters for host checks: names a run depends on (DNS check) and kernel settings (host tuning)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible.errors import AnsibleFilterError
+
+from benchstack import tuning
+from benchstack.dns import stack_names
+from benchstack.stacks import StackError
+
+
+def bench_dns_names(stacks: list[dict[str, Any]], target_host: str | None = None) -> list[str]:
+    """Host names the stacks depend on (addresses left out); ``target_host`` as a loadgen reaches it."""
+    try:
+        return stack_names(stacks, target_host)
+    except StackError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def bench_sysctl_values(results: list[dict[str, Any]]) -> dict[str, str | None]:
+    """Values from a loop of ``sysctl -n`` results; None where a key cannot be read."""
+    return tuning.read_values(results)
+
+
+def bench_sysctl_to_write(wanted: dict[str, Any], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """Settings present here whose value differs from the wanted one."""
+    return tuning.to_write(wanted, current)
+
+
+def bench_sysctl_record(
+    wanted: dict[str, Any],
+    original: dict[str, str | None],
+    after: dict[str, str | None],
+    writes: list[dict[str, Any]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Per setting: wanted, original, value now, set or skipped (with the reason)."""
+    return tuning.sysctl_record(wanted, original, after, writes or [])
+
+
+def bench_sysctl_restore(
+    original: dict[str, str | None], current: dict[str, str | None]
+) -> list[dict[str, str]]:
+    """Settings to put back to their original value."""
+    return tuning.restore_list(original, current)
+
+
+def bench_nofile_record(session: dict[str, Any], user: str, wanted: int) -> dict[str, Any]:
+    """The benchmark user's open-files limit as a session really gets it, set or skipped."""
+    return tuning.nofile_record(user, int(wanted), session)
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Any]:
+        return {
+            "bench_dns_names": bench_dns_names,
+            "bench_sysctl_values": bench_sysctl_values,
+            "bench_sysctl_to_write": bench_sysctl_to_write,
+            "bench_sysctl_record": bench_sysctl_record,
+            "bench_sysctl_restore": bench_sysctl_restore,
+            "bench_nofile_record": bench_nofile_record,
+        }

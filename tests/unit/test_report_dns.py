@@ -1,0 +1,68 @@
+"""The DNS-caching probe in the run report, and the host-check filters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ansible.errors import AnsibleFilterError
+from conftest import read_data
+from test_plugins import load_plugin
+
+from benchstack.dns import probe_rows
+from benchstack.report import RunData, render_html, render_report, section_dns_probe
+
+host_filters = load_plugin("filter", "bench_host")
+
+ROWS = probe_rows(
+    [
+        {
+            "runtime": "ruby",
+            "client": "Net::HTTP",
+            "phase": p,
+            "name": f"rb.{p}.bench-dns.test",
+            "requests": 5,
+            "answered": 5,
+        }
+        for p in ("nocache", "nscd")
+    ],
+    read_data("dnsmasq", "probe-nocache-nscd-unbound.log"),
+)
+
+
+def run_with(info: dict[str, object] | None) -> RunData:
+    return RunData(Path("/results/20261130T000000Z-x"), [], info)
+
+
+def test_report_shows_the_probe_table_per_host_when_the_run_has_one() -> None:
+    text = section_dns_probe(run_with({"dns_probe": {"bench-local": {"requests": 5, "rows": ROWS}}}))
+    assert text.startswith("## DNS lookups per runtime\n\nbench-local, 5 requests per runtime and resolver:")
+    assert "| ruby | Net::HTTP | via nscd | 5 | 1 | 2 | 0.20 | caches |" in text
+    assert "## DNS lookups per runtime" in render_report(run_with({"dns_probe": {"h": {"rows": ROWS}}}))
+
+
+@pytest.mark.parametrize("info", [None, {}, {"dns_probe": None}, {"dns_probe": {"h": {"rows": []}}}])
+def test_report_has_no_probe_section_without_a_probe(info: dict[str, object] | None) -> None:
+    assert section_dns_probe(run_with(info)) == ""
+    assert "DNS lookups" not in render_html(run_with(info), [])
+
+
+def test_html_report_carries_the_probe_table() -> None:
+    html = render_html(run_with({"dns_probe": {"h": {"requests": 5, "rows": ROWS}}}), [])
+    assert "<h2>DNS lookups per runtime</h2><pre>h, 5 requests" in html and "via nscd" in html
+
+
+def test_dns_names_filter_names_the_bad_stack_field() -> None:
+    with pytest.raises(AnsibleFilterError, match="port"):
+        host_filters.bench_dns_names([{"name": "x", "app": {"kind": "static"}, "port": 0}], "t.lab")
+
+
+def test_sysctl_filters_chain_as_the_role_uses_them() -> None:
+    now = host_filters.bench_sysctl_values([{"item": "net.core.somaxconn", "rc": 0, "stdout": "128\n"}])
+    todo = host_filters.bench_sysctl_to_write({"net.core.somaxconn": 4096}, now)
+    assert todo == [{"name": "net.core.somaxconn", "value": "4096"}]
+    record = host_filters.bench_sysctl_record({"net.core.somaxconn": 4096}, now, now, None)
+    assert record["net.core.somaxconn"]["status"] == "skipped"
+    assert host_filters.bench_sysctl_restore(now, {"net.core.somaxconn": "4096"}) == [
+        {"name": "net.core.somaxconn", "value": "128"}
+    ]
