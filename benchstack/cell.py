@@ -7,7 +7,8 @@ how many requests really reused a connection), ``error_count`` (distinct failed 
 ``system``: CPU averages taken during the cell (:mod:`benchstack.sysstats`) as ``{"loadgen": {...} | null,
 "target": {...} | null}``. ``system`` was added after the first v1 cells were written, so a cell without it
 is still valid v1 (read as null). Beside ``raw/<cell>.txt`` a cell may have ``raw/<cell>.vmstat.txt``
-(vmstat during the cell) and ``raw/<cell>.requests.tsv`` (ab -g: one line per request).
+(vmstat during the cell) and ``raw/<cell>.requests.tsv`` (ab -g: one line per request). ``merged`` (also
+optional, null for one loadgen) marks a cell merged from several loadgens' cells (:mod:`benchstack.merge`).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Cell:
     # Open-loop tools only: the offered requests per second (``concurrency`` is then the most connections
     # the tool saw open at once, an observation, not a setting).
     rate: int | None = None
+    merged: dict[str, Any] | None = None
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell))
@@ -92,7 +94,7 @@ META_FIELDS: tuple[str, ...] = (
     "rate",
 )
 # Fields a v1 cell may lack (added to v1 later, backward compatible).
-OPTIONAL_FIELDS: tuple[str, ...] = ("system", "rate")
+OPTIONAL_FIELDS: tuple[str, ...] = ("system", "rate", "merged")
 # Metadata a stored run's cell must carry (a cell printed by `bench-stack parse` may leave them null).
 RUN_REQUIRED: tuple[str, ...] = (
     "experiment",
@@ -293,6 +295,16 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
             and all(v is None or isinstance(v, dict) for v in system.values())
         )
         _check(problems, ok, "system must be an object with loadgen and target, each an object or null")
+
+    if has("merged"):
+        merged = d["merged"]
+        ok = (
+            isinstance(merged, dict)
+            and isinstance(merged.get("loadgens"), list)
+            and len(merged["loadgens"]) >= 2
+            and merged.get("latency") in ("requests", "per-loadgen")
+        )
+        _check(problems, ok, "merged must name two or more loadgens and how latency was merged")
 
     if require_meta:
         for key in RUN_REQUIRED:

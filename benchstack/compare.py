@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchstack.cell import GroupKey, level_label
-from benchstack.report import groups_of, tool_label
+from benchstack.report import groups_of, load_label, loadgen_count, tool_label
 from benchstack.stats import summarize, welch_t_test
 
 ALPHA = 0.05
@@ -55,7 +55,7 @@ def compare_rows(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]]) -
         rows.append(
             {
                 "stack": stack,
-                "tool": tool_label(tool, keepalive),
+                "tool": load_label(tool, keepalive, loadgen_count(b)),
                 "load": level_label(tool, conc),
                 "n A": str(len(a)),
                 "n B": str(len(b)),
@@ -65,7 +65,9 @@ def compare_rows(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]]) -
                 "p99 A ms": _fmt(p99_a),
                 "p99 B ms": _fmt(p99_b),
                 "p99 change": _change(p99_a, p99_b),
-                "significant": significance(a, b),
+                "significant": significance(a, b)
+                if loadgen_count(a) == loadgen_count(b)
+                else f"not comparable ({loadgen_count(a)} vs {loadgen_count(b)} loadgens)",
             }
         )
     return rows

@@ -84,12 +84,33 @@ def _errors_cell(cells: list[dict[str, Any]]) -> str:
     return f"{total} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
 
 
+def loadgen_count(cells: list[dict[str, Any]]) -> int:
+    """How many loadgens measured these cells together (1 unless they are merged cells)."""
+    return max([len((c.get("merged") or {}).get("loadgens") or [None]) for c in cells] or [1])
+
+
+def load_label(tool: str, keepalive: bool, loadgens: int = 1) -> str:
+    """The tool column: ``ab -k`` for keep-alive, ``wrk x2 loadgens`` for merged cells."""
+    label = _tool_label(tool, keepalive)
+    return label if loadgens <= 1 else f"{label} x{loadgens} loadgens"
+
+
+def _latency_text(group: list[dict[str, Any]], key: str) -> str:
+    """Median over repetitions; for merged cells without merged percentiles, each loadgen's, labelled."""
+    if not any((c.get("merged") or {}).get("latency") == "per-loadgen" for c in group):
+        return _fmt(_median([(c.get("latency_ms") or {}).get(key) for c in group]))
+    by_loadgen: dict[str, list[float | None]] = {}
+    for c in group:
+        for one in (c.get("merged") or {}).get("per_loadgen") or []:
+            by_loadgen.setdefault(str(one.get("loadgen")), []).append((one.get("latency_ms") or {}).get(key))
+    return " / ".join(_fmt(_median(v)) for v in by_loadgen.values()) + " per loadgen"
+
+
 def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> list[dict[str, str]]:
     """One row per load point: req/s statistics over the repetitions, median latencies, errors."""
     rows = []
     for key, group in groups_of(cells).items():
         stack, tool, keepalive, conc = key
-        lat = [c.get("latency_ms") or {} for c in group]
         rates = [float(c.get("error_rate") or 0.0) for c in group]
         rps = summarize([c.get("rps") for c in group])
         cv = "-"
@@ -98,15 +119,15 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
         rows.append(
             {
                 "stack": stack,
-                "tool": _tool_label(tool, keepalive),
+                "tool": load_label(tool, keepalive, loadgen_count(group)),
                 "load": level_label(tool, conc),
                 "n": str(len(group)),
                 "req/s": _fmt(rps.median if rps else None),
                 "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",
                 "95% CI": "-" if rps is None or rps.ci_low is None else f"{rps.ci_low:.2f}–{rps.ci_high:.2f}",
                 "CV": cv,
-                "p50 ms": _fmt(_median([x.get("p50") for x in lat])),
-                "p99 ms": _fmt(_median([x.get("p99") for x in lat])),
+                "p50 ms": _latency_text(group, "p50"),
+                "p99 ms": _latency_text(group, "p99"),
                 "errors": _errors_cell(group),
                 "error rate": f"{100 * statistics.fmean(rates):.2f}%",
             }

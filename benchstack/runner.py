@@ -8,13 +8,15 @@ Around the measured command the runner also, through the same executor:
 
 * starts ``vmstat -n 1`` in the background just before it and stops it just after
   (:mod:`benchstack.sysstats`; kept as ``raw/<cell>.vmstat.txt``, averaged into ``system.loadgen``). The
-  target's side is the same host in loopback mode; a separate target needs a second executor
-  (``target_execute``), which the bench_cell action does not pass yet, so ``system.target`` is null there;
-* when the plan has a ``threshold_ms``, collects per-request data (:mod:`benchstack.perrequest`): ab gets
-  ``-g <temporary file>``, read back with ``cat`` (kept as ``raw/<cell>.requests.tsv``); wrk gets the Lua
-  report script (written once to the loadgen, under /var/lib/bench-stack when writable, else /tmp, named by
-  its SHA-256) and a ``--timeout`` above the threshold (max(2 s, 2 x threshold)) unless the plan sets one,
-  so slow responses are counted as slow rather than dropped as timeouts;
+  target's side is the same host in loopback mode; in network mode a second executor (``target_execute``,
+  which the bench_cell action opens on the target's own connection) runs vmstat there too, kept as
+  ``raw/<cell>.target.vmstat.txt`` and averaged into ``system.target``;
+* when the plan has a ``threshold_ms`` (ab also when the caller asks for ``per_request`` data), collects
+  per-request data (:mod:`benchstack.perrequest`): ab gets ``-g <temporary file>``, read back with
+  ``cat`` (kept as ``raw/<cell>.requests.tsv``); wrk gets the Lua report script (written once to the
+  loadgen, under /var/lib/bench-stack when writable, else /tmp, named by its SHA-256) and a ``--timeout``
+  above the threshold (max(2 s, 2 x threshold)) unless the plan sets one, so slow responses are counted
+  as slow rather than dropped as timeouts;
 * for httperf (open loop) there is no per-request data: its ``--timeout`` is set to the threshold, so a
   response slower than the threshold is aborted there and counted as a ``timeout`` error (the seed's rule:
   slower than the threshold is an error), and the cell says so in its notes.
@@ -185,10 +187,15 @@ def measure_cell(
     tool_version: str | None = None,
     target_execute: Executor | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    per_request: bool = False,
+    before_measure: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
     ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
+    ``per_request``: keep ab's per-request data (``-g``) even without a threshold (merging loadgens needs
+    it). ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
+    bench_cell action waits there for the other loadgens of the same cell).
     """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
@@ -209,7 +216,7 @@ def measure_cell(
     notes: list[str] = []
     gnuplot_file = script = None
     env: list[str] = []
-    if threshold and plan["tool"] == "ab":
+    if (threshold or per_request) and plan["tool"] == "ab":
         rc, out, err = execute("mktemp /tmp/bench-stack-ab-g.XXXXXX")
         gnuplot_file = out.strip() if rc == 0 and out.strip() else None
         if gnuplot_file is None:
@@ -243,6 +250,8 @@ def measure_cell(
             gnuplot_file=gnuplot_file,
             script=script,
         )
+    if before_measure is not None:
+        before_measure()
     stats_s = _bound_s(plan) + 10
     vmstat = _VmStat(execute, stats_s)
     target_vmstat = _VmStat(target_execute, stats_s) if target_execute and where.mode == "network" else None

@@ -2,17 +2,29 @@
 
 Thin by design: it gathers arguments, runs commands through the host's connection and hands everything
 else to ``benchstack.runner``. A cell already stored is not measured again, so a rerun resumes.
+
+In network mode it also opens a connection to the target (the target's own connection variables, as the
+inventory gives them) so the runner can take the target's system stats during the cell. With ``peers``
+(several loadgens loading one target at once) each loadgen stores its cell under
+``loadgens/<loadgen>/`` in the run folder, ab keeps per-request data, the measured runs start together at a
+barrier on the controller (after each one's warm-up and pause), and only the first peer takes the target's
+stats; the bench_merge action then merges the cells (``benchstack.merge``).
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
+from ansible import constants as C
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 
-from benchstack.runner import CellFailed, Target, cell_path, measure_cell
+from benchstack.merge import loadgen_dir, wait_for_peers
+from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
 
 DOCUMENTATION = """
 module: bench_cell
@@ -26,7 +38,21 @@ options:
   target: {description: Inventory name of the target., type: str, required: true}
   run_dir: {description: Run folder on the controller., type: path, required: true}
   experiment: {description: Experiment name., type: str, required: true}
+  peers:
+    description: >-
+      Every loadgen loading this target at the same time (this one included), in inventory order. More
+      than one: cells go to loadgens/<loadgen>/ and are merged afterwards by bench_merge.
+    type: list
+    elements: str
+    required: false
+  target_stats:
+    description: Take the target's vmstat during the cell in network mode (needs a connection to it).
+    type: bool
+    default: true
 """
+
+# How long a loadgen waits at the barrier for the others (their warm-ups may differ in length).
+BARRIER_TIMEOUT_S = 300
 
 
 # Tools that print no version in their report: how to ask them. `wrk -v` exits non-zero;
@@ -39,39 +65,116 @@ VERSION_PROBES = {
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("cell", "host", "target", "run_dir", "experiment"))
+    _REQUIRED = frozenset(("cell", "host", "target", "run_dir", "experiment"))
+    _VALID_ARGS = _REQUIRED | {"peers", "target_stats"}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
         args = self._task.args
-        missing = [k for k in self._VALID_ARGS if not args.get(k)]
+        missing = [k for k in self._REQUIRED if not args.get(k)]
         if missing:
             raise AnsibleActionFail(f"bench_cell: missing arguments: {', '.join(sorted(missing))}")
+        unknown = sorted(set(args) - self._VALID_ARGS)
+        if unknown:
+            raise AnsibleActionFail(f"bench_cell: unknown arguments: {', '.join(unknown)}")
         if self._task.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no load is sent")
             return result
         plan = dict(args["cell"])
-        loadgen = (task_vars or {}).get("inventory_hostname", "")
+        loadgen = task_vars.get("inventory_hostname", "")
+        peers = [str(p) for p in args.get("peers") or [loadgen]]
+        if loadgen not in peers:
+            raise AnsibleActionFail(f"bench_cell: peers {peers} do not include this loadgen {loadgen}")
+        run_dir = Path(args["run_dir"])
+        where = Target(host=args["host"], target=args["target"], loadgen=loadgen)
+        merging = len(peers) > 1
+        store = loadgen_dir(run_dir, loadgen) if merging else run_dir
+        before: Callable[[], None] | None = None
+        if merging:
+            # One barrier per playbook run (the workers' parent is ansible-playbook) and cell.
+            barrier = Path(tempfile.gettempdir()) / f"bench-stack-barrier-{os.getppid()}" / plan["cell_id"]
+
+            def before() -> None:
+                try:
+                    wait_for_peers(barrier, loadgen, peers, BARRIER_TIMEOUT_S)
+                except TimeoutError as exc:
+                    raise CellFailed(f"{plan['cell_id']}: {exc}") from exc
+
+            if cell_path(store, plan["cell_id"]).exists():
+                before()  # stored by an earlier run: let the others go on
 
         def execute(command: str) -> tuple[int, str, str]:
             res = self._low_level_execute_command(command)
             return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
 
+        target_execute = None
+        if where.mode == "network" and args.get("target_stats", True) and loadgen == peers[0]:
+            target_execute = self._target_executor(task_vars, args["target"])
+
         version = None
         probe = VERSION_PROBES.get(plan["tool"])
-        if probe and not cell_path(Path(args["run_dir"]), plan["cell_id"]).exists():
+        if probe and not cell_path(store, plan["cell_id"]).exists():
             _, out, err = execute(probe)
             version = (out or err).strip() or None
         try:
             cell, measured = measure_cell(
                 plan,
-                Target(host=args["host"], target=args["target"], loadgen=loadgen),
-                Path(args["run_dir"]),
+                where,
+                store,
                 execute,
                 experiment=args["experiment"],
                 tool_version=version,
+                target_execute=target_execute,
+                per_request=merging,
+                before_measure=before,
             )
         except CellFailed as exc:
             raise AnsibleActionFail(str(exc)) from exc
         result.update(changed=measured, cell=cell)
         return result
+
+    def _target_executor(self, task_vars: dict[str, Any], target: str) -> Executor | None:
+        """Run commands on the target through a connection of its own (as the inventory defines it).
+
+        Best effort: when no connection can be made, the cell is still measured and the runner notes the
+        missing target stats.
+        """
+        hostvars = task_vars.get("hostvars") or {}
+        if target not in hostvars:
+            return _failing(f"target {target} is not in the inventory")
+        hv = hostvars[target]
+        try:
+            conn_type = hv.get("ansible_connection") or C.DEFAULT_TRANSPORT
+            if conn_type == "smart":
+                conn_type = "ssh"
+            play_context = self._play_context.copy()
+            play_context.remote_addr = hv.get("ansible_host") or target
+            loader = self._shared_loader_obj.connection_loader
+            conn = loader.get(conn_type, play_context, None)
+            if conn is None:
+                return _failing(f"no connection plugin {conn_type}")
+            names = set(C.config.get_plugin_vars("connection", conn._load_name))
+            options = {k: hv[k] for k in names if k in hv}
+            options.setdefault("inventory_hostname", target)
+            options.setdefault("ansible_host", hv.get("ansible_host") or target)
+            conn.set_options(var_options=options)
+            conn.set_become_plugin(None)  # vmstat needs no privileges
+        except (AnsibleError, KeyError, TypeError) as exc:
+            return _failing(f"no connection to the target: {exc}")
+
+        def execute(command: str) -> tuple[int, str, str]:
+            try:
+                rc, out, err = conn.exec_command(command)
+            except AnsibleError as exc:
+                return 1, "", str(exc)
+            return rc, out.decode(errors="replace"), err.decode(errors="replace")
+
+        return execute
+
+
+def _failing(reason: str) -> Executor:
+    def execute(command: str) -> tuple[int, str, str]:
+        return 1, "", reason
+
+    return execute

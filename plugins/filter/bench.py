@@ -8,6 +8,7 @@ from ansible.errors import AnsibleFilterError
 
 from benchstack.capacity import capacity_warnings
 from benchstack.stacks import StackError, front_checks, instance_checks, needs, normalize_stacks
+from benchstack.topology import TopologyError, check_one_load_per_target, loadgen_targets
 
 
 def bench_stacks(
@@ -51,6 +52,23 @@ def bench_capacity_warnings(
     return capacity_warnings(cells, target, loadgen)
 
 
+def bench_loadgen_targets(
+    loadgens: list[str], targets: list[str], hostvars: Any, single: bool = True
+) -> dict[str, str]:
+    """Each loadgen's target (its bench_target, itself when it is a target, else the first target).
+
+    ``single``: fail unless every loadgen loads the same target (one run measures one target)."""
+    try:
+        mapping = loadgen_targets(
+            loadgens, targets, {lg: hostvars[lg].get("bench_target") for lg in loadgens if lg in hostvars}
+        )
+        if single:
+            check_one_load_per_target(mapping)
+    except TopologyError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+    return mapping
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -59,4 +77,5 @@ class FilterModule:
             "bench_instance_checks": bench_instance_checks,
             "bench_front_checks": bench_front_checks,
             "bench_capacity_warnings": bench_capacity_warnings,
+            "bench_loadgen_targets": bench_loadgen_targets,
         }

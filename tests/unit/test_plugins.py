@@ -3,6 +3,7 @@
 import importlib.util
 import json
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -38,6 +39,7 @@ bench_cell = load_plugin("action", "bench_cell")
 bench_run_info = load_plugin("action", "bench_run_info")
 bench_report = load_plugin("action", "bench_report")
 bench_extra_cells = load_plugin("action", "bench_extra_cells")
+bench_merge = load_plugin("action", "bench_merge")
 
 
 def run_lookup(term: str) -> dict[str, Any]:
@@ -186,6 +188,7 @@ def test_filter_module_exposes_its_filters() -> None:
         "bench_instance_checks",
         "bench_front_checks",
         "bench_capacity_warnings",
+        "bench_loadgen_targets",
     }
 
 
@@ -243,12 +246,15 @@ def test_filter_error_for_a_non_mapping_field_names_it() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", [bench_cell, bench_run_info, bench_report, bench_extra_cells], ids=lambda m: m.__name__
+    "module",
+    [bench_cell, bench_run_info, bench_report, bench_extra_cells, bench_merge],
+    ids=lambda m: m.__name__,
 )
 def test_action_documentation_lists_exactly_the_valid_args(module: ModuleType) -> None:
     doc = yaml.safe_load(module.DOCUMENTATION)
     assert set(doc["options"]) == set(module.ActionModule._VALID_ARGS)
-    assert all(opt["required"] is True for opt in doc["options"].values())
+    required = getattr(module.ActionModule, "_REQUIRED", module.ActionModule._VALID_ARGS)
+    assert {k for k, opt in doc["options"].items() if opt.get("required")} == set(required)
 
 
 def make_action(module: ModuleType, args: dict[str, Any], check_mode: bool = False) -> Any:
@@ -436,3 +442,46 @@ def test_bench_extra_cells_reports_a_bad_experiment(tmp_path: Path) -> None:
     bad.write_text("name: x\n")
     with pytest.raises(AnsibleActionFail, match="invalid experiment"):
         make_action(bench_extra_cells, {"run_dir": str(tmp_path), "experiment": str(bad)}).run(task_vars={})
+
+
+# ---------------------------------------------------------------- several loadgens
+
+
+def test_two_loadgens_measure_one_cell_together_and_bench_merge_merges_it(tmp_path: Path) -> None:
+    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
+    results: dict[str, dict[str, Any]] = {}
+
+    def loadgen(name: str) -> None:
+        results[name] = run_cell(args, Loadgen(read_data("ab", "normal.txt")), hostname=name)
+
+    threads = [threading.Thread(target=loadgen, args=(n,)) for n in ("lg1", "lg2")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    cell_id = args["cell"]["cell_id"]
+    run = tmp_path / "run"
+    for name in ("lg1", "lg2"):
+        assert results[name]["changed"] is True
+        assert (run / "loadgens" / name / "cells" / f"{cell_id}.json").is_file()
+        assert "-g" in results[name]["cell"]["command"]  # per-request data for the merge
+    assert not (run / "cells").exists()  # nothing in the run's cells until the merge
+    merge = make_action(bench_merge, {"run_dir": str(run), "cell_id": cell_id, "loadgens": ["lg1", "lg2"]})
+    merged = merge.run(task_vars={})
+    assert merged["changed"] is True
+    assert merged["cell"]["merged"]["loadgens"] == ["lg1", "lg2"]
+    assert merged["cell"]["requests_completed"] == 2 * results["lg1"]["cell"]["requests_completed"]
+
+
+def test_bench_cell_refuses_peers_without_this_loadgen(tmp_path: Path) -> None:
+    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
+    with pytest.raises(AnsibleActionFail, match="do not include this loadgen"):
+        run_cell(args, Loadgen(read_data("ab", "normal.txt")), hostname="lg3")
+
+
+def test_bench_cell_without_a_way_to_the_target_still_measures_and_notes_it(tmp_path: Path) -> None:
+    result = run_cell(cell_args(tmp_path), Loadgen(read_data("ab", "normal.txt")))
+    assert result["cell"]["system"]["target"] is None
+    assert any(
+        "target: vmstat did not start" in n and "not in the inventory" in n for n in result["cell"]["notes"]
+    )

@@ -542,3 +542,38 @@ def test_a_stored_httperf_cell_without_its_rate_is_invalid(tmp_path: Path) -> No
     assert validate_cell({**cell, "rate": None}, require_meta=True) == [
         "httperf is open loop: a stored cell needs its offered rate"
     ]
+
+
+# ---------------------------------------------------------------- several loadgens
+
+
+def test_per_request_data_is_kept_for_ab_without_a_threshold_when_asked(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "ab", "concurrency": 20, "requests": 400})
+    helpers = Helpers(tsv=read_data("ab", "gnuplot-slow.tsv"))
+    fake = FakeLoadgen(read_data("ab", "gnuplot-slow.txt"), helpers=helpers).expect(1)
+    cell, _ = measure(plan, tmp_path, fake, per_request=True)
+    assert "-g" in cell["command"]
+    assert cell["errors"]["over_threshold"] is None  # no threshold: nothing counted as slow
+    stored = (tmp_path / "raw" / f"{plan['cell_id']}.requests.tsv").read_text(encoding="utf-8")
+    assert stored == read_data("ab", "gnuplot-slow.tsv")
+
+
+def test_the_barrier_hook_runs_after_warm_up_and_before_the_measured_run(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(2)
+    events: list[str] = []
+
+    def execute(command: str) -> tuple[int, str, str]:
+        events.append("vmstat" if "vmstat" in command or command.startswith("kill ") else "load")
+        return fake(command)
+
+    measure(plan, tmp_path, execute, before_measure=lambda: events.append("barrier"))  # type: ignore[arg-type]
+    assert events == ["load", "barrier", "vmstat", "load", "vmstat"]
+
+
+def test_a_stored_cell_does_not_wait_at_the_barrier(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN)
+    measure(plan, tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(1))
+    waited: list[bool] = []
+    _, measured = measure(plan, tmp_path, FakeLoadgen(""), before_measure=lambda: waited.append(True))
+    assert not measured and waited == []

@@ -1,0 +1,262 @@
+"""Several loadgens driving one target at the same time: one merged cell from each loadgen's cell.
+
+Each loadgen measures the same load point at the same moment (benchmark.yml runs the cell on all of them
+together and the bench_cell action starts the measured runs at a shared barrier, after each one's warm-up).
+Each loadgen's cell is stored as it was measured, under ``loadgens/<loadgen>/`` in the run folder, with its
+raw output; the merged cell goes where a single loadgen's cell would (``cells/<cell_id>.json``), so reports,
+repetitions and compare read it like any cell. What the merge does, field by field:
+
+* throughput: ``rps``, ``requests_completed``, ``transfer_bytes``, ``requests``, errors and
+  ``keepalive_requests`` are sums; ``error_rate`` is recomputed from the summed counters (same rule as one
+  cell, :mod:`benchstack.model`). ``concurrency`` stays the load point's per-loadgen value (so repetitions
+  and compare match it); the target saw ``merged.total_concurrency`` connections;
+* latency: when every loadgen has per-request times (ab ``-g``; the runner asks for it whenever loadgens are
+  merged), the latency figures are computed from all requests together (``merged.latency = "requests"``).
+  Otherwise only what merges exactly is kept (min of the minimums, max of the maximums); mean, stdev and
+  percentiles are null in the merged cell and each loadgen's are listed in ``merged.per_loadgen``
+  (``merged.latency = "per-loadgen"``): percentiles of several distributions cannot be combined honestly;
+* timing: ``started_at`` is the earliest start, ``elapsed_s`` the longest run, and ``merged.start_skew_s``
+  how far apart the loadgens started (from the cells' start times, whole seconds, so 1 may be a few
+  milliseconds); a skew surely above a tenth of the shortest run gets a note, because summed throughput
+  then overstates what the target served at once.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from benchstack.cell import CELLS_DIR, SCHEMA, validate_cell
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, error_count, error_rate
+from benchstack.perrequest import ParseError, ab_request_times, nearest_rank
+
+LOADGENS_DIR = "loadgens"
+RAW_DIR = "raw"
+SAME = ("experiment", "stack", "target", "mode", "tool", "concurrency", "keepalive", "repetition", "url")
+SKEW_NOTE_SHARE = 0.1
+
+
+class MergeError(ValueError):
+    """The cells cannot be merged (different load points, or fewer than two)."""
+
+
+def loadgen_dir(run_dir: Path, loadgen: str) -> Path:
+    """Where one loadgen's own cells and raw files live when several loadgens are merged."""
+    return run_dir / LOADGENS_DIR / loadgen
+
+
+def _sum_optional(values: Sequence[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def latency_from_times(times_ms: Sequence[float]) -> dict[str, float | None]:
+    """Every latency figure of a cell from per-request times (nearest-rank percentiles, population stdev)."""
+    if not times_ms:
+        return dict.fromkeys(LATENCY_KEYS)
+    ordered = sorted(float(t) for t in times_ms)
+    result: dict[str, float | None] = {
+        "mean": round(statistics.fmean(ordered), 3),
+        "stdev": round(statistics.pstdev(ordered), 3),
+        "min": ordered[0],
+        "max": ordered[-1],
+    }
+    for p in (50, 75, 90, 99):
+        result[f"p{p}"] = float(nearest_rank(ordered, p))
+    return result
+
+
+def _started(cell: Mapping[str, Any]) -> datetime | None:
+    value = cell.get("started_at")
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+def merge_cells(
+    cells: Sequence[Mapping[str, Any]],
+    times_ms: Mapping[str, Sequence[float]] | None = None,
+    *,
+    cell_files: Mapping[str, str] | None = None,
+    raw_output: str | None = None,
+) -> dict[str, Any]:
+    """One merged cell from the cells several loadgens measured of one load point at the same time.
+
+    ``times_ms``: per-request times by loadgen (all or nothing: a loadgen without them turns latency into
+    per-loadgen figures). ``cell_files``/``raw_output``: paths, relative to the run folder, to record.
+    """
+    if len(cells) < 2:
+        raise MergeError("merging needs the cells of at least two loadgens")
+    first = cells[0]
+    for key in SAME:
+        values = {json.dumps(c.get(key)) for c in cells}
+        if len(values) > 1:
+            raise MergeError(f"cells differ in {key}: {', '.join(sorted(values))}; not one load point")
+    loadgens = [str(c.get("loadgen")) for c in cells]
+    if len(set(loadgens)) != len(loadgens):
+        raise MergeError(f"a loadgen appears twice: {', '.join(loadgens)}")
+    tool = str(first["tool"])
+    errors: dict[str, int | None] = {
+        k: _sum_optional([(c.get("errors") or {}).get(k) for c in cells]) for k in ERROR_KINDS
+    }
+    completed = sum(int(c["requests_completed"]) for c in cells)
+    notes: list[str] = []
+    have_times = times_ms is not None and all(times_ms.get(lg) for lg in loadgens)
+    if have_times:
+        assert times_ms is not None
+        latency = latency_from_times([t for lg in loadgens for t in times_ms[lg]])
+        how = "requests"
+    else:
+        latency = dict.fromkeys(LATENCY_KEYS)
+        mins = [(c.get("latency_ms") or {}).get("min") for c in cells]
+        maxes = [(c.get("latency_ms") or {}).get("max") for c in cells]
+        latency["min"] = None if None in mins else min(float(m) for m in mins if m is not None)
+        latency["max"] = None if None in maxes else max(float(m) for m in maxes if m is not None)
+        how = "per-loadgen"
+        notes.append(
+            "latency mean, stdev and percentiles are per loadgen (merged.per_loadgen): no per-request data "
+            "from every loadgen to merge them"
+        )
+    starts = [_started(c) for c in cells]
+    known = [s for s in starts if s is not None]
+    skew = (max(known) - min(known)).total_seconds() if len(known) == len(starts) else None
+    elapsed = [float(c["elapsed_s"]) for c in cells if c.get("elapsed_s") is not None]
+    # Start times are whole seconds: 1 s apart may be a few milliseconds across a second's boundary.
+    if skew is not None and elapsed and skew - 1 > SKEW_NOTE_SHARE * min(elapsed):
+        notes.append(
+            f"the loadgens started {skew:g} s apart in runs of {min(elapsed):g} s or more: the summed req/s "
+            "overstates what the target served at once"
+        )
+    for c in cells:
+        notes += [f"{c.get('loadgen')}: {n}" for n in c.get("notes") or []]
+    versions = {c.get("tool_version") for c in cells}
+    merged: dict[str, Any] = {
+        "schema": SCHEMA,
+        "experiment": first.get("experiment"),
+        "stack": first.get("stack"),
+        "target": first.get("target"),
+        "loadgen": "+".join(loadgens),
+        "mode": first.get("mode"),
+        "tool": tool,
+        "tool_version": versions.pop() if len(versions) == 1 else None,
+        "command": first.get("command"),
+        "url": first.get("url"),
+        "concurrency": int(first["concurrency"]),
+        "keepalive": first.get("keepalive"),
+        "requests": _sum_optional([c.get("requests") for c in cells]),
+        "duration_s": first.get("duration_s"),
+        "repetition": first.get("repetition"),
+        "started_at": min(known).isoformat().replace("+00:00", "Z") if len(known) == len(starts) else None,
+        "elapsed_s": max(elapsed) if elapsed else None,
+        "requests_completed": completed,
+        "rps": round(sum(float(c["rps"]) for c in cells), 2),
+        "transfer_bytes": sum(int(c["transfer_bytes"]) for c in cells),
+        "latency_ms": latency,
+        "errors": errors,
+        "error_count": error_count(tool, errors),
+        "error_rate": error_rate(tool, completed, errors),
+        "keepalive_requests": _sum_optional([c.get("keepalive_requests") for c in cells]),
+        "threshold_ms": first.get("threshold_ms"),
+        "raw_output": raw_output,
+        "status": "ok",
+        "notes": notes,
+        "system": {
+            "loadgen": None,
+            "target": next(
+                (
+                    (c.get("system") or {}).get("target")
+                    for c in cells
+                    if (c.get("system") or {}).get("target")
+                ),
+                None,
+            ),
+        },
+        "merged": {
+            "loadgens": loadgens,
+            "total_concurrency": sum(int(c["concurrency"]) for c in cells),
+            "latency": how,
+            "start_skew_s": skew,
+            "cells": [cell_files[lg] for lg in loadgens] if cell_files else None,
+            "per_loadgen": [
+                {
+                    "loadgen": c.get("loadgen"),
+                    "rps": c.get("rps"),
+                    "requests_completed": c.get("requests_completed"),
+                    "error_count": c.get("error_count"),
+                    "started_at": c.get("started_at"),
+                    "elapsed_s": c.get("elapsed_s"),
+                    "latency_ms": c.get("latency_ms"),
+                    "system": (c.get("system") or {}).get("loadgen"),
+                }
+                for c in cells
+            ],
+        },
+    }
+    return merged
+
+
+def merge_stored(run_dir: Path, cell_id: str, loadgens: Sequence[str]) -> tuple[dict[str, Any], bool]:
+    """Merge the stored cells of ``cell_id`` from each loadgen's folder into ``cells/<cell_id>.json``.
+
+    Returns (merged cell, written now); a merged cell already stored is returned as it is. Per-request times
+    come from each loadgen's ``raw/<cell_id>.requests.tsv`` (ab -g) when present. The merged raw output is
+    each loadgen's raw output in turn, under a header naming it.
+    """
+    from benchstack.cell import write_cell
+    from benchstack.runner import _write_atomic
+
+    final = run_dir / CELLS_DIR / f"{cell_id}.json"
+    if final.exists():
+        return json.loads(final.read_text(encoding="utf-8")), False
+    cells, files, times, raws = [], {}, {}, []
+    for lg in loadgens:
+        base = loadgen_dir(run_dir, lg)
+        path = base / CELLS_DIR / f"{cell_id}.json"
+        if not path.exists():
+            raise MergeError(f"{cell_id}: loadgen {lg} stored no cell ({path})")
+        cell = json.loads(path.read_text(encoding="utf-8"))
+        cells.append(cell)
+        files[lg] = str(path.relative_to(run_dir))
+        tsv = base / RAW_DIR / f"{cell_id}.requests.tsv"
+        if tsv.exists():
+            try:
+                times[lg] = ab_request_times(tsv.read_text(encoding="utf-8"))
+            except ParseError:
+                pass
+        raw = base / str(cell.get("raw_output") or "")
+        text = raw.read_text(encoding="utf-8") if raw.is_file() else "(no raw output stored)\n"
+        raws.append(f"==> {LOADGENS_DIR}/{lg}/{cell.get('raw_output')} <==\n{text}")
+    raw_rel = f"{RAW_DIR}/{cell_id}.txt"
+    merged = merge_cells(cells, times, cell_files=files, raw_output=raw_rel)
+    problems = validate_cell(merged, require_meta=True)
+    if problems:
+        raise MergeError(f"{cell_id}: invalid merged cell: {'; '.join(problems)}")
+    _write_atomic(run_dir / raw_rel, "\n".join(raws))
+    write_cell(run_dir, merged)
+    return merged, True
+
+
+def wait_for_peers(
+    directory: Path,
+    me: str,
+    peers: Sequence[str],
+    timeout_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> float:
+    """A barrier between the loadgens of one cell (they all run on the controller): mark ``me`` as ready in
+    ``directory``, then wait until every peer is; return the seconds waited. Raises TimeoutError naming the
+    peers that never arrived within ``timeout_s``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / me).touch()
+    start = clock()
+    while True:
+        missing = [p for p in peers if not (directory / p).exists()]
+        if not missing:
+            return clock() - start
+        if clock() - start > timeout_s:
+            raise TimeoutError(f"loadgens not ready after {timeout_s:g} s: {', '.join(missing)}")
+        sleep(0.05)

@@ -1,0 +1,44 @@
+"""Which target each loadgen loads, and which loadgens load a target together (the inventory's shape).
+
+A loadgen that is also a target loads itself (loopback); others load their ``bench_target``, or the first
+target. Loadgens sharing a target are peers: they measure each cell at the same time and their cells are
+merged (:mod:`benchstack.merge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+
+class TopologyError(ValueError):
+    """The inventory's targets and loadgens do not make a run bench-stack can measure."""
+
+
+def loadgen_targets(
+    loadgens: Sequence[str], targets: Sequence[str], chosen: Mapping[str, str | None]
+) -> dict[str, str]:
+    """Each loadgen's target. ``chosen``: the loadgens' ``bench_target`` where set."""
+    if not targets:
+        raise TopologyError("the inventory has no host in the targets group")
+    result = {}
+    for lg in loadgens:
+        target = chosen.get(lg) or (lg if lg in targets else targets[0])
+        if target not in targets:
+            raise TopologyError(f"loadgen {lg}: bench_target {target} is not in the targets group")
+        result[lg] = target
+    return result
+
+
+def peers(loadgen: str, mapping: Mapping[str, str]) -> list[str]:
+    """The loadgens (in inventory order) that load the same target as ``loadgen``, itself included."""
+    return [lg for lg, target in mapping.items() if target == mapping[loadgen]]
+
+
+def check_one_load_per_target(mapping: Mapping[str, str]) -> None:
+    """Cells are named by load point (not by target), so one run measures one target."""
+    loaded = set(mapping.values())
+    if len(loaded) > 1:
+        raise TopologyError(
+            f"the loadgens load {len(loaded)} targets ({', '.join(sorted(loaded))}); one run measures one "
+            "target: give every loadgen the same bench_target, or run once per target with --limit"
+        )
