@@ -3,7 +3,7 @@
 The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`. A row of the
 results table is one load point (stack, tool, keep-alive, concurrency or offered rate) over its n
 repetitions: the median req/s with min-max, the 95 % confidence interval of the mean and the coefficient
-of variation (:mod:`benchstack.stats`), median p50/p99 latency, errors and the mean error rate. A load
+of variation (:mod:`benchstack.stats`), median mean/p50/p99 latency, errors and the mean error rate. A load
 point whose CV is above the experiment's ``load.max_cv`` (from run.json; default 0.05) is marked noisy.
 Plots need matplotlib, imported only when report.html is written (:mod:`benchstack.plots`).
 """
@@ -29,7 +29,7 @@ from benchstack.stats import summarize
 
 COLUMNS = (
     "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "CV",
-    "p50 ms", "p99 ms", "errors", "error rate",
+    "mean ms", "p50 ms", "p99 ms", "errors", "error rate",
 )  # fmt: skip
 NOISY = "noisy"
 
@@ -126,6 +126,7 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
                 "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",
                 "95% CI": "-" if rps is None or rps.ci_low is None else f"{rps.ci_low:.2f}–{rps.ci_high:.2f}",
                 "CV": cv,
+                "mean ms": _latency_text(group, "mean"),
                 "p50 ms": _latency_text(group, "p50"),
                 "p99 ms": _latency_text(group, "p99"),
                 "errors": _errors_cell(group),
@@ -199,9 +200,9 @@ def _host_name(host: object) -> str:
 TABLE_LEGEND = (
     "req/s: median over the n repetitions, with min-max, the 95 % confidence interval of the mean "
     "(Student's t) and the coefficient of variation (CV = stdev / mean; '{noisy}' above {max_cv:.1f} %); "
-    "p50/p99: median over repetitions; errors: sum, with the tool's own counters in brackets (ab counts one "
-    "bad request under several of them; over_threshold = slower than the threshold); error rate: mean over "
-    "repetitions."
+    "mean/p50/p99 latency: median over repetitions; errors: sum, with the tool's own counters in brackets "
+    "(ab counts one bad request under several of them; over_threshold = slower than the threshold); "
+    "error rate: mean over repetitions."
 )
 
 

@@ -1,13 +1,20 @@
 """Stacks: the data that names one serving path, and everything derived from it.
 
-The app_server role (units, sockets), the nginx role (upstreams), verification and the benchmark all need
-the same socket paths, ports and expected answers. They are computed here, once, from the stack data, so
-they cannot drift apart. Ansible reaches this module through the ``bench_stacks`` filter.
+The app_server role (units, sockets), the nginx and apache roles (upstreams, instances, modules),
+verification and the benchmark all need the same socket paths, ports and expected answers. They are computed
+here, once, from the stack data, so they cannot drift apart. Ansible reaches this module through the
+``bench_stacks`` filter.
+
+An Apache front is one Apache instance per stack (``apache2@bench-NAME`` on Debian, ``httpd@bench-NAME`` on
+RedHat), so stacks with different MPMs and tuning run side by side on one target. Its ``handler`` says what
+the instance does: ``proxy`` (mod_proxy_balancer to the app server pool), ``static``, ``mod_php``,
+``lua-inline`` or ``lua-file`` (mod_lua, the app runs inside Apache).
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import re
 from typing import Any
 
@@ -18,6 +25,15 @@ def _hello_checks(kind: str) -> list[dict[str, str]]:
         {"path": "/hello/bar", "body": "Hello bar!"},
     ]
 
+
+def _one_kb_body() -> str:
+    """The bundled static 1 KB file (roles/app/files/static/1k.html): 32 lines of 32 bytes."""
+    lines = ["Hello World! I am static, 1 KB!\n"]
+    lines += [f"{i:02d}" + "-" * 29 + "\n" for i in range(1, 32)]
+    return "".join(lines)
+
+
+STATIC_1K_BODY = _one_kb_body()
 
 APP_KINDS: dict[str, dict[str, Any]] = {
     # kind -> runtime it needs, the file a user-supplied app dir must hold, and the answers every
@@ -30,9 +46,34 @@ APP_KINDS: dict[str, dict[str, Any]] = {
     "static": {
         "runtime": "none",
         "entry": "index.html",
-        "checks": [{"path": "/index.html", "body": "Hello World! I am static!\n"}],
+        "checks": [
+            {"path": "/index.html", "body": "Hello World! I am static!\n"},
+            {"path": "/1k.html", "body": STATIC_1K_BODY},
+        ],
+    },
+    # Apps that run inside Apache (mod_lua): no app server, no runtime of their own. lua-inline's code is in
+    # the Apache config (a LuaQuickHandler block), so it has no files; lua-file's hello.lua is read and
+    # compiled on every request (LuaCodeCache never).
+    "lua-inline": {
+        "runtime": "none",
+        "entry": None,
+        "embedded": True,
+        "checks": [{"path": "/", "body": "Hello World! I am lua-inline!"}],
+    },
+    "lua-file": {
+        "runtime": "none",
+        "entry": "hello.lua",
+        "embedded": True,
+        "checks": [{"path": "/hello.lua", "body": "Hello World! I am lua-file!"}],
     },
 }
+# App kinds that are known but cannot be deployed here, with the reason.
+_MRUBY_REASON = (
+    "mod_mruby is built from its source repository (apache role: apache_mod_mruby_repo and "
+    "apache_mod_mruby_version, with apxs), which cannot be fetched offline; not available here "
+    "(use lua-inline / lua-file, its mod_lua peers)"
+)
+UNAVAILABLE_APP_KINDS: dict[str, str] = {"mruby-inline": _MRUBY_REASON, "mruby-file": _MRUBY_REASON}
 
 # Typed server options: name -> (type, minimum, maximum, default). Integers are bounded; bools are bools.
 _WORKERS = (int, 1, 64, 2)
@@ -96,8 +137,41 @@ UNAVAILABLE_SERVER_KINDS: dict[str, str] = {
 SERVER_COMMON_KEYS = {"kind", "instances", "bind", "port_base"}
 # Keys normalize_stack derives itself (normalizing a normalized stack gives the same stack).
 SERVER_DERIVED_KEYS = {"unit", "protocol", "upstream_keepalive"}
-FRONT_KINDS = ("none", "nginx")
+FRONT_KINDS = ("none", "nginx", "apache")
 FRONT_PROFILES = ("stock", "tuned")
+APACHE_MPMS = ("prefork", "worker", "event")
+# Typed MPM tuning keys of an apache front: key -> (directive, minimum, maximum, default). The defaults are
+# Debian's shipped mods-available/mpm_*.conf.
+_APACHE_PREFORK: dict[str, tuple[str, int, int, int]] = {
+    "start_servers": ("StartServers", 1, 1024, 5),
+    "min_spare_servers": ("MinSpareServers", 1, 1024, 5),
+    "max_spare_servers": ("MaxSpareServers", 1, 1024, 10),
+    "max_request_workers": ("MaxRequestWorkers", 1, 20000, 150),
+    "max_connections_per_child": ("MaxConnectionsPerChild", 0, 10_000_000, 0),
+}
+_APACHE_THREADED: dict[str, tuple[str, int, int, int]] = {
+    "start_servers": ("StartServers", 1, 1024, 2),
+    "min_spare_threads": ("MinSpareThreads", 1, 20000, 25),
+    "max_spare_threads": ("MaxSpareThreads", 1, 20000, 75),
+    "threads_per_child": ("ThreadsPerChild", 1, 1024, 25),
+    "max_request_workers": ("MaxRequestWorkers", 1, 20000, 150),
+    "max_connections_per_child": ("MaxConnectionsPerChild", 0, 10_000_000, 0),
+}
+APACHE_MPM_OPTIONS: dict[str, dict[str, tuple[str, int, int, int]]] = {
+    "prefork": _APACHE_PREFORK,
+    "worker": _APACHE_THREADED,
+    "event": _APACHE_THREADED,
+}
+# Keys normalize_stack derives for an apache front (normalizing a normalized stack gives the same stack).
+APACHE_DERIVED_KEYS = {"instance", "handler", "modules", "modules_off", "mpm_directives"}
+# Apache modules (Debian a2enmod names; the apache role maps them per OS) each handler needs besides the MPM.
+APACHE_HANDLER_MODULES: dict[str, list[str]] = {
+    "proxy": ["proxy", "proxy_http", "slotmem_shm", "proxy_balancer", "lbmethod_byrequests"],
+    "static": [],
+    "mod_php": ["php"],
+    "lua-inline": ["lua"],
+    "lua-file": ["lua"],
+}
 BINDS = ("unix", "tcp")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
 # Backends behind a front listen on 127.0.0.1:BASE + (port % 1000) * 10 + instance when bound to TCP
@@ -138,6 +212,8 @@ def normalize_stack(
 
     app = _mapping(s, "app", {})
     kind = app.get("kind")
+    if kind in UNAVAILABLE_APP_KINDS:
+        raise _err(name, "app.kind", f"{kind}: {UNAVAILABLE_APP_KINDS[kind]}")
     if kind not in APP_KINDS:
         raise _err(name, "app.kind", f"must be one of {', '.join(APP_KINDS)}, not {kind!r}")
     app_dir = app.setdefault("dir", f"{app_root}/{kind}")
@@ -152,22 +228,33 @@ def normalize_stack(
     front = _mapping(s, "front", {"kind": "none"})
     if front.get("kind") not in FRONT_KINDS:
         raise _err(name, "front.kind", f"must be one of {', '.join(FRONT_KINDS)}, not {front.get('kind')!r}")
-    if front["kind"] != "none":
+    if front["kind"] == "nginx":
         front.setdefault("profile", "tuned")
         if front["profile"] not in FRONT_PROFILES:
             raise _err(name, "front.profile", f"must be one of {', '.join(FRONT_PROFILES)}")
+    elif front["kind"] == "apache":
+        _apache_front(name, front)
 
     server = s.get("server")
-    if kind == "static":
+    embedded = APP_KINDS[kind].get("embedded", False)
+    mod_php = kind == "php" and front["kind"] == "apache" and not server
+    if kind == "static" or embedded or mod_php:
         if server:
-            raise _err(name, "server", "a static app is served by its front, not by an app server")
+            raise _err(name, "server", f"app {kind} is served by its front, not by an app server")
         if front["kind"] == "none":
-            raise _err(name, "front.kind", "a static app needs a front (nginx)")
+            raise _err(name, "front.kind", f"app {kind} needs a front ({'apache' if embedded else 'nginx'})")
+        if embedded and front["kind"] != "apache":
+            raise _err(
+                name, "front.kind", f"app {kind} runs inside Apache (mod_lua): it needs front.kind apache"
+            )
+        if front["kind"] == "apache":
+            _apache_handler(name, front, "mod_php" if mod_php else kind)
         s["server"] = None
         s["endpoints"] = []
         return s
     if not isinstance(server, dict):
-        raise _err(name, "server", f"app {kind} needs an app server (one of {', '.join(SERVER_KINDS)})")
+        hint = " (or front.kind apache, which runs it with mod_php)" if kind == "php" else ""
+        raise _err(name, "server", f"app {kind} needs an app server (one of {', '.join(SERVER_KINDS)}){hint}")
     skind = server.get("kind")
     if skind in UNAVAILABLE_SERVER_KINDS:
         raise _err(name, "server.kind", f"{skind}: {UNAVAILABLE_SERVER_KINDS[skind]}")
@@ -189,6 +276,15 @@ def normalize_stack(
     server["upstream_keepalive"] = spec.get("upstream_keepalive", False)
     if server["protocol"] != "http" and front["kind"] == "none":
         raise _err(name, "front.kind", f"{skind} speaks {server['protocol']}, not HTTP: it needs a front")
+    if front["kind"] == "apache":
+        if server["protocol"] != "http":
+            raise _err(
+                name,
+                "front.kind",
+                f"{skind} speaks {server['protocol']}; the apache front proxies HTTP only "
+                "(for PHP under Apache leave out the server: mod_php runs it)",
+            )
+        _apache_handler(name, front, "proxy")
     _server_options(name, server, spec["options"])
     if front["kind"] == "none" and (instances != 1 or bind != "tcp"):
         raise _err(
@@ -223,6 +319,73 @@ def normalize_stack(
         endpoints.append(ep)
     s["endpoints"] = endpoints
     return s
+
+
+def _apache_front(name: str, front: dict[str, Any]) -> None:
+    """Check an apache front's MPM and typed tuning keys; fill in defaults, instance and MPM directives."""
+    mpm = front.setdefault("mpm", "event")
+    if mpm not in APACHE_MPMS:
+        raise _err(name, "front.mpm", f"must be one of {', '.join(APACHE_MPMS)}, not {mpm!r}")
+    options = APACHE_MPM_OPTIONS[mpm]
+    allowed = {"kind", "mpm"} | set(options)
+    unknown = sorted(set(front) - allowed - APACHE_DERIVED_KEYS, key=str)
+    if unknown:
+        raise _err(
+            name,
+            f"front.{unknown[0]}",
+            f"unknown key of an apache front with mpm {mpm} (allowed: {', '.join(sorted(allowed))})",
+        )
+    for key, (_directive, lo, hi, default) in options.items():
+        value = front.setdefault(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            raise _err(name, f"front.{key}", f"must be an integer from {lo} to {hi}, not {value!r}")
+    workers = front["max_request_workers"]
+    if mpm == "prefork":
+        if front["min_spare_servers"] > front["max_spare_servers"]:
+            raise _err(name, "front.max_spare_servers", "must be at least front.min_spare_servers")
+        # Apache caps MaxRequestWorkers at ServerLimit (default 256) with only a warning.
+        limits = [("ServerLimit", max(256, workers))]
+    else:
+        per_child = front["threads_per_child"]
+        if workers % per_child:
+            raise _err(
+                name,
+                "front.max_request_workers",
+                f"must be a multiple of front.threads_per_child ({per_child}); Apache would round "
+                f"{workers} down to {workers - workers % per_child}",
+            )
+        if front["max_spare_threads"] < front["min_spare_threads"] + per_child:
+            raise _err(
+                name,
+                "front.max_spare_threads",
+                "must be at least front.min_spare_threads + front.threads_per_child "
+                f"({front['min_spare_threads'] + per_child}); Apache would raise it itself",
+            )
+        # ServerLimit and ThreadLimit cap the other values (defaults 16 and 64) with only a warning.
+        limits = [
+            ("ServerLimit", max(16, math.ceil(workers / per_child))),
+            ("ThreadLimit", max(64, per_child)),
+        ]
+    front["instance"] = f"bench-{name}"
+    front["mpm_directives"] = [[d, v] for d, v in limits] + [
+        [directive, front[key]] for key, (directive, *_rest) in options.items()
+    ]
+
+
+def _apache_handler(name: str, front: dict[str, Any], handler: str) -> None:
+    """Set what the stack's Apache instance does and the modules it needs (and must not have)."""
+    if handler == "mod_php" and front["mpm"] != "prefork":
+        raise _err(
+            name,
+            "front.mpm",
+            "mod_php needs the prefork MPM (the distributions build PHP without thread safety), "
+            f"not {front['mpm']}",
+        )
+    front["handler"] = handler
+    front["modules"] = [f"mpm_{front['mpm']}", *APACHE_HANDLER_MODULES[handler]]
+    front["modules_off"] = [f"mpm_{m}" for m in APACHE_MPMS if m != front["mpm"]]
+    if handler != "mod_php":
+        front["modules_off"].append("php")
 
 
 def _server_options(name: str, server: dict[str, Any], options: dict[str, tuple[Any, ...]]) -> None:
@@ -294,9 +457,11 @@ def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
         "runtimes": sorted({s["runtime"]["kind"] for s in norm} - {"none"}),
         "ruby_gems": gems,
         "python_packages": pips,
-        "app_kinds": sorted({s["app"]["kind"] for s in norm}),
+        # Apps with files to deploy (lua-inline lives in the Apache config).
+        "app_kinds": sorted({s["app"]["kind"] for s in norm if s["app"]["entry"]}),
         "fronts": sorted({s["front"]["kind"] for s in norm} - {"none"}),
         "servers": sorted({s["server"]["kind"] for s in norm if s["server"]}),
+        "apache_handlers": sorted({s["front"]["handler"] for s in norm if s["front"]["kind"] == "apache"}),
     }
 
 
@@ -337,7 +502,7 @@ def front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str, Any]
     return [
         {
             "stack": s["name"],
-            "via": f"port {s['port']} ({s['front']['kind']})",
+            "via": f"port {s['port']} ({' '.join([s['front']['kind'], s['front'].get('mpm', '')]).strip()})",
             "url": f"http://{host_part}:{s['port']}{check['path']}",
             "unix_socket": None,
             "body": check["body"],

@@ -36,16 +36,17 @@ def test_summary_table_has_header_and_one_row_per_cell_sorted() -> None:
     ]
     table = summary_table(cells)
     assert table.splitlines()[0] == (
-        "| stack | tool | load | n | req/s | min–max | 95% CI | CV | p50 ms | p99 ms | errors | error rate |"
+        "| stack | tool | load | n | req/s | min–max | 95% CI | CV | mean ms | p50 ms | p99 ms | errors "
+        "| error rate |"
     )
     assert rows(table) == [
-        ["a-stack", "ab", "c50", "1", "18967.23", "-", "-", "-", "3.00", "4.00", "0", "0.00%"],
-        ["a-stack", "ab -k", "c100", "1", "98386.46", "-", "-", "-", "1.00", "5.00", "0", "0.00%"],
+        ["a-stack", "ab", "c50", "1", "18967.23", "-", "-", "-", "2.64", "3.00", "4.00", "0", "0.00%"],
+        ["a-stack", "ab -k", "c100", "1", "98386.46", "-", "-", "-", "1.02", "1.00", "5.00", "0", "0.00%"],
         [
-            "b-stack", "ab", "c10", "1", "21117.09", "-", "-", "-", "0.00", "3.00",
+            "b-stack", "ab", "c10", "1", "21117.09", "-", "-", "-", "0.47", "0.00", "3.00",
             "503 (status 503, length 503)", "50.30%",
         ],
-        ["b-stack", "wrk", "c32", "1", "124440.66", "-", "-", "-", "0.16", "9.98", "0", "0.00%"],
+        ["b-stack", "wrk", "c32", "1", "124440.66", "-", "-", "-", "0.97", "0.16", "9.98", "0", "0.00%"],
     ]  # fmt: skip
 
 
@@ -60,7 +61,7 @@ def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
     assert rows(summary_table(cells)) == [
         [
             "s", "ab", "c50", "3", "200.00", "100.00–300.00", "-48.41–448.41", "50.0% noisy",
-            "3.00", "4.00", "4 (status 4)", "1.00%",
+            "2.64", "3.00", "4.00", "4 (status 4)", "1.00%",
         ],
     ]  # fmt: skip
     assert rows(summary_table(cells, max_cv=0.6))[0][7] == "50.0%"
@@ -74,9 +75,9 @@ def test_summary_table_of_quiet_repetitions() -> None:
 
 def test_summary_table_shows_dashes_for_missing_latency() -> None:
     [row] = rows(summary_table([cell("wrk", "read-errors.txt", "s")]))
-    assert row[8:10] == ["-", "-"]
-    assert row[10] == "49419 (read 49419)"
-    assert row[11] == "100.00%"
+    assert row[8:11] == ["-", "-", "-"]
+    assert row[11] == "49419 (read 49419)"
+    assert row[12] == "100.00%"
 
 
 def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
@@ -98,7 +99,7 @@ def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
     assert "- hosts: target: web1, loadgen: gen1" in text
     assert "- mode: network" in text
     assert "| a-stack | ab | c50 | 1 | 18967.23 |" in text
-    assert "| a-stack | wrk | c4 | 1 | 3.99 | - | - | - | - | - | 12 (timeout 12) | 100.00% |" in text
+    assert "| a-stack | wrk | c4 | 1 | 3.99 | - | - | - | - | - | - | 12 (timeout 12) | 100.00% |" in text
     assert "## Notes from the parsers" in text
 
     with (tmp_path / "cells.csv").open() as fh:

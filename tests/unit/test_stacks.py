@@ -1,9 +1,11 @@
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchstack.stacks import (
+    STATIC_1K_BODY,
     StackError,
     front_checks,
     instance_checks,
@@ -188,14 +190,14 @@ def test_stack_without_front_cannot_bind_unix() -> None:
 def test_static_app_rejects_an_app_server() -> None:
     stack = static()
     stack["server"] = {"kind": "thin"}
-    with pytest.raises(StackError, match=r"'nginx-static': server: a static app"):
+    with pytest.raises(StackError, match=r"'nginx-static': server: app static is served by its front"):
         normalize_stack(stack)
 
 
 def test_static_app_needs_a_front() -> None:
     stack = static()
     stack["front"] = {"kind": "none"}
-    with pytest.raises(StackError, match=r"'nginx-static': front.kind: a static app needs a front"):
+    with pytest.raises(StackError, match=r"'nginx-static': front.kind: app static needs a front \(nginx\)"):
         normalize_stack(stack)
 
 
@@ -274,6 +276,7 @@ def test_needs_lists_runtimes_gems_apps_fronts_and_servers_once() -> None:
         "app_kinds": ["sinatra", "static"],
         "fronts": ["nginx"],
         "servers": ["thin"],
+        "apache_handlers": [],
     }
 
 
@@ -285,6 +288,7 @@ def test_static_only_needs_no_runtime_and_no_gems() -> None:
         "app_kinds": ["static"],
         "fronts": ["nginx"],
         "servers": [],
+        "apache_handlers": [],
     }
 
 
@@ -348,6 +352,7 @@ def test_front_checks_ask_each_stack_port_on_the_given_host() -> None:
         ("x2", "http://target1:8003/"),
         ("x2", "http://target1:8003/hello/bar"),
         ("nginx-static", "http://target1:8010/index.html"),
+        ("nginx-static", "http://target1:8010/1k.html"),
     ]
     assert checks[0]["via"] == "port 8001 (none)"
     assert checks[2]["via"] == "port 8003 (nginx)"
@@ -512,3 +517,194 @@ def test_a_front_keeps_idle_connections_only_to_servers_that_keep_them_longer(
     kind: str, app: str, keepalive: bool
 ) -> None:
     assert normalize_stack(server_stack(kind, app))["server"]["upstream_keepalive"] is keepalive
+
+
+# ---------------------------------------------------------------- apache fronts
+
+
+def apache(name: str = "a", port: int = 8061, kind: str = "static", **front: Any) -> dict:
+    return {"name": name, "port": port, "app": {"kind": kind}, "front": {"kind": "apache", **front}}
+
+
+def test_apache_front_defaults_to_event_with_debians_tuning_and_its_own_instance() -> None:
+    f = normalize_stack(apache("apache-static"))["front"]
+    assert f["mpm"] == "event"
+    assert f["instance"] == "bench-apache-static"
+    assert f["handler"] == "static"
+    assert f["modules"] == ["mpm_event"]
+    assert f["modules_off"] == ["mpm_prefork", "mpm_worker", "php"]
+    assert f["mpm_directives"] == [
+        ["ServerLimit", 16],
+        ["ThreadLimit", 64],
+        ["StartServers", 2],
+        ["MinSpareThreads", 25],
+        ["MaxSpareThreads", 75],
+        ["ThreadsPerChild", 25],
+        ["MaxRequestWorkers", 150],
+        ["MaxConnectionsPerChild", 0],
+    ]
+
+
+def test_apache_prefork_takes_the_seeds_tuning() -> None:
+    f = normalize_stack(
+        apache(
+            mpm="prefork", start_servers=5, min_spare_servers=5, max_spare_servers=10, max_request_workers=250
+        )
+    )["front"]
+    assert f["mpm_directives"] == [
+        ["ServerLimit", 256],
+        ["StartServers", 5],
+        ["MinSpareServers", 5],
+        ["MaxSpareServers", 10],
+        ["MaxRequestWorkers", 250],
+        ["MaxConnectionsPerChild", 0],
+    ]
+
+
+def test_apache_limits_grow_with_the_workers_so_apache_does_not_cap_them() -> None:
+    prefork = normalize_stack(apache(mpm="prefork", max_request_workers=400))["front"]
+    assert prefork["mpm_directives"][0] == ["ServerLimit", 400]
+    event = normalize_stack(
+        apache(mpm="event", threads_per_child=100, max_request_workers=2000, max_spare_threads=200)
+    )["front"]
+    assert event["mpm_directives"][:2] == [["ServerLimit", 20], ["ThreadLimit", 100]]
+
+
+def test_apache_rejects_an_unknown_mpm() -> None:
+    with pytest.raises(StackError, match=r"'a': front.mpm: must be one of prefork, worker, event, not 'itk'"):
+        normalize_stack(apache(mpm="itk"))
+
+
+def test_apache_prefork_rejects_thread_keys_naming_the_allowed_ones() -> None:
+    with pytest.raises(
+        StackError, match=r"front.threads_per_child: unknown key of an apache front with mpm prefork"
+    ):
+        normalize_stack(apache(mpm="prefork", threads_per_child=25))
+
+
+def test_apache_front_has_no_nginx_profile() -> None:
+    with pytest.raises(StackError, match=r"front.profile: unknown key"):
+        normalize_stack(apache(profile="tuned"))
+
+
+@pytest.mark.parametrize(
+    ("front", "message"),
+    [
+        ({"max_request_workers": 0}, r"front.max_request_workers: must be an integer from 1 to 20000, not 0"),
+        ({"start_servers": "5"}, r"front.start_servers: must be an integer from 1 to 1024, not '5'"),
+        ({"max_connections_per_child": True}, r"front.max_connections_per_child: must be an integer"),
+        (
+            {"max_request_workers": 160},
+            r"front.max_request_workers: must be a multiple of .*25.*round 160 down to 150",
+        ),
+        ({"max_spare_threads": 40}, r"front.max_spare_threads: must be at least .* \(50\)"),
+        ({"mpm": "prefork", "min_spare_servers": 20}, r"front.max_spare_servers: must be at least"),
+    ],
+)
+def test_apache_tuning_values_are_typed_and_consistent(front: dict, message: str) -> None:
+    with pytest.raises(StackError, match=message):
+        normalize_stack(apache(**front))
+
+
+def test_apache_front_proxies_an_http_pool_with_the_balancer_modules() -> None:
+    stack = thin("sinatra-thin-x2-apache", 8501, 2, "unix", front="apache")
+    s = normalize_stack(stack)
+    assert s["front"]["handler"] == "proxy"
+    assert s["front"]["modules"] == [
+        "mpm_event", "proxy", "proxy_http", "slotmem_shm", "proxy_balancer", "lbmethod_byrequests",
+    ]  # fmt: skip
+    assert [ep["socket"] for ep in s["endpoints"]] == [
+        "/run/bench-stack/sinatra-thin-x2-apache-1/server.sock",
+        "/run/bench-stack/sinatra-thin-x2-apache-2/server.sock",
+    ]
+
+
+def test_apache_front_refuses_a_fastcgi_server() -> None:
+    stack = {
+        "name": "php-fpm-apache",
+        "port": 8070,
+        "app": {"kind": "php"},
+        "server": {"kind": "php-fpm"},
+        "front": {"kind": "apache"},
+    }
+    with pytest.raises(
+        StackError, match=r"front.kind: php-fpm speaks fastcgi; the apache front proxies HTTP only"
+    ):
+        normalize_stack(stack)
+
+
+def test_php_without_a_server_under_apache_runs_on_mod_php_with_prefork() -> None:
+    s = normalize_stack(apache("php-apache", kind="php", mpm="prefork"))
+    assert s["server"] is None and s["endpoints"] == []
+    assert s["front"]["handler"] == "mod_php"
+    assert s["front"]["modules"] == ["mpm_prefork", "php"]
+    assert "php" not in s["front"]["modules_off"]
+    assert s["runtime"]["kind"] == "php"
+
+
+def test_mod_php_refuses_a_threaded_mpm() -> None:
+    with pytest.raises(StackError, match=r"front.mpm: mod_php needs the prefork MPM .*not event"):
+        normalize_stack(apache("php-apache", kind="php"))
+
+
+def test_php_without_a_server_behind_nginx_points_at_mod_php() -> None:
+    stack = {"name": "p", "port": 8070, "app": {"kind": "php"}, "front": {"kind": "nginx"}}
+    with pytest.raises(StackError, match=r"server: app php needs an app server .*front.kind apache.*mod_php"):
+        normalize_stack(stack)
+
+
+@pytest.mark.parametrize("kind", ["lua-inline", "lua-file"])
+def test_lua_apps_run_inside_apache_only(kind: str) -> None:
+    s = normalize_stack(apache("lua", kind=kind, mpm="worker"))
+    assert s["front"]["handler"] == kind
+    assert s["front"]["modules"] == ["mpm_worker", "lua"]
+    assert s["runtime"]["kind"] == "none"
+    stack = {"name": "lua", "port": 8070, "app": {"kind": kind}, "front": {"kind": "nginx"}}
+    with pytest.raises(StackError, match=rf"front.kind: app {kind} runs inside Apache \(mod_lua\)"):
+        normalize_stack(stack)
+
+
+def test_lua_app_refuses_an_app_server() -> None:
+    stack = apache("lua", kind="lua-file")
+    stack["server"] = {"kind": "thin"}
+    with pytest.raises(StackError, match=r"server: app lua-file is served by its front"):
+        normalize_stack(stack)
+
+
+@pytest.mark.parametrize("kind", ["mruby-inline", "mruby-file"])
+def test_mruby_apps_are_refused_as_not_available_offline(kind: str) -> None:
+    with pytest.raises(StackError, match=rf"app.kind: {kind}: mod_mruby .*cannot be fetched offline"):
+        normalize_stack(apache("mruby", kind=kind))
+
+
+def test_normalizing_an_apache_stack_twice_gives_the_same_stack() -> None:
+    for stack in (
+        apache(mpm="prefork", max_request_workers=250),
+        apache(kind="lua-inline"),
+        thin("t", 8501, 2, front="apache"),
+    ):
+        once = normalize_stack(stack)
+        assert normalize_stack(once) == once
+
+
+def test_needs_lists_the_apache_handlers_and_only_apps_with_files() -> None:
+    n = needs(
+        [apache("i", 8071, "lua-inline"), apache("f", 8072, "lua-file"), thin("t", 8073, front="apache")]
+    )
+    assert n["fronts"] == ["apache"]
+    assert n["apache_handlers"] == ["lua-file", "lua-inline", "proxy"]
+    assert n["app_kinds"] == ["lua-file", "sinatra"]
+    assert n["runtimes"] == ["ruby"]
+
+
+def test_front_checks_name_the_apache_mpm() -> None:
+    checks = front_checks([apache("p", 8061, mpm="prefork"), apache("i", 8071, "lua-inline")], "127.0.0.1")
+    assert [c["via"] for c in checks] == ["port 8061 (apache prefork)"] * 2 + ["port 8071 (apache event)"]
+    assert checks[2]["url"] == "http://127.0.0.1:8071/"
+    assert checks[2]["body"] == "Hello World! I am lua-inline!"
+
+
+def test_the_bundled_1k_file_is_exactly_1024_bytes_and_is_what_the_check_expects() -> None:
+    bundled = Path(__file__).resolve().parents[2] / "roles/app/files/static/1k.html"
+    assert len(STATIC_1K_BODY.encode()) == 1024
+    assert bundled.read_text(encoding="utf-8") == STATIC_1K_BODY
