@@ -93,6 +93,11 @@ def wrk_over_threshold(
 ) -> tuple[int | None, str | None]:
     """(slow requests, a note when it is an estimate); (None, None) without a threshold (see module doc)."""
     with_latency = max(0, requests_completed - timeouts)
+    if report.get("histogram_read") == "none":
+        return None, (
+            "wrk over_threshold not measured: the report script could not read wrk's histogram "
+            "(unknown stats layout, and walking it through latency(i) would have taken too long)"
+        )
     over, recorded = report.get("over_threshold"), report.get("recorded")
     if isinstance(over, int) and recorded == with_latency:
         return over, None

@@ -9,17 +9,79 @@
 -- the requests really slower than the threshold ("over_threshold"), and also reports the count in the
 -- corrected histogram ("over_threshold_corrected", of "samples").
 
+--
+-- Reading the histogram: wrk's latency(i) scans the whole histogram from its minimum on every call
+-- (stats_value_at in src/stats.c), so walking all distinct values that way costs values x range; with a
+-- wide spread (seconds) it ran past the cell's time bound. wrk runs on LuaJIT, so the script reads wrk's
+-- stats struct (uint64 count, limit, min, max, data[limit]) once through the FFI, after checking that it
+-- agrees with what wrk's Lua API says (min, max, number of distinct values). If it does not (another wrk
+-- layout), it falls back to latency(i) when that is cheap enough, else reports no exact count (the
+-- caller then estimates from the corrected histogram, or leaves over_threshold unmeasured).
+
 local threshold_ms = tonumber(os.getenv("BENCH_STACK_THRESHOLD_MS") or "")
 local connections = tonumber(os.getenv("BENCH_STACK_CONNECTIONS") or "")
+-- latency(i) calls times the histogram range above which the fallback is skipped.
+local FALLBACK_BUDGET = 2e7
+
+local function buckets_ffi(latency)
+   local ok, ffi = pcall(require, "ffi")
+   if not ok then
+      return nil
+   end
+   local ok2, values, counts = pcall(function()
+      local words = ffi.cast("uint64_t **", latency)[0]
+      local limit, min, max = tonumber(words[1]), tonumber(words[2]), tonumber(words[3])
+      if min ~= latency.min or max ~= latency.max or max >= limit then
+         return nil
+      end
+      local vs, cs = {}, {}
+      for v = min, max do
+         local c = tonumber(words[4 + v])
+         if c > 0 then
+            vs[#vs + 1] = v
+            cs[v] = c
+         end
+      end
+      if #vs ~= #latency then
+         return nil
+      end
+      return vs, cs
+   end)
+   if ok2 then
+      return values, counts
+   end
+   return nil
+end
+
+local function buckets_api(latency)
+   if #latency * (latency.max - latency.min + 1) > FALLBACK_BUDGET then
+      return nil
+   end
+   local vs, cs = {}, {}
+   for i = 1, #latency do
+      local value, count = latency(i)
+      vs[#vs + 1] = value
+      cs[value] = count
+   end
+   return vs, cs
+end
 
 done = function(summary, latency, requests)
    local threshold_us = threshold_ms and threshold_ms * 1000 or nil
-   local values, counts = {}, {}
+   local read = "ffi"
+   local values, counts = buckets_ffi(latency)
+   if not values then
+      read = "api"
+      values, counts = buckets_api(latency)
+   end
+   local exact = values ~= nil
+   if not exact then
+      read = "none"
+   end
+   values, counts = values or {}, counts or {}
    local samples, over_corrected = 0, 0
-   for i = 1, #latency do
-      local value, count = latency(i)
-      values[#values + 1] = value
-      counts[value] = count
+   for _, value in ipairs(values) do
+      local count = counts[value]
       samples = samples + count
       if threshold_us and value > threshold_us then
          over_corrected = over_corrected + count
@@ -55,16 +117,17 @@ done = function(summary, latency, requests)
    end
    local e = summary.errors
    io.write(string.format(
-      'BENCH-STACK-WRK-REPORT {"schema":"bench-stack/wrk-report/v1","threshold_ms":%s,'
-         .. '"over_threshold":%s,"recorded":%d,"over_threshold_corrected":%s,"samples":%d,'
+      'BENCH-STACK-WRK-REPORT {"schema":"bench-stack/wrk-report/v1","histogram_read":"%s","threshold_ms":%s,'
+         .. '"over_threshold":%s,"recorded":%s,"over_threshold_corrected":%s,"samples":%s,'
          .. '"correction_interval_us":%s,"requests":%d,"duration_us":%d,'
          .. '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},'
          .. '"latency_us":{"min":%d,"max":%d,"mean":%.3f,"stdev":%.3f,%s}}\n',
+      read,
       threshold_ms and string.format("%.17g", threshold_ms) or "null",
-      (threshold_us and expected) and tostring(over) or "null",
-      recorded,
-      threshold_us and tostring(over_corrected) or "null",
-      samples,
+      (threshold_us and expected and exact) and tostring(over) or "null",
+      exact and tostring(recorded) or "null",
+      (threshold_us and exact) and tostring(over_corrected) or "null",
+      exact and tostring(samples) or "null",
       expected and tostring(expected) or "null",
       summary.requests, summary.duration,
       e.connect, e.read, e.write, e.status, e.timeout,

@@ -103,3 +103,20 @@ def test_vmstat_without_a_per_second_sample_has_no_stats() -> None:
     first_three = "".join(read_data("vmstat", "vmstat-during-wrk.txt").splitlines(keepends=True)[:3])
     assert parse_vmstat(first_three) is None
     assert parse_vmstat("") is None
+
+
+def test_wrk_report_over_a_wide_latency_spread_is_exact() -> None:
+    # 500 connections against an overloaded stack: latencies from 12 us to 1.1 s.
+    text = read_data("wrk", "report-wide-spread.txt")
+    report = wrk_report(text)
+    assert report is not None and report["histogram_read"] == "ffi"
+    parsed = parse("wrk", text)
+    assert report["recorded"] == parsed.requests_completed  # the undone correction adds up
+    over, note = wrk_over_threshold(report, parsed.requests_completed, parsed.errors["timeout"] or 0)
+    assert over == report["over_threshold"] and note is None
+
+
+def test_wrk_report_that_could_not_read_the_histogram_measures_nothing_and_says_why() -> None:
+    report = {"schema": "bench-stack/wrk-report/v1", "histogram_read": "none", "recorded": None}
+    over, note = wrk_over_threshold(report, 100, 0)
+    assert over is None and note is not None and "could not read wrk's histogram" in note
