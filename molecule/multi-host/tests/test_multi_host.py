@@ -109,5 +109,5 @@ def test_the_targets_vmstat_was_taken_during_the_cells() -> None:
 
 def test_the_report_labels_the_rows_with_both_loadgens() -> None:
     report = (RUN / "report.md").read_text(encoding="utf-8")
-    assert "| sinatra-thin-x4-nginx | ab x2 loadgens | 10 |" in report
-    assert "| sinatra-thin-x4-nginx | wrk x2 loadgens | 8 |" in report
+    assert "| sinatra-thin-x4-nginx | ab x2 loadgens | c10 |" in report
+    assert "| sinatra-thin-x4-nginx | wrk x2 loadgens | c8 |" in report
