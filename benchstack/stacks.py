@@ -222,8 +222,10 @@ def normalize_stack(
     app["entry"] = APP_KINDS[kind]["entry"]
     app.setdefault("checks", copy.deepcopy(APP_KINDS[kind]["checks"]))
     runtime = _mapping(s, "runtime", {"kind": APP_KINDS[kind]["runtime"]})
+    runtime.setdefault("kind", APP_KINDS[kind]["runtime"])
     if runtime.get("kind") != APP_KINDS[kind]["runtime"]:
         raise _err(name, "runtime.kind", f"app {kind} runs on {APP_KINDS[kind]['runtime']}")
+    _runtime_version(name, runtime)
 
     front = _mapping(s, "front", {"kind": "none"})
     if front.get("kind") not in FRONT_KINDS:
@@ -388,6 +390,25 @@ def _apache_handler(name: str, front: dict[str, Any], handler: str) -> None:
         front["modules_off"].append("php")
 
 
+# A Ruby version rbenv can install (3.1.2, 3.3.0-preview1, ...); it names a folder on the target.
+RUBY_VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(-[a-z0-9]+)?$")
+RUNTIME_KEYS = {"kind", "version"}
+
+
+def _runtime_version(name: str, runtime: dict[str, Any]) -> None:
+    """Check ``runtime.version``: only Ruby stacks may name one (the ruby role's rbenv method installs it)."""
+    unknown = sorted(set(runtime) - RUNTIME_KEYS, key=str)
+    if unknown:
+        raise _err(name, f"runtime.{unknown[0]}", f"unknown key (allowed: {', '.join(sorted(RUNTIME_KEYS))})")
+    if "version" not in runtime:
+        return
+    version = runtime["version"]
+    if runtime["kind"] != "ruby":
+        raise _err(name, "runtime.version", "only a ruby runtime takes a version (installed with rbenv)")
+    if not isinstance(version, str) or not RUBY_VERSION_RE.match(version):
+        raise _err(name, "runtime.version", f"must be a Ruby version string such as '3.1.2', not {version!r}")
+
+
 def _server_options(name: str, server: dict[str, Any], options: dict[str, tuple[Any, ...]]) -> None:
     """Check the server's own options against its kind's typed options and fill in their defaults."""
     allowed = SERVER_COMMON_KEYS | set(options)
@@ -456,6 +477,7 @@ def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "runtimes": sorted({s["runtime"]["kind"] for s in norm} - {"none"}),
         "ruby_gems": gems,
+        "ruby_versions": sorted({s["runtime"]["version"] for s in norm if "version" in s["runtime"]}),
         "python_packages": pips,
         # Apps with files to deploy (lua-inline lives in the Apache config).
         "app_kinds": sorted({s["app"]["kind"] for s in norm if s["app"]["entry"]}),

@@ -272,6 +272,7 @@ def test_needs_lists_runtimes_gems_apps_fronts_and_servers_once() -> None:
     assert n == {
         "runtimes": ["ruby"],
         "ruby_gems": ["rack", "sinatra", "thin"],
+        "ruby_versions": [],
         "python_packages": [],
         "app_kinds": ["sinatra", "static"],
         "fronts": ["nginx"],
@@ -284,12 +285,49 @@ def test_static_only_needs_no_runtime_and_no_gems() -> None:
     assert needs([static()]) == {
         "runtimes": [],
         "ruby_gems": [],
+        "ruby_versions": [],
         "python_packages": [],
         "app_kinds": ["static"],
         "fronts": ["nginx"],
         "servers": [],
         "apache_handlers": [],
     }
+
+
+def test_needs_lists_the_ruby_versions_stacks_name_once_sorted() -> None:
+    a, b, c = direct(), thin("x2", 8003, 2), thin("x3", 8004, 1)
+    a["runtime"] = {"kind": "ruby", "version": "3.3.6"}
+    b["runtime"] = {"kind": "ruby", "version": "3.1.2"}
+    c["runtime"] = {"version": "3.1.2"}
+    assert needs([a, b, c])["ruby_versions"] == ["3.1.2", "3.3.6"]
+
+
+@pytest.mark.parametrize(
+    ("runtime", "field"),
+    [
+        ({"kind": "ruby", "version": 3.1}, "runtime.version"),
+        ({"kind": "ruby", "version": "3.1"}, "runtime.version"),
+        ({"kind": "ruby", "version": "../3.1.2"}, "runtime.version"),
+        ({"kind": "ruby", "method": "rbenv"}, "runtime.method"),
+    ],
+)
+def test_a_bad_runtime_version_is_refused_naming_the_field(runtime: dict[str, object], field: str) -> None:
+    s = direct()
+    s["runtime"] = runtime
+    with pytest.raises(StackError, match=field.replace(".", r"\.")):
+        normalize_stack(s)
+
+
+def test_only_a_ruby_runtime_takes_a_version() -> None:
+    s = {
+        "name": "py",
+        "app": {"kind": "wsgi"},
+        "runtime": {"kind": "python", "version": "3.11.2"},
+        "server": {"kind": "gunicorn"},
+        "port": 8100,
+    }
+    with pytest.raises(StackError, match="only a ruby runtime"):
+        normalize_stack(s)
 
 
 def test_direct_stack_needs_no_front() -> None:
