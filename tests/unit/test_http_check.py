@@ -1,0 +1,130 @@
+"""bench_http_check against real servers on TCP and on a unix socket; cgi-fcgi output split as printed."""
+
+from __future__ import annotations
+
+import http.server
+import socketserver
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_plugins import load_plugin
+
+check_mod = load_plugin("modules", "bench_http_check")
+
+
+class Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        if self.path.startswith("/hello/"):
+            body, status = f"Hello {self.path.rsplit('/', 1)[1]}!".encode(), 200
+        else:
+            body, status = b"not found", 404
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class UnixHTTPServer(socketserver.UnixStreamServer):
+    def get_request(self) -> Any:
+        conn, _ = super().get_request()
+        return conn, ("local", 0)
+
+
+@pytest.fixture
+def tcp_port() -> Iterator[int]:
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def unix_path(tmp_path: Path) -> Iterator[str]:
+    path = str(tmp_path / "server.sock")
+    server = UnixHTTPServer(path, Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield path
+    server.shutdown()
+    server.server_close()
+
+
+def check(url: str, body: str, unix_socket: str | None = None) -> dict[str, Any]:
+    return {
+        "stack": "s",
+        "via": "v",
+        "url": url,
+        "unix_socket": unix_socket,
+        "body": body,
+        "protocol": "http",
+    }
+
+
+def no_sleep(_: float) -> None:
+    pass
+
+
+def test_tcp_and_unix_endpoints_that_answer_as_expected_pass_at_the_first_attempt(
+    tcp_port: int, unix_path: str
+) -> None:
+    results = check_mod.run_checks(
+        [
+            check(f"http://127.0.0.1:{tcp_port}/hello/bar", "Hello bar!"),
+            check("http://localhost/hello/x", "Hello x!", unix_path),
+        ],
+        timeout_s=5,
+        retry_for_s=5,
+    )
+    assert [(r["ok"], r["status"], r["attempts"]) for r in results] == [(True, 200, 1), (True, 200, 1)]
+
+
+def test_wrong_body_and_wrong_status_fail_with_what_was_answered(tcp_port: int) -> None:
+    checks = [
+        check(f"http://127.0.0.1:{tcp_port}/hello/bar", "Hello baz!"),
+        check(f"http://127.0.0.1:{tcp_port}/x", "x"),
+    ]
+    ticks = iter(range(100))
+    results = check_mod.run_checks(checks, 5, 3, clock=lambda: next(ticks), sleep=no_sleep)
+    assert [r["ok"] for r in results] == [False, False]
+    assert [r["attempts"] for r in results] == [3, 3]  # asked again until the clock reads the deadline (3)
+    assert "status 200 'Hello bar!'; expected 200 'Hello baz!'" in check_mod.describe(checks[0], results[0])
+    assert "status 404 'not found'" in check_mod.describe(checks[1], results[1])
+
+
+def test_refused_connection_is_reported_not_raised(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nobody.sock")
+    results = check_mod.run_checks([check("http://localhost/", "x", missing)], 1, 0)
+    assert results[0]["ok"] is False and results[0]["status"] is None
+    assert "FileNotFoundError" in results[0]["error"]
+
+
+def test_only_failing_endpoints_are_asked_again_until_they_pass() -> None:
+    answers = {
+        "a": iter([{"status": 502, "answer": ""}, {"status": 200, "answer": "A"}]),
+        "b": iter([{"status": 200, "answer": "B"}]),
+    }
+    checks = [check("http://h/a", "A"), check("http://h/b", "B")]
+    results = check_mod.run_checks(
+        checks, 1, 30, asker=lambda c, _t: next(answers[c["url"][-1]]), sleep=no_sleep
+    )
+    assert [(r["ok"], r["attempts"]) for r in results] == [(True, 2), (True, 1)]
+
+
+@pytest.mark.parametrize(
+    ("stdout", "expected"),
+    [
+        (
+            "X-Powered-By: PHP/8.2.7\r\nContent-type: text/html; charset=UTF-8\r\n\r\nHello bar!",
+            ("X-Powered-By: PHP/8.2.7\r\nContent-type: text/html; charset=UTF-8", "Hello bar!"),
+        ),
+        ("Hello", ("", "Hello")),
+    ],
+)
+def test_cgi_output_splits_at_the_first_blank_line(stdout: str, expected: tuple[str, str]) -> None:
+    assert check_mod.split_cgi(stdout) == expected
