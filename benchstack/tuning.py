@@ -16,11 +16,15 @@ def normalize_value(value: object) -> str:
     return " ".join(str(value).split())
 
 
-def read_values(results: list[dict[str, Any]]) -> dict[str, str | None]:
-    """Values from a loop of ``sysctl -n NAME`` results (item = name); None where the key cannot be read."""
-    return {
-        str(r["item"]): normalize_value(r.get("stdout", "")) if r.get("rc") == 0 else None for r in results
-    }
+def read_values(names: list[str], stdout: str) -> dict[str, str | None]:
+    """Values from one ``sysctl NAME...`` run, which prints ``name = value`` for each key it can read and
+    only an error for the others; None where a key cannot be read."""
+    found: dict[str, str] = {}
+    for line in stdout.splitlines():
+        name, sep, value = line.partition(" = ")
+        if sep:
+            found[name.strip()] = normalize_value(value)
+    return {name: found.get(name) for name in names}
 
 
 def to_write(wanted: dict[str, Any], current: dict[str, str | None]) -> list[dict[str, str]]:

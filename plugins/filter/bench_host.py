@@ -19,9 +19,9 @@ def bench_dns_names(stacks: list[dict[str, Any]], target_host: str | None = None
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def bench_sysctl_values(results: list[dict[str, Any]]) -> dict[str, str | None]:
-    """Values from a loop of ``sysctl -n`` results; None where a key cannot be read."""
-    return tuning.read_values(results)
+def bench_sysctl_values(stdout: str, names: list[str]) -> dict[str, str | None]:
+    """Values from one ``sysctl NAME...`` run's output; None where a key cannot be read."""
+    return tuning.read_values(list(names), stdout)
 
 
 def bench_sysctl_to_write(wanted: dict[str, Any], current: dict[str, str | None]) -> list[dict[str, str]]:

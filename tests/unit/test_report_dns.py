@@ -58,7 +58,7 @@ def test_dns_names_filter_names_the_bad_stack_field() -> None:
 
 
 def test_sysctl_filters_chain_as_the_role_uses_them() -> None:
-    now = host_filters.bench_sysctl_values([{"item": "net.core.somaxconn", "rc": 0, "stdout": "128\n"}])
+    now = host_filters.bench_sysctl_values("net.core.somaxconn = 128\n", ["net.core.somaxconn"])
     todo = host_filters.bench_sysctl_to_write({"net.core.somaxconn": 4096}, now)
     assert todo == [{"name": "net.core.somaxconn", "value": "4096"}]
     record = host_filters.bench_sysctl_record({"net.core.somaxconn": 4096}, now, now, None)

@@ -10,22 +10,18 @@ WANTED = {
     "net.ipv4.tcp_max_syn_backlog": 4096,
     "net.core.netdev_max_backlog": 4096,
 }
-# As read in a Debian 12 container started with --sysctl net.core.somaxconn=4096 (real outputs of sysctl -n).
-READ = [
-    {"item": "net.core.somaxconn", "rc": 0, "stdout": "4096"},
-    {"item": "net.ipv4.ip_local_port_range", "rc": 0, "stdout": "32768\t60999"},
-    {"item": "net.ipv4.tcp_max_syn_backlog", "rc": 0, "stdout": "2048"},
-    {
-        "item": "net.core.netdev_max_backlog",
-        "rc": 255,
-        "stdout": "",
-        "stderr": "sysctl: cannot stat /proc/sys/net/core/netdev_max_backlog: No such file or directory",
-    },
-]
+# A real `sysctl NAMES...` run in a Debian 12 container started with --sysctl net.core.somaxconn=4096
+# (exit 1; stderr: "sysctl: cannot stat /proc/sys/net/core/netdev_max_backlog: No such file or directory").
+NAMES = list(WANTED)
+READ = (
+    "net.core.somaxconn = 4096\n"
+    "net.ipv4.tcp_max_syn_backlog = 2048\n"
+    "net.ipv4.ip_local_port_range = 32768\t60999\n"
+)
 
 
 def test_values_collapse_whitespace_and_mark_missing_keys() -> None:
-    assert read_values(READ) == {
+    assert read_values(NAMES, READ) == {
         "net.core.somaxconn": "4096",
         "net.ipv4.ip_local_port_range": "32768 60999",
         "net.ipv4.tcp_max_syn_backlog": "2048",
@@ -34,14 +30,14 @@ def test_values_collapse_whitespace_and_mark_missing_keys() -> None:
 
 
 def test_only_present_and_different_settings_are_written() -> None:
-    assert to_write(WANTED, read_values(READ)) == [
+    assert to_write(WANTED, read_values(NAMES, READ)) == [
         {"name": "net.ipv4.ip_local_port_range", "value": "1024 65535"},
         {"name": "net.ipv4.tcp_max_syn_backlog", "value": "4096"},
     ]
 
 
 def test_record_in_a_container_names_why_each_setting_was_skipped() -> None:
-    now = read_values(READ)
+    now = read_values(NAMES, READ)
     writes = [
         {
             "item": {"name": "net.ipv4.tcp_max_syn_backlog", "value": "4096"},
@@ -67,7 +63,7 @@ def test_record_in_a_container_names_why_each_setting_was_skipped() -> None:
 
 
 def test_record_is_the_same_when_the_profile_is_applied_again() -> None:
-    now = read_values(READ)
+    now = read_values(NAMES, READ)
     failed = [
         {"item": {"name": "net.ipv4.tcp_max_syn_backlog", "value": "4096"}, "rc": 255, "stderr": "denied"}
     ]
