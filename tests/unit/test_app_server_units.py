@@ -105,3 +105,31 @@ def test_start_server_holds_a_unix_socket_per_instance() -> None:
 def test_start_server_holds_a_tcp_port_behind_a_front_and_the_stack_port_without_one() -> None:
     assert listen(starlet(bind="tcp")) == "BENCH_LISTEN=--port 127.0.0.1:20351"
     assert listen(starlet(front="none")) == "BENCH_LISTEN=--port 0.0.0.0:8035"
+
+
+def role_value(expression: str, *files: str, **extra: Any) -> Any:
+    """Evaluate an expression against role files (defaults, vars) as a play would."""
+    loader = DataLoader()
+    variables: dict[str, Any] = {}
+    for name in files:
+        variables.update(_trusted(loader.load_from_file(str(ROLE.parent / name))))
+    variables.update(extra)
+    return Templar(loader=loader, variables=variables).template(trust_as_template(expression))
+
+
+def test_the_starlet_handler_is_looked_up_at_the_ruby_roles_pin_of_prefork_engine() -> None:
+    files = ("ruby/defaults/main.yml", "app_server/defaults/main.yml")
+    assert role_value("{{ app_server_starlet_gem_version }}", *files) == "0.0.5"
+    pinned = role_value(
+        "{{ app_server_starlet_gem_version }}", *files, ruby_gem_versions={"prefork_engine": "0.0.7"}
+    )
+    assert pinned == "0.0.7"
+    assert role_value("{{ app_server_starlet_gem_version }}", "app_server/defaults/main.yml") == ""
+
+
+def test_the_ruby_role_asks_gem_install_for_pinned_gems_by_name_and_version() -> None:
+    files = ("ruby/defaults/main.yml", "ruby/vars/main.yml")
+    gems = ["rack", "sinatra", "pico_http_parser", "prefork_engine"]
+    specs = role_value("{{ __ruby_gem_specs }}", *files, ruby_gems=gems)
+    assert specs == ["rack", "sinatra", "pico_http_parser:0.0.3", "prefork_engine:0.0.5"]
+    assert role_value("{{ __ruby_gem_specs }}", *files, ruby_gems=[]) == []
