@@ -103,6 +103,19 @@ SERVER_KINDS: dict[str, dict[str, Any]] = {
             "preload": (bool, None, None, False),
         },
     },
+    # The seed's Starlet-style server: the Rack handler Rack::Handler::Starlet that the prefork_engine gem
+    # ships as example/starlet.rb, run by rackup under Server::Starter's start_server (which holds the unix
+    # or TCP socket). It answers HTTP/1.0 with Connection: close, so a front keeps no idle connections to
+    # it. min_request_per_child (optional, None: unset) makes each worker's limit random in min..max.
+    "starlet": {
+        "runtime": "ruby",
+        "apps": ["sinatra"],
+        "options": {
+            "workers": _WORKERS,
+            "max_request_per_child": (int, 1, 10_000_000, 1000),
+            "min_request_per_child": (int, 1, 10_000_000, None),
+        },
+    },
     "starman": {
         "runtime": "perl",
         "apps": ["psgi"],
@@ -126,13 +139,6 @@ SERVER_KINDS: dict[str, dict[str, Any]] = {
         "protocol": "fastcgi",
         "options": {"workers": _WORKERS, "max_requests": _MAX_REQUESTS},
     },
-}
-# Server kinds that are known but cannot be installed by bench-stack yet, with the reason.
-UNAVAILABLE_SERVER_KINDS: dict[str, str] = {
-    "starlet": (
-        "the Starlet-style Ruby server needs the gems pico_http_parser and prefork_engine, which have no "
-        "distro package and cannot be fetched offline; not supported yet (use starman, its Perl peer)"
-    ),
 }
 SERVER_COMMON_KEYS = {"kind", "instances", "bind", "port_base"}
 # Keys normalize_stack derives itself (normalizing a normalized stack gives the same stack).
@@ -258,8 +264,6 @@ def normalize_stack(
         hint = " (or front.kind apache, which runs it with mod_php)" if kind == "php" else ""
         raise _err(name, "server", f"app {kind} needs an app server (one of {', '.join(SERVER_KINDS)}){hint}")
     skind = server.get("kind")
-    if skind in UNAVAILABLE_SERVER_KINDS:
-        raise _err(name, "server.kind", f"{skind}: {UNAVAILABLE_SERVER_KINDS[skind]}")
     if skind not in SERVER_KINDS:
         raise _err(name, "server.kind", f"must be one of {', '.join(SERVER_KINDS)}, not {skind!r}")
     if kind not in SERVER_KINDS[skind]["apps"]:
@@ -288,6 +292,11 @@ def normalize_stack(
             )
         _apache_handler(name, front, "proxy")
     _server_options(name, server, spec["options"])
+    low, high = server.get("min_request_per_child"), server.get("max_request_per_child")
+    if low is not None and high is not None and low > high:
+        raise _err(
+            name, "server.min_request_per_child", f"must be at most server.max_request_per_child ({high})"
+        )
     if front["kind"] == "none" and (instances != 1 or bind != "tcp"):
         raise _err(
             name, "server", "without a front, the server is one instance bound to TCP on the stack port"
@@ -421,6 +430,8 @@ def _server_options(name: str, server: dict[str, Any], options: dict[str, tuple[
         )
     for key, (typ, lo, hi, default) in options.items():
         value = server.setdefault(key, default)
+        if value is None and default is None:
+            continue  # an optional option left unset
         if typ is bool:
             if not isinstance(value, bool):
                 raise _err(name, f"server.{key}", f"must be true or false, not {value!r}")
@@ -455,6 +466,14 @@ GEMS_BY_SERVER: dict[str, list[str]] = {
     "webrick": ["webrick"],
     "unicorn": ["unicorn"],
     "puma": ["puma"],
+    # The Starlet handler requires pico_http_parser itself; prefork_engine brings proc-wait3. Both compile C.
+    "starlet": ["pico_http_parser", "prefork_engine"],
+}
+# Perl modules (CPAN distributions, installed by the perl role) each server kind needs: Starman runs on
+# Perl; the Ruby Starlet runs under Server::Starter's start_server, a Perl program.
+PERL_BY_SERVER: dict[str, list[str]] = {
+    "starman": ["Starman", "Server-Starter"],
+    "starlet": ["Server-Starter"],
 }
 # Python packages (installed into the python role's venv) each server kind needs.
 PIP_BY_SERVER: dict[str, list[str]] = {"gunicorn": ["gunicorn"], "uvicorn": ["uvicorn"]}
@@ -465,10 +484,14 @@ def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
     norm = normalize_stacks(stacks)
     gems: list[str] = []
     pips: list[str] = []
+    perls: list[str] = []
     for s in norm:
         for pkg in PIP_BY_SERVER.get(s["server"]["kind"], []) if s["server"] else []:
             if pkg not in pips:
                 pips.append(pkg)
+        for module in PERL_BY_SERVER.get(s["server"]["kind"], []) if s["server"] else []:
+            if module not in perls:
+                perls.append(module)
         for gem in GEMS_BY_APP.get(s["app"]["kind"], []) + (
             GEMS_BY_SERVER.get(s["server"]["kind"], []) if s["server"] else []
         ):
@@ -479,6 +502,7 @@ def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
         "ruby_gems": gems,
         "ruby_versions": sorted({s["runtime"]["version"] for s in norm if "version" in s["runtime"]}),
         "python_packages": pips,
+        "perl_modules": perls,
         # Apps with files to deploy (lua-inline lives in the Apache config).
         "app_kinds": sorted({s["app"]["kind"] for s in norm if s["app"]["entry"]}),
         "fronts": sorted({s["front"]["kind"] for s in norm} - {"none"}),

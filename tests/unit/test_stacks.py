@@ -274,6 +274,7 @@ def test_needs_lists_runtimes_gems_apps_fronts_and_servers_once() -> None:
         "ruby_gems": ["rack", "sinatra", "thin"],
         "ruby_versions": [],
         "python_packages": [],
+        "perl_modules": [],
         "app_kinds": ["sinatra", "static"],
         "fronts": ["nginx"],
         "servers": ["thin"],
@@ -287,6 +288,7 @@ def test_static_only_needs_no_runtime_and_no_gems() -> None:
         "ruby_gems": [],
         "ruby_versions": [],
         "python_packages": [],
+        "perl_modules": [],
         "app_kinds": ["static"],
         "fronts": ["nginx"],
         "servers": [],
@@ -429,6 +431,11 @@ def server_stack(kind: str, app: str, front: str = "nginx", **server: Any) -> di
         ("unicorn", "sinatra", {"workers": 2, "preload": True}),
         ("puma", "sinatra", {"workers": 0, "threads": 5, "preload": False}),
         ("starman", "psgi", {"workers": 2, "max_requests": 1000}),
+        (
+            "starlet",
+            "sinatra",
+            {"workers": 2, "max_request_per_child": 1000, "min_request_per_child": None},
+        ),
         ("gunicorn", "wsgi", {"workers": 2, "max_requests": 0}),
         ("uvicorn", "asgi", {"workers": 1}),
         ("php-fpm", "php", {"workers": 2, "max_requests": 0}),
@@ -461,6 +468,12 @@ def test_typed_server_options_are_kept() -> None:
         ({"kind": "puma", "threads": 0}, "server.threads"),
         ({"kind": "puma", "workers": -1}, "server.workers"),
         ({"kind": "unicorn", "threads": 4}, "server.threads"),
+        ({"kind": "starlet", "workers": 0}, "server.workers"),
+        ({"kind": "starlet", "max_request_per_child": 0}, "server.max_request_per_child"),
+        ({"kind": "starlet", "max_request_per_child": "1000"}, "server.max_request_per_child"),
+        ({"kind": "starlet", "min_request_per_child": 0}, "server.min_request_per_child"),
+        ({"kind": "starlet", "min_request_per_child": True}, "server.min_request_per_child"),
+        ({"kind": "starlet", "max_requests": 1000}, "server.max_requests"),
     ],
 )
 def test_bad_server_options_name_the_field(server: dict[str, Any], field: str) -> None:
@@ -483,9 +496,56 @@ def test_webrick_serves_directly_on_the_stack_port() -> None:
     assert s["endpoints"][0]["port"] == 8101
 
 
-def test_starlet_is_refused_as_not_available_offline() -> None:
-    with pytest.raises(StackError, match=r"server.kind: starlet: .*cannot be fetched offline"):
-        normalize_stack(server_stack("starlet", "sinatra"))
+def test_starlet_takes_its_request_limits_and_an_optional_minimum() -> None:
+    s = normalize_stack(
+        server_stack("starlet", "sinatra", workers=8, max_request_per_child=1000, min_request_per_child=800)
+    )
+    assert (s["server"]["workers"], s["server"]["max_request_per_child"]) == (8, 1000)
+    assert s["server"]["min_request_per_child"] == 800
+    assert normalize_stack(s) == s
+
+
+def test_starlet_minimum_above_the_maximum_is_refused_naming_both() -> None:
+    with pytest.raises(
+        StackError,
+        match=r"server\.min_request_per_child: must be at most server\.max_request_per_child \(100\)",
+    ):
+        normalize_stack(
+            server_stack("starlet", "sinatra", max_request_per_child=100, min_request_per_child=101)
+        )
+
+
+def test_starlet_binds_tcp_too_and_serves_directly_on_the_stack_port() -> None:
+    pool = normalize_stack(server_stack("starlet", "sinatra", instances=2, bind="tcp"))
+    assert [(ep["host"], ep["port"]) for ep in pool["endpoints"]] == [
+        ("127.0.0.1", 21011),
+        ("127.0.0.1", 21012),
+    ]
+    direct_stack = normalize_stack(server_stack("starlet", "sinatra", front="none"))
+    assert [(ep["host"], ep["port"]) for ep in direct_stack["endpoints"]] == [("0.0.0.0", 8101)]
+
+
+def test_starlet_only_serves_rack_apps() -> None:
+    with pytest.raises(StackError, match=r"server.kind: starlet cannot serve app psgi"):
+        normalize_stack(server_stack("starlet", "psgi"))
+
+
+def test_starlet_needs_its_gems_and_server_starter_but_not_starman() -> None:
+    n = needs([server_stack("starlet", "sinatra")])
+    assert n["ruby_gems"] == ["rack", "sinatra", "pico_http_parser", "prefork_engine"]
+    assert n["perl_modules"] == ["Server-Starter"]
+    assert n["runtimes"] == ["ruby"]
+    assert n["servers"] == ["starlet"]
+
+
+def test_perl_modules_are_listed_once_for_starman_and_starlet_together() -> None:
+    n = needs(
+        [
+            server_stack("starlet", "sinatra"),
+            {**server_stack("starman", "psgi"), "name": "s", "port": 8104},
+        ]
+    )
+    assert n["perl_modules"] == ["Server-Starter", "Starman"]
 
 
 @pytest.mark.parametrize(("kind", "app"), [("starman", "sinatra"), ("gunicorn", "asgi"), ("thin", "php")])
@@ -524,6 +584,7 @@ def test_needs_lists_python_packages_per_server() -> None:
     assert n["python_packages"] == ["gunicorn", "uvicorn"]
     assert n["ruby_gems"] == ["rack", "sinatra", "puma"]
     assert n["runtimes"] == ["perl", "php", "python", "ruby"]
+    assert n["perl_modules"] == ["Starman", "Server-Starter"]
     assert n["servers"] == ["gunicorn", "php-fpm", "puma", "starman", "uvicorn"]
 
 
@@ -548,6 +609,7 @@ def test_fastcgi_instance_checks_name_the_script_and_the_uri() -> None:
         ("unicorn", "sinatra", False),
         ("gunicorn", "wsgi", False),
         ("starman", "psgi", False),
+        ("starlet", "sinatra", False),
         ("php-fpm", "php", False),
     ],
 )

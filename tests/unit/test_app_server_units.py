@@ -1,0 +1,135 @@
+"""The app_server role's unit and listen files, rendered by Ansible's own templating from the role's defaults
+and vars, for stacks normalized by benchstack.stacks: what systemd would run, without a host.
+
+Kinds whose packages cannot be fetched here (starlet) are covered by this and by the failure run in the
+README; the others also run in Molecule."""
+
+from pathlib import Path
+from typing import Any
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+from benchstack.stacks import normalize_stack
+
+ROLE = Path(__file__).resolve().parents[2] / "roles" / "app_server"
+HANDLER = "/var/lib/gems/3.1.0/gems/prefork_engine-0.0.5/example/starlet.rb"
+
+
+def _trusted(value: Any) -> Any:
+    """Role files are trusted templates in a play; mark them so here too."""
+    if isinstance(value, str):
+        return trust_as_template(value)
+    if isinstance(value, dict):
+        return {k: _trusted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_trusted(v) for v in value]
+    return value
+
+
+def render(template: str, stack: dict[str, Any], **extra: Any) -> str:
+    loader = DataLoader()
+    variables: dict[str, Any] = {"ansible_managed": "managed"}
+    for part in ("defaults/main.yml", "vars/main.yml"):
+        variables.update(_trusted(loader.load_from_file(str(ROLE / part))))
+    variables.update(stack=stack, __app_server_starlet_handlers={stack["name"]: HANDLER}, **extra)
+    source = (ROLE / "templates" / template).read_text(encoding="utf-8")
+    return Templar(loader=loader, variables=variables).template(trust_as_template(source))
+
+
+def unit_lines(stack: dict[str, Any], prefix: str, **extra: Any) -> list[str]:
+    return [
+        line for line in render("server@.service.j2", stack, **extra).splitlines() if line.startswith(prefix)
+    ]
+
+
+def listen(stack: dict[str, Any], instance: int = 1) -> str:
+    text = render("instance.env.j2", stack, item=[stack, stack["endpoints"][instance - 1]])
+    return next(line for line in text.splitlines() if line.startswith("BENCH_LISTEN="))
+
+
+def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:
+    return normalize_stack(
+        {
+            "name": "sinatra-starlet",
+            "port": 8035,
+            "app": {"kind": "sinatra"},
+            "server": {"kind": "starlet", **server},
+            "front": {"kind": front},
+        }
+    )
+
+
+def test_starlet_runs_rackup_with_the_gems_handler_under_start_server() -> None:
+    assert unit_lines(starlet(workers=8, max_request_per_child=500), "ExecStart=") == [
+        "ExecStart=/usr/bin/start_server $BENCH_LISTEN -- /usr/bin/rackup"
+        f" --require {HANDLER} --env production --server Starlet"
+        " --option MaxWorkers=8 --option MaxRequestPerChild=500 config.ru"
+    ]
+
+
+def test_starlet_passes_min_request_per_child_only_when_set() -> None:
+    (line,) = unit_lines(starlet(max_request_per_child=1000, min_request_per_child=800), "ExecStart=")
+    assert line.endswith("--option MaxRequestPerChild=1000 --option MinRequestPerChild=800 config.ru")
+
+
+def test_starlet_hot_restarts_by_sighup_to_start_server() -> None:
+    assert unit_lines(starlet(), "ExecReload=") == ["ExecReload=/bin/kill -HUP $MAINPID"]
+
+
+def test_a_server_without_a_reload_signal_gets_no_exec_reload() -> None:
+    thin = normalize_stack(
+        {
+            "name": "t",
+            "port": 8004,
+            "app": {"kind": "sinatra"},
+            "server": {"kind": "thin"},
+            "front": {"kind": "nginx"},
+        }
+    )
+    assert unit_lines(thin, "ExecReload=") == []
+
+
+def test_starlet_uses_the_rbenv_ruby_its_stack_names() -> None:
+    stack = starlet()
+    stack["runtime"]["version"] = "3.1.2"
+    (line,) = unit_lines(stack, "ExecStart=", ruby_bin_dirs={"3.1.2": "/opt/rbenv/versions/3.1.2/bin"})
+    assert " -- /opt/rbenv/versions/3.1.2/bin/rackup " in line
+
+
+def test_start_server_holds_a_unix_socket_per_instance() -> None:
+    stack = starlet(instances=2)
+    assert listen(stack, 2) == "BENCH_LISTEN=--path /run/bench-stack/sinatra-starlet-2/server.sock"
+
+
+def test_start_server_holds_a_tcp_port_behind_a_front_and_the_stack_port_without_one() -> None:
+    assert listen(starlet(bind="tcp")) == "BENCH_LISTEN=--port 127.0.0.1:20351"
+    assert listen(starlet(front="none")) == "BENCH_LISTEN=--port 0.0.0.0:8035"
+
+
+def role_value(expression: str, *files: str, **extra: Any) -> Any:
+    """Evaluate an expression against role files (defaults, vars) as a play would."""
+    loader = DataLoader()
+    variables: dict[str, Any] = {}
+    for name in files:
+        variables.update(_trusted(loader.load_from_file(str(ROLE.parent / name))))
+    variables.update(extra)
+    return Templar(loader=loader, variables=variables).template(trust_as_template(expression))
+
+
+def test_the_starlet_handler_is_looked_up_at_the_ruby_roles_pin_of_prefork_engine() -> None:
+    files = ("ruby/defaults/main.yml", "app_server/defaults/main.yml")
+    assert role_value("{{ app_server_starlet_gem_version }}", *files) == "0.0.5"
+    pinned = role_value(
+        "{{ app_server_starlet_gem_version }}", *files, ruby_gem_versions={"prefork_engine": "0.0.7"}
+    )
+    assert pinned == "0.0.7"
+    assert role_value("{{ app_server_starlet_gem_version }}", "app_server/defaults/main.yml") == ""
+
+
+def test_the_ruby_role_asks_gem_install_for_pinned_gems_by_name_and_version() -> None:
+    files = ("ruby/defaults/main.yml", "ruby/vars/main.yml")
+    gems = ["rack", "sinatra", "pico_http_parser", "prefork_engine"]
+    specs = role_value("{{ __ruby_gem_specs }}", *files, ruby_gems=gems)
+    assert specs == ["rack", "sinatra", "pico_http_parser:0.0.3", "prefork_engine:0.0.5"]
+    assert role_value("{{ __ruby_gem_specs }}", *files, ruby_gems=[]) == []
