@@ -171,20 +171,25 @@ def cell_id(
     return f"{_safe(stack)}__{tool_part}__{level_part}__r{int(repetition)}"
 
 
-def cell_id_of(d: dict[str, Any]) -> str:
+def load_level(d: dict[str, Any]) -> int:
+    """A cell's load level: the offered rate when it has one (an open-loop tool; its concurrency is then only
+    observed), else its concurrency."""
     rate = d.get("rate")
-    level = rate if rate is not None else d["concurrency"]
-    return cell_id(d["stack"], d["tool"], level, d["repetition"], bool(d.get("keepalive")), rate is not None)
+    return int(rate if rate is not None else d["concurrency"])
+
+
+def cell_id_of(d: dict[str, Any]) -> str:
+    open_loop = d.get("rate") is not None
+    return cell_id(d["stack"], d["tool"], load_level(d), d["repetition"], bool(d.get("keepalive")), open_loop)
 
 
 GroupKey = tuple[str, str, bool, int]
 
 
 def group_key(d: dict[str, Any]) -> GroupKey:
-    """(stack, tool, keep-alive, level): the load point whose repetitions are summarized together. The level
-    is the concurrency, or for an open-loop tool the offered rate (its concurrency is only observed)."""
-    level = d.get("rate") if d.get("rate") is not None else d["concurrency"]
-    return (str(d.get("stack") or "-"), str(d["tool"]), bool(d.get("keepalive")), int(level))
+    """(stack, tool, keep-alive, level): the load point whose repetitions are summarized together
+    (:func:`load_level`)."""
+    return (str(d.get("stack") or "-"), str(d["tool"]), bool(d.get("keepalive")), load_level(d))
 
 
 def level_label(tool: str, level: int) -> str:

@@ -338,18 +338,15 @@ def _apache_front(name: str, front: dict[str, Any]) -> None:
     if mpm not in APACHE_MPMS:
         raise _err(name, "front.mpm", f"must be one of {', '.join(APACHE_MPMS)}, not {mpm!r}")
     options = APACHE_MPM_OPTIONS[mpm]
-    allowed = {"kind", "mpm"} | set(options)
-    unknown = sorted(set(front) - allowed - APACHE_DERIVED_KEYS, key=str)
-    if unknown:
-        raise _err(
-            name,
-            f"front.{unknown[0]}",
-            f"unknown key of an apache front with mpm {mpm} (allowed: {', '.join(sorted(allowed))})",
-        )
-    for key, (_directive, lo, hi, default) in options.items():
-        value = front.setdefault(key, default)
-        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-            raise _err(name, f"front.{key}", f"must be an integer from {lo} to {hi}, not {value!r}")
+    _typed_keys(
+        name,
+        "front",
+        front,
+        f"key of an apache front with mpm {mpm}",
+        keys={"kind", "mpm"},
+        derived=APACHE_DERIVED_KEYS,
+        options={key: (int, lo, hi, default) for key, (_directive, lo, hi, default) in options.items()},
+    )
     workers = front["max_request_workers"]
     if mpm == "prefork":
         if front["min_spare_servers"] > front["max_spare_servers"]:
@@ -406,9 +403,7 @@ RUNTIME_KEYS = {"kind", "version"}
 
 def _runtime_version(name: str, runtime: dict[str, Any]) -> None:
     """Check ``runtime.version``: only Ruby stacks may name one (the ruby role's rbenv method installs it)."""
-    unknown = sorted(set(runtime) - RUNTIME_KEYS, key=str)
-    if unknown:
-        raise _err(name, f"runtime.{unknown[0]}", f"unknown key (allowed: {', '.join(sorted(RUNTIME_KEYS))})")
+    _typed_keys(name, "runtime", runtime, "key", keys=RUNTIME_KEYS, derived=set(), options={})
     if "version" not in runtime:
         return
     version = runtime["version"]
@@ -418,25 +413,53 @@ def _runtime_version(name: str, runtime: dict[str, Any]) -> None:
         raise _err(name, "runtime.version", f"must be a Ruby version string such as '3.1.2', not {version!r}")
 
 
-def _server_options(name: str, server: dict[str, Any], options: dict[str, tuple[Any, ...]]) -> None:
+# A typed option of a stack section: (type, minimum, maximum, default). An int is bounded (minimum and maximum
+# included); a bool is true or false (no bounds).
+TypedOption = tuple[type, Any, Any, Any]
+
+
+def _server_options(name: str, server: dict[str, Any], options: dict[str, TypedOption]) -> None:
     """Check the server's own options against its kind's typed options and fill in their defaults."""
-    allowed = SERVER_COMMON_KEYS | set(options)
-    unknown = sorted(set(server) - allowed - SERVER_DERIVED_KEYS, key=str)
+    _typed_keys(
+        name,
+        "server",
+        server,
+        f"option of {server['kind']}",
+        keys=SERVER_COMMON_KEYS,
+        derived=SERVER_DERIVED_KEYS,
+        options=options,
+    )
+
+
+def _typed_keys(
+    name: str,
+    section: str,
+    mapping: dict[str, Any],
+    what: str,
+    *,
+    keys: set[str],
+    derived: set[str],
+    options: dict[str, TypedOption],
+) -> None:
+    """Check the keys of a stack's ``section`` (``server``, ``front``, ``runtime``); fill in typed defaults.
+
+    A key that is none of ``keys``, the typed ``options`` and the keys normalize_stack ``derived`` itself is
+    an error naming ``section.key``, what it is not (``what``: "option of unicorn") and the allowed keys.
+    Each typed option gets its default when absent and must be of its type (and within its range).
+    """
+    allowed = keys | set(options)
+    unknown = sorted(set(mapping) - allowed - derived, key=str)
     if unknown:
-        raise _err(
-            name,
-            f"server.{unknown[0]}",
-            f"unknown option of {server['kind']} (allowed: {', '.join(sorted(allowed))})",
-        )
+        raise _err(name, f"{section}.{unknown[0]}", f"unknown {what} (allowed: {', '.join(sorted(allowed))})")
     for key, (typ, lo, hi, default) in options.items():
-        value = server.setdefault(key, default)
+        value = mapping.setdefault(key, default)
         if value is None and default is None:
             continue  # an optional option left unset
         if typ is bool:
             if not isinstance(value, bool):
-                raise _err(name, f"server.{key}", f"must be true or false, not {value!r}")
+                raise _err(name, f"{section}.{key}", f"must be true or false, not {value!r}")
         elif not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-            raise _err(name, f"server.{key}", f"must be an integer from {lo} to {hi}, not {value!r}")
+            raise _err(name, f"{section}.{key}", f"must be an integer from {lo} to {hi}, not {value!r}")
 
 
 def normalize_stacks(

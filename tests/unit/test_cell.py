@@ -9,13 +9,16 @@ from benchstack.cell import (
     SCHEMA,
     CellExistsError,
     cell_id,
+    cell_id_of,
     cell_to_dict,
+    group_key,
     load_cells,
+    load_level,
     make_cell,
     validate_cell,
     write_cell,
 )
-from benchstack.parsers import ab, wrk
+from benchstack.parsers import ab, httperf, wrk
 
 META = {
     "experiment": "sinatra-thin-nginx",
@@ -113,6 +116,22 @@ def test_cell_id_is_filename_safe() -> None:
     assert cell_id("sinatra-thin-x4-nginx", "wrk", 32, 2) == "sinatra-thin-x4-nginx__wrk__c32__r2"
     assert cell_id("my stack/../x", "ab", 100, 1, keepalive=True) == "my-stack-..-x__ab-k__c100__r1"
     assert cell_id("...", "wrk", 1, 1, keepalive=True) == "unknown__wrk__c1__r1"
+
+
+def test_a_closed_loop_cell_is_keyed_by_its_concurrency() -> None:
+    cell = ab_cell()
+    assert load_level(cell) == 50
+    assert cell_id_of(cell) == "sinatra-thin-x1__ab__c50__r1"
+    assert group_key(cell) == ("sinatra-thin-x1", "ab", False, 50)
+
+
+def test_an_open_loop_cell_is_keyed_by_its_offered_rate_not_its_observed_concurrency() -> None:
+    parsed = httperf.parse(read_data("httperf", "ok.txt"))
+    cell = cell_to_dict(make_cell(parsed, **{**META, "rate": 200}))
+    assert cell["concurrency"] != 200
+    assert load_level(cell) == 200
+    assert cell_id_of(cell) == "sinatra-thin-x1__httperf__rate200__r1"
+    assert group_key(cell) == ("sinatra-thin-x1", "httperf", False, 200)
 
 
 def test_write_cell_stores_json_under_cells(tmp_path: Path) -> None:

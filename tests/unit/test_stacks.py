@@ -1,4 +1,5 @@
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -480,6 +481,45 @@ def test_bad_server_options_name_the_field(server: dict[str, Any], field: str) -
     stack = server_stack("x", "sinatra")
     stack["server"] = server
     with pytest.raises(StackError, match=rf"^stack 'sinatra-x': {field}:"):
+        normalize_stack(stack)
+
+
+@pytest.mark.parametrize(
+    ("section", "value", "message"),
+    [
+        (
+            "server",
+            {"kind": "unicorn", "threads": 4},
+            "server.threads: unknown option of unicorn "
+            "(allowed: bind, instances, kind, port_base, preload, workers)",
+        ),
+        ("server", {"kind": "unicorn", "preload": "yes"}, "server.preload: must be true or false, not 'yes'"),
+        ("server", {"kind": "puma", "threads": 0}, "server.threads: must be an integer from 1 to 256, not 0"),
+        (
+            "runtime",
+            {"kind": "ruby", "method": "rbenv"},
+            "runtime.method: unknown key (allowed: kind, version)",
+        ),
+        (
+            "front",
+            {"kind": "apache", "mpm": "worker", "profile": "tuned"},
+            "front.profile: unknown key of an apache front with mpm worker (allowed: kind, "
+            "max_connections_per_child, max_request_workers, max_spare_threads, min_spare_threads, mpm, "
+            "start_servers, threads_per_child)",
+        ),
+        (
+            "front",
+            {"kind": "apache", "start_servers": 0},
+            "front.start_servers: must be an integer from 1 to 1024, not 0",
+        ),
+    ],
+)
+def test_unknown_keys_and_bad_typed_values_read_alike_in_every_section(
+    section: str, value: dict[str, Any], message: str
+) -> None:
+    stack = server_stack("thin", "sinatra")
+    stack[section] = value
+    with pytest.raises(StackError, match=rf"^stack 'sinatra-thin': {re.escape(message)}$"):
         normalize_stack(stack)
 
 
