@@ -9,7 +9,9 @@ repetitions and compare read it like any cell. What the merge does, field by fie
 * throughput: ``rps``, ``requests_completed``, ``transfer_bytes``, ``requests``, errors and
   ``keepalive_requests`` are sums; ``error_rate`` is recomputed from the summed counters (same rule as one
   cell, :mod:`benchstack.model`). ``concurrency`` stays the load point's per-loadgen value (so repetitions
-  and compare match it); the target saw ``merged.total_concurrency`` connections;
+  and compare match it); the target saw ``merged.total_concurrency`` connections. An open-loop cell's load
+  point is its offered ``rate`` (per loadgen; ``merged.total_rate`` is what the target was offered) and its
+  ``concurrency`` the most connections any loadgen saw open;
 * latency: when every loadgen has per-request times (ab ``-g``; the runner asks for it whenever loadgens are
   merged), the latency figures are computed from all requests together (``merged.latency = "requests"``).
   Otherwise only what merges exactly is kept (min of the minimums, max of the maximums); mean, stdev and
@@ -38,6 +40,8 @@ from benchstack.perrequest import ParseError, ab_request_times, nearest_rank
 LOADGENS_DIR = "loadgens"
 RAW_DIR = "raw"
 SAME = ("experiment", "stack", "target", "mode", "tool", "concurrency", "keepalive", "repetition", "url")
+# An open-loop cell's load point is its offered rate; its concurrency is only what the tool saw open.
+SAME_OPEN_LOOP = tuple("rate" if key == "concurrency" else key for key in SAME)
 SKEW_NOTE_SHARE = 0.1
 
 
@@ -91,7 +95,8 @@ def merge_cells(
     if len(cells) < 2:
         raise MergeError("merging needs the cells of at least two loadgens")
     first = cells[0]
-    for key in SAME:
+    open_loop = any(c.get("rate") is not None for c in cells)
+    for key in SAME_OPEN_LOOP if open_loop else SAME:
         values = {json.dumps(c.get(key)) for c in cells}
         if len(values) > 1:
             raise MergeError(f"cells differ in {key}: {', '.join(sorted(values))}; not one load point")
@@ -133,6 +138,7 @@ def merge_cells(
     for c in cells:
         notes += [f"{c.get('loadgen')}: {n}" for n in c.get("notes") or []]
     versions = {c.get("tool_version") for c in cells}
+    rate = {"rate": int(first["rate"])} if open_loop else {}
     merged: dict[str, Any] = {
         "schema": SCHEMA,
         "experiment": first.get("experiment"),
@@ -144,8 +150,10 @@ def merge_cells(
         "tool_version": versions.pop() if len(versions) == 1 else None,
         "command": first.get("command"),
         "url": first.get("url"),
-        "concurrency": int(first["concurrency"]),
+        # Per loadgen, as repetitions and compare match it; open loop: the most any loadgen saw open.
+        "concurrency": max(int(c["concurrency"]) for c in cells) if open_loop else int(first["concurrency"]),
         "keepalive": first.get("keepalive"),
+        **rate,
         "requests": _sum_optional([c.get("requests") for c in cells]),
         "duration_s": first.get("duration_s"),
         "repetition": first.get("repetition"),
@@ -177,6 +185,7 @@ def merge_cells(
         "merged": {
             "loadgens": loadgens,
             "total_concurrency": sum(int(c["concurrency"]) for c in cells),
+            **({"total_rate": sum(int(c["rate"]) for c in cells)} if open_loop else {}),
             "latency": how,
             "start_skew_s": skew,
             "cells": [cell_files[lg] for lg in loadgens] if cell_files else None,

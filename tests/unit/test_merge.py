@@ -26,17 +26,21 @@ def plan(tool: str) -> dict[str, Any]:
     load = {"tool": "ab", "concurrency": 50, "requests": 3000}
     if tool == "wrk":
         load = {"tool": "wrk", "concurrency": 16, "threads": 1, "duration_s": 5}
+    if tool == "httperf":
+        load = {"tool": "httperf", "rate": 200, "duration_s": 2}
     data = {"name": "multi-host", "stacks": [{"name": STACK, "port": 8004}], "load": {"plans": [load]}}
     [one] = [dataclasses.asdict(c) for c in cells(experiment_from_dict(data))]
     return one
 
 
-def measure_on(run: Path, lg: str, tool: str, n: int, target_vmstat: bool = False) -> dict[str, Any]:
+def measure_on(
+    run: Path, lg: str, tool: str, n: int, target_vmstat: bool = False, output: str | None = None
+) -> dict[str, Any]:
     """One loadgen's cell, measured by the runner from that loadgen's captured output."""
     helpers = Helpers(tsv=read_data("multi", f"ab-lg{n}.tsv"))
 
     def execute(command: str) -> tuple[int, str, str]:
-        return helpers.reply(command) or (0, read_data("multi", f"{tool}-lg{n}.txt"), "")
+        return helpers.reply(command) or (0, output or read_data("multi", f"{tool}-lg{n}.txt"), "")
 
     on_target = None
     if target_vmstat:
@@ -174,3 +178,23 @@ def test_compare_refuses_to_call_one_loadgen_against_two_significant(tmp_path: P
 
 def test_latency_from_no_times_is_all_null() -> None:
     assert set(latency_from_times([]).values()) == {None}
+
+
+def test_open_loop_cells_merge_on_their_offered_rate_not_their_observed_concurrency(tmp_path: Path) -> None:
+    # Two real httperf captures of the same offered rate that saw different peak connection counts.
+    a = measure_on(tmp_path, LOADGENS[0], "httperf", 1, output=read_data("httperf", "ok.txt"))
+    b = measure_on(tmp_path, LOADGENS[1], "httperf", 2, output=read_data("httperf", "client-timeouts.txt"))
+    assert a["rate"] == b["rate"] == 200 and a["concurrency"] != b["concurrency"]
+    merged = merge_cells([a, b])
+    assert merged["rate"] == 200 and merged["merged"]["total_rate"] == 400
+    assert merged["concurrency"] == max(a["concurrency"], b["concurrency"])
+    assert merged["merged"]["total_concurrency"] == a["concurrency"] + b["concurrency"]
+    assert merged["requests_completed"] == a["requests_completed"] + b["requests_completed"]
+    assert validate_cell(merged) == []
+
+
+def test_open_loop_cells_of_different_rates_are_not_merged(tmp_path: Path) -> None:
+    a = measure_on(tmp_path, LOADGENS[0], "httperf", 1, output=read_data("httperf", "ok.txt"))
+    b = dict(measure_on(tmp_path, LOADGENS[1], "httperf", 2, output=read_data("httperf", "ok.txt")), rate=400)
+    with pytest.raises(MergeError, match="differ in rate"):
+        merge_cells([a, b])
