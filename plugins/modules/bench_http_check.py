@@ -100,19 +100,22 @@ def ask_fastcgi(check: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"status": None, "answer": "", "error": f"{type(exc).__name__}: {exc}"}
-    out = proc.stdout.decode("utf-8", errors="replace")
-    head, body = split_cgi(out)
-    # php-fpm signals an error with a Status: header (a missing script answers "Status: 404").
+    return judge_cgi(
+        proc.returncode, proc.stdout.decode("utf-8", errors="replace"), proc.stderr.decode(errors="replace")
+    )
+
+
+def judge_cgi(returncode: int, stdout: str, stderr: str) -> dict[str, Any]:
+    """cgi-fcgi exits 0 even when php-fpm cannot find the script: a Status: header marks that answer."""
+    head, body = split_cgi(stdout)
     status_line = next((h for h in head.split("\r\n") if h.lower().startswith("status:")), "")
-    result: dict[str, Any] = {
-        "status": 200 if proc.returncode == 0 and not status_line else None,
+    if returncode == 0 and not status_line:
+        return {"status": 200, "answer": body}
+    return {
+        "status": None,
         "answer": body,
+        "error": f"{status_line or f'cgi-fcgi exit {returncode}'} {stderr}".strip(),
     }
-    if proc.returncode != 0 or status_line:
-        result["error"] = (
-            (status_line or f"cgi-fcgi exit {proc.returncode}") + " " + proc.stderr.decode(errors="replace")
-        )
-    return result
 
 
 def ask(check: dict[str, Any], timeout_s: float) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import DATA
 from test_plugins import load_plugin
 
 check_mod = load_plugin("modules", "bench_http_check")
@@ -116,15 +117,20 @@ def test_only_failing_endpoints_are_asked_again_until_they_pass() -> None:
     assert [(r["ok"], r["attempts"]) for r in results] == [(True, 2), (True, 1)]
 
 
-@pytest.mark.parametrize(
-    ("stdout", "expected"),
-    [
-        (
-            "X-Powered-By: PHP/8.2.7\r\nContent-type: text/html; charset=UTF-8\r\n\r\nHello bar!",
-            ("X-Powered-By: PHP/8.2.7\r\nContent-type: text/html; charset=UTF-8", "Hello bar!"),
-        ),
-        ("Hello", ("", "Hello")),
-    ],
-)
-def test_cgi_output_splits_at_the_first_blank_line(stdout: str, expected: tuple[str, str]) -> None:
-    assert check_mod.split_cgi(stdout) == expected
+def cgi_output(name: str) -> str:
+    # Bytes, not read_text: CGI headers end in CRLF, which text mode would turn into LF.
+    return (DATA / "fastcgi" / name).read_bytes().decode()
+
+
+def test_cgi_answer_of_php_fpm_passes_with_its_body() -> None:
+    # Real cgi-fcgi output from php-fpm 8.2 (Debian 12) for a script that echoes "Hello bar!".
+    result = check_mod.judge_cgi(0, cgi_output("ok.txt"), "")
+    assert result == {"status": 200, "answer": "Hello bar!"}
+
+
+def test_missing_script_fails_although_cgi_fcgi_exits_0() -> None:
+    # Real output for a SCRIPT_FILENAME that does not exist (stderr: "Primary script unknown", exit 0).
+    result = check_mod.judge_cgi(0, cgi_output("missing-script.txt"), "Primary script unknown")
+    assert result["status"] is None
+    assert result["error"] == "Status: 404 Not Found Primary script unknown"
+    assert result["answer"] == "File not found.\n"
