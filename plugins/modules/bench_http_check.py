@@ -39,6 +39,9 @@ options:
 """
 
 ANSWER_CHARS = 200
+# Named in the servers' access logs, so verification requests are told apart from a load tool's (wrk sends
+# no User-Agent at all).
+USER_AGENT = "bench-stack-verify"
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):
@@ -64,7 +67,11 @@ def ask_http(check: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     else:
         conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=timeout_s)
     try:
-        conn.request("GET", target, headers={"Host": parts.netloc or "localhost", "Connection": "close"})
+        conn.request(
+            "GET",
+            target,
+            headers={"Host": parts.netloc or "localhost", "Connection": "close", "User-Agent": USER_AGENT},
+        )
         resp = conn.getresponse()
         body = resp.read().decode("utf-8", errors="replace")
         return {"status": resp.status, "answer": body}

@@ -17,8 +17,12 @@ check_mod = load_plugin("modules", "bench_http_check")
 
 
 class Hello(http.server.BaseHTTPRequestHandler):
+    """/hello/NAME answers like the bundled apps, to a client that names itself as bench-stack's verify."""
+
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        if self.path.startswith("/hello/"):
+        if self.headers.get("User-Agent") != "bench-stack-verify":
+            body, status = b"who is asking?", 400
+        elif self.path.startswith("/hello/"):
             body, status = f"Hello {self.path.rsplit('/', 1)[1]}!".encode(), 200
         else:
             body, status = b"not found", 404
