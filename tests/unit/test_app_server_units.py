@@ -7,6 +7,7 @@ README; the others also run in Molecule."""
 from pathlib import Path
 from typing import Any
 
+import pytest
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
@@ -133,3 +134,64 @@ def test_the_ruby_role_asks_gem_install_for_pinned_gems_by_name_and_version() ->
     specs = role_value("{{ __ruby_gem_specs }}", *files, ruby_gems=gems)
     assert specs == ["rack", "sinatra", "pico_http_parser:0.0.3", "prefork_engine:0.0.5"]
     assert role_value("{{ __ruby_gem_specs }}", *files, ruby_gems=[]) == []
+
+
+def starman(front: str = "nginx", **server: Any) -> dict[str, Any]:
+    return normalize_stack(
+        {
+            "name": "s",
+            "port": 8104,
+            "app": {"kind": "psgi"},
+            "server": {"kind": "starman", **server},
+            "front": {"kind": front},
+        }
+    )
+
+
+def exec_argv(stack: dict[str, Any]) -> list[str]:
+    """ExecStart as systemd runs it: an unbraced $BENCH_LISTEN splits into words."""
+    (line,) = unit_lines(stack, "ExecStart=")
+    words = listen(stack).split("=", 1)[1].split()
+    return [
+        w for word in line.split("=", 1)[1].split() for w in (words if word == "$BENCH_LISTEN" else [word])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bind", "listen_args"),
+    [("unix", ["--path", "/run/bench-stack/s-1/server.sock"]), ("tcp", ["--port", "127.0.0.1:21041"])],
+)
+def test_starman_runs_under_start_server_on_both_binds_with_the_unix_socket_fix_loaded(
+    bind: str, listen_args: list[str]
+) -> None:
+    args = exec_argv(starman(bind=bind, workers=3))
+    assert args[: 1 + len(listen_args)] == ["/usr/bin/start_server", *listen_args]
+    starter, server = args[: args.index("--")], args[args.index("--") + 1 :]
+    assert "--signal-on-hup=QUIT" in starter
+    assert server[:4] == [
+        "/usr/bin/perl",
+        "-I/opt/bench-stack/perl5",
+        "-MBenchStack::StarterUnix",
+        "/usr/bin/starman",
+    ]
+    assert "--listen" not in server
+    assert server[server.index("--workers") + 1] == "3"
+    assert server[-1] == "app.psgi"
+
+
+def test_the_unix_socket_fix_is_the_module_the_role_installs() -> None:
+    tasks = (ROLE / "tasks" / "main.yml").read_text(encoding="utf-8")
+    module = ROLE / "files" / "perl" / "BenchStack" / "StarterUnix.pm"
+    assert "src: perl/BenchStack/StarterUnix.pm" in tasks
+    assert module.read_text(encoding="utf-8").startswith("package BenchStack::StarterUnix;\n")
+
+
+@pytest.mark.parametrize("bind", ["unix", "tcp"])
+def test_a_starman_unit_reloads_by_sending_hup_to_start_server(bind: str) -> None:
+    assert unit_lines(starman(bind=bind), "ExecReload=") == ["ExecReload=/bin/kill -HUP $MAINPID"]
+
+
+def test_a_directly_reached_starman_keeps_its_keep_alive() -> None:
+    (line,) = unit_lines(starman(front="none"), "ExecStart=")
+    assert "--keepalive-timeout 30" in line
+    assert "--disable-keepalive" not in line
