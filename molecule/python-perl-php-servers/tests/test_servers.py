@@ -160,7 +160,11 @@ def test_php_fpm_pool_config_and_front_controller(host: Host) -> None:
 
 
 def test_the_distro_php_fpm_service_is_stopped(host: Host) -> None:
-    assert host.run("systemctl is-active php8.2-fpm").stdout.strip() != "active"
+    # The distribution's unit is named for its PHP version (php8.2-fpm on Debian 12, php8.4-fpm on 13).
+    units = host.run("systemctl list-unit-files 'php*-fpm.service' --no-legend").stdout.split()
+    [unit] = [u for u in units if u.startswith("php") and u.endswith("-fpm.service")]
+    assert host.run(f"systemctl is-enabled {unit}").stdout.strip() != "enabled"
+    assert host.run(f"systemctl is-active {unit}").stdout.strip() != "active"
 
 
 @pytest.mark.parametrize(
