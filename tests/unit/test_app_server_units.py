@@ -49,16 +49,23 @@ def listen(stack: dict[str, Any], instance: int = 1) -> str:
     return next(line for line in text.splitlines() if line.startswith("BENCH_LISTEN="))
 
 
-def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:
+def one_server_stack(
+    name: str, port: int, app: str, kind: str, front: str = "nginx", **server: Any
+) -> dict[str, Any]:
+    """A normalized one-server stack, as the role receives it."""
     return normalize_stack(
         {
-            "name": "sinatra-starlet",
-            "port": 8035,
-            "app": {"kind": "sinatra"},
-            "server": {"kind": "starlet", **server},
+            "name": name,
+            "port": port,
+            "app": {"kind": app},
+            "server": {"kind": kind, **server},
             "front": {"kind": front},
         }
     )
+
+
+def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:
+    return one_server_stack("sinatra-starlet", 8035, "sinatra", "starlet", front, **server)
 
 
 def test_starlet_runs_rackup_with_the_gems_handler_under_start_server() -> None:
@@ -79,15 +86,7 @@ def test_starlet_hot_restarts_by_sighup_to_start_server() -> None:
 
 
 def test_a_server_without_a_reload_signal_gets_no_exec_reload() -> None:
-    thin = normalize_stack(
-        {
-            "name": "t",
-            "port": 8004,
-            "app": {"kind": "sinatra"},
-            "server": {"kind": "thin"},
-            "front": {"kind": "nginx"},
-        }
-    )
+    thin = one_server_stack("t", 8004, "sinatra", "thin")
     assert unit_lines(thin, "ExecReload=") == []
 
 
@@ -137,15 +136,7 @@ def test_the_ruby_role_asks_gem_install_for_pinned_gems_by_name_and_version() ->
 
 
 def starman(front: str = "nginx", **server: Any) -> dict[str, Any]:
-    return normalize_stack(
-        {
-            "name": "s",
-            "port": 8104,
-            "app": {"kind": "psgi"},
-            "server": {"kind": "starman", **server},
-            "front": {"kind": front},
-        }
-    )
+    return one_server_stack("s", 8104, "psgi", "starman", front, **server)
 
 
 def exec_argv(stack: dict[str, Any]) -> list[str]:
