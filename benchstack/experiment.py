@@ -27,6 +27,7 @@ import yaml
 from benchstack.cell import cell_id
 from benchstack.loadcmd import build_command, httperf_command
 from benchstack.model import OPEN_LOOP_TOOLS, TOOLS
+from benchstack.trace import note
 
 MAX_REQUESTS = 1_000_000
 MAX_DURATION_S = 600
@@ -375,6 +376,7 @@ def experiment_from_dict(data: object, source: str | None = None) -> Experiment:
 
 def load_experiment(path: str | os.PathLike[str]) -> Experiment:
     """Read and validate an experiment YAML file."""
+    note("read")
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -18,6 +18,8 @@ import math
 import re
 from typing import Any
 
+from benchstack.trace import note
+
 
 def _hello_checks(kind: str) -> list[dict[str, str]]:
     return [
@@ -466,6 +468,7 @@ def normalize_stacks(
     stacks: list[dict[str, Any]], run_root: str = "/run/bench-stack", app_root: str = "/opt/bench-stack/apps"
 ) -> list[dict[str, Any]]:
     """Normalize every stack and check that names and every listening port are unique on the target."""
+    note("resolve")
     if not isinstance(stacks, list):
         raise StackError("stacks must be a list")
     out = [normalize_stack(s, run_root, app_root) for s in stacks]

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Converge timing: bench-stack's provisioning against the plain floor playbook, in one sitting.
+
+For each subject it starts a fresh systemd container (the local base image), times a cold converge, then a
+re-run with nothing changed, and prints wall seconds, task results per host and changed counts:
+
+* ``default``: ``playbooks/hosts.yml playbooks/provision.yml`` with the default experiment;
+* ``one-stack``: the same with ``experiments/perf-one-stack.yml`` (thin x2 on unix sockets behind nginx);
+* ``floor``: ``tests/perf/floor.yml``, the same one-stack chain with the fewest plain tasks.
+
+It also counts how often an experiment file was read and how often its stacks were resolved during each
+converge (``BENCH_STACK_RESOLVE_LOG``, appended to by benchstack). Containers are removed afterwards.
+
+Run from the project folder with ./run's tools: ``.venv/bin/python scripts/measure-converge.py
+[--subjects default,one-stack,floor] [--runs N] [--extra-args '...']``. Load is not sent; only Ansible runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IMAGE = "bench-stack/debian:bookworm"
+RECAP = re.compile(
+    r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)"
+)
+
+
+@dataclass
+class Result:
+    subject: str
+    phase: str
+    seconds: float
+    ok: int
+    changed: int
+    skipped: int
+    reads: int
+    resolves: int
+
+
+def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, check=check, text=True, capture_output=True)
+
+
+def start_container(name: str) -> None:
+    sh("docker", "rm", "-f", name, check=False)
+    sh(
+        "docker", "run", "-d", "--name", name, "--hostname", name,
+        "--tmpfs", "/run", "--tmpfs", "/run/lock", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:ro",
+        IMAGE, "/lib/systemd/systemd",
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        out = sh("docker", "exec", name, "systemctl", "is-system-running", check=False).stdout.strip()
+        if out in ("running", "degraded"):
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"{name}: systemd did not finish booting")
+
+
+def inventory(folder: Path, name: str, experiment: str | None, connection: str) -> Path:
+    path = folder / f"{name}.yml"
+    lines = [
+        "all:",
+        "  vars:",
+        f"    ansible_connection: {connection}",
+        "    ruby_method: system",
+    ]
+    if experiment:
+        lines += [f"    experiment: {experiment}", f"    bench_container: {{image: '{IMAGE}'}}"]
+    lines += [
+        "  children:",
+        "    targets: {hosts: {" + name + ": {}}}",
+        "    loadgens: {hosts: {" + name + ": {}}}",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def converge(
+    subject: str,
+    phase: str,
+    inv: Path,
+    playbooks: list[str],
+    extra: list[str],
+    log: Path,
+    env_extra: dict[str, str],
+) -> Result:
+    resolve_log = log.with_suffix(".resolves")
+    resolve_log.unlink(missing_ok=True)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), BENCH_STACK_RESOLVE_LOG=str(resolve_log))
+    env.update(env_extra)
+    start = time.monotonic()
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inv), *playbooks, *extra],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        capture_output=True,
+    )
+    seconds = time.monotonic() - start
+    log.write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-2000:])
+        raise SystemExit(f"{subject} {phase}: ansible-playbook failed (log: {log})")
+    ok = changed = skipped = 0
+    for line in proc.stdout.splitlines():
+        m = RECAP.match(line)
+        if m and m.group(1) != "localhost":
+            ok, changed, skipped = int(m.group(2)), int(m.group(3)), int(m.group(6))
+    events = resolve_log.read_text().split() if resolve_log.exists() else []
+    return Result(
+        subject, phase, seconds, ok, changed, skipped, events.count("read"), events.count("resolve")
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--subjects", default="default,one-stack,floor")
+    parser.add_argument("--runs", type=int, default=1, help="re-runs after the cold converge")
+    parser.add_argument("--extra-args", default="", help="extra ansible-playbook arguments for bench-stack")
+    parser.add_argument("--keep", action="store_true", help="keep the containers")
+    parser.add_argument("--mitogen", action="store_true", help="bench-stack (not the floor) under Mitogen")
+    args = parser.parse_args()
+    subjects = args.subjects.split(",")
+    results: list[Result] = []
+    logs = Path(tempfile.mkdtemp(prefix="bench-stack-measure-"))
+    for subject in subjects:
+        name = f"bench-perf-{subject}"
+        start_container(name)
+        try:
+            env: dict[str, str] = {}
+            connection = "community.docker.docker"
+            if subject == "floor":
+                inv, books, extra = inventory(logs, name, None, connection), ["tests/perf/floor.yml"], []
+            else:
+                if args.mitogen:
+                    import ansible_mitogen  # noqa: PLC0415 - only with --mitogen
+
+                    plugins = Path(ansible_mitogen.__file__).parent / "plugins" / "strategy"
+                    env = {"ANSIBLE_STRATEGY_PLUGINS": str(plugins), "ANSIBLE_STRATEGY": "mitogen_linear"}
+                    connection = "docker"  # Mitogen replaces the builtin names only
+                    # Under Mitogen the apt module cannot load python3-apt after installing it itself.
+                    apt = "apt-get update -q && apt-get install -y -q python3-apt"
+                    sh("docker", "exec", name, "sh", "-c", apt)
+                experiment = "sinatra-thin-nginx" if subject == "default" else "perf-one-stack"
+                inv = inventory(logs, name, experiment, connection)
+                books, extra = ["playbooks/hosts.yml", "playbooks/provision.yml"], args.extra_args.split()
+            for i in range(args.runs + 1):
+                phase = "cold" if i == 0 else f"re-run {i}"
+                r = converge(subject, phase, inv, books, extra, logs / f"{subject}-{i}.log", env)
+                results.append(r)
+                print(
+                    f"{subject:10} {phase:9} {r.seconds:7.1f} s  ok={r.ok} changed={r.changed} "
+                    f"skipped={r.skipped} experiment reads={r.reads} stack resolves={r.resolves}",
+                    flush=True,
+                )
+        finally:
+            if not args.keep:
+                sh("docker", "rm", "-f", name, check=False)
+
+    def best(subject: str, phase: str) -> float | None:
+        times = [r.seconds for r in results if r.subject == subject and r.phase.startswith(phase)]
+        return min(times) if times else None
+
+    floor_cold, floor_rerun = best("floor", "cold"), best("floor", "re-run")
+    print(f"\nlogs: {logs}")
+    for subject in subjects:
+        if subject == "floor":
+            continue
+        cold, rerun = best(subject, "cold"), best(subject, "re-run")
+        if floor_cold and cold:
+            print(f"{subject}: cold / floor cold = {cold / floor_cold:.2f}x")
+        if floor_rerun and rerun:
+            print(f"{subject}: re-run / floor re-run = {rerun / floor_rerun:.2f}x (best re-runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
