@@ -145,10 +145,11 @@ def _description(spec: dict[str, Any]) -> str:
         text += " One of: " + ", ".join(f"`{c}`" for c in spec["choices"]) + "."
     if spec.get("options"):
         keys = [
-            f"`{key}` ({_type(sub)}{', required' if sub.get('required') else ''}): {_description(sub)}"
+            f"`{key}` ({_type(sub)}{', required' if sub.get('required') else ''}): "
+            + _description(sub).rstrip(".")
             for key, sub in spec["options"].items()
         ]
-        text += " Keys: " + "; ".join(keys)
+        text += " Keys: " + "; ".join(keys) + "."
     return markup(text)
 
 
@@ -210,24 +211,20 @@ def render(role: Role) -> str:
     all_vars = variables(role)
     several = len(role.entry_points) > 1
     for entry, spec in sorted(role.entry_points.items(), key=lambda e: e[0] != "main"):
-        title = f"## Entry point `{entry}`" if several else "## Variables"
-        out += [title, ""]
-        text = _entry_text(spec)
-        if text:
-            out += [text, ""]
-        if several and entry != "main":
-            out.append(f"Include it with `tasks_from: {entry}`.")
-            out.append("")
-        own = [v for v in all_vars if v.entry_points[0] == entry]
-        shared = [v.name for v in all_vars if entry in v.entry_points[1:]]
-        if shared:
-            names = ", ".join(f"`{n}`" for n in shared)
-            first = next(v.entry_points[0] for v in all_vars if v.name == shared[0])
-            out += [f"Also takes {names}, described under `{first}`.", ""]
+        out += [f"## Entry point `{entry}`" if several else "## Variables", ""]
+        out += [_entry_text(spec), ""] if _entry_text(spec) else []
+        if entry != "main":
+            out += [f"Include it with `tasks_from: {entry}`.", ""]
+        takes = [v for v in all_vars if entry in v.entry_points]
+        own = [v for v in takes if v.entry_points[0] == entry]
+        shared = [v.name for v in takes if v.entry_points[0] != entry]
+        if shared and not own and shared == [v.name for v in all_vars if v.entry_points[0] == "main"]:
+            out += ["Takes the same variables as `main`.", ""]
+        elif shared:
+            out += [f"Also takes {', '.join(f'`{n}`' for n in shared)}, described above.", ""]
         if own:
             out += ["| variable | type | default | description |", "|---|---|---|---|"]
-            out += [_row(role, v) for v in own]
-            out.append("")
+            out += [_row(role, v) for v in own] + [""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -95,9 +95,22 @@ def test_a_variable_two_entry_points_take_is_listed_once(tmp_path: Path) -> None
     readme = render(load_role(make_role(tmp_path)))
     assert readme.count("| `demo_port` |") == 1
     extra = readme[readme.index("## Entry point `extra`") :]
-    assert "Also takes `demo_port`, described under `main`." in extra
+    assert "Also takes `demo_port`, described above." in extra
     assert "| `demo_extra_dir` |" in extra
     assert readme.index("## Entry point `main`") < readme.index("## Entry point `extra`")
+
+
+def test_an_entry_point_with_mains_variables_says_so_instead_of_listing_them(tmp_path: Path) -> None:
+    specs = copy.deepcopy(SPECS)
+    specs["argument_specs"]["extra"]["options"] = specs["argument_specs"]["main"]["options"]
+    readme = render(
+        load_role(
+            make_role(tmp_path, specs=specs, defaults=DEFAULTS.replace("demo_extra_dir: /var/lib/demo\n", ""))
+        )
+    )
+    extra = readme[readme.index("## Entry point `extra`") :]
+    assert "Include it with `tasks_from: extra`.\n\nTakes the same variables as `main`.\n" in extra
+    assert "| variable |" not in extra
 
 
 def test_a_default_no_entry_point_documents_is_refused(tmp_path: Path) -> None:
