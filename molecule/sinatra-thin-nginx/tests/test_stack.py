@@ -1,4 +1,5 @@
-"""The seed-000 stacks, checked from outside: HTTP through every chain, sockets, units, config."""
+"""The "Sinatra on thin behind nginx" stacks, checked from outside: HTTP through every chain, sockets, units,
+config."""
 
 from typing import Any
 
