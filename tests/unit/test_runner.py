@@ -11,6 +11,7 @@ from conftest import Helpers, read_data
 from benchstack.cell import validate_cell
 from benchstack.experiment import cells, experiment_from_dict
 from benchstack.parsers import parse
+from benchstack.runfolder import experiment_hash
 from benchstack.runner import CellFailed, Target, measure_cell, write_run_info
 
 STACK = "sinatra-thin-x1-nginx"
@@ -349,6 +350,7 @@ def test_write_run_info_writes_schema_version_and_info(tmp_path: Path) -> None:
         "schema": "bench-stack/run/v1",
         "bench_stack_version": __version__,
         "experiment": {"name": "e"},
+        "experiment_sha256": experiment_hash({"name": "e"}),
         "hosts": {"t": {"kernel": "6.1"}},
     }
 
