@@ -3,6 +3,7 @@
 import importlib.util
 import json
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -515,6 +516,34 @@ def test_two_loadgens_measure_one_cell_together_and_bench_merge_merges_it(tmp_pa
     assert merged["changed"] is True
     assert merged["cell"]["merged"]["loadgens"] == ["lg1", "lg2"]
     assert merged["cell"]["requests_completed"] == 2 * results["lg1"]["cell"]["requests_completed"]
+
+
+def test_two_loadgens_leave_no_barrier_behind_measuring_or_resuming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
+
+    def both_loadgens() -> list[bool]:
+        results: dict[str, dict[str, Any]] = {}
+
+        def loadgen(name: str) -> None:
+            results[name] = run_cell(args, Loadgen(read_data("ab", "normal.txt")), hostname=name)
+
+        threads = [threading.Thread(target=loadgen, args=(n,)) for n in ("lg1", "lg2")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        return [results[n]["changed"] for n in ("lg1", "lg2")]
+
+    assert both_loadgens() == [True, True]
+    assert list(tmp.iterdir()) == []
+    # The rerun finds both cells stored: the loadgens still meet at the barrier and measure nothing.
+    assert both_loadgens() == [False, False]
+    assert list(tmp.iterdir()) == []
 
 
 def test_bench_cell_refuses_peers_without_this_loadgen(tmp_path: Path) -> None:
