@@ -83,3 +83,59 @@ def test_lanes_that_run_nothing_fail_on_the_count(tmp_path: Path) -> None:
     result = run_script("run_lane() { :; }; system_tests", tmp_path)
     assert result.returncode == 1
     assert f"FAILED: 0 of {len(JOBS)} planned jobs finished; never ran: {' '.join(JOBS)}" in result.stdout
+
+
+def shell_scripts() -> list[str]:
+    """Every file in the repository that starts with a sh or bash shebang."""
+    found = []
+    for folder, dirs, files in os.walk(ROOT):
+        if Path(folder) == ROOT:
+            dirs[:] = [d for d in dirs if d not in (".git", ".venv", "results")]
+        for name in files:
+            path = Path(folder) / name
+            with path.open("rb") as fh:
+                head = fh.readline()
+            if head.startswith(b"#!") and head.split(b"/")[-1].split()[-1:] in ([b"sh"], [b"bash"]):
+                found.append(str(path.relative_to(ROOT)))
+    return sorted(found)
+
+
+def test_lint_runs_shellcheck_on_every_shell_script(tmp_path: Path) -> None:
+    stubs = "yamllint() { :; }; ansible-lint() { :; }; ruff() { :; }; shellcheck() { echo SHELLCHECK $@; }; "
+    result = run_script(stubs + "lint", tmp_path)
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("SHELLCHECK ")]
+    assert sorted(line.split()[1:]) == shell_scripts()
+    assert {"run", ".ci/run", "scripts/docker-engine.sh", "tests/mirror/inside.sh"} <= set(shell_scripts())
+
+
+def fake_bin(tmp_path: Path, **tools: str) -> Path:
+    """A PATH of its own: `date` (the log lines use it) and the given tools as small scripts."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "date").symlink_to("/bin/date")
+    for name, body in tools.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+def test_setup_installs_shellcheck_with_apt_when_missing(tmp_path: Path) -> None:
+    calls = tmp_path / "apt-calls"
+    bin_dir = fake_bin(tmp_path, **{"apt-get": f'echo "$*" >>{calls}', "id": "echo 0"})
+    result = run_script(f"PATH={bin_dir}; setup_shellcheck", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert calls.read_text() == "update -q\ninstall -y -q shellcheck\n"
+
+
+def test_setup_without_shellcheck_or_apt_says_what_to_do(tmp_path: Path) -> None:
+    result = run_script(f"PATH={fake_bin(tmp_path)}; setup_shellcheck", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("shellcheck is missing and there is no apt-get: install shellcheck")
+
+
+def test_setup_leaves_an_installed_shellcheck_alone(tmp_path: Path) -> None:
+    calls = tmp_path / "apt-calls"
+    bin_dir = fake_bin(tmp_path, shellcheck="true", **{"apt-get": f'echo "$*" >>{calls}'})
+    result = run_script(f"PATH={bin_dir}; setup_shellcheck", tmp_path)
+    assert result.returncode == 0 and result.stdout == "" and not calls.exists()
