@@ -102,7 +102,10 @@ class ActionModule(ActionBase):
                     raise CellFailed(f"{plan['cell_id']}: {exc}") from exc
 
             if cell_path(store, plan["cell_id"]).exists():
-                before()  # stored by an earlier run: let the others go on
+                try:
+                    before()  # stored by an earlier run: let the others go on
+                except CellFailed as exc:
+                    raise AnsibleActionFail(str(exc)) from exc
 
         def execute(command: str) -> tuple[int, str, str]:
             res = self._low_level_execute_command(command)

@@ -546,6 +546,27 @@ def test_two_loadgens_leave_no_barrier_behind_measuring_or_resuming(
     assert list(tmp.iterdir()) == []
 
 
+def test_a_stored_cell_whose_peer_never_comes_fails_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
+    threads = [
+        threading.Thread(
+            target=run_cell, args=(args, Loadgen(read_data("ab", "normal.txt"))), kwargs={"hostname": n}
+        )
+        for n in ("lg1", "lg2")
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    # The rerun: lg1's cell is stored, lg2 is gone.
+    monkeypatch.setattr(bench_cell, "BARRIER_TIMEOUT_S", 0.2)
+    with pytest.raises(AnsibleActionFail, match=r"__r1: loadgens not ready after 0.2 s: lg2$"):
+        run_cell(args, Loadgen(""), hostname="lg1")
+
+
 def test_bench_cell_refuses_peers_without_this_loadgen(tmp_path: Path) -> None:
     args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
     with pytest.raises(AnsibleActionFail, match="do not include this loadgen"):
