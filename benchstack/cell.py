@@ -400,12 +400,24 @@ def cell_paths(run_dir: str | os.PathLike[str]) -> list[Path]:
     return [p for p in sorted(directory.glob("*.json")) if not p.name.startswith(".")]
 
 
+def read_cell(path: Path) -> dict[str, Any]:
+    """One stored cell. A file that cannot be read, is not JSON or is not a valid cell (what
+    :func:`write_cell` would refuse to store) raises ValueError: one line that names the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a cell: not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    problems = validate_cell(data)
+    if problems:
+        more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
+        raise ValueError(f"{path}: not a valid cell: {problems[0]}{more}")
+    return data
+
+
 def load_cells(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """All stored cells of a run, sorted by file name. Bad JSON raises ValueError naming the file."""
-    cells = []
-    for path in cell_paths(run_dir):
-        try:
-            cells.append(json.loads(path.read_text(encoding="utf-8")))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON: {exc}") from exc
-    return cells
+    """All stored cells of a run, sorted by file name (:func:`read_cell`: a bad one raises ValueError)."""
+    return [read_cell(path) for path in cell_paths(run_dir)]

@@ -16,6 +16,7 @@ a noisy load point may get in all (see :mod:`benchstack.repetitions`).
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from dataclasses import dataclass, field
@@ -55,6 +56,14 @@ class ExperimentError(ValueError):
         self.source = source
         where = f"{source}: " if source else ""
         super().__init__(f"{where}invalid experiment:\n  - " + "\n  - ".join(problems))
+
+
+class ExperimentFileError(ExperimentError):
+    """The file holds no experiment text at all (missing, a folder, binary, UTF-16): one line, no list."""
+
+    def __init__(self, reason: str, source: str) -> None:
+        super().__init__([reason], source)
+        self.args = (f"{source}: {reason}",)
 
 
 @dataclass(frozen=True)
@@ -374,14 +383,29 @@ def experiment_from_dict(data: object, source: str | None = None) -> Experiment:
     )
 
 
+def _read_text(path: Path, source: str) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ExperimentFileError(f"cannot read the file: {exc.strerror}", source) from None
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise ExperimentFileError("not UTF-8 text (a UTF-16 byte-order mark): save it as UTF-8", source)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ExperimentFileError(
+            f"not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x}): a binary file?", source
+        ) from None
+    if "\x00" in text:
+        raise ExperimentFileError("not UTF-8 text (it holds NUL bytes): a binary or UTF-16 file?", source)
+    return text
+
+
 def load_experiment(path: str | os.PathLike[str]) -> Experiment:
     """Read and validate an experiment YAML file."""
     note("read")
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ExperimentError([f"cannot read the file: {exc.strerror}"], source) from exc
+    text = _read_text(Path(path), source)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

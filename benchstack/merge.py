@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import json
 import statistics
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -246,26 +245,3 @@ def merge_stored(run_dir: Path, cell_id: str, loadgens: Sequence[str]) -> tuple[
     _write_atomic(run_dir / raw_rel, "\n".join(raws))
     write_cell(run_dir, merged)
     return merged, True
-
-
-def wait_for_peers(
-    directory: Path,
-    me: str,
-    peers: Sequence[str],
-    timeout_s: float,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> float:
-    """A barrier between the loadgens of one cell (they all run on the controller): mark ``me`` as ready in
-    ``directory``, then wait until every peer is; return the seconds waited. Raises TimeoutError naming the
-    peers that never arrived within ``timeout_s``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / me).touch()
-    start = clock()
-    while True:
-        missing = [p for p in peers if not (directory / p).exists()]
-        if not missing:
-            return clock() - start
-        if clock() - start > timeout_s:
-            raise TimeoutError(f"loadgens not ready after {timeout_s:g} s: {', '.join(missing)}")
-        sleep(0.05)

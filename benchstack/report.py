@@ -158,6 +158,10 @@ def read_run_info(run_dir: Path) -> dict[str, Any] | None:
         return None
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON: {exc}") from exc
     return info if isinstance(info, dict) else None

@@ -44,6 +44,7 @@ from benchstack.loadcmd import build_command, httperf_command, httperf_timeout_s
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
 from benchstack.perrequest import ab_request_times, summarize_times, wrk_over_threshold, wrk_report
+from benchstack.runfolder import experiment_hash
 from benchstack.sysstats import parse_vmstat
 
 Executor = Callable[[str], tuple[int, str, str]]
@@ -393,6 +394,9 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
     from benchstack import __version__
 
     data = {"schema": "bench-stack/run/v1", "bench_stack_version": __version__, **info}
+    if isinstance(info.get("experiment"), dict):
+        # What a resume checks the run folder against (benchstack.runfolder.check_run_dir).
+        data["experiment_sha256"] = experiment_hash(info["experiment"])
     path = run_dir / "run.json"
     _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     return path

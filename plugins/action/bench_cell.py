@@ -14,7 +14,6 @@ stats; the bench_merge action then merges the cells (``benchstack.merge``).
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from ansible import constants as C
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 
-from benchstack.merge import loadgen_dir, wait_for_peers
+from benchstack.barrier import barrier_dir, leave_barrier, wait_for_peers
+from benchstack.merge import loadgen_dir
 from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
 
 DOCUMENTATION = """
@@ -93,7 +93,7 @@ class ActionModule(ActionBase):
         before: Callable[[], None] | None = None
         if merging:
             # One barrier per playbook run (the workers' parent is ansible-playbook) and cell.
-            barrier = Path(tempfile.gettempdir()) / f"bench-stack-barrier-{os.getppid()}" / plan["cell_id"]
+            barrier = barrier_dir(plan["cell_id"], os.getppid())
 
             def before() -> None:
                 try:
@@ -102,7 +102,10 @@ class ActionModule(ActionBase):
                     raise CellFailed(f"{plan['cell_id']}: {exc}") from exc
 
             if cell_path(store, plan["cell_id"]).exists():
-                before()  # stored by an earlier run: let the others go on
+                try:
+                    before()  # stored by an earlier run: let the others go on
+                except CellFailed as exc:
+                    raise AnsibleActionFail(str(exc)) from exc
 
         def execute(command: str) -> tuple[int, str, str]:
             res = self._low_level_execute_command(command)
@@ -131,6 +134,9 @@ class ActionModule(ActionBase):
             )
         except CellFailed as exc:
             raise AnsibleActionFail(str(exc)) from exc
+        finally:
+            if merging:
+                leave_barrier(barrier, peers)
         result.update(changed=measured, cell=cell)
         return result
 

@@ -46,6 +46,9 @@ class ActionModule(ActionBase):
             exp = load_experiment(args["experiment"])
         except ExperimentError as exc:
             raise AnsibleActionFail(str(exc)) from exc
-        cells = [asdict(c) for c in extra_cells(Path(args["run_dir"]), exp)]
+        try:
+            cells = [asdict(c) for c in extra_cells(Path(args["run_dir"]), exp)]
+        except ValueError as exc:  # a stored cell that is not a valid cell, named by the message
+            raise AnsibleActionFail(str(exc)) from None
         result.update(changed=False, cells=cells)
         return result

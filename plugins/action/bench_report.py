@@ -30,11 +30,14 @@ class ActionModule(ActionBase):
             result.update(changed=False, skipped=True, msg="check mode: no report is written")
             return result
         run_dir = Path(self._task.args.get("run_dir") or "")
-        cells = load_cells(run_dir) if run_dir.is_dir() else []
-        if not cells:
-            raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
-        report = write_report(run_dir)
-        table = summary_table(cells, max_cv_of(read_run_info(run_dir)))
+        try:
+            cells = load_cells(run_dir) if run_dir.is_dir() else []
+            if not cells:
+                raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
+            report = write_report(run_dir)
+            table = summary_table(cells, max_cv_of(read_run_info(run_dir)))
+        except ValueError as exc:  # a bad cell or run.json, named by the message
+            raise AnsibleActionFail(f"bench_report: {exc}") from None
         result.update(
             changed=True,
             report=str(report),

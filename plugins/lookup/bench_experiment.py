@@ -42,11 +42,15 @@ class LookupModule(LookupBase):
         out = []
         for term in terms:
             path = resolve(str(term))
+            if path.parent == PROJECT_DIR / "experiments" and not path.exists():
+                known = ", ".join(sorted(p.stem for p in path.parent.glob("*.yml"))) or "none"
+                raise AnsibleLookupError(f"no experiment named {term!r}: no {path} (there are: {known})")
             try:
                 exp = load_experiment(path)
                 normalize_stacks(exp.stacks)
             except (ExperimentError, StackError) as exc:
-                raise AnsibleLookupError(str(exc)) from exc
+                # Ansible prints every chained cause after the message: the message alone says it all.
+                raise AnsibleLookupError(str(exc)) from None
             out.append(
                 {
                     "name": exp.name,

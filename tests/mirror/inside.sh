@@ -4,7 +4,7 @@ set -euo pipefail
 out=$1
 export DEBIAN_FRONTEND=noninteractive
 RUBY_SHA256=be063fa98dde118e869b916e300855a8d45d8c00a3de8179d973138b942394f2
-GEM_PKGS="ruby-rack ruby-sinatra ruby-rack-protection ruby-mustermann ruby-tilt ruby-ruby2-keywords ruby-webrick"
+GEM_PKGS=(ruby-rack ruby-sinatra ruby-rack-protection ruby-mustermann ruby-tilt ruby-ruby2-keywords ruby-webrick)
 
 # deb-src entries for bookworm and trixie (ruby-build's upstream v20241225.2 tree is trixie's), same URIs.
 uri=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
@@ -16,14 +16,14 @@ Suites: bookworm trixie
 Components: main
 SRC
 apt-get update -q >/dev/null
-apt-get install -y -q --no-install-recommends ruby git xz-utils ca-certificates $GEM_PKGS >/dev/null
+apt-get install -y -q --no-install-recommends ruby git xz-utils ca-certificates "${GEM_PKGS[@]}" >/dev/null
 
 src=/tmp/src
 mkdir -p "$src" && cd "$src"
 # Only the upstream (orig) tarballs are needed; fetch them from the URIs apt resolves, checked against
 # the checksum apt lists for them.
 apt-get source -q --print-uris rbenv/bookworm ruby-build/trixie ruby3.1=3.1.2-7+deb12u1 \
-  | grep -E "\.orig\.tar" | while read -r uri file size sum; do
+  | grep -E "\.orig\.tar" | while read -r uri file _size sum; do
       uri=${uri//\'/}
       python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' "$uri" "$file"
       case $sum in
@@ -60,7 +60,7 @@ echo "$RUBY_SHA256  $out/ruby/ruby-3.1.2.tar.gz" | sha256sum -c --quiet
 
 # Gems: each Debian package's installed files (lib/ and bin/) plus its gemspec, built as a real .gem.
 mkdir -p "$out/gems/gems"
-for pkg in $GEM_PKGS; do
+for pkg in "${GEM_PKGS[@]}"; do
   spec=$(dpkg -L "$pkg" | grep -E '/specifications/[^/]+\.gemspec$' | head -1)
   stage=/tmp/gem-$pkg
   mkdir -p "$stage/lib" "$stage/bin"

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from conftest import DATA, read_data
 
@@ -165,10 +167,38 @@ def test_wrk_parser_names_missing_lines() -> None:
         wrk.parse(text)
 
 
-def test_every_wrk_capture_parses_or_raises_parse_error() -> None:
-    for path in sorted((DATA / "wrk").glob("*.txt")):
-        try:
-            p = wrk.parse(path.read_text(encoding="utf-8"))
-        except ParseError:
-            continue
-        assert p.requests_completed >= 0 and 0.0 <= p.error_rate <= 1.0, path.name
+# Every capture's outcome: (requests, Requests/sec, as wrk printed them; failed requests: socket errors plus
+# non-2xx/3xx), or the start of the ParseError it raises. A new capture must be added here.
+WRK_CAPTURES: dict[str, tuple[int, float, int] | str] = {
+    "connect-refused.txt": "wrk printed no results: unable to connect to 127.0.0.1:18099 Connection refused",
+    "hung-server.txt": (0, 0.0, 0),
+    "latency.txt": (385776, 124440.66, 0),
+    "mixed-status.txt": (169284, 83931.56, 84886),
+    "no-latency.txt": (253008, 121420.95, 0),
+    "non2xx.txt": (215943, 102820.99, 215943),
+    "read-errors.txt": (0, 0.0, 49419),
+    "report-fast.txt": (223910, 73014.67, 0),
+    "report-slow.txt": (169, 56.06, 0),
+    "report-timeouts.txt": (199, 66.03, 7),
+    "report-wide-spread.txt": (128349, 42323.17, 123526),
+    "seconds-latency.txt": (8, 2.66, 0),
+    "server-stopped.txt": (24184, 8048.69, 1574),
+    "timeouts.txt": (12, 3.99, 12),
+    "units-synthetic.txt": (72000000, 1200000.00, 1297),
+    "usage-error.txt": "wrk printed no results: Usage: wrk <options> <url>",
+}
+
+
+def test_every_wrk_capture_has_its_outcome_listed() -> None:
+    assert sorted(WRK_CAPTURES) == sorted(p.name for p in (DATA / "wrk").glob("*.txt"))
+
+
+@pytest.mark.parametrize("name", sorted(WRK_CAPTURES))
+def test_each_wrk_capture_gives_what_wrk_printed_or_its_parse_error(name: str) -> None:
+    expected = WRK_CAPTURES[name]
+    if isinstance(expected, str):
+        with pytest.raises(ParseError, match=f"^{re.escape(expected)}"):
+            wrk.parse(read_data("wrk", name))
+        return
+    p = wrk.parse(read_data("wrk", name))
+    assert (p.requests_completed, p.rps, p.error_count) == expected

@@ -3,6 +3,7 @@
 import importlib.util
 import json
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -153,9 +154,29 @@ def test_invalid_stack_raises_lookup_error_naming_stack_and_field(tmp_path: Path
         run_lookup(str(write_experiment(tmp_path, data)))
 
 
-def test_missing_experiment_raises_lookup_error() -> None:
-    with pytest.raises(AnsibleLookupError, match="cannot read the file"):
+def test_missing_experiment_name_is_one_message_listing_the_known_ones() -> None:
+    with pytest.raises(AnsibleLookupError) as err:
         run_lookup("no-such-experiment-here")
+    # .message is what Ansible prints: the message followed by every chained cause.
+    assert err.value.message == (
+        f"no experiment named 'no-such-experiment-here': no {ROOT}/experiments/no-such-experiment-here.yml"
+        f" (there are: {', '.join(p.stem for p in EXPERIMENTS)})"
+    )
+
+
+def test_missing_experiment_file_is_said_once(tmp_path: Path) -> None:
+    path = tmp_path / "nope.yml"
+    with pytest.raises(AnsibleLookupError) as err:
+        run_lookup(str(path))
+    assert err.value.message == f"{path}: cannot read the file: No such file or directory"
+
+
+def test_binary_experiment_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "exp.yml"
+    path.write_bytes("name: x\n".encode("utf-16"))
+    with pytest.raises(AnsibleLookupError) as err:
+        run_lookup(str(path))
+    assert err.value.message == f"{path}: not UTF-8 text (a UTF-16 byte-order mark): save it as UTF-8"
 
 
 def test_broken_yaml_raises_lookup_error(tmp_path: Path) -> None:
@@ -393,6 +414,18 @@ def test_bench_report_without_cells_fails(tmp_path: Path) -> None:
         make_action(bench_report, {"run_dir": str(tmp_path)}).run(task_vars={})
 
 
+def test_bench_report_of_a_cell_of_the_wrong_shape_fails_naming_the_file(tmp_path: Path) -> None:
+    args = cell_args(tmp_path)
+    run_cell(args, Loadgen(read_data("ab", "normal.txt")))
+    [path] = (tmp_path / "run" / "cells").glob("*.json")
+    path.write_text("[1, 2, 3]")
+    with pytest.raises(AnsibleActionFail) as err:
+        make_action(bench_report, {"run_dir": args["run_dir"]}).run(task_vars={})
+    assert err.value.message == (
+        f"bench_report: {path}: not a valid cell: a cell must be a JSON object, not list"
+    )
+
+
 def test_bench_report_in_check_mode_skips_even_without_cells(tmp_path: Path) -> None:
     # bench_cell measures nothing in check mode, so the report must not demand cells then.
     result = make_action(bench_report, {"run_dir": str(tmp_path / "run")}, check_mode=True).run(task_vars={})
@@ -444,6 +477,18 @@ def test_bench_extra_cells_reports_a_bad_experiment(tmp_path: Path) -> None:
         make_action(bench_extra_cells, {"run_dir": str(tmp_path), "experiment": str(bad)}).run(task_vars={})
 
 
+def test_bench_extra_cells_fails_naming_a_cell_of_the_wrong_shape(tmp_path: Path) -> None:
+    path = write_experiment(tmp_path, small_experiment(repetitions=1, max_repetitions=2))
+    args = cell_args(tmp_path)
+    run_cell(args, Loadgen(read_data("ab", "normal.txt")))
+    [cell] = (tmp_path / "run" / "cells").glob("*.json")
+    cell.write_text(json.dumps({**json.loads(cell.read_text()), "rps": "fast"}))
+    action = make_action(bench_extra_cells, {"run_dir": args["run_dir"], "experiment": str(path)})
+    with pytest.raises(AnsibleActionFail) as err:
+        action.run(task_vars={})
+    assert err.value.message == f"{cell}: not a valid cell: rps must be a non-negative number"
+
+
 # ---------------------------------------------------------------- several loadgens
 
 
@@ -471,6 +516,55 @@ def test_two_loadgens_measure_one_cell_together_and_bench_merge_merges_it(tmp_pa
     assert merged["changed"] is True
     assert merged["cell"]["merged"]["loadgens"] == ["lg1", "lg2"]
     assert merged["cell"]["requests_completed"] == 2 * results["lg1"]["cell"]["requests_completed"]
+
+
+def test_two_loadgens_leave_no_barrier_behind_measuring_or_resuming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
+
+    def both_loadgens() -> list[bool]:
+        results: dict[str, dict[str, Any]] = {}
+
+        def loadgen(name: str) -> None:
+            results[name] = run_cell(args, Loadgen(read_data("ab", "normal.txt")), hostname=name)
+
+        threads = [threading.Thread(target=loadgen, args=(n,)) for n in ("lg1", "lg2")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        return [results[n]["changed"] for n in ("lg1", "lg2")]
+
+    assert both_loadgens() == [True, True]
+    assert list(tmp.iterdir()) == []
+    # The rerun finds both cells stored: the loadgens still meet at the barrier and measure nothing.
+    assert both_loadgens() == [False, False]
+    assert list(tmp.iterdir()) == []
+
+
+def test_a_stored_cell_whose_peer_never_comes_fails_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
+    threads = [
+        threading.Thread(
+            target=run_cell, args=(args, Loadgen(read_data("ab", "normal.txt"))), kwargs={"hostname": n}
+        )
+        for n in ("lg1", "lg2")
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    # The rerun: lg1's cell is stored, lg2 is gone.
+    monkeypatch.setattr(bench_cell, "BARRIER_TIMEOUT_S", 0.2)
+    with pytest.raises(AnsibleActionFail, match=r"__r1: loadgens not ready after 0.2 s: lg2$"):
+        run_cell(args, Loadgen(""), hostname="lg1")
 
 
 def test_bench_cell_refuses_peers_without_this_loadgen(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from conftest import Helpers, read_data
 from benchstack.cell import validate_cell
 from benchstack.experiment import cells, experiment_from_dict
 from benchstack.parsers import parse
+from benchstack.runfolder import experiment_hash
 from benchstack.runner import CellFailed, Target, measure_cell, write_run_info
 
 STACK = "sinatra-thin-x1-nginx"
@@ -349,6 +350,7 @@ def test_write_run_info_writes_schema_version_and_info(tmp_path: Path) -> None:
         "schema": "bench-stack/run/v1",
         "bench_stack_version": __version__,
         "experiment": {"name": "e"},
+        "experiment_sha256": experiment_hash({"name": "e"}),
         "hosts": {"t": {"kernel": "6.1"}},
     }
 
@@ -491,9 +493,9 @@ def test_network_mode_without_a_target_executor_has_no_target_stats(tmp_path: Pa
 
 
 def test_network_mode_with_a_target_executor_takes_target_stats(tmp_path: Path) -> None:
-    target_helpers = Helpers(
-        vmstat=read_data("vmstat", "vmstat-during-wrk.txt").replace(" 0  0  5\n", " 9  0  5\n")
-    )
+    # The target's vmstat differs from the loadgen's: two of its nine samples were 9 % idle instead of 0 %.
+    target_vmstat = read_data("vmstat", "vmstat-during-wrk.txt").replace(" 0  0  5\n", " 9  0  5\n")
+    target_helpers = Helpers(vmstat=target_vmstat)
     target_calls: list[str] = []
 
     def on_target(command: str) -> tuple[int, str, str]:
@@ -505,8 +507,15 @@ def test_network_mode_with_a_target_executor_takes_target_stats(tmp_path: Path) 
     fake = FakeLoadgen(read_data("ab", "normal.txt"))
     cell, _ = measure(one_plan(AB_PLAN), tmp_path, fake, NETWORK, target_execute=on_target)
     assert len(target_calls) == 2
-    assert cell["system"]["target"]["samples"] == 9
-    assert (tmp_path / "raw" / f"{cell['stack']}__ab__c50__r1.target.vmstat.txt").is_file()
+    target, loadgen = cell["system"]["target"], cell["system"]["loadgen"]
+    assert target["samples"] == loadgen["samples"] == 9
+    assert target["cpu_idle"] == round((0 + 9 + 9 + 19 + 7 + 6 + 2 + 0 + 1) / 9, 2)
+    assert loadgen["cpu_idle"] == round((0 + 0 + 0 + 19 + 7 + 6 + 2 + 0 + 1) / 9, 2)
+    assert {k: v for k, v in target.items() if k != "cpu_idle"} == {
+        k: v for k, v in loadgen.items() if k != "cpu_idle"
+    }
+    raw = tmp_path / "raw" / f"{cell['stack']}__ab__c50__r1.target.vmstat.txt"
+    assert raw.read_text(encoding="utf-8") == target_vmstat
 
 
 def test_vmstat_failure_is_a_note_not_a_failed_cell(tmp_path: Path) -> None:

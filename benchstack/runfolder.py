@@ -1,0 +1,122 @@
+"""Run folders: where a run may write, checked before anything is written.
+
+A run writes run.json, cells/, raw/, loadgens/, plots/ and its reports into its folder, and points
+``<results root>/latest`` at it. A folder the user names (``bench_run_dir``) is checked first
+(:func:`check_run_dir`): it must be a folder or not exist yet, be new (missing or empty) or hold a run of
+the same experiment (same :func:`experiment_hash`, so a resumed run never mixes two experiments' cells), and
+lie under the results root unless the user insists. The ``latest`` link is only ever made in the results root
+(:func:`point_latest`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+RUN_INFO = "run.json"
+LATEST = "latest"
+# The keys of an experiment that decide what is measured; the description, the file's path and the expanded
+# cells (derived from these) are left out, so fixing a description does not orphan a half-finished run.
+HASHED_KEYS = ("name", "stacks", "load")
+
+
+class RunDirError(ValueError):
+    """A run folder that a run must not write into; the message names it and says what to do."""
+
+
+def experiment_hash(experiment: Mapping[str, Any]) -> str:
+    """sha256 of an experiment's name, stacks and load plan as canonical JSON (key order does not count).
+
+    ``experiment``: the mapping the bench_experiment lookup returns (run.json records it as ``experiment``).
+    """
+    content = {key: experiment.get(key) for key in HASHED_KEYS}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def recorded_hash(run_dir: Path) -> tuple[str, str]:
+    """(hash, experiment name) of the run recorded in ``run_dir``'s run.json: its ``experiment_sha256``, or
+    for a run.json written before that key existed, the hash of its ``experiment``; RunDirError if unreadable.
+    """
+    path = run_dir / RUN_INFO
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RunDirError(f"{path}: cannot read this run's record ({exc}): choose a new folder") from None
+    experiment = info.get("experiment") if isinstance(info, dict) else None
+    if not isinstance(experiment, dict):
+        raise RunDirError(f"{path}: records no experiment: not a bench-stack run; choose a new folder")
+    recorded = info.get("experiment_sha256")
+    name = str(experiment.get("name"))
+    return (recorded if isinstance(recorded, str) else experiment_hash(experiment)), name
+
+
+def check_run_dir(
+    path: str | os.PathLike[str],
+    results_root: str | os.PathLike[str],
+    experiment_sha256: str,
+    allow_outside: bool = False,
+) -> Path:
+    """The resolved run folder ``path`` if a run of the experiment with ``experiment_sha256`` may write into
+    it; RunDirError otherwise. Symbolic links are followed first, so a link cannot lead a run elsewhere.
+
+    Refused: a file; the results root itself; a folder inside another run; a folder outside
+    ``results_root`` (unless ``allow_outside``); a non-empty folder without run.json; a run of another
+    experiment. Nothing is created or changed.
+    """
+    run = Path(path).expanduser().resolve()
+    root = Path(results_root).expanduser().resolve()
+    given = f"run folder {path}" + (f" ({run})" if str(run) != str(path) else "")
+    if run.exists() and not run.is_dir():
+        raise RunDirError(f"{given} is a file, not a folder: name a new folder or a run of this experiment")
+    if run == root:
+        raise RunDirError(f"{given} is the results folder itself: a run needs a folder of its own in it")
+    if not run.is_relative_to(root) and not allow_outside:
+        raise RunDirError(
+            f"{given} is outside the results folder {root}: choose a folder in it, "
+            "or insist (bench_run_dir_outside=true) to write the run there"
+        )
+    for parent in run.parents:
+        if (parent / RUN_INFO).is_file():
+            raise RunDirError(f"{given} is inside the run folder {parent}: a run needs a folder of its own")
+    if not run.exists():
+        return run
+    try:
+        empty = next(run.iterdir(), None) is None
+    except OSError as exc:
+        raise RunDirError(f"{given} cannot be read: {exc.strerror}") from None
+    if empty:
+        return run
+    if not (run / RUN_INFO).is_file():
+        raise RunDirError(
+            f"{given} is not empty and holds no bench-stack run (no {RUN_INFO}): choose a new folder"
+        )
+    recorded, name = recorded_hash(run)
+    if recorded != experiment_sha256:
+        raise RunDirError(
+            f"{given} holds a run of another experiment ({name}, content hash {recorded[:12]}; this one is "
+            f"{experiment_sha256[:12]}): resume it with the experiment it ran, or choose a new folder"
+        )
+    return run
+
+
+def point_latest(run_dir: str | os.PathLike[str], results_root: str | os.PathLike[str]) -> Path | None:
+    """Point ``<results_root>/latest`` at ``run_dir`` (a relative link, replaced atomically) and return the
+    link; None, and nothing made, when the run lies outside the results root. A ``latest`` that is not a link
+    is never replaced (RunDirError)."""
+    run = Path(run_dir).expanduser().resolve()
+    root = Path(results_root).expanduser().resolve()
+    if run == root or not run.is_relative_to(root):
+        return None
+    link = root / LATEST
+    if link.exists() and not link.is_symlink():
+        raise RunDirError(f"{link} exists and is not a link: not replacing it")
+    tmp = root / f".{LATEST}.{os.getpid()}.tmp"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(run.relative_to(root))
+    os.replace(tmp, link)
+    return link

@@ -1,0 +1,153 @@
+"""Bad files given to the real command line: exit 1, one line on stderr that names the file, no traceback."""
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import read_data
+
+from benchstack.cell import cell_to_dict, make_cell, write_cell
+from benchstack.parsers import ab
+
+ROOT = Path(__file__).resolve().parents[2]
+ELF_HEAD = b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x03\x00>\x00\x01\x00\x00\x00\xd0a"
+
+
+def bench_stack(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``python -m benchstack ARGS`` from the worktree (its package, not an installed one)."""
+    return subprocess.run(
+        [sys.executable, "-m", "benchstack", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def one_line_error(result: subprocess.CompletedProcess[str], path: Path) -> str:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"bench-stack: {path}: "), result.stderr
+    return result.stderr.strip()
+
+
+# ---------------------------------------------------------------- experiment files
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        # The first 26 bytes of /bin/ls on Debian 12 amd64, as a user passing the wrong file would.
+        (ELF_HEAD, "not UTF-8 text (byte 24 is 0xd0): a binary file?"),
+        ("name: e\n".encode("utf-16"), "not UTF-8 text (a UTF-16 byte-order mark): save it as UTF-8"),
+        ("name: e\n".encode("utf-16-le"), "not UTF-8 text (it holds NUL bytes): a binary or UTF-16 file?"),
+    ],
+    ids=["binary", "utf-16", "utf-16-without-bom"],
+)
+def test_experiment_that_is_not_utf8_text_is_one_line_naming_the_file(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "e.yml"
+    path.write_bytes(content)
+    assert one_line_error(bench_stack("experiment", path), path) == f"bench-stack: {path}: {message}"
+
+
+def test_missing_experiment_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "nope.yml"
+    error = one_line_error(bench_stack("experiment", path), path)
+    assert error == f"bench-stack: {path}: cannot read the file: No such file or directory"
+
+
+def test_experiment_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "e.yml"
+    text = (
+        "name: e\nstacks: [{name: s, port: 8001}]\n"
+        "load: {plans: [{tool: ab, concurrency: 1, requests: 10}]}\n"
+    )
+    path.write_bytes(text.encode("utf-8-sig"))
+    result = bench_stack("experiment", path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["name"] == "e"
+
+
+# ---------------------------------------------------------------- cells of the wrong shape
+
+
+def stored_cell(run: Path) -> Path:
+    """A real cell (ab's normal capture) stored the way a run stores it; returns its file."""
+    meta = {"experiment": "demo", "stack": "s1", "repetition": 1, "requests": 2000}
+    return write_cell(run, cell_to_dict(make_cell(ab.parse(read_data("ab", "normal.txt")), **meta)))
+
+
+def with_rps(value: object) -> Callable[[dict], object]:
+    return lambda cell: {**cell, "rps": value}
+
+
+BAD_CELLS: dict[str, tuple[Callable[[dict], object], str]] = {
+    "list": (lambda cell: [1, 2, 3], "not a valid cell: a cell must be a JSON object, not list"),
+    "empty-object": (lambda cell: {}, "not a valid cell: missing keys: schema, experiment,"),
+    "string-rps": (with_rps("fast"), "not a valid cell: rps must be a non-negative number"),
+    "null": (lambda cell: None, "not a valid cell: a cell must be a JSON object, not NoneType"),
+    "no-latency-map": (
+        lambda cell: {**cell, "latency_ms": [1]},
+        "not a valid cell: latency_ms must be an object with keys mean,",
+    ),
+}
+
+
+def bad_run(tmp_path: Path, name: str, make: Callable[[dict], object]) -> tuple[Path, Path]:
+    run = tmp_path / name
+    path = stored_cell(run)
+    path.write_text(json.dumps(make(json.loads(path.read_text()))))
+    return run, path
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CELLS))
+def test_report_of_a_cell_of_the_wrong_shape_is_one_line_naming_the_file(tmp_path: Path, case: str) -> None:
+    make, message = BAD_CELLS[case]
+    run, path = bad_run(tmp_path, "run", make)
+    assert message in one_line_error(bench_stack("report", run), path)
+    assert not (run / "report.md").exists()
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CELLS))
+def test_compare_with_a_cell_of_the_wrong_shape_is_one_line_naming_it(tmp_path: Path, case: str) -> None:
+    make, message = BAD_CELLS[case]
+    good = tmp_path / "good"
+    stored_cell(good)
+    run, path = bad_run(tmp_path, "bad", make)
+    assert message in one_line_error(bench_stack("compare", good, run), path)
+
+
+def test_validate_names_the_same_problem(tmp_path: Path) -> None:
+    run, path = bad_run(tmp_path, "run", with_rps("fast"))
+    result = bench_stack("validate", run)
+    assert result.returncode == 1
+    assert f"{path}: rps must be a non-negative number" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"\x89PNG\r\n\x1a\n\x00", "not a cell: not UTF-8 text (byte 0)"), (b'{"rps": ', "not valid JSON: ")],
+    ids=["binary", "truncated"],
+)
+def test_report_of_a_cell_file_that_is_not_json_is_one_line(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    run = tmp_path / "run"
+    path = stored_cell(run)
+    path.write_bytes(content)
+    assert message in one_line_error(bench_stack("report", run), path)
+
+
+def test_report_of_a_run_json_that_is_not_text_is_one_line(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    stored_cell(run)
+    (run / "run.json").write_bytes(b"\xff\xfe{\x00}\x00")
+    error = one_line_error(bench_stack("report", run), run / "run.json")
+    assert error.endswith("not UTF-8 text (byte 0)")
