@@ -25,7 +25,7 @@ from benchstack.cell import FIELDS, GroupKey, group_key, level_label, load_cells
 from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS
-from benchstack.stats import summarize
+from benchstack.stats import Summary, shown_interval, summarize
 
 COLUMNS = (
     "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "CV",
@@ -124,7 +124,7 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
                 "n": str(len(group)),
                 "req/s": _fmt(rps.median if rps else None),
                 "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",
-                "95% CI": "-" if rps is None or rps.ci_low is None else f"{rps.ci_low:.2f}–{rps.ci_high:.2f}",
+                "95% CI": ci_text(rps),
                 "CV": cv,
                 "mean ms": _latency_text(group, "mean"),
                 "p50 ms": _latency_text(group, "p50"),
@@ -134,6 +134,17 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
             }
         )
     return rows
+
+
+def ci_text(rps: Summary | None) -> str:
+    """The 95 % CI column: '-' for one repetition, 'n/a (n=2)' for two (too few for an interval that says
+    anything), a lower bound below 0 shown as 0 with '(clamped)' (:func:`benchstack.stats.shown_interval`)."""
+    if rps is None or rps.n < 2:
+        return "-"
+    shown = shown_interval(rps)
+    if shown is None:
+        return f"n/a (n={rps.n})"
+    return f"{shown.low:.2f}–{shown.high:.2f}" + (" (clamped)" if shown.clamped else "")
 
 
 def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> str:
@@ -199,7 +210,8 @@ def _host_name(host: object) -> str:
 
 TABLE_LEGEND = (
     "req/s: median over the n repetitions, with min-max, the 95 % confidence interval of the mean "
-    "(Student's t) and the coefficient of variation (CV = stdev / mean; '{noisy}' above {max_cv:.1f} %); "
+    "(Student's t; n/a below 3 repetitions, a lower bound below 0 shown as 0 and marked clamped) "
+    "and the coefficient of variation (CV = stdev / mean; '{noisy}' above {max_cv:.1f} %); "
     "mean/p50/p99 latency: median over repetitions; errors: sum, with the tool's own counters in brackets "
     "(ab counts one bad request under several of them; over_threshold = slower than the threshold); "
     "error rate: mean over repetitions."
