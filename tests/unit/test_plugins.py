@@ -346,6 +346,15 @@ def test_bench_cell_failure_is_an_action_failure_naming_the_raw_file(tmp_path: P
         run_cell(args, Loadgen(read_data("ab", "connect-refused.txt"), rc=1))
 
 
+def test_bench_cell_on_a_hung_stack_records_where_the_run_stopped(tmp_path: Path) -> None:
+    args = cell_args(tmp_path, tool="wrk")
+    with pytest.raises(AnsibleActionFail, match="completed no request and counted no error"):
+        run_cell(args, Loadgen(read_data("wrk", "hung-server.txt")))
+    [stop] = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["stopped"]
+    assert (stop["cell"], stop["reason"]) == (args["cell"]["cell_id"], "hung")
+    assert "the stack did not answer within the run" in stop["message"]
+
+
 def test_bench_cell_reports_missing_arguments(tmp_path: Path) -> None:
     args = cell_args(tmp_path)
     del args["host"], args["experiment"]
