@@ -1,7 +1,8 @@
 """bench-stack command line: parse, report, compare, validate, experiment.
 
 Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
-2 wrong usage (argparse).
+2 wrong usage (argparse), 3 a --strict check failed (validate: the run's verdict is invalid, or noisy with
+--fail-on-noisy).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from benchstack.experiment import ExperimentError, cells, load_experiment
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
 from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
+from benchstack.verdict import run_verdict, verdict_text
+
+STRICT_FAILED = 3
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -56,8 +60,18 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_a", type=Path)
     p.add_argument("run_b", type=Path)
 
-    p = sub.add_parser("validate", help="validate every cell of a run folder")
+    p = sub.add_parser("validate", help="validate every cell of a run folder (and its verdict with --strict)")
     p.add_argument("run_dir", type=Path)
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"also compute the run's verdict and exit {STRICT_FAILED} when it is invalid",
+    )
+    p.add_argument(
+        "--fail-on-noisy",
+        action="store_true",
+        help=f"with --strict (implied), exit {STRICT_FAILED} when the verdict is noisy too",
+    )
 
     p = sub.add_parser("experiment", help="validate an experiment file and print its cells as JSON")
     p.add_argument("file", type=Path)
@@ -123,6 +137,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 1
     print(summary_table(stored, max_cv), end="")
+    print("\n" + verdict_text(run_verdict(args.run_dir, stored, read_run_info(args.run_dir))), end="")
     print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
     return 0
 
@@ -165,7 +180,21 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             print(f"{path}: {problem}")
         bad += bool(problems)
     print(f"{len(paths) - bad} of {len(paths)} cells valid")
-    return 1 if bad else 0
+    if bad:
+        return 1
+    if not (args.strict or args.fail_on_noisy):
+        return 0
+    try:
+        verdict = run_verdict(args.run_dir, load_cells(args.run_dir), read_run_info(args.run_dir))
+    except ValueError as exc:
+        _err(str(exc))
+        return 1
+    print(verdict_text(verdict), end="")
+    failing = ("invalid", "noisy") if args.fail_on_noisy else ("invalid",)
+    if verdict.status in failing:
+        _err(f"--strict: the run's verdict is {verdict.status}")
+        return STRICT_FAILED
+    return 0
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:

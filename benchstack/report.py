@@ -26,6 +26,7 @@ from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS
 from benchstack.stats import Summary, shown_interval, summarize
+from benchstack.verdict import Verdict, run_verdict, store_verdict, verdict_html, verdict_markdown
 
 COLUMNS = (
     "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "CV",
@@ -39,6 +40,14 @@ class RunData:
     run_dir: Path
     cells: list[dict[str, Any]]
     run_info: dict[str, Any] | None
+    verdict: Verdict | None = None  # computed on first use (verdict_of)
+
+
+def verdict_of(run: RunData) -> Verdict:
+    """The run's verdict (:mod:`benchstack.verdict`), computed once."""
+    if run.verdict is None:
+        run.verdict = run_verdict(run.run_dir, run.cells, run.run_info)
+    return run.verdict
 
 
 _group_key = group_key
@@ -257,7 +266,13 @@ def section_dns_probe(run: RunData) -> str:
     return "## DNS lookups per runtime\n\n" + "\n".join(parts)
 
 
-SECTIONS: list[Callable[[RunData], str]] = [section_summary, section_table, section_notes, section_dns_probe]
+def section_verdict(run: RunData) -> str:
+    return verdict_markdown(verdict_of(run))
+
+
+SECTIONS: list[Callable[[RunData], str]] = [
+    section_summary, section_verdict, section_table, section_notes, section_dns_probe,
+]  # fmt: skip
 
 
 def render_report(run: RunData) -> str:
@@ -301,12 +316,14 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
         f"<title>{esc(summary[0].lstrip('# '))}</title>",
         "<style>body{font-family:sans-serif;margin:2em;max-width:80em}"
         "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .5em;text-align:right}"
-        "td:nth-child(-n+2),th{text-align:left}.noisy{background:#fff3cd}img{max-width:100%}</style>",
+        "td:nth-child(-n+2),th{text-align:left}.noisy{background:#fff3cd}img{max-width:100%}"
+        ".verdict-valid{color:#1e7b34}.verdict-noisy{color:#8a6d00}.verdict-invalid{color:#b02a37}</style>",
         "</head><body>",
         f"<h1>{esc(summary[0].lstrip('# '))}</h1>",
         "<ul>"
         + "".join(f"<li>{esc(line[2:])}</li>" for line in summary[2:] if line.startswith("- "))
         + "</ul>",
+        verdict_html(verdict_of(run)),
         "<h2>Results</h2>",
         "<table><thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in COLUMNS) + "</tr></thead><tbody>",
     ]
@@ -334,10 +351,11 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
 
 def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:
     """Write ``report.md``, ``cells.csv`` and (with ``html_report``) ``plots/*.png`` and a self-contained
-    ``report.html`` into the run folder; returns the path of report.md. Without matplotlib, report.html
-    says so instead of showing plots."""
+    ``report.html`` into the run folder, and the verdict into run.json; returns the path of report.md.
+    Without matplotlib, report.html says so instead of showing plots."""
     directory = Path(run_dir)
     run = RunData(directory, load_cells(directory), read_run_info(directory))
+    store_verdict(directory, verdict_of(run))
     report = directory / "report.md"
     report.write_text(render_report(run), encoding="utf-8")
     write_csv(directory / "cells.csv", run.cells)

@@ -420,6 +420,10 @@ def test_bench_report_writes_the_report_and_returns_the_table(tmp_path: Path) ->
     assert "pool" in result["table"]
     assert result["table_lines"] == result["table"].splitlines()
     assert result["table_lines"][0].startswith("|")
+    # The run prints the table, then its verdict: no run.json here, so nothing shows verification, and the
+    # loadgen's vmstat (tests/data/vmstat/vmstat-during-wrk.txt) is of a host with no CPU idle left.
+    assert "Verdict: INVALID (load points: 1 invalid)" in result["table_lines"]
+    assert [r["code"] for r in result["verdict"]["reasons"]] == ["not_verified", "loadgen_saturated"]
 
 
 # ---------------------------------------------------------------- adaptive repetitions

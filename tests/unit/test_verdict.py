@@ -467,3 +467,67 @@ def test_vmstat_median_idle_of_the_saturated_capture() -> None:
     assert stats["cpu_idle_median"] == 1.5 and stats["cpu_idle"] == pytest.approx(
         (19 + 2 + 2 + 0 + 1 + 1) / 6, abs=0.01
     )
+
+
+# ---------------------------------------------------------------- report, run.json and the CI gate
+
+
+def test_the_report_opens_with_the_verdict_and_stores_it_in_run_json(tmp_path: Path) -> None:
+    from benchstack.report import write_report
+
+    run = Run(tmp_path)
+    steady(run, "fine")
+    run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
+    run.write_info()
+    text = write_report(tmp_path).read_text(encoding="utf-8")
+    sections = [line for line in text.splitlines() if line.startswith("## ")]
+    assert sections[:2] == ["## Verdict: invalid", "## Results"]
+    assert "- **invalid** `error_rate`: busy ab c10: error rate up to 50.3 %" in text
+    assert "Load points: 1 valid, 1 invalid." in text
+    stored = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["verdict"]
+    assert stored["status"] == "invalid"
+    assert [r["code"] for r in stored["reasons"]] == ["error_rate"]
+    assert stored["reasons"][0]["cells"] == ["busy__ab__c10__r1"]
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '<h2 class="verdict-invalid">Verdict: invalid</h2>' in page
+    assert page.index("Verdict: invalid") < page.index("<h2>Results</h2>")
+
+
+def gate(tmp_path: Path, *flags: str) -> int:
+    from benchstack.cli import main
+
+    return main(["validate", str(tmp_path), *flags])
+
+
+def test_validate_strict_fails_an_invalid_run_only_with_strict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = Run(tmp_path)
+    run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    run.write_info()
+    assert gate(tmp_path) == 0
+    assert "Verdict" not in capsys.readouterr().out
+    assert gate(tmp_path, "--strict") == 3
+    captured = capsys.readouterr()
+    assert "Verdict: INVALID" in captured.out
+    assert "--strict: the run's verdict is invalid" in captured.err
+
+
+def test_validate_strict_passes_a_noisy_run_unless_asked_to_fail_on_noisy(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    output = read_data("verdict", "ab-steady.txt")
+    for rep, rps in ((1, 361.52), (2, 300.0), (3, 420.0)):
+        run.measure("s", AB_STEADY, output, rep, rps=rps)
+    run.write_info()
+    assert gate(tmp_path, "--strict") == 0
+    assert gate(tmp_path, "--strict", "--fail-on-noisy") == 3
+    assert gate(tmp_path, "--fail-on-noisy") == 3
+
+
+def test_validate_strict_passes_a_valid_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = Run(tmp_path)
+    steady(run)
+    run.write_info()
+    assert gate(tmp_path, "--strict", "--fail-on-noisy") == 0
+    assert "Verdict: VALID (load points: 1 valid)" in capsys.readouterr().out
