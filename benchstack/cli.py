@@ -2,7 +2,7 @@
 
 Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
 2 wrong usage (argparse), 3 a --strict check failed (validate: the run's verdict is invalid, or noisy with
---fail-on-noisy).
+--fail-on-noisy; compare: the runs' hosts or setup differ).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from pathlib import Path
 
 from benchstack import __version__
 from benchstack.cell import cell_id_of, cell_paths, cell_to_dict, load_cells, make_cell, validate_cell
-from benchstack.compare import compare_table
+from benchstack.compare import compare_table, differences_text
 from benchstack.experiment import ExperimentError, cells, load_experiment
+from benchstack.hostdiff import run_differences
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
 from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
@@ -55,10 +56,17 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", type=Path)
 
     p = sub.add_parser(
-        "compare", help="compare two runs: median req/s and p99 per load point, with significance"
+        "compare",
+        help="compare two runs: the host and setup differences, then median req/s and p99 per load point, "
+        "with significance",
     )
     p.add_argument("run_a", type=Path)
     p.add_argument("run_b", type=Path)
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"refuse to compare (exit {STRICT_FAILED}) when the hosts or setup differ in anything listed",
+    )
 
     p = sub.add_parser("validate", help="validate every cell of a run folder (and its verdict with --strict)")
     p.add_argument("run_dir", type=Path)
@@ -143,13 +151,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    runs = []
+    runs, infos = [], []
     for run_dir in (args.run_a, args.run_b):
         if not run_dir.is_dir():
             _err(f"{run_dir}: not a directory")
             return 1
         try:
             cells_of_run = load_cells(run_dir)
+            infos.append(read_run_info(run_dir))
         except ValueError as exc:
             _err(str(exc))
             return 1
@@ -157,7 +166,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             _err(f"{run_dir}: no cells (expected cells/*.json)")
             return 1
         runs.append(cells_of_run)
-    print(compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b)), end="")
+    differences = run_differences(infos[0], infos[1])
+    if args.strict and differences:
+        print(f"A: {args.run_a}\nB: {args.run_b}\n\n" + "\n".join(differences_text(differences)))
+        _err(f"--strict: not comparing, {len(differences)} differences in the hosts or setup (listed above)")
+        return STRICT_FAILED
+    print(compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b), differences), end="")
     return 0
 
 
