@@ -700,13 +700,16 @@ def _update_run_json(run_dir: Path, change: Callable[[dict[str, Any]], None], cr
     if not create and not path.is_file():
         return False
     run_dir.mkdir(parents=True, exist_ok=True)
-    with (run_dir / ".run.json.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    fd = os.open(run_dir, os.O_RDONLY)  # the lock is on the run folder: no lock file left behind
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
         if not isinstance(data, dict):
             raise ValueError(f"{path}: not a JSON object")
         change(data)
         _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    finally:
+        os.close(fd)
     return True
 
 

@@ -454,6 +454,7 @@ def test_the_printed_verdict_gives_each_reason_and_its_cell_count(tmp_path: Path
 def test_record_stop_adds_to_the_stops_already_recorded(tmp_path: Path) -> None:
     record_stop(tmp_path, "a__ab__c1__r1", "hung", "m1", at="2026-01-01T00:00:00Z")
     record_stop(tmp_path, "b__ab__c1__r1", "timeout", "m2", at="2026-01-01T00:01:00Z")
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
     data = json.loads((tmp_path / "run.json").read_text())
     assert [(s["cell"], s["reason"]) for s in data["stopped"]] == [
         ("a__ab__c1__r1", "hung"),
@@ -531,3 +532,13 @@ def test_validate_strict_passes_a_valid_run(tmp_path: Path, capsys: pytest.Captu
     run.write_info()
     assert gate(tmp_path, "--strict", "--fail-on-noisy") == 0
     assert "Verdict: VALID (load points: 1 valid)" in capsys.readouterr().out
+
+
+def test_stops_recorded_at_once_by_several_processes_are_all_kept(tmp_path: Path) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    ids = [f"s{i}__ab__c1__r1" for i in range(40)]
+    with ProcessPoolExecutor(8) as pool:
+        list(pool.map(record_stop, [tmp_path] * 40, ids, ["hung"] * 40, ["m"] * 40))
+    stopped = json.loads((tmp_path / "run.json").read_text())["stopped"]
+    assert sorted(s["cell"] for s in stopped) == sorted(ids)
