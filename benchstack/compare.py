@@ -79,6 +79,10 @@ def _label(key: GroupKey) -> str:
     return f"{stack} {tool_label(tool, keepalive)} {level_label(tool, conc)}"
 
 
+def _count(differences: list[str]) -> str:
+    return f"{len(differences)} difference{'' if len(differences) == 1 else 's'}"
+
+
 def differences_text(differences: list[str]) -> list[str]:
     """The lines that list the host and setup differences (or say there are none) before the table."""
     if not differences:
@@ -88,7 +92,7 @@ def differences_text(differences: list[str]) -> list[str]:
             "",
         ]
     return (
-        [f"Hosts and setup: {len(differences)} differences that can explain a change (A -> B):", ""]
+        [f"Hosts and setup: {_count(differences)} that can explain a change (A -> B):", ""]
         + [f"- {d}" for d in differences]
         + [""]
     )

@@ -147,7 +147,8 @@ def test_compare_strict_refuses_runs_whose_hosts_differ(
     captured = capsys.readouterr()
     assert "- mode: loopback -> network" in captured.out
     assert "| stack |" not in captured.out
-    assert "--strict: not comparing, 1 differences" in captured.err
+    assert "Hosts and setup: 1 difference that can explain a change (A -> B):" in captured.out
+    assert "--strict: not comparing: the hosts or setup differ" in captured.err
 
 
 def test_compare_strict_compares_runs_on_the_same_setup(
