@@ -1,6 +1,7 @@
 """Reports of a run folder: report.md, report.html (with plots), cells.csv and plots/*.png.
 
-The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`. A row of the
+The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`; the run's
+verdict (:mod:`benchstack.verdict`) comes right after the summary, and is stored in run.json too. A row of the
 results table is one load point (stack, tool, keep-alive, concurrency or offered rate) over its n
 repetitions: the median req/s with min-max, the 95 % confidence interval of the mean and the coefficient
 of variation (:mod:`benchstack.stats`), median mean/p50/p99 latency, errors and the mean error rate. A load
