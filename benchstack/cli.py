@@ -1,7 +1,8 @@
 """bench-stack command line: parse, report, compare, validate, experiment.
 
 Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
-2 wrong usage (argparse).
+2 wrong usage (argparse), 3 a --strict check failed (validate: the run's verdict is invalid, or noisy with
+--fail-on-noisy; compare: the runs' hosts or setup differ).
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ from pathlib import Path
 
 from benchstack import __version__
 from benchstack.cell import cell_id_of, cell_paths, cell_to_dict, load_cells, make_cell, validate_cell
-from benchstack.compare import compare_table
+from benchstack.compare import compare_table, differences_text
 from benchstack.experiment import ExperimentError, cells, load_experiment
+from benchstack.hostdiff import run_differences
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
 from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
+from benchstack.verdict import run_verdict, verdict_text
+
+STRICT_FAILED = 3
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -51,13 +56,30 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", type=Path)
 
     p = sub.add_parser(
-        "compare", help="compare two runs: median req/s and p99 per load point, with significance"
+        "compare",
+        help="compare two runs: the host and setup differences, then median req/s and p99 per load point, "
+        "with significance",
     )
     p.add_argument("run_a", type=Path)
     p.add_argument("run_b", type=Path)
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"refuse to compare (exit {STRICT_FAILED}) when the hosts or setup differ in anything listed",
+    )
 
-    p = sub.add_parser("validate", help="validate every cell of a run folder")
+    p = sub.add_parser("validate", help="validate every cell of a run folder (and its verdict with --strict)")
     p.add_argument("run_dir", type=Path)
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"also compute the run's verdict and exit {STRICT_FAILED} when it is invalid",
+    )
+    p.add_argument(
+        "--fail-on-noisy",
+        action="store_true",
+        help=f"with --strict (implied), exit {STRICT_FAILED} when the verdict is noisy too",
+    )
 
     p = sub.add_parser("experiment", help="validate an experiment file and print its cells as JSON")
     p.add_argument("file", type=Path)
@@ -123,18 +145,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 1
     print(summary_table(stored, max_cv), end="")
+    print("\n" + verdict_text(run_verdict(args.run_dir, stored, read_run_info(args.run_dir))), end="")
     print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    runs = []
+    runs, infos = [], []
     for run_dir in (args.run_a, args.run_b):
         if not run_dir.is_dir():
             _err(f"{run_dir}: not a directory")
             return 1
         try:
             cells_of_run = load_cells(run_dir)
+            infos.append(read_run_info(run_dir))
         except ValueError as exc:
             _err(str(exc))
             return 1
@@ -142,7 +166,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             _err(f"{run_dir}: no cells (expected cells/*.json)")
             return 1
         runs.append(cells_of_run)
-    print(compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b)), end="")
+    differences = run_differences(infos[0], infos[1])
+    if args.strict and differences:
+        print(f"A: {args.run_a}\nB: {args.run_b}\n\n" + "\n".join(differences_text(differences)))
+        _err("--strict: not comparing: the hosts or setup differ (listed above)")
+        return STRICT_FAILED
+    print(compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b), differences), end="")
     return 0
 
 
@@ -165,7 +194,21 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             print(f"{path}: {problem}")
         bad += bool(problems)
     print(f"{len(paths) - bad} of {len(paths)} cells valid")
-    return 1 if bad else 0
+    if bad:
+        return 1
+    if not (args.strict or args.fail_on_noisy):
+        return 0
+    try:
+        verdict = run_verdict(args.run_dir, load_cells(args.run_dir), read_run_info(args.run_dir))
+    except ValueError as exc:
+        _err(str(exc))
+        return 1
+    print(verdict_text(verdict), end="")
+    failing = ("invalid", "noisy") if args.fail_on_noisy else ("invalid",)
+    if verdict.status in failing:
+        _err(f"--strict: the run's verdict is {verdict.status}")
+        return STRICT_FAILED
+    return 0
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:

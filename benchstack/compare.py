@@ -1,6 +1,7 @@
 """Compare two runs load point by load point: median req/s and p99 latency, and whether the req/s change is
 beyond the noise (Welch's t-test over the repetitions, two-sided, p < 0.05; "n/a" when either run has fewer
-than two repetitions of the load point)."""
+than two repetitions of the load point). The hosts and setup come first: every difference in run.json that
+can explain a change (:mod:`benchstack.hostdiff`)."""
 
 from __future__ import annotations
 
@@ -78,11 +79,37 @@ def _label(key: GroupKey) -> str:
     return f"{stack} {tool_label(tool, keepalive)} {level_label(tool, conc)}"
 
 
+def _count(differences: list[str]) -> str:
+    return f"{len(differences)} difference{'' if len(differences) == 1 else 's'}"
+
+
+def differences_text(differences: list[str]) -> list[str]:
+    """The lines that list the host and setup differences (or say there are none) before the table."""
+    if not differences:
+        return [
+            "Hosts and setup: no difference found (CPU, kernel, distribution, packages, configs, sysctls, "
+            "tuning, mode, CPU split, load settings, stack definitions).",
+            "",
+        ]
+    return (
+        [f"Hosts and setup: {_count(differences)} that can explain a change (A -> B):", ""]
+        + [f"- {d}" for d in differences]
+        + [""]
+    )
+
+
 def compare_table(
-    cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]], name_a: str = "A", name_b: str = "B"
+    cells_a: list[dict[str, Any]],
+    cells_b: list[dict[str, Any]],
+    name_a: str = "A",
+    name_b: str = "B",
+    differences: list[str] | None = None,
 ) -> str:
-    """Markdown: which run is A and B, the table, and the load points only one run has."""
+    """Markdown: which run is A and B, the host and setup ``differences`` (when given), the table, and the
+    load points only one run has."""
     lines = [f"A: {name_a}", f"B: {name_b}", ""]
+    if differences is not None:
+        lines += differences_text(differences)
     lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for row in compare_rows(cells_a, cells_b):
         lines.append("| " + " | ".join(row[c] for c in COLUMNS) + " |")

@@ -11,7 +11,10 @@ the first one after a quiet host or the last one after a long run. Cell ids do n
 
 ``load.max_cv`` (default 0.05) is the coefficient of variation of req/s over a load point's repetitions above
 which the report marks it noisy; ``load.max_repetitions`` (default: ``repetitions``) is how many repetitions
-a noisy load point may get in all (see :mod:`benchstack.repetitions`).
+a noisy load point may get in all (see :mod:`benchstack.repetitions`). ``load.max_error_rate`` (default
+0.01) is the share of failed requests (:mod:`benchstack.model`, slow ones over ``threshold_ms`` included)
+above which a cell's numbers count as invalid in the run's verdict (:mod:`benchstack.verdict`); 1 turns the
+check off, for an experiment that looks for the breaking point on purpose.
 """
 
 from __future__ import annotations
@@ -34,12 +37,16 @@ MAX_REQUESTS = 1_000_000
 MAX_DURATION_S = 600
 MAX_REPETITIONS = 100
 DEFAULT_MAX_CV = 0.05
+DEFAULT_MAX_ERROR_RATE = 0.01
 FRONT_KINDS = ("none", "nginx", "apache")
 BINDS = ("unix", "tcp")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 TOP_KEYS = {"name", "description", "stacks", "load"}
-LOAD_KEYS = {"path", "threshold_ms", "warmup", "pause_s", "repetitions", "max_repetitions", "max_cv", "plans"}
+LOAD_KEYS = {
+    "path", "threshold_ms", "warmup", "pause_s", "repetitions", "max_repetitions", "max_cv", "max_error_rate",
+    "plans",
+}  # fmt: skip
 # Seconds between a cell's warm-up and its measurement by default: closed connections leave TIME_WAIT and
 # the servers finish their backlog, so the measurement does not start on the warm-up's tail.
 DEFAULT_PAUSE_S = 1
@@ -213,6 +220,10 @@ def _validate_load(load: object) -> list[str]:
             problems.append(
                 f"load.max_cv: must be a coefficient of variation above 0 (0.05 = 5 %), not {max_cv!r}"
             )
+    if "max_error_rate" in load:
+        rate = load["max_error_rate"]
+        if not _is_num(rate) or not 0 <= rate <= 1:
+            problems.append(f"load.max_error_rate: must be a share from 0 to 1 (0.01 = 1 %), not {rate!r}")
     warmup = load.get("warmup")
     if warmup is not None:
         if not isinstance(warmup, dict) or len(set(warmup) & WARMUP_KEYS) != 1:
@@ -373,6 +384,7 @@ def experiment_from_dict(data: object, source: str | None = None) -> Experiment:
     load.setdefault("repetitions", 1)
     load.setdefault("max_repetitions", load["repetitions"])
     load.setdefault("max_cv", DEFAULT_MAX_CV)
+    load.setdefault("max_error_rate", DEFAULT_MAX_ERROR_RATE)
     return Experiment(
         name=data["name"],
         description=data.get("description", ""),

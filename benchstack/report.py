@@ -1,6 +1,7 @@
 """Reports of a run folder: report.md, report.html (with plots), cells.csv and plots/*.png.
 
-The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`. A row of the
+The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`; the run's
+verdict (:mod:`benchstack.verdict`) comes right after the summary, and is stored in run.json too. A row of the
 results table is one load point (stack, tool, keep-alive, concurrency or offered rate) over its n
 repetitions: the median req/s with min-max, the 95 % confidence interval of the mean and the coefficient
 of variation (:mod:`benchstack.stats`), median mean/p50/p99 latency, errors and the mean error rate. A load
@@ -25,7 +26,8 @@ from benchstack.cell import FIELDS, GroupKey, group_key, level_label, load_cells
 from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS
-from benchstack.stats import summarize
+from benchstack.stats import Summary, shown_interval, summarize
+from benchstack.verdict import Verdict, run_verdict, store_verdict, verdict_html, verdict_markdown
 
 COLUMNS = (
     "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "CV",
@@ -39,6 +41,14 @@ class RunData:
     run_dir: Path
     cells: list[dict[str, Any]]
     run_info: dict[str, Any] | None
+    verdict: Verdict | None = None  # computed on first use (verdict_of)
+
+
+def verdict_of(run: RunData) -> Verdict:
+    """The run's verdict (:mod:`benchstack.verdict`), computed once."""
+    if run.verdict is None:
+        run.verdict = run_verdict(run.run_dir, run.cells, run.run_info)
+    return run.verdict
 
 
 _group_key = group_key
@@ -124,7 +134,7 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
                 "n": str(len(group)),
                 "req/s": _fmt(rps.median if rps else None),
                 "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",
-                "95% CI": "-" if rps is None or rps.ci_low is None else f"{rps.ci_low:.2f}–{rps.ci_high:.2f}",
+                "95% CI": ci_text(rps),
                 "CV": cv,
                 "mean ms": _latency_text(group, "mean"),
                 "p50 ms": _latency_text(group, "p50"),
@@ -134,6 +144,17 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
             }
         )
     return rows
+
+
+def ci_text(rps: Summary | None) -> str:
+    """The 95 % CI column: '-' for one repetition, 'n/a (n=2)' for two (too few for an interval that says
+    anything), a lower bound below 0 shown as 0 with '(clamped)' (:func:`benchstack.stats.shown_interval`)."""
+    if rps is None or rps.n < 2:
+        return "-"
+    shown = shown_interval(rps)
+    if shown is None:
+        return f"n/a (n={rps.n})"
+    return f"{shown.low:.2f}–{shown.high:.2f}" + (" (clamped)" if shown.clamped else "")
 
 
 def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> str:
@@ -203,7 +224,8 @@ def _host_name(host: object) -> str:
 
 TABLE_LEGEND = (
     "req/s: median over the n repetitions, with min-max, the 95 % confidence interval of the mean "
-    "(Student's t) and the coefficient of variation (CV = stdev / mean; '{noisy}' above {max_cv:.1f} %); "
+    "(Student's t; n/a below 3 repetitions, a lower bound below 0 shown as 0 and marked clamped) "
+    "and the coefficient of variation (CV = stdev / mean; '{noisy}' above {max_cv:.1f} %); "
     "mean/p50/p99 latency: median over repetitions; errors: sum, with the tool's own counters in brackets "
     "(ab counts one bad request under several of them; over_threshold = slower than the threshold); "
     "error rate: mean over repetitions."
@@ -249,7 +271,13 @@ def section_dns_probe(run: RunData) -> str:
     return "## DNS lookups per runtime\n\n" + "\n".join(parts)
 
 
-SECTIONS: list[Callable[[RunData], str]] = [section_summary, section_table, section_notes, section_dns_probe]
+def section_verdict(run: RunData) -> str:
+    return verdict_markdown(verdict_of(run))
+
+
+SECTIONS: list[Callable[[RunData], str]] = [
+    section_summary, section_verdict, section_table, section_notes, section_dns_probe,
+]  # fmt: skip
 
 
 def render_report(run: RunData) -> str:
@@ -293,12 +321,14 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
         f"<title>{esc(summary[0].lstrip('# '))}</title>",
         "<style>body{font-family:sans-serif;margin:2em;max-width:80em}"
         "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .5em;text-align:right}"
-        "td:nth-child(-n+2),th{text-align:left}.noisy{background:#fff3cd}img{max-width:100%}</style>",
+        "td:nth-child(-n+2),th{text-align:left}.noisy{background:#fff3cd}img{max-width:100%}"
+        ".verdict-valid{color:#1e7b34}.verdict-noisy{color:#8a6d00}.verdict-invalid{color:#b02a37}</style>",
         "</head><body>",
         f"<h1>{esc(summary[0].lstrip('# '))}</h1>",
         "<ul>"
         + "".join(f"<li>{esc(line[2:])}</li>" for line in summary[2:] if line.startswith("- "))
         + "</ul>",
+        verdict_html(verdict_of(run)),
         "<h2>Results</h2>",
         "<table><thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in COLUMNS) + "</tr></thead><tbody>",
     ]
@@ -326,10 +356,11 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
 
 def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:
     """Write ``report.md``, ``cells.csv`` and (with ``html_report``) ``plots/*.png`` and a self-contained
-    ``report.html`` into the run folder; returns the path of report.md. Without matplotlib, report.html
-    says so instead of showing plots."""
+    ``report.html`` into the run folder, and the verdict into run.json; returns the path of report.md.
+    Without matplotlib, report.html says so instead of showing plots."""
     directory = Path(run_dir)
     run = RunData(directory, load_cells(directory), read_run_info(directory))
+    store_verdict(directory, verdict_of(run))
     report = directory / "report.md"
     report.write_text(render_report(run), encoding="utf-8")
     write_csv(directory / "cells.csv", run.cells)

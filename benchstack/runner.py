@@ -59,7 +59,16 @@ CONNECTIONS_ENV = "BENCH_STACK_CONNECTIONS"
 
 
 class CellFailed(RuntimeError):
-    """The load tool ran but its output could not be made into a cell."""
+    """The load tool ran but its output could not be made into a cell.
+
+    ``reason`` says why, for run.json's ``stopped`` (:func:`benchstack.verdict.record_stop`): ``hung`` (the
+    stack answered nothing and failed nothing), ``timeout`` (the tool did not finish within its bound) or
+    ``failed`` (anything else).
+    """
+
+    def __init__(self, message: str, reason: str = "failed") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -276,7 +285,8 @@ def measure_cell(
         _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv)
     if rc == 124:
         raise CellFailed(
-            f"{plan['cell_id']}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}"
+            f"{plan['cell_id']}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}",
+            reason="timeout",
         )
     try:
         parsed = parse(plan["tool"], raw)
@@ -287,7 +297,8 @@ def measure_cell(
         # connections). A 0 req/s cell with no errors would read as a clean result; stop instead.
         raise CellFailed(
             f"{plan['cell_id']}: {plan['tool']} completed no request and counted no error; "
-            f"the stack did not answer within the run (raw output in {raw_rel})"
+            f"the stack did not answer within the run (raw output in {raw_rel})",
+            reason="hung",
         )
     if parsed.tool_version is None and tool_version:
         parsed.tool_version = tool_version
@@ -390,7 +401,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
-    """Write run.json (the experiment as run, host fingerprints, versions); rewritten on a resumed run."""
+    """Write run.json (the experiment as run, host fingerprints, versions); rewritten on a resumed run,
+    which keeps the earlier attempts' ``stopped`` records (the verdict reads them)."""
     from benchstack import __version__
 
     data = {"schema": "bench-stack/run/v1", "bench_stack_version": __version__, **info}
@@ -398,5 +410,12 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
         # What a resume checks the run folder against (benchstack.runfolder.check_run_dir).
         data["experiment_sha256"] = experiment_hash(info["experiment"])
     path = run_dir / "run.json"
+    if "stopped" not in info and path.is_file():
+        try:
+            earlier = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            earlier = None
+        if isinstance(earlier, dict) and earlier.get("stopped"):
+            data["stopped"] = earlier["stopped"]
     _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     return path

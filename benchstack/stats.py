@@ -5,6 +5,9 @@
   freedom). The report shows the median as the headline number because one disturbed repetition moves it
   least; the interval is of the mean because a distribution-free interval of the median needs at least six
   repetitions to reach 95 % (order statistics: 1 - 2 * 0.5**n >= 0.95), and runs usually have three.
+* :func:`shown_interval` is that interval as a reader should see it: none below three values (with two, one
+  degree of freedom makes t = 12.7 and the interval says nothing), and clamped at 0 when its lower bound is
+  negative (req/s and latencies cannot be; clamping keeps the coverage, since the true mean is >= 0).
 * :func:`welch_t_test` compares two samples without assuming equal variances (Welch's t-test with the
   Welch-Satterthwaite degrees of freedom), two-sided.
 * The t distribution is computed, not tabulated: its CDF through the regularized incomplete beta function
@@ -52,6 +55,24 @@ def summarize(values: Sequence[float | int | None], confidence: float = CONFIDEN
         half = t_quantile(0.5 + confidence / 2, n - 1) * stdev / math.sqrt(n)
         low, high = mean - half, mean + half
     return Summary(n, statistics.median(xs), min(xs), max(xs), mean, stdev, cv, low, high)
+
+
+# Fewest values for which the report shows a confidence interval.
+MIN_CI_VALUES = 3
+
+
+@dataclass(frozen=True)
+class ShownInterval:
+    low: float
+    high: float
+    clamped: bool  # the computed lower bound was below 0 and is shown as 0
+
+
+def shown_interval(s: Summary | None) -> ShownInterval | None:
+    """The confidence interval of ``s`` as the report shows it, or None below :data:`MIN_CI_VALUES` values."""
+    if s is None or s.n < MIN_CI_VALUES or s.ci_low is None or s.ci_high is None:
+        return None
+    return ShownInterval(max(0.0, s.ci_low), s.ci_high, s.ci_low < 0)
 
 
 def coefficient_of_variation(values: Sequence[float | int | None]) -> float | None:

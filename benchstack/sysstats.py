@@ -2,7 +2,9 @@
 
 The runner starts vmstat just before the measured command and stops it right after, so the samples are the
 cell's (the warm-up is not in them). vmstat's first line is the average since boot and is left out; every
-later line is one second. CPU figures are the mean of the per-second percentages.
+later line is one second. CPU figures are the mean of the per-second percentages; ``cpu_idle_median`` is the
+median of the per-second idle percentages, which a second or two of start-up or tear-down does not move (the
+verdict's saturated-loadgen check reads it, :mod:`benchstack.verdict`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def parse_vmstat(text: str) -> dict[str, Any] | None:
         if column in header:
             i = header.index(column)
             result[name] = round(statistics.fmean(r[i] for r in samples), 2)
+    idle = header.index("id")
+    result["cpu_idle_median"] = float(statistics.median(r[idle] for r in samples))
     for column, name in (("r", "run_queue"), ("cs", "context_switches_s"), ("in", "interrupts_s")):
         i = header.index(column)
         result[name] = round(statistics.fmean(r[i] for r in samples), 2)

@@ -25,6 +25,7 @@ from ansible.plugins.action import ActionBase
 from benchstack.barrier import barrier_dir, leave_barrier, wait_for_peers
 from benchstack.merge import loadgen_dir
 from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
+from benchstack.verdict import record_stop
 
 DOCUMENTATION = """
 module: bench_cell
@@ -133,6 +134,8 @@ class ActionModule(ActionBase):
                 before_measure=before,
             )
         except CellFailed as exc:
+            # The run stops here: run.json says where and why, for the verdict (benchstack.verdict).
+            record_stop(run_dir, plan["cell_id"], exc.reason, str(exc))
             raise AnsibleActionFail(str(exc)) from exc
         finally:
             if merging:

@@ -1,4 +1,5 @@
-"""Action: write a run's report (report.md, report.html, plots, cells.csv) and return its summary table."""
+"""Action: write a run's report (report.md, report.html, plots, cells.csv) and return its summary table
+followed by the run's verdict (also stored in run.json), which the run prints at the end."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from ansible.plugins.action import ActionBase
 
 from benchstack.cell import load_cells
 from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
+from benchstack.verdict import run_verdict, verdict_text
 
 DOCUMENTATION = """
 module: bench_report
@@ -35,7 +37,9 @@ class ActionModule(ActionBase):
             if not cells:
                 raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
             report = write_report(run_dir)
-            table = summary_table(cells, max_cv_of(read_run_info(run_dir)))
+            info = read_run_info(run_dir)
+            verdict = run_verdict(run_dir, cells, info)
+            table = summary_table(cells, max_cv_of(info)) + "\n" + verdict_text(verdict)
         except ValueError as exc:  # a bad cell or run.json, named by the message
             raise AnsibleActionFail(f"bench_report: {exc}") from None
         result.update(
@@ -44,5 +48,6 @@ class ActionModule(ActionBase):
             report_html=str(report.with_name("report.html")),
             table=table,
             table_lines=table.splitlines(),
+            verdict=verdict.to_dict(),
         )
         return result

@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,108 @@ def test_cli_compare_prints_the_table_and_exits_0(tmp_path: Path, capsys: pytest
     assert "| s | ab | c50 | 2 | 2 | 101.00 | 150.50 | +49.0% |" in out
     assert "| yes (p=" in out
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "missing")]) == 1
+
+
+# ---------------------------------------------------------------- the hosts behind the numbers
+
+SHA = "48c6a4ec1e1fd28ccf968490f07e34a1d7f755793b2108a3ed8670b1ee2a0aa2"  # sha256sum /etc/nginx/nginx.conf
+FP = {
+    "hostname": "web1", "cpu_model": "AMD EPYC", "cpu_count": "2", "memory_mb": "24105",
+    "kernel": "6.18.44-fc-v657", "architecture": "x86_64", "distribution": "Debian 12.11",
+    "virtualization": "docker/guest", "sysctls": {"net.core.somaxconn": "4096"}, "nofile_limit": "20000",
+    "tuning": {"profile": "stock", "sysctls": {}}, "dns": None,
+    "config_sha256": {"/etc/nginx/nginx.conf": SHA},
+    "packages": {"nginx": "1.22.1-9+deb12u11", "wrk": "4.1.0-3+b2"},
+}  # fmt: skip
+STACK = {"name": "s", "port": 8001, "server": {"kind": "thin", "instances": 2}}
+
+
+def run_json(path: Path, mode: str = "loopback", fp: dict | None = None, **changes: object) -> None:
+    hosts = {"web1": fp or FP}
+    loadgens = ["web1"] if mode == "loopback" else ["gen1"]
+    if mode == "network":
+        hosts["gen1"] = FP
+    info = {
+        "schema": "bench-stack/run/v1", "bench_stack_version": "0.1.0", "mode": mode,
+        "targets": ["web1"], "loadgens": loadgens, "hosts": hosts,
+        "experiment": {"name": "cmp", "stacks": [STACK], "load": {"path": "/", "repetitions": 3}},
+    }  # fmt: skip
+    info.update(changes)
+    (path / "run.json").write_text(json.dumps(info), encoding="utf-8")
+
+
+def two_runs(tmp_path: Path) -> tuple[Path, Path]:
+    for run, values in (("a", [100.0, 102.0]), ("b", [150.0, 151.0])):
+        for rep, v in enumerate(values, 1):
+            write_cell(tmp_path / run, cell("s", rep, v))
+    return tmp_path / "a", tmp_path / "b"
+
+
+def test_compare_lists_every_host_difference_that_can_explain_a_change(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_runs(tmp_path)
+    run_json(a)
+    other = {
+        **FP,
+        "kernel": "6.1.0-18-amd64",
+        "cpu_count": "4",
+        "packages": {"nginx": "1.22.1-9", "wrk": "4.1.0-3+b2"},
+        "config_sha256": {"/etc/nginx/nginx.conf": "0f" * 32},
+        "tuning": {"profile": "tuned", "cpu_governor": {"wanted": "performance", "value": ["performance"]}},
+        "cpu_split": {"loadgen_cpus": "0", "stack_cpus": "1-3"},
+    }
+    stack_b = {**STACK, "server": {"kind": "thin", "instances": 4}}
+    exp_b = {"name": "cmp", "stacks": [stack_b], "load": {"path": "/", "repetitions": 5}}
+    run_json(b, fp=other, experiment=exp_b)
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "Hosts and setup: 8 differences that can explain a change (A -> B):" in out
+    for line in (
+        "- target web1: CPU count: 2 -> 4",
+        "- target web1: kernel: 6.18.44-fc-v657 -> 6.1.0-18-amd64",
+        "- target web1: package nginx: 1.22.1-9+deb12u11 -> 1.22.1-9",
+        f"- target web1: config sha256 of /etc/nginx/nginx.conf: {SHA} -> {'0f' * 32}",
+        "- target web1: tuning profile: stock -> tuned",
+        '- target web1: CPU governor: (none) -> ["performance"]',
+        '- target web1: CPU split: (none) -> {"loadgen_cpus": "0", "stack_cpus": "1-3"}',
+        "- stack s server.instances: 2 -> 4",
+    ):
+        assert line in out.splitlines()
+    assert "load.repetitions" not in out  # how often a load point was measured, not what it measured
+    assert out.index("Hosts and setup") < out.index("| stack | tool |")
+
+
+def test_compare_strict_refuses_runs_whose_hosts_differ(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_runs(tmp_path)
+    run_json(a, mode="loopback")
+    run_json(b, mode="network")
+    assert main(["compare", "--strict", str(a), str(b)]) == 3
+    captured = capsys.readouterr()
+    assert "- mode: loopback -> network" in captured.out
+    assert "| stack |" not in captured.out
+    assert "Hosts and setup: 1 difference that can explain a change (A -> B):" in captured.out
+    assert "--strict: not comparing: the hosts or setup differ" in captured.err
+
+
+def test_compare_strict_compares_runs_on_the_same_setup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_runs(tmp_path)
+    run_json(a)
+    run_json(b)
+    assert main(["compare", "--strict", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[3].startswith("Hosts and setup: no difference found")
+    assert "| s | ab | c50 | 2 | 2 | 101.00 | 150.50 | +49.0% |" in out
+
+
+def test_compare_strict_refuses_a_run_without_run_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_runs(tmp_path)
+    run_json(a)
+    assert main(["compare", "--strict", str(a), str(b)]) == 3
+    assert "- run.json missing in B: the hosts and setup cannot be compared" in capsys.readouterr().out

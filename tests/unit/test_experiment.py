@@ -122,6 +122,13 @@ def test_max_cv_and_max_repetitions_default_to_five_percent_and_no_extra_repetit
     assert (load["max_cv"], load["max_repetitions"]) == (0.02, 7)
 
 
+def test_max_error_rate_defaults_to_one_percent() -> None:
+    data = example()
+    assert experiment_from_dict(data).load["max_error_rate"] == 0.01
+    data["load"]["max_error_rate"] = 1
+    assert experiment_from_dict(data).load["max_error_rate"] == 1
+
+
 def test_defaults_path_repetitions_and_wrk_threads() -> None:
     data = example()
     del (
@@ -233,6 +240,8 @@ def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None
         (lambda d: d["load"].update(max_repetitions=101), "load.max_repetitions: must be an integer from 1"),
         (lambda d: d["load"].update(max_cv=0), "load.max_cv: must be a coefficient of variation above 0"),
         (lambda d: d["load"].update(max_cv="5%"), "load.max_cv: must be a coefficient of variation"),
+        (lambda d: d["load"].update(max_error_rate=1.5), "load.max_error_rate: must be a share from 0 to 1"),
+        (lambda d: d["load"].update(max_error_rate="1%"), "load.max_error_rate: must be a share from 0 to 1"),
         (lambda d: d["load"].update(plans=[]), "load.plans: must be a non-empty list"),
         (lambda d: d.pop("stacks"), "stacks: must be a non-empty list"),
         (lambda d: d.update(name=None), "name: must be a word"),

@@ -367,6 +367,15 @@ def test_bench_cell_failure_is_an_action_failure_naming_the_raw_file(tmp_path: P
         run_cell(args, Loadgen(read_data("ab", "connect-refused.txt"), rc=1))
 
 
+def test_bench_cell_on_a_hung_stack_records_where_the_run_stopped(tmp_path: Path) -> None:
+    args = cell_args(tmp_path, tool="wrk")
+    with pytest.raises(AnsibleActionFail, match="completed no request and counted no error"):
+        run_cell(args, Loadgen(read_data("wrk", "hung-server.txt")))
+    [stop] = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["stopped"]
+    assert (stop["cell"], stop["reason"]) == (args["cell"]["cell_id"], "hung")
+    assert "the stack did not answer within the run" in stop["message"]
+
+
 def test_bench_cell_reports_missing_arguments(tmp_path: Path) -> None:
     args = cell_args(tmp_path)
     del args["host"], args["experiment"]
@@ -444,6 +453,10 @@ def test_bench_report_writes_the_report_and_returns_the_table(tmp_path: Path) ->
     assert "pool" in result["table"]
     assert result["table_lines"] == result["table"].splitlines()
     assert result["table_lines"][0].startswith("|")
+    # The run prints the table, then its verdict: no run.json here, so nothing shows verification, and the
+    # loadgen's vmstat (tests/data/vmstat/vmstat-during-wrk.txt) is of a host with no CPU idle left.
+    assert "Verdict: INVALID (load points: 1 invalid)" in result["table_lines"]
+    assert [r["code"] for r in result["verdict"]["reasons"]] == ["not_verified", "loadgen_saturated"]
 
 
 # ---------------------------------------------------------------- adaptive repetitions

@@ -57,10 +57,10 @@ def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
         {**cell("ab", "normal.txt", "s", repetition=3), "rps": 200.0, "error_count": 4, "error_rate": 0.03},
     ]
     cells[2]["errors"] = {**cells[2]["errors"], "status": 4}
-    # mean 200, stdev 100, t(0.975, 2) = 4.3027: 200 +- 248.41
+    # mean 200, stdev 100, t(0.975, 2) = 4.3027: 200 +- 248.41, whose lower bound (-48.41) is shown as 0
     assert rows(summary_table(cells)) == [
         [
-            "s", "ab", "c50", "3", "200.00", "100.00–300.00", "-48.41–448.41", "50.0% noisy",
+            "s", "ab", "c50", "3", "200.00", "100.00–300.00", "0.00–448.41 (clamped)", "50.0% noisy",
             "2.64", "3.00", "4.00", "4 (status 4)", "1.00%",
         ],
     ]  # fmt: skip
@@ -68,9 +68,18 @@ def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
 
 
 def test_summary_table_of_quiet_repetitions() -> None:
+    values = ((1, 990.0), (2, 1010.0), (3, 1000.0))
+    cells = [{**cell("ab", "normal.txt", "s", repetition=r), "rps": v} for r, v in values]
+    [row] = rows(summary_table(cells))
+    # mean 1000, stdev 10, t(0.975, 2) = 4.3027: 1000 +- 24.84
+    assert row[3:8] == ["3", "1000.00", "990.00–1010.00", "975.16–1024.84", "1.0%"]
+
+
+def test_two_repetitions_show_no_confidence_interval() -> None:
     cells = [{**cell("ab", "normal.txt", "s", repetition=r), "rps": v} for r, v in ((1, 990.0), (2, 1010.0))]
     [row] = rows(summary_table(cells))
-    assert row[3:8] == ["2", "1000.00", "990.00–1010.00", "872.94–1127.06", "1.4%"]
+    # t(0.975, 1) = 12.71 would give 872.94-1127.06 from two values: shown as not available instead
+    assert row[3:8] == ["2", "1000.00", "990.00–1010.00", "n/a (n=2)", "1.4%"]
 
 
 def test_summary_table_shows_dashes_for_missing_latency() -> None:

@@ -511,8 +511,10 @@ def test_network_mode_with_a_target_executor_takes_target_stats(tmp_path: Path) 
     assert target["samples"] == loadgen["samples"] == 9
     assert target["cpu_idle"] == round((0 + 9 + 9 + 19 + 7 + 6 + 2 + 0 + 1) / 9, 2)
     assert loadgen["cpu_idle"] == round((0 + 0 + 0 + 19 + 7 + 6 + 2 + 0 + 1) / 9, 2)
-    assert {k: v for k, v in target.items() if k != "cpu_idle"} == {
-        k: v for k, v in loadgen.items() if k != "cpu_idle"
+    assert (target["cpu_idle_median"], loadgen["cpu_idle_median"]) == (6.0, 1.0)
+    idle = ("cpu_idle", "cpu_idle_median")
+    assert {k: v for k, v in target.items() if k not in idle} == {
+        k: v for k, v in loadgen.items() if k not in idle
     }
     raw = tmp_path / "raw" / f"{cell['stack']}__ab__c50__r1.target.vmstat.txt"
     assert raw.read_text(encoding="utf-8") == target_vmstat

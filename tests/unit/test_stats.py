@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from benchstack.stats import betainc, summarize, t_cdf, t_quantile, welch_t_test
+from benchstack.stats import betainc, shown_interval, summarize, t_cdf, t_quantile, welch_t_test
 
 # Two-sided 95 % critical values of Student's t, as printed in every t table (and by scipy.stats.t.ppf).
 T_TABLE_975 = {1: 12.7062047, 2: 4.30265273, 3: 3.18244631, 4: 2.77644511, 9: 2.26215716, 29: 2.04522964}
@@ -92,3 +92,20 @@ def test_summary_of_one_value_has_no_spread() -> None:
 def test_cv_is_none_when_the_mean_is_zero() -> None:
     s = summarize([0.0, 0.0])
     assert s is not None and s.cv is None
+
+
+def test_no_interval_is_shown_below_three_values() -> None:
+    two = summarize([990.0, 1010.0])
+    assert two is not None and two.ci_low is not None  # computable (t = 12.71), but says nothing
+    assert shown_interval(two) is None
+    three = shown_interval(summarize([990.0, 1010.0, 1000.0]))
+    assert three is not None and not three.clamped
+    assert (round(three.low, 2), round(three.high, 2)) == (975.16, 1024.84)
+
+
+def test_an_interval_reaching_below_zero_is_clamped_and_marked() -> None:
+    s = summarize([100.0, 300.0, 200.0])  # 200 +- 248.41
+    shown = shown_interval(s)
+    assert s is not None and shown is not None
+    assert s.ci_low == pytest.approx(-48.41, abs=0.01)
+    assert (shown.low, round(shown.high, 2), shown.clamped) == (0.0, 448.41, True)

@@ -1,0 +1,731 @@
+"""One verdict per run and per load point: valid, noisy or invalid, and why, each reason naming its cells.
+
+* **invalid**: the numbers do not measure what they claim: the stacks failed verification, the run stopped or
+  is incomplete, a cell's error rate is above ``load.max_error_rate``, or the loadgen was the bottleneck.
+* **noisy**: the numbers measure the stack but are uncertain: the req/s spread is above ``load.max_cv``, a
+  cell was not at steady state, the load tool shared CPUs with the stacks, a capacity limit was within reach,
+  or nothing records that the stacks were verified.
+* **valid**: none of the reasons applies.
+
+A load point's verdict is the worst of the reasons naming any of its cells; the run's is the worst of all.
+Checks that had no data to work on are listed under ``not_checked``; they do not change the status.
+
+What each check reads (docs/verdict.md says what to do about each):
+
+=====================  =======  ==========================================================================
+code                   status   triggered by
+=====================  =======  ==========================================================================
+verify_failed          invalid  run.json ``verify.passed`` is not true
+not_verified           noisy    run.json has no ``verify`` record, or its ``verify.stacks`` lacks a stack
+stopped                invalid  run.json ``stopped`` names a cell that is not stored (the run stopped there)
+hung_stack             invalid  as stopped, with ``reason`` hung or timeout; noisy once a resumed run
+                                stored the cell (it hung once)
+incomplete             invalid  cells planned in run.json ``experiment.cells`` that are not stored
+error_rate             invalid  a cell's ``error_rate`` above ``load.max_error_rate``
+loadgen_saturated      invalid  network mode: the loadgen's median CPU idle during the cell below
+                                :data:`MIN_LOADGEN_IDLE_PCT` (``system.loadgen.cpu_idle_median``, or the
+                                raw vmstat beside the cell)
+cv                     noisy    CV of req/s over a load point's repetitions above ``load.max_cv``, after
+                                the extra rounds (``load.max_repetitions``)
+loopback_shared_cores  noisy    loopback mode without a disjoint CPU split in ``hosts.<target>.cpu_split``
+capacity               noisy    :func:`benchstack.capacity.capacity_warnings` on the cell's plan and the
+                                fingerprints in run.json ``hosts``
+not_steady             noisy    ab -g data (``raw/<cell>.requests.tsv``): requests started per second in
+                                the cell's second half differ from the first half by more than
+                                :data:`MAX_DRIFT` (wrk and httperf keep no per-second data)
+=====================  =======  ==========================================================================
+
+run.json fields the playbooks write for these checks (beside ``experiment``, ``mode`` and ``hosts``):
+``verify: {passed: bool, at: ISO 8601 time, stacks: [stack names]}``;
+``hosts.<name>.cpu_split: {loadgen_cpus: "0", stack_cpus: "1"}`` (cpulists as ``taskset -c`` takes them), or
+null when the split is off; ``stopped: [{cell, reason: hung|timeout|failed, message, at}]``
+(:func:`record_stop`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import html
+import json
+import os
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchstack.capacity import capacity_warnings
+from benchstack.cell import GroupKey, cell_id_of, group_key, level_label
+from benchstack.experiment import DEFAULT_MAX_CV, DEFAULT_MAX_ERROR_RATE
+from benchstack.merge import loadgen_dir
+from benchstack.model import ERROR_KINDS
+from benchstack.perrequest import AB_GNUPLOT_HEADER
+from benchstack.stats import summarize
+from benchstack.sysstats import parse_vmstat
+
+STATUSES = ("valid", "noisy", "invalid")  # from best to worst
+# A loadgen with less CPU idle than this (median of the per-second samples, %) was the bottleneck.
+MIN_LOADGEN_IDLE_PCT = 10.0
+# Requests started per second in the second half of a cell vs the first: above this relative change, the
+# cell was not at steady state (a warm-up too short, a cache filling, a server slowing down).
+MAX_DRIFT = 0.2
+# Whole seconds (the first and last, partial, left out) a cell needs for its halves to be compared.
+MIN_DRIFT_SECONDS = 4
+# Cell ids shown per reason in report.md (run.json keeps them all).
+SHOWN_CELLS = 6
+RAW_DIR = "raw"
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str
+    status: str  # noisy | invalid: what this reason makes the verdict of its cells
+    message: str
+    cells: list[str]
+
+
+@dataclass(frozen=True)
+class LoadPointVerdict:
+    stack: str
+    tool: str
+    keepalive: bool
+    level: int
+    status: str
+    reasons: list[str]  # codes
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    max_cv: float = DEFAULT_MAX_CV
+    repetitions: int | None = None
+    max_repetitions: int | None = None
+    min_loadgen_idle_pct: float = MIN_LOADGEN_IDLE_PCT
+    max_drift: float = MAX_DRIFT
+
+
+@dataclass
+class Verdict:
+    status: str
+    reasons: list[Reason]
+    load_points: list[LoadPointVerdict]
+    not_checked: list[str] = field(default_factory=list)
+    limits: Limits = field(default_factory=Limits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def worst(statuses: Iterable[str]) -> str:
+    return max(statuses, key=STATUSES.index, default="valid")
+
+
+# ---------------------------------------------------------------- reading the run
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def limits_of(run_info: dict[str, Any] | None) -> Limits:
+    """The experiment's limits as recorded in run.json (``experiment.load``), defaults where absent."""
+    exp = (run_info or {}).get("experiment")
+    load = exp.get("load") if isinstance(exp, dict) else None
+    load = load if isinstance(load, dict) else {}
+    rate, cv = _number(load.get("max_error_rate")), _number(load.get("max_cv"))
+    reps, cap = _number(load.get("repetitions")), _number(load.get("max_repetitions"))
+    return Limits(
+        max_error_rate=DEFAULT_MAX_ERROR_RATE if rate is None else rate,
+        max_cv=DEFAULT_MAX_CV if cv is None else cv,
+        repetitions=None if reps is None else int(reps),
+        max_repetitions=None if cap is None else int(cap),
+    )
+
+
+@dataclass
+class _Run:
+    run_dir: Path
+    cells: list[dict[str, Any]]
+    info: dict[str, Any]
+    limits: Limits
+    groups: dict[GroupKey, list[dict[str, Any]]]
+
+    @property
+    def hosts(self) -> dict[str, dict[str, Any]]:
+        hosts = self.info.get("hosts")
+        if not isinstance(hosts, dict):
+            return {}
+        return {str(k): v for k, v in hosts.items() if isinstance(v, dict)}
+
+    def mode(self, cell: dict[str, Any]) -> str | None:
+        return cell.get("mode") or self.info.get("mode")
+
+    def planned(self) -> list[dict[str, Any]] | None:
+        exp = self.info.get("experiment")
+        plans = exp.get("cells") if isinstance(exp, dict) else None
+        if not isinstance(plans, list):
+            return None
+        return [p for p in plans if isinstance(p, dict) and p.get("cell_id")]
+
+
+def _point_label(key: GroupKey) -> str:
+    stack, tool, keepalive, level = key
+    return f"{stack} {tool}{' -k' if keepalive and tool == 'ab' else ''} {level_label(tool, level)}"
+
+
+def _ids(cells: Iterable[dict[str, Any]]) -> list[str]:
+    return [cell_id_of(c) for c in cells]
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.1f} %"
+
+
+# ---------------------------------------------------------------- the checks
+
+Check = Callable[[_Run], tuple[list[Reason], list[str]]]
+
+
+def check_verified(run: _Run) -> tuple[list[Reason], list[str]]:
+    verify = run.info.get("verify")
+    every = _ids(run.cells)
+    if not isinstance(verify, dict):
+        return [
+            Reason(
+                "not_verified",
+                "noisy",
+                "run.json records no verification before load (playbooks/verify.yml): nothing shows that the "
+                "stacks answered correctly before they were measured",
+                every,
+            )
+        ], []
+    if verify.get("passed") is not True:
+        detail = f": {verify['message']}" if verify.get("message") else ""
+        return [Reason("verify_failed", "invalid", f"verification before load failed{detail}", every)], []
+    stacks = verify.get("stacks")
+    if not isinstance(stacks, list):
+        return [], []
+    unverified = [c for c in run.cells if c.get("stack") not in stacks]
+    if not unverified:
+        return [], []
+    names = sorted({str(c.get("stack")) for c in unverified})
+    return [
+        Reason(
+            "not_verified",
+            "noisy",
+            f"measured without being verified before load: {', '.join(names)}",
+            _ids(unverified),
+        )
+    ], []
+
+
+def _stops(info: dict[str, Any]) -> list[dict[str, Any]]:
+    stopped = info.get("stopped")
+    stops = [stopped] if isinstance(stopped, dict) else stopped if isinstance(stopped, list) else []
+    return [s for s in stops if isinstance(s, dict) and s.get("cell")]
+
+
+STOP_WHAT = {"hung": "the stack hung", "timeout": "the load tool did not finish within its time bound"}
+
+
+def check_stopped(run: _Run) -> tuple[list[Reason], list[str]]:
+    stored = set(_ids(run.cells))
+    reasons = []
+    for stop in _stops(run.info):
+        cell, why = str(stop["cell"]), stop.get("reason")
+        code = "hung_stack" if why in ("hung", "timeout") else "stopped"
+        what = STOP_WHAT.get(str(why), "the cell failed")
+        at = f" at {stop['at']}" if stop.get("at") else ""
+        detail = f" ({stop['message']})" if stop.get("message") else ""
+        if cell in stored:
+            message = f"{cell}: {what} once{at}{detail}; a resumed run measured the cell since"
+            if code == "hung_stack":
+                message += ", but the stack may hang again under this load"
+            reasons.append(Reason(code, "noisy", message, [cell]))
+        else:
+            reasons.append(Reason(code, "invalid", f"the run stopped at {cell}{at}: {what}{detail}", [cell]))
+    return reasons, []
+
+
+def check_incomplete(run: _Run) -> tuple[list[Reason], list[str]]:
+    planned = run.planned()
+    if planned is None:
+        return [], ["completeness: run.json lists no planned cells (experiment.cells)"]
+    stored = set(_ids(run.cells))
+    missing = [str(p["cell_id"]) for p in planned if p["cell_id"] not in stored]
+    if not missing:
+        return [], []
+    message = (
+        f"{len(missing)} of {len(planned)} planned cells were not measured: the run was interrupted or "
+        "stopped (resume it with -e bench_run_dir=<this run>)"
+    )
+    return [Reason("incomplete", "invalid", message, missing)], []
+
+
+def _error_kinds(cells: list[dict[str, Any]]) -> str:
+    totals = {k: sum(int((c.get("errors") or {}).get(k) or 0) for c in cells) for k in ERROR_KINDS}
+    present = sorted(((k, n) for k, n in totals.items() if n), key=lambda item: -item[1])
+    return ", ".join(f"{k} {n}" for k, n in present)
+
+
+def check_error_rate(run: _Run) -> tuple[list[Reason], list[str]]:
+    limit = run.limits.max_error_rate
+    reasons = []
+    for key, group in run.groups.items():
+        bad = [c for c in group if float(c.get("error_rate") or 0.0) > limit]
+        if not bad:
+            continue
+        highest = max(float(c["error_rate"]) for c in bad)
+        kinds = _error_kinds(bad)
+        message = (
+            f"{_point_label(key)}: error rate up to {_pct(highest)} in {len(bad)} of {len(group)} cells, "
+            f"above load.max_error_rate {_pct(limit)}" + (f" ({kinds})" if kinds else "")
+        )
+        reasons.append(Reason("error_rate", "invalid", message, _ids(bad)))
+    return reasons, []
+
+
+def check_cv(run: _Run) -> tuple[list[Reason], list[str]]:
+    limits = run.limits
+    reasons, once = [], 0
+    for key, group in run.groups.items():
+        s = summarize([c.get("rps") for c in group])
+        if s is None or s.n < 2:
+            once += 1
+            continue
+        if s.cv is None or s.cv <= limits.max_cv:
+            continue
+        message = f"{_point_label(key)}: CV of req/s {_pct(s.cv)} over {s.n} repetitions, above load.max_cv "
+        message += _pct(limits.max_cv)
+        cap, reps = limits.max_repetitions, limits.repetitions
+        if cap is not None and reps is not None and cap <= reps:
+            message += " (no extra rounds: load.max_repetitions is not above load.repetitions)"
+        elif cap is not None and s.n >= cap:
+            message += f" after the extra rounds (load.max_repetitions {cap} reached)"
+        elif cap is not None:
+            message += f" (the extra rounds stopped before load.max_repetitions {cap})"
+        reasons.append(Reason("cv", "noisy", message, _ids(group)))
+    notes = []
+    if once:
+        notes.append(
+            f"spread (CV): {once} load points have one repetition (set load.repetitions to 3 or more)"
+        )
+    return reasons, notes
+
+
+def _vmstat_idle(run_dir: Path, cell_id: str, stats: object) -> float | None:
+    """Median CPU idle of one loadgen during a cell: from its stats, else from the raw vmstat beside it."""
+    if isinstance(stats, dict) and _number(stats.get("cpu_idle_median")) is not None:
+        return float(stats["cpu_idle_median"])
+    raw = run_dir / RAW_DIR / f"{cell_id}.vmstat.txt"
+    if raw.is_file():
+        parsed = parse_vmstat(raw.read_text(encoding="utf-8", errors="replace"))
+        if parsed and _number(parsed.get("cpu_idle_median")) is not None:
+            return float(parsed["cpu_idle_median"])
+    return None
+
+
+def loadgen_idle(run_dir: Path, cell: dict[str, Any]) -> dict[str, float | None]:
+    """Each loadgen's median CPU idle (%) during the cell, None where no sample was kept."""
+    cid = cell_id_of(cell)
+    merged = cell.get("merged")
+    if isinstance(merged, dict) and merged.get("per_loadgen"):
+        return {
+            str(one.get("loadgen")): _vmstat_idle(
+                loadgen_dir(run_dir, str(one.get("loadgen"))), cid, one.get("system")
+            )
+            for one in merged["per_loadgen"]
+        }
+    stats = (cell.get("system") or {}).get("loadgen")
+    return {str(cell.get("loadgen")): _vmstat_idle(run_dir, cid, stats)}
+
+
+def check_loadgen_saturated(run: _Run) -> tuple[list[Reason], list[str]]:
+    floor = run.limits.min_loadgen_idle_pct
+    reasons, unknown, loopback = [], 0, 0
+    for key, group in run.groups.items():
+        busy: list[tuple[dict[str, Any], str, float]] = []
+        for cell in group:
+            if run.mode(cell) != "network":
+                loopback += 1
+                continue
+            idle = loadgen_idle(run.run_dir, cell)
+            unknown += all(v is None for v in idle.values())
+            busy += [(cell, lg, v) for lg, v in idle.items() if v is not None and v < floor]
+        if not busy:
+            continue
+        cells = list({cell_id_of(c): c for c, _, _ in busy}.values())
+        loadgens = ", ".join(sorted({lg for _, lg, _ in busy}))
+        lowest = min(v for _, _, v in busy)
+        message = (
+            f"{_point_label(key)}: the loadgen ({loadgens}) had a median CPU idle as low as {lowest:g} % in "
+            f"{len(cells)} of {len(group)} cells (below {floor:g} %): the number measures the load tool, "
+            "not the stack"
+        )
+        reasons.append(Reason("loadgen_saturated", "invalid", message, _ids(cells)))
+    notes = []
+    if unknown:
+        notes.append(f"loadgen saturation: {unknown} network-mode cells kept no vmstat sample")
+    if loopback:
+        notes.append(
+            f"loadgen saturation: {loopback} loopback cells, where vmstat measures the whole host and cannot "
+            "tell the load tool's CPU from the stack's"
+        )
+    return reasons, notes
+
+
+def parse_cpulist(text: object) -> set[int] | None:
+    """CPUs of a cpulist like ``0``, ``1-3`` or ``0,2-3`` (as taskset -c and CPUAffinity= take them)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return {text}
+    if isinstance(text, list):
+        parts = [str(x) for x in text]
+    elif isinstance(text, str):
+        parts = text.replace(" ", ",").split(",")
+    else:
+        return None
+    cpus: set[int] = set()
+    for part in filter(None, (p.strip() for p in parts)):
+        low, _, high = part.partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            return None
+        cpus.update(range(int(low), int(high or low) + 1))
+    return cpus or None
+
+
+def cpu_split_problem(fingerprint: dict[str, Any] | None) -> str | None:
+    """Why a loopback host's load tool and stacks shared CPUs, or None when its split keeps them apart."""
+    split = (fingerprint or {}).get("cpu_split")
+    if not isinstance(split, dict):
+        if str((fingerprint or {}).get("cpu_count")).strip() == "1":
+            return "1 CPU: no split is possible"
+        return "no CPU split recorded"
+    tool, stacks = parse_cpulist(split.get("loadgen_cpus")), parse_cpulist(split.get("stack_cpus"))
+    if tool is None or stacks is None:
+        return f"unreadable CPU split {split}"
+    if tool & stacks:
+        return f"the CPU split overlaps (load tool {sorted(tool)}, stacks {sorted(stacks)})"
+    return None
+
+
+def check_loopback(run: _Run) -> tuple[list[Reason], list[str]]:
+    shared: dict[str, list[dict[str, Any]]] = {}
+    for cell in run.cells:
+        if run.mode(cell) != "loopback":
+            continue
+        problem = cpu_split_problem(run.hosts.get(str(cell.get("target"))))
+        if problem is not None:
+            shared.setdefault(f"{cell.get('target')} ({problem})", []).append(cell)
+    if not shared:
+        return [], []
+    cells = [c for group in shared.values() for c in group]
+    idles = [v for c in cells for v in loadgen_idle(run.run_dir, c).values() if v is not None]
+    busy = sum(1 for v in idles if v < run.limits.min_loadgen_idle_pct)
+    message = (
+        f"loopback mode on shared CPUs: the load tool and the stacks competed for the same cores on "
+        f"{', '.join(sorted(shared))}"
+    )
+    if busy:
+        message += f"; the host had less than {run.limits.min_loadgen_idle_pct:g} % CPU idle in {busy} cells"
+    return [Reason("loopback_shared_cores", "noisy", message, _ids(cells))], []
+
+
+def _plan_of(
+    cell: dict[str, Any], by_id: dict[str, dict[str, Any]], by_key: dict[GroupKey, dict[str, Any]]
+) -> dict[str, Any]:
+    plan = by_id.get(cell_id_of(cell)) or by_key.get(group_key(cell))
+    if plan is not None:
+        return plan
+    open_loop = cell.get("rate") is not None
+    return {
+        "tool": cell.get("tool"),
+        "concurrency": None if open_loop else cell.get("concurrency"),
+        "rate": cell.get("rate"),
+        "threshold_ms": cell.get("threshold_ms"),
+    }
+
+
+def check_capacity(run: _Run) -> tuple[list[Reason], list[str]]:
+    hosts = run.hosts
+    if not hosts:
+        return [], ["capacity (backlog, open files): run.json holds no host fingerprints"]
+    plans = run.planned() or []
+    by_id = {str(p["cell_id"]): p for p in plans}
+    by_key: dict[GroupKey, dict[str, Any]] = {}
+    for p in plans:
+        try:
+            by_key.setdefault(group_key(p), p)
+        except (KeyError, TypeError, ValueError):
+            continue
+    found: dict[str, list[str]] = {}
+    for cell in run.cells:
+        merged = cell.get("merged")
+        loadgens = merged.get("loadgens") if isinstance(merged, dict) else [cell.get("loadgen")]
+        plan = _plan_of(cell, by_id, by_key)
+        target = hosts.get(str(cell.get("target")))
+        for lg in loadgens or [None]:
+            for warning in capacity_warnings([plan], target, hosts.get(str(lg))):
+                ids = found.setdefault(warning, [])
+                if cell_id_of(cell) not in ids:
+                    ids.append(cell_id_of(cell))
+    return [Reason("capacity", "noisy", w, ids) for w, ids in found.items()], []
+
+
+def starts_per_second(tsv: str) -> dict[int, int]:
+    """Requests started in each second (epoch) from an ``ab -g`` file (its ``seconds`` column)."""
+    lines = tsv.splitlines()
+    if not lines or tuple(lines[0].split("\t")) != AB_GNUPLOT_HEADER:
+        raise ValueError("not an ab -g file")
+    counts: dict[int, int] = {}
+    for line in lines[1:]:
+        fields = line.split("\t")
+        if len(fields) == len(AB_GNUPLOT_HEADER) and fields[1].isdigit():
+            second = int(fields[1])
+            counts[second] = counts.get(second, 0) + 1
+    return counts
+
+
+@dataclass(frozen=True)
+class Drift:
+    first: float  # requests started per second, mean over the whole seconds of the first half
+    second: float
+    seconds: int  # whole seconds compared
+
+    @property
+    def change(self) -> float:
+        """(second - first) / first: -0.48 when the rate fell by 48 %."""
+        if not self.first:
+            return 0.0 if not self.second else float("inf")
+        return (self.second - self.first) / self.first
+
+
+def drift(counts: dict[int, int]) -> Drift | None:
+    """First half against second half of a cell's whole seconds (the partial first and last left out; a
+    second without a start counts as 0: a stall). None below :data:`MIN_DRIFT_SECONDS` whole seconds."""
+    if not counts:
+        return None
+    inner = [counts.get(s, 0) for s in range(min(counts) + 1, max(counts))]
+    if len(inner) < MIN_DRIFT_SECONDS:
+        return None
+    half = len(inner) // 2
+    return Drift(statistics.fmean(inner[:half]), statistics.fmean(inner[-half:]), 2 * half)
+
+
+def _tsv_paths(run_dir: Path, cell: dict[str, Any]) -> list[Path]:
+    cid = cell_id_of(cell)
+    merged = cell.get("merged")
+    if isinstance(merged, dict) and merged.get("loadgens"):
+        return [loadgen_dir(run_dir, str(lg)) / RAW_DIR / f"{cid}.requests.tsv" for lg in merged["loadgens"]]
+    return [run_dir / RAW_DIR / f"{cid}.requests.tsv"]
+
+
+def check_steady_state(run: _Run) -> tuple[list[Reason], list[str]]:
+    limit = run.limits.max_drift
+    reasons = []
+    no_data: dict[str, int] = {}
+    short = 0
+    for key, group in run.groups.items():
+        drifting: list[tuple[dict[str, Any], Drift]] = []
+        for cell in group:
+            paths = [p for p in _tsv_paths(run.run_dir, cell) if p.is_file()]
+            if not paths:
+                no_data[str(cell.get("tool"))] = no_data.get(str(cell.get("tool")), 0) + 1
+                continue
+            measured = False
+            for path in paths:
+                try:
+                    d = drift(starts_per_second(path.read_text(encoding="utf-8", errors="replace")))
+                except ValueError:
+                    d = None
+                if d is None:
+                    continue
+                measured = True
+                if abs(d.change) > limit:
+                    drifting.append((cell, d))
+            short += not measured
+        if not drifting:
+            continue
+        cell, d = max(drifting, key=lambda item: abs(item[1].change))
+        cells = list({cell_id_of(c): c for c, _ in drifting}.values())
+        message = (
+            f"{_point_label(key)}: requests started per second changed {100 * d.change:+.0f} % from the "
+            f"first half of the cell to the second ({d.first:.0f} -> {d.second:.0f}, {d.seconds} whole "
+            f"seconds) in {len(cells)} of {len(group)} cells (more than {100 * limit:.0f} %): not at steady "
+            "state"
+        )
+        reasons.append(Reason("not_steady", "noisy", message, _ids(cells)))
+    notes = []
+    for tool, n in sorted(no_data.items()):
+        if tool == "ab":
+            notes.append(
+                f"steady state: {n} ab cells ran without -g (the runner asks for it with load.threshold_ms)"
+            )
+        else:
+            notes.append(f"steady state: {n} {tool} cells: {tool} keeps no per-second data")
+    if short:
+        notes.append(
+            f"steady state: {short} ab cells have fewer than {MIN_DRIFT_SECONDS} whole seconds of -g data"
+        )
+    return reasons, notes
+
+
+CHECKS: list[Check] = [
+    check_verified,
+    check_stopped,
+    check_incomplete,
+    check_error_rate,
+    check_loadgen_saturated,
+    check_cv,
+    check_loopback,
+    check_capacity,
+    check_steady_state,
+]
+
+
+def run_verdict(
+    run_dir: str | os.PathLike[str], cells: list[dict[str, Any]], run_info: dict[str, Any] | None
+) -> Verdict:
+    """The verdict of a run folder's ``cells`` with its run.json (``run_info``; None when there is none)."""
+    info = run_info or {}
+    groups: dict[GroupKey, list[dict[str, Any]]] = {}
+    for cell in cells:
+        groups.setdefault(group_key(cell), []).append(cell)
+    groups = {k: groups[k] for k in sorted(groups)}
+    run = _Run(Path(run_dir), cells, info, limits_of(info), groups)
+    reasons: list[Reason] = []
+    not_checked: list[str] = []
+    for check in CHECKS:
+        found, notes = check(run)
+        reasons += found
+        not_checked += notes
+    return Verdict(
+        status=worst(r.status for r in reasons),
+        reasons=reasons,
+        load_points=_load_points(run, reasons),
+        not_checked=not_checked,
+        limits=run.limits,
+    )
+
+
+def _load_points(run: _Run, reasons: list[Reason]) -> list[LoadPointVerdict]:
+    key_of = {cell_id_of(c): group_key(c) for c in run.cells}
+    for plan in run.planned() or []:
+        try:
+            key_of.setdefault(str(plan["cell_id"]), group_key(plan))
+        except (KeyError, TypeError, ValueError):
+            continue
+    by_key: dict[GroupKey, list[Reason]] = {k: [] for k in sorted(set(key_of.values()))}
+    for reason in reasons:
+        for key in {key_of[c] for c in reason.cells if c in key_of}:
+            by_key[key].append(reason)
+    return [
+        LoadPointVerdict(
+            stack=key[0],
+            tool=key[1],
+            keepalive=key[2],
+            level=key[3],
+            status=worst(r.status for r in found),
+            reasons=sorted({r.code for r in found}),
+        )
+        for key, found in by_key.items()
+    ]
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _cells_text(cells: list[str], shown: int = SHOWN_CELLS) -> str:
+    if len(cells) <= shown:
+        return ", ".join(cells)
+    return f"{', '.join(cells[:shown])} and {len(cells) - shown} more"
+
+
+def _counts(v: Verdict) -> str:
+    counts = {s: sum(1 for p in v.load_points if p.status == s) for s in STATUSES}
+    return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"
+
+
+def verdict_markdown(v: Verdict) -> str:
+    """The verdict section at the top of report.md."""
+    lines = [f"## Verdict: {v.status}", ""]
+    if not v.reasons:
+        lines.append("No reason to doubt these numbers was found.")
+    for r in v.reasons:
+        lines.append(f"- **{r.status}** `{r.code}`: {r.message} (cells: {_cells_text(r.cells)})")
+    lines += ["", f"Load points: {_counts(v)}. What each reason means and what to do: docs/verdict.md."]
+    if v.not_checked:
+        lines += ["", "Not checked:", ""] + [f"- {note}" for note in v.not_checked]
+    return "\n".join(lines) + "\n"
+
+
+def verdict_text(v: Verdict) -> str:
+    """The verdict as the end of a run prints it: status, one line per reason with its cell count."""
+    lines = [f"Verdict: {v.status.upper()} (load points: {_counts(v)})"]
+    for r in v.reasons:
+        n = len(r.cells)
+        lines.append(f"- {r.status} {r.code}: {r.message} ({n} cell{'' if n == 1 else 's'})")
+    lines += [f"- not checked: {note}" for note in v.not_checked]
+    return "\n".join(lines) + "\n"
+
+
+def verdict_html(v: Verdict) -> str:
+    """The verdict section of report.html."""
+    esc = html.escape
+    parts = [f'<h2 class="verdict-{esc(v.status)}">Verdict: {esc(v.status)}</h2>', "<ul>"]
+    if not v.reasons:
+        parts.append("<li>No reason to doubt these numbers was found.</li>")
+    for r in v.reasons:
+        parts.append(
+            f"<li><strong>{esc(r.status)}</strong> <code>{esc(r.code)}</code>: {esc(r.message)} "
+            f"(cells: {esc(_cells_text(r.cells))})</li>"
+        )
+    parts.append("</ul>")
+    parts.append(f"<p>Load points: {esc(_counts(v))}.</p>")
+    if v.not_checked:
+        parts.append(
+            "<p>Not checked:</p><ul>" + "".join(f"<li>{esc(n)}</li>" for n in v.not_checked) + "</ul>"
+        )
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- run.json
+
+
+def _update_run_json(run_dir: Path, change: Callable[[dict[str, Any]], None], create: bool) -> bool:
+    """Read, change and rewrite run.json atomically under a lock (two loadgens may stop at once)."""
+    from benchstack.runner import _write_atomic
+
+    path = run_dir / "run.json"
+    if not create and not path.is_file():
+        return False
+    run_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(run_dir, os.O_RDONLY)  # the lock is on the run folder: no lock file left behind
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: not a JSON object")
+        change(data)
+        _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    finally:
+        os.close(fd)
+    return True
+
+
+def store_verdict(run_dir: str | os.PathLike[str], v: Verdict) -> bool:
+    """Put the verdict into the run's run.json (``verdict``); False when the run has no run.json."""
+    return _update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
+
+
+def record_stop(
+    run_dir: str | os.PathLike[str], cell: str, reason: str, message: str, at: str | None = None
+) -> None:
+    """Add where and why a run stopped to run.json's ``stopped`` (``reason``: hung, timeout or failed)."""
+    when = at or datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    entry = {"cell": cell, "reason": reason, "message": message, "at": when}
+
+    def add(data: dict[str, Any]) -> None:
+        data["stopped"] = _stops(data) + [entry]
+
+    _update_run_json(Path(run_dir), add, create=True)

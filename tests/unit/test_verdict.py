@@ -1,0 +1,544 @@
+"""The run's verdict, reason by reason, on cells the runner makes from real captured output.
+
+tests/data/verdict: a loadgen saturated by wrk -t 8 on a 2-core host (its vmstat), an idle one, ab -g
+against a server that kept its speed and one that slowed down 3 s into the run; ab/mixed-status-length.txt
+is a 5xx run (503 for half the requests). See tests/data/README.md.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Helpers, read_data
+
+from benchstack.cell import cell_id_of, load_cells
+from benchstack.experiment import cells, experiment_from_dict
+from benchstack.runner import Target, measure_cell, write_run_info
+from benchstack.sysstats import parse_vmstat
+from benchstack.verdict import (
+    Verdict,
+    cpu_split_problem,
+    drift,
+    record_stop,
+    run_verdict,
+    starts_per_second,
+    verdict_markdown,
+    verdict_text,
+)
+
+AB_STEADY = {"tool": "ab", "concurrency": 2, "requests": 2800}
+AB_DRIFT = {"tool": "ab", "concurrency": 2, "requests": 2000}
+AB_5XX = {"tool": "ab", "concurrency": 10, "requests": 1000}
+WRK_SATURATED = {"tool": "wrk", "concurrency": 64, "threads": 8, "duration_s": 6}
+WRK_WIDE = {"tool": "wrk", "concurrency": 500, "threads": 2, "duration_s": 3}
+
+# As roles/bench_host/tasks/fingerprint.yml records it, with this machine's values.
+FINGERPRINT = {
+    "hostname": "web1",
+    "cpu_model": "AMD EPYC",
+    "cpu_count": "2",
+    "memory_mb": "24105",
+    "kernel": "6.18.44-fc-v657",
+    "architecture": "x86_64",
+    "distribution": "Debian 12.11",
+    "virtualization": "docker/guest",
+    "sysctls": {"net.core.somaxconn": "4096", "net.ipv4.tcp_max_syn_backlog": "2048"},
+    "nofile_limit": "20000",
+    "tuning": {"profile": "stock", "sysctls": {}},
+    "dns": None,
+    "config_sha256": {
+        "/etc/nginx/nginx.conf": "48c6a4ec1e1fd28ccf968490f07e34a1d7f755793b2108a3ed8670b1ee2a0aa2"
+    },
+    "packages": {"nginx": "1.22.1-9+deb12u11", "apache2-utils": "2.4.71-1~deb12u1", "wrk": "4.1.0-3+b2"},
+}
+
+
+class Run:
+    """A run folder filled the way the playbooks fill it: cells measured by the runner, then run.json."""
+
+    def __init__(self, path: Path, mode: str = "network") -> None:
+        self.path = path
+        self.mode = mode
+        self.planned: list[dict[str, Any]] = []
+        self.stacks: dict[str, dict[str, Any]] = {}
+        self.load: dict[str, Any] = {"repetitions": 3, "max_repetitions": 3, "max_cv": 0.05}
+
+    def plan(self, stack: str, load: dict[str, Any], repetition: int) -> dict[str, Any]:
+        self.stacks.setdefault(stack, {"name": stack, "port": 8001 + len(self.stacks)})
+        data = {
+            "name": "verdict",
+            "stacks": [self.stacks[stack]],
+            "load": {"plans": [load], "repetitions": repetition},
+        }
+        one = dataclasses.asdict(cells(experiment_from_dict(data))[-1])
+        if one["cell_id"] not in [p["cell_id"] for p in self.planned]:
+            self.planned.append(one)
+        return one
+
+    def measure(
+        self,
+        stack: str,
+        load: dict[str, Any],
+        output: str,
+        repetition: int = 1,
+        vmstat: str | None = None,
+        tsv: str = "",
+        rps: float | None = None,
+    ) -> dict[str, Any]:
+        """Measure one cell from captured output (``rps`` overrides the measured req/s, for spreads)."""
+        helpers = Helpers(
+            vmstat=vmstat if vmstat is not None else read_data("verdict", "vmstat-idle.txt"), tsv=tsv
+        )
+
+        def execute(command: str) -> tuple[int, str, str]:
+            return helpers.reply(command) or (0, output, "")
+
+        loadgen = "web1" if self.mode == "loopback" else "gen1"
+        where = Target(host="127.0.0.1", target="web1", loadgen=loadgen)
+        plan = self.plan(stack, load, repetition)
+        cell, _ = measure_cell(
+            plan, where, self.path, execute, "verdict", per_request=bool(tsv), sleep=lambda s: None
+        )
+        if rps is not None:
+            path = self.path / "cells" / f"{plan['cell_id']}.json"
+            cell["rps"] = rps
+            path.write_text(json.dumps(cell), encoding="utf-8")
+        return cell
+
+    def info(self, **changes: Any) -> dict[str, Any]:
+        hosts = (
+            {"web1": FINGERPRINT} if self.mode == "loopback" else {"web1": FINGERPRINT, "gen1": FINGERPRINT}
+        )
+        info: dict[str, Any] = {
+            "experiment": {
+                "name": "verdict",
+                "stacks": list(self.stacks.values()),
+                "load": self.load,
+                "cells": self.planned,
+            },
+            "targets": ["web1"],
+            "loadgens": ["web1" if self.mode == "loopback" else "gen1"],
+            "mode": self.mode,
+            "hosts": hosts,
+            "verify": {"passed": True, "at": "2026-11-30T21:38:00Z", "stacks": list(self.stacks)},
+        }
+        info.update(changes)
+        return info
+
+    def write_info(self, **changes: Any) -> None:
+        write_run_info(self.path, self.info(**changes))
+
+    def verdict(self, **changes: Any) -> Verdict:
+
+        return run_verdict(self.path, load_cells(self.path), self.info(**changes))
+
+
+def codes(v: Verdict) -> list[str]:
+    return [r.code for r in v.reasons]
+
+
+def steady(run: Run, stack: str = "s", reps: int = 3) -> list[dict[str, Any]]:
+    tsv = read_data("verdict", "ab-steady.tsv")
+    return [
+        run.measure(stack, AB_STEADY, read_data("verdict", "ab-steady.txt"), r, tsv=tsv)
+        for r in (1, 2, 3)[:reps]
+    ]
+
+
+# ---------------------------------------------------------------- a clean run
+
+
+def test_a_verified_complete_quiet_run_on_an_idle_loadgen_is_valid(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    steady(run)
+    v = run.verdict()
+    assert (v.status, v.reasons) == ("valid", [])
+    [point] = v.load_points
+    assert (point.stack, point.tool, point.level, point.status) == ("s", "ab", 2, "valid")
+    assert "No reason to doubt" in verdict_markdown(v)
+
+
+# ---------------------------------------------------------------- verification before load
+
+
+def test_a_run_without_a_verification_record_is_noisy(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    measured = steady(run)
+    info = run.info()
+    del info["verify"]
+
+    v = run_verdict(tmp_path, load_cells(tmp_path), info)
+    assert v.status == "noisy" and codes(v) == ["not_verified"]
+    assert v.reasons[0].cells == [cell_id_of(c) for c in measured]
+
+
+def test_a_failed_verification_makes_the_run_invalid(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    steady(run)
+    v = run.verdict(verify={"passed": False, "at": "2026-11-30T21:38:00Z", "message": "s answered 502"})
+    assert v.status == "invalid" and codes(v) == ["verify_failed"]
+    assert v.reasons[0].message == "verification before load failed: s answered 502"
+
+
+def test_only_the_stacks_left_out_of_the_verification_are_named(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    steady(run, "checked")
+    late = steady(run, "unchecked")
+    v = run.verdict(verify={"passed": True, "at": "2026-11-30T21:38:00Z", "stacks": ["checked"]})
+    [reason] = v.reasons
+    assert reason.code == "not_verified" and "unchecked" in reason.message
+    assert reason.cells == [cell_id_of(c) for c in late]
+    assert [p.status for p in v.load_points] == ["valid", "noisy"]
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_a_5xx_run_is_invalid_and_names_its_cells_and_error_kinds(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    steady(run, "fine")
+    bad = run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
+    v = run.verdict()
+    [reason] = v.reasons
+    assert (reason.code, reason.status, reason.cells) == ("error_rate", "invalid", [cell_id_of(bad)])
+    assert reason.message == (
+        "busy ab c10: error rate up to 50.3 % in 1 of 1 cells, above load.max_error_rate 1.0 % "
+        "(status 503, length 503)"
+    )
+    assert v.status == "invalid"
+    assert {p.stack: p.status for p in v.load_points} == {"busy": "invalid", "fine": "valid"}
+
+
+def test_max_error_rate_1_lets_a_breaking_point_experiment_through(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
+    run.load["max_error_rate"] = 1
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    assert "error_rate" not in codes(run.verdict())
+
+
+# ---------------------------------------------------------------- spread
+
+
+def test_a_spread_above_max_cv_after_the_extra_rounds_is_noisy(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.load.update(repetitions=2, max_repetitions=3)
+    output = read_data("verdict", "ab-steady.txt")
+    for rep, rps in ((1, 361.52), (2, 300.0), (3, 420.0)):
+        run.measure("s", AB_STEADY, output, rep, rps=rps)
+    v = run.verdict()
+    assert codes(v) == ["cv"] and v.status == "noisy"
+    assert v.reasons[0].message == (
+        "s ab c2: CV of req/s 16.6 % over 3 repetitions, above load.max_cv 5.0 % after the extra rounds "
+        "(load.max_repetitions 3 reached)"
+    )
+    run.load["max_repetitions"] = 5
+    assert v.reasons[0].message != run.verdict().reasons[0].message
+    assert (
+        run.verdict().reasons[0].message.endswith("(the extra rounds stopped before load.max_repetitions 5)")
+    )
+    run.load["repetitions"] = 5
+    assert (
+        run.verdict()
+        .reasons[0]
+        .message.endswith("(no extra rounds: load.max_repetitions is not above load.repetitions)")
+    )
+
+
+def test_one_repetition_leaves_the_spread_unchecked(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    steady(run, reps=1)
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    v = run.verdict()
+    assert v.status == "valid"
+    assert (
+        "spread (CV): 1 load points have one repetition (set load.repetitions to 3 or more)" in v.not_checked
+    )
+
+
+# ---------------------------------------------------------------- the loadgen
+
+
+def test_a_saturated_loadgen_makes_its_cells_invalid(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    saturated = read_data("verdict", "vmstat-saturated.txt")
+    cell = run.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"), vmstat=saturated)
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    assert cell["system"]["loadgen"]["cpu_idle_median"] == 1.5  # idle 19, 2, 2, 0, 1, 1
+    v = run.verdict()
+    [reason] = [r for r in v.reasons if r.code == "loadgen_saturated"]
+    assert reason.status == "invalid" and reason.cells == ["s__wrk__c64__r1"]
+    assert "median CPU idle as low as 1.5 % in 1 of 1 cells (below 10 %)" in reason.message
+    assert v.status == "invalid"
+
+
+def test_an_idle_loadgen_is_not_saturated(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    cell = run.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"))
+    assert cell["system"]["loadgen"]["cpu_idle_median"] == 31.0
+    assert "loadgen_saturated" not in codes(run.verdict())
+
+
+def test_cells_stored_before_the_median_existed_are_judged_from_their_raw_vmstat(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    saturated = read_data("verdict", "vmstat-saturated.txt")
+    cell = run.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"), vmstat=saturated)
+    del cell["system"]["loadgen"]["cpu_idle_median"]
+    (tmp_path / "cells" / "s__wrk__c64__r1.json").write_text(json.dumps(cell), encoding="utf-8")
+    assert "loadgen_saturated" in codes(run.verdict())
+    (tmp_path / "raw" / "s__wrk__c64__r1.vmstat.txt").unlink()
+    v = run.verdict()
+    assert "loadgen_saturated" not in codes(v)
+    assert "loadgen saturation: 1 network-mode cells kept no vmstat sample" in v.not_checked
+
+
+def test_merged_cells_are_judged_by_each_loadgens_vmstat(tmp_path: Path) -> None:
+    from benchstack.merge import merge_cells
+
+    run = Run(tmp_path / "lg1")
+    a = run.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"))
+    run_b = Run(tmp_path / "lg2")
+    saturated = read_data("verdict", "vmstat-saturated.txt")
+    b = run_b.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"), vmstat=saturated)
+    b["loadgen"] = "gen2"
+    merged = merge_cells([a, b])
+    v = run_verdict(tmp_path, [merged], None)
+    [reason] = [r for r in v.reasons if r.code == "loadgen_saturated"]
+    assert "the loadgen (gen2) had a median CPU idle as low as 1.5 %" in reason.message
+
+
+# ---------------------------------------------------------------- loopback
+
+
+def test_loopback_without_a_cpu_split_is_noisy_and_says_the_host_was_busy(tmp_path: Path) -> None:
+    run = Run(tmp_path, mode="loopback")
+    saturated = read_data("verdict", "vmstat-saturated.txt")
+    run.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"), vmstat=saturated)
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    v = run.verdict()
+    assert codes(v) == ["loopback_shared_cores"] and v.status == "noisy"
+    assert v.reasons[0].message == (
+        "loopback mode on shared CPUs: the load tool and the stacks competed for the same cores on "
+        "web1 (no CPU split recorded); the host had less than 10 % CPU idle in 1 cells"
+    )
+    # vmstat there measures the whole host: not a saturated *loadgen*
+    assert any(n.startswith("loadgen saturation: 1 loopback cells") for n in v.not_checked)
+
+
+def test_loopback_with_a_disjoint_cpu_split_is_not_a_reason(tmp_path: Path) -> None:
+    run = Run(tmp_path, mode="loopback")
+    run.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"))
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    split = {**FINGERPRINT, "cpu_split": {"loadgen_cpus": "0", "stack_cpus": "1"}}
+    assert run.verdict(hosts={"web1": split}).status == "valid"
+    overlapping = {**FINGERPRINT, "cpu_split": {"loadgen_cpus": "0-1", "stack_cpus": "1"}}
+    assert codes(run.verdict(hosts={"web1": overlapping})) == ["loopback_shared_cores"]
+
+
+def test_cpu_split_problems() -> None:
+    assert cpu_split_problem({"cpu_count": "1"}) == "1 CPU: no split is possible"
+    assert cpu_split_problem({"cpu_count": "2"}) == "no CPU split recorded"
+    assert cpu_split_problem({"cpu_split": {"loadgen_cpus": "0,1", "stack_cpus": "2-3"}}) is None
+    assert cpu_split_problem({"cpu_split": {"loadgen_cpus": "0", "stack_cpus": "x"}}).startswith("unreadable")
+
+
+# ---------------------------------------------------------------- capacity
+
+
+def test_capacity_warnings_from_the_fingerprints_name_their_cells(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.measure("s", WRK_WIDE, read_data("wrk", "report-wide-spread.txt"))
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    run.load["max_error_rate"] = 1  # the capture is an overloaded stack (502s)
+    small = {**FINGERPRINT, "sysctls": {"net.core.somaxconn": "128"}}
+    v = run.verdict(hosts={"web1": small, "gen1": FINGERPRINT})
+    [reason] = v.reasons
+    assert (reason.code, reason.status, reason.cells) == ("capacity", "noisy", ["s__wrk__c500__r1"])
+    assert reason.message.startswith("concurrency 500 exceeds the target's net.core.somaxconn 128")
+    assert run.verdict().status == "valid"  # somaxconn 4096, 20000 open files
+
+
+# ---------------------------------------------------------------- stops and completeness
+
+
+def test_a_run_stopped_on_a_hung_stack_is_invalid(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    steady(run, "fine")
+    run.plan("stuck", AB_STEADY, 1)
+    run.write_info()
+    record_stop(tmp_path, "stuck__ab__c2__r1", "hung", "ab completed no request and counted no error")
+    stopped = json.loads((tmp_path / "run.json").read_text())["stopped"]
+    v = run.verdict(stopped=stopped)
+    assert codes(v) == ["hung_stack", "incomplete"] and v.status == "invalid"
+    assert v.reasons[0].message.startswith("the run stopped at stuck__ab__c2__r1 at ")
+    assert v.reasons[0].message.endswith(": the stack hung (ab completed no request and counted no error)")
+    assert v.reasons[1].cells == ["stuck__ab__c2__r1"]
+    assert {p.stack: p.status for p in v.load_points} == {"fine": "valid", "stuck": "invalid"}
+
+
+def test_a_resumed_run_keeps_the_stop_and_calls_it_noisy_once_the_cell_is_measured(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    run.plan("s", AB_STEADY, 1)
+    run.write_info()
+    record_stop(tmp_path, "s__ab__c2__r1", "hung", "nothing answered")
+    run.write_info()  # the resumed run rewrites run.json
+    stopped = json.loads((tmp_path / "run.json").read_text())["stopped"]
+    assert [s["cell"] for s in stopped] == ["s__ab__c2__r1"]
+    steady(run, reps=1)
+    [reason] = run.verdict(stopped=stopped).reasons
+    assert (reason.code, reason.status) == ("hung_stack", "noisy")
+    assert "the stack may hang again under this load" in reason.message
+
+
+def test_cells_planned_but_not_stored_make_the_run_incomplete(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    steady(run, reps=2)
+    run.plan("s", AB_STEADY, 3)
+    v = run.verdict()
+    [reason] = [r for r in v.reasons if r.code == "incomplete"]
+    assert reason.cells == ["s__ab__c2__r3"] and reason.status == "invalid"
+    assert reason.message.startswith("1 of 3 planned cells were not measured")
+
+
+# ---------------------------------------------------------------- steady state
+
+
+def test_a_cell_that_slowed_down_mid_run_is_not_at_steady_state(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    tsv = read_data("verdict", "ab-drift.tsv")
+    run.measure("s", AB_DRIFT, read_data("verdict", "ab-drift.txt"), tsv=tsv)
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    v = run.verdict()
+    assert codes(v) == ["not_steady"] and v.status == "noisy"
+    assert v.reasons[0].message == (
+        "s ab c2: requests started per second changed -48 % from the first half of the cell to the second "
+        "(277 -> 144, 8 whole seconds) in 1 of 1 cells (more than 20 %): not at steady state"
+    )
+
+
+def test_per_second_starts_of_the_captures() -> None:
+    # cut -f2 drift.tsv | uniq -c: 235 356 380 226 | 145 146 139 142 | 147 84 (first and last partial)
+    d = drift(starts_per_second(read_data("verdict", "ab-drift.tsv")))
+    assert d is not None and (d.first, d.second, d.seconds) == (276.75, 143.5, 8)
+    s = drift(starts_per_second(read_data("verdict", "ab-steady.tsv")))
+    assert s is not None and abs(s.change) < 0.01
+    assert drift({100: 5, 101: 9, 102: 9, 103: 2}) is None  # two whole seconds: too short
+
+
+def test_tools_without_per_second_data_are_listed_as_not_checked(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"))
+    run.measure("s", AB_STEADY, read_data("verdict", "ab-steady.txt"))
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    notes = run.verdict().not_checked
+    assert "steady state: 1 wrk cells: wrk keeps no per-second data" in notes
+    assert "steady state: 1 ab cells ran without -g (the runner asks for it with load.threshold_ms)" in notes
+
+
+# ---------------------------------------------------------------- rendering and run.json
+
+
+def test_the_printed_verdict_gives_each_reason_and_its_cell_count(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    text = verdict_text(run.verdict())
+    assert text.splitlines()[0] == "Verdict: INVALID (load points: 1 invalid)"
+    assert text.splitlines()[1].startswith("- invalid error_rate: busy ab c10: error rate up to 50.3 %")
+    assert text.splitlines()[1].endswith("(1 cell)")
+
+
+def test_record_stop_adds_to_the_stops_already_recorded(tmp_path: Path) -> None:
+    record_stop(tmp_path, "a__ab__c1__r1", "hung", "m1", at="2026-01-01T00:00:00Z")
+    record_stop(tmp_path, "b__ab__c1__r1", "timeout", "m2", at="2026-01-01T00:01:00Z")
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+    data = json.loads((tmp_path / "run.json").read_text())
+    assert [(s["cell"], s["reason"]) for s in data["stopped"]] == [
+        ("a__ab__c1__r1", "hung"),
+        ("b__ab__c1__r1", "timeout"),
+    ]
+
+
+def test_vmstat_median_idle_of_the_saturated_capture() -> None:
+    stats = parse_vmstat(read_data("verdict", "vmstat-saturated.txt"))
+    assert stats is not None
+    assert stats["cpu_idle_median"] == 1.5 and stats["cpu_idle"] == pytest.approx(
+        (19 + 2 + 2 + 0 + 1 + 1) / 6, abs=0.01
+    )
+
+
+# ---------------------------------------------------------------- report, run.json and the CI gate
+
+
+def test_the_report_opens_with_the_verdict_and_stores_it_in_run_json(tmp_path: Path) -> None:
+    from benchstack.report import write_report
+
+    run = Run(tmp_path)
+    steady(run, "fine")
+    run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
+    run.write_info()
+    text = write_report(tmp_path).read_text(encoding="utf-8")
+    sections = [line for line in text.splitlines() if line.startswith("## ")]
+    assert sections[:2] == ["## Verdict: invalid", "## Results"]
+    assert "- **invalid** `error_rate`: busy ab c10: error rate up to 50.3 %" in text
+    assert "Load points: 1 valid, 1 invalid." in text
+    stored = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["verdict"]
+    assert stored["status"] == "invalid"
+    assert [r["code"] for r in stored["reasons"]] == ["error_rate"]
+    assert stored["reasons"][0]["cells"] == ["busy__ab__c10__r1"]
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '<h2 class="verdict-invalid">Verdict: invalid</h2>' in page
+    assert page.index("Verdict: invalid") < page.index("<h2>Results</h2>")
+
+
+def gate(tmp_path: Path, *flags: str) -> int:
+    from benchstack.cli import main
+
+    return main(["validate", str(tmp_path), *flags])
+
+
+def test_validate_strict_fails_an_invalid_run_only_with_strict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = Run(tmp_path)
+    run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    run.write_info()
+    assert gate(tmp_path) == 0
+    assert "Verdict" not in capsys.readouterr().out
+    assert gate(tmp_path, "--strict") == 3
+    captured = capsys.readouterr()
+    assert "Verdict: INVALID" in captured.out
+    assert "--strict: the run's verdict is invalid" in captured.err
+
+
+def test_validate_strict_passes_a_noisy_run_unless_asked_to_fail_on_noisy(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    output = read_data("verdict", "ab-steady.txt")
+    for rep, rps in ((1, 361.52), (2, 300.0), (3, 420.0)):
+        run.measure("s", AB_STEADY, output, rep, rps=rps)
+    run.write_info()
+    assert gate(tmp_path, "--strict") == 0
+    assert gate(tmp_path, "--strict", "--fail-on-noisy") == 3
+    assert gate(tmp_path, "--fail-on-noisy") == 3
+
+
+def test_validate_strict_passes_a_valid_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = Run(tmp_path)
+    steady(run)
+    run.write_info()
+    assert gate(tmp_path, "--strict", "--fail-on-noisy") == 0
+    assert "Verdict: VALID (load points: 1 valid)" in capsys.readouterr().out
+
+
+def test_stops_recorded_at_once_by_several_processes_are_all_kept(tmp_path: Path) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    ids = [f"s{i}__ab__c1__r1" for i in range(40)]
+    with ProcessPoolExecutor(8) as pool:
+        list(pool.map(record_stop, [tmp_path] * 40, ids, ["hung"] * 40, ["m"] * 40))
+    stopped = json.loads((tmp_path / "run.json").read_text())["stopped"]
+    assert sorted(s["cell"] for s in stopped) == sorted(ids)
