@@ -10,20 +10,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 from benchstack import __version__
 from benchstack.cell import cell_id_of, cell_paths, cell_to_dict, load_cells, make_cell, validate_cell
 from benchstack.compare import compare_table, differences_text
-from benchstack.experiment import ExperimentError, cells, load_experiment
+from benchstack.experiment import ExperimentError
 from benchstack.hostdiff import run_differences
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
+from benchstack.plan import compile_plan, experiment_path
 from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
+from benchstack.stacks import DEFAULT_ROOTS, Roots
 from benchstack.verdict import run_verdict, verdict_text
 
 STRICT_FAILED = 3
+# The project's experiments/ folder, where a bare experiment name is looked up (as the playbook does).
+PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -81,8 +84,17 @@ def _build_parser() -> argparse.ArgumentParser:
         help=f"with --strict (implied), exit {STRICT_FAILED} when the verdict is noisy too",
     )
 
-    p = sub.add_parser("experiment", help="validate an experiment file and print its cells as JSON")
-    p.add_argument("file", type=Path)
+    p = sub.add_parser(
+        "experiment",
+        help="compile an experiment's plan as the playbook does (same checks) and print its cells as JSON",
+    )
+    p.add_argument("file", help="experiments/NAME.yml by NAME, or a path")
+    p.add_argument("--plan", action="store_true", help="print the whole resolved plan")
+    p.add_argument("--run-root", default=DEFAULT_ROOTS.run, help="bench_run_root (default %(default)s)")
+    p.add_argument("--app-root", default=DEFAULT_ROOTS.apps, help="bench_app_root (default %(default)s)")
+    p.add_argument(
+        "--unit-config-dir", default=DEFAULT_ROOTS.units, help="bench_unit_config_dir (default %(default)s)"
+    )
     return parser
 
 
@@ -212,17 +224,21 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
+    roots = Roots(run=args.run_root, apps=args.app_root, units=args.unit_config_dir)
     try:
-        exp = load_experiment(args.file)
+        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots)
     except ExperimentError as exc:
         _err(str(exc))
         return 1
-    plan = {
-        "name": exp.name,
-        "description": exp.description,
-        "stacks": [s["name"] for s in exp.stacks],
-        "cells": [asdict(c) for c in cells(exp)],
-    }
+    for warning in plan["warnings"]:
+        _err(f"warning: {warning}")
+    if not args.plan:
+        plan = {
+            "name": plan["experiment"]["name"],
+            "description": plan["experiment"]["description"],
+            "stacks": [s["name"] for s in plan["stacks"]],
+            "cells": plan["cells"],
+        }
     print(json.dumps(plan, indent=2))
     return 0
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchstack.stacks import front_checks, normalize_stacks
+from benchstack.stacks import front_checks
 
 # A dnsmasq query line; with log-queries=extra it carries the query serial and the client's address/port:
 #   Nov 30 04:43:14 dnsmasq[4877]: 12 127.0.0.1/49183 query[A] rb.nocache.bench-dns.test from 127.0.0.1
@@ -152,11 +152,10 @@ def is_ip(name: str) -> bool:
 
 
 def stack_names(stacks: list[dict[str, Any]], target_host: str | None) -> list[str]:
-    """Host names (not addresses) the stacks depend on: the target as a loadgen reaches it, and every
+    """Host names (not addresses) the resolved stacks depend on: the target as a loadgen reaches it, and every
     app server endpoint's host. Addresses need no resolution and are left out."""
-    norm = normalize_stacks(stacks)
     names: list[str] = []
-    hosts = [ep["host"] for s in norm for ep in s["endpoints"] if ep["host"]]
+    hosts = [ep["host"] for s in stacks for ep in s["endpoints"] if ep["host"]]
     if target_host:
         hosts += [urlsplit(c["url"]).hostname or "" for c in front_checks(stacks, target_host)]
     for host in hosts:

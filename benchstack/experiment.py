@@ -1,8 +1,9 @@
 """Experiment files: load, validate, expand into cells.
 
 An experiment names its stacks and a load plan (see ``experiments/*.yml``). Validation reports every problem
-at once, each naming its field (``load.plans[1].duration_s: ...``). Stack validation is deliberately light
-here (name, port, front.kind, server.bind): the roles own the full stack vocabulary.
+at once, each naming its field (``load.plans[1].duration_s: ...``). Stacks are validated by
+:func:`benchstack.stacks.resolve_stacks`, the one stack validator, so this command line and the playbook's
+plan (:mod:`benchstack.plan`) accept and refuse exactly the same experiments.
 
 Expansion order is repetition, then stack, then plan, then concurrency: all stacks are measured once before
 any is measured twice, so slow drift on the hosts spreads over every stack instead of biasing one. Repetition
@@ -31,6 +32,7 @@ import yaml
 from benchstack.cell import cell_id
 from benchstack.loadcmd import build_command, httperf_command
 from benchstack.model import OPEN_LOOP_TOOLS, TOOLS
+from benchstack.stacks import DEFAULT_ROOTS, Roots, StackError, resolve_stacks, url_path_problem
 from benchstack.trace import note
 
 MAX_REQUESTS = 1_000_000
@@ -38,8 +40,6 @@ MAX_DURATION_S = 600
 MAX_REPETITIONS = 100
 DEFAULT_MAX_CV = 0.05
 DEFAULT_MAX_ERROR_RATE = 0.01
-FRONT_KINDS = ("none", "nginx", "apache")
-BINDS = ("unix", "tcp")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 TOP_KEYS = {"name", "description", "stacks", "load"}
@@ -105,6 +105,8 @@ class Experiment:
     load: dict[str, Any]
     source: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    # The stacks with everything derived (benchstack.stacks.resolve_stacks).
+    resolved: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
 
 def _is_int(v: object) -> bool:
@@ -127,10 +129,15 @@ def _unknown(problems: list[str], where: str, d: dict[str, Any], allowed: set[st
         problems.append(f"{where}{key}: unknown field (allowed: {', '.join(sorted(allowed))})")
 
 
-def validate_experiment(data: object) -> list[str]:
+def validate_experiment(data: object, roots: Roots = DEFAULT_ROOTS) -> list[str]:
     """Every problem with an experiment mapping, each naming its field; empty when valid."""
+    return _validated(data, roots)[0]
+
+
+def _validated(data: object, roots: Roots) -> tuple[list[str], list[dict[str, Any]]]:
+    """Every problem with an experiment mapping, and its stacks resolved (when they are valid)."""
     if not isinstance(data, dict):
-        return [f"an experiment must be a mapping, not {type(data).__name__}"]
+        return [f"an experiment must be a mapping, not {type(data).__name__}"], []
     problems: list[str] = []
     _unknown(problems, "", data, TOP_KEYS)
     name = data.get("name")
@@ -138,57 +145,14 @@ def validate_experiment(data: object) -> list[str]:
         problems.append(f"name: must be a word of letters, digits, '.', '_' or '-', not {name!r}")
     if "description" in data and not isinstance(data["description"], str):
         problems.append("description: must be a string")
-    problems += _validate_stacks(data.get("stacks"))
+    # The one stack validator, the one the playbook's plan uses too.
+    resolved: list[dict[str, Any]] = []
+    try:
+        resolved = resolve_stacks(data.get("stacks"), roots)
+    except StackError as exc:
+        problems += exc.problems
     problems += _validate_load(data.get("load"))
-    return problems
-
-
-def _validate_stacks(stacks: object) -> list[str]:
-    if not isinstance(stacks, list) or not stacks:
-        return ["stacks: must be a non-empty list of stacks"]
-    problems: list[str] = []
-    names: dict[str, int] = {}
-    ports: dict[int, int] = {}
-    for i, stack in enumerate(stacks):
-        where = f"stacks[{i}]"
-        if not isinstance(stack, dict):
-            problems.append(f"{where}: must be a mapping")
-            continue
-        name = stack.get("name")
-        if not isinstance(name, str) or not NAME_RE.match(name):
-            problems.append(f"{where}.name: must be a word of letters, digits, '.', '_' or '-', not {name!r}")
-        elif name in names:
-            problems.append(f"{where}.name: {name!r} is already the name of stacks[{names[name]}]")
-        else:
-            names[name] = i
-        where = f"stacks[{i}] ({name})" if isinstance(name, str) else where
-        port = stack.get("port")
-        if not _is_int(port) or not 1 <= port <= 65535:
-            problems.append(f"{where}.port: must be an integer from 1 to 65535, not {port!r}")
-        elif port in ports:
-            problems.append(f"{where}.port: {port} is already the port of stacks[{ports[port]}]")
-        else:
-            ports[port] = i
-        spath = stack.get("path")
-        if spath is not None and (not isinstance(spath, str) or not spath.startswith("/")):
-            problems.append(f"{where}.path: must be a URL path starting with '/', not {spath!r}")
-        for part in ("runtime", "app", "server", "front"):
-            if part in stack and not isinstance(stack[part], dict):
-                problems.append(f"{where}.{part}: must be a mapping")
-        front = stack.get("front")
-        if isinstance(front, dict) and front.get("kind") not in FRONT_KINDS:
-            problems.append(
-                f"{where}.front.kind: must be one of {', '.join(FRONT_KINDS)}, not {front.get('kind')!r}"
-            )
-        server = stack.get("server")
-        if isinstance(server, dict):
-            if "bind" in server and server["bind"] not in BINDS:
-                problems.append(
-                    f"{where}.server.bind: must be one of {', '.join(BINDS)}, not {server['bind']!r}"
-                )
-            if "instances" in server and not (_is_int(server["instances"]) and server["instances"] >= 1):
-                problems.append(f"{where}.server.instances: must be a positive integer")
-    return problems
+    return problems, resolved
 
 
 def _validate_load(load: object) -> list[str]:
@@ -197,8 +161,8 @@ def _validate_load(load: object) -> list[str]:
     problems: list[str] = []
     _unknown(problems, "load.", load, LOAD_KEYS)
     path = load.get("path", "/")
-    if not isinstance(path, str) or not path.startswith("/") or any(c.isspace() for c in path):
-        problems.append(f"load.path: must be a URL path starting with '/', not {path!r}")
+    if problem := url_path_problem(path):
+        problems.append(f"load.path: {problem}")
     threshold = load.get("threshold_ms")
     if threshold is not None and (not _is_num(threshold) or threshold <= 0):
         problems.append(f"load.threshold_ms: must be a positive number of milliseconds, not {threshold!r}")
@@ -370,9 +334,10 @@ def plan_keepalive(plan: dict[str, Any]) -> bool:
     return True if plan["tool"] == "wrk" else bool(plan.get("keepalive", False))
 
 
-def experiment_from_dict(data: object, source: str | None = None) -> Experiment:
-    """An Experiment from a parsed YAML mapping; raises ExperimentError listing every problem."""
-    problems = validate_experiment(data)
+def experiment_from_dict(data: object, source: str | None = None, roots: Roots = DEFAULT_ROOTS) -> Experiment:
+    """An Experiment from a parsed YAML mapping, its stacks resolved under ``roots``; raises ExperimentError
+    listing every problem."""
+    problems, resolved = _validated(data, roots)
     if problems:
         raise ExperimentError(problems, source)
     assert isinstance(data, dict)
@@ -392,6 +357,7 @@ def experiment_from_dict(data: object, source: str | None = None) -> Experiment:
         load=load,
         source=source,
         raw=data,
+        resolved=resolved,
     )
 
 
@@ -413,7 +379,7 @@ def _read_text(path: Path, source: str) -> str:
     return text
 
 
-def load_experiment(path: str | os.PathLike[str]) -> Experiment:
+def load_experiment(path: str | os.PathLike[str], roots: Roots = DEFAULT_ROOTS) -> Experiment:
     """Read and validate an experiment YAML file."""
     note("read")
     source = str(path)
@@ -422,7 +388,7 @@ def load_experiment(path: str | os.PathLike[str]) -> Experiment:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ExperimentError([f"not valid YAML: {exc}"], source) from exc
-    return experiment_from_dict(data, source)
+    return experiment_from_dict(data, source, roots)
 
 
 def rotated(stacks: list[dict[str, Any]], repetition: int) -> list[dict[str, Any]]:

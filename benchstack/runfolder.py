@@ -31,7 +31,7 @@ class RunDirError(ValueError):
 def experiment_hash(experiment: Mapping[str, Any]) -> str:
     """sha256 of an experiment's name, stacks and load plan as canonical JSON (key order does not count).
 
-    ``experiment``: the mapping the bench_experiment lookup returns (run.json records it as ``experiment``).
+    ``experiment``: the plan's ``experiment`` (benchstack.plan; run.json records it as ``experiment``).
     """
     content = {key: experiment.get(key) for key in HASHED_KEYS}
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -1,9 +1,11 @@
-"""Stacks: the data that names one serving path, and everything derived from it.
+"""Stacks: the data that names one serving path, validated and resolved into everything derived from it.
 
-The app_server role (units, sockets), the nginx and apache roles (upstreams, instances, modules),
-verification and the benchmark all need the same socket paths, ports and expected answers. They are computed
-here, once, from the stack data, so they cannot drift apart. Ansible reaches this module through the
-``bench_stacks`` filter.
+The app_server role (units, sockets, env and config files), the nginx and apache roles (upstreams, pool
+members, instances, modules), verification and the benchmark all need the same socket paths, ports, unit
+names and expected answers. They are computed here, once per run, from the stack data
+(:func:`resolve_stacks`, called by :mod:`benchstack.plan`), so no template rebuilds a path or an address.
+Every value that reaches a config file is validated for its context here too: names, paths and URL paths
+are refused when they could break out of a config line (newlines, ``;``, braces, quotes, spaces).
 
 An Apache front is one Apache instance per stack (``apache2@bench-NAME`` on Debian, ``httpd@bench-NAME`` on
 RedHat), so stacks with different MPMs and tuning run side by side on one target. Its ``handler`` says what
@@ -16,6 +18,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from benchstack.trace import note
@@ -86,13 +89,31 @@ SERVER_KINDS: dict[str, dict[str, Any]] = {
     # connections open longer than the front's pool timeout qualify: unicorn and gunicorn (sync) close after
     # every response, WEBrick closes idle ones after 2 s (a pool would race those closes into 502s), and a
     # prefork worker (Starman, php-fpm) would sit on one idle pooled connection while others wait.
-    "thin": {"runtime": "ruby", "apps": ["sinatra"], "upstream_keepalive": True, "options": {}},
+    #
+    # How an instance is told where to listen: ``listen`` (per bind) are command-line arguments, formatted
+    # with the endpoint (``{socket}``, ``{host}``, ``{port}``); a kind with a ``config`` file (its extension)
+    # reads ``config_listen`` from it instead.
+    "thin": {
+        "runtime": "ruby",
+        "apps": ["sinatra"],
+        "upstream_keepalive": True,
+        "options": {},
+        "listen": {"unix": "--socket {socket}", "tcp": "--address {host} --port {port}"},
+    },
     # rackup's WEBrick handler only listens on TCP.
-    "webrick": {"runtime": "ruby", "apps": ["sinatra"], "binds": ["tcp"], "options": {}},
+    "webrick": {
+        "runtime": "ruby",
+        "apps": ["sinatra"],
+        "binds": ["tcp"],
+        "options": {},
+        "listen": {"tcp": "--host {host} --port {port}"},
+    },
     "unicorn": {
         "runtime": "ruby",
         "apps": ["sinatra"],
         "options": {"workers": _WORKERS, "preload": (bool, None, None, True)},
+        "config": "unicorn.rb",
+        "config_listen": {"unix": "{socket}", "tcp": "{host}:{port}"},
     },
     # workers 0 is puma's single mode (one process, `threads` threads).
     "puma": {
@@ -104,6 +125,8 @@ SERVER_KINDS: dict[str, dict[str, Any]] = {
             "threads": (int, 1, 256, 5),
             "preload": (bool, None, None, False),
         },
+        "config": "puma.rb",
+        "config_listen": {"unix": "unix://{socket}", "tcp": "tcp://{host}:{port}"},
     },
     # The seed's Starlet-style server: the Rack handler Rack::Handler::Starlet that the prefork_engine gem
     # ships as example/starlet.rb, run by rackup under Server::Starter's start_server (which holds the unix
@@ -117,22 +140,26 @@ SERVER_KINDS: dict[str, dict[str, Any]] = {
             "max_request_per_child": (int, 1, 10_000_000, 1000),
             "min_request_per_child": (int, 1, 10_000_000, None),
         },
+        "listen": {"unix": "--path {socket}", "tcp": "--port {host}:{port}"},
     },
     "starman": {
         "runtime": "perl",
         "apps": ["psgi"],
         "options": {"workers": _WORKERS, "max_requests": (int, 1, 10_000_000, 1000)},
+        "listen": {"unix": "--path {socket}", "tcp": "--port {host}:{port}"},
     },
     "gunicorn": {
         "runtime": "python",
         "apps": ["wsgi"],
         "options": {"workers": _WORKERS, "max_requests": _MAX_REQUESTS},
+        "listen": {"unix": "--bind unix:{socket}", "tcp": "--bind {host}:{port}"},
     },
     "uvicorn": {
         "runtime": "python",
         "apps": ["asgi"],
         "upstream_keepalive": True,
         "options": {"workers": (int, 1, 64, 1)},
+        "listen": {"unix": "--uds {socket}", "tcp": "--host {host} --port {port}"},
     },
     # php-fpm speaks FastCGI, so it always sits behind a front.
     "php-fpm": {
@@ -140,11 +167,15 @@ SERVER_KINDS: dict[str, dict[str, Any]] = {
         "apps": ["php"],
         "protocol": "fastcgi",
         "options": {"workers": _WORKERS, "max_requests": _MAX_REQUESTS},
+        "config": "php-fpm.conf",
+        "config_listen": {"unix": "{socket}", "tcp": "{host}:{port}"},
     },
 }
 SERVER_COMMON_KEYS = {"kind", "instances", "bind", "port_base"}
-# Keys normalize_stack derives itself (normalizing a normalized stack gives the same stack).
-SERVER_DERIVED_KEYS = {"unit", "protocol", "upstream_keepalive"}
+STACK_KEYS = {"name", "port", "path", "app", "runtime", "server", "front"}
+APP_KEYS = {"kind", "dir", "checks"}
+CHECK_KEYS = {"path", "body"}
+NGINX_FRONT_KEYS = {"kind", "profile"}
 FRONT_KINDS = ("none", "nginx", "apache")
 FRONT_PROFILES = ("stock", "tuned")
 APACHE_MPMS = ("prefork", "worker", "event")
@@ -170,8 +201,6 @@ APACHE_MPM_OPTIONS: dict[str, dict[str, tuple[str, int, int, int]]] = {
     "worker": _APACHE_THREADED,
     "event": _APACHE_THREADED,
 }
-# Keys normalize_stack derives for an apache front (normalizing a normalized stack gives the same stack).
-APACHE_DERIVED_KEYS = {"instance", "handler", "modules", "modules_off", "mpm_directives"}
 # Apache modules (Debian a2enmod names; the apache role maps them per OS) each handler needs besides the MPM.
 APACHE_HANDLER_MODULES: dict[str, list[str]] = {
     "proxy": ["proxy", "proxy_http", "slotmem_shm", "proxy_balancer", "lbmethod_byrequests"],
@@ -186,10 +215,86 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
 # and no port_base is given: distinct for stacks whose ports differ modulo 1000, up to 9 instances.
 TCP_BACKEND_BASE = 20000
 MAX_INSTANCES = 64
+# A folder path that is safe in every config line it reaches (nginx root, Apache DocumentRoot and
+# <Directory>, systemd WorkingDirectory=, unit and env files): absolute, each part letters, digits, '.',
+# '_', '+' or '-', no '..'. Newlines, ';', braces, quotes and spaces could end a directive and start another.
+SAFE_PATH_RE = re.compile(r"^(/[A-Za-z0-9._+-]+)+/?$")
+# A URL path as a request line and a load tool take it: '/' then printable ASCII, no space.
+URL_PATH_RE = re.compile(r"^/[!-~]*$")
+MAX_CHECKS = 20
+MAX_CHECK_BODY = 65536
+# Ports a stack may use but that usually belong to something else on a host.
+WELL_KNOWN_PORTS = {
+    22: "ssh",
+    25: "smtp",
+    53: "dns",
+    80: "http",
+    443: "https",
+    3306: "mysql",
+    5432: "postgres",
+}
+
+
+def safe_path_problem(value: object) -> str | None:
+    """Why ``value`` cannot be a folder path in a config file, or None when it can."""
+    if not isinstance(value, str) or not SAFE_PATH_RE.match(value):
+        return (
+            "must be an absolute path of letters, digits, '.', '_', '+', '-' and '/' "
+            f"(no spaces, quotes, ';', braces or newlines), not {value!r}"
+        )
+    if ".." in value.split("/"):
+        return f"must not contain '..', not {value!r}"
+    return None
+
+
+def url_path_problem(value: object) -> str | None:
+    """Why ``value`` cannot be a URL path (load path, check path), or None when it can."""
+    if not isinstance(value, str) or not URL_PATH_RE.match(value):
+        return f"must be a URL path starting with '/' without spaces or control characters, not {value!r}"
+    return None
+
+
+@dataclass(frozen=True)
+class Roots:
+    """The project-wide roots every derived path hangs from (bench_run_root, bench_app_root,
+    bench_unit_config_dir): one value each, for every role, verify and the report."""
+
+    # Parent of every instance's RuntimeDirectory (its socket lives there); systemd makes it under /run.
+    run: str = "/run/bench-stack"
+    # Folder of the bundled apps (one folder per app kind) and the default of app.dir.
+    apps: str = "/opt/bench-stack/apps"
+    # Per-instance env files and server configs (unicorn, puma, php-fpm).
+    units: str = "/etc/bench-stack/units"
+
+    def problems(self) -> list[str]:
+        names = {"run": "bench_run_root", "apps": "bench_app_root", "units": "bench_unit_config_dir"}
+        out = []
+        for key, value in asdict(self).items():
+            problem = safe_path_problem(value)
+            if problem:
+                out.append(f"{names[key]}: {problem}")
+        if not out and not self.run.rstrip("/").startswith("/run/"):
+            out.append(
+                f"bench_run_root: must be a folder under /run (systemd's RuntimeDirectory=), not {self.run!r}"
+            )
+        return out
+
+    @property
+    def run_relative(self) -> str:
+        """The run root as systemd's RuntimeDirectory= takes it: relative to /run."""
+        return self.run.rstrip("/").removeprefix("/run/")
+
+
+DEFAULT_ROOTS = Roots()
 
 
 class StackError(ValueError):
-    """A stack definition is invalid; the message names the stack and the field."""
+    """Stack definitions are invalid; ``problems`` lists every problem found, each naming its stack and
+    field."""
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
 
 
 def _err(name: object, field: str, msg: str) -> StackError:
@@ -204,50 +309,139 @@ def _mapping(s: dict[str, Any], key: str, default: dict[str, Any]) -> dict[str, 
     return value
 
 
-def normalize_stack(
-    stack: dict[str, Any], run_root: str = "/run/bench-stack", app_root: str = "/opt/bench-stack/apps"
-) -> dict[str, Any]:
-    """Fill in defaults and derive units, endpoints and checks; raise StackError on bad input."""
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def resolve_stack(stack: dict[str, Any], roots: Roots = DEFAULT_ROOTS) -> dict[str, Any]:
+    """The stack with defaults filled in and everything derived (upstream, units, endpoints with their
+    addresses, files and listen arguments); StackError listing every problem otherwise.
+
+    Independent parts (name and port, app, runtime, front) are each checked even when another one failed, so
+    one run reports every problem of the stack; the server is checked once the app and front are valid.
+    """
     if not isinstance(stack, dict):
         raise StackError(f"a stack must be a mapping, not {type(stack).__name__}")
     s = copy.deepcopy(stack)
-    name = s.get("name")
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise _err(name, "name", "must be 1-48 lowercase letters, digits or '-' (it names units and sockets)")
-    port = s.get("port")
-    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
-        raise _err(name, "port", f"must be an integer from 1 to 65535, not {port!r}")
+    problems: list[str] = []
 
+    def check(part: Any) -> bool:
+        try:
+            part(s, roots)
+        except StackError as exc:
+            problems.extend(exc.problems)
+            return False
+        return True
+
+    check(_identity)
+    app_ok = check(_app)
+    if app_ok:
+        check(_runtime)
+    front_ok = check(_front)
+    if app_ok and front_ok:
+        check(_server)
+    if problems:
+        raise StackError(problems)
+    return s
+
+
+def _identity(s: dict[str, Any], roots: Roots) -> None:
+    name = s.get("name")
+    problems = [
+        f"stack {name!r}: {key}: unknown field (allowed: {', '.join(sorted(STACK_KEYS))})"
+        for key in sorted(set(s) - STACK_KEYS, key=str)
+    ]
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        problems.append(
+            f"stack {name!r}: name: must be 1-48 lowercase letters, digits or '-', starting with a letter or "
+            "digit (it names units, sockets and config blocks)"
+        )
+    port = s.get("port")
+    if not _is_int(port) or not 1 <= port <= 65535:
+        problems.append(f"stack {name!r}: port: must be an integer from 1 to 65535, not {port!r}")
+    if "path" in s and (problem := url_path_problem(s["path"])):
+        problems.append(f"stack {name!r}: path: {problem}")
+    if problems:
+        raise StackError(problems)
+
+
+def _app(s: dict[str, Any], roots: Roots) -> None:
+    name = s.get("name")
     app = _mapping(s, "app", {})
+    problems = [
+        f"stack {name!r}: app.{key}: unknown field (allowed: {', '.join(sorted(APP_KEYS))})"
+        for key in sorted(set(app) - APP_KEYS, key=str)
+    ]
     kind = app.get("kind")
     if kind in UNAVAILABLE_APP_KINDS:
         raise _err(name, "app.kind", f"{kind}: {UNAVAILABLE_APP_KINDS[kind]}")
     if kind not in APP_KINDS:
-        raise _err(name, "app.kind", f"must be one of {', '.join(APP_KINDS)}, not {kind!r}")
-    app_dir = app.setdefault("dir", f"{app_root}/{kind}")
-    if not isinstance(app_dir, str) or not app_dir.startswith("/") or ".." in app_dir.split("/"):
-        raise _err(name, "app.dir", f"must be an absolute path on the target, not {app_dir!r}")
+        raise StackError(
+            [*problems, f"stack {name!r}: app.kind: must be one of {', '.join(APP_KINDS)}, not {kind!r}"]
+        )
+    app_dir = app.setdefault("dir", f"{roots.apps.rstrip('/')}/{kind}")
+    if problem := safe_path_problem(app_dir):
+        problems.append(f"stack {name!r}: app.dir: {problem}")
     app["entry"] = APP_KINDS[kind]["entry"]
-    app.setdefault("checks", copy.deepcopy(APP_KINDS[kind]["checks"]))
+    checks = app.setdefault("checks", copy.deepcopy(APP_KINDS[kind]["checks"]))
+    problems += _check_problems(name, checks)
+    if problems:
+        raise StackError(problems)
+
+
+def _check_problems(name: object, checks: object) -> list[str]:
+    """Problems with ``app.checks``: a list of 1 to MAX_CHECKS {path, body} mappings."""
+    where = f"stack {name!r}: app.checks"
+    if not isinstance(checks, list) or not 1 <= len(checks) <= MAX_CHECKS:
+        return [f"{where}: must be a list of 1 to {MAX_CHECKS} {{path, body}} mappings, not {checks!r}"]
+    problems = []
+    for i, check in enumerate(checks):
+        if not isinstance(check, dict) or set(check) != CHECK_KEYS:
+            problems.append(f"{where}[{i}]: must be a mapping with exactly path and body, not {check!r}")
+            continue
+        if problem := url_path_problem(check["path"]):
+            problems.append(f"{where}[{i}].path: {problem}")
+        body = check["body"]
+        if not isinstance(body, str) or len(body) > MAX_CHECK_BODY:
+            problems.append(
+                f"{where}[{i}].body: must be the expected answer as a string of at most "
+                f"{MAX_CHECK_BODY} characters"
+            )
+    return problems
+
+
+def _runtime(s: dict[str, Any], roots: Roots) -> None:
+    name, kind = s.get("name"), s["app"]["kind"]
     runtime = _mapping(s, "runtime", {"kind": APP_KINDS[kind]["runtime"]})
     runtime.setdefault("kind", APP_KINDS[kind]["runtime"])
     if runtime.get("kind") != APP_KINDS[kind]["runtime"]:
         raise _err(name, "runtime.kind", f"app {kind} runs on {APP_KINDS[kind]['runtime']}")
     _runtime_version(name, runtime)
 
+
+def _front(s: dict[str, Any], roots: Roots) -> None:
+    name = s.get("name")
     front = _mapping(s, "front", {"kind": "none"})
     if front.get("kind") not in FRONT_KINDS:
         raise _err(name, "front.kind", f"must be one of {', '.join(FRONT_KINDS)}, not {front.get('kind')!r}")
     if front["kind"] == "nginx":
+        _typed_keys(name, "front", front, "key of an nginx front", keys=NGINX_FRONT_KEYS, options={})
         front.setdefault("profile", "tuned")
         if front["profile"] not in FRONT_PROFILES:
             raise _err(name, "front.profile", f"must be one of {', '.join(FRONT_PROFILES)}")
     elif front["kind"] == "apache":
         _apache_front(name, front)
+    else:
+        _typed_keys(name, "front", front, "key of front kind none", keys={"kind"}, options={})
 
+
+def _server(s: dict[str, Any], roots: Roots) -> None:
+    name, port, app, front = s.get("name"), s.get("port"), s["app"], s["front"]
+    kind = app["kind"]
     server = s.get("server")
     embedded = APP_KINDS[kind].get("embedded", False)
     mod_php = kind == "php" and front["kind"] == "apache" and not server
+    s["upstream"] = None
     if kind == "static" or embedded or mod_php:
         if server:
             raise _err(name, "server", f"app {kind} is served by its front, not by an app server")
@@ -261,7 +455,7 @@ def normalize_stack(
             _apache_handler(name, front, "mod_php" if mod_php else kind)
         s["server"] = None
         s["endpoints"] = []
-        return s
+        return
     if not isinstance(server, dict):
         hint = " (or front.kind apache, which runs it with mod_php)" if kind == "php" else ""
         raise _err(name, "server", f"app {kind} needs an app server (one of {', '.join(SERVER_KINDS)}){hint}")
@@ -271,7 +465,7 @@ def normalize_stack(
     if kind not in SERVER_KINDS[skind]["apps"]:
         raise _err(name, "server.kind", f"{skind} cannot serve app {kind}")
     instances = server.setdefault("instances", 1)
-    if not isinstance(instances, int) or isinstance(instances, bool) or not 1 <= instances <= MAX_INSTANCES:
+    if not _is_int(instances) or not 1 <= instances <= MAX_INSTANCES:
         raise _err(name, "server.instances", f"must be an integer from 1 to {MAX_INSTANCES}")
     spec = SERVER_KINDS[skind]
     binds = spec.get("binds", list(BINDS))
@@ -280,16 +474,15 @@ def normalize_stack(
         raise _err(name, "server.bind", f"must be one of {', '.join(BINDS)}, not {bind!r}")
     if bind not in binds:
         raise _err(name, "server.bind", f"{skind} listens on {' or '.join(binds)} only, not {bind}")
-    server["protocol"] = spec.get("protocol", "http")
-    server["upstream_keepalive"] = spec.get("upstream_keepalive", False)
-    if server["protocol"] != "http" and front["kind"] == "none":
-        raise _err(name, "front.kind", f"{skind} speaks {server['protocol']}, not HTTP: it needs a front")
+    protocol = spec.get("protocol", "http")
+    if protocol != "http" and front["kind"] == "none":
+        raise _err(name, "front.kind", f"{skind} speaks {protocol}, not HTTP: it needs a front")
     if front["kind"] == "apache":
-        if server["protocol"] != "http":
+        if protocol != "http":
             raise _err(
                 name,
                 "front.kind",
-                f"{skind} speaks {server['protocol']}; the apache front proxies HTTP only "
+                f"{skind} speaks {protocol}; the apache front proxies HTTP only "
                 "(for PHP under Apache leave out the server: mod_php runs it)",
             )
         _apache_handler(name, front, "proxy")
@@ -303,14 +496,11 @@ def normalize_stack(
         raise _err(
             name, "server", "without a front, the server is one instance bound to TCP on the stack port"
         )
-
+    if not _is_int(port):
+        return  # the port's own problem is reported; nothing can be derived from it
     base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
     if bind == "tcp" and front["kind"] != "none":
-        if (
-            not isinstance(base, int)
-            or isinstance(base, bool)
-            or not 1 <= base + 1 <= base + instances <= 65535
-        ):
+        if not _is_int(base) or not 1 <= base + 1 <= base + instances <= 65535:
             raise _err(
                 name,
                 "server.port_base",
@@ -318,20 +508,54 @@ def normalize_stack(
             )
         if base < port <= base + instances:
             raise _err(name, "server.port_base", f"a backend would listen on the stack's own port {port}")
+    _derive_server(s, spec, roots, base)
 
-    server["unit"] = f"bench-{name}@.service"
+
+def _derive_server(s: dict[str, Any], spec: dict[str, Any], roots: Roots, base: int) -> None:
+    """Units, files and every instance's addresses, as the app_server, nginx and apache roles print them."""
+    name, server, front = s["name"], s["server"], s["front"]
+    units = roots.units.rstrip("/")
+    config = spec.get("config")
+    server.update(
+        protocol=spec.get("protocol", "http"),
+        upstream_keepalive=spec.get("upstream_keepalive", False),
+        # One systemd template unit per stack; %i is the instance number.
+        unit=f"bench-{name}@.service",
+        unit_runtime_directory=f"{roots.run_relative}/{name}-%i",
+        # One env file per stack: instance i's unit reads its listen arguments as $BENCH_LISTEN_i.
+        env_file=f"{units}/{name}.env",
+        unit_config_file=f"{units}/{name}-%i.{config}" if config else None,
+    )
+    if front["kind"] != "none":
+        s["upstream"] = f"bench_{name.replace('-', '_')}"
     endpoints = []
-    for i in range(1, instances + 1):
+    for i in range(1, server["instances"] + 1):
         ep: dict[str, Any] = {"instance": i, "unit": f"bench-{name}@{i}.service"}
         if front["kind"] == "none":
-            ep.update(socket=None, host="0.0.0.0", port=port)
-        elif bind == "unix":
-            ep.update(socket=f"{run_root}/{name}-{i}/server.sock", host=None, port=None)
+            ep.update(socket=None, host="0.0.0.0", port=s["port"])
+        elif server["bind"] == "unix":
+            ep.update(socket=f"{roots.run.rstrip('/')}/{name}-{i}/server.sock", host=None, port=None)
         else:
             ep.update(socket=None, host="127.0.0.1", port=base + i)
+        bind = "unix" if ep["socket"] else "tcp"
+        ep.update(
+            address=f"unix:{ep['socket']}" if ep["socket"] else f"{ep['host']}:{ep['port']}",
+            # Apache names each unix-socket member after '|': members sharing one name merge into one worker.
+            balancer_member=(
+                f"unix:{ep['socket']}|http://{name}-{i}"
+                if ep["socket"]
+                else f"http://{ep['host']}:{ep['port']}"
+            ),
+            runtime_directory=f"{roots.run_relative}/{name}-{i}",
+            config_file=f"{units}/{name}-{i}.{config}" if config else None,
+            listen_args=spec["listen"][bind].format(**ep) if "listen" in spec else "",
+            config_listen=spec["config_listen"][bind].format(**ep) if config else None,
+        )
         endpoints.append(ep)
     s["endpoints"] = endpoints
-    return s
+    server["environment"] = {
+        f"BENCH_LISTEN_{ep['instance']}": ep["listen_args"] for ep in endpoints if ep["listen_args"]
+    }
 
 
 def _apache_front(name: str, front: dict[str, Any]) -> None:
@@ -346,7 +570,6 @@ def _apache_front(name: str, front: dict[str, Any]) -> None:
         front,
         f"key of an apache front with mpm {mpm}",
         keys={"kind", "mpm"},
-        derived=APACHE_DERIVED_KEYS,
         options={key: (int, lo, hi, default) for key, (_directive, lo, hi, default) in options.items()},
     )
     workers = front["max_request_workers"]
@@ -405,7 +628,7 @@ RUNTIME_KEYS = {"kind", "version"}
 
 def _runtime_version(name: str, runtime: dict[str, Any]) -> None:
     """Check ``runtime.version``: only Ruby stacks may name one (the ruby role's rbenv method installs it)."""
-    _typed_keys(name, "runtime", runtime, "key", keys=RUNTIME_KEYS, derived=set(), options={})
+    _typed_keys(name, "runtime", runtime, "key", keys=RUNTIME_KEYS, options={})
     if "version" not in runtime:
         return
     version = runtime["version"]
@@ -428,7 +651,6 @@ def _server_options(name: str, server: dict[str, Any], options: dict[str, TypedO
         server,
         f"option of {server['kind']}",
         keys=SERVER_COMMON_KEYS,
-        derived=SERVER_DERIVED_KEYS,
         options=options,
     )
 
@@ -440,17 +662,16 @@ def _typed_keys(
     what: str,
     *,
     keys: set[str],
-    derived: set[str],
     options: dict[str, TypedOption],
 ) -> None:
     """Check the keys of a stack's ``section`` (``server``, ``front``, ``runtime``); fill in typed defaults.
 
-    A key that is none of ``keys``, the typed ``options`` and the keys normalize_stack ``derived`` itself is
-    an error naming ``section.key``, what it is not (``what``: "option of unicorn") and the allowed keys.
+    A key that is none of ``keys`` and the typed ``options`` is an error naming ``section.key``, what it is
+    not (``what``: "option of unicorn") and the allowed keys.
     Each typed option gets its default when absent and must be of its type (and within its range).
     """
     allowed = keys | set(options)
-    unknown = sorted(set(mapping) - allowed - derived, key=str)
+    unknown = sorted(set(mapping) - allowed, key=str)
     if unknown:
         raise _err(name, f"{section}.{unknown[0]}", f"unknown {what} (allowed: {', '.join(sorted(allowed))})")
     for key, (typ, lo, hi, default) in options.items():
@@ -464,26 +685,43 @@ def _typed_keys(
             raise _err(name, f"{section}.{key}", f"must be an integer from {lo} to {hi}, not {value!r}")
 
 
-def normalize_stacks(
-    stacks: list[dict[str, Any]], run_root: str = "/run/bench-stack", app_root: str = "/opt/bench-stack/apps"
-) -> list[dict[str, Any]]:
-    """Normalize every stack and check that names and every listening port are unique on the target."""
+def resolve_stacks(stacks: object, roots: Roots = DEFAULT_ROOTS) -> list[dict[str, Any]]:
+    """Resolve every stack and check that names and every listening port are unique on the target;
+    StackError listing every problem of every stack otherwise."""
     note("resolve")
-    if not isinstance(stacks, list):
-        raise StackError("stacks must be a list")
-    out = [normalize_stack(s, run_root, app_root) for s in stacks]
+    if not isinstance(stacks, list) or not stacks:
+        raise StackError("stacks: must be a non-empty list of stacks")
+    out: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for i, stack in enumerate(stacks):
+        try:
+            out.append(resolve_stack(stack, roots))
+        except StackError as exc:
+            problems += [p if p.startswith("stack ") else f"stacks[{i}]: {p}" for p in exc.problems]
     names: set[str] = set()
     ports: dict[int, str] = {}
     for s in out:
         if s["name"] in names:
-            raise _err(s["name"], "name", "used by two stacks")
+            problems.append(f"stack {s['name']!r}: name: used by two stacks")
         names.add(s["name"])
         listening = {s["port"]} | {ep["port"] for ep in s["endpoints"] if ep["port"] is not None}
         for p in sorted(listening):
             if p in ports and ports[p] != s["name"]:
-                raise _err(s["name"], "port", f"{p} is also used by stack {ports[p]!r}")
+                problems.append(f"stack {s['name']!r}: port: {p} is also used by stack {ports[p]!r}")
             ports[p] = s["name"]
+    if problems:
+        raise StackError(problems)
     return out
+
+
+def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:
+    """Stacks listening on ports that usually belong to another service on a host."""
+    return [
+        f"stack {s['name']!r}: port {s['port']} is usually {WELL_KNOWN_PORTS[s['port']]}'s: "
+        "the stack will not start if that service runs on the target"
+        for s in stacks
+        if s["port"] in WELL_KNOWN_PORTS
+    ]
 
 
 GEMS_BY_APP: dict[str, list[str]] = {"sinatra": ["rack", "sinatra"]}
@@ -506,45 +744,43 @@ PIP_BY_SERVER: dict[str, list[str]] = {"gunicorn": ["gunicorn"], "uvicorn": ["uv
 
 
 def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
-    """What a target must have installed for these stacks: runtimes, gems, apps, fronts."""
-    norm = normalize_stacks(stacks)
+    """What a target must have installed for these resolved stacks: runtimes, gems, apps, fronts."""
     gems: list[str] = []
     pips: list[str] = []
     perls: list[str] = []
-    for s in norm:
-        for pkg in PIP_BY_SERVER.get(s["server"]["kind"], []) if s["server"] else []:
+    for s in stacks:
+        skind = s["server"]["kind"] if s["server"] else None
+        for pkg in PIP_BY_SERVER.get(skind, []) if skind else []:
             if pkg not in pips:
                 pips.append(pkg)
-        for module in PERL_BY_SERVER.get(s["server"]["kind"], []) if s["server"] else []:
+        for module in PERL_BY_SERVER.get(skind, []) if skind else []:
             if module not in perls:
                 perls.append(module)
-        for gem in GEMS_BY_APP.get(s["app"]["kind"], []) + (
-            GEMS_BY_SERVER.get(s["server"]["kind"], []) if s["server"] else []
-        ):
+        for gem in GEMS_BY_APP.get(s["app"]["kind"], []) + (GEMS_BY_SERVER.get(skind, []) if skind else []):
             if gem not in gems:
                 gems.append(gem)
     return {
-        "runtimes": sorted({s["runtime"]["kind"] for s in norm} - {"none"}),
+        "runtimes": sorted({s["runtime"]["kind"] for s in stacks} - {"none"}),
         "ruby_gems": gems,
-        "ruby_versions": sorted({s["runtime"]["version"] for s in norm if "version" in s["runtime"]}),
+        "ruby_versions": sorted({s["runtime"]["version"] for s in stacks if "version" in s["runtime"]}),
         "python_packages": pips,
         "perl_modules": perls,
         # Apps with files to deploy (lua-inline lives in the Apache config).
-        "app_kinds": sorted({s["app"]["kind"] for s in norm if s["app"]["entry"]}),
-        "fronts": sorted({s["front"]["kind"] for s in norm} - {"none"}),
-        "servers": sorted({s["server"]["kind"] for s in norm if s["server"]}),
-        "apache_handlers": sorted({s["front"]["handler"] for s in norm if s["front"]["kind"] == "apache"}),
+        "app_kinds": sorted({s["app"]["kind"] for s in stacks if s["app"]["entry"]}),
+        "fronts": sorted({s["front"]["kind"] for s in stacks} - {"none"}),
+        "servers": sorted({s["server"]["kind"] for s in stacks if s["server"]}),
+        "apache_handlers": sorted({s["front"]["handler"] for s in stacks if s["front"]["kind"] == "apache"}),
     }
 
 
 def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One request per app server instance and expected answer, asked on the target itself.
+    """One request per app server instance and expected answer of resolved stacks, asked on the target.
 
     Asking every instance directly proves that every member of a pool serves, not just the one a
     front happens to pick.
     """
     out = []
-    for s in normalize_stacks(stacks):
+    for s in stacks:
         for ep in s["endpoints"]:
             for check in s["app"]["checks"]:
                 host = "127.0.0.1" if ep["socket"] or ep["host"] == "0.0.0.0" else ep["host"]
@@ -569,7 +805,7 @@ def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str, Any]]:
-    """One request per stack and check through its public port, as a loadgen reaches ``host``."""
+    """One request per resolved stack and check through its public port, as a loadgen reaches ``host``."""
     host_part = f"[{host}]" if ":" in host else host
     return [
         {
@@ -579,6 +815,6 @@ def front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str, Any]
             "unix_socket": None,
             "body": check["body"],
         }
-        for s in normalize_stacks(stacks)
+        for s in stacks
         for check in s["app"]["checks"]
     ]

@@ -9,7 +9,7 @@ from typing import Any
 from benchstack.experiment import load_experiment
 from benchstack.stacks import front_checks as _front_checks
 from benchstack.stacks import instance_checks as _instance_checks
-from benchstack.stacks import normalize_stacks
+from benchstack.stacks import resolve_stacks
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,7 @@ def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def endpoints(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [ep for s in normalize_stacks(stacks) for ep in s["endpoints"]]
+    return [ep for s in resolve_stacks(stacks) for ep in s["endpoints"]]
 
 
 def ask(host: Any, check: dict[str, Any]) -> str:

@@ -32,7 +32,7 @@ module: bench_cell
 short_description: Measure one bench-stack cell
 options:
   cell:
-    description: One entry of the experiment's cells (from the bench_experiment lookup).
+    description: One entry of the plan's cells (bench_plan.cells).
     type: dict
     required: true
   host: {description: Address of the target as this loadgen reaches it., type: str, required: true}

@@ -1,6 +1,6 @@
 """Action: the extra cells (next repetitions of noisy load points) a run still needs, for benchmark.yml.
 
-Thin: it loads the experiment and asks ``benchstack.repetitions.extra_cells``; the playbook measures what it
+Thin: it takes the run's plan and asks ``benchstack.repetitions.extra_cells``; the playbook measures what it
 returns with bench_cell and asks again, at most ``load.max_repetitions - load.repetitions`` times.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from benchstack.experiment import ExperimentError, load_experiment
+from benchstack.plan import experiment_of
 from benchstack.repetitions import extra_cells
 
 DOCUMENTATION = """
@@ -21,16 +21,16 @@ module: bench_extra_cells
 short_description: List the extra repetitions a bench-stack run needs
 options:
   run_dir: {description: Run folder on the controller., type: path, required: true}
-  experiment:
-    description: Path of the experiment file (the bench_experiment lookup's source).
-    type: path
+  plan:
+    description: The run's plan (the fact bench_plan, benchstack.plan).
+    type: dict
     required: true
 """
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("run_dir", "experiment"))
+    _VALID_ARGS = frozenset(("run_dir", "plan"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -42,10 +42,7 @@ class ActionModule(ActionBase):
             # Nothing was measured in check mode, so nothing can be noisy.
             result.update(changed=False, cells=[])
             return result
-        try:
-            exp = load_experiment(args["experiment"])
-        except ExperimentError as exc:
-            raise AnsibleActionFail(str(exc)) from exc
+        exp = experiment_of(args["plan"])
         try:
             cells = [asdict(c) for c in extra_cells(Path(args["run_dir"]), exp)]
         except ValueError as exc:  # a stored cell that is not a valid cell, named by the message

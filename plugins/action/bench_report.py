@@ -1,5 +1,6 @@
 """Action: write a run's report (report.md, report.html, plots, cells.csv) and return its summary table
-followed by the run's verdict (also stored in run.json), which the run prints at the end."""
+followed by the run's verdict (also stored in run.json), which the run prints at the end. With
+``results_dir``, ``<results_dir>/latest`` then points at the run (only ever inside the results folder)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ansible.plugins.action import ActionBase
 
 from benchstack.cell import load_cells
 from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
+from benchstack.runfolder import point_latest
 from benchstack.verdict import run_verdict, verdict_text
 
 DOCUMENTATION = """
@@ -18,12 +20,14 @@ module: bench_report
 short_description: Write report.md, report.html, plots and cells.csv for a bench-stack run
 options:
   run_dir: {description: Run folder on the controller., type: path, required: true}
+  results_dir: {description: Results root whose C(latest) link points at the run., type: path}
 """
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("run_dir",))
+    _REQUIRED = frozenset(("run_dir",))
+    _VALID_ARGS = frozenset(("run_dir", "results_dir"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -40,6 +44,8 @@ class ActionModule(ActionBase):
             info = read_run_info(run_dir)
             verdict = run_verdict(run_dir, cells, info)
             table = summary_table(cells, max_cv_of(info)) + "\n" + verdict_text(verdict)
+            results_dir = self._task.args.get("results_dir")
+            latest = point_latest(run_dir, results_dir) if results_dir else None
         except ValueError as exc:  # a bad cell or run.json, named by the message
             raise AnsibleActionFail(f"bench_report: {exc}") from None
         result.update(
@@ -49,5 +55,6 @@ class ActionModule(ActionBase):
             table=table,
             table_lines=table.splitlines(),
             verdict=verdict.to_dict(),
+            latest=str(latest) if latest else None,
         )
         return result

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible.errors import AnsibleFilterError
-
 from benchstack import tuning
 from benchstack.dns import stack_names
-from benchstack.stacks import StackError
 
 
 def bench_dns_names(stacks: list[dict[str, Any]], target_host: str | None = None) -> list[str]:
-    """Host names the stacks depend on (addresses left out); ``target_host`` as a loadgen reaches it."""
-    try:
-        return stack_names(stacks, target_host)
-    except StackError as exc:
-        raise AnsibleFilterError(str(exc)) from exc
+    """Host names the resolved stacks depend on (addresses left out); ``target_host`` as a loadgen reaches
+    it."""
+    return stack_names(stacks, target_host)
 
 
 def bench_sysctl_values(stdout: str, names: list[str]) -> dict[str, str | None]:

@@ -32,6 +32,8 @@ def playbook(run_dir: Path) -> subprocess.CompletedProcess[str]:
             "-e",
             f"experiment={EXPERIMENT}",
             "-e",
+            f"bench_results_dir={run_dir.parent}",
+            "-e",
             f"bench_run_dir={run_dir}",
         ],
         cwd=PROJECT,

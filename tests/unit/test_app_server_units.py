@@ -1,5 +1,5 @@
 """The app_server role's unit and listen files, rendered by Ansible's own templating from the role's defaults
-and vars, for stacks normalized by benchstack.stacks: what systemd would run, without a host.
+and vars, for stacks resolved by benchstack.stacks: what systemd would run, without a host.
 
 Kinds whose packages cannot be fetched here (starlet) are covered by this and by the failure run in the
 README; the others also run in Molecule."""
@@ -11,7 +11,7 @@ import pytest
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
-from benchstack.stacks import normalize_stack
+from benchstack.stacks import resolve_stack
 
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "app_server"
 HANDLER = "/var/lib/gems/3.1.0/gems/prefork_engine-0.0.5/example/starlet.rb"
@@ -45,15 +45,16 @@ def unit_lines(stack: dict[str, Any], prefix: str, **extra: Any) -> list[str]:
 
 
 def listen(stack: dict[str, Any], instance: int = 1) -> str:
-    text = render("instance.env.j2", stack, item=[stack, stack["endpoints"][instance - 1]])
-    return next(line for line in text.splitlines() if line.startswith("BENCH_LISTEN="))
+    """Instance ``instance``'s line of the stack's env file (its unit reads $BENCH_LISTEN_<instance>)."""
+    text = render("stack.env.j2", stack)
+    return next(line for line in text.splitlines() if line.startswith(f"BENCH_LISTEN_{instance}="))
 
 
 def one_server_stack(
     name: str, port: int, app: str, kind: str, front: str = "nginx", **server: Any
 ) -> dict[str, Any]:
-    """A normalized one-server stack, as the role receives it."""
-    return normalize_stack(
+    """A resolved one-server stack, as the role receives it from the plan."""
+    return resolve_stack(
         {
             "name": name,
             "port": port,
@@ -70,7 +71,7 @@ def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:
 
 def test_starlet_runs_rackup_with_the_gems_handler_under_start_server() -> None:
     assert unit_lines(starlet(workers=8, max_request_per_child=500), "ExecStart=") == [
-        "ExecStart=/usr/bin/start_server $BENCH_LISTEN -- /usr/bin/rackup"
+        "ExecStart=/usr/bin/start_server $BENCH_LISTEN_%i -- /usr/bin/rackup"
         f" --require {HANDLER} --env production --server Starlet"
         " --option MaxWorkers=8 --option MaxRequestPerChild=500 config.ru"
     ]
@@ -99,12 +100,37 @@ def test_starlet_uses_the_rbenv_ruby_its_stack_names() -> None:
 
 def test_start_server_holds_a_unix_socket_per_instance() -> None:
     stack = starlet(instances=2)
-    assert listen(stack, 2) == "BENCH_LISTEN=--path /run/bench-stack/sinatra-starlet-2/server.sock"
+    assert listen(stack, 2) == "BENCH_LISTEN_2=--path /run/bench-stack/sinatra-starlet-2/server.sock"
 
 
 def test_start_server_holds_a_tcp_port_behind_a_front_and_the_stack_port_without_one() -> None:
-    assert listen(starlet(bind="tcp")) == "BENCH_LISTEN=--port 127.0.0.1:20351"
-    assert listen(starlet(front="none")) == "BENCH_LISTEN=--port 0.0.0.0:8035"
+    assert listen(starlet(bind="tcp")) == "BENCH_LISTEN_1=--port 127.0.0.1:20351"
+    assert listen(starlet(front="none")) == "BENCH_LISTEN_1=--port 0.0.0.0:8035"
+
+
+def test_one_env_file_per_stack_holds_every_instance_and_nothing_else() -> None:
+    text = render("stack.env.j2", one_server_stack("t", 8004, "sinatra", "thin", instances=2, bind="tcp"))
+    assert [line for line in text.splitlines() if not line.startswith("#")] == [
+        "BENCH_LISTEN_1=--address 127.0.0.1 --port 20041",
+        "BENCH_LISTEN_2=--address 127.0.0.1 --port 20042",
+    ]
+
+
+def test_a_unit_reads_its_instance_listen_arguments_and_its_runtime_folder_from_the_plan() -> None:
+    stack = one_server_stack("t", 8004, "sinatra", "thin", instances=2)
+    (start,) = unit_lines(stack, "ExecStart=")
+    assert start.endswith(" $BENCH_LISTEN_%i")
+    assert unit_lines(stack, "EnvironmentFile=") == ["EnvironmentFile=/etc/bench-stack/units/t.env"]
+    assert unit_lines(stack, "RuntimeDirectory=") == ["RuntimeDirectory=bench-stack/t-%i"]
+
+
+def test_a_config_file_server_names_its_instance_config_and_no_listen_variable() -> None:
+    stack = one_server_stack("u", 8006, "sinatra", "unicorn", instances=2, bind="tcp")
+    (start,) = unit_lines(stack, "ExecStart=")
+    assert "--config-file /etc/bench-stack/units/u-%i.unicorn.rb config.ru" in start
+    assert "BENCH_LISTEN" not in start
+    text = render("unicorn.rb.j2", stack, item=[stack, stack["endpoints"][1]])
+    assert 'listen "127.0.0.1:20062", backlog: 1024' in text.splitlines()
 
 
 def role_value(expression: str, *files: str, **extra: Any) -> Any:
@@ -140,11 +166,13 @@ def starman(front: str = "nginx", **server: Any) -> dict[str, Any]:
 
 
 def exec_argv(stack: dict[str, Any]) -> list[str]:
-    """ExecStart as systemd runs it: an unbraced $BENCH_LISTEN splits into words."""
+    """Instance 1's ExecStart as systemd runs it: %i is 1, an unbraced $BENCH_LISTEN_1 splits into words."""
     (line,) = unit_lines(stack, "ExecStart=")
     words = listen(stack).split("=", 1)[1].split()
     return [
-        w for word in line.split("=", 1)[1].split() for w in (words if word == "$BENCH_LISTEN" else [word])
+        w
+        for word in line.split("=", 1)[1].replace("%i", "1").split()
+        for w in (words if word == "$BENCH_LISTEN_1" else [word])
     ]
 
 

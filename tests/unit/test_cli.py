@@ -117,7 +117,7 @@ def test_cli_validate_and_report_fail_without_cells(
 def test_cli_experiment_prints_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     exp = tmp_path / "e.yml"
     exp.write_text(
-        "name: e\nstacks:\n  - {name: s, port: 8001, front: {kind: nginx}}\n"
+        "name: e\nstacks:\n  - {name: s, port: 8001, app: {kind: static}, front: {kind: nginx}}\n"
         "load:\n  plans:\n    - {tool: ab, concurrency: [1, 10], requests: 100, keepalive: true}\n"
     )
     plan = parse_json(capsys, ["experiment", str(exp)])

@@ -66,7 +66,7 @@ def test_missing_experiment_file_is_one_line_naming_it(tmp_path: Path) -> None:
 def test_experiment_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> None:
     path = tmp_path / "e.yml"
     text = (
-        "name: e\nstacks: [{name: s, port: 8001}]\n"
+        "name: e\nstacks: [{name: s, port: 8001, app: {kind: static}, front: {kind: nginx}}]\n"
         "load: {plans: [{tool: ab, concurrency: 1, requests: 10}]}\n"
     )
     path.write_bytes(text.encode("utf-8-sig"))

@@ -17,6 +17,7 @@ from benchstack.dns import (
     resolution_record,
     stack_names,
 )
+from benchstack.stacks import resolve_stacks
 
 # Real (tests/data/README.md): dnsmasq 2.90 (Debian 12), log-queries=extra, the four probe scripts making
 # 5 requests each to rb|py|pl|php.<phase>.bench-dns.test: uncached (nocache), through nscd (nscd), through an
@@ -129,13 +130,14 @@ THIN_TCP = {
 
 
 def test_stack_names_leave_addresses_out() -> None:
-    assert stack_names([STATIC, THIN_TCP], "127.0.0.1") == []
-    assert stack_names([STATIC, THIN_TCP], "::1") == []
-    assert stack_names([STATIC], None) == []
+    stacks = resolve_stacks([STATIC, THIN_TCP])
+    assert stack_names(stacks, "127.0.0.1") == []
+    assert stack_names(stacks, "::1") == []
+    assert stack_names(stacks[:1], None) == []
 
 
 def test_stack_names_hold_the_target_as_the_loadgen_reaches_it_once() -> None:
-    assert stack_names([STATIC, THIN_TCP], "target-1.lab.test") == ["target-1.lab.test"]
+    assert stack_names(resolve_stacks([STATIC, THIN_TCP]), "target-1.lab.test") == ["target-1.lab.test"]
 
 
 RAW = {

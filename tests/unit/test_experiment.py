@@ -178,20 +178,32 @@ def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None
     [
         (
             lambda d: d["stacks"][1].update(name="sinatra-thin-x1"),
-            "stacks[1].name: 'sinatra-thin-x1' is already",
+            "stack 'sinatra-thin-x1': name: used by two stacks",
         ),
         (
             lambda d: d["stacks"][2].update(port=8001),
-            "stacks[2] (nginx-static).port: 8001 is already the port",
+            "stack 'nginx-static': port: 8001 is also used by stack 'sinatra-thin-x1'",
         ),
-        (lambda d: d["stacks"][0].update(port=70000), "stacks[0] (sinatra-thin-x1).port: must be an integer"),
-        (lambda d: d["stacks"][0].pop("port"), "stacks[0] (sinatra-thin-x1).port: must be an integer"),
-        (lambda d: d["stacks"][0].update(name="a b"), "stacks[0].name: must be a word"),
+        (lambda d: d["stacks"][0].update(port=70000), "stack 'sinatra-thin-x1': port: must be an integer"),
+        (lambda d: d["stacks"][0].pop("port"), "stack 'sinatra-thin-x1': port: must be an integer"),
+        (lambda d: d["stacks"][0].update(name="a b"), "stack 'a b': name: must be 1-48 lowercase letters"),
+        (lambda d: d["stacks"][0].update(name="My_Stack"), "stack 'My_Stack': name: must be 1-48 lowercase"),
         (
             lambda d: d["stacks"][1]["front"].update(kind="caddy"),
-            ".front.kind: must be one of none, nginx, apache",
+            "stack 'sinatra-thin-x4-nginx': front.kind: must be one of none, nginx, apache",
         ),
-        (lambda d: d["stacks"][1]["server"].update(bind="pipe"), ".server.bind: must be one of unix, tcp"),
+        (
+            lambda d: d["stacks"][1]["server"].update(bind="pipe"),
+            "stack 'sinatra-thin-x4-nginx': server.bind: must be one of unix, tcp",
+        ),
+        (
+            lambda d: d["stacks"][1]["server"].update(workers=4),
+            "stack 'sinatra-thin-x4-nginx': server.workers: unknown option of thin",
+        ),
+        (lambda d: d["stacks"][0].update(prot=9000), "stack 'sinatra-thin-x1': prot: unknown field"),
+        (lambda d: d["stacks"][0]["app"].update(dri="/x"), "stack 'sinatra-thin-x1': app.dri: unknown field"),
+        (lambda d: d["stacks"][0].update(path="/a b"), "stack 'sinatra-thin-x1': path: must be a URL path"),
+        (lambda d: d["stacks"][0].update(path="/a\nb"), "stack 'sinatra-thin-x1': path: must be a URL path"),
         (lambda d: d["load"]["plans"][0].update(tool="siege"), "load.plans[0].tool: must be one of ab, wrk"),
         (
             lambda d: d["load"]["plans"][0].update(concurrency=[0]),
@@ -281,7 +293,11 @@ def test_load_experiment_reports_bad_yaml_and_missing_file(tmp_path: Path) -> No
 
 
 def open_loop(plan: dict) -> dict:
-    return {"name": "open", "stacks": [{"name": "s", "port": 8000}], "load": {"plans": [plan]}}
+    return {
+        "name": "open",
+        "stacks": [{"name": "s", "port": 8000, "app": {"kind": "static"}, "front": {"kind": "nginx"}}],
+        "load": {"plans": [plan]},
+    }
 
 
 def test_httperf_plans_are_measured_per_offered_rate() -> None:

@@ -28,7 +28,11 @@ def plan(tool: str) -> dict[str, Any]:
         load = {"tool": "wrk", "concurrency": 16, "threads": 1, "duration_s": 5}
     if tool == "httperf":
         load = {"tool": "httperf", "rate": 200, "duration_s": 2}
-    data = {"name": "multi-host", "stacks": [{"name": STACK, "port": 8004}], "load": {"plans": [load]}}
+    data = {
+        "name": "multi-host",
+        "stacks": [{"name": STACK, "port": 8004, "app": {"kind": "static"}, "front": {"kind": "nginx"}}],
+        "load": {"plans": [load]},
+    }
     [one] = [dataclasses.asdict(c) for c in cells(experiment_from_dict(data))]
     return one
 

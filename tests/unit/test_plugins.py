@@ -12,11 +12,12 @@ from unittest.mock import MagicMock
 
 import pytest
 import yaml
-from ansible.errors import AnsibleActionFail, AnsibleFilterError, AnsibleLookupError
+from ansible.errors import AnsibleActionFail
 from conftest import Helpers, read_data
 
 from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan
+from benchstack.stacks import resolve_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "plugins"
@@ -35,17 +36,12 @@ def load_plugin(kind: str, name: str) -> ModuleType:
 
 
 filters = load_plugin("filter", "bench")
-lookup = load_plugin("lookup", "bench_experiment")
+bench_plan = load_plugin("action", "bench_plan")
 bench_cell = load_plugin("action", "bench_cell")
 bench_run_info = load_plugin("action", "bench_run_info")
 bench_report = load_plugin("action", "bench_report")
 bench_extra_cells = load_plugin("action", "bench_extra_cells")
 bench_merge = load_plugin("action", "bench_merge")
-
-
-def run_lookup(term: str) -> dict[str, Any]:
-    [exp] = lookup.LookupModule().run([term])
-    return exp
 
 
 def write_experiment(tmp_path: Path, data: dict[str, Any]) -> Path:
@@ -74,7 +70,27 @@ def small_experiment(**load: Any) -> dict[str, Any]:
     }
 
 
-# ---------------------------------------------------------------- lookup
+# ---------------------------------------------------------------- plan
+
+
+class PassThrough:
+    """A templar for variables that are already plain values."""
+
+    def template(self, value: Any) -> Any:
+        return value
+
+
+def run_plan(experiment: str | None = None, task_vars: dict[str, Any] | None = None, **args: Any) -> dict:
+    """The bench_plan action's fact bench_plan, as the plan play sets it."""
+    args = {"results_dir": args.pop("results_dir", tempfile.gettempdir()), **args}
+    if experiment is not None:
+        args["experiment"] = experiment
+    action = make_action(bench_plan, args)
+    action._templar = PassThrough()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bench_plan.ActionBase, "run", lambda self, tmp=None, task_vars=None: {})
+        result = action.run(task_vars=task_vars or {})
+    return result["ansible_facts"]["bench_plan"]
 
 
 def test_repo_has_experiments() -> None:
@@ -82,114 +98,169 @@ def test_repo_has_experiments() -> None:
 
 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
-def test_every_repo_experiment_loads_by_name_and_expands_into_cells(path: Path) -> None:
-    exp = run_lookup(path.stem)
+def test_every_repo_experiment_plans_by_name_and_expands_into_cells(path: Path) -> None:
+    plan = run_plan(path.stem)
+    exp = plan["experiment"]
     assert exp["name"] == path.stem
     assert exp["source"] == str(path)
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert [s["name"] for s in exp["stacks"]] == [s["name"] for s in raw["stacks"]]
+    assert [s["name"] for s in plan["stacks"]] == [s["name"] for s in raw["stacks"]]
+    assert exp["stacks"] == raw["stacks"]  # as written: run.json records the experiment as run
     levels = sum(
         len(p["concurrency"]) if isinstance(p["concurrency"], list) else 1 for p in raw["load"]["plans"]
     )
-    assert len(exp["cells"]) == exp["load"]["repetitions"] * len(raw["stacks"]) * levels
-    ids = [c["cell_id"] for c in exp["cells"]]
+    assert len(plan["cells"]) == exp["load"]["repetitions"] * len(raw["stacks"]) * levels
+    ids = [c["cell_id"] for c in plan["cells"]]
     assert len(ids) == len(set(ids))
-    assert all(set(c) == set(CellPlan.__dataclass_fields__) for c in exp["cells"])
-    # The stacks the lookup accepted also pass the filters the roles use.
-    assert len(filters.bench_stacks(exp["stacks"])) == len(raw["stacks"])
+    assert all(set(c) == set(CellPlan.__dataclass_fields__) for c in plan["cells"])
+    # Every stack is resolved: endpoints with addresses, one per instance.
+    for s in plan["stacks"]:
+        assert len(s["endpoints"]) == (s["server"]["instances"] if s["server"] else 0)
+        assert all(ep["address"] for ep in s["endpoints"])
 
 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
-def test_repo_experiment_loads_by_path_the_same_as_by_name(path: Path) -> None:
-    assert run_lookup(str(path)) == run_lookup(path.stem)
+def test_repo_experiment_plans_by_path_the_same_as_by_name(path: Path) -> None:
+    by_path, by_name = run_plan(str(path)), run_plan(path.stem)
+    assert {k: v for k, v in by_path.items() if k != "run_dir"} == {
+        k: v for k, v in by_name.items() if k != "run_dir"
+    }
 
 
 def test_seed_experiment_cells_use_each_stack_port_and_path() -> None:
-    exp = run_lookup("sinatra-thin-nginx")
-    by_stack = {c["stack"]: c for c in exp["cells"]}
+    plan = run_plan("sinatra-thin-nginx")
+    by_stack = {c["stack"]: c for c in plan["cells"]}
     assert by_stack["sinatra-thin-x4-nginx"]["port"] == 8004
     assert by_stack["sinatra-thin-x4-nginx"]["path"] == "/hello/bar"
     assert by_stack["nginx-static"]["path"] == "/index.html"
     assert by_stack["nginx-static"]["warmup"] == {"requests": 200}
     # Measuring order: all stacks once before any stack twice; within a stack, plan by plan.
-    assert [c["stack"] for c in exp["cells"][:2]] == ["sinatra-thin-x1", "sinatra-thin-x1"]
-    assert [c["tool"] for c in exp["cells"][:2]] == ["ab", "wrk"]
+    assert [c["stack"] for c in plan["cells"][:2]] == ["sinatra-thin-x1", "sinatra-thin-x1"]
+    assert [c["tool"] for c in plan["cells"][:2]] == ["ab", "wrk"]
 
 
-def test_lookup_returns_one_result_per_term(tmp_path: Path) -> None:
+def test_the_plan_fills_in_load_defaults_and_a_new_run_folder(tmp_path: Path) -> None:
     path = write_experiment(tmp_path, small_experiment())
-    out = lookup.LookupModule().run([str(path), str(path)])
-    assert [e["name"] for e in out] == ["small", "small"]
-    assert [c["cell_id"] for c in out[0]["cells"]] == ["pool__ab__c50__r1"]
-    assert out[0]["load"]["repetitions"] == 1 and out[0]["load"]["warmup"] is None
+    plan = run_plan(str(path), results_dir=str(tmp_path / "results"))
+    assert [c["cell_id"] for c in plan["cells"]] == ["pool__ab__c50__r1"]
+    assert plan["experiment"]["load"]["repetitions"] == 1 and plan["experiment"]["load"]["warmup"] is None
+    assert plan["run_dir"].startswith(str(tmp_path / "results") + "/")
+    assert plan["run_dir"].endswith("-small")
+    assert not Path(plan["run_dir"]).exists()  # chosen, not made: provisioning alone writes no run folder
 
 
-def test_bare_name_resolves_into_the_project_experiments_folder() -> None:
-    assert lookup.resolve("foo") == ROOT / "experiments" / "foo.yml"
-    assert lookup.resolve("foo", base=Path("/elsewhere")) == Path("/elsewhere/experiments/foo.yml")
+def test_the_roots_come_from_the_project_variables(tmp_path: Path) -> None:
+    path = write_experiment(tmp_path, small_experiment())
+    plan = run_plan(
+        str(path),
+        {
+            "bench_run_root": "/run/elsewhere",
+            "bench_app_root": "/srv/apps",
+            "bench_unit_config_dir": "/etc/u",
+        },
+    )
+    [s] = plan["stacks"]
+    assert [ep["socket"] for ep in s["endpoints"]] == [
+        "/run/elsewhere/pool-1/server.sock",
+        "/run/elsewhere/pool-2/server.sock",
+    ]
+    assert s["server"]["unit_runtime_directory"] == "elsewhere/pool-%i"
+    assert s["server"]["env_file"] == "/etc/u/pool.env"
+    assert s["app"]["dir"] == "/srv/apps/sinatra"
+    # verify asks the sockets where the units put them
+    assert [c["unix_socket"] for c in plan["instance_checks"]][-1] == "/run/elsewhere/pool-2/server.sock"
+    assert plan["roots"] == {"run": "/run/elsewhere", "apps": "/srv/apps", "units": "/etc/u"}
 
 
-def test_term_with_a_slash_or_yaml_suffix_is_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    assert lookup.resolve("mine.yml") == tmp_path / "mine.yml"
-    assert lookup.resolve("mine.yaml") == tmp_path / "mine.yaml"
-    assert lookup.resolve("sub/mine") == tmp_path / "sub" / "mine"
-    assert lookup.resolve("/abs/x.yml") == Path("/abs/x.yml")
+def test_a_run_root_outside_run_is_refused_before_anything(tmp_path: Path) -> None:
+    path = write_experiment(tmp_path, small_experiment())
+    with pytest.raises(AnsibleActionFail, match=r"bench_run_root: must be a folder under /run"):
+        run_plan(str(path), {"bench_run_root": "/var/run-elsewhere"})
 
 
-def test_invalid_experiment_raises_lookup_error_naming_the_field(tmp_path: Path) -> None:
+def test_invalid_experiment_fails_naming_the_field(tmp_path: Path) -> None:
     data = small_experiment()
     data["load"]["plans"] = [{"tool": "wrk", "concurrency": 4}]
     path = write_experiment(tmp_path, data)
-    with pytest.raises(AnsibleLookupError) as err:
-        run_lookup(str(path))
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan(str(path))
     assert "load.plans[0].duration_s" in str(err.value)
     assert str(path) in str(err.value)
 
 
-def test_invalid_stack_raises_lookup_error_naming_stack_and_field(tmp_path: Path) -> None:
+def test_invalid_stack_fails_naming_stack_and_field(tmp_path: Path) -> None:
     data = small_experiment()
     data["stacks"][0]["server"]["kind"] = "gunicorn"
-    with pytest.raises(AnsibleLookupError, match=r"stack 'pool': server.kind"):
-        run_lookup(str(write_experiment(tmp_path, data)))
+    with pytest.raises(AnsibleActionFail, match=r"stack 'pool': server.kind"):
+        run_plan(str(write_experiment(tmp_path, data)))
+
+
+def test_a_bad_role_variable_fails_in_the_plan_with_one_line(tmp_path: Path) -> None:
+    path = write_experiment(tmp_path, small_experiment())
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan(str(path), {"nginx_upstream_keepalive": "many", "nginx_profile": "fast"})
+    lines = str(err.value).splitlines()
+    assert lines[0] == "invalid variables:"
+    assert any(line.startswith("  - role nginx:") and "nginx_upstream_keepalive" in line for line in lines)
+    assert any("nginx_profile" in line and "tuned" in line for line in lines)
+
+
+def test_a_run_folder_of_another_experiment_is_refused(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    other = results / "other"
+    other.mkdir(parents=True)
+    (other / "run.json").write_text(json.dumps({"experiment": {"name": "x", "stacks": [], "load": {}}}))
+    path = write_experiment(tmp_path, small_experiment())
+    with pytest.raises(
+        AnsibleActionFail, match=r"^bench_run_dir: .*another experiment|^bench_run_dir: .*'x'"
+    ):
+        run_plan(str(path), results_dir=str(results), run_dir=str(other))
+
+
+def test_a_run_folder_outside_the_results_is_refused_unless_insisted(tmp_path: Path) -> None:
+    path = write_experiment(tmp_path, small_experiment())
+    with pytest.raises(AnsibleActionFail, match=r"^bench_run_dir: .*outside the results folder"):
+        run_plan(str(path), results_dir=str(tmp_path / "results"), run_dir=str(tmp_path / "elsewhere"))
+    plan = run_plan(
+        str(path),
+        results_dir=str(tmp_path / "results"),
+        run_dir=str(tmp_path / "elsewhere"),
+        allow_outside=True,
+    )
+    assert plan["run_dir"] == str(tmp_path / "elsewhere")
 
 
 def test_missing_experiment_name_is_one_message_listing_the_known_ones() -> None:
-    with pytest.raises(AnsibleLookupError) as err:
-        run_lookup("no-such-experiment-here")
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan("no-such-experiment-here")
     # .message is what Ansible prints: the message followed by every chained cause.
+    known = ", ".join(p.stem for p in EXPERIMENTS)
     assert err.value.message == (
-        f"no experiment named 'no-such-experiment-here': no {ROOT}/experiments/no-such-experiment-here.yml"
-        f" (there are: {', '.join(p.stem for p in EXPERIMENTS)})"
+        "invalid experiment:\n  - no experiment named 'no-such-experiment-here': no "
+        f"{ROOT}/experiments/no-such-experiment-here.yml (there are: {known})"
     )
 
 
 def test_missing_experiment_file_is_said_once(tmp_path: Path) -> None:
     path = tmp_path / "nope.yml"
-    with pytest.raises(AnsibleLookupError) as err:
-        run_lookup(str(path))
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan(str(path))
     assert err.value.message == f"{path}: cannot read the file: No such file or directory"
 
 
 def test_binary_experiment_file_is_one_line_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "exp.yml"
     path.write_bytes("name: x\n".encode("utf-16"))
-    with pytest.raises(AnsibleLookupError) as err:
-        run_lookup(str(path))
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan(str(path))
     assert err.value.message == f"{path}: not UTF-8 text (a UTF-16 byte-order mark): save it as UTF-8"
 
 
-def test_broken_yaml_raises_lookup_error(tmp_path: Path) -> None:
+def test_broken_yaml_fails_the_plan(tmp_path: Path) -> None:
     path = tmp_path / "broken.yml"
     path.write_text("name: [unclosed\n", encoding="utf-8")
-    with pytest.raises(AnsibleLookupError, match="not valid YAML"):
-        run_lookup(str(path))
-
-
-def test_lookup_documentation_is_valid_yaml() -> None:
-    doc = yaml.safe_load(lookup.DOCUMENTATION)
-    assert doc["name"] == "bench_experiment"
-    assert doc["options"]["_terms"]["required"] is True
+    with pytest.raises(AnsibleActionFail, match="not valid YAML"):
+        run_plan(str(path))
 
 
 # ---------------------------------------------------------------- filters
@@ -204,9 +275,6 @@ def stack(**over: Any) -> dict[str, Any]:
 
 def test_filter_module_exposes_its_filters() -> None:
     assert set(filters.FilterModule().filters()) == {
-        "bench_stacks",
-        "bench_stack_needs",
-        "bench_instance_checks",
         "bench_front_checks",
         "bench_capacity_warnings",
         "bench_loadgen_targets",
@@ -220,47 +288,9 @@ def test_capacity_filter_warns_from_fingerprints() -> None:
     assert f([{"concurrency": 10}], fp, fp) == []
 
 
-def test_bench_stacks_filter_derives_endpoints_and_honours_its_roots() -> None:
-    [s] = filters.FilterModule().filters()["bench_stacks"]([stack()], run_root="/tmp/run", app_root="/srv")
-    assert [ep["socket"] for ep in s["endpoints"]] == [
-        "/tmp/run/pool-1/server.sock",
-        "/tmp/run/pool-2/server.sock",
-    ]
-    assert s["app"]["dir"] == "/srv/sinatra"
-
-
-def test_bench_stack_needs_filter() -> None:
-    assert filters.bench_stack_needs([stack()])["ruby_gems"] == ["rack", "sinatra", "thin"]
-
-
-def test_bench_instance_checks_filter_asks_every_instance() -> None:
-    checks = filters.bench_instance_checks([stack()])
-    assert len(checks) == 4
-    assert checks[-1]["unix_socket"] == "/run/bench-stack/pool-2/server.sock"
-
-
 def test_bench_front_checks_filter_uses_the_host() -> None:
-    checks = filters.bench_front_checks([stack()], "10.0.0.5")
+    checks = filters.bench_front_checks(resolve_stacks([stack()]), "10.0.0.5")
     assert [c["url"] for c in checks] == ["http://10.0.0.5:8002/", "http://10.0.0.5:8002/hello/bar"]
-
-
-@pytest.mark.parametrize(
-    ("name", "args"),
-    [
-        ("bench_stacks", ([stack(port=0)],)),
-        ("bench_stack_needs", ([stack(port=0)],)),
-        ("bench_instance_checks", ([stack(port=0)],)),
-        ("bench_front_checks", ([stack(port=0)], "h")),
-    ],
-)
-def test_filters_turn_stack_errors_into_filter_errors(name: str, args: tuple) -> None:
-    with pytest.raises(AnsibleFilterError, match=r"stack 'pool': port: must be an integer"):
-        filters.FilterModule().filters()[name](*args)
-
-
-def test_filter_error_for_a_non_mapping_field_names_it() -> None:
-    with pytest.raises(AnsibleFilterError, match=r"stack 'pool': front: must be a mapping"):
-        filters.bench_stacks([stack(front="nginx")])
 
 
 # ---------------------------------------------------------------- action plugins
@@ -268,7 +298,7 @@ def test_filter_error_for_a_non_mapping_field_names_it() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    [bench_cell, bench_run_info, bench_report, bench_extra_cells, bench_merge],
+    [bench_cell, bench_run_info, bench_report, bench_extra_cells, bench_merge, bench_plan],
     ids=lambda m: m.__name__,
 )
 def test_action_documentation_lists_exactly_the_valid_args(module: ModuleType) -> None:
@@ -310,13 +340,13 @@ def cell_args(tmp_path: Path, tool: str = "ab", **load: Any) -> dict[str, Any]:
     data = small_experiment(**load)
     if tool == "wrk":
         data["load"]["plans"] = [{"tool": "wrk", "concurrency": 32, "threads": 2, "duration_s": 3}]
-    [exp] = lookup.LookupModule().run([str(write_experiment(tmp_path, data))])
+    plan = run_plan(str(write_experiment(tmp_path, data)))
     return {
-        "cell": exp["cells"][0],
+        "cell": plan["cells"][0],
         "host": "127.0.0.1",
         "target": "target1",
         "run_dir": str(tmp_path / "run"),
-        "experiment": exp["name"],
+        "experiment": plan["experiment"]["name"],
     }
 
 
@@ -464,39 +494,29 @@ def test_bench_report_writes_the_report_and_returns_the_table(tmp_path: Path) ->
 
 def test_bench_extra_cells_returns_the_next_repetition_of_a_noisy_load_point(tmp_path: Path) -> None:
     data = small_experiment(repetitions=2, max_repetitions=3, max_cv=0.05)
-    path = write_experiment(tmp_path, data)
-    [exp] = lookup.LookupModule().run([str(path)])
+    plan = run_plan(str(write_experiment(tmp_path, data)))
     run_dir = tmp_path / "run"
     normal = read_data("ab", "normal.txt")
     # repetition 2 edited to half the req/s of repetition 1: CV far above 5 %
     outputs = {1: normal, 2: normal.replace("second:    18967.23", "second:    9000.00")}
-    for plan in exp["cells"]:
-        args = {"cell": plan, "host": "127.0.0.1", "target": "t", "run_dir": str(run_dir)}
-        run_cell({**args, "experiment": "small"}, Loadgen(outputs[plan["repetition"]]))
-    action = make_action(bench_extra_cells, {"run_dir": str(run_dir), "experiment": str(path)})
+    for cell in plan["cells"]:
+        args = {"cell": cell, "host": "127.0.0.1", "target": "t", "run_dir": str(run_dir)}
+        run_cell({**args, "experiment": "small"}, Loadgen(outputs[cell["repetition"]]))
+    action = make_action(bench_extra_cells, {"run_dir": str(run_dir), "plan": plan})
     result = action.run(task_vars={})
     assert [c["cell_id"] for c in result["cells"]] == ["pool__ab__c50__r3"]
     assert result["changed"] is False
-    check = make_action(
-        bench_extra_cells, {"run_dir": str(run_dir), "experiment": str(path)}, check_mode=True
-    )
+    check = make_action(bench_extra_cells, {"run_dir": str(run_dir), "plan": plan}, check_mode=True)
     assert check.run(task_vars={})["cells"] == []
 
 
-def test_bench_extra_cells_reports_a_bad_experiment(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.yml"
-    bad.write_text("name: x\n")
-    with pytest.raises(AnsibleActionFail, match="invalid experiment"):
-        make_action(bench_extra_cells, {"run_dir": str(tmp_path), "experiment": str(bad)}).run(task_vars={})
-
-
 def test_bench_extra_cells_fails_naming_a_cell_of_the_wrong_shape(tmp_path: Path) -> None:
-    path = write_experiment(tmp_path, small_experiment(repetitions=1, max_repetitions=2))
+    plan = run_plan(str(write_experiment(tmp_path, small_experiment(repetitions=1, max_repetitions=2))))
     args = cell_args(tmp_path)
     run_cell(args, Loadgen(read_data("ab", "normal.txt")))
     [cell] = (tmp_path / "run" / "cells").glob("*.json")
     cell.write_text(json.dumps({**json.loads(cell.read_text()), "rps": "fast"}))
-    action = make_action(bench_extra_cells, {"run_dir": args["run_dir"], "experiment": str(path)})
+    action = make_action(bench_extra_cells, {"run_dir": args["run_dir"], "plan": plan})
     with pytest.raises(AnsibleActionFail) as err:
         action.run(task_vars={})
     assert err.value.message == f"{cell}: not a valid cell: rps must be a non-negative number"

@@ -23,7 +23,10 @@ def experiment(**load: Any) -> Any:
     return experiment_from_dict(
         {
             "name": "adaptive",
-            "stacks": [{"name": "a", "port": 8001}, {"name": "b", "port": 8002}],
+            "stacks": [
+                {"name": "a", "port": 8001, "app": {"kind": "static"}, "front": {"kind": "nginx"}},
+                {"name": "b", "port": 8002, "app": {"kind": "static"}, "front": {"kind": "nginx"}},
+            ],
             "load": {"plans": [{"tool": "ab", "concurrency": 50, "requests": 2000}], **load},
         }
     )

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ansible.errors import AnsibleFilterError
 from conftest import read_data
 from test_plugins import load_plugin
 
 from benchstack.dns import probe_rows
 from benchstack.report import RunData, render_html, render_report, section_dns_probe
+from benchstack.stacks import resolve_stacks
 
 host_filters = load_plugin("filter", "bench_host")
 
@@ -52,9 +52,11 @@ def test_html_report_carries_the_probe_table() -> None:
     assert "<h2>DNS lookups per runtime</h2><pre>h, 5 requests" in html and "via nscd" in html
 
 
-def test_dns_names_filter_names_the_bad_stack_field() -> None:
-    with pytest.raises(AnsibleFilterError, match="port"):
-        host_filters.bench_dns_names([{"name": "x", "app": {"kind": "static"}, "port": 0}], "t.lab")
+def test_dns_names_filter_names_the_target_as_the_loadgen_reaches_it() -> None:
+    stacks = resolve_stacks(
+        [{"name": "x", "app": {"kind": "static"}, "front": {"kind": "nginx"}, "port": 80}]
+    )
+    assert host_filters.bench_dns_names(stacks, "t.lab") == ["t.lab"]
 
 
 def test_sysctl_filters_chain_as_the_role_uses_them() -> None:

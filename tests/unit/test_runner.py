@@ -27,7 +27,7 @@ def plans(*load_plans: dict[str, Any], warmup: dict[str, int] | None = None, **l
     """Cell plans the way the bench_experiment lookup hands them to the bench_cell action."""
     data = {
         "name": "runner-test",
-        "stacks": [{"name": STACK, "port": 18080}],
+        "stacks": [{"name": STACK, "port": 18080, "app": {"kind": "static"}, "front": {"kind": "nginx"}}],
         "load": {"path": "/hello/bar", "plans": list(load_plans), **load},
     }
     if warmup is not None:

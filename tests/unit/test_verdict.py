@@ -66,7 +66,15 @@ class Run:
         self.load: dict[str, Any] = {"repetitions": 3, "max_repetitions": 3, "max_cv": 0.05}
 
     def plan(self, stack: str, load: dict[str, Any], repetition: int) -> dict[str, Any]:
-        self.stacks.setdefault(stack, {"name": stack, "port": 8001 + len(self.stacks)})
+        self.stacks.setdefault(
+            stack,
+            {
+                "name": stack,
+                "port": 8001 + len(self.stacks),
+                "app": {"kind": "static"},
+                "front": {"kind": "nginx"},
+            },
+        )
         data = {
             "name": "verdict",
             "stacks": [self.stacks[stack]],

@@ -16,10 +16,10 @@ from stackcheck import children, main_pid
 from testinfra.host import Host
 
 from benchstack.experiment import load_experiment
-from benchstack.stacks import STATIC_1K_BODY, normalize_stacks
+from benchstack.stacks import STATIC_1K_BODY, resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
-APACHE = [s for s in normalize_stacks(STACKS) if s["front"]["kind"] == "apache"]
+APACHE = [s for s in resolve_stacks(STACKS) if s["front"]["kind"] == "apache"]
 BY_NAME = {s["name"]: s for s in APACHE}
 MODULE_OF_HANDLER = {
     "proxy": "proxy_balancer_module",

@@ -14,10 +14,10 @@ from stackcheck import ask, children, instance_checks, kill_main_and_wait, main_
 from testinfra.host import Host
 
 from benchstack.experiment import load_experiment
-from benchstack.stacks import normalize_stacks
+from benchstack.stacks import resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
-BY_NAME = {s["name"]: s for s in normalize_stacks(STACKS)}
+BY_NAME = {s["name"]: s for s in resolve_stacks(STACKS)}
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,104 @@
+"""The resolved plan: an experiment read, validated and resolved once per run, in Python.
+
+``bench-stack.yml`` compiles it in its first play (``playbooks/plan.yml``, the ``bench_plan`` action) and
+sets it as the fact ``bench_plan`` on every host, before any host is touched. Later plays hand its fields
+to the roles, templates print them, and verify, the benchmark and the report read the same plan: no path,
+address or unit name is derived twice. ``bench-stack experiment`` compiles the same plan, so the command line
+and the playbook accept and refuse exactly the same experiments.
+
+A plan holds:
+
+* ``experiment``: name, description, source file, the stacks as written and the load plan with its
+  defaults (run.json records this as the experiment as run), and ``sha256`` (benchstack.runfolder);
+* ``roots``: the run, app and unit-config roots every derived path hangs from;
+* ``stacks``: every stack resolved (:func:`benchstack.stacks.resolve_stack`);
+* ``needs``: runtimes, packages, apps, fronts and servers the targets need;
+* ``instance_checks``: one request per app server instance and expected answer (verify);
+* ``cells``: every cell in measuring order;
+* ``warnings``: what is allowed but probably wrong (a stack on port 22).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchstack.experiment import Experiment, ExperimentError, cells, load_experiment
+from benchstack.runfolder import check_run_dir, experiment_hash
+from benchstack.stacks import DEFAULT_ROOTS, Roots, instance_checks, needs, port_warnings
+
+PLAN_SCHEMA = "bench-stack/plan/v1"
+DEFAULT_EXPERIMENT = "sinatra-thin-nginx"
+
+
+def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
+    """The file of an experiment given by name (``experiments/NAME.yml``) or by path (anything with a ``/``
+    or a ``.yml``/``.yaml`` suffix)."""
+    text = str(term)
+    if "/" in text or text.endswith((".yml", ".yaml")):
+        return Path(text).expanduser().resolve()
+    path = project_dir / "experiments" / f"{text}.yml"
+    if not path.exists():
+        known = sorted(p.stem for p in (project_dir / "experiments").glob("*.yml"))
+        raise ExperimentError(
+            [f"no experiment named {text!r}: no {path} (there are: {', '.join(known) or 'none'})"]
+        )
+    return path
+
+
+def compile_plan(source: str | os.PathLike[str], roots: Roots = DEFAULT_ROOTS) -> dict[str, Any]:
+    """The plan of the experiment in ``source`` under ``roots``; ExperimentError listing every problem."""
+    problems = roots.problems()
+    if problems:
+        raise ExperimentError(problems, str(source))
+    exp = load_experiment(source, roots)
+    experiment = {
+        "name": exp.name,
+        "description": exp.description,
+        "source": str(source),
+        "stacks": exp.stacks,
+        "load": exp.load,
+    }
+    experiment["sha256"] = experiment_hash(experiment)
+    return {
+        "schema": PLAN_SCHEMA,
+        "experiment": experiment,
+        "roots": asdict(roots),
+        "stacks": exp.resolved,
+        "needs": needs(exp.resolved),
+        "instance_checks": instance_checks(exp.resolved),
+        "cells": [asdict(c) for c in cells(exp)],
+        "warnings": port_warnings(exp.resolved),
+    }
+
+
+def run_dir_for(
+    plan: dict[str, Any],
+    results_root: str | os.PathLike[str],
+    given: str | os.PathLike[str] | None = None,
+    allow_outside: bool = False,
+    now: datetime | None = None,
+) -> str:
+    """The run folder of this run: ``given`` when it may hold this experiment's run (a new folder, or a
+    run of the same experiment to resume; RunDirError otherwise), else a new
+    ``<results_root>/<UTC timestamp>-<experiment>``. Nothing is created."""
+    if given:
+        return str(check_run_dir(given, results_root, plan["experiment"]["sha256"], allow_outside))
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return str(Path(results_root).expanduser().resolve() / f"{stamp}-{plan['experiment']['name']}")
+
+
+def experiment_of(plan: dict[str, Any]) -> Experiment:
+    """The plan's experiment as :mod:`benchstack.repetitions` takes it (already validated: not read again)."""
+    exp = plan["experiment"]
+    return Experiment(
+        name=exp["name"],
+        description=exp["description"],
+        stacks=exp["stacks"],
+        load=exp["load"],
+        source=exp["source"],
+        resolved=plan["stacks"],
+    )

@@ -1,0 +1,107 @@
+"""Action: compile the run's plan once, on the controller, before any host is touched.
+
+Reads, validates and resolves the experiment (``benchstack.plan``), checks the run folder the user named,
+and checks every role variable the inventory or the command line sets against that role's
+``meta/argument_specs.yml``: every bad input fails here, in the first seconds, with one line per problem.
+The plan is returned as the fact ``bench_plan`` (with ``run_once`` it reaches every host of the play).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from benchstack.experiment import ExperimentError
+from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, run_dir_for
+from benchstack.runfolder import RunDirError
+from benchstack.stacks import Roots
+
+DOCUMENTATION = """
+module: bench_plan
+short_description: Compile a bench-stack run's plan (validate every input first)
+options:
+  experiment: {description: Experiment name (experiments/NAME.yml) or path., type: str}
+  results_dir: {description: Results root on the controller., type: path, required: true}
+  run_dir: {description: A run folder to write or resume (bench_run_dir)., type: path}
+  allow_outside: {description: Let run_dir lie outside results_dir., type: bool, default: false}
+notes:
+  - The roots of every derived path come from the variables bench_run_root, bench_app_root and
+    bench_unit_config_dir when set (defaults in benchstack.stacks.Roots, the one place they live).
+"""
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+ROLES_DIR = PROJECT_DIR / "roles"
+
+
+def role_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]:
+    """Every role variable set outside the roles (inventory, play, command line) that its role's
+    argument_specs refuses, one line each."""
+    problems = []
+    for spec_file in sorted(ROLES_DIR.glob("*/meta/argument_specs.yml")):
+        specs = yaml.safe_load(spec_file.read_text(encoding="utf-8")) or {}
+        options = ((specs.get("argument_specs") or {}).get("main") or {}).get("options") or {}
+        given = {}
+        for name in options:
+            if name in task_vars:
+                try:
+                    given[name] = templar.template(task_vars[name])
+                except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
+                    continue
+        if not given:
+            continue
+        spec = {name: options[name] for name in given}
+        for opt in spec.values():
+            opt.pop("required", None)
+        result = ArgumentSpecValidator(spec).validate(given)
+        role = spec_file.parent.parent.name
+        problems += [f"role {role}: {error}" for error in result.error_messages]
+    return problems
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _REQUIRED = frozenset(("results_dir",))
+    _VALID_ARGS = frozenset(("experiment", "results_dir", "run_dir", "allow_outside"))
+    ROOT_VARS = {"run": "bench_run_root", "apps": "bench_app_root", "units": "bench_unit_config_dir"}
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
+        args = self._task.args
+        unknown = sorted(set(args) - self._VALID_ARGS)
+        if unknown:
+            raise AnsibleActionFail(f"bench_plan: unknown arguments: {', '.join(unknown)}")
+        roots = Roots(
+            **{
+                key: str(self._templar.template(task_vars[var]))
+                for key, var in self.ROOT_VARS.items()
+                if var in task_vars
+            }
+        )
+        problems = role_variable_problems(task_vars, self._templar)
+        try:
+            source = experiment_path(args.get("experiment") or DEFAULT_EXPERIMENT, PROJECT_DIR)
+            plan = compile_plan(source, roots)
+        except ExperimentError as exc:
+            raise AnsibleActionFail("\n".join([str(exc), *problems])) from None
+        if problems:
+            raise AnsibleActionFail("invalid variables:\n  - " + "\n  - ".join(problems))
+        plan["results_dir"] = str(Path(args["results_dir"]).expanduser().resolve())
+        try:
+            plan["run_dir"] = run_dir_for(
+                plan, args["results_dir"], args.get("run_dir"), bool(args.get("allow_outside"))
+            )
+        except RunDirError as exc:
+            raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
+        result.update(
+            changed=False,
+            ansible_facts={"bench_plan": plan},
+            msg=f"{plan['experiment']['name']}: {len(plan['stacks'])} stacks, {len(plan['cells'])} cells",
+            warnings=plan["warnings"],
+        )
+        return result
