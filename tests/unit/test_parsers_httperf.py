@@ -69,10 +69,11 @@ def test_httperf_parser_rejects_other_output() -> None:
         parse("httperf", "httperf: connect: Invalid argument\n")
 
 
-def test_httperf_command_offers_rate_for_duration_with_a_timeout() -> None:
+def test_httperf_command_offers_rate_for_duration_with_a_timeout_and_asks_for_its_histogram() -> None:
     cmd = httperf_command("http://10.0.0.5:8004/hello/bar?x=1", 500, 10, 0.3)
     assert cmd == [
-        "httperf", "--hog", "--server", "10.0.0.5", "--port", "8004", "--uri", "/hello/bar?x=1",
+        "httperf", "--verbose", "--verbose", "--hog", "--server", "10.0.0.5", "--port", "8004",
+        "--uri", "/hello/bar?x=1",
         "--rate", "500", "--num-conns", "5000", "--num-calls", "1", "--timeout", "0.3",
     ]  # fmt: skip
 
