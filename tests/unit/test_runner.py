@@ -589,3 +589,92 @@ def test_a_stored_cell_does_not_wait_at_the_barrier(tmp_path: Path) -> None:
     waited: list[bool] = []
     _, measured = measure(plan, tmp_path, FakeLoadgen(""), before_measure=lambda: waited.append(True))
     assert not measured and waited == []
+
+
+# ---------------------------------------------------------------- latency distributions and windows
+
+
+def test_the_measured_run_is_timed_on_the_loadgen_and_the_window_is_stored(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN)
+    stderr = "Finished 2000 requests\nBENCH-STACK-WINDOW 1796075389.694224357 1796075392.401827631\n"
+    fake = FakeLoadgen(read_data("ab", "normal.txt"), stderr=stderr).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    shell = fake.shell[-1]
+    assert shell.startswith("s=$(date +%s.%N); timeout --kill-after=5 660 ab ")
+    assert shell.endswith('; rc=$?; echo "BENCH-STACK-WINDOW $s $(date +%s.%N)" >&2; exit $rc')
+    assert cell["window"] == {"start": "2026-11-30T21:49:49.694Z", "end": "2026-11-30T21:49:52.401Z"}
+    assert not any("BENCH-STACK-WINDOW" in n for n in cell["notes"])
+
+
+def test_the_window_wrapper_keeps_the_tools_exit_code_and_prints_two_clock_readings() -> None:
+    import subprocess
+
+    from benchstack.runner import window_of, windowed
+
+    command = windowed("sh -c 'echo out; exit 7'")
+    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=10, check=False)
+    assert done.returncode == 7 and done.stdout == "out\n"
+    window = window_of(done.stderr)
+    assert window is not None and window["start"] <= window["end"]
+
+
+def test_a_cell_without_a_window_says_a_merge_cannot_cut_it(tmp_path: Path) -> None:
+    cell, _ = measure(one_plan(AB_PLAN), tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(1))
+    assert cell["window"] is None
+    assert any("cannot cut this cell" in n for n in cell["notes"])
+
+
+def test_every_ab_cell_stores_its_distribution_and_takes_its_percentiles_from_it(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "ab", "concurrency": 20, "requests": 2000})  # no threshold
+    helpers = Helpers(tsv=read_data("latency", "ab-slow.tsv"))
+    fake = FakeLoadgen(read_data("latency", "ab-slow.txt"), helpers=helpers).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    dist = cell["latency_dist"]
+    assert dist["source"] == "ab" and dist["samples"] == dist["requests"] == 2000
+    from benchstack.distribution import from_dict
+
+    assert {k: cell["latency_ms"][k] for k in ("p50", "p99", "p99.9")} == {
+        k: from_dict(dist).latency_ms()[k] for k in ("p50", "p99", "p99.9")
+    }
+    assert cell["latency_ms"]["p99.99"] is None and "p99.99" in dist["unsupported"]
+    assert validate_cell(cell, require_meta=True) == []
+
+
+def test_an_ab_g_file_with_other_requests_than_ab_completed_is_not_used(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "ab", "concurrency": 20, "requests": 2000}, threshold_ms=300)
+    tsv = read_data("latency", "ab-slow.tsv").splitlines(keepends=True)
+    helpers = Helpers(tsv="".join(tsv[:-10]))  # cut at a line's end: 1990 requests
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("latency", "ab-slow.txt"), helpers=helpers))
+    assert cell["latency_dist"] is None and cell["errors"]["over_threshold"] is None
+    assert any(
+        "ab -g holds 1990 request times for 2000 complete requests: not used" in n for n in cell["notes"]
+    )
+    assert cell["latency_ms"]["p99"] == parse("ab", read_data("latency", "ab-slow.txt")).latency_ms["p99"]
+
+
+def test_every_wrk_cell_runs_the_report_script_and_stores_wrks_histogram(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN)  # no threshold
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(1))
+    assert cell["command"][:2] == ["env", "BENCH_STACK_CONNECTIONS=32"] and "-s" in cell["command"]
+    assert cell["latency_dist"]["source"] == "wrk" and cell["latency_dist"]["corrected"] is True
+    assert cell["errors"]["over_threshold"] is None
+
+
+def test_every_httperf_cell_asks_for_and_stores_its_lifetime_histogram(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "httperf", "rate": 500, "duration_s": 5})
+    fake = FakeLoadgen(read_data("httperf", "hist-ok.txt")).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    assert shlex.split(fake.commands[-1])[3:6] == ["httperf", "--verbose", "--verbose"]
+    assert cell["latency_dist"]["source"] == "httperf" and cell["latency_dist"]["samples"] == 2500
+    assert cell["latency_ms"]["p99.9"] is not None
+    assert validate_cell(cell, require_meta=True) == []
+
+
+def test_a_stored_cell_writes_its_pairs_one_per_line(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN)
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(1))
+    text = (tmp_path / "cells" / f"{plan['cell_id']}.json").read_text(encoding="utf-8")
+    assert json.loads(text) == cell
+    pairs = len(cell["latency_dist"]["counts"])
+    assert text.count("\n      [") == pairs  # one line per [value_us, count]
+    assert len(text) < 20 * pairs + 6000
