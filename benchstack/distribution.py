@@ -281,3 +281,21 @@ def attach(parsed: Parsed, dist: Distribution) -> None:
     parsed.latency_ms.update(dist.latency_ms())
     if parsed.latency_ms.get("min") is None and dist.counts:  # wrk prints no minimum
         parsed.latency_ms["min"] = dist.counts[0][0] / 1000
+
+
+def pooled(cells: Sequence[Mapping[str, Any]]) -> Distribution | None:
+    """Every sample of several cells (the repetitions of one load point) together; None unless every cell
+    has a distribution. The pooled percentiles describe all the requests of all repetitions at once, which
+    a median of per-repetition percentiles does not."""
+    dists = [of_cell(c) for c in cells]
+    if not dists or any(d is None for d in dists):
+        return None
+    return merge([d for d in dists if d is not None])
+
+
+# How each source's percentiles are to be read (the report's legend and docs/latency.md).
+SOURCE_LABELS: dict[str, str] = {
+    "wrk": "wrk: corrected for coordinated omission by wrk itself, 1 µs (within 0.4 %)",
+    "ab": "ab: every request, closed loop, 1 ms",
+    "httperf": "httperf: open loop (connection lifetimes), 1 ms bins",
+}
