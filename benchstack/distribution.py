@@ -44,8 +44,9 @@ SOURCES: dict[str, dict[str, Any]] = {
     "httperf": {"unit_us": 500, "bits": 12, "corrected": False},
 }
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p75", 75), ("p90", 90), ("p99", 99))
-# The tail percentiles (model.TAIL_KEYS) and the real requests each needs.
+# The tail percentiles (model.TAIL_KEYS) and the real requests each needs (Distribution.unsupported).
 TAIL_MIN_REQUESTS: dict[str, tuple[float, int]] = {"p99.9": (99.9, 1_000), "p99.99": (99.99, 10_000)}
+TAIL_FROM = 99.9
 
 
 class DistributionError(ValueError):
@@ -97,13 +98,20 @@ class Distribution:
         value = self.percentile_us(p)
         return None if value is None else value / 1000
 
+    def unsupported(self, p: float) -> str | None:
+        """Why percentile ``p`` is not given, or None. From p99.9 on, a percentile needs 1 / (1 - p) real
+        requests (1,000 for p99.9, 10,000 for p99.99): with fewer, it is one outlier, not a percentile."""
+        if p < TAIL_FROM:
+            return None
+        needed = round(100 / (100 - p)) if p < 100 else 0
+        if self.requests >= needed:
+            return None
+        return f"{self.requests:,} requests; p{p:g} needs at least {needed:,}"
+
     def tail_reasons(self) -> dict[str, str]:
         """Why each tail percentile is left out (empty when the request count supports both)."""
-        return {
-            key: f"{self.requests:,} requests; {key} needs at least {needed:,}"
-            for key, (_, needed) in TAIL_MIN_REQUESTS.items()
-            if self.requests < needed
-        }
+        reasons = {key: self.unsupported(p) for key, (p, _) in TAIL_MIN_REQUESTS.items()}
+        return {key: reason for key, reason in reasons.items() if reason}
 
     def latency_ms(self) -> dict[str, float | None]:
         """p50 .. p99 and, when supported, p99.9 and p99.99, in ms."""
