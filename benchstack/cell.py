@@ -18,7 +18,7 @@ meaning; a cell without them (every cell written before) is still valid and read
 reader of v1 (report, compare, cells.csv, jq) reads the new cells unchanged, taking what it knows. A v2
 would make every consumer accept two schema names for cells that differ only by what they add, the way
 ``system``, ``rate`` and ``merged`` were added to v1 before. Cells are written with the distribution's
-pairs one per line, so a cell stays readable and a few KB to a few tens of KB.
+pairs ten to a line (:func:`dumps_cell`): a cell grows by 1 to 30 KB (scripts/measure-latency-dist.py).
 """
 
 from __future__ import annotations
@@ -396,17 +396,26 @@ def _check_map(
 # ---------------------------------------------------------------- storage
 
 
+PAIRS_PER_LINE = 10
+
+
 def dumps_cell(d: dict[str, Any]) -> str:
-    """A cell as indented JSON, except the distribution's pairs: one ``[value_us, count]`` per line
-    (indenting them element by element would make a cell three times larger)."""
+    """A cell as indented JSON, except the distribution's pairs: ten ``[value_us, count]`` to a line
+    (indenting them element by element would make a cell four times larger)."""
     dist = d.get("latency_dist")
     if not isinstance(dist, dict) or not isinstance(dist.get("counts"), list):
         return json.dumps(d, indent=2) + "\n"
     marker = "__bench_stack_counts__"
     text = json.dumps({**d, "latency_dist": {**dist, "counts": marker}}, indent=2)
+    counts = dist["counts"]
     indent = " " * 6
-    pairs = f",\n{indent}".join(json.dumps(pair, separators=(",", ":")) for pair in dist["counts"])
-    body = f"[\n{indent}{pairs}\n    ]" if dist["counts"] else "[]"
+    # One encoding of the whole list, split between pairs ("[v,c],[v,c]" -> "v,c", "v,c").
+    pairs = json.dumps(counts, separators=(",", ":"))[2:-2].split("],[")
+    lines = [
+        ",".join(f"[{pair}]" for pair in pairs[i : i + PAIRS_PER_LINE])
+        for i in range(0, len(pairs), PAIRS_PER_LINE)
+    ]
+    body = f"[\n{indent}" + f",\n{indent}".join(lines) + "\n    ]" if counts else "[]"
     return text.replace(json.dumps(marker), body, 1) + "\n"
 
 

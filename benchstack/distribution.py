@@ -27,9 +27,11 @@ rule counts).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -77,22 +79,25 @@ class Distribution:
     requests: int
     corrected: bool
 
+    @cached_property
+    def _cumulative(self) -> list[int]:
+        out, seen = [], 0
+        for _, count in self.counts:
+            seen += count
+            out.append(seen)
+        return out
+
     @property
     def samples(self) -> int:
-        return sum(c for _, c in self.counts)
+        return self._cumulative[-1] if self.counts else 0
 
     def percentile_us(self, p: float) -> int | None:
         """Nearest-rank p-th percentile in µs; None for an empty distribution."""
         total = self.samples
         if total == 0:
             return None
-        rank = max(1, math.ceil(round(p / 100 * total, 9)))
-        seen = 0
-        for value, count in self.counts:
-            seen += count
-            if seen >= rank:
-                return value
-        return self.counts[-1][0]
+        rank = min(total, max(1, math.ceil(round(p / 100 * total, 9))))
+        return self.counts[bisect.bisect_left(self._cumulative, rank)][0]
 
     def percentile_ms(self, p: float) -> float | None:
         value = self.percentile_us(p)
@@ -138,11 +143,9 @@ class Distribution:
     def rows(self) -> list[tuple[int, int, float]]:
         """(value_us, count, percentile): the percentile is the share of samples at or below the value."""
         total = self.samples
-        out, seen = [], 0
-        for value, count in self.counts:
-            seen += count
-            out.append((value, count, 100 * seen / total))
-        return out
+        return [
+            (v, c, 100 * seen / total) for (v, c), seen in zip(self.counts, self._cumulative, strict=True)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -167,11 +170,13 @@ def from_counts(
     unit, bits = int(SOURCES[source]["unit_us"]), int(SOURCES[source]["bits"])
     pairs = counts.items() if isinstance(counts, Mapping) else counts
     summed: dict[int, int] = {}
+    exact_below = 1 << bits
     for value, count in pairs:
         if count < 0 or value < 0:
             raise DistributionError(f"negative value or count: [{value}, {count}]")
         if count:
-            key = bucket(int(value) // unit, bits) * unit
+            units = int(value) // unit
+            key = (units if units < exact_below else bucket(units, bits)) * unit
             summed[key] = summed.get(key, 0) + int(count)
     ordered = tuple(sorted(summed.items()))
     total = sum(c for _, c in ordered)
@@ -243,8 +248,9 @@ def validate(d: object) -> list[str]:
     unit = int(SOURCES[source]["unit_us"])
     previous = -1
     for pair in counts:
-        ok = isinstance(pair, list) and len(pair) == 2 and all(_is_count(x) for x in pair) and pair[1] > 0
-        if not ok:
+        # type() is, not isinstance(): a bool is not a count
+        ok = type(pair) is list and len(pair) == 2 and type(pair[0]) is int and type(pair[1]) is int
+        if not ok or pair[0] < 0 or pair[1] <= 0:
             problems.append(f"latency_dist.counts: {pair!r} is not a [value_us, count>0] pair")
             break
         value = pair[0]

@@ -180,9 +180,9 @@ def parse(text: str) -> Parsed:
 
 
 def _attach_histogram(parsed: Parsed, text: str) -> None:
-    if WRK_REPORT_MARKER.strip() in text and wrk_report(text) is None:
-        raise ParseError(f"wrk output has a {WRK_REPORT_MARKER.strip()} line that is cut short")
     report = wrk_report(text)
+    if report is None and WRK_REPORT_MARKER.strip() in text:
+        raise ParseError(f"wrk output has a {WRK_REPORT_MARKER.strip()} line that is cut short")
     histogram = report.get("histogram") if report else None
     if not isinstance(histogram, list):
         return

@@ -16,7 +16,7 @@ from conftest import DATA, Helpers, read_data
 from benchstack.cell import validate_cell
 from benchstack.distribution import from_dict, from_values
 from benchstack.experiment import cells, experiment_from_dict
-from benchstack.merge import loadgen_dir, merge_cells, merge_stored
+from benchstack.merge import latency_from_times, loadgen_dir, merge_cells, merge_stored
 from benchstack.perrequest import ab_requests
 from benchstack.runner import Target, measure_cell
 
@@ -88,6 +88,10 @@ def test_two_ab_loadgens_merge_into_the_distribution_of_all_their_requests(tmp_p
     # the percentiles of the union, not of either loadgen and not an average of theirs
     assert merged["latency_ms"]["p99.99"] == sorted(union)[24000 - 3 - 1]  # rank ceil(0.9999 * 24000)
     assert merged["latency_ms"]["p99"] == sorted(union)[23760 - 1]
+    direct = latency_from_times(union)  # mean and population stdev of every request
+    assert {k: merged["latency_ms"][k] for k in ("mean", "stdev", "min", "max")} == {
+        k: direct[k] for k in ("mean", "stdev", "min", "max")
+    }
     assert validate_cell(merged) == []
 
 

@@ -1,5 +1,6 @@
 import dataclasses
 import json
+import math
 import shlex
 from datetime import UTC, datetime
 from pathlib import Path
@@ -670,11 +671,12 @@ def test_every_httperf_cell_asks_for_and_stores_its_lifetime_histogram(tmp_path:
     assert validate_cell(cell, require_meta=True) == []
 
 
-def test_a_stored_cell_writes_its_pairs_one_per_line(tmp_path: Path) -> None:
+def test_a_stored_cell_writes_its_pairs_ten_to_a_line(tmp_path: Path) -> None:
     plan = one_plan(WRK_PLAN)
     cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(1))
     text = (tmp_path / "cells" / f"{plan['cell_id']}.json").read_text(encoding="utf-8")
     assert json.loads(text) == cell
     pairs = len(cell["latency_dist"]["counts"])
-    assert text.count("\n      [") == pairs  # one line per [value_us, count]
-    assert len(text) < 20 * pairs + 6000
+    assert text.count("\n      [") == math.ceil(pairs / 10)  # ten [value_us, count] to a line
+    assert "      [35,1],[36,1]," in text
+    assert len(text) < 12 * pairs + 4000
