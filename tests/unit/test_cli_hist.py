@@ -70,7 +70,11 @@ def test_hist_names_a_missing_cell_and_a_cell_without_distribution(
 ) -> None:
     assert main(["hist", str(run), "no-such-cell"]) == 1
     assert "no cell 'no-such-cell'" in capsys.readouterr().err
-    assert main(["hist", str(run), "../../etc/passwd.json"]) == 1  # only files inside the run folder
+    # only files inside the run folder: a real cell file next to it is not read through ../
+    outside = run.parent / f"{run.name}-outside.json"
+    outside.write_text((run / "cells" / f"{CELL}.json").read_text())
+    assert main(["hist", str(run), f"../{outside.name}"]) == 1
+    assert "no cell" in capsys.readouterr().err
     cell = run / "cells" / f"{CELL}.json"
     data = json.loads(cell.read_text())
     cell.write_text(json.dumps({**data, "latency_dist": None}))

@@ -21,6 +21,7 @@ from benchstack.distribution import (
     from_values,
     merge,
 )
+from benchstack.model import ParseError
 from benchstack.parsers import parse
 from benchstack.parsers.wrk import time_ms
 from benchstack.perrequest import ab_requests, wrk_report
@@ -93,6 +94,27 @@ def test_wrk_with_enough_requests_has_both_tail_percentiles_in_order() -> None:
     assert None not in order and order == sorted(order)
     assert lat["p99.99"] <= lat["max"]  # wrk printed max 30.06ms
     assert lat["min"] == 0.035  # wrk prints no minimum: the histogram's lowest value
+
+
+def test_wrk_responses_slower_than_its_timeout_are_not_requests_of_the_distribution() -> None:
+    parsed = parse("wrk", read_data("latency", "wrk-timeouts.txt"))  # --timeout 1s: 8 of 176 timed out
+    dist = parsed.latency_dist
+    assert dist is not None and (parsed.requests_completed, parsed.errors["timeout"]) == (176, 8)
+    assert dist.requests == 168 == wrk_report(read_data("latency", "wrk-timeouts.txt"))["recorded"]
+    assert dist.counts[-1][0] < 1_000_000
+
+
+def test_a_wrk_histogram_that_does_not_add_up_to_its_samples_is_refused() -> None:
+    text = read_data("latency", "wrk-slow.txt").replace('"histogram":[[55,2],', '"histogram":[[55,1],', 1)
+    assert text != read_data("latency", "wrk-slow.txt")
+    with pytest.raises(ParseError, match="holds 425 samples, the line says 426"):
+        parse("wrk", text)
+
+
+def test_an_ab_g_file_cut_inside_its_last_line_is_refused() -> None:
+    tsv = read_data("latency", "ab-slow.tsv")
+    with pytest.raises(ParseError, match="cut short"):
+        ab_requests(tsv[:-3])
 
 
 def test_wrk_run_where_every_request_failed_has_no_distribution() -> None:

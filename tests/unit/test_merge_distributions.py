@@ -159,3 +159,12 @@ def test_cells_without_distributions_still_merge_per_loadgen(tmp_path: Path) -> 
     merged = merge_cells(old)
     assert merged["merged"]["latency"] == "per-loadgen" and merged["latency_dist"] is None
     assert merged["latency_ms"]["p99"] is None
+
+
+def test_per_request_data_that_is_not_what_the_cell_was_made_from_is_not_used(tmp_path: Path) -> None:
+    a, b = pair(tmp_path, "ab-pair")
+    requests = requests_of("ab-pair")
+    requests["lg2"] = requests["lg2"][:-100]  # a -g file the runner would have refused for lg2's cell
+    merged = merge_cells([a, b], requests)
+    assert merged["merged"]["latency"] == "histograms" and merged["merged"]["cut"] is None
+    assert from_dict(merged["latency_dist"]).samples == 24000

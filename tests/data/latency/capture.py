@@ -1,6 +1,6 @@
 """Capture the latency/ files: real load runs through bench-stack's own runner on this host.
 
-    python3 tests/data/latency/capture.py OUT_DIR
+    python3 tests/data/latency/capture.py OUT_DIR [NAME...]
 
 Needs, on 127.0.0.1, the throwaway nginx of tests/data/README.md (latency/) on ports 18280 and 18281, and
 wrk and ab installed. Each capture is one ``runner.measure_cell`` with an executor that runs the runner's
@@ -85,6 +85,7 @@ def pair(the_plan: dict[str, Any], out: Path, name: str, late_s: float = 0.0) ->
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
+    only = set(sys.argv[2:])  # names to capture again (all when none)
     singles = [
         (
             "wrk-fast",
@@ -96,10 +97,23 @@ def main() -> None:
         ),
         ("wrk-drop", plan(18280, "/drop", {"tool": "wrk", "concurrency": 8, "threads": 2, "duration_s": 2})),
         ("ab-slow", plan(18281, "/body.txt", {"tool": "ab", "concurrency": 20, "requests": 2000}, 300)),
+        (
+            "wrk-timeouts",
+            plan(
+                18281,
+                "/body.txt",
+                {"tool": "wrk", "concurrency": 4, "threads": 1, "duration_s": 3, "timeout_s": 1},
+                300,
+            ),
+        ),
     ]
     for name, the_plan in singles:
+        if only and name not in only:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             keep(Path(tmp), "lg1", measure(the_plan, "lg1", Path(tmp)), out, name)
+    if only:
+        return
     ab = plan(18280, "/hello/bar", {"tool": "ab", "concurrency": 10, "requests": 12000})
     wrk = plan(18280, "/hello/bar", {"tool": "wrk", "concurrency": 16, "threads": 1, "duration_s": 4})
     pair(ab, out, "ab-pair")
