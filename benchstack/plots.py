@@ -163,6 +163,14 @@ def spectrum_points(dist: distribution.Distribution) -> list[tuple[float, float]
     return points
 
 
+def log_scale(lines: list[list[tuple[float, float]]]) -> bool:
+    """Whether the spectrum needs a log latency axis: a tail more than 50 times the lowest median, which
+    on a linear axis leaves everything below it a flat line at 0."""
+    medians = [points[0][1] for points in lines if points and points[0][1] > 0]
+    top = max((y for points in lines for _, y in points), default=0.0)
+    return bool(medians) and top > 50 * min(medians)
+
+
 def spectrum_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     """Latency by percentile on a log "nines" axis, one line per stack (its repetitions pooled), one plot
     per load point; load points without distributions get none."""
@@ -184,13 +192,17 @@ def spectrum_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
                 ax.plot([x for x, _ in points], [y for _, y in points], marker=".", markersize=3, label=stack)
             ax.set_xticks([nines(p) for p in NINES_TICKS], [f"{p:g}%" for p in NINES_TICKS])
             ax.set_xlim(nines(50.0) - 0.05, nines(99.99) + 0.05)
-            ax.set_ylim(bottom=0)
+            log = log_scale([points for _, points in lines])
+            if log:
+                ax.set_yscale("log")
+            else:
+                ax.set_ylim(bottom=0)
             sources = sorted({str(pool_source(g)) for g in at_level.values() if pool_source(g)})
             where = "; ".join(distribution.SOURCE_LABELS[s].split(":")[1].strip() for s in sources)
             ax.set(
                 title=f"Latency by percentile ({label}, {level_label(tool, level)})",
                 xlabel=f"percentile ({where})" if where else "percentile",
-                ylabel="ms (repetitions pooled)",
+                ylabel="ms, log scale (repetitions pooled)" if log else "ms (repetitions pooled)",
             )
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize="small")

@@ -12,7 +12,7 @@ Around the measured command the runner also, through the same executor:
   which the bench_cell action opens on the target's own connection) runs vmstat there too, kept as
   ``raw/<cell>.target.vmstat.txt`` and averaged into ``system.target``;
 * collects every cell's latency distribution (:mod:`benchstack.distribution`), whatever the plan: ab gets
-  ``-g <temporary file>``, read back with ``cat`` (kept as ``raw/<cell>.requests.tsv``: about 47 bytes
+  ``-g <temporary file>``, read back with ``cat`` (kept as ``raw/<cell>.requests.tsv``: about 44 bytes
   per request, written by ab after its run, so the measured run is unchanged); wrk gets the Lua report
   script (written once to the loadgen, under /var/lib/bench-stack when writable, else /tmp, named by its
   SHA-256), which prints wrk's histogram from ``done()``, after the run; httperf runs with ``-v -v`` and

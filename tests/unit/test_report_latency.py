@@ -89,3 +89,16 @@ def test_the_spectrum_goes_as_far_as_the_requests_support_and_meets_the_percenti
     assert by_x[nines(50)] == small.percentile_ms(50)
     big = distribution.from_dict(wrk_repetitions()[0]["latency_dist"])
     assert spectrum_points(big)[-1] == (4.0, big.percentile_ms(99.99))
+
+
+def test_the_spectrum_turns_to_a_log_latency_axis_when_a_tail_dwarfs_the_medians() -> None:
+    from benchstack.plots import log_scale, spectrum_points
+
+    def points(name: str) -> list[tuple[float, float]]:
+        dist = parse("wrk", read_data("latency", f"{name}.txt")).latency_dist
+        assert dist is not None
+        return spectrum_points(dist)
+
+    fast, slow = points("wrk-fast"), points("wrk-slow")  # 0.6 to 30 ms; 0.25 ms to 1 s
+    assert not log_scale([fast])
+    assert log_scale([slow]) and log_scale([fast, slow])
