@@ -9,6 +9,16 @@ how many requests really reused a connection), ``error_count`` (distinct failed 
 is still valid v1 (read as null). Beside ``raw/<cell>.txt`` a cell may have ``raw/<cell>.vmstat.txt``
 (vmstat during the cell) and ``raw/<cell>.requests.tsv`` (ab -g: one line per request). ``merged`` (also
 optional, null for one loadgen) marks a cell merged from several loadgens' cells (:mod:`benchstack.merge`).
+
+Latency distributions (issue 15) are v1 too, as optional additions: ``latency_dist`` (every sample of the
+cell as sparse ``[value_us, count]`` pairs, :mod:`benchstack.distribution`), ``window`` (when the load tool
+started and ended, on the loadgen's clock, to the millisecond: what a merge cuts to) and the tail
+percentiles ``p99.9`` and ``p99.99`` in ``latency_ms``. Why not v2: nothing that v1 had changes name, type or
+meaning; a cell without them (every cell written before) is still valid and reads the same, and every
+reader of v1 (report, compare, cells.csv, jq) reads the new cells unchanged, taking what it knows. A v2
+would make every consumer accept two schema names for cells that differ only by what they add, the way
+``system``, ``rate`` and ``merged`` were added to v1 before. Cells are written with the distribution's
+pairs ten to a line (:func:`dumps_cell`): a cell grows by 1 to 30 KB (scripts/measure-latency-dist.py).
 """
 
 from __future__ import annotations
@@ -23,7 +33,8 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TOOLS, Parsed
+from benchstack import distribution
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TAIL_KEYS, TOOLS, Parsed
 
 SCHEMA = "bench-stack/cell/v1"
 MODES = ("loopback", "network")
@@ -71,6 +82,8 @@ class Cell:
     # the tool saw open at once, an observation, not a setting).
     rate: int | None = None
     merged: dict[str, Any] | None = None
+    latency_dist: dict[str, Any] | None = None
+    window: dict[str, str] | None = None
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell))
@@ -92,9 +105,10 @@ META_FIELDS: tuple[str, ...] = (
     "raw_output",
     "system",
     "rate",
+    "window",
 )
 # Fields a v1 cell may lack (added to v1 later, backward compatible).
-OPTIONAL_FIELDS: tuple[str, ...] = ("system", "rate", "merged")
+OPTIONAL_FIELDS: tuple[str, ...] = ("system", "rate", "merged", "latency_dist", "window")
 # Metadata a stored run's cell must carry (a cell printed by `bench-stack parse` may leave them null).
 RUN_REQUIRED: tuple[str, ...] = (
     "experiment",
@@ -145,6 +159,7 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
         error_rate=parsed.error_rate,
         keepalive_requests=parsed.keepalive_requests,
         notes=list(parsed.notes),
+        latency_dist=parsed.latency_dist.to_dict() if parsed.latency_dist else None,
         **values,
     )
 
@@ -279,7 +294,9 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
     if "error_rate" in d:
         v = d["error_rate"]
         _check(problems, _is_num(v) and 0 <= v <= 1, "error_rate must be a number from 0 to 1")
-    problems += _check_map(d, "latency_ms", LATENCY_KEYS, _is_num, "a non-negative number or null")
+    problems += _check_map(
+        d, "latency_ms", LATENCY_KEYS, _is_num, "a non-negative number or null", optional=TAIL_KEYS
+    )
     problems += _check_map(d, "errors", ERROR_KINDS, _is_int, "a non-negative integer or null")
     if has("raw_output"):
         p = d["raw_output"]
@@ -307,9 +324,14 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
             isinstance(merged, dict)
             and isinstance(merged.get("loadgens"), list)
             and len(merged["loadgens"]) >= 2
-            and merged.get("latency") in ("requests", "per-loadgen")
+            and merged.get("latency") in ("requests", "histograms", "per-loadgen")
         )
         _check(problems, ok, "merged must name two or more loadgens and how latency was merged")
+
+    if has("latency_dist"):
+        problems += distribution.validate(d["latency_dist"])
+    if has("window"):
+        problems += _check_window(d["window"])
 
     if require_meta:
         for key in RUN_REQUIRED:
@@ -333,7 +355,25 @@ def _check_utc(value: object) -> list[str]:
     return []
 
 
-def _check_map(d: dict[str, Any], key: str, keys: tuple[str, ...], typecheck: Any, what: str) -> list[str]:
+def _check_window(window: object) -> list[str]:
+    if not isinstance(window, dict) or set(window) != {"start", "end"}:
+        return ["window must be an object with start and end"]
+    problems = []
+    for key in ("start", "end"):
+        problems += [p.replace("started_at", f"window.{key}") for p in _check_utc(window[key])]
+    if not problems and datetime.fromisoformat(window["end"]) < datetime.fromisoformat(window["start"]):
+        problems.append("window.end must not be before window.start")
+    return problems
+
+
+def _check_map(
+    d: dict[str, Any],
+    key: str,
+    keys: tuple[str, ...],
+    typecheck: Any,
+    what: str,
+    optional: tuple[str, ...] = (),
+) -> list[str]:
     if key not in d:
         return []
     value = d[key]
@@ -343,10 +383,10 @@ def _check_map(d: dict[str, Any], key: str, keys: tuple[str, ...], typecheck: An
     missing = [k for k in keys if k not in value]
     if missing:
         problems.append(f"{key} lacks {', '.join(missing)}")
-    extra = sorted(set(value) - set(keys))
+    extra = sorted(set(value) - set(keys) - set(optional))
     if extra:
         problems.append(f"{key} has unexpected keys {', '.join(extra)}")
-    for k in keys:
+    for k in keys + optional:
         v = value.get(k)
         if v is not None and not (typecheck(v) and v >= 0):
             problems.append(f"{key}.{k} must be {what}, not {v!r}")
@@ -354,6 +394,29 @@ def _check_map(d: dict[str, Any], key: str, keys: tuple[str, ...], typecheck: An
 
 
 # ---------------------------------------------------------------- storage
+
+
+PAIRS_PER_LINE = 10
+
+
+def dumps_cell(d: dict[str, Any]) -> str:
+    """A cell as indented JSON, except the distribution's pairs: ten ``[value_us, count]`` to a line
+    (indenting them element by element would make a cell four times larger)."""
+    dist = d.get("latency_dist")
+    if not isinstance(dist, dict) or not isinstance(dist.get("counts"), list):
+        return json.dumps(d, indent=2) + "\n"
+    marker = "__bench_stack_counts__"
+    text = json.dumps({**d, "latency_dist": {**dist, "counts": marker}}, indent=2)
+    counts = dist["counts"]
+    indent = " " * 6
+    # One encoding of the whole list, split between pairs ("[v,c],[v,c]" -> "v,c", "v,c").
+    pairs = json.dumps(counts, separators=(",", ":"))[2:-2].split("],[")
+    lines = [
+        ",".join(f"[{pair}]" for pair in pairs[i : i + PAIRS_PER_LINE])
+        for i in range(0, len(pairs), PAIRS_PER_LINE)
+    ]
+    body = f"[\n{indent}" + f",\n{indent}".join(lines) + "\n    ]" if counts else "[]"
+    return text.replace(json.dumps(marker), body, 1) + "\n"
 
 
 def write_cell(run_dir: str | os.PathLike[str], cell: Cell | dict[str, Any]) -> Path:
@@ -374,8 +437,7 @@ def write_cell(run_dir: str | os.PathLike[str], cell: Cell | dict[str, Any]) -> 
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(d, fh, indent=2, sort_keys=False)
-            fh.write("\n")
+            fh.write(dumps_cell(d))
             fh.flush()
             os.fsync(fh.fileno())
         try:

@@ -1,4 +1,4 @@
-"""bench-stack command line: parse, report, compare, validate, experiment.
+"""bench-stack command line: parse, report, compare, validate, experiment, hist.
 
 Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
 2 wrong usage (argparse), 3 a --strict check failed (validate: the run's verdict is invalid, or noisy with
@@ -13,9 +13,18 @@ import sys
 from pathlib import Path
 
 from benchstack import __version__
-from benchstack.cell import cell_id_of, cell_paths, cell_to_dict, load_cells, make_cell, validate_cell
+from benchstack.cell import (
+    cell_id_of,
+    cell_paths,
+    cell_to_dict,
+    dumps_cell,
+    load_cells,
+    make_cell,
+    validate_cell,
+)
 from benchstack.compare import compare_table, differences_text
 from benchstack.experiment import ExperimentError
+from benchstack.hist import HistError, csv_name, csv_text, hist
 from benchstack.hostdiff import run_differences
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
@@ -95,6 +104,21 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--unit-config-dir", default=DEFAULT_ROOTS.units, help="bench_unit_config_dir (default %(default)s)"
     )
+
+    p = sub.add_parser(
+        "hist", help="print cells' latency distributions (merged cells too) and export them as CSV"
+    )
+    p.add_argument("run_dir", type=Path)
+    p.add_argument(
+        "cell_ids", nargs="+", metavar="CELL_ID", help="a cell id, or a cell file's path in the run folder"
+    )
+    p.add_argument(
+        "--csv",
+        metavar="DIR",
+        help="write DIR/<cell_id>.csv (value_us,count,percentile) for each cell; '-': CSV of one cell "
+        "(or of the pooled cells) on stdout instead of the summary",
+    )
+    p.add_argument("--pool", action="store_true", help="pool the cells into one distribution (repetitions)")
     return parser
 
 
@@ -138,7 +162,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     if problems:
         _err("the resulting cell is invalid: " + "; ".join(problems))
         return 1
-    print(json.dumps(cell, indent=2))
+    print(dumps_cell(cell), end="")
     return 0
 
 
@@ -243,12 +267,42 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_hist(args: argparse.Namespace) -> int:
+    if not args.run_dir.is_dir():
+        _err(f"{args.run_dir}: not a directory")
+        return 1
+    try:
+        found = hist(args.run_dir, args.cell_ids, pool=args.pool)
+    except HistError as exc:
+        _err(str(exc))
+        return 1
+    if args.csv == "-":
+        if len(found) != 1:
+            _err("--csv - writes one distribution: give one cell, or --pool")
+            return 1
+        print(csv_text(found[0][1]), end="")
+        return 0
+    written = []
+    if args.csv:
+        out = Path(args.csv)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, dist, _ in found:
+            path = out / csv_name(name)
+            path.write_text(csv_text(dist), encoding="utf-8")
+            written.append(path)
+    print("\n".join(text for _, _, text in found), end="")
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
 COMMANDS = {
     "parse": _cmd_parse,
     "report": _cmd_report,
     "compare": _cmd_compare,
     "validate": _cmd_validate,
     "experiment": _cmd_experiment,
+    "hist": _cmd_hist,
 }
 
 

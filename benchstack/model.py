@@ -34,6 +34,10 @@ ab's overlapping counters. The rate is capped at 1.0. The raw counters are alway
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchstack.distribution import Distribution
 
 ERROR_KINDS: tuple[str, ...] = (
     "connect",
@@ -46,6 +50,8 @@ ERROR_KINDS: tuple[str, ...] = (
     "over_threshold",
 )
 LATENCY_KEYS: tuple[str, ...] = ("mean", "stdev", "min", "max", "p50", "p75", "p90", "p99")
+# Tail percentiles, from a latency distribution only (:mod:`benchstack.distribution`); optional in a cell.
+TAIL_KEYS: tuple[str, ...] = ("p99.9", "p99.99")
 TOOLS: tuple[str, ...] = ("ab", "wrk", "httperf")
 # Tools whose load is an offered rate of new requests, not a number of concurrent clients.
 OPEN_LOOP_TOOLS: tuple[str, ...] = ("httperf",)
@@ -56,7 +62,7 @@ class ParseError(ValueError):
 
 
 def empty_latency() -> dict[str, float | None]:
-    return dict.fromkeys(LATENCY_KEYS)
+    return dict.fromkeys(LATENCY_KEYS + TAIL_KEYS)
 
 
 def empty_errors() -> dict[str, int | None]:
@@ -127,6 +133,8 @@ class Parsed:
     keepalive_requests: int | None = None
     notes: list[str] = field(default_factory=list)
     extra: dict[str, float | int | str | None] = field(default_factory=dict)
+    # Every request's latency, when the tool's output (or its per-request data) holds it.
+    latency_dist: Distribution | None = None
 
     @property
     def error_count(self) -> int:

@@ -35,20 +35,38 @@ _WRK_REPORT = re.compile(r"^" + re.escape(WRK_REPORT_MARKER) + r"(\{.*\})\s*$", 
 PERCENTILES = (50, 75, 90, 99)
 
 
-def ab_request_times(tsv: str) -> list[int]:
-    """Total time (ms) of every request in an ``ab -g`` file, in file order."""
-    lines = [line for line in tsv.splitlines() if line.strip()]
-    if not lines or tuple(lines[0].split("\t")) != AB_GNUPLOT_HEADER:
+def ab_requests(tsv: str) -> list[tuple[int, int]]:
+    """(start second, total ms) of every request in an ``ab -g`` file, in file order.
+
+    ab writes the start time in whole seconds of the loadgen's clock (``seconds``, the Unix time) and the
+    times rounded to whole milliseconds. A file cut short (its last line incomplete) raises ParseError.
+    """
+    lines = tsv.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines or tuple(lines[0].rstrip("\r").split("\t")) != AB_GNUPLOT_HEADER:
         raise ParseError(
             "not an ab -g file (no 'starttime<TAB>seconds<TAB>ctime<TAB>dtime<TAB>ttime<TAB>wait')"
         )
-    times = []
+    if not tsv.endswith("\n"):
+        raise ParseError("ab -g file is cut short: its last line has no end")
+    requests = []
     for number, line in enumerate(lines[1:], start=2):
         fields = line.split("\t")
-        if len(fields) != len(AB_GNUPLOT_HEADER) or not fields[4].strip().isdigit():
-            raise ParseError(f"ab -g file line {number}: unexpected {line!r}")
-        times.append(int(fields[4]))
-    return times
+        try:
+            if len(fields) != 6:
+                raise ValueError
+            requests.append((int(fields[1]), int(fields[4])))
+        except ValueError:
+            if not line.strip():
+                continue
+            raise ParseError(f"ab -g file line {number}: unexpected {line!r}") from None
+    return requests
+
+
+def ab_request_times(tsv: str) -> list[int]:
+    """Total time (ms) of every request in an ``ab -g`` file, in file order."""
+    return [ms for _, ms in ab_requests(tsv)]
 
 
 def nearest_rank(sorted_values: Sequence[float], p: float) -> float:

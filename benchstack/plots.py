@@ -1,14 +1,17 @@
 """PNG plots of a run (matplotlib, Agg backend, imported here only): throughput vs concurrency (or
-offered rate), latency percentiles and error rate, per stack. Each function returns the files it wrote
+offered rate), latency percentiles and error rate, per stack, and per load point the percentile spectrum
+of each stack's latency distribution pooled over its repetitions. Each function returns the files it wrote
 under ``<run>/plots/``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
 
+from benchstack import distribution
 from benchstack.cell import level_label
 from benchstack.model import OPEN_LOOP_TOOLS
 from benchstack.report import groups_of, tool_label
@@ -136,8 +139,90 @@ def error_plot(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     return [_save(plt, fig, run_dir / PLOTS_DIR / "error-rate.png")]
 
 
+# The "nines" axis: percentile p at x = -log10(1 - p/100), so 90, 99, 99.9 and 99.99 are evenly spaced.
+NINES_TICKS = (50.0, 90.0, 99.0, 99.9, 99.99)
+NINES_STEP = 0.05
+
+
+def nines(p: float) -> float:
+    return -math.log10(1 - p / 100)
+
+
+def spectrum_points(dist: distribution.Distribution) -> list[tuple[float, float]]:
+    """(nines, ms) from the median to the highest percentile the distribution supports: as many nines as
+    its requests allow (log10 of them: 3 for 1,000, p99.9), at most 4 (p99.99)."""
+    if dist.requests < 2 or dist.samples == 0:
+        return []
+    top = min(4.0, math.log10(dist.requests))
+    xs = [nines(50.0) + i * NINES_STEP for i in range(int((top - nines(50.0)) / NINES_STEP) + 1)] + [top]
+    points = []
+    for x in xs:
+        value = dist.percentile_ms(100 * (1 - 10**-x))
+        if value is not None:
+            points.append((x, value))
+    return points
+
+
+def log_scale(lines: list[list[tuple[float, float]]]) -> bool:
+    """Whether the spectrum needs a log latency axis: a tail more than 50 times the lowest median, which
+    on a linear axis leaves everything below it a flat line at 0."""
+    medians = [points[0][1] for points in lines if points and points[0][1] > 0]
+    top = max((y for points in lines for _, y in points), default=0.0)
+    return bool(medians) and top > 50 * min(medians)
+
+
+def spectrum_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
+    """Latency by percentile on a log "nines" axis, one line per stack (its repetitions pooled), one plot
+    per load point; load points without distributions get none."""
+    plt = _pyplot()
+    paths = []
+    for (label, tool), groups in _by_tool(cells).items():
+        for level in sorted({lv for _, lv in groups}):
+            at_level = {stack: group for (stack, lv), group in sorted(groups.items()) if lv == level}
+            lines = []
+            for stack, group in at_level.items():
+                pool = distribution.pooled(group)
+                points = spectrum_points(pool) if pool else []
+                if points:
+                    lines.append((stack, points))
+            if not lines:
+                continue
+            fig, ax = plt.subplots(figsize=(7, 4))
+            for stack, points in lines:
+                ax.plot([x for x, _ in points], [y for _, y in points], marker=".", markersize=3, label=stack)
+            ax.set_xticks([nines(p) for p in NINES_TICKS], [f"{p:g}%" for p in NINES_TICKS])
+            ax.set_xlim(nines(50.0) - 0.05, nines(99.99) + 0.05)
+            log = log_scale([points for _, points in lines])
+            if log:
+                ax.set_yscale("log")
+            else:
+                ax.set_ylim(bottom=0)
+            sources = sorted({str(pool_source(g)) for g in at_level.values() if pool_source(g)})
+            where = "; ".join(distribution.SOURCE_LABELS[s].split(":")[1].strip() for s in sources)
+            ax.set(
+                title=f"Latency by percentile ({label}, {level_label(tool, level)})",
+                xlabel=f"percentile ({where})" if where else "percentile",
+                ylabel="ms, log scale (repetitions pooled)" if log else "ms (repetitions pooled)",
+            )
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize="small")
+            name = f"spectrum-{_slug(label)}-{_slug(level_label(tool, level))}.png"
+            paths.append(_save(plt, fig, run_dir / PLOTS_DIR / name))
+    return paths
+
+
+def pool_source(group: list[dict[str, Any]]) -> str | None:
+    dist = next((c.get("latency_dist") for c in group if c.get("latency_dist")), None)
+    return None if dist is None else str(dist["source"])
+
+
 def write_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     """Every plot of the run; needs matplotlib."""
     if not cells:
         return []
-    return throughput_plots(cells, run_dir) + latency_plots(cells, run_dir) + error_plot(cells, run_dir)
+    return (
+        throughput_plots(cells, run_dir)
+        + latency_plots(cells, run_dir)
+        + spectrum_plots(cells, run_dir)
+        + error_plot(cells, run_dir)
+    )

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchstack import distribution
 from benchstack.cell import FIELDS, GroupKey, group_key, level_label, load_cells
 from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
-from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TAIL_KEYS
 from benchstack.stats import Summary, shown_interval, summarize
 from benchstack.verdict import Verdict, run_verdict, store_verdict, verdict_html, verdict_markdown
 
@@ -275,8 +276,83 @@ def section_verdict(run: RunData) -> str:
     return verdict_markdown(verdict_of(run))
 
 
+# ---------------------------------------------------------------- latency distributions (issue 15)
+
+DIST_COLUMNS = (
+    "stack", "tool", "load", "n", "over repetitions", "requests",
+    "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "p99.99 ms",
+)  # fmt: skip
+DIST_KEYS = ("p50", "p90", "p99", "p99.9", "p99.99")
+DIST_LEGEND = (
+    "pooled: the percentiles of every request of the n repetitions together (their distributions summed, "
+    "nothing averaged); median: the median over the repetitions of each one's percentile (as in Results), "
+    "with the median requests per repetition. p99.9 needs 1,000 requests and p99.99 10,000 ('-': fewer, or "
+    "no distribution). "
+)
+
+
+def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Two rows per load point: its pooled distribution's percentiles and the median of repetitions."""
+    rows = []
+    for (stack, tool, keepalive, level), group in groups_of(cells).items():
+        head = {
+            "stack": stack,
+            "tool": load_label(tool, keepalive, loadgen_count(group)),
+            "load": level_label(tool, level),
+            "n": str(len(group)),
+        }
+        pool = distribution.pooled(group)
+        figures = pool.latency_ms() if pool else {}
+        rows.append(
+            {
+                **head,
+                "over repetitions": "pooled" if pool else "pooled: no distribution",
+                "requests": f"{pool.requests:,}" if pool else "-",
+                **{f"{k} ms": _fmt(figures.get(k)) for k in DIST_KEYS},
+            }
+        )
+        requests = _median([float(c.get("requests_completed") or 0) for c in group])
+        rows.append(
+            {
+                **head,
+                "over repetitions": "median",
+                "requests": "-" if requests is None else f"{round(requests):,}",
+                **{f"{k} ms": _latency_text(group, k) for k in DIST_KEYS},
+            }
+        )
+    return rows
+
+
+def _distribution_legend(cells: list[dict[str, Any]]) -> str:
+    sources = sorted({str(c["latency_dist"]["source"]) for c in cells if c.get("latency_dist")})
+    return DIST_LEGEND + " ".join(distribution.SOURCE_LABELS[s] + "." for s in sources)
+
+
+def section_distributions(run: RunData) -> str:
+    """Pooled and median-of-repetitions latency percentiles per load point, each labelled."""
+    if not any(c.get("latency_dist") for c in run.cells):
+        return ""
+    lines = ["| " + " | ".join(DIST_COLUMNS) + " |", "|" + "|".join("---" for _ in DIST_COLUMNS) + "|"]
+    for row in distribution_rows(run.cells):
+        lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in DIST_COLUMNS) + " |")
+    table = "\n".join(lines)
+    return f"## Latency distributions\n\n{table}\n\n{_distribution_legend(run.cells)}\n"
+
+
+def distributions_html(run: RunData) -> str:
+    if not any(c.get("latency_dist") for c in run.cells):
+        return ""
+    esc = html.escape
+    parts = ["<h2>Latency distributions</h2><table><thead><tr>"]
+    parts += [f"<th>{esc(c)}</th>" for c in DIST_COLUMNS] + ["</tr></thead><tbody>"]
+    for row in distribution_rows(run.cells):
+        parts.append("<tr>" + "".join(f"<td>{esc(row[c])}</td>" for c in DIST_COLUMNS) + "</tr>")
+    parts.append(f"</tbody></table><p>{esc(_distribution_legend(run.cells))}</p>")
+    return "".join(parts)
+
+
 SECTIONS: list[Callable[[RunData], str]] = [
-    section_summary, section_verdict, section_table, section_notes, section_dns_probe,
+    section_summary, section_verdict, section_table, section_distributions, section_notes, section_dns_probe,
 ]  # fmt: skip
 
 
@@ -284,18 +360,21 @@ def render_report(run: RunData) -> str:
     return "\n".join(part for part in (section(run) for section in SECTIONS) if part)
 
 
+# The distribution stays in the cell JSON (bench-stack hist exports it as CSV); its tail percentiles are
+# columns.
+_NOT_IN_CSV = ("latency_ms", "errors", "notes", "latency_dist")
 CSV_COLUMNS: tuple[str, ...] = tuple(
-    [f for f in FIELDS if f not in ("latency_ms", "errors", "notes")]
-    + [f"latency_{k}_ms" for k in LATENCY_KEYS]
+    [f for f in FIELDS if f not in _NOT_IN_CSV]
+    + [f"latency_{k}_ms" for k in LATENCY_KEYS + TAIL_KEYS]
     + [f"errors_{k}" for k in ERROR_KINDS]
 )
 
 
 def _csv_row(cell: dict[str, Any]) -> dict[str, Any]:
-    row = {k: cell.get(k) for k in FIELDS if k not in ("latency_ms", "errors", "notes")}
+    row = {k: cell.get(k) for k in FIELDS if k not in _NOT_IN_CSV}
     if isinstance(row.get("command"), list):
         row["command"] = " ".join(row["command"])
-    for k in LATENCY_KEYS:
+    for k in LATENCY_KEYS + TAIL_KEYS:
         row[f"latency_{k}_ms"] = (cell.get("latency_ms") or {}).get(k)
     for k in ERROR_KINDS:
         row[f"errors_{k}"] = (cell.get("errors") or {}).get(k)
@@ -336,6 +415,7 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
         noisy = ' class="noisy"' if row["CV"].endswith(NOISY) else ""
         parts.append(f"<tr{noisy}>" + "".join(f"<td>{esc(row[c])}</td>" for c in COLUMNS) + "</tr>")
     parts += ["</tbody></table>", f"<p>{esc(TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv))}</p>"]
+    parts.append(distributions_html(run))
     parts.append("<h2>Plots</h2>")
     if plot_problem:
         parts.append(f"<p>{esc(plot_problem)}</p>")

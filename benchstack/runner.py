@@ -11,15 +11,21 @@ Around the measured command the runner also, through the same executor:
   target's side is the same host in loopback mode; in network mode a second executor (``target_execute``,
   which the bench_cell action opens on the target's own connection) runs vmstat there too, kept as
   ``raw/<cell>.target.vmstat.txt`` and averaged into ``system.target``;
-* when the plan has a ``threshold_ms`` (ab also when the caller asks for ``per_request`` data), collects
-  per-request data (:mod:`benchstack.perrequest`): ab gets ``-g <temporary file>``, read back with
-  ``cat`` (kept as ``raw/<cell>.requests.tsv``); wrk gets the Lua report script (written once to the
-  loadgen, under /var/lib/bench-stack when writable, else /tmp, named by its SHA-256) and a ``--timeout``
-  above the threshold (max(2 s, 2 x threshold)) unless the plan sets one, so slow responses are counted
-  as slow rather than dropped as timeouts;
-* for httperf (open loop) there is no per-request data: its ``--timeout`` is set to the threshold, so a
-  response slower than the threshold is aborted there and counted as a ``timeout`` error (the seed's rule:
-  slower than the threshold is an error), and the cell says so in its notes.
+* collects every cell's latency distribution (:mod:`benchstack.distribution`), whatever the plan: ab gets
+  ``-g <temporary file>``, read back with ``cat`` (kept as ``raw/<cell>.requests.tsv``: about 44 bytes
+  per request, written by ab after its run, so the measured run is unchanged); wrk gets the Lua report
+  script (written once to the loadgen, under /var/lib/bench-stack when writable, else /tmp, named by its
+  SHA-256), which prints wrk's histogram from ``done()``, after the run; httperf runs with ``-v -v`` and
+  prints its lifetime histogram. With a ``threshold_ms`` the same data counts the slow requests
+  (:mod:`benchstack.perrequest`), and wrk gets a ``--timeout`` above the threshold (max(2 s, 2 x
+  threshold)) unless the plan sets one, so slow responses are counted as slow rather than dropped as
+  timeouts;
+* for httperf (open loop) the ``--timeout`` is the threshold, so a response slower than the threshold is
+  aborted there and counted as a ``timeout`` error (the seed's rule: slower than the threshold is an
+  error), and the cell says so in its notes;
+* reads the loadgen's clock just before and after the measured command, to the millisecond (the command
+  runs as ``s=$(date +%s.%N); <command>; ...`` and prints ``BENCH-STACK-WINDOW <start> <end>`` to stderr):
+  the cell's ``window``, which a merge of several loadgens cuts to (:mod:`benchstack.merge`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shlex
 import tempfile
 import time
@@ -39,11 +46,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from benchstack import distribution
 from benchstack.cell import CELLS_DIR, cell_to_dict, make_cell, validate_cell, write_cell
 from benchstack.loadcmd import build_command, httperf_command, httperf_timeout_s
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
-from benchstack.perrequest import ab_request_times, summarize_times, wrk_over_threshold, wrk_report
+from benchstack.perrequest import WRK_REPORT_MARKER, ab_requests, wrk_over_threshold, wrk_report
 from benchstack.runfolder import experiment_hash
 from benchstack.sysstats import parse_vmstat
 
@@ -56,6 +64,8 @@ AB_MAX_S = 600
 WRK_SCRIPT = "wrk_report.lua"
 THRESHOLD_ENV = "BENCH_STACK_THRESHOLD_MS"
 CONNECTIONS_ENV = "BENCH_STACK_CONNECTIONS"
+WINDOW_MARKER = "BENCH-STACK-WINDOW"
+_WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
 
 class CellFailed(RuntimeError):
@@ -146,6 +156,26 @@ def install_script_command(text: str) -> str:
     )
 
 
+def windowed(command: str) -> str:
+    """Shell that runs ``command`` between two readings of the loadgen's clock, prints them to stderr as
+    ``BENCH-STACK-WINDOW <start> <end>`` (Unix time in seconds) and exits with the command's exit code."""
+    return f's=$(date +%s.%N); {command}; rc=$?; echo "{WINDOW_MARKER} $s $(date +%s.%N)" >&2; exit $rc'
+
+
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def window_of(text: str) -> dict[str, str] | None:
+    """The cell's ``window`` ({start, end} in UTC, milliseconds) from the line :func:`windowed` printed;
+    None without one (a ``date`` that has no ``%N``, or output that was not run through it)."""
+    m = _WINDOW.search(text)
+    if m is None:
+        return None
+    start, end = float(m.group(1)), float(m.group(2))
+    return {"start": _utc(start), "end": _utc(max(start, end))}
+
+
 def vmstat_start_command(seconds: int) -> str:
     """Shell that starts a bounded ``vmstat -n 1`` in the background and prints ``<pid> <file>``."""
     return (
@@ -197,14 +227,12 @@ def measure_cell(
     tool_version: str | None = None,
     target_execute: Executor | None = None,
     sleep: Callable[[float], None] = time.sleep,
-    per_request: bool = False,
     before_measure: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
     ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
-    ``per_request``: keep ab's per-request data (``-g``) even without a threshold (merging loadgens needs
-    it). ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
+    ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
     bench_cell action waits there for the other loadgens of the same cell).
     """
     path = cell_path(run_dir, plan["cell_id"])
@@ -226,12 +254,12 @@ def measure_cell(
     notes: list[str] = []
     gnuplot_file = script = None
     env: list[str] = []
-    if (threshold or per_request) and plan["tool"] == "ab":
+    if plan["tool"] == "ab":
         rc, out, err = execute("mktemp /tmp/bench-stack-ab-g.XXXXXX")
         gnuplot_file = out.strip() if rc == 0 and out.strip() else None
         if gnuplot_file is None:
             notes.append(f"no per-request data: mktemp failed on the loadgen: {(err or out).strip()[:200]}")
-    elif threshold and plan["tool"] == "wrk":
+    elif plan["tool"] == "wrk":
         rc, out, err = execute(install_script_command(wrk_script()))
         script = out.strip().splitlines()[-1] if rc == 0 and out.strip() else None
         if script is None:
@@ -239,7 +267,8 @@ def measure_cell(
                 f"no per-request data: the wrk script could not be written: {(err or out).strip()[:200]}"
             )
         else:
-            env = ["env", f"{THRESHOLD_ENV}={threshold:g}", f"{CONNECTIONS_ENV}={plan['concurrency']}"]
+            env = ["env", *([f"{THRESHOLD_ENV}={threshold:g}"] if threshold else [])]
+            env.append(f"{CONNECTIONS_ENV}={plan['concurrency']}")
     if plan.get("rate"):
         cmd = httperf_command(url, int(plan["rate"]), int(plan["duration_s"]), httperf_timeout_s(plan))
         if threshold:
@@ -267,7 +296,7 @@ def measure_cell(
     target_vmstat = _VmStat(target_execute, stats_s) if target_execute and where.mode == "network" else None
     started = datetime.now(UTC)
     t0 = time.monotonic()
-    rc, out, err = execute(_bounded(cmd, _bound_s(plan)))
+    rc, out, err = execute(windowed(_bounded(cmd, _bound_s(plan))))
     elapsed = time.monotonic() - t0
     vmstat_text = vmstat.stop()
     target_text = target_vmstat.stop() if target_vmstat else None
@@ -300,10 +329,27 @@ def measure_cell(
             f"the stack did not answer within the run (raw output in {raw_rel})",
             reason="hung",
         )
+    if script is not None and wrk_report(raw) is None:
+        # The script prints its line after wrk's own report, from done(): without it the output was cut
+        # short (or the script failed), and the cell would silently lose its distribution.
+        raise CellFailed(
+            f"{plan['cell_id']}: wrk ran with the report script but printed no {WRK_REPORT_MARKER.strip()} "
+            f"line: its output is incomplete (exit code {rc}; raw output in {raw_rel})"
+        )
     if parsed.tool_version is None and tool_version:
         parsed.tool_version = tool_version
-    if threshold:
-        notes += _add_per_request(parsed, threshold, raw, tsv, gnuplot_file is not None, script is not None)
+    if gnuplot_file is not None:
+        notes += _ab_per_request(parsed, threshold, tsv)
+    if threshold and script is not None:
+        notes += _wrk_over_threshold(parsed, raw)
+    if parsed.latency_dist is None and parsed.requests_completed:
+        notes.append("no latency distribution: the percentiles are the tool's own, p99.9 and p99.99 unknown")
+    window = window_of(raw)
+    if window is None:
+        notes.append(
+            f"no {WINDOW_MARKER} line from the loadgen: its start and end are unknown to the millisecond, "
+            "so a merge cannot cut this cell to the window all loadgens ran in"
+        )
     system, more = _system_stats(where, vmstat, vmstat_text, target_vmstat, target_text)
     parsed.notes += notes + more
     cell = make_cell(
@@ -324,6 +370,7 @@ def measure_cell(
         raw_output=raw_rel,
         system=system,
         rate=plan.get("rate"),
+        window=window,
     )
     data = cell_to_dict(cell)
     problems = validate_cell(data, require_meta=True)
@@ -333,35 +380,36 @@ def measure_cell(
     return data, True
 
 
-def _add_per_request(
-    parsed: Parsed, threshold: float, raw: str, tsv: str | None, ab_asked: bool, wrk_asked: bool
-) -> list[str]:
-    """Fill over_threshold (and ab's percentiles) from per-request data; notes on what was missing."""
-    if parsed.tool == "ab" and ab_asked:
-        if not tsv:
-            return ["no per-request data: ab wrote no -g file (over_threshold not measured)"]
-        try:
-            times = summarize_times(ab_request_times(tsv), threshold)
-        except ParseError as exc:
-            return [f"unreadable ab -g data: {exc}"]
-        parsed.errors["over_threshold"] = times.over_threshold
-        parsed.latency_ms.update(times.percentiles_ms)
-        if times.count != parsed.requests_completed:
-            return [
-                f"ab -g holds {times.count} request times for {parsed.requests_completed} complete requests"
-            ]
-        return []
-    if parsed.tool == "wrk" and wrk_asked:
-        try:
-            report = wrk_report(raw)
-        except ParseError as exc:
-            return [str(exc)]
-        if report is None:
-            return ["no per-request data: wrk printed no report block (over_threshold not measured)"]
-        over, note = wrk_over_threshold(report, parsed.requests_completed, parsed.errors.get("timeout") or 0)
-        parsed.errors["over_threshold"] = over
-        return [note] if note else []
+def _ab_per_request(parsed: Parsed, threshold: float | None, tsv: str | None) -> list[str]:
+    """ab's distribution (and, with a threshold, its slow requests) from its -g file; a file that is
+    missing, unreadable or holds another number of requests than ab completed is not used (a note says
+    why)."""
+    unmeasured = " (over_threshold not measured)" if threshold else ""
+    if not tsv:
+        return [f"no per-request data: ab wrote no -g file{unmeasured}"]
+    try:
+        requests = ab_requests(tsv)
+    except ParseError as exc:
+        return [f"unreadable ab -g data, not used: {exc}{unmeasured}"]
+    if len(requests) != parsed.requests_completed:
+        return [
+            f"ab -g holds {len(requests)} request times for {parsed.requests_completed} complete requests: "
+            f"not used{unmeasured}"
+        ]
+    times = [ms for _, ms in requests]
+    if threshold:
+        parsed.errors["over_threshold"] = sum(1 for t in times if t > threshold)
+    distribution.attach(parsed, distribution.from_values("ab", (t * 1000 for t in times)))
     return []
+
+
+def _wrk_over_threshold(parsed: Parsed, raw: str) -> list[str]:
+    """Fill over_threshold from the report script's count; a note when it is an estimate."""
+    report = wrk_report(raw)  # present: measure_cell refused output without it
+    assert report is not None
+    over, note = wrk_over_threshold(report, parsed.requests_completed, parsed.errors.get("timeout") or 0)
+    parsed.errors["over_threshold"] = over
+    return [note] if note else []
 
 
 def _system_stats(

@@ -8,6 +8,10 @@
 -- e = runtime_us / (requests / connections)). This script undoes that exactly (highest values first) to count
 -- the requests really slower than the threshold ("over_threshold"), and also reports the count in the
 -- corrected histogram ("over_threshold_corrected", of "samples").
+--
+-- It also prints the whole corrected histogram ("histogram": [[value_us, count], ...], ascending), each value
+-- floored to 9 significant bits (exact below 512 us, within 0.4 % above) so that a wide spread stays a
+-- few thousand pairs at most: the same bucketing as benchstack/distribution.py, which stores it in the cell.
 
 --
 -- Reading the histogram: wrk's latency(i) scans the whole histogram from its minimum on every call
@@ -22,6 +26,39 @@ local threshold_ms = tonumber(os.getenv("BENCH_STACK_THRESHOLD_MS") or "")
 local connections = tonumber(os.getenv("BENCH_STACK_CONNECTIONS") or "")
 -- latency(i) calls times the histogram range above which the fallback is skipped.
 local FALLBACK_BUDGET = 2e7
+local EXACT_BELOW = 512 -- 2^9 (9 significant bits): values below are kept exactly
+
+local function bucket(v)
+   local width = 1
+   while v >= EXACT_BELOW do
+      v = math.floor(v / 2)
+      width = width * 2
+   end
+   return v * width
+end
+
+-- The histogram as JSON pairs, bucketed (values ascending, so equal buckets are adjacent).
+local function histogram_json(values, counts)
+   local sorted = {}
+   for i, v in ipairs(values) do
+      sorted[i] = v
+   end
+   table.sort(sorted)
+   local parts, last, sum = {}, nil, 0
+   for _, v in ipairs(sorted) do
+      local b = bucket(v)
+      if b ~= last and last ~= nil then
+         parts[#parts + 1] = string.format("[%.0f,%.0f]", last, sum)
+         sum = 0
+      end
+      last = b
+      sum = sum + counts[v]
+   end
+   if last ~= nil then
+      parts[#parts + 1] = string.format("[%.0f,%.0f]", last, sum)
+   end
+   return "[" .. table.concat(parts, ",") .. "]"
+end
 
 local function buckets_ffi(latency)
    local ok, ffi = pcall(require, "ffi")
@@ -121,7 +158,7 @@ done = function(summary, latency, requests)
          .. '"over_threshold":%s,"recorded":%s,"over_threshold_corrected":%s,"samples":%s,'
          .. '"correction_interval_us":%s,"requests":%d,"duration_us":%d,'
          .. '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},'
-         .. '"latency_us":{"min":%d,"max":%d,"mean":%.3f,"stdev":%.3f,%s}}\n',
+         .. '"latency_us":{"min":%d,"max":%d,"mean":%.3f,"stdev":%.3f,%s},"histogram":%s}\n',
       read,
       threshold_ms and string.format("%.17g", threshold_ms) or "null",
       (threshold_us and expected and exact) and tostring(over) or "null",
@@ -131,5 +168,6 @@ done = function(summary, latency, requests)
       expected and tostring(expected) or "null",
       summary.requests, summary.duration,
       e.connect, e.read, e.write, e.status, e.timeout,
-      latency.min, latency.max, latency.mean, latency.stdev, table.concat(parts, ",")))
+      latency.min, latency.max, latency.mean, latency.stdev, table.concat(parts, ","),
+      exact and histogram_json(values, counts) or "null"))
 end

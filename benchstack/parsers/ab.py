@@ -13,6 +13,11 @@ Fields, as ab 2.3 prints them (httpd support/ab.c, output_results):
 * ab writes progress ("Completed 100 requests") and fatal errors ("apr_socket_recv: Connection refused
   (111)") to stderr, which may be interleaved with stdout in a capture; both are tolerated. A fatal error
   means no summary, and that is a :class:`ParseError` carrying ab's message.
+* Output cut short (a lost connection, a full disk) is refused, not parsed: after any completed request ab
+  prints its "Connection Times" table, and after two or more the whole percentile table, 50 % to
+  "100% ... (longest request)" (ab.c prints it when ``done > 1``); a missing table, a missing row or
+  percentiles that go down is a :class:`ParseError`. (Cut inside the ``99%`` row, ab's output would
+  otherwise read as a p99 of a few ms below its p50.)
 """
 
 from __future__ import annotations
@@ -57,6 +62,9 @@ _TPR_ALL = re.compile(r"^Time per request:\s+([\d.]+) \[ms\] \(mean, across all 
 _RATE = re.compile(r"^Transfer rate:\s+([\d.]+) \[Kbytes/sec\] received", re.M)
 _TOTAL_ROW = re.compile(r"^Total:\s+([-\d.\s]+?)\s*$", re.M)
 _PERCENT = re.compile(r"^\s*(\d+)%\s+(\d+)(?: \(longest request\))?\s*$", re.M)
+_CONNECTION_TIMES = re.compile(r"^Connection Times \(ms\)\s*$", re.M)
+_PERCENT_HEADER = re.compile(r"^Percentage of the requests served within a certain time \(ms\)\s*\n", re.M)
+_PERCENT_ROWS = (50, 66, 75, 80, 90, 95, 98, 99, 100)
 _HOST = re.compile(r"^Server Hostname:\s+(\S+)\s*$", re.M)
 _PORT = re.compile(r"^Server Port:\s+(\d+)\s*$", re.M)
 _PATH = re.compile(r"^Document Path:\s+(\S+)\s*$", re.M)
@@ -79,6 +87,31 @@ def _int(pattern: re.Pattern[str], text: str) -> int | None:
 def _float(pattern: re.Pattern[str], text: str) -> float | None:
     m = pattern.search(text)
     return float(m.group(1)) if m else None
+
+
+def _check_complete(text: str, completed: int, has_total: bool) -> None:
+    """ParseError when the output stops before the tables ab prints after its requests (module doc)."""
+    if completed > 0 and not (_CONNECTION_TIMES.search(text) and has_total):
+        raise ParseError(
+            f"ab output is cut short: {completed} complete requests but no 'Connection Times' table "
+            "with its 'Total:' row"
+        )
+    if completed < 2:
+        return
+    header = _PERCENT_HEADER.search(text)
+    if header is None:
+        raise ParseError(f"ab output is cut short: {completed} complete requests but no percentile table")
+    lines = text[header.end() :].split("\n")
+    values = []
+    for i, p in enumerate(_PERCENT_ROWS):
+        tail = r" \(longest request\)" if p == 100 else ""
+        line = lines[i] if i < len(lines) else ""
+        m = re.fullmatch(rf"\s*{p}%\s+(\d+){tail}\s*", line)
+        if m is None:
+            raise ParseError(f"ab output is cut short inside its percentile table, at the {p}% row: {line!r}")
+        values.append(int(m.group(1)))
+    if values != sorted(values):
+        raise ParseError(f"ab's percentile table goes down ({values}): the output is not ab's complete table")
 
 
 def parse(text: str) -> Parsed:
@@ -135,6 +168,7 @@ def parse(text: str) -> Parsed:
             latency["min"], latency["max"] = numbers[0], numbers[2]
         else:
             raise ParseError(f"unexpected 'Total:' row in ab's Connection Times: {total.group(0)!r}")
+    _check_complete(text, completed, total is not None)
     percentiles = {int(p): float(ms) for p, ms in _PERCENT.findall(text)}
     for p in (50, 75, 90, 99):
         latency[f"p{p}"] = percentiles.get(p)

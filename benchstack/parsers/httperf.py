@@ -8,12 +8,24 @@ time. With one call per connection (how bench-stack runs it) a connection's life
 latency including connect. Those statistics cover successful connections only; connections that failed
 (refused, reset, timed out) are in ``Errors:``. The echoed command line (httperf prints it first) gives
 the URL. The version is printed only by ``httperf --version``.
+
+With ``-v -v`` (``--verbose --verbose``; bench-stack always asks for it) httperf also prints that histogram,
+"Connection lifetime histogram (time in ms)", before its summary: one line per non-empty 1 ms bin, at the
+bin's centre (bin i holds lifetimes from i to i+1 ms and prints as i+0.5), a ``:`` where bins are skipped
+(src/stat/basic.c). It holds every connection with a completed call, so with one call per connection its
+counts add up to the replies; when they do not, the output was cut: ParseError. That histogram becomes the
+cell's latency distribution and gives p50 (equal to httperf's median) to p99.99
+(:mod:`benchstack.distribution`).
+
+Incomplete output is refused rather than parsed: the summary lines must all be there, and ``Errors: total``
+must be the sum of the error kinds (a number cut short in the last line breaks it).
 """
 
 from __future__ import annotations
 
 import re
 
+from benchstack import distribution
 from benchstack.model import Parsed, ParseError, empty_errors, empty_latency
 
 _COMMAND = re.compile(r"^httperf (.*--server=.*)$", re.M)
@@ -34,7 +46,11 @@ _ERRORS_1 = re.compile(
     r"^Errors: total (\d+) client-timo (\d+) socket-timo (\d+) connrefused (\d+) connreset (\d+)\s*$", re.M
 )
 _ERRORS_2 = re.compile(r"^Errors: fd-unavail (\d+) addrunavail (\d+) ftab-full (\d+) other (\d+)\s*$", re.M)
-_FATAL = re.compile(r"^(httperf: (?!warning).+)$", re.M)
+_FATAL = re.compile(r"^(httperf: (?!warning|maximum number of open descriptors).+)$", re.M)
+_HISTOGRAM = re.compile(
+    r"^Connection lifetime histogram \(time in ms\):\n((?:[ \t]*(?:[\d.]+ \d+|:)\n)*)", re.M
+)
+_BIN = re.compile(r"^\s*(\d+)\.5 (\d+)$")
 
 _ESSENTIAL = {
     "total": _TOTAL,
@@ -75,6 +91,12 @@ def parse(text: str) -> Parsed:
         raise ParseError("httperf output lacks the " + ", ".join(missing) + " line(s)")
     total, status, err1, err2 = (found[k] for k in ("total", "status", "errors", "errors2"))
     assert total and status and err1 and err2
+    kinds = [int(err1.group(i)) for i in (2, 3, 4, 5)] + [int(err2.group(i)) for i in (1, 2, 3, 4)]
+    if int(err1.group(1)) != sum(kinds):
+        raise ParseError(
+            f"httperf output is incomplete: 'Errors: total {err1.group(1)}' is not the sum of its kinds "
+            f"({sum(kinds)})"
+        )
     connections, _requests, replies = (int(total.group(i)) for i in (1, 2, 3))
     duration = float(total.group(4))
     client_timo, socket_timo, refused, reset = (int(err1.group(i)) for i in (2, 3, 4, 5))
@@ -92,13 +114,21 @@ def parse(text: str) -> Parsed:
     latency = empty_latency()
     calls = _calls(text)
     conn = _CONN_TIME.search(text)
+    dist = _histogram(text, replies, calls)
     if replies and conn and calls == 1:
         lo, avg, hi, median, stdev = (float(conn.group(i)) for i in range(1, 6))
         latency.update(mean=avg, min=lo, max=hi, p50=median, stdev=stdev)
-        notes.append(
-            "httperf latency is each connection's lifetime (connect to close, one request each), "
-            "successful connections only; its median comes from 1 ms histogram bins; no p75/p90/p99"
-        )
+        if dist is None:
+            notes.append(
+                "httperf latency is each connection's lifetime (connect to close, one request each), "
+                "successful connections only; its median comes from 1 ms histogram bins; no p75/p90/p99 "
+                "(httperf ran without -v -v, so it printed no histogram)"
+            )
+        else:
+            notes.append(
+                "httperf latency is each connection's lifetime (connect to close, one request each), "
+                "successful connections only; percentiles from its histogram of 1 ms bins, at bin centres"
+            )
     elif replies:
         reply = _REPLY_TIME.search(text)
         if reply:
@@ -107,7 +137,7 @@ def parse(text: str) -> Parsed:
 
     peak = _CONN_RATE.search(text)
     size = _REPLY_SIZE.search(text)
-    return Parsed(
+    parsed = Parsed(
         tool="httperf",
         tool_version=None,
         url=_url(text),
@@ -124,3 +154,29 @@ def parse(text: str) -> Parsed:
         notes=notes,
         extra={"connections": connections, "calls_per_connection": calls},
     )
+    if dist is not None and calls == 1:
+        distribution.attach(parsed, dist)
+    return parsed
+
+
+def _histogram(text: str, replies: int, calls: int) -> distribution.Distribution | None:
+    """The connection lifetime histogram (``-v -v``) as a distribution, or None when not printed."""
+    m = _HISTOGRAM.search(text)
+    if m is None:
+        return None
+    counts: dict[int, int] = {}
+    for line in m.group(1).splitlines():
+        if line.strip() == ":":
+            continue
+        b = _BIN.match(line)
+        if b is None:
+            raise ParseError(f"unexpected line in httperf's lifetime histogram: {line!r}")
+        # bin i prints as i + 0.5 ms: its centre, in µs
+        counts[int(b.group(1)) * 1000 + 500] = int(b.group(2))
+    lifetimes = sum(counts.values())
+    if calls == 1 and lifetimes != replies:
+        raise ParseError(
+            f"httperf output is incomplete: its lifetime histogram holds {lifetimes} connections for "
+            f"{replies} replies"
+        )
+    return distribution.from_counts("httperf", counts)

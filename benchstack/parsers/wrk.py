@@ -5,6 +5,11 @@ h), counts with ``format_metric`` (base 1000: k, M, G, T, P) and sizes with ``fo
 M, G, T, P, followed by "B"). Latency percentiles appear only with ``--latency``. wrk does not print its
 version. Its latency statistics are corrected for coordinated omission (``stats_correct``) and exclude
 responses slower than ``--timeout``, which count as timeout errors instead.
+
+With bench-stack's report script (``-s wrk_report.lua``) the output ends in a ``BENCH-STACK-WRK-REPORT``
+line holding wrk's whole (corrected) histogram: it becomes the cell's latency distribution and every
+percentile is taken from it (:mod:`benchstack.distribution`). A report line that is cut short or whose
+histogram does not add up to its sample count is incomplete output: ParseError.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from __future__ import annotations
 import math
 import re
 
+from benchstack import distribution
 from benchstack.model import Parsed, ParseError, empty_errors, empty_latency
+from benchstack.perrequest import WRK_REPORT_MARKER, wrk_report
 
 TIME_UNITS_MS: dict[str, float] = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 METRIC_UNITS: dict[str, float] = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -85,12 +92,15 @@ def parse(text: str) -> Parsed:
     latency_row = _LATENCY_ROW.search(text)
     summary = _SUMMARY.search(text)
     rps_m = _RPS.search(text)
+    transfer = _TRANSFER.search(text)
     found = {
         "Running ... test @ URL": running,
         "N threads and M connections": threads_m,
         "Latency row of Thread Stats": latency_row,
         "N requests in T, S read": summary,
         "Requests/sec": rps_m,
+        # wrk's last line: without it the output may be cut inside the Requests/sec figure
+        "Transfer/sec": transfer,
     }
     missing = [label for label, m in found.items() if m is None]
     if missing:
@@ -100,7 +110,7 @@ def parse(text: str) -> Parsed:
         if len(missing) == len(found):
             raise ParseError("not wrk output (no 'Running ... test @' line and no summary)")
         raise ParseError("wrk output lacks " + ", ".join(repr(label) for label in missing))
-    assert running and threads_m and latency_row and summary and rps_m  # for type checkers
+    assert running and threads_m and latency_row and summary and rps_m and transfer  # for type checkers
 
     notes: list[str] = []
     completed = int(summary.group(1))
@@ -140,9 +150,7 @@ def parse(text: str) -> Parsed:
         extra["thread_req_per_s_avg"] = metric(reqsec.group(1))
         extra["thread_req_per_s_stdev"] = metric(reqsec.group(2))
         extra["thread_req_per_s_max"] = metric(reqsec.group(3))
-    transfer = _TRANSFER.search(text)
-    if transfer:
-        extra["transfer_per_s_bytes"] = binary_bytes(transfer.group(1))
+    extra["transfer_per_s_bytes"] = binary_bytes(transfer.group(1))
     within = latency_row.group(4)
     extra["latency_within_stdev_pct"] = None if "nan" in within else float(within)
 
@@ -150,7 +158,7 @@ def parse(text: str) -> Parsed:
     if not math.isfinite(duration_s):
         raise ParseError(f"wrk reported a duration of {summary.group(2)!r}")
 
-    return Parsed(
+    parsed = Parsed(
         tool="wrk",
         tool_version=None,
         url=running.group(2),
@@ -167,3 +175,28 @@ def parse(text: str) -> Parsed:
         notes=notes,
         extra=extra,
     )
+    _attach_histogram(parsed, text)
+    return parsed
+
+
+def _attach_histogram(parsed: Parsed, text: str) -> None:
+    report = wrk_report(text)
+    if report is None and WRK_REPORT_MARKER.strip() in text:
+        raise ParseError(f"wrk output has a {WRK_REPORT_MARKER.strip()} line that is cut short")
+    histogram = report.get("histogram") if report else None
+    if not isinstance(histogram, list):
+        return
+    try:
+        pairs = [(int(v), int(c)) for v, c in histogram]
+    except (TypeError, ValueError):
+        raise ParseError("the histogram in wrk's report line is not [value_us, count] pairs") from None
+    samples = sum(c for _, c in pairs)
+    if samples != report.get("samples"):
+        raise ParseError(
+            f"the histogram in wrk's report line holds {samples} samples, "
+            f"the line says {report.get('samples')}"
+        )
+    # Responses slower than --timeout are timeout errors and not in the histogram.
+    recorded = parsed.requests_completed - (parsed.errors.get("timeout") or 0)
+    if samples and recorded > 0:
+        distribution.attach(parsed, distribution.from_counts("wrk", pairs, requests=recorded))

@@ -6,7 +6,7 @@ else to ``benchstack.runner``. A cell already stored is not measured again, so a
 In network mode it also opens a connection to the target (the target's own connection variables, as the
 inventory gives them) so the runner can take the target's system stats during the cell. With ``peers``
 (several loadgens loading one target at once) each loadgen stores its cell under
-``loadgens/<loadgen>/`` in the run folder, ab keeps per-request data, the measured runs start together at a
+``loadgens/<loadgen>/`` in the run folder, the measured runs start together at a
 barrier on the controller (after each one's warm-up and pause), and only the first peer takes the target's
 stats; the bench_merge action then merges the cells (``benchstack.merge``).
 """
@@ -130,7 +130,6 @@ class ActionModule(ActionBase):
                 experiment=args["experiment"],
                 tool_version=version,
                 target_execute=target_execute,
-                per_request=merging,
                 before_measure=before,
             )
         except CellFailed as exc:

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,14 @@ class Helpers:
         if kind in self.fail:
             return 1, "", f"{kind}: failed\n"
         return 0, out, ""
+
+
+def unwrap(command: str) -> str:
+    """The load command inside ``runner.windowed(...)`` (the measured run), or the command as it is."""
+    m = re.fullmatch(r"s=\$\(date \+%s\.%N\); (.*); rc=\$\?; echo .*", command)
+    return m.group(1) if m else command
+
+
+def is_helper(command: str) -> bool:
+    """Whether the runner sent this command for vmstat, ab's -g file or the wrk script, not a load run."""
+    return Helpers().reply(command) is not None

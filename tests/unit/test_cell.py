@@ -170,3 +170,47 @@ def test_load_cells_skips_temporary_files_and_names_bad_json(tmp_path: Path) -> 
 
 def test_load_cells_of_missing_folder_is_empty(tmp_path: Path) -> None:
     assert load_cells(tmp_path / "nothing") == []
+
+
+# ---------------------------------------------------------------- latency distributions stay v1
+
+
+def wrk_cell_with_distribution() -> dict:
+    parsed = wrk.parse(read_data("latency", "wrk-fast.txt"))
+    window = {"start": "2026-11-30T21:49:49.694Z", "end": "2026-11-30T21:49:52.401Z"}
+    return cell_to_dict(make_cell(parsed, **{**META, "command": ["wrk"], "window": window}))
+
+
+def test_a_cell_from_before_distributions_is_still_valid_v1() -> None:
+    old = ab_cell()
+    for key in ("latency_dist", "window"):
+        del old[key]
+    old["latency_ms"] = {k: v for k, v in old["latency_ms"].items() if k not in ("p99.9", "p99.99")}
+    assert old["schema"] == "bench-stack/cell/v1"
+    assert validate_cell(old, require_meta=True) == []
+
+
+def test_a_cell_with_a_distribution_window_and_tail_percentiles_is_valid_v1() -> None:
+    d = wrk_cell_with_distribution()
+    assert d["schema"] == "bench-stack/cell/v1"
+    assert d["latency_dist"]["samples"] == 125206 and d["latency_ms"]["p99.99"] is not None
+    assert validate_cell(d, require_meta=True) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"window": {"start": "2026-11-30T21:49:52Z", "end": "2026-11-30T21:49:50Z"}}, "window.end"),
+        ({"window": {"start": "yesterday", "end": "2026-11-30T21:49:50Z"}}, "window.start is not ISO"),
+        ({"window": {"start": "2026-11-30T21:49:52Z"}}, "window must be an object with start and end"),
+        ({"latency_dist": {"source": "wrk"}}, "latency_dist.unit_us"),
+        ({"latency_ms": {"p99.9": -1.0}}, "latency_ms.p99.9 must be a non-negative number"),
+        ({"latency_ms": {"p99.999": 1.0}}, "latency_ms has unexpected keys p99.999"),
+    ],
+)
+def test_validate_cell_checks_distribution_window_and_tail_percentiles(change: dict, problem: str) -> None:
+    d = wrk_cell_with_distribution()
+    if "latency_ms" in change:
+        change = {"latency_ms": {**d["latency_ms"], **change["latency_ms"]}}
+    problems = validate_cell({**d, **change})
+    assert any(problem in p for p in problems), problems

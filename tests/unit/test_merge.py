@@ -14,7 +14,7 @@ from benchstack.cell import validate_cell
 from benchstack.compare import compare_rows
 from benchstack.experiment import cells, experiment_from_dict
 from benchstack.merge import MergeError, latency_from_times, loadgen_dir, merge_cells, merge_stored
-from benchstack.perrequest import ab_request_times
+from benchstack.perrequest import ab_requests
 from benchstack.report import summary_rows
 from benchstack.runner import Target, measure_cell
 
@@ -61,7 +61,6 @@ def measure_on(
         execute,
         "multi-host",
         target_execute=on_target,
-        per_request=True,
         sleep=lambda seconds: None,
     )
     return cell
@@ -86,8 +85,8 @@ def test_merged_throughput_is_the_sum_of_the_loadgens(tmp_path: Path) -> None:
 
 def test_ab_latency_is_computed_from_every_request_of_both_loadgens(tmp_path: Path) -> None:
     a, b = measured_pair(tmp_path, "ab")
-    times = {lg: ab_request_times(read_data("multi", f"ab-lg{n}.tsv")) for n, lg in enumerate(LOADGENS, 1)}
-    merged = merge_cells([a, b], times)
+    requests = {lg: ab_requests(read_data("multi", f"ab-lg{n}.tsv")) for n, lg in enumerate(LOADGENS, 1)}
+    merged = merge_cells([a, b], requests)
     assert merged["merged"]["latency"] == "requests"
     # nearest rank over the 6000 ttime values of both -g files (awk -F'\t' 'NR>1{print $5}' | sort -n)
     lat = merged["latency_ms"]

@@ -87,10 +87,11 @@ def test_httperf_parser_rejects_other_output() -> None:
         parse("httperf", "httperf: connect: Invalid argument\n")
 
 
-def test_httperf_command_offers_rate_for_duration_with_a_timeout() -> None:
+def test_httperf_command_offers_rate_for_duration_with_a_timeout_and_asks_for_its_histogram() -> None:
     cmd = httperf_command("http://10.0.0.5:8004/hello/bar?x=1", 500, 10, 0.3)
     assert cmd == [
-        "httperf", "--hog", "--server", "10.0.0.5", "--port", "8004", "--uri", "/hello/bar?x=1",
+        "httperf", "--verbose", "--verbose", "--hog", "--server", "10.0.0.5", "--port", "8004",
+        "--uri", "/hello/bar?x=1",
         "--rate", "500", "--num-conns", "5000", "--num-calls", "1", "--timeout", "0.3",
     ]  # fmt: skip
 
@@ -99,3 +100,40 @@ def test_httperf_command_always_has_a_timeout() -> None:
     assert httperf_command("http://h:80/", 1, 1)[-2:] == ["--timeout", "5"]
     with pytest.raises(ValueError, match="rate must be a positive integer"):
         httperf_command("http://h:80/", 0, 1)
+
+
+# ---------------------------------------------------------------- error kinds, real captures (issue 18)
+
+
+def test_httperf_reset_connections_are_read_errors_and_not_in_the_latency() -> None:
+    p = httperf("hist-reset.txt")  # the server reset every third connection after reading the request
+    assert (p.errors["read"], p.requests_completed) == (100, 200)
+    assert p.error_count == 100 and p.error_rate == pytest.approx(100 / 300)
+    assert p.latency_dist is not None and p.latency_dist.samples == 200
+
+
+def test_httperf_out_of_descriptors_is_an_exception_error() -> None:
+    p = httperf("hist-fd-unavail.txt")  # ulimit -n 40 while every answer took 2 s
+    assert p.errors["exceptions"] == 78 and p.requests_completed == 72
+    assert p.error_rate == pytest.approx(78 / 150)
+    assert p.latency_ms["p50"] == 2004.5  # httperf's own median
+
+
+def test_httperf_out_of_ports_is_an_exception_error() -> None:
+    # httperf 0.9.0 counts EADDRNOTAVAIL as "other" (its addrunavail counter is never incremented)
+    p = httperf("hist-addrunavail.txt")
+    assert p.errors["exceptions"] == 90 and p.requests_completed == 10
+    assert p.error_rate == pytest.approx(90 / 100)
+
+
+def test_httperf_5xx_replies_are_status_errors_with_a_latency() -> None:
+    p = httperf("hist-5xx.txt")  # nginx answered 503 to about half of the requests
+    assert p.errors["status"] == 295 and p.requests_completed == 600
+    assert p.error_rate == pytest.approx(295 / 600)
+    assert p.latency_dist is not None and p.latency_dist.samples == 600  # 5xx answers have a latency too
+
+
+def test_httperf_output_whose_histogram_misses_connections_is_refused() -> None:
+    text = read_data("httperf", "hist-ok.txt").replace("\n             1.5 ", "\n             1.5 1", 1)
+    with pytest.raises(ParseError, match="lifetime histogram holds .* connections for 2500 replies"):
+        parse("httperf", text)

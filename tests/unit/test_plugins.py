@@ -385,7 +385,7 @@ def test_bench_cell_rerun_is_unchanged_and_sends_no_load(tmp_path: Path) -> None
 
 
 def test_bench_cell_probes_the_wrk_version(tmp_path: Path) -> None:
-    loadgen = Loadgen(read_data("wrk", "latency.txt"))
+    loadgen = Loadgen(read_data("latency", "wrk-fast.txt"))
     result = run_cell(cell_args(tmp_path, tool="wrk"), loadgen)
     assert loadgen.commands[0] == "wrk -v 2>&1 | head -n 1"
     assert result["cell"]["tool_version"] == "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer"

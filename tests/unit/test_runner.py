@@ -1,12 +1,13 @@
 import dataclasses
 import json
+import math
 import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Helpers, read_data
+from conftest import AB_G_FILE, Helpers, is_helper, read_data, unwrap
 
 from benchstack.cell import validate_cell
 from benchstack.experiment import cells, experiment_from_dict
@@ -44,7 +45,8 @@ class FakeLoadgen:
     """Replays captured output: ``warmup`` for each load command but a cell's last one, ``output`` for it.
 
     Helper commands (vmstat, the ab -g file, the wrk script) are answered by ``helpers`` and recorded there,
-    not in ``commands``.
+    not in ``commands``; the measured run is recorded without the clock readings around it
+    (``runner.windowed``), which are in ``shell``.
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class FakeLoadgen:
         self.stderr = stderr
         self.helpers = helpers or Helpers()
         self.commands: list[str] = []
+        self.shell: list[str] = []
         self.expected = 0
 
     def expect(self, n: int) -> "FakeLoadgen":
@@ -66,7 +69,8 @@ class FakeLoadgen:
         helper = self.helpers.reply(command)
         if helper is not None:
             return helper
-        self.commands.append(command)
+        self.shell.append(command)
+        self.commands.append(unwrap(command))
         if len(self.commands) < self.expected:
             return 0, self.warmup, ""
         return self.rc, self.output, self.stderr
@@ -89,7 +93,7 @@ def test_warmup_runs_first_and_only_the_measured_output_is_kept(tmp_path: Path) 
     assert measured is True
     assert fake.commands == [
         "timeout --kill-after=5 660 ab -n 200 -c 50 http://127.0.0.1:18080/hello/bar",
-        "timeout --kill-after=5 660 ab -n 2000 -c 50 http://127.0.0.1:18080/hello/bar",
+        f"timeout --kill-after=5 660 ab -n 2000 -c 50 -g {AB_G_FILE} http://127.0.0.1:18080/hello/bar",
     ]
     raw = (tmp_path / "raw" / f"{plan['cell_id']}.txt").read_text(encoding="utf-8")
     assert raw == read_data("ab", "normal.txt")
@@ -123,22 +127,22 @@ def test_warmup_is_at_least_one_request_per_connection(tmp_path: Path) -> None:
 
 def test_wrk_warmup_by_duration_is_bounded_by_its_duration(tmp_path: Path) -> None:
     plan = one_plan(WRK_PLAN, warmup={"duration_s": 2})
-    fake = FakeLoadgen(read_data("wrk", "latency.txt")).expect(2)
+    fake = FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(2)
     cell, measured = measure(plan, tmp_path, fake)
     assert measured
     assert (
         fake.commands[0]
         == "timeout --kill-after=5 62 wrk -t 2 -c 32 -d 2s --latency http://127.0.0.1:18080/hello/bar"
     )
-    assert (
-        fake.commands[1]
-        == "timeout --kill-after=5 63 wrk -t 2 -c 32 -d 3s --latency http://127.0.0.1:18080/hello/bar"
+    assert fake.commands[1] == (
+        "timeout --kill-after=5 63 env BENCH_STACK_CONNECTIONS=32 wrk -t 2 -c 32 -d 3s --latency "
+        "-s /var/lib/bench-stack/bench-stack-wrk-report-0123456789abcdef.lua http://127.0.0.1:18080/hello/bar"
     )
 
 
 def test_wrk_plan_with_a_request_warmup_warms_up_with_ab_keepalive(tmp_path: Path) -> None:
     plan = one_plan(WRK_PLAN, warmup={"requests": 200})
-    fake = FakeLoadgen(read_data("wrk", "latency.txt")).expect(2)
+    fake = FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(2)
     measure(plan, tmp_path, fake)
     assert (
         fake.commands[0] == "timeout --kill-after=5 660 ab -n 200 -c 32 -k http://127.0.0.1:18080/hello/bar"
@@ -160,7 +164,9 @@ def test_measured_command_is_wrapped_in_timeout_with_slack_over_the_tool_bound(t
     argv = shlex.split(fake.commands[-1])
     assert argv[:3] == ["timeout", "--kill-after=5", "90"]
     assert argv[3:] == cell["command"]
-    assert cell["command"] == ["ab", "-t", "30", "-n", "2000", "-c", "50", "http://127.0.0.1:18080/hello/bar"]
+    assert cell["command"] == [
+        "ab", "-t", "30", "-n", "2000", "-c", "50", "-g", AB_G_FILE, "http://127.0.0.1:18080/hello/bar"
+    ]  # fmt: skip
 
 
 def test_cell_carries_the_run_metadata(tmp_path: Path) -> None:
@@ -191,7 +197,7 @@ def test_cell_carries_the_run_metadata(tmp_path: Path) -> None:
 
 def test_cell_validates_as_a_stored_run_cell_and_matches_the_file(tmp_path: Path) -> None:
     plan = one_plan(WRK_PLAN, warmup={"requests": 200})
-    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "latency.txt")).expect(2))
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(2))
     assert validate_cell(cell, require_meta=True) == []
     stored = json.loads((tmp_path / "cells" / f"{plan['cell_id']}.json").read_text(encoding="utf-8"))
     assert stored == cell
@@ -215,11 +221,11 @@ def test_ipv6_target_address_is_bracketed_in_the_url(tmp_path: Path) -> None:
 def test_wrk_gets_the_version_the_caller_probed(tmp_path: Path) -> None:
     plan = one_plan(WRK_PLAN)
     cell, _ = measure(
-        plan, tmp_path, FakeLoadgen(read_data("wrk", "latency.txt")).expect(1), tool_version="wrk 4.1.0"
+        plan, tmp_path, FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(1), tool_version="wrk 4.1.0"
     )
     assert cell["tool_version"] == "wrk 4.1.0"
     assert cell["duration_s"] == 3 and cell["requests"] is None
-    assert cell["latency_ms"]["p99"] == pytest.approx(9.98)
+    assert cell["latency_ms"]["p99"] == 9.536  # from its histogram (wrk printed 9.55ms)
 
 
 def test_version_printed_by_the_tool_wins_over_the_probed_one(tmp_path: Path) -> None:
@@ -239,7 +245,11 @@ def test_stderr_is_kept_after_stdout_in_the_raw_output(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("load_plan", "tool", "name"),
-    [(AB_PLAN, "ab", "normal.txt"), (AB_K_PLAN, "ab", "keepalive.txt"), (WRK_PLAN, "wrk", "latency.txt")],
+    [
+        (AB_PLAN, "ab", "normal.txt"),
+        (AB_K_PLAN, "ab", "keepalive.txt"),
+        (WRK_PLAN, "latency", "wrk-fast.txt"),
+    ],
 )
 def test_cell_is_stored_under_the_plan_cell_id_so_a_rerun_finds_it(
     tmp_path: Path, load_plan: dict, tool: str, name: str
@@ -250,7 +260,7 @@ def test_cell_is_stored_under_the_plan_cell_id_so_a_rerun_finds_it(
 
 
 def test_every_cell_of_an_experiment_gets_its_own_files(tmp_path: Path) -> None:
-    outputs = {"ab": read_data("ab", "normal.txt"), "wrk": read_data("wrk", "latency.txt")}
+    outputs = {"ab": read_data("ab", "normal.txt"), "wrk": read_data("latency", "wrk-fast.txt")}
     all_plans = plans(AB_PLAN, WRK_PLAN, repetitions=2)
     assert len(all_plans) == 4
     for plan in all_plans:
@@ -301,7 +311,7 @@ def test_a_hung_stack_that_completed_nothing_and_failed_nothing_fails_the_cell(t
 
 def test_a_cell_where_every_request_failed_is_stored_with_its_errors(tmp_path: Path) -> None:
     plan = one_plan(WRK_PLAN)
-    cell, measured = measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "read-errors.txt")).expect(1))
+    cell, measured = measure(plan, tmp_path, FakeLoadgen(read_data("latency", "wrk-drop.txt")).expect(1))
     assert measured and cell["requests_completed"] == 0
     assert cell["errors"]["read"] > 0 and cell["error_rate"] == 1.0
 
@@ -320,7 +330,7 @@ def test_failed_cell_is_measured_again_on_a_rerun(tmp_path: Path) -> None:
 def test_timeout_exit_code_fails_the_cell_even_with_parsable_output(tmp_path: Path) -> None:
     plan = one_plan(WRK_PLAN)
     with pytest.raises(CellFailed, match=r"wrk did not finish within 63 s; see raw/.*__wrk__c32__r1\.txt"):
-        measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "latency.txt"), rc=124).expect(1))
+        measure(plan, tmp_path, FakeLoadgen(read_data("latency", "wrk-fast.txt"), rc=124).expect(1))
     assert not (tmp_path / "cells").exists()
 
 
@@ -457,11 +467,12 @@ def test_wrk_script_is_installed_once_by_its_hash_and_the_shipped_script_is_vali
     assert "sha256sum -c --status" in command and "/var/lib/bench-stack" in command
 
 
-def test_wrk_without_its_report_block_leaves_over_threshold_unmeasured(tmp_path: Path) -> None:
+def test_wrk_output_without_the_report_scripts_line_fails_the_cell_as_incomplete(tmp_path: Path) -> None:
+    # wrk/latency.txt: a whole wrk report without the line the script prints after it from done()
     plan = one_plan(WRK_PLAN, threshold_ms=300)
-    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "latency.txt")).expect(1))
-    assert cell["errors"]["over_threshold"] is None
-    assert any("wrk printed no report block" in n for n in cell["notes"])
+    with pytest.raises(CellFailed, match="printed no BENCH-STACK-WRK-REPORT line: its output is incomplete"):
+        measure(plan, tmp_path, FakeLoadgen(read_data("wrk", "latency.txt")).expect(1))
+    assert not (tmp_path / "cells").exists()
 
 
 def test_vmstat_runs_around_the_measured_command_only(tmp_path: Path) -> None:
@@ -475,6 +486,7 @@ def test_vmstat_runs_around_the_measured_command_only(tmp_path: Path) -> None:
         return fake.expect(2)(command)
 
     cell, _ = measure(plan, tmp_path, execute)  # type: ignore[arg-type]
+    calls = [c for c in calls if "vmstat" in c or c.startswith("kill ") or not is_helper(c)]
     kinds = ["vmstat" if "vmstat" in c or c.startswith("kill ") else "load" for c in calls]
     assert kinds == ["load", "vmstat", "load", "vmstat"]  # warm-up, start, measured run, stop
     assert "nohup timeout 670 vmstat -n 1" in calls[1]
@@ -558,11 +570,11 @@ def test_a_stored_httperf_cell_without_its_rate_is_invalid(tmp_path: Path) -> No
 # ---------------------------------------------------------------- several loadgens
 
 
-def test_per_request_data_is_kept_for_ab_without_a_threshold_when_asked(tmp_path: Path) -> None:
+def test_per_request_data_is_kept_for_ab_without_a_threshold(tmp_path: Path) -> None:
     plan = one_plan({"tool": "ab", "concurrency": 20, "requests": 400})
     helpers = Helpers(tsv=read_data("ab", "gnuplot-slow.tsv"))
     fake = FakeLoadgen(read_data("ab", "gnuplot-slow.txt"), helpers=helpers).expect(1)
-    cell, _ = measure(plan, tmp_path, fake, per_request=True)
+    cell, _ = measure(plan, tmp_path, fake)
     assert "-g" in cell["command"]
     assert cell["errors"]["over_threshold"] is None  # no threshold: nothing counted as slow
     stored = (tmp_path / "raw" / f"{plan['cell_id']}.requests.tsv").read_text(encoding="utf-8")
@@ -575,7 +587,8 @@ def test_the_barrier_hook_runs_after_warm_up_and_before_the_measured_run(tmp_pat
     events: list[str] = []
 
     def execute(command: str) -> tuple[int, str, str]:
-        events.append("vmstat" if "vmstat" in command or command.startswith("kill ") else "load")
+        if not is_helper(command) or "vmstat" in command or command.startswith("kill "):
+            events.append("vmstat" if "vmstat" in command or command.startswith("kill ") else "load")
         return fake(command)
 
     measure(plan, tmp_path, execute, before_measure=lambda: events.append("barrier"))  # type: ignore[arg-type]
@@ -588,3 +601,93 @@ def test_a_stored_cell_does_not_wait_at_the_barrier(tmp_path: Path) -> None:
     waited: list[bool] = []
     _, measured = measure(plan, tmp_path, FakeLoadgen(""), before_measure=lambda: waited.append(True))
     assert not measured and waited == []
+
+
+# ---------------------------------------------------------------- latency distributions and windows
+
+
+def test_the_measured_run_is_timed_on_the_loadgen_and_the_window_is_stored(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN)
+    stderr = "Finished 2000 requests\nBENCH-STACK-WINDOW 1796075389.694224357 1796075392.401827631\n"
+    fake = FakeLoadgen(read_data("ab", "normal.txt"), stderr=stderr).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    shell = fake.shell[-1]
+    assert shell.startswith("s=$(date +%s.%N); timeout --kill-after=5 660 ab ")
+    assert shell.endswith('; rc=$?; echo "BENCH-STACK-WINDOW $s $(date +%s.%N)" >&2; exit $rc')
+    assert cell["window"] == {"start": "2026-11-30T21:49:49.694Z", "end": "2026-11-30T21:49:52.401Z"}
+    assert not any("BENCH-STACK-WINDOW" in n for n in cell["notes"])
+
+
+def test_the_window_wrapper_keeps_the_tools_exit_code_and_prints_two_clock_readings() -> None:
+    import subprocess
+
+    from benchstack.runner import window_of, windowed
+
+    command = windowed("sh -c 'echo out; exit 7'")
+    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=10, check=False)
+    assert done.returncode == 7 and done.stdout == "out\n"
+    window = window_of(done.stderr)
+    assert window is not None and window["start"] <= window["end"]
+
+
+def test_a_cell_without_a_window_says_a_merge_cannot_cut_it(tmp_path: Path) -> None:
+    cell, _ = measure(one_plan(AB_PLAN), tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(1))
+    assert cell["window"] is None
+    assert any("cannot cut this cell" in n for n in cell["notes"])
+
+
+def test_every_ab_cell_stores_its_distribution_and_takes_its_percentiles_from_it(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "ab", "concurrency": 20, "requests": 2000})  # no threshold
+    helpers = Helpers(tsv=read_data("latency", "ab-slow.tsv"))
+    fake = FakeLoadgen(read_data("latency", "ab-slow.txt"), helpers=helpers).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    dist = cell["latency_dist"]
+    assert dist["source"] == "ab" and dist["samples"] == dist["requests"] == 2000
+    from benchstack.distribution import from_dict
+
+    assert {k: cell["latency_ms"][k] for k in ("p50", "p99", "p99.9")} == {
+        k: from_dict(dist).latency_ms()[k] for k in ("p50", "p99", "p99.9")
+    }
+    assert cell["latency_ms"]["p99.99"] is None and "p99.99" in dist["unsupported"]
+    assert validate_cell(cell, require_meta=True) == []
+
+
+def test_an_ab_g_file_with_other_requests_than_ab_completed_is_not_used(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "ab", "concurrency": 20, "requests": 2000}, threshold_ms=300)
+    tsv = read_data("latency", "ab-slow.tsv").splitlines(keepends=True)
+    helpers = Helpers(tsv="".join(tsv[:-10]))  # cut at a line's end: 1990 requests
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("latency", "ab-slow.txt"), helpers=helpers))
+    assert cell["latency_dist"] is None and cell["errors"]["over_threshold"] is None
+    assert any(
+        "ab -g holds 1990 request times for 2000 complete requests: not used" in n for n in cell["notes"]
+    )
+    assert cell["latency_ms"]["p99"] == parse("ab", read_data("latency", "ab-slow.txt")).latency_ms["p99"]
+
+
+def test_every_wrk_cell_runs_the_report_script_and_stores_wrks_histogram(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN)  # no threshold
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(1))
+    assert cell["command"][:2] == ["env", "BENCH_STACK_CONNECTIONS=32"] and "-s" in cell["command"]
+    assert cell["latency_dist"]["source"] == "wrk" and cell["latency_dist"]["corrected"] is True
+    assert cell["errors"]["over_threshold"] is None
+
+
+def test_every_httperf_cell_asks_for_and_stores_its_lifetime_histogram(tmp_path: Path) -> None:
+    plan = one_plan({"tool": "httperf", "rate": 500, "duration_s": 5})
+    fake = FakeLoadgen(read_data("httperf", "hist-ok.txt")).expect(1)
+    cell, _ = measure(plan, tmp_path, fake)
+    assert shlex.split(fake.commands[-1])[3:6] == ["httperf", "--verbose", "--verbose"]
+    assert cell["latency_dist"]["source"] == "httperf" and cell["latency_dist"]["samples"] == 2500
+    assert cell["latency_ms"]["p99.9"] is not None
+    assert validate_cell(cell, require_meta=True) == []
+
+
+def test_a_stored_cell_writes_its_pairs_ten_to_a_line(tmp_path: Path) -> None:
+    plan = one_plan(WRK_PLAN)
+    cell, _ = measure(plan, tmp_path, FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(1))
+    text = (tmp_path / "cells" / f"{plan['cell_id']}.json").read_text(encoding="utf-8")
+    assert json.loads(text) == cell
+    pairs = len(cell["latency_dist"]["counts"])
+    assert text.count("\n      [") == math.ceil(pairs / 10)  # ten [value_us, count] to a line
+    assert "      [35,1],[36,1]," in text
+    assert len(text) < 12 * pairs + 4000

@@ -106,9 +106,7 @@ class Run:
         loadgen = "web1" if self.mode == "loopback" else "gen1"
         where = Target(host="127.0.0.1", target="web1", loadgen=loadgen)
         plan = self.plan(stack, load, repetition)
-        cell, _ = measure_cell(
-            plan, where, self.path, execute, "verdict", per_request=bool(tsv), sleep=lambda s: None
-        )
+        cell, _ = measure_cell(plan, where, self.path, execute, "verdict", sleep=lambda s: None)
         if rps is not None:
             path = self.path / "cells" / f"{plan['cell_id']}.json"
             cell["rps"] = rps
