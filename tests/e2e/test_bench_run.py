@@ -68,6 +68,16 @@ def run(fresh_container: None, tmp_path_factory: pytest.TempPathFactory) -> tupl
     return run_dir, first.stdout, second.stdout
 
 
+def test_the_rerun_skips_every_role_whose_inputs_did_not_change(run: tuple[Path, str, str]) -> None:
+    """The first run provisions (the roles' tasks run); the rerun, with nothing changed and every service
+    active, runs none of them (provisioning markers) and still verifies and resumes."""
+    _, first, second = run
+    for role in ("bench_host", "ruby", "app", "app_server", "nginx", "loadgen"):
+        assert f"TASK [{role} : " in first
+        assert f"TASK [{role} : " not in second, f"{role} ran again with nothing changed"
+    assert "TASK [Ask each stack through its public port]" in second
+
+
 def test_every_cell_of_the_experiment_is_stored_and_valid(run: tuple[Path, str, str]) -> None:
     run_dir, _, _ = run
     planned = {c.cell_id for c in cells(load_experiment(EXPERIMENT))}
