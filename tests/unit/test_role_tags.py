@@ -77,4 +77,3 @@ def test_every_task_of_a_role_carries_its_role_and_stage_tags(role: Path) -> Non
         if base not in tags or not any(t.startswith(base + "_") for t in tags)
     ]
     assert missing == [], f"{role.name}: tasks --tags {base}_<stage> would not run:\n" + "\n".join(missing)
-
