@@ -12,9 +12,10 @@ The host keeps, in one JSON file, the hash each role last ran with to the end an
 * a service it manages is not active now (``systemctl is-active`` in the same command that reads the file);
 * the run is limited by tags, or ``bench_provision_skip_unchanged`` is false: then every role runs.
 
-A skipped role's exported facts are restored from the record, so later roles see them. Before a role that
-must run starts, its record is removed from the host, so a run that stops half way never leaves a record of a
-state the host is not in; after provisioning the new hashes are written. The record lives at
+A skipped role's exported facts are restored from the record, so later roles see them. Before a role runs
+with other inputs, its record is removed from the host, so a run that stops half way never leaves a record of
+a state the host is not in; after provisioning the new hashes are written (nothing is written when they are
+the same). The record lives at
 ``/var/lib/bench-stack/provisioned.json`` (:data:`MARKER`) and says when each role last ran.
 """
 
@@ -168,6 +169,16 @@ def record_after(
             "at": finished_at,
         }
     return {"schema": SCHEMA, "roles": entries}
+
+
+def same_state(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two records say the same (hashes and facts; when each role last ran does not count)."""
+
+    def state(record: Mapping[str, Any]) -> dict[str, Any]:
+        entries = record.get("roles") or {}
+        return {role: {k: v for k, v in e.items() if k != "at"} for role, e in entries.items()}
+
+    return state(a) == state(b)
 
 
 def without(record: Mapping[str, Any], roles: Iterable[str]) -> dict[str, Any]:

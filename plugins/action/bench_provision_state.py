@@ -65,14 +65,20 @@ class ActionModule(ActionBase):
         res = self._low_level_execute_command(provision.read_command(all_units))
         record, active = provision.parse_read(res.get("stdout", ""), all_units)
         decision = provision.decide(roles, hashes, record, units, active, skip_unchanged)
-        stale = [r for r in decision.run if r in (record.get("roles") or {})]
+        # A role about to run with other inputs loses its record first: a run that stops half way must not
+        # leave a record of a state the host is not in. Same inputs describe the same state: kept.
+        entries = record.get("roles") or {}
+        stale = [r for r in decision.run if r in entries and entries[r].get("hash") != hashes[r]]
         if stale and not self._task.check_mode:
             res = self._low_level_execute_command(provision.write_command(provision.without(record, stale)))
             if res.get("rc") != 0:
                 raise AnsibleActionFail(f"bench_provision_state: cannot write {provision.MARKER}: {res}")
         result.update(
             changed=False,
-            ansible_facts={"bench_provision": {**decision.to_dict(), "record": record}, **decision.facts},
+            ansible_facts={
+                "bench_provision": {**decision.to_dict(), "record": provision.without(record, stale)},
+                **decision.facts,
+            },
             msg=(
                 f"run: {', '.join(f'{r} ({why})' for r, why in decision.run.items()) or 'nothing'}; "
                 f"unchanged, skipped: {', '.join(decision.skip) or 'nothing'}"

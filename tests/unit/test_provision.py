@@ -126,3 +126,12 @@ def test_a_file_tree_hash_sees_contents_and_names(tmp_path: Path) -> None:
     second = provision.tree_hash([tmp_path / "r"])
     (tmp_path / "r" / "tasks" / "main.yml").rename(tmp_path / "r" / "tasks" / "other.yml")
     assert len({first, second, provision.tree_hash([tmp_path / "r"])}) == 3
+
+
+def test_rerunning_every_role_with_the_same_inputs_changes_nothing_in_the_record() -> None:
+    old = recorded(facts={"ruby": {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}})
+    d = provision.decide(ROLES, HASHES, old, UNITS, active(), skip_unchanged=False)
+    after = provision.record_after(old, d, {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}, "later")
+    assert provision.same_state(old, after)
+    changed = provision.record_after(old, d, {"ruby_bin_dir": "/opt/rbenv/bin", "ruby_bin_dirs": {}}, "later")
+    assert not provision.same_state(old, changed)
