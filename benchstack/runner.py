@@ -218,6 +218,11 @@ class _VmStat:
         return out
 
 
+def _pinned(cmd: list[str], cpus: str | None) -> list[str]:
+    """The command on ``cpus`` (taskset -c), or as it is."""
+    return ["taskset", "-c", cpus, *cmd] if cpus else cmd
+
+
 def measure_cell(
     plan: dict[str, Any],
     where: Target,
@@ -228,9 +233,12 @@ def measure_cell(
     target_execute: Executor | None = None,
     sleep: Callable[[float], None] = time.sleep,
     before_measure: Callable[[], None] | None = None,
+    cpus: str | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
+    ``cpus``: on a loopback host, the CPUs the load tool runs on (``taskset -c``, warm-up included), disjoint
+    from the stacks' (:mod:`benchstack.cpusplit`); the cell's command says so.
     ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
     ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
     bench_cell action waits there for the other loadgens of the same cell).
@@ -247,7 +255,7 @@ def measure_cell(
             warm_s = plan["warmup"].get("duration_s")
         elif warm[0] == "httperf":
             warm_s = _open_warmup_s(plan)
-        execute(_bounded(warm, _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})))
+        execute(_bounded(_pinned(warm, cpus), _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})))
     if plan.get("pause_s"):
         sleep(float(plan["pause_s"]))
     threshold = plan.get("threshold_ms")
@@ -289,6 +297,7 @@ def measure_cell(
             gnuplot_file=gnuplot_file,
             script=script,
         )
+    cmd = _pinned(cmd, cpus)
     if before_measure is not None:
         before_measure()
     stats_s = _bound_s(plan) + 10
