@@ -20,13 +20,15 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from benchstack.numbers import is_int
+
 AB_MAX_CONCURRENCY = 20000
 # httperf without --timeout waits forever for a silent server.
 HTTPERF_DEFAULT_TIMEOUT_S = 5.0
 
 
 def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not is_int(value) or value < 1:
         raise ValueError(f"{name} must be a positive integer, not {value!r}")
     return value
 

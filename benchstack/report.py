@@ -27,6 +27,7 @@ from benchstack.cell import FIELDS, GroupKey, group_key, level_label, load_cells
 from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TAIL_KEYS
+from benchstack.numbers import fmt, median
 from benchstack.stats import Summary, shown_interval, summarize
 from benchstack.verdict import Verdict, run_verdict, store_verdict, verdict_html, verdict_markdown
 
@@ -73,15 +74,6 @@ def _tool_label(tool: str, keepalive: bool) -> str:
     return f"{tool} -k" if keepalive and tool == "ab" else tool
 
 
-def _median(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.median(present) if present else None
-
-
-def _fmt(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
 def _errors_cell(cells: list[dict[str, Any]]) -> str:
     total = sum(int(c.get("error_count") or 0) for c in cells)
     kinds: dict[str, int] = {}
@@ -109,12 +101,12 @@ def load_label(tool: str, keepalive: bool, loadgens: int = 1) -> str:
 def _latency_text(group: list[dict[str, Any]], key: str) -> str:
     """Median over repetitions; for merged cells without merged percentiles, each loadgen's, labelled."""
     if not any((c.get("merged") or {}).get("latency") == "per-loadgen" for c in group):
-        return _fmt(_median([(c.get("latency_ms") or {}).get(key) for c in group]))
+        return fmt(median([(c.get("latency_ms") or {}).get(key) for c in group]))
     by_loadgen: dict[str, list[float | None]] = {}
     for c in group:
         for one in (c.get("merged") or {}).get("per_loadgen") or []:
             by_loadgen.setdefault(str(one.get("loadgen")), []).append((one.get("latency_ms") or {}).get(key))
-    return " / ".join(_fmt(_median(v)) for v in by_loadgen.values()) + " per loadgen"
+    return " / ".join(fmt(median(v)) for v in by_loadgen.values()) + " per loadgen"
 
 
 def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> list[dict[str, str]]:
@@ -133,7 +125,7 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
                 "tool": load_label(tool, keepalive, loadgen_count(group)),
                 "load": level_label(tool, conc),
                 "n": str(len(group)),
-                "req/s": _fmt(rps.median if rps else None),
+                "req/s": fmt(rps.median if rps else None),
                 "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",
                 "95% CI": ci_text(rps),
                 "CV": cv,
@@ -308,10 +300,10 @@ def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
                 **head,
                 "over repetitions": "pooled" if pool else "pooled: no distribution",
                 "requests": f"{pool.requests:,}" if pool else "-",
-                **{f"{k} ms": _fmt(figures.get(k)) for k in DIST_KEYS},
+                **{f"{k} ms": fmt(figures.get(k)) for k in DIST_KEYS},
             }
         )
-        requests = _median([float(c.get("requests_completed") or 0) for c in group])
+        requests = median([float(c.get("requests_completed") or 0) for c in group])
         rows.append(
             {
                 **head,

@@ -60,6 +60,7 @@ from benchstack.cell import GroupKey, cell_id_of, group_key, level_label
 from benchstack.experiment import DEFAULT_MAX_CV, DEFAULT_MAX_ERROR_RATE
 from benchstack.merge import loadgen_dir
 from benchstack.model import ERROR_KINDS
+from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
 from benchstack.stats import summarize
 from benchstack.sysstats import parse_vmstat
@@ -124,17 +125,13 @@ def worst(statuses: Iterable[str]) -> str:
 # ---------------------------------------------------------------- reading the run
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def limits_of(run_info: dict[str, Any] | None) -> Limits:
     """The experiment's limits as recorded in run.json (``experiment.load``), defaults where absent."""
     exp = (run_info or {}).get("experiment")
     load = exp.get("load") if isinstance(exp, dict) else None
     load = load if isinstance(load, dict) else {}
-    rate, cv = _number(load.get("max_error_rate")), _number(load.get("max_cv"))
-    reps, cap = _number(load.get("repetitions")), _number(load.get("max_repetitions"))
+    rate, cv = as_number(load.get("max_error_rate")), as_number(load.get("max_cv"))
+    reps, cap = as_number(load.get("repetitions")), as_number(load.get("max_repetitions"))
     return Limits(
         max_error_rate=DEFAULT_MAX_ERROR_RATE if rate is None else rate,
         max_cv=DEFAULT_MAX_CV if cv is None else cv,
@@ -316,12 +313,12 @@ def check_cv(run: _Run) -> tuple[list[Reason], list[str]]:
 
 def _vmstat_idle(run_dir: Path, cell_id: str, stats: object) -> float | None:
     """Median CPU idle of one loadgen during a cell: from its stats, else from the raw vmstat beside it."""
-    if isinstance(stats, dict) and _number(stats.get("cpu_idle_median")) is not None:
+    if isinstance(stats, dict) and as_number(stats.get("cpu_idle_median")) is not None:
         return float(stats["cpu_idle_median"])
     raw = run_dir / RAW_DIR / f"{cell_id}.vmstat.txt"
     if raw.is_file():
         parsed = parse_vmstat(raw.read_text(encoding="utf-8", errors="replace"))
-        if parsed and _number(parsed.get("cpu_idle_median")) is not None:
+        if parsed and as_number(parsed.get("cpu_idle_median")) is not None:
             return float(parsed["cpu_idle_median"])
     return None
 
@@ -377,7 +374,7 @@ def check_loadgen_saturated(run: _Run) -> tuple[list[Reason], list[str]]:
 
 def parse_cpulist(text: object) -> set[int] | None:
     """CPUs of a cpulist like ``0``, ``1-3`` or ``0,2-3`` (as taskset -c and CPUAffinity= take them)."""
-    if isinstance(text, int) and not isinstance(text, bool):
+    if is_int(text):
         return {text}
     if isinstance(text, list):
         parts = [str(x) for x in text]
