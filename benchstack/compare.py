@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchstack.cell import GroupKey, level_label
+from benchstack.loadpoints import groups_of, load_label, loadgen_count, tool_label
 from benchstack.numbers import fmt, median
-from benchstack.report import groups_of, load_label, loadgen_count, tool_label
 from benchstack.stats import welch_t_test
 
 ALPHA = 0.05

@@ -13,9 +13,9 @@ from typing import Any
 
 from benchstack import distribution
 from benchstack.cell import level_label
+from benchstack.loadpoints import groups_of, tool_label
 from benchstack.model import OPEN_LOOP_TOOLS
 from benchstack.numbers import median
-from benchstack.report import groups_of, tool_label
 from benchstack.stats import summarize
 
 PLOTS_DIR = "plots"

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import distribution
-from benchstack.cell import FIELDS, GroupKey, group_key, level_label, load_cells
+from benchstack.cell import FIELDS, group_key, level_label, load_cells
 from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
-from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TAIL_KEYS
+from benchstack.loadpoints import groups_of, load_label, loadgen_count
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import fmt, median
 from benchstack.stats import Summary, shown_interval, summarize
 from benchstack.verdict import Verdict, run_verdict, store_verdict, verdict_html, verdict_markdown
@@ -53,27 +54,6 @@ def verdict_of(run: RunData) -> Verdict:
     return run.verdict
 
 
-_group_key = group_key
-
-
-def groups_of(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
-    """Cells by load point, sorted by key; each group sorted by repetition."""
-    groups: dict[GroupKey, list[dict[str, Any]]] = {}
-    for cell in cells:
-        groups.setdefault(group_key(cell), []).append(cell)
-    return {k: sorted(groups[k], key=lambda c: c.get("repetition") or 0) for k in sorted(groups)}
-
-
-def tool_label(tool: str, keepalive: bool) -> str:
-    return _tool_label(tool, keepalive)
-
-
-def _tool_label(tool: str, keepalive: bool) -> str:
-    if tool in OPEN_LOOP_TOOLS:
-        return f"{tool} (open loop)"
-    return f"{tool} -k" if keepalive and tool == "ab" else tool
-
-
 def _errors_cell(cells: list[dict[str, Any]]) -> str:
     total = sum(int(c.get("error_count") or 0) for c in cells)
     kinds: dict[str, int] = {}
@@ -85,17 +65,6 @@ def _errors_cell(cells: list[dict[str, Any]]) -> str:
     if not kinds:
         return str(total)
     return f"{total} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
-
-
-def loadgen_count(cells: list[dict[str, Any]]) -> int:
-    """How many loadgens measured these cells together (1 unless they are merged cells)."""
-    return max([len((c.get("merged") or {}).get("loadgens") or [None]) for c in cells] or [1])
-
-
-def load_label(tool: str, keepalive: bool, loadgens: int = 1) -> str:
-    """The tool column: ``ab -k`` for keep-alive, ``wrk x2 loadgens`` for merged cells."""
-    label = _tool_label(tool, keepalive)
-    return label if loadgens <= 1 else f"{label} x{loadgens} loadgens"
 
 
 def _latency_text(group: list[dict[str, Any]], key: str) -> str:
@@ -377,7 +346,7 @@ def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
-        for cell in sorted(cells, key=lambda c: (*_group_key(c), c.get("repetition") or 0)):
+        for cell in sorted(cells, key=lambda c: (*group_key(c), c.get("repetition") or 0)):
             writer.writerow(_csv_row(cell))
 
 
