@@ -28,9 +28,16 @@ from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
 from benchstack.loadpoints import groups_of, load_label, loadgen_count
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
-from benchstack.numbers import fmt, median
+from benchstack.numbers import as_number, fmt, median
 from benchstack.stats import Summary, shown_interval, summarize
-from benchstack.verdict import Verdict, run_verdict, store_verdict, verdict_html, verdict_markdown
+from benchstack.verdict import (
+    Verdict,
+    recorded_load,
+    run_verdict,
+    store_verdict,
+    verdict_html,
+    verdict_markdown,
+)
 
 COLUMNS = (
     "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "CV",
@@ -129,10 +136,8 @@ def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -
 
 def max_cv_of(run_info: dict[str, Any] | None) -> float:
     """The experiment's load.max_cv as recorded in run.json, or the default."""
-    exp = (run_info or {}).get("experiment")
-    load = exp.get("load") if isinstance(exp, dict) else None
-    value = load.get("max_cv") if isinstance(load, dict) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else DEFAULT_MAX_CV
+    value = as_number(recorded_load(run_info).get("max_cv"))
+    return DEFAULT_MAX_CV if value is None else value
 
 
 def read_run_info(run_dir: Path) -> dict[str, Any] | None:

@@ -125,11 +125,16 @@ def worst(statuses: Iterable[str]) -> str:
 # ---------------------------------------------------------------- reading the run
 
 
-def limits_of(run_info: dict[str, Any] | None) -> Limits:
-    """The experiment's limits as recorded in run.json (``experiment.load``), defaults where absent."""
+def recorded_load(run_info: dict[str, Any] | None) -> dict[str, Any]:
+    """The experiment's ``load`` as recorded in run.json; {} when run.json records none."""
     exp = (run_info or {}).get("experiment")
     load = exp.get("load") if isinstance(exp, dict) else None
-    load = load if isinstance(load, dict) else {}
+    return load if isinstance(load, dict) else {}
+
+
+def limits_of(run_info: dict[str, Any] | None) -> Limits:
+    """The experiment's limits as recorded in run.json (``experiment.load``), defaults where absent."""
+    load = recorded_load(run_info)
     rate, cv = as_number(load.get("max_error_rate")), as_number(load.get("max_cv"))
     reps, cap = as_number(load.get("repetitions")), as_number(load.get("max_repetitions"))
     return Limits(
