@@ -41,6 +41,12 @@ def _check_url(tool: str, url: str) -> None:
         raise ValueError(f"{tool} needs a path in the URL, e.g. {url}/ (ab rejects {url!r} as invalid)")
 
 
+def http_url(host: str, port: int, path: str) -> str:
+    """The URL of ``path`` on ``host:port``; an IPv6 address goes in brackets (``http://[fd00::2]:80/``)."""
+    host_part = f"[{host}]" if ":" in host else host
+    return f"http://{host_part}:{port}{path}"
+
+
 def httperf_timeout_s(plan: dict[str, Any]) -> float:
     """httperf's --timeout for a cell plan: the threshold (slower is an error), else the plan's, else 5 s."""
     if plan.get("threshold_ms"):

@@ -48,7 +48,7 @@ from typing import Any
 
 from benchstack import distribution
 from benchstack.cell import CELLS_DIR, cell_to_dict, make_cell, validate_cell, write_cell
-from benchstack.loadcmd import build_command, httperf_command, httperf_timeout_s
+from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
 from benchstack.perrequest import WRK_REPORT_MARKER, ab_requests, wrk_over_threshold, wrk_report
@@ -96,11 +96,6 @@ class Target:
 
 def cell_path(run_dir: Path, cell_id: str) -> Path:
     return run_dir / CELLS_DIR / f"{cell_id}.json"
-
-
-def plan_url(plan: dict[str, Any], host: str) -> str:
-    host_part = f"[{host}]" if ":" in host else host
-    return f"http://{host_part}:{plan['port']}{plan['path']}"
 
 
 def _bound_s(plan: dict[str, Any]) -> int:
@@ -197,6 +192,34 @@ def wrk_timeout_s(plan: dict[str, Any]) -> int | None:
     return None
 
 
+def load_command(
+    plan: dict[str, Any], url: str, gnuplot_file: str | None = None, script: str | None = None
+) -> list[str]:
+    """The measured command of a cell ``plan`` (:class:`benchstack.experiment.CellPlan` as a dict) against
+    ``url``: httperf at the plan's rate, or ab or wrk at its concurrency. ``gnuplot_file``: ab's ``-g``
+    file; ``script``: wrk's report script, run with the threshold and connection count in its environment.
+    """
+    if plan.get("rate"):
+        return httperf_command(url, int(plan["rate"]), int(plan["duration_s"]), httperf_timeout_s(plan))
+    env: list[str] = []
+    if plan["tool"] == "wrk" and script is not None:
+        threshold = plan.get("threshold_ms")
+        env = ["env", *([f"{THRESHOLD_ENV}={threshold:g}"] if threshold else [])]
+        env.append(f"{CONNECTIONS_ENV}={plan['concurrency']}")
+    return env + build_command(
+        plan["tool"],
+        url,
+        plan["concurrency"],
+        requests=plan.get("requests"),
+        duration_s=plan.get("duration_s"),
+        threads=plan.get("threads"),
+        keepalive=plan["keepalive"],
+        timeout_s=wrk_timeout_s(plan) if plan["tool"] == "wrk" else plan.get("timeout_s"),
+        gnuplot_file=gnuplot_file,
+        script=script,
+    )
+
+
 class _VmStat:
     """vmstat on one host for the duration of the measured command (best effort: a failure is a note)."""
 
@@ -238,7 +261,7 @@ def measure_cell(
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8")), False
-    url = plan_url(plan, where.host)
+    url = http_url(where.host, plan["port"], plan["path"])
     warm = warmup_command(plan, url)
     if warm is not None:
         # wrk and httperf warm-ups run for their own duration; an ab warm-up is bounded like any ab run.
@@ -253,7 +276,6 @@ def measure_cell(
     threshold = plan.get("threshold_ms")
     notes: list[str] = []
     gnuplot_file = script = None
-    env: list[str] = []
     if plan["tool"] == "ab":
         rc, out, err = execute("mktemp /tmp/bench-stack-ab-g.XXXXXX")
         gnuplot_file = out.strip() if rc == 0 and out.strip() else None
@@ -266,28 +288,11 @@ def measure_cell(
             notes.append(
                 f"no per-request data: the wrk script could not be written: {(err or out).strip()[:200]}"
             )
-        else:
-            env = ["env", *([f"{THRESHOLD_ENV}={threshold:g}"] if threshold else [])]
-            env.append(f"{CONNECTIONS_ENV}={plan['concurrency']}")
-    if plan.get("rate"):
-        cmd = httperf_command(url, int(plan["rate"]), int(plan["duration_s"]), httperf_timeout_s(plan))
-        if threshold:
-            notes.append(
-                f"httperf aborted responses slower than the threshold ({threshold:g} ms) and counted them as "
-                "timeout errors (it keeps no per-request times, so over_threshold is not counted separately)"
-            )
-    else:
-        cmd = env + build_command(
-            plan["tool"],
-            url,
-            plan["concurrency"],
-            requests=plan.get("requests"),
-            duration_s=plan.get("duration_s"),
-            threads=plan.get("threads"),
-            keepalive=plan["keepalive"],
-            timeout_s=wrk_timeout_s(plan) if plan["tool"] == "wrk" else plan.get("timeout_s"),
-            gnuplot_file=gnuplot_file,
-            script=script,
+    cmd = load_command(plan, url, gnuplot_file=gnuplot_file, script=script)
+    if plan.get("rate") and threshold:
+        notes.append(
+            f"httperf aborted responses slower than the threshold ({threshold:g} ms) and counted them as "
+            "timeout errors (it keeps no per-request times, so over_threshold is not counted separately)"
         )
     if before_measure is not None:
         before_measure()
