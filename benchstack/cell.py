@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from benchstack import distribution
+from benchstack.files import read_json
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TAIL_KEYS, TOOLS, Parsed
 from benchstack.numbers import is_finite_number, is_int
 
@@ -457,14 +458,7 @@ def cell_paths(run_dir: str | os.PathLike[str]) -> list[Path]:
 def read_cell(path: Path) -> dict[str, Any]:
     """One stored cell. A file that cannot be read, is not JSON or is not a valid cell (what
     :func:`write_cell` would refuse to store) raises ValueError: one line that names the file."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a cell: not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    data = read_json(path, "a cell")
     problems = validate_cell(data)
     if problems:
         more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import csv
 import html
-import json
 import os
 import statistics
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from benchstack import distribution
 from benchstack.cell import FIELDS, group_key, level_label, load_cells
 from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
+from benchstack.files import read_json
 from benchstack.loadpoints import groups_of, load_label, loadgen_count
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
@@ -144,14 +144,7 @@ def read_run_info(run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / "run.json"
     if not path.is_file():
         return None
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from exc
+    info = read_json(path)
     return info if isinstance(info, dict) else None
 
 

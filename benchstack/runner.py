@@ -34,10 +34,8 @@ import base64
 import hashlib
 import json
 import math
-import os
 import re
 import shlex
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +46,7 @@ from typing import Any
 
 from benchstack import distribution
 from benchstack.cell import CELLS_DIR, cell_to_dict, make_cell, validate_cell, write_cell
+from benchstack.files import write_atomic, write_json
 from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
@@ -310,13 +309,13 @@ def measure_cell(
         _, tsv, _ = execute(f"cat {shlex.quote(gnuplot_file)}; rm -f {shlex.quote(gnuplot_file)}")
     raw_rel = f"{RAW_DIR}/{plan['cell_id']}.txt"
     raw = out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
-    _write_atomic(run_dir / raw_rel, raw)
+    write_atomic(run_dir / raw_rel, raw)
     if vmstat_text is not None:
-        _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text)
+        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text)
     if target_text is not None:
-        _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt", target_text)
+        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt", target_text)
     if tsv:
-        _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv)
+        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv)
     if rc == 124:
         raise CellFailed(
             f"{plan['cell_id']}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}",
@@ -441,18 +440,6 @@ def _system_stats(
     return {"loadgen": loadgen, "target": target}, notes
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
     """Write run.json (the experiment as run, host fingerprints, versions); rewritten on a resumed run,
     which keeps the earlier attempts' ``stopped`` records (the verdict reads them)."""
@@ -470,5 +457,5 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
             earlier = None
         if isinstance(earlier, dict) and earlier.get("stopped"):
             data["stopped"] = earlier["stopped"]
-    _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    write_json(path, data)
     return path

@@ -58,6 +58,7 @@ from typing import Any
 from benchstack.capacity import capacity_warnings
 from benchstack.cell import GroupKey, cell_id_of, group_key, level_label
 from benchstack.experiment import DEFAULT_MAX_CV, DEFAULT_MAX_ERROR_RATE
+from benchstack.files import write_json
 from benchstack.merge import loadgen_dir
 from benchstack.model import ERROR_KINDS
 from benchstack.numbers import as_number, is_int
@@ -696,8 +697,6 @@ def verdict_html(v: Verdict) -> str:
 
 def _update_run_json(run_dir: Path, change: Callable[[dict[str, Any]], None], create: bool) -> bool:
     """Read, change and rewrite run.json atomically under a lock (two loadgens may stop at once)."""
-    from benchstack.runner import _write_atomic
-
     path = run_dir / "run.json"
     if not create and not path.is_file():
         return False
@@ -709,7 +708,7 @@ def _update_run_json(run_dir: Path, change: Callable[[dict[str, Any]], None], cr
         if not isinstance(data, dict):
             raise ValueError(f"{path}: not a JSON object")
         change(data)
-        _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        write_json(path, data)
     finally:
         os.close(fd)
     return True
