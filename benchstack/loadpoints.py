@@ -12,12 +12,17 @@ from benchstack.cell import GroupKey, group_key
 from benchstack.model import OPEN_LOOP_TOOLS
 
 
-def groups_of(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
-    """Cells by load point, sorted by key; each group sorted by repetition."""
+def by_load_point(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
+    """Cells by load point, sorted by key; each group in the order of ``cells``."""
     groups: dict[GroupKey, list[dict[str, Any]]] = {}
     for cell in cells:
         groups.setdefault(group_key(cell), []).append(cell)
-    return {k: sorted(groups[k], key=lambda c: c.get("repetition") or 0) for k in sorted(groups)}
+    return {k: groups[k] for k in sorted(groups)}
+
+
+def groups_of(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
+    """Cells by load point, sorted by key; each group sorted by repetition."""
+    return {k: sorted(g, key=lambda c: c.get("repetition") or 0) for k, g in by_load_point(cells).items()}
 
 
 def tool_label(tool: str, keepalive: bool) -> str:

@@ -59,6 +59,7 @@ from benchstack.capacity import capacity_warnings
 from benchstack.cell import GroupKey, cell_id_of, group_key, level_label
 from benchstack.experiment import DEFAULT_MAX_CV, DEFAULT_MAX_ERROR_RATE
 from benchstack.files import write_json
+from benchstack.loadpoints import by_load_point
 from benchstack.merge import loadgen_dir
 from benchstack.model import ERROR_KINDS
 from benchstack.numbers import as_number, is_int
@@ -591,11 +592,7 @@ def run_verdict(
 ) -> Verdict:
     """The verdict of a run folder's ``cells`` with its run.json (``run_info``; None when there is none)."""
     info = run_info or {}
-    groups: dict[GroupKey, list[dict[str, Any]]] = {}
-    for cell in cells:
-        groups.setdefault(group_key(cell), []).append(cell)
-    groups = {k: groups[k] for k in sorted(groups)}
-    run = _Run(Path(run_dir), cells, info, limits_of(info), groups)
+    run = _Run(Path(run_dir), cells, info, limits_of(info), by_load_point(cells))
     reasons: list[Reason] = []
     not_checked: list[str] = []
     for check in CHECKS:
