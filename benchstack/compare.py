@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchstack.cell import GroupKey, level_label
-from benchstack.loadpoints import groups_of, load_label, loadgen_count, tool_label
+from benchstack.loadpoints import groups_of, loadgen_count, point_columns, tool_label
 from benchstack.numbers import fmt, median
 from benchstack.stats import welch_t_test
 
@@ -41,15 +41,12 @@ def compare_rows(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]]) -
     rows = []
     for key in sorted(set(groups_a) & set(groups_b)):
         a, b = groups_a[key], groups_b[key]
-        stack, tool, keepalive, conc = key
         rps_a, rps_b = median([c.get("rps") for c in a]), median([c.get("rps") for c in b])
         p99_a = median([(c.get("latency_ms") or {}).get("p99") for c in a])
         p99_b = median([(c.get("latency_ms") or {}).get("p99") for c in b])
         rows.append(
             {
-                "stack": stack,
-                "tool": load_label(tool, keepalive, loadgen_count(b)),
-                "load": level_label(tool, conc),
+                **point_columns(key, b),
                 "n A": str(len(a)),
                 "n B": str(len(b)),
                 "req/s A": fmt(rps_a),

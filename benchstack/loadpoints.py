@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchstack.cell import GroupKey, group_key
+from benchstack.cell import GroupKey, group_key, level_label
 from benchstack.model import OPEN_LOOP_TOOLS
 
 
@@ -41,3 +41,13 @@ def load_label(tool: str, keepalive: bool, loadgens: int = 1) -> str:
     """The tool column: ``ab -k`` for keep-alive, ``wrk x2 loadgens`` for merged cells."""
     label = tool_label(tool, keepalive)
     return label if loadgens <= 1 else f"{label} x{loadgens} loadgens"
+
+
+def point_columns(key: GroupKey, cells: list[dict[str, Any]]) -> dict[str, str]:
+    """The stack, tool and load columns of a load point's row; ``cells`` are the ones the row shows."""
+    stack, tool, keepalive, level = key
+    return {
+        "stack": stack,
+        "tool": load_label(tool, keepalive, loadgen_count(cells)),
+        "load": level_label(tool, level),
+    }

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import distribution
-from benchstack.cell import FIELDS, group_key, level_label, load_cells
+from benchstack.cell import FIELDS, group_key, load_cells
 from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
 from benchstack.files import read_json
-from benchstack.loadpoints import groups_of, load_label, loadgen_count
+from benchstack.loadpoints import groups_of, point_columns
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
 from benchstack.stats import Summary, shown_interval, summarize
@@ -89,7 +89,6 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
     """One row per load point: req/s statistics over the repetitions, median latencies, errors."""
     rows = []
     for key, group in groups_of(cells).items():
-        stack, tool, keepalive, conc = key
         rates = [float(c.get("error_rate") or 0.0) for c in group]
         rps = summarize([c.get("rps") for c in group])
         cv = "-"
@@ -97,9 +96,7 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
             cv = f"{100 * rps.cv:.1f}%" + (f" {NOISY}" if rps.cv > max_cv else "")
         rows.append(
             {
-                "stack": stack,
-                "tool": load_label(tool, keepalive, loadgen_count(group)),
-                "load": level_label(tool, conc),
+                **point_columns(key, group),
                 "n": str(len(group)),
                 "req/s": fmt(rps.median if rps else None),
                 "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",
@@ -253,13 +250,8 @@ DIST_LEGEND = (
 def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Two rows per load point: its pooled distribution's percentiles and the median of repetitions."""
     rows = []
-    for (stack, tool, keepalive, level), group in groups_of(cells).items():
-        head = {
-            "stack": stack,
-            "tool": load_label(tool, keepalive, loadgen_count(group)),
-            "load": level_label(tool, level),
-            "n": str(len(group)),
-        }
+    for key, group in groups_of(cells).items():
+        head = {**point_columns(key, group), "n": str(len(group))}
         pool = distribution.pooled(group)
         figures = pool.latency_ms() if pool else {}
         rows.append(

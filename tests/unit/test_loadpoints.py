@@ -1,4 +1,4 @@
-from benchstack.loadpoints import by_load_point, groups_of, load_label
+from benchstack.loadpoints import by_load_point, groups_of, load_label, point_columns
 
 
 def cell(stack: str, repetition: int, concurrency: int = 10) -> dict:
@@ -31,3 +31,17 @@ def test_the_tool_column_names_keep_alive_open_loop_and_merged_loadgens() -> Non
     assert load_label("ab", True) == "ab -k"
     assert load_label("wrk", True, 2) == "wrk x2 loadgens"
     assert load_label("httperf", False) == "httperf (open loop)"
+
+
+def test_a_rows_first_columns_name_the_stack_the_tool_and_the_load() -> None:
+    merged = [{"merged": {"loadgens": ["l1", "l2"]}}, {}]
+    assert point_columns(("s", "wrk", True, 32), merged) == {
+        "stack": "s",
+        "tool": "wrk x2 loadgens",
+        "load": "c32",
+    }
+    assert point_columns(("s", "httperf", False, 500), [{}]) == {
+        "stack": "s",
+        "tool": "httperf (open loop)",
+        "load": "500/s",
+    }
