@@ -123,12 +123,17 @@ def ci_text(rps: Summary | None) -> str:
     return f"{shown.low:.2f}–{shown.high:.2f}" + (" (clamped)" if shown.clamped else "")
 
 
+def _markdown_table(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
+    """The rows as Markdown table lines (a ``|`` in a value escaped), without a final newline."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in columns) + " |")
+    return "\n".join(lines)
+
+
 def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> str:
     """A Markdown table of the load points, sorted by stack, tool and concurrency (:func:`summary_rows`)."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
-    for row in summary_rows(cells, max_cv):
-        lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in COLUMNS) + " |")
-    return "\n".join(lines) + "\n"
+    return _markdown_table(COLUMNS, summary_rows(cells, max_cv)) + "\n"
 
 
 def max_cv_of(run_info: dict[str, Any] | None) -> float:
@@ -283,10 +288,7 @@ def section_distributions(run: RunData) -> str:
     """Pooled and median-of-repetitions latency percentiles per load point, each labelled."""
     if not any(c.get("latency_dist") for c in run.cells):
         return ""
-    lines = ["| " + " | ".join(DIST_COLUMNS) + " |", "|" + "|".join("---" for _ in DIST_COLUMNS) + "|"]
-    for row in distribution_rows(run.cells):
-        lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in DIST_COLUMNS) + " |")
-    table = "\n".join(lines)
+    table = _markdown_table(DIST_COLUMNS, distribution_rows(run.cells))
     return f"## Latency distributions\n\n{table}\n\n{_distribution_legend(run.cells)}\n"
 
 

@@ -91,6 +91,11 @@ def test_summary_table_shows_dashes_for_missing_latency() -> None:
     assert row[12] == "100.00%"
 
 
+def test_a_bar_in_a_value_does_not_split_its_markdown_cell() -> None:
+    table = summary_table([cell("wrk", "latency.txt", "a|b")])
+    assert table.splitlines()[2].startswith("| a\\|b | wrk | c32 | 1 |")
+
+
 @pytest.mark.parametrize(
     ("run_info", "max_cv"),
     [
