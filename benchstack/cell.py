@@ -24,7 +24,6 @@ pairs ten to a line (:func:`dumps_cell`): a cell grows by 1 to 30 KB (scripts/me
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import tempfile
@@ -34,7 +33,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from benchstack import distribution
+from benchstack.files import read_json
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TAIL_KEYS, TOOLS, Parsed
+from benchstack.numbers import is_finite_number, is_int
 
 SCHEMA = "bench-stack/cell/v1"
 MODES = ("loopback", "network")
@@ -215,14 +216,6 @@ def level_label(tool: str, level: int) -> str:
 # ---------------------------------------------------------------- validation
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_num(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _check(problems: list[str], ok: bool, message: str) -> None:
     if not ok:
         problems.append(message)
@@ -250,13 +243,13 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
     def count(key: str, *, nullable: bool = False, minimum: int = 0) -> None:
         if key not in d or (nullable and d[key] is None):
             return
-        _check(problems, _is_int(d[key]) and d[key] >= minimum, f"{key} must be an integer >= {minimum}")
+        _check(problems, is_int(d[key]) and d[key] >= minimum, f"{key} must be an integer >= {minimum}")
 
     def number(key: str, *, nullable: bool = False, positive: bool = False) -> None:
         if key not in d or (nullable and d[key] is None):
             return
         v = d[key]
-        ok = _is_num(v) and (v > 0 if positive else v >= 0)
+        ok = is_finite_number(v) and (v > 0 if positive else v >= 0)
         _check(problems, ok, f"{key} must be a {'positive' if positive else 'non-negative'} number")
 
     if "schema" in d:
@@ -293,11 +286,11 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
     count("keepalive_requests", nullable=True)
     if "error_rate" in d:
         v = d["error_rate"]
-        _check(problems, _is_num(v) and 0 <= v <= 1, "error_rate must be a number from 0 to 1")
+        _check(problems, is_finite_number(v) and 0 <= v <= 1, "error_rate must be a number from 0 to 1")
     problems += _check_map(
-        d, "latency_ms", LATENCY_KEYS, _is_num, "a non-negative number or null", optional=TAIL_KEYS
+        d, "latency_ms", LATENCY_KEYS, is_finite_number, "a non-negative number or null", optional=TAIL_KEYS
     )
-    problems += _check_map(d, "errors", ERROR_KINDS, _is_int, "a non-negative integer or null")
+    problems += _check_map(d, "errors", ERROR_KINDS, is_int, "a non-negative integer or null")
     if has("raw_output"):
         p = d["raw_output"]
         ok = (
@@ -465,14 +458,7 @@ def cell_paths(run_dir: str | os.PathLike[str]) -> list[Path]:
 def read_cell(path: Path) -> dict[str, Any]:
     """One stored cell. A file that cannot be read, is not JSON or is not a valid cell (what
     :func:`write_cell` would refuse to store) raises ValueError: one line that names the file."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a cell: not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    data = read_json(path, "a cell")
     problems = validate_cell(data)
     if problems:
         more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""

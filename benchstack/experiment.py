@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from benchstack.cell import cell_id
-from benchstack.loadcmd import build_command, httperf_command
+from benchstack.loadcmd import build_command
 from benchstack.model import OPEN_LOOP_TOOLS, TOOLS
 from benchstack.stacks import DEFAULT_ROOTS, Roots, StackError, resolve_stacks, url_path_problem
 from benchstack.trace import note
@@ -446,28 +446,3 @@ def cells(exp: Experiment) -> list[CellPlan]:
             for plan, level in load_points(exp):
                 plans.append(cell_plan(exp, stack, plan, level, repetition))
     return plans
-
-
-def plan_url(plan: CellPlan, host: str) -> str:
-    """The URL a loadgen uses to reach the plan's stack on ``host``."""
-    host_part = f"[{host}]" if ":" in host else host
-    return f"http://{host_part}:{plan.port}{plan.path}"
-
-
-def plan_command(plan: CellPlan, host: str) -> list[str]:
-    """The exact load-tool command for a plan against ``host``."""
-    if plan.rate is not None:
-        assert plan.duration_s is not None
-        timeout = plan.threshold_ms / 1000 if plan.threshold_ms else plan.timeout_s
-        return httperf_command(plan_url(plan, host), plan.rate, plan.duration_s, timeout)
-    assert plan.concurrency is not None
-    return build_command(
-        plan.tool,
-        plan_url(plan, host),
-        plan.concurrency,
-        requests=plan.requests,
-        duration_s=plan.duration_s,
-        threads=plan.threads,
-        keepalive=plan.keepalive,
-        timeout_s=plan.timeout_s,
-    )
