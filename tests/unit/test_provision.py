@@ -135,3 +135,11 @@ def test_rerunning_every_role_with_the_same_inputs_changes_nothing_in_the_record
     assert provision.same_state(old, after)
     changed = provision.record_after(old, d, {"ruby_bin_dir": "/opt/rbenv/bin", "ruby_bin_dirs": {}}, "later")
     assert not provision.same_state(old, changed)
+
+
+def test_what_changed_in_one_run_is_neither_recorded_nor_restored() -> None:
+    d = provision.decide(ROLES, {**HASHES, "app": "new"}, recorded(), UNITS, active())
+    after = provision.record_after(recorded(), d, {"app_changed_kinds": ["sinatra"]}, "now")
+    assert after["roles"]["app"]["facts"] == {}
+    rerun = provision.decide(ROLES, {**HASHES, "app": "new"}, after, UNITS, active())
+    assert "app_changed_kinds" not in rerun.facts
