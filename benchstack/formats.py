@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -45,12 +46,96 @@ def _is_number(_checker: object, value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-_Validator = validators.extend(
-    Draft202012Validator,
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"integer": _is_integer, "number": _is_number}
-    ),
-)
+_TYPES = Draft202012Validator.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
+
+# Keywords a long list's items may use and still be checked by a plain Python predicate (_quick), and each
+# type's test there: exact types, as json.loads makes them (a subclass fails the test and goes to jsonschema).
+_QUICK_KEYWORDS = {"type", "minimum", "maximum", "prefixItems", "minItems", "maxItems", "errorMessage"}
+QUICK_TYPES: dict[str, tuple[type, ...]] = {
+    "integer": (int,),
+    "number": (int, float),
+    "string": (str,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+@dataclass(frozen=True)
+class _Quick:
+    """What a schema of :data:`_QUICK_KEYWORDS` demands, for :func:`_holds`."""
+
+    exact: frozenset[type]
+    low: float
+    high: float
+    fewest: float
+    most: float
+    prefix: tuple[_Quick, ...]
+
+
+def _quick(schema: object) -> _Quick | None:
+    """The demands of ``schema`` when it uses only :data:`_QUICK_KEYWORDS` (a distribution's
+    ``[value_us, count]`` pair), else None."""
+    if not isinstance(schema, dict) or set(schema) - _QUICK_KEYWORDS:
+        return None
+    prefix = [_quick(s) for s in schema.get("prefixItems", [])]
+    if any(p is None for p in prefix):
+        return None
+    kinds = schema.get("type")
+    return _Quick(
+        exact=frozenset(
+            t for k in ([kinds] if isinstance(kinds, str) else kinds or []) for t in QUICK_TYPES[k]
+        ),
+        low=schema.get("minimum", -math.inf),
+        high=schema.get("maximum", math.inf),
+        fewest=schema.get("minItems", 0),
+        most=schema.get("maxItems", math.inf),
+        prefix=tuple(p for p in prefix if p is not None),
+    )
+
+
+def _holds(q: _Quick, value: Any) -> bool:
+    """True only when the schema holds for ``value``; False may be wrong (a subclass, a bool out of bounds):
+    jsonschema then decides."""
+    kind = type(value)
+    if q.exact and kind not in q.exact:
+        return False
+    if kind is int:
+        return q.low <= value <= q.high
+    if kind is float:
+        return math.isfinite(value) and q.low <= value <= q.high
+    if kind is list:
+        if not q.fewest <= len(value) <= q.most:
+            return False
+        for sub, item in zip(q.prefix, value, strict=False):
+            # An integer inline: a pair's two numbers cost no call each.
+            if type(item) is int and (not sub.exact or int in sub.exact):
+                if not sub.low <= item <= sub.high:
+                    return False
+            elif not _holds(sub, item):
+                return False
+    return True
+
+
+_plain_items = Draft202012Validator.VALIDATORS["items"]
+_quick_items: dict[int, _Quick | None] = {}
+
+
+def _items(validator: Any, items: Any, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
+    """``items``, with a fast path: jsonschema takes ~60 µs a pair for a distribution's 2,000 pairs, a
+    predicate ~1 µs. Only when an item fails does jsonschema look again, for its exact errors."""
+    if validator.is_type(instance, "array"):
+        if id(items) not in _quick_items:
+            _quick_items[id(items)] = _quick(items)
+        quick = _quick_items[id(items)]
+        rest = instance[len(schema.get("prefixItems", [])) :]
+        if quick is not None and all(_holds(quick, v) for v in rest):
+            return
+    yield from _plain_items(validator, items, instance, schema)
+
+
+_Validator = validators.extend(Draft202012Validator, {"items": _items}, type_checker=_TYPES)
 
 
 def schema_text(name: str) -> str:
