@@ -1,5 +1,8 @@
 """The cell: one stack x one load point x one repetition, stored as one JSON object (bench-stack/cell/v1).
 
+The format is published as ``benchstack/schemas/cell.schema.json`` and documented field by field in
+docs/results-format.md; :func:`validate_cell` checks with that file (:mod:`benchstack.formats`).
+
 A cell is written once, atomically, into ``<run>/cells/<cell_id>.json`` and never edited afterwards. Beyond
 the fields DESIGN.md lists, v1 carries ``keepalive`` (part of the load point), ``keepalive_requests`` (ab -k:
 how many requests really reused a connection), ``error_count`` (distinct failed requests, see

@@ -46,7 +46,7 @@ def _is_number(_checker: object, value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-_TYPES = Draft202012Validator.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
+TYPES = Draft202012Validator.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
 
 # Keywords a long list's items may use and still be checked by a plain Python predicate (_quick), and each
 # type's test there: exact types, as json.loads makes them (a subclass fails the test and goes to jsonschema).
@@ -119,7 +119,8 @@ def _holds(q: _Quick, value: Any) -> bool:
 
 
 _plain_items = Draft202012Validator.VALIDATORS["items"]
-_quick_items: dict[int, _Quick | None] = {}
+# id(items schema) -> (that schema, its _Quick): the schema kept so its id cannot be reused by another.
+_quick_items: dict[int, tuple[Any, _Quick | None]] = {}
 
 
 def _items(validator: Any, items: Any, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
@@ -127,15 +128,15 @@ def _items(validator: Any, items: Any, instance: Any, schema: dict[str, Any]) ->
     predicate ~1 µs. Only when an item fails does jsonschema look again, for its exact errors."""
     if validator.is_type(instance, "array"):
         if id(items) not in _quick_items:
-            _quick_items[id(items)] = _quick(items)
-        quick = _quick_items[id(items)]
+            _quick_items[id(items)] = (items, _quick(items))
+        quick = _quick_items[id(items)][1]
         rest = instance[len(schema.get("prefixItems", [])) :]
         if quick is not None and all(_holds(quick, v) for v in rest):
             return
     yield from _plain_items(validator, items, instance, schema)
 
 
-_Validator = validators.extend(Draft202012Validator, {"items": _items}, type_checker=_TYPES)
+_Validator = validators.extend(Draft202012Validator, {"items": _items}, type_checker=TYPES)
 
 
 def schema_text(name: str) -> str:
