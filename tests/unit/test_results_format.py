@@ -283,6 +283,18 @@ def test_the_runners_cells_fill_every_optional_part_of_the_schema(
     assert {c["merged"]["latency"] for c in stored if c.get("merged")} == {"requests", "histograms"}
 
 
+def test_a_v1_cell_from_before_every_later_addition_still_fits_the_schema_file() -> None:
+    """Additive within v1: a cell without system, rate, merged, latency_dist, window and the tail
+    percentiles (the first v1 cells) still validates."""
+    first = ab_cell()
+    for key in OPTIONAL_FIELDS:
+        del first[key]
+    for key in TAIL_KEYS:
+        del first["latency_ms"][key]
+    assert schema_file_errors(CELL_FILE, first) == []
+    assert validate_cell(first, require_meta=False) == []
+
+
 def test_a_cell_printed_without_run_metadata_fits_the_schema_file() -> None:
     cell = cell_to_dict(make_cell(wrk.parse(read_data("wrk", "latency.txt"))))
     assert schema_file_errors(CELL_FILE, cell) == []
