@@ -26,6 +26,7 @@ from benchstack.cell import (
     make_cell,
     validate_cell,
 )
+from benchstack.cpusplit import cpu_split
 from benchstack.experiment import LOAD_KEYS, PLAN_KEYS, WARMUP_KEYS, CellPlan, cells, experiment_from_dict
 from benchstack.merge import loadgen_dir, merge_stored
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, TOOLS
@@ -319,6 +320,7 @@ FINGERPRINT = {
         "/etc/nginx/nginx.conf": "48c6a4ec1e1fd28ccf968490f07e34a1d7f755793b2108a3ed8670b1ee2a0aa2"
     },
     "packages": {"nginx": "1.22.1-9+deb12u11", "wrk": "4.1.0-3+b2"},
+    "cpu_split": cpu_split(2, "auto", loopback=True),
 }
 
 
