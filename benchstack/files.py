@@ -9,6 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchstack.formats import validate_run_info
+
 
 def read_json(path: Path, what: str = "") -> Any:
     """The JSON value stored in ``path``. A file that cannot be read, is not UTF-8 or is not JSON raises
@@ -38,5 +40,11 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as run.json is written: indented, keys sorted, anything else as its string."""
-    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    """Write ``data`` as run.json is written: indented, keys sorted, anything else as its string. A record
+    that does not fit the published run schema (:func:`benchstack.formats.validate_run_info`) is not written:
+    ValueError naming the file and each field."""
+    text = json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
+    problems = validate_run_info(json.loads(text))
+    if problems:
+        raise ValueError(f"{path}: not writing an invalid run record: {'; '.join(problems)}")
+    write_atomic(path, text)

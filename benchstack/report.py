@@ -26,6 +26,7 @@ from benchstack.cell import FIELDS, group_key, load_cells
 from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
 from benchstack.files import read_json
+from benchstack.formats import RUN_INFO, validate_run_info
 from benchstack.loadpoints import groups_of, point_columns
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
@@ -143,11 +144,18 @@ def max_cv_of(run_info: dict[str, Any] | None) -> float:
 
 
 def read_run_info(run_dir: Path) -> dict[str, Any] | None:
-    path = run_dir / "run.json"
+    """The run's run.json, None when there is none. One that cannot be read or does not fit the published
+    schema (:func:`benchstack.formats.validate_run_info`) raises ValueError: one line naming the file and the
+    field."""
+    path = run_dir / RUN_INFO
     if not path.is_file():
         return None
     info = read_json(path)
-    return info if isinstance(info, dict) else None
+    problems = validate_run_info(info)
+    if problems:
+        more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
+        raise ValueError(f"{path}: not a valid run record: {problems[0]}{more}")
+    return info
 
 
 def _distinct(cells: list[dict[str, Any]], key: str) -> str:

@@ -47,6 +47,7 @@ from typing import Any
 from benchstack import distribution
 from benchstack.cell import CELLS_DIR, cell_to_dict, make_cell, validate_cell, write_cell
 from benchstack.files import write_atomic, write_json
+from benchstack.formats import RUN_SCHEMA
 from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
@@ -451,10 +452,11 @@ def _system_stats(
 
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
     """Write run.json (the experiment as run, host fingerprints, versions); rewritten on a resumed run,
-    which keeps the earlier attempts' ``stopped`` records (the verdict reads them)."""
+    which keeps the earlier attempts' ``stopped`` records (the verdict reads them). A record that does not
+    fit the published schema (:mod:`benchstack.formats`) is not written: ValueError naming each field."""
     from benchstack import __version__
 
-    data = {"schema": "bench-stack/run/v1", "bench_stack_version": __version__, **info}
+    data = {"schema": RUN_SCHEMA, "bench_stack_version": __version__, **info}
     if isinstance(info.get("experiment"), dict):
         # What a resume checks the run folder against (benchstack.runfolder.check_run_dir).
         data["experiment_sha256"] = experiment_hash(info["experiment"])

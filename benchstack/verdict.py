@@ -59,6 +59,7 @@ from benchstack.capacity import capacity_warnings
 from benchstack.cell import GroupKey, cell_id_of, group_key, level_label
 from benchstack.experiment import DEFAULT_MAX_CV, DEFAULT_MAX_ERROR_RATE
 from benchstack.files import write_json
+from benchstack.formats import RUN_SCHEMA
 from benchstack.loadpoints import by_load_point
 from benchstack.merge import loadgen_dir
 from benchstack.model import ERROR_KINDS
@@ -701,7 +702,7 @@ def _update_run_json(run_dir: Path, change: Callable[[dict[str, Any]], None], cr
     fd = os.open(run_dir, os.O_RDONLY)  # the lock is on the run folder: no lock file left behind
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"schema": RUN_SCHEMA}
         if not isinstance(data, dict):
             raise ValueError(f"{path}: not a JSON object")
         change(data)

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from benchstack.cell import load_cells, validate_cell
 from benchstack.cli import main as cli_main
@@ -19,6 +20,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 INVENTORY = Path(__file__).resolve().parent / "inventory"
 CONTAINER = "bench-e2e"
 EXPERIMENT = Path(__file__).resolve().parent / "experiment.yml"
+SCHEMAS = PROJECT / "benchstack" / "schemas"
 
 
 def playbook(run_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -89,6 +91,26 @@ def test_every_cell_of_the_experiment_is_stored_and_valid(run: tuple[Path, str, 
         assert validate_cell(cell, require_meta=True) == []
         assert (run_dir / cell["raw_output"]).read_text().strip()
     assert cli_main(["validate", str(run_dir)]) == 0
+
+
+def schema_file_errors(name: str, document: object) -> list[str]:
+    """Plain jsonschema on a published schema file (docs/results-format.md), not bench-stack's validator."""
+    schema = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    errors = Draft202012Validator(schema).iter_errors(document)
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(document)'}: {e.message}"[:300] for e in errors]
+
+
+def test_every_cell_and_run_json_fit_the_published_schema_files(run: tuple[Path, str, str]) -> None:
+    run_dir, _, _ = run
+    stored = [p for p in sorted(run_dir.glob("cells/*.json")) if not p.name.startswith(".")]
+    assert len(stored) == len(cells(load_experiment(EXPERIMENT)))
+    for path in stored + sorted(run_dir.glob("loadgens/*/cells/[!.]*.json")):
+        cell = json.loads(path.read_text(encoding="utf-8"))
+        assert schema_file_errors("cell.schema.json", cell) == [], path
+    info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    assert {"experiment", "hosts", "verify", "verdict"} <= set(info)  # as the run and its report left it
+    assert schema_file_errors("run.schema.json", info) == []
 
 
 def test_repetitions_give_the_median_and_range_of_their_cells(run: tuple[Path, str, str]) -> None:

@@ -51,5 +51,17 @@ def test_a_failed_write_keeps_the_old_file_and_no_temporary_one(tmp_path: Path) 
 
 def test_write_json_writes_run_json_sorted_and_indented(tmp_path: Path) -> None:
     path = tmp_path / "run.json"
-    write_json(path, {"b": 1, "a": {"at": tmp_path}})
-    assert path.read_text(encoding="utf-8") == f'{{\n  "a": {{\n    "at": "{tmp_path}"\n  }},\n  "b": 1\n}}\n'
+    write_json(path, {"schema": "bench-stack/run/v1", "verify": {"passed": True, "at": tmp_path}})
+    assert path.read_text(encoding="utf-8") == (
+        '{\n  "schema": "bench-stack/run/v1",\n'
+        f'  "verify": {{\n    "at": "{tmp_path}",\n    "passed": true\n  }}\n}}\n'
+    )
+
+
+def test_write_json_refuses_a_record_off_the_run_schema_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    with pytest.raises(ValueError) as err:
+        write_json(path, {"b": 1})
+    problems = "missing keys: schema; unexpected keys: b"
+    assert str(err.value) == f"{path}: not writing an invalid run record: {problems}"
+    assert not path.exists()

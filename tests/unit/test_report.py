@@ -120,6 +120,7 @@ def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text(
         json.dumps(
             {
+                "schema": "bench-stack/run/v1",
                 "experiment": {"name": "demo-exp"},
                 "hosts": {"target": {"name": "web1"}, "loadgen": {"name": "gen1"}},
                 "mode": "network",

@@ -377,11 +377,12 @@ def test_write_run_info_writes_schema_version_and_info(tmp_path: Path) -> None:
 
 
 def test_write_run_info_is_rewritten_on_a_resumed_run(tmp_path: Path) -> None:
-    write_run_info(tmp_path, {"attempt": 1})
-    write_run_info(tmp_path, {"attempt": 2, "when": datetime(2024, 1, 2, tzinfo=UTC)})
+    write_run_info(tmp_path, {"inventory": "inventories/local"})
+    verify = {"passed": True, "at": datetime(2024, 1, 2, tzinfo=UTC), "stacks": []}
+    write_run_info(tmp_path, {"inventory": "inventories/other", "verify": verify})
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["attempt"] == 2
-    assert data["when"] == "2024-01-02 00:00:00+00:00"
+    assert data["inventory"] == "inventories/other"
+    assert data["verify"]["at"] == "2024-01-02 00:00:00+00:00"
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
 
 
