@@ -38,6 +38,22 @@ def master_pid(host: Host, stack: str, unit: str) -> str:
     return pid
 
 
+def serving_master(host: Host, stack: str, unit: str, tries: int = 40) -> str:
+    """The master once it runs all its workers: a unit another test has just (re)started may still be
+    forking them (at most ``tries`` x 0.25 s)."""
+    workers = BY_NAME[stack]["server"]["workers"]
+
+    def kids(pid: str) -> list[str]:  # none yet is an answer here, not a failure
+        return host.run("ps -o pid= --ppid %s", pid).stdout.split()
+
+    for _ in range(tries):
+        pids = kids(main_pid(host, unit))
+        if len(pids) == 1 and len(kids(pids[0])) == workers:
+            return pids[0]
+        time.sleep(0.25)
+    raise AssertionError(f"{unit}: no master with {workers} workers after {tries * 0.25:.0f} s")
+
+
 @pytest.mark.parametrize(
     ("stack", "workers"),
     [("wsgi-gunicorn-x2", 2), ("user-wsgi-gunicorn", 1), ("psgi-starman-x2", 2), ("php-fpm-x2", 2)],
@@ -97,7 +113,8 @@ def test_each_starman_instance_answers_through_nginx_on_its_own(host: Host) -> N
 def test_starman_reload_is_a_hot_restart(host: Host, stack: str, ep: dict) -> None:
     """systemctl reload: new Starman workers, same start_server and socket, and no request fails meanwhile."""
     unit = ep["unit"]
-    main, old_master = main_pid(host, unit), master_pid(host, stack, unit)
+    old_master = serving_master(host, stack, unit)
+    main = main_pid(host, unit)
     old_workers = set(children(host, old_master))
     inode, _ = listener(host, ep)
     file_inode = host.file(ep["socket"]).inode if ep["socket"] else None
