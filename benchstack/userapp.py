@@ -126,10 +126,11 @@ def _entry_digest(root: Path, rel: str, st: os.stat_result) -> tuple[bytes, str 
     return f"{mode} {rel}\0{digest}\n".encode(), digest
 
 
-def scan(
-    root: str | os.PathLike[str], max_bytes: int = MAX_APP_BYTES, max_files: int = MAX_APP_FILES
-) -> Scan:
-    """Read a source folder: its files, size and content hash; AppSourceError when it cannot be deployed."""
+def scan(root: str | os.PathLike[str], max_bytes: int | None = None, max_files: int | None = None) -> Scan:
+    """Read a source folder: its files, size and content hash; AppSourceError when it cannot be deployed
+    (limits: MAX_APP_BYTES and MAX_APP_FILES unless given)."""
+    max_bytes = MAX_APP_BYTES if max_bytes is None else max_bytes
+    max_files = MAX_APP_FILES if max_files is None else max_files
     path = Path(root)
     if not path.is_dir():
         raise AppSourceError(

@@ -217,3 +217,36 @@ def test_a_directly_reached_starman_keeps_its_keep_alive() -> None:
     (line,) = unit_lines(starman(front="none"), "ExecStart=")
     assert "--keepalive-timeout 30" in line
     assert "--disable-keepalive" not in line
+
+
+def users_sinatra_app(tmp_path: Path, kind: str) -> dict[str, Any]:
+    src = tmp_path / "shop"
+    src.mkdir(exist_ok=True)
+    (src / "config.ru").write_text("run Shop\n", encoding="utf-8")
+    return resolve_stack(
+        {
+            "name": f"shop-{kind}",
+            "port": 8070,
+            "app": {"kind": "sinatra", "src": str(src), "name": "shop", "env": {"TOKEN": 'a "b"'}},
+            "server": {"kind": kind},
+            "front": {"kind": "nginx"},
+        }
+    )
+
+
+@pytest.mark.parametrize("kind", ["thin", "puma", "unicorn", "webrick"])
+def test_an_app_with_a_gemfile_runs_its_own_server_gem_through_bundle_exec(tmp_path: Path, kind: str) -> None:
+    stack = users_sinatra_app(tmp_path, kind)
+    bundled = [stack["app"]["dir"]]
+    (start,) = unit_lines(stack, "ExecStart=", app_server_bundled_apps=bundled)
+    server = "rackup" if kind == "webrick" else kind
+    assert start.startswith(f"ExecStart=/usr/bin/bundle exec {server} ")
+    (plain,) = unit_lines(stack, "ExecStart=", app_server_bundled_apps=[])
+    assert plain.startswith(f"ExecStart=/usr/bin/{server} ")
+
+
+def test_the_env_file_holds_bundlers_settings_and_app_env_quoted(tmp_path: Path) -> None:
+    lines = render("stack.env.j2", users_sinatra_app(tmp_path, "thin")).splitlines()
+    assert 'BUNDLE_GEMFILE="/opt/bench-stack/apps/user/shop/Gemfile"' in lines
+    assert 'BUNDLE_PATH="/opt/bench-stack/apps/user/.bundle/shop"' in lines
+    assert 'TOKEN="a \\"b\\""' in lines
