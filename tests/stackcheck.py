@@ -19,13 +19,16 @@ def experiment_stacks(name: str) -> list[dict[str, Any]]:
 
 
 def front_checks(stacks: list[dict[str, Any]], host: str = "127.0.0.1") -> list[dict[str, Any]]:
+    """``stacks`` as an experiment gives them (they are resolved here, as the plan resolves them)."""
     return [
-        {**c, "path": c["url"].split(str(c["url"].split("/")[2]), 1)[1]} for c in _front_checks(stacks, host)
+        {**c, "path": c["url"].split(str(c["url"].split("/")[2]), 1)[1]}
+        for c in _front_checks(resolve_stacks(stacks), host)
     ]
 
 
 def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**c, "path": "/" + c["url"].split("/", 3)[3]} for c in _instance_checks(stacks)]
+    """``stacks`` as an experiment gives them (they are resolved here, as the plan resolves them)."""
+    return [{**c, "path": "/" + c["url"].split("/", 3)[3]} for c in _instance_checks(resolve_stacks(stacks))]
 
 
 def endpoints(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ def repo(tmp_path: Path) -> Path:
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one", cwd=work)
     git("tag", "v1", cwd=work)
     git("-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "-m", "annotated", "v1-annotated", cwd=work)
+    git("branch", "next", cwd=work)  # a branch that is not the default one
     (work / "app.py").write_text("app = 2\n", encoding="utf-8")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "two", cwd=work)
     bare = tmp_path / "shop.git"
@@ -106,8 +107,9 @@ def test_a_branch_is_refused_unless_the_stack_accepts_a_moving_ref(tmp_path: Pat
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the release is chowned to root")
 def test_a_moving_ref_follows_the_branch(tmp_path: Path, repo: Path) -> None:
-    result = run(tmp_path, repo, "main", moving_ref=True)
-    assert (result["commit"], result["ref_type"]) == (commit_of(repo, "main"), "branch")
+    result = run(tmp_path, repo, "next", moving_ref=True)
+    assert (result["commit"], result["ref_type"]) == (commit_of(repo, "next"), "branch")
+    assert commit_of(repo, "next") != commit_of(repo, "HEAD")
 
 
 def test_a_version_the_repository_lacks_is_named_with_its_tags(tmp_path: Path, repo: Path) -> None:

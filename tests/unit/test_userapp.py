@@ -290,7 +290,7 @@ def test_only_deployed_apps_restart_and_bundle_exec_follows_each_apps_gemfile() 
 
 def test_an_app_without_a_bundle_never_runs_through_bundle_exec() -> None:
     wsgi = planned_app("w", runtime="python", bundle=None, dependency_files=["Gemfile"])
-    assert app_state([wsgi], {}, [])["bundled_dirs"] == []
+    assert app_state([wsgi], {"w": {"dependency_files": ["Gemfile"]}}, [])["bundled_dirs"] == []
 
 
 def test_the_filters_read_records_from_slurp_results_and_locks_from_stat_results() -> None:
