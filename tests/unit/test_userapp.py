@@ -9,8 +9,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from ansible.errors import AnsibleActionFail
 from conftest import DATA
-from test_plugins import load_plugin
+from test_plugins import load_plugin, make_action
 
 from benchstack import userapp
 from benchstack.userapp import (
@@ -309,3 +310,68 @@ def test_the_filters_read_records_from_slurp_results_and_locks_from_stat_results
         {"item": [item, "requirements.txt"], "stat": {"exists": False}},
     ]
     assert filters["bench_app_record"](item, stats)["lock_sha256"] == {"Gemfile.lock": "11"}
+
+
+class FakeTarget:
+    """Stands in for the target: the file module makes the folder, unarchive unpacks what was sent."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.sent: list[Path] = []
+        self.modules: list[str] = []
+
+    def execute(self, name: str, module_args: dict, task_vars: dict | None = None) -> dict:
+        self.modules.append(name)
+        if name == "ansible.builtin.file":
+            Path(module_args["path"]).mkdir(parents=True, exist_ok=True)
+            return {"changed": True}
+        with tarfile.open(module_args["src"]) as tar:
+            tar.extractall(module_args["dest"], filter="data")
+        return {"changed": True, "dest": module_args["dest"]}
+
+    def transfer(self, local: str, remote: str) -> str:
+        Path(remote).write_bytes(Path(local).read_bytes())
+        self.sent.append(Path(remote))
+        return remote
+
+
+def unpack_action(args: dict, target: FakeTarget) -> object:
+    action = make_action(load_plugin("action", "bench_app_unpack"), args)
+    action._execute_module = target.execute
+    action._transfer_file = target.transfer
+    action._make_tmp_path = lambda: str(target.tmp)
+    action._fixup_perms2 = lambda paths: None
+    action._remove_tmp_path = lambda path: None
+    action._connection._shell.join_path = lambda *parts: str(Path(*parts))
+    return action
+
+
+def test_bench_app_unpack_sends_the_planned_files_into_the_release(app: Path, tmp_path: Path) -> None:
+    (tmp_path / "remote").mkdir()
+    target = FakeTarget(tmp_path / "remote")
+    make_app(app, {".git/HEAD": "x\n"})
+    release = tmp_path / "release"
+    args = {"src": str(app), "sha256": scan(app).sha256, "dest": str(release), "group": "bench", "stack": "s"}
+    result = unpack_action(args, target).run(task_vars={})
+    assert result["changed"] and result["files"] == 4
+    assert target.modules == ["ansible.builtin.file", "ansible.builtin.unarchive"]
+    assert sorted(str(p.relative_to(release)) for p in release.rglob("*") if p.is_file()) == list(
+        scan(app).files
+    )
+
+
+def test_bench_app_unpack_refuses_a_folder_changed_since_the_plan_naming_the_stack(
+    app: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "remote").mkdir()
+    target = FakeTarget(tmp_path / "remote")
+    args = {
+        "src": str(app),
+        "sha256": "0" * 64,
+        "dest": str(tmp_path / "r"),
+        "group": "bench",
+        "stack": "shop",
+    }
+    with pytest.raises(AnsibleActionFail, match=r"^stack 'shop': app.src: .* changed since the run's plan"):
+        unpack_action(args, target).run(task_vars={})
+    assert target.sent == []
