@@ -234,7 +234,9 @@ def releases_to_install(
     for app in todo:
         item = dict(app)
         if app["source"]["type"] == "git":
-            got = git_results[app["name"]]
+            got = git_results.get(app["name"])
+            if got is None:
+                continue  # not exported (a check run: the module does not run in check mode)
             item.update(
                 release=got["release"], commit=got["commit"], dependency_files=got["dependency_files"]
             )

@@ -375,3 +375,7 @@ def test_bench_app_unpack_refuses_a_folder_changed_since_the_plan_naming_the_sta
     with pytest.raises(AnsibleActionFail, match=r"^stack 'shop': app.src: .* changed since the run's plan"):
         unpack_action(args, target).run(task_vars={})
     assert target.sent == []
+
+
+def test_a_git_app_that_was_not_exported_is_not_installed() -> None:
+    assert releases_to_install(apps_to_deploy([git_app()], {}), {}) == []
