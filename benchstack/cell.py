@@ -1,5 +1,8 @@
 """The cell: one stack x one load point x one repetition, stored as one JSON object (bench-stack/cell/v1).
 
+The format is published as ``benchstack/schemas/cell.schema.json`` and documented field by field in
+docs/results-format.md; :func:`validate_cell` checks with that file (:mod:`benchstack.formats`).
+
 A cell is written once, atomically, into ``<run>/cells/<cell_id>.json`` and never edited afterwards. Beyond
 the fields DESIGN.md lists, v1 carries ``keepalive`` (part of the load point), ``keepalive_requests`` (ab -k:
 how many requests really reused a connection), ``error_count`` (distinct failed requests, see
@@ -24,17 +27,17 @@ pairs ten to a line (:func:`dumps_cell`): a cell grows by 1 to 30 KB (scripts/me
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from benchstack import distribution
-from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TAIL_KEYS, TOOLS, Parsed
+from benchstack import distribution, formats
+from benchstack.files import read_json
+from benchstack.model import OPEN_LOOP_TOOLS, Parsed
 
 SCHEMA = "bench-stack/cell/v1"
 MODES = ("loopback", "network")
@@ -215,124 +218,38 @@ def level_label(tool: str, level: int) -> str:
 # ---------------------------------------------------------------- validation
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_num(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _check(problems: list[str], ok: bool, message: str) -> None:
-    if not ok:
-        problems.append(message)
-
-
 def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]:
-    """Problems with a cell dict; empty when valid. ``require_meta``: also demand run metadata."""
+    """Problems with a cell dict; empty when valid. ``require_meta``: also demand run metadata.
+
+    The published schema (``benchstack/schemas/cell.schema.json``, :mod:`benchstack.formats`) first, then
+    what a schema cannot say: rules across fields, checked only on fields the schema accepted.
+    """
     if not isinstance(d, dict):
         return [f"a cell must be a JSON object, not {type(d).__name__}"]
-    problems: list[str] = []
-    missing = [k for k in FIELDS if k not in d and k not in OPTIONAL_FIELDS]
-    if missing:
-        problems.append(f"missing keys: {', '.join(missing)}")
-    extra = sorted(set(d) - set(FIELDS))
-    if extra:
-        problems.append(f"unexpected keys: {', '.join(extra)}")
+    found = formats.check(formats.CELL_SCHEMA_FILE, d, "a cell")
+    problems = [p.message for p in found]
+    bad = {p.field for p in found}
 
-    def has(key: str) -> bool:
-        return key in d and d[key] is not None
+    def fine(*keys: str) -> bool:
+        return all(k in d and k not in bad for k in keys)
 
-    def opt_str(key: str) -> None:
-        if has(key):
-            _check(problems, isinstance(d[key], str) and d[key] != "", f"{key} must be a non-empty string")
-
-    def count(key: str, *, nullable: bool = False, minimum: int = 0) -> None:
-        if key not in d or (nullable and d[key] is None):
-            return
-        _check(problems, _is_int(d[key]) and d[key] >= minimum, f"{key} must be an integer >= {minimum}")
-
-    def number(key: str, *, nullable: bool = False, positive: bool = False) -> None:
-        if key not in d or (nullable and d[key] is None):
-            return
-        v = d[key]
-        ok = _is_num(v) and (v > 0 if positive else v >= 0)
-        _check(problems, ok, f"{key} must be a {'positive' if positive else 'non-negative'} number")
-
-    if "schema" in d:
-        _check(problems, d["schema"] == SCHEMA, f"schema must be {SCHEMA!r}, not {d['schema']!r}")
-    for key in ("experiment", "stack", "target", "loadgen", "tool_version", "url"):
-        opt_str(key)
-    if has("mode"):
-        _check(problems, d["mode"] in MODES, f"mode must be one of {', '.join(MODES)}, not {d['mode']!r}")
-    if "tool" in d:
-        _check(problems, d["tool"] in TOOLS, f"tool must be one of {', '.join(TOOLS)}, not {d['tool']!r}")
-    if has("command"):
-        cmd = d["command"]
-        ok = (isinstance(cmd, str) and cmd.strip() != "") or (
-            isinstance(cmd, list) and cmd != [] and all(isinstance(x, str) for x in cmd)
-        )
-        _check(problems, ok, "command must be a non-empty string or list of strings")
-    count("concurrency", minimum=1)
-    count("rate", nullable=True, minimum=1)
-    if d.get("tool") in OPEN_LOOP_TOOLS and require_meta:
-        _check(problems, has("rate"), f"{d['tool']} is open loop: a stored cell needs its offered rate")
-    if has("keepalive"):
-        _check(problems, isinstance(d["keepalive"], bool), "keepalive must be true, false or null")
-    count("requests", nullable=True, minimum=1)
-    count("duration_s", nullable=True, minimum=1)
-    count("repetition", nullable=True, minimum=1)
-    if has("started_at"):
-        problems += _check_utc(d["started_at"])
-    number("elapsed_s", nullable=True)
-    count("requests_completed")
-    number("rps")
-    count("transfer_bytes")
-    count("error_count")
-    number("threshold_ms", nullable=True, positive=True)
-    count("keepalive_requests", nullable=True)
-    if "error_rate" in d:
-        v = d["error_rate"]
-        _check(problems, _is_num(v) and 0 <= v <= 1, "error_rate must be a number from 0 to 1")
-    problems += _check_map(
-        d, "latency_ms", LATENCY_KEYS, _is_num, "a non-negative number or null", optional=TAIL_KEYS
-    )
-    problems += _check_map(d, "errors", ERROR_KINDS, _is_int, "a non-negative integer or null")
-    if has("raw_output"):
-        p = d["raw_output"]
-        ok = (
-            isinstance(p, str) and p != "" and not PurePosixPath(p).is_absolute() and ".." not in p.split("/")
-        )
-        _check(problems, ok, "raw_output must be a relative path inside the run folder")
-    if "status" in d:
-        _check(problems, d["status"] in STATUSES, f"status must be one of {', '.join(STATUSES)}")
-    if "notes" in d:
-        ok = isinstance(d["notes"], list) and all(isinstance(n, str) for n in d["notes"])
-        _check(problems, ok, "notes must be a list of strings")
-    if has("system"):
-        system = d["system"]
-        ok = (
-            isinstance(system, dict)
-            and set(system) <= {"loadgen", "target"}
-            and all(v is None or isinstance(v, dict) for v in system.values())
-        )
-        _check(problems, ok, "system must be an object with loadgen and target, each an object or null")
-
-    if has("merged"):
-        merged = d["merged"]
-        ok = (
-            isinstance(merged, dict)
-            and isinstance(merged.get("loadgens"), list)
-            and len(merged["loadgens"]) >= 2
-            and merged.get("latency") in ("requests", "histograms", "per-loadgen")
-        )
-        _check(problems, ok, "merged must name two or more loadgens and how latency was merged")
-
-    if has("latency_dist"):
+    for key in ("started_at", "window"):
+        if fine(key) and d[key] is not None:
+            problems += _check_times(key, d[key])
+    if fine("latency_dist") and d["latency_dist"] is not None:
+        # Sorted, bucketed values whose counts add up: beyond a schema.
         problems += distribution.validate(d["latency_dist"])
-    if has("window"):
-        problems += _check_window(d["window"])
+    if fine("tool", "errors", "error_count"):
+        problems += _check_error_count(d["errors"], d["error_count"])
+    if fine("error_count", "error_rate") and (d["error_count"] == 0) != (d["error_rate"] == 0):
+        problems.append(
+            f"error_rate must be 0 exactly when error_count is 0, not {d['error_rate']!r} "
+            f"with error_count {d['error_count']}"
+        )
 
+    if d.get("tool") in OPEN_LOOP_TOOLS and require_meta:
+        if d.get("rate") is None:
+            problems.append(f"{d['tool']} is open loop: a stored cell needs its offered rate")
     if require_meta:
         for key in RUN_REQUIRED:
             if key in d and d[key] is None:
@@ -342,55 +259,31 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
     return problems
 
 
-def _check_utc(value: object) -> list[str]:
-    if not isinstance(value, str):
-        return ["started_at must be an ISO 8601 string"]
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return [f"started_at is not ISO 8601: {value!r}"]
-    offset = parsed.utcoffset()
-    if offset is None or offset.total_seconds() != 0:
-        return [f"started_at must be in UTC with an explicit offset (Z or +00:00): {value!r}"]
+def _check_times(key: str, value: Any) -> list[str]:
+    """``started_at`` or ``window`` (already in the schema's UTC form): real dates, a window that does not
+    end before it starts."""
+    times = {key: value} if isinstance(value, str) else {f"{key}.{k}": v for k, v in value.items()}
+    parsed = {}
+    for name, text in times.items():
+        try:
+            parsed[name] = datetime.fromisoformat(text)
+        except ValueError:
+            return [f"{name} is not a real date and time: {text!r}"]
+    if key == "window" and parsed["window.end"] < parsed["window.start"]:
+        return ["window.end must not be before window.start"]
     return []
 
 
-def _check_window(window: object) -> list[str]:
-    if not isinstance(window, dict) or set(window) != {"start", "end"}:
-        return ["window must be an object with start and end"]
-    problems = []
-    for key in ("start", "end"):
-        problems += [p.replace("started_at", f"window.{key}") for p in _check_utc(window[key])]
-    if not problems and datetime.fromisoformat(window["end"]) < datetime.fromisoformat(window["start"]):
-        problems.append("window.end must not be before window.start")
-    return problems
-
-
-def _check_map(
-    d: dict[str, Any],
-    key: str,
-    keys: tuple[str, ...],
-    typecheck: Any,
-    what: str,
-    optional: tuple[str, ...] = (),
-) -> list[str]:
-    if key not in d:
+def _check_error_count(errors: dict[str, int | None], count: int) -> list[str]:
+    """``error_count`` counts distinct failed requests: at least as many as any one counter (each counts
+    distinct requests) and at most all of them together (some requests are in several, benchstack.model)."""
+    counters = [v or 0 for v in errors.values()]
+    low, high = max(counters, default=0), sum(counters)
+    if low <= count <= high:
         return []
-    value = d[key]
-    if not isinstance(value, dict):
-        return [f"{key} must be an object with keys {', '.join(keys)}"]
-    problems = []
-    missing = [k for k in keys if k not in value]
-    if missing:
-        problems.append(f"{key} lacks {', '.join(missing)}")
-    extra = sorted(set(value) - set(keys) - set(optional))
-    if extra:
-        problems.append(f"{key} has unexpected keys {', '.join(extra)}")
-    for k in keys + optional:
-        v = value.get(k)
-        if v is not None and not (typecheck(v) and v >= 0):
-            problems.append(f"{key}.{k} must be {what}, not {v!r}")
-    return problems
+    return [
+        f"error_count must be from {low} (the largest counter in errors) to {high} (their sum), not {count}"
+    ]
 
 
 # ---------------------------------------------------------------- storage
@@ -465,14 +358,7 @@ def cell_paths(run_dir: str | os.PathLike[str]) -> list[Path]:
 def read_cell(path: Path) -> dict[str, Any]:
     """One stored cell. A file that cannot be read, is not JSON or is not a valid cell (what
     :func:`write_cell` would refuse to store) raises ValueError: one line that names the file."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a cell: not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    data = read_json(path, "a cell")
     problems = validate_cell(data)
     if problems:
         more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""

@@ -24,6 +24,7 @@ from benchstack.cell import (
 )
 from benchstack.compare import compare_table, differences_text
 from benchstack.experiment import ExperimentError
+from benchstack.formats import RUN_INFO, validate_run_info
 from benchstack.hist import HistError, csv_name, csv_text, hist
 from benchstack.hostdiff import run_differences
 from benchstack.model import ParseError
@@ -80,7 +81,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help=f"refuse to compare (exit {STRICT_FAILED}) when the hosts or setup differ in anything listed",
     )
 
-    p = sub.add_parser("validate", help="validate every cell of a run folder (and its verdict with --strict)")
+    p = sub.add_parser(
+        "validate", help="validate the cells of a run folder and its run.json (and its verdict with --strict)"
+    )
     p.add_argument("run_dir", type=Path)
     p.add_argument(
         "--strict",
@@ -229,8 +232,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"{path}: {problem}")
         bad += bool(problems)
+    info = args.run_dir / RUN_INFO
+    info_problems = _run_info_problems(info) if info.is_file() else []
+    for problem in info_problems:
+        print(f"{info}: {problem}")
     print(f"{len(paths) - bad} of {len(paths)} cells valid")
-    if bad:
+    if info.is_file():
+        print(f"{RUN_INFO}: {'valid' if not info_problems else 'not valid'}")
+    if bad or info_problems:
         return 1
     if not (args.strict or args.fail_on_noisy):
         return 0
@@ -245,6 +254,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         _err(f"--strict: the run's verdict is {verdict.status}")
         return STRICT_FAILED
     return 0
+
+
+def _run_info_problems(path: Path) -> list[str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return [f"cannot read: {exc}"]
+    return validate_run_info(data)
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:

@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchstack.cell import GroupKey, level_label
-from benchstack.report import groups_of, load_label, loadgen_count, tool_label
-from benchstack.stats import summarize, welch_t_test
+from benchstack.loadpoints import groups_of, loadgen_count, point_columns, tool_label
+from benchstack.numbers import fmt, median
+from benchstack.stats import welch_t_test
 
 ALPHA = 0.05
 COLUMNS = (
@@ -18,21 +19,12 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def _median(values: list[Any]) -> float | None:
-    s = summarize(values)
-    return s.median if s else None
-
-
 def _change(a: float | None, b: float | None) -> str:
     if a is None or b is None:
         return "-"
     if a == 0:
         return "-" if b == 0 else "new"
     return f"{100 * (b - a) / a:+.1f}%"
-
-
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
 
 
 def significance(a: list[dict[str, Any]], b: list[dict[str, Any]], alpha: float = ALPHA) -> str:
@@ -49,22 +41,19 @@ def compare_rows(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]]) -
     rows = []
     for key in sorted(set(groups_a) & set(groups_b)):
         a, b = groups_a[key], groups_b[key]
-        stack, tool, keepalive, conc = key
-        rps_a, rps_b = _median([c.get("rps") for c in a]), _median([c.get("rps") for c in b])
-        p99_a = _median([(c.get("latency_ms") or {}).get("p99") for c in a])
-        p99_b = _median([(c.get("latency_ms") or {}).get("p99") for c in b])
+        rps_a, rps_b = median([c.get("rps") for c in a]), median([c.get("rps") for c in b])
+        p99_a = median([(c.get("latency_ms") or {}).get("p99") for c in a])
+        p99_b = median([(c.get("latency_ms") or {}).get("p99") for c in b])
         rows.append(
             {
-                "stack": stack,
-                "tool": load_label(tool, keepalive, loadgen_count(b)),
-                "load": level_label(tool, conc),
+                **point_columns(key, b),
                 "n A": str(len(a)),
                 "n B": str(len(b)),
-                "req/s A": _fmt(rps_a),
-                "req/s B": _fmt(rps_b),
+                "req/s A": fmt(rps_a),
+                "req/s B": fmt(rps_b),
                 "req/s change": _change(rps_a, rps_b),
-                "p99 A ms": _fmt(p99_a),
-                "p99 B ms": _fmt(p99_b),
+                "p99 A ms": fmt(p99_a),
+                "p99 B ms": fmt(p99_b),
                 "p99 change": _change(p99_a, p99_b),
                 "significant": significance(a, b)
                 if loadgen_count(a) == loadgen_count(b)

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from benchstack.numbers import is_int
+
 if TYPE_CHECKING:
     from benchstack.model import Parsed
 
@@ -219,7 +221,7 @@ def merge(dists: Sequence[Distribution]) -> Distribution:
 
 
 def _is_count(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    return is_int(v) and v >= 0
 
 
 def validate(d: object) -> list[str]:

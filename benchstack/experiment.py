@@ -30,8 +30,9 @@ from typing import Any
 import yaml
 
 from benchstack.cell import cell_id
-from benchstack.loadcmd import build_command, httperf_command
+from benchstack.loadcmd import build_command
 from benchstack.model import OPEN_LOOP_TOOLS, TOOLS
+from benchstack.numbers import is_int, is_number
 from benchstack.stacks import DEFAULT_ROOTS, Roots, StackError, resolve_stacks, url_path_problem
 from benchstack.trace import note
 
@@ -109,16 +110,8 @@ class Experiment:
     resolved: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_num(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
 def _bounded_int(problems: list[str], where: str, v: object, maximum: int) -> bool:
-    if not _is_int(v) or not 1 <= v <= maximum:  # type: ignore[operator]
+    if not is_int(v) or not 1 <= v <= maximum:  # type: ignore[operator]
         problems.append(f"{where}: must be an integer from 1 to {maximum:_}, not {v!r}")
         return False
     return True
@@ -167,10 +160,10 @@ def _validate_load(load: object) -> list[str]:
     if problem := url_path_problem(path):
         problems.append(f"load.path: {problem}")
     threshold = load.get("threshold_ms")
-    if threshold is not None and (not _is_num(threshold) or threshold <= 0):
+    if threshold is not None and (not is_number(threshold) or threshold <= 0):
         problems.append(f"load.threshold_ms: must be a positive number of milliseconds, not {threshold!r}")
     pause = load.get("pause_s", DEFAULT_PAUSE_S)
-    if not _is_num(pause) or not 0 <= pause <= MAX_PAUSE_S:
+    if not is_number(pause) or not 0 <= pause <= MAX_PAUSE_S:
         problems.append(f"load.pause_s: must be a number of seconds from 0 to {MAX_PAUSE_S}, not {pause!r}")
     reps_ok = _bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
     if "max_repetitions" in load:
@@ -183,13 +176,13 @@ def _validate_load(load: object) -> list[str]:
                 )
     if "max_cv" in load:
         max_cv = load["max_cv"]
-        if not _is_num(max_cv) or not 0 < max_cv <= 10:
+        if not is_number(max_cv) or not 0 < max_cv <= 10:
             problems.append(
                 f"load.max_cv: must be a coefficient of variation above 0 (0.05 = 5 %), not {max_cv!r}"
             )
     if "max_error_rate" in load:
         rate = load["max_error_rate"]
-        if not _is_num(rate) or not 0 <= rate <= 1:
+        if not is_number(rate) or not 0 <= rate <= 1:
             problems.append(f"load.max_error_rate: must be a share from 0 to 1 (0.01 = 1 %), not {rate!r}")
     warmup = load.get("warmup")
     if warmup is not None:
@@ -289,8 +282,8 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
 
 def _levels(problems: list[str], where: str, plan: dict[str, Any], key: str) -> list[int]:
     levels = plan.get(key)
-    levels = [levels] if _is_int(levels) else levels
-    if not isinstance(levels, list) or not levels or not all(_is_int(c) and c >= 1 for c in levels):
+    levels = [levels] if is_int(levels) else levels
+    if not isinstance(levels, list) or not levels or not all(is_int(c) and c >= 1 for c in levels):
         problems.append(f"{where}.{key}: must be a positive integer or a list of them, not {levels!r}")
         return []
     if len(set(levels)) != len(levels):
@@ -321,7 +314,7 @@ def _validate_open_plan(
     if "timeout_s" in plan:
         _bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S)
     for level in levels:
-        if _is_int(plan.get("duration_s")) and level * plan["duration_s"] > MAX_REQUESTS:
+        if is_int(plan.get("duration_s")) and level * plan["duration_s"] > MAX_REQUESTS:
             problems.append(
                 f"{where}: rate {level} for {plan['duration_s']} s is more than {MAX_REQUESTS:_} requests"
             )
@@ -449,28 +442,3 @@ def cells(exp: Experiment) -> list[CellPlan]:
             for plan, level in load_points(exp):
                 plans.append(cell_plan(exp, stack, plan, level, repetition))
     return plans
-
-
-def plan_url(plan: CellPlan, host: str) -> str:
-    """The URL a loadgen uses to reach the plan's stack on ``host``."""
-    host_part = f"[{host}]" if ":" in host else host
-    return f"http://{host_part}:{plan.port}{plan.path}"
-
-
-def plan_command(plan: CellPlan, host: str) -> list[str]:
-    """The exact load-tool command for a plan against ``host``."""
-    if plan.rate is not None:
-        assert plan.duration_s is not None
-        timeout = plan.threshold_ms / 1000 if plan.threshold_ms else plan.timeout_s
-        return httperf_command(plan_url(plan, host), plan.rate, plan.duration_s, timeout)
-    assert plan.concurrency is not None
-    return build_command(
-        plan.tool,
-        plan_url(plan, host),
-        plan.concurrency,
-        requests=plan.requests,
-        duration_s=plan.duration_s,
-        threads=plan.threads,
-        keepalive=plan.keepalive,
-        timeout_s=plan.timeout_s,
-    )

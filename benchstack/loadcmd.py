@@ -20,13 +20,15 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from benchstack.numbers import is_int
+
 AB_MAX_CONCURRENCY = 20000
 # httperf without --timeout waits forever for a silent server.
 HTTPERF_DEFAULT_TIMEOUT_S = 5.0
 
 
 def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not is_int(value) or value < 1:
         raise ValueError(f"{name} must be a positive integer, not {value!r}")
     return value
 
@@ -37,6 +39,12 @@ def _check_url(tool: str, url: str) -> None:
         raise ValueError(f"{tool} needs an http:// or https:// URL with a host, not {url!r}")
     if not parts.path:
         raise ValueError(f"{tool} needs a path in the URL, e.g. {url}/ (ab rejects {url!r} as invalid)")
+
+
+def http_url(host: str, port: int, path: str) -> str:
+    """The URL of ``path`` on ``host:port``; an IPv6 address goes in brackets (``http://[fd00::2]:80/``)."""
+    host_part = f"[{host}]" if ":" in host else host
+    return f"http://{host_part}:{port}{path}"
 
 
 def httperf_timeout_s(plan: dict[str, Any]) -> float:

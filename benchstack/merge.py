@@ -48,6 +48,7 @@ from typing import Any
 
 from benchstack import distribution
 from benchstack.cell import CELLS_DIR, SCHEMA, validate_cell
+from benchstack.files import write_atomic
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, error_count, error_rate
 from benchstack.perrequest import ParseError, ab_requests, nearest_rank
 
@@ -340,7 +341,6 @@ def merge_stored(run_dir: Path, cell_id: str, loadgens: Sequence[str]) -> tuple[
     each loadgen's raw output in turn, under a header naming it.
     """
     from benchstack.cell import write_cell
-    from benchstack.runner import _write_atomic
 
     final = run_dir / CELLS_DIR / f"{cell_id}.json"
     if final.exists():
@@ -368,6 +368,6 @@ def merge_stored(run_dir: Path, cell_id: str, loadgens: Sequence[str]) -> tuple[
     problems = validate_cell(merged, require_meta=True)
     if problems:
         raise MergeError(f"{cell_id}: invalid merged cell: {'; '.join(problems)}")
-    _write_atomic(run_dir / raw_rel, "\n".join(raws))
+    write_atomic(run_dir / raw_rel, "\n".join(raws))
     write_cell(run_dir, merged)
     return merged, True

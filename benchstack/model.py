@@ -33,6 +33,8 @@ ab's overlapping counters. The rate is capped at 1.0. The raw counters are alway
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -59,6 +61,12 @@ OPEN_LOOP_TOOLS: tuple[str, ...] = ("httperf",)
 
 class ParseError(ValueError):
     """The text is not output of the expected tool, or lacks lines every complete run prints."""
+
+
+def fatal_messages(patterns: Iterable[re.Pattern[str]], text: str) -> list[str]:
+    """What a tool said when it printed no results: group 1 of every match in ``text``, stripped, the
+    first pattern's matches first."""
+    return [m.group(1).strip() for pattern in patterns for m in pattern.finditer(text)]
 
 
 def empty_latency() -> dict[str, float | None]:

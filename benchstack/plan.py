@@ -17,7 +17,9 @@ A plan holds:
   its folders on the target, its source (a content hash computed here, on the controller, or a git
   repository and version) and the key the app role compares with the target's deployment record;
 * ``instance_checks``: one request per app server instance and expected answer (verify);
-* ``cells``: every cell in measuring order;
+* ``cells``: every cell in measuring order, and ``progress``: per cell id, "i/n" and the seconds the
+  cells after it take at least (their durations, warm-ups and pauses; ab cells count their pause only,
+  since their length is a number of requests);
 * ``warnings``: what is allowed but probably wrong (a stack on port 22).
 """
 
@@ -30,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchstack.experiment import Experiment, ExperimentError, cells, load_experiment
+from benchstack.experiment import CellPlan, Experiment, ExperimentError, cells, load_experiment
 from benchstack.runfolder import check_run_dir, experiment_hash
 from benchstack.stacks import DEFAULT_ROOTS, Roots, instance_checks, needs, port_warnings, user_apps
 
@@ -59,6 +61,7 @@ def compile_plan(source: str | os.PathLike[str], roots: Roots = DEFAULT_ROOTS) -
     if problems:
         raise ExperimentError(problems, str(source))
     exp = load_experiment(source, roots)
+    planned = cells(exp)
     experiment = {
         "name": exp.name,
         "description": exp.description,
@@ -77,7 +80,8 @@ def compile_plan(source: str | os.PathLike[str], roots: Roots = DEFAULT_ROOTS) -
         "needs": needs(exp.resolved),
         "user_apps": apps,
         "instance_checks": instance_checks(exp.resolved),
-        "cells": [asdict(c) for c in cells(exp)],
+        "cells": [asdict(c) for c in planned],
+        "progress": progress(planned),
         "warnings": port_warnings(exp.resolved),
     }
 
@@ -92,6 +96,23 @@ def redacted_stacks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             hidden = {k: f"sha256:{hashlib.sha256(str(v).encode()).hexdigest()[:16]}" for k, v in env.items()}
             stack = {**stack, "app": {**stack["app"], "env": hidden}}
         out.append(stack)
+    return out
+
+
+def least_seconds(cell: CellPlan) -> float:
+    """What a cell takes at least: its warm-up and measured durations and the pause between them."""
+    warmup = (cell.warmup or {}).get("duration_s") or 0
+    return float(cell.pause_s + warmup + (cell.duration_s or 0))
+
+
+def progress(planned: list[CellPlan]) -> dict[str, str]:
+    """Per cell id, the label a measured cell's line shows: "i/n, at least S s left" after it."""
+    total = len(planned)
+    left = sum(least_seconds(c) for c in planned)
+    out = {}
+    for i, cell in enumerate(planned, 1):
+        left -= least_seconds(cell)
+        out[cell.cell_id] = f"{i}/{total}, at least {round(left)} s left after it"
     return out
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 from benchstack import distribution
 from benchstack.cell import level_label
+from benchstack.loadpoints import groups_of, tool_label
 from benchstack.model import OPEN_LOOP_TOOLS
-from benchstack.report import groups_of, tool_label
+from benchstack.numbers import median
 from benchstack.stats import summarize
 
 PLOTS_DIR = "plots"
@@ -28,11 +29,6 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
-
-
-def _median(values: list[Any]) -> float | None:
-    s = summarize(values)
-    return s.median if s else None
 
 
 ByTool = dict[tuple[str, str], dict[tuple[str, int], list[dict[str, Any]]]]
@@ -110,7 +106,7 @@ def latency_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
         fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(keys) + 2), 4))
         width = 0.8 / len(PERCENTILE_KEYS)
         for i, pk in enumerate(PERCENTILE_KEYS):
-            values = [_median([(c.get("latency_ms") or {}).get(pk) for c in groups[k]]) for k in keys]
+            values = [median([(c.get("latency_ms") or {}).get(pk) for c in groups[k]]) for k in keys]
             xs = [j + i * width for j in range(len(keys))]
             ax.bar(xs, [v or 0 for v in values], width=width, label=pk)
         ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))])

@@ -13,8 +13,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from benchstack.cell import GroupKey, group_key, load_cells
+from benchstack.cell import load_cells
 from benchstack.experiment import CellPlan, Experiment, cell_plan, load_points, plan_keepalive, rotated
+from benchstack.loadpoints import by_load_point
 from benchstack.stats import coefficient_of_variation
 
 
@@ -44,10 +45,7 @@ def extra_cells(run_dir: str | os.PathLike[str], exp: Experiment) -> list[CellPl
     repetition, then by the stack order of that repetition (rotated, as in :func:`experiment.cells`).
     """
     load = exp.load
-    groups: dict[GroupKey, list[dict[str, Any]]] = {}
-    for cell in load_cells(run_dir):
-        if cell.get("experiment") in (None, exp.name):
-            groups.setdefault(group_key(cell), []).append(cell)
+    groups = by_load_point([c for c in load_cells(run_dir) if c.get("experiment") in (None, exp.name)])
     wanted: list[tuple[int, int, int, CellPlan]] = []
     points = [(stack, plan, level) for stack in exp.stacks for plan, level in load_points(exp)]
     for order, (stack, plan, level) in enumerate(points):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import csv
 import html
-import json
 import os
 import statistics
 from collections.abc import Callable
@@ -23,12 +22,23 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import distribution
-from benchstack.cell import FIELDS, GroupKey, group_key, level_label, load_cells
+from benchstack.cell import FIELDS, group_key, load_cells
 from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_MAX_CV
-from benchstack.model import ERROR_KINDS, LATENCY_KEYS, OPEN_LOOP_TOOLS, TAIL_KEYS
+from benchstack.files import read_json
+from benchstack.formats import RUN_INFO, validate_run_info
+from benchstack.loadpoints import groups_of, point_columns
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
+from benchstack.numbers import as_number, fmt, median
 from benchstack.stats import Summary, shown_interval, summarize
-from benchstack.verdict import Verdict, run_verdict, store_verdict, verdict_html, verdict_markdown
+from benchstack.verdict import (
+    Verdict,
+    recorded_load,
+    run_verdict,
+    store_verdict,
+    verdict_html,
+    verdict_markdown,
+)
 
 COLUMNS = (
     "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "CV",
@@ -52,36 +62,6 @@ def verdict_of(run: RunData) -> Verdict:
     return run.verdict
 
 
-_group_key = group_key
-
-
-def groups_of(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
-    """Cells by load point, sorted by key; each group sorted by repetition."""
-    groups: dict[GroupKey, list[dict[str, Any]]] = {}
-    for cell in cells:
-        groups.setdefault(group_key(cell), []).append(cell)
-    return {k: sorted(groups[k], key=lambda c: c.get("repetition") or 0) for k in sorted(groups)}
-
-
-def tool_label(tool: str, keepalive: bool) -> str:
-    return _tool_label(tool, keepalive)
-
-
-def _tool_label(tool: str, keepalive: bool) -> str:
-    if tool in OPEN_LOOP_TOOLS:
-        return f"{tool} (open loop)"
-    return f"{tool} -k" if keepalive and tool == "ab" else tool
-
-
-def _median(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.median(present) if present else None
-
-
-def _fmt(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
 def _errors_cell(cells: list[dict[str, Any]]) -> str:
     total = sum(int(c.get("error_count") or 0) for c in cells)
     kinds: dict[str, int] = {}
@@ -95,33 +75,21 @@ def _errors_cell(cells: list[dict[str, Any]]) -> str:
     return f"{total} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
 
 
-def loadgen_count(cells: list[dict[str, Any]]) -> int:
-    """How many loadgens measured these cells together (1 unless they are merged cells)."""
-    return max([len((c.get("merged") or {}).get("loadgens") or [None]) for c in cells] or [1])
-
-
-def load_label(tool: str, keepalive: bool, loadgens: int = 1) -> str:
-    """The tool column: ``ab -k`` for keep-alive, ``wrk x2 loadgens`` for merged cells."""
-    label = _tool_label(tool, keepalive)
-    return label if loadgens <= 1 else f"{label} x{loadgens} loadgens"
-
-
 def _latency_text(group: list[dict[str, Any]], key: str) -> str:
     """Median over repetitions; for merged cells without merged percentiles, each loadgen's, labelled."""
     if not any((c.get("merged") or {}).get("latency") == "per-loadgen" for c in group):
-        return _fmt(_median([(c.get("latency_ms") or {}).get(key) for c in group]))
+        return fmt(median([(c.get("latency_ms") or {}).get(key) for c in group]))
     by_loadgen: dict[str, list[float | None]] = {}
     for c in group:
         for one in (c.get("merged") or {}).get("per_loadgen") or []:
             by_loadgen.setdefault(str(one.get("loadgen")), []).append((one.get("latency_ms") or {}).get(key))
-    return " / ".join(_fmt(_median(v)) for v in by_loadgen.values()) + " per loadgen"
+    return " / ".join(fmt(median(v)) for v in by_loadgen.values()) + " per loadgen"
 
 
 def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> list[dict[str, str]]:
     """One row per load point: req/s statistics over the repetitions, median latencies, errors."""
     rows = []
     for key, group in groups_of(cells).items():
-        stack, tool, keepalive, conc = key
         rates = [float(c.get("error_rate") or 0.0) for c in group]
         rps = summarize([c.get("rps") for c in group])
         cv = "-"
@@ -129,11 +97,9 @@ def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) ->
             cv = f"{100 * rps.cv:.1f}%" + (f" {NOISY}" if rps.cv > max_cv else "")
         rows.append(
             {
-                "stack": stack,
-                "tool": load_label(tool, keepalive, loadgen_count(group)),
-                "load": level_label(tool, conc),
+                **point_columns(key, group),
                 "n": str(len(group)),
-                "req/s": _fmt(rps.median if rps else None),
+                "req/s": fmt(rps.median if rps else None),
                 "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",
                 "95% CI": ci_text(rps),
                 "CV": cv,
@@ -158,35 +124,38 @@ def ci_text(rps: Summary | None) -> str:
     return f"{shown.low:.2f}–{shown.high:.2f}" + (" (clamped)" if shown.clamped else "")
 
 
+def _markdown_table(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
+    """The rows as Markdown table lines (a ``|`` in a value escaped), without a final newline."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in columns) + " |")
+    return "\n".join(lines)
+
+
 def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> str:
     """A Markdown table of the load points, sorted by stack, tool and concurrency (:func:`summary_rows`)."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
-    for row in summary_rows(cells, max_cv):
-        lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in COLUMNS) + " |")
-    return "\n".join(lines) + "\n"
+    return _markdown_table(COLUMNS, summary_rows(cells, max_cv)) + "\n"
 
 
 def max_cv_of(run_info: dict[str, Any] | None) -> float:
     """The experiment's load.max_cv as recorded in run.json, or the default."""
-    exp = (run_info or {}).get("experiment")
-    load = exp.get("load") if isinstance(exp, dict) else None
-    value = load.get("max_cv") if isinstance(load, dict) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else DEFAULT_MAX_CV
+    value = as_number(recorded_load(run_info).get("max_cv"))
+    return DEFAULT_MAX_CV if value is None else value
 
 
 def read_run_info(run_dir: Path) -> dict[str, Any] | None:
-    path = run_dir / "run.json"
+    """The run's run.json, None when there is none. One that cannot be read or does not fit the published
+    schema (:func:`benchstack.formats.validate_run_info`) raises ValueError: one line naming the file and the
+    field."""
+    path = run_dir / RUN_INFO
     if not path.is_file():
         return None
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from exc
-    return info if isinstance(info, dict) else None
+    info = read_json(path)
+    problems = validate_run_info(info)
+    if problems:
+        more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
+        raise ValueError(f"{path}: not a valid run record: {problems[0]}{more}")
+    return info
 
 
 def _distinct(cells: list[dict[str, Any]], key: str) -> str:
@@ -294,13 +263,8 @@ DIST_LEGEND = (
 def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Two rows per load point: its pooled distribution's percentiles and the median of repetitions."""
     rows = []
-    for (stack, tool, keepalive, level), group in groups_of(cells).items():
-        head = {
-            "stack": stack,
-            "tool": load_label(tool, keepalive, loadgen_count(group)),
-            "load": level_label(tool, level),
-            "n": str(len(group)),
-        }
+    for key, group in groups_of(cells).items():
+        head = {**point_columns(key, group), "n": str(len(group))}
         pool = distribution.pooled(group)
         figures = pool.latency_ms() if pool else {}
         rows.append(
@@ -308,10 +272,10 @@ def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
                 **head,
                 "over repetitions": "pooled" if pool else "pooled: no distribution",
                 "requests": f"{pool.requests:,}" if pool else "-",
-                **{f"{k} ms": _fmt(figures.get(k)) for k in DIST_KEYS},
+                **{f"{k} ms": fmt(figures.get(k)) for k in DIST_KEYS},
             }
         )
-        requests = _median([float(c.get("requests_completed") or 0) for c in group])
+        requests = median([float(c.get("requests_completed") or 0) for c in group])
         rows.append(
             {
                 **head,
@@ -332,10 +296,7 @@ def section_distributions(run: RunData) -> str:
     """Pooled and median-of-repetitions latency percentiles per load point, each labelled."""
     if not any(c.get("latency_dist") for c in run.cells):
         return ""
-    lines = ["| " + " | ".join(DIST_COLUMNS) + " |", "|" + "|".join("---" for _ in DIST_COLUMNS) + "|"]
-    for row in distribution_rows(run.cells):
-        lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in DIST_COLUMNS) + " |")
-    table = "\n".join(lines)
+    table = _markdown_table(DIST_COLUMNS, distribution_rows(run.cells))
     return f"## Latency distributions\n\n{table}\n\n{_distribution_legend(run.cells)}\n"
 
 
@@ -385,7 +346,7 @@ def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
-        for cell in sorted(cells, key=lambda c: (*_group_key(c), c.get("repetition") or 0)):
+        for cell in sorted(cells, key=lambda c: (*group_key(c), c.get("repetition") or 0)):
             writer.writerow(_csv_row(cell))
 
 

@@ -34,10 +34,8 @@ import base64
 import hashlib
 import json
 import math
-import os
 import re
 import shlex
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,7 +46,9 @@ from typing import Any
 
 from benchstack import distribution
 from benchstack.cell import CELLS_DIR, cell_to_dict, make_cell, validate_cell, write_cell
-from benchstack.loadcmd import build_command, httperf_command, httperf_timeout_s
+from benchstack.files import write_atomic, write_json
+from benchstack.formats import RUN_SCHEMA
+from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
 from benchstack.perrequest import WRK_REPORT_MARKER, ab_requests, wrk_over_threshold, wrk_report
@@ -96,11 +96,6 @@ class Target:
 
 def cell_path(run_dir: Path, cell_id: str) -> Path:
     return run_dir / CELLS_DIR / f"{cell_id}.json"
-
-
-def plan_url(plan: dict[str, Any], host: str) -> str:
-    host_part = f"[{host}]" if ":" in host else host
-    return f"http://{host_part}:{plan['port']}{plan['path']}"
 
 
 def _bound_s(plan: dict[str, Any]) -> int:
@@ -197,6 +192,34 @@ def wrk_timeout_s(plan: dict[str, Any]) -> int | None:
     return None
 
 
+def load_command(
+    plan: dict[str, Any], url: str, gnuplot_file: str | None = None, script: str | None = None
+) -> list[str]:
+    """The measured command of a cell ``plan`` (:class:`benchstack.experiment.CellPlan` as a dict) against
+    ``url``: httperf at the plan's rate, or ab or wrk at its concurrency. ``gnuplot_file``: ab's ``-g``
+    file; ``script``: wrk's report script, run with the threshold and connection count in its environment.
+    """
+    if plan.get("rate"):
+        return httperf_command(url, int(plan["rate"]), int(plan["duration_s"]), httperf_timeout_s(plan))
+    env: list[str] = []
+    if plan["tool"] == "wrk" and script is not None:
+        threshold = plan.get("threshold_ms")
+        env = ["env", *([f"{THRESHOLD_ENV}={threshold:g}"] if threshold else [])]
+        env.append(f"{CONNECTIONS_ENV}={plan['concurrency']}")
+    return env + build_command(
+        plan["tool"],
+        url,
+        plan["concurrency"],
+        requests=plan.get("requests"),
+        duration_s=plan.get("duration_s"),
+        threads=plan.get("threads"),
+        keepalive=plan["keepalive"],
+        timeout_s=wrk_timeout_s(plan) if plan["tool"] == "wrk" else plan.get("timeout_s"),
+        gnuplot_file=gnuplot_file,
+        script=script,
+    )
+
+
 class _VmStat:
     """vmstat on one host for the duration of the measured command (best effort: a failure is a note)."""
 
@@ -218,6 +241,11 @@ class _VmStat:
         return out
 
 
+def _pinned(cmd: list[str], cpus: str | None) -> list[str]:
+    """The command on ``cpus`` (taskset -c), or as it is."""
+    return ["taskset", "-c", cpus, *cmd] if cpus else cmd
+
+
 def measure_cell(
     plan: dict[str, Any],
     where: Target,
@@ -228,9 +256,12 @@ def measure_cell(
     target_execute: Executor | None = None,
     sleep: Callable[[float], None] = time.sleep,
     before_measure: Callable[[], None] | None = None,
+    cpus: str | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
+    ``cpus``: on a loopback host, the CPUs the load tool runs on (``taskset -c``, warm-up included), disjoint
+    from the stacks' (:mod:`benchstack.cpusplit`); the cell's command says so.
     ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
     ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
     bench_cell action waits there for the other loadgens of the same cell).
@@ -238,7 +269,7 @@ def measure_cell(
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8")), False
-    url = plan_url(plan, where.host)
+    url = http_url(where.host, plan["port"], plan["path"])
     warm = warmup_command(plan, url)
     if warm is not None:
         # wrk and httperf warm-ups run for their own duration; an ab warm-up is bounded like any ab run.
@@ -247,13 +278,12 @@ def measure_cell(
             warm_s = plan["warmup"].get("duration_s")
         elif warm[0] == "httperf":
             warm_s = _open_warmup_s(plan)
-        execute(_bounded(warm, _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})))
+        execute(_bounded(_pinned(warm, cpus), _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})))
     if plan.get("pause_s"):
         sleep(float(plan["pause_s"]))
     threshold = plan.get("threshold_ms")
     notes: list[str] = []
     gnuplot_file = script = None
-    env: list[str] = []
     if plan["tool"] == "ab":
         rc, out, err = execute("mktemp /tmp/bench-stack-ab-g.XXXXXX")
         gnuplot_file = out.strip() if rc == 0 and out.strip() else None
@@ -266,29 +296,13 @@ def measure_cell(
             notes.append(
                 f"no per-request data: the wrk script could not be written: {(err or out).strip()[:200]}"
             )
-        else:
-            env = ["env", *([f"{THRESHOLD_ENV}={threshold:g}"] if threshold else [])]
-            env.append(f"{CONNECTIONS_ENV}={plan['concurrency']}")
-    if plan.get("rate"):
-        cmd = httperf_command(url, int(plan["rate"]), int(plan["duration_s"]), httperf_timeout_s(plan))
-        if threshold:
-            notes.append(
-                f"httperf aborted responses slower than the threshold ({threshold:g} ms) and counted them as "
-                "timeout errors (it keeps no per-request times, so over_threshold is not counted separately)"
-            )
-    else:
-        cmd = env + build_command(
-            plan["tool"],
-            url,
-            plan["concurrency"],
-            requests=plan.get("requests"),
-            duration_s=plan.get("duration_s"),
-            threads=plan.get("threads"),
-            keepalive=plan["keepalive"],
-            timeout_s=wrk_timeout_s(plan) if plan["tool"] == "wrk" else plan.get("timeout_s"),
-            gnuplot_file=gnuplot_file,
-            script=script,
+    cmd = load_command(plan, url, gnuplot_file=gnuplot_file, script=script)
+    if plan.get("rate") and threshold:
+        notes.append(
+            f"httperf aborted responses slower than the threshold ({threshold:g} ms) and counted them as "
+            "timeout errors (it keeps no per-request times, so over_threshold is not counted separately)"
         )
+    cmd = _pinned(cmd, cpus)
     if before_measure is not None:
         before_measure()
     stats_s = _bound_s(plan) + 10
@@ -305,13 +319,13 @@ def measure_cell(
         _, tsv, _ = execute(f"cat {shlex.quote(gnuplot_file)}; rm -f {shlex.quote(gnuplot_file)}")
     raw_rel = f"{RAW_DIR}/{plan['cell_id']}.txt"
     raw = out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
-    _write_atomic(run_dir / raw_rel, raw)
+    write_atomic(run_dir / raw_rel, raw)
     if vmstat_text is not None:
-        _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text)
+        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text)
     if target_text is not None:
-        _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt", target_text)
+        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt", target_text)
     if tsv:
-        _write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv)
+        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv)
     if rc == 124:
         raise CellFailed(
             f"{plan['cell_id']}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}",
@@ -436,24 +450,13 @@ def _system_stats(
     return {"loadgen": loadgen, "target": target}, notes
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
     """Write run.json (the experiment as run, host fingerprints, versions); rewritten on a resumed run,
-    which keeps the earlier attempts' ``stopped`` records (the verdict reads them)."""
+    which keeps the earlier attempts' ``stopped`` records (the verdict reads them). A record that does not
+    fit the published schema (:mod:`benchstack.formats`) is not written: ValueError naming each field."""
     from benchstack import __version__
 
-    data = {"schema": "bench-stack/run/v1", "bench_stack_version": __version__, **info}
+    data = {"schema": RUN_SCHEMA, "bench_stack_version": __version__, **info}
     if isinstance(info.get("experiment"), dict):
         # What a resume checks the run folder against (benchstack.runfolder.check_run_dir).
         data["experiment_sha256"] = experiment_hash(info["experiment"])
@@ -465,5 +468,5 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
             earlier = None
         if isinstance(earlier, dict) and earlier.get("stopped"):
             data["stopped"] = earlier["stopped"]
-    _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    write_json(path, data)
     return path

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchstack.loadcmd import http_url
+from benchstack.numbers import is_int
 from benchstack.trace import note
 from benchstack.userapp import (
     DEPENDENCY_FILES,
@@ -333,10 +335,6 @@ def _mapping(s: dict[str, Any], key: str, default: dict[str, Any]) -> dict[str, 
     return value
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def resolve_stack(
     stack: dict[str, Any], roots: Roots = DEFAULT_ROOTS, base_dir: Path | None = None
 ) -> dict[str, Any]:
@@ -384,7 +382,7 @@ def _identity(s: dict[str, Any], roots: Roots) -> None:
             "digit (it names units, sockets and config blocks)"
         )
     port = s.get("port")
-    if not _is_int(port) or not 1 <= port <= 65535:
+    if not is_int(port) or not 1 <= port <= 65535:
         problems.append(f"stack {name!r}: port: must be an integer from 1 to 65535, not {port!r}")
     if "path" in s and (problem := url_path_problem(s["path"])):
         problems.append(f"stack {name!r}: path: {problem}")
@@ -645,7 +643,7 @@ def _server(s: dict[str, Any], roots: Roots) -> None:
     if kind not in SERVER_KINDS[skind]["apps"]:
         raise _err(name, "server.kind", f"{skind} cannot serve app {kind}")
     instances = server.setdefault("instances", 1)
-    if not _is_int(instances) or not 1 <= instances <= MAX_INSTANCES:
+    if not is_int(instances) or not 1 <= instances <= MAX_INSTANCES:
         raise _err(name, "server.instances", f"must be an integer from 1 to {MAX_INSTANCES}")
     spec = SERVER_KINDS[skind]
     binds = spec.get("binds", list(BINDS))
@@ -676,11 +674,11 @@ def _server(s: dict[str, Any], roots: Roots) -> None:
         raise _err(
             name, "server", "without a front, the server is one instance bound to TCP on the stack port"
         )
-    if not _is_int(port):
+    if not is_int(port):
         return  # the port's own problem is reported; nothing can be derived from it
     base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
     if bind == "tcp" and front["kind"] != "none":
-        if not _is_int(base) or not 1 <= base + 1 <= base + instances <= 65535:
+        if not is_int(base) or not 1 <= base + 1 <= base + instances <= 65535:
             raise _err(
                 name,
                 "server.port_base",
@@ -869,7 +867,7 @@ def _typed_keys(
         if typ is bool:
             if not isinstance(value, bool):
                 raise _err(name, f"{section}.{key}", f"must be true or false, not {value!r}")
-        elif not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        elif not is_int(value) or not lo <= value <= hi:
             raise _err(name, f"{section}.{key}", f"must be an integer from {lo} to {hi}, not {value!r}")
 
 
@@ -1108,12 +1106,11 @@ def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str, Any]]:
     """One request per resolved stack and check through its public port, as a loadgen reaches ``host``."""
-    host_part = f"[{host}]" if ":" in host else host
     return [
         {
             "stack": s["name"],
             "via": f"port {s['port']} ({' '.join([s['front']['kind'], s['front'].get('mpm', '')]).strip()})",
-            "url": f"http://{host_part}:{s['port']}{check['path']}",
+            "url": http_url(host, s["port"], check["path"]),
             "unix_socket": None,
             "body": check["body"],
         }

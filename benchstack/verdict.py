@@ -58,8 +58,12 @@ from typing import Any
 from benchstack.capacity import capacity_warnings
 from benchstack.cell import GroupKey, cell_id_of, group_key, level_label
 from benchstack.experiment import DEFAULT_MAX_CV, DEFAULT_MAX_ERROR_RATE
+from benchstack.files import write_json
+from benchstack.formats import RUN_SCHEMA
+from benchstack.loadpoints import by_load_point
 from benchstack.merge import loadgen_dir
 from benchstack.model import ERROR_KINDS
+from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
 from benchstack.stats import summarize
 from benchstack.sysstats import parse_vmstat
@@ -124,17 +128,18 @@ def worst(statuses: Iterable[str]) -> str:
 # ---------------------------------------------------------------- reading the run
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def recorded_load(run_info: dict[str, Any] | None) -> dict[str, Any]:
+    """The experiment's ``load`` as recorded in run.json; {} when run.json records none."""
+    exp = (run_info or {}).get("experiment")
+    load = exp.get("load") if isinstance(exp, dict) else None
+    return load if isinstance(load, dict) else {}
 
 
 def limits_of(run_info: dict[str, Any] | None) -> Limits:
     """The experiment's limits as recorded in run.json (``experiment.load``), defaults where absent."""
-    exp = (run_info or {}).get("experiment")
-    load = exp.get("load") if isinstance(exp, dict) else None
-    load = load if isinstance(load, dict) else {}
-    rate, cv = _number(load.get("max_error_rate")), _number(load.get("max_cv"))
-    reps, cap = _number(load.get("repetitions")), _number(load.get("max_repetitions"))
+    load = recorded_load(run_info)
+    rate, cv = as_number(load.get("max_error_rate")), as_number(load.get("max_cv"))
+    reps, cap = as_number(load.get("repetitions")), as_number(load.get("max_repetitions"))
     return Limits(
         max_error_rate=DEFAULT_MAX_ERROR_RATE if rate is None else rate,
         max_cv=DEFAULT_MAX_CV if cv is None else cv,
@@ -316,12 +321,12 @@ def check_cv(run: _Run) -> tuple[list[Reason], list[str]]:
 
 def _vmstat_idle(run_dir: Path, cell_id: str, stats: object) -> float | None:
     """Median CPU idle of one loadgen during a cell: from its stats, else from the raw vmstat beside it."""
-    if isinstance(stats, dict) and _number(stats.get("cpu_idle_median")) is not None:
+    if isinstance(stats, dict) and as_number(stats.get("cpu_idle_median")) is not None:
         return float(stats["cpu_idle_median"])
     raw = run_dir / RAW_DIR / f"{cell_id}.vmstat.txt"
     if raw.is_file():
         parsed = parse_vmstat(raw.read_text(encoding="utf-8", errors="replace"))
-        if parsed and _number(parsed.get("cpu_idle_median")) is not None:
+        if parsed and as_number(parsed.get("cpu_idle_median")) is not None:
             return float(parsed["cpu_idle_median"])
     return None
 
@@ -377,7 +382,7 @@ def check_loadgen_saturated(run: _Run) -> tuple[list[Reason], list[str]]:
 
 def parse_cpulist(text: object) -> set[int] | None:
     """CPUs of a cpulist like ``0``, ``1-3`` or ``0,2-3`` (as taskset -c and CPUAffinity= take them)."""
-    if isinstance(text, int) and not isinstance(text, bool):
+    if is_int(text):
         return {text}
     if isinstance(text, list):
         parts = [str(x) for x in text]
@@ -588,11 +593,7 @@ def run_verdict(
 ) -> Verdict:
     """The verdict of a run folder's ``cells`` with its run.json (``run_info``; None when there is none)."""
     info = run_info or {}
-    groups: dict[GroupKey, list[dict[str, Any]]] = {}
-    for cell in cells:
-        groups.setdefault(group_key(cell), []).append(cell)
-    groups = {k: groups[k] for k in sorted(groups)}
-    run = _Run(Path(run_dir), cells, info, limits_of(info), groups)
+    run = _Run(Path(run_dir), cells, info, limits_of(info), by_load_point(cells))
     reasons: list[Reason] = []
     not_checked: list[str] = []
     for check in CHECKS:
@@ -694,8 +695,6 @@ def verdict_html(v: Verdict) -> str:
 
 def _update_run_json(run_dir: Path, change: Callable[[dict[str, Any]], None], create: bool) -> bool:
     """Read, change and rewrite run.json atomically under a lock (two loadgens may stop at once)."""
-    from benchstack.runner import _write_atomic
-
     path = run_dir / "run.json"
     if not create and not path.is_file():
         return False
@@ -703,11 +702,11 @@ def _update_run_json(run_dir: Path, change: Callable[[dict[str, Any]], None], cr
     fd = os.open(run_dir, os.O_RDONLY)  # the lock is on the run folder: no lock file left behind
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"schema": RUN_SCHEMA}
         if not isinstance(data, dict):
             raise ValueError(f"{path}: not a JSON object")
         change(data)
-        _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        write_json(path, data)
     finally:
         os.close(fd)
     return True

@@ -96,7 +96,13 @@ def converge(
 ) -> Result:
     resolve_log = log.with_suffix(".resolves")
     resolve_log.unlink(missing_ok=True)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), BENCH_STACK_RESOLVE_LOG=str(resolve_log))
+    env = dict(
+        os.environ,
+        ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+        BENCH_STACK_RESOLVE_LOG=str(resolve_log),
+        # Per-task times in each log, for finding where a converge spends them.
+        ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
+    )
     env.update(env_extra)
     start = time.monotonic()
     proc = subprocess.run(

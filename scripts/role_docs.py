@@ -62,6 +62,26 @@ class Role:
     defaults: dict[str, Any]
     per_os: dict[str, dict[str, Any]]
     defaults_text: str
+    tags: list[str] = field(default_factory=list)
+
+
+def task_tags(tasks_dir: Path) -> list[str]:
+    """Every tag the role's task files give (tests/unit/test_role_tags.py proves each task carries them)."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            tags = node.get("tags")
+            found.update([tags] if isinstance(tags, str) else tags if isinstance(tags, list) else [])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for path in sorted(tasks_dir.glob("*.yml")):
+        walk(_yaml_file(path))
+    return sorted(found - {"always", "never"})
 
 
 def _yaml_file(path: Path) -> Any:
@@ -80,6 +100,7 @@ def load_role(path: Path) -> Role:
         defaults=_yaml_file(defaults_path) or {},
         per_os=per_os,
         defaults_text=defaults_path.read_text(encoding="utf-8") if defaults_path.is_file() else "",
+        tags=task_tags(path / "tasks"),
     )
 
 
@@ -208,6 +229,8 @@ def render(role: Role) -> str:
     ]
     if role.description:
         out += [role.description.rstrip(".") + ".", ""]
+    if role.tags:
+        out += [f"Tags (`--tags`, `--skip-tags`): {', '.join(f'`{t}`' for t in role.tags)}.", ""]
     all_vars = variables(role)
     several = len(role.entry_points) > 1
     for entry, spec in sorted(role.entry_points.items(), key=lambda e: e[0] != "main"):

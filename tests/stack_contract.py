@@ -13,6 +13,8 @@ import pytest
 from stackcheck import ask, endpoints, front_checks, instance_checks, main_pid, users_of
 from testinfra.host import Host
 
+from benchstack.cpusplit import cpu_split, cpulist
+
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     stacks = getattr(metafunc.module, "STACKS", None)
@@ -47,3 +49,19 @@ def test_every_instance_is_an_active_unit_whose_processes_all_run_as_the_benchma
     pid = main_pid(host, endpoint["unit"])
     assert pid != "0"
     assert users_of(host, pid) == {"bench"}
+
+
+def test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only(
+    host: Host, endpoint: dict[str, Any]
+) -> None:
+    """A host that loads itself splits its CPUs (bench_cpu_split auto): the stacks on theirs, the tool on the
+    others. The instance's main process (and so everything it forks) may run on the stacks' CPUs only."""
+    groups = set(host.ansible.get_variables().get("group_names", []))
+    vcpus = int(host.check_output("nproc --all"))
+    split = cpu_split(vcpus, "auto", loopback={"targets", "loadgens"} <= groups)
+    pid = main_pid(host, endpoint["unit"])
+    allowed = host.check_output("grep Cpus_allowed_list /proc/%s/status", pid).split()[-1]
+    if split is None:
+        assert allowed == cpulist(0, vcpus - 1)
+    else:
+        assert allowed == split["stack_cpus"]

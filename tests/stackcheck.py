@@ -18,21 +18,24 @@ def experiment_stacks(name: str) -> list[dict[str, Any]]:
     return load_experiment(PROJECT / "experiments" / f"{name}.yml").stacks
 
 
+def resolved(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stacks as the plan resolves them: an experiment's stacks are resolved, resolved ones kept."""
+    return stacks if all("endpoints" in s for s in stacks) else resolve_stacks(stacks)
+
+
 def front_checks(stacks: list[dict[str, Any]], host: str = "127.0.0.1") -> list[dict[str, Any]]:
-    """``stacks`` as an experiment gives them (they are resolved here, as the plan resolves them)."""
     return [
         {**c, "path": c["url"].split(str(c["url"].split("/")[2]), 1)[1]}
-        for c in _front_checks(resolve_stacks(stacks), host)
+        for c in _front_checks(resolved(stacks), host)
     ]
 
 
 def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``stacks`` as an experiment gives them (they are resolved here, as the plan resolves them)."""
-    return [{**c, "path": "/" + c["url"].split("/", 3)[3]} for c in _instance_checks(resolve_stacks(stacks))]
+    return [{**c, "path": "/" + c["url"].split("/", 3)[3]} for c in _instance_checks(resolved(stacks))]
 
 
 def endpoints(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [ep for s in resolve_stacks(stacks) for ep in s["endpoints"]]
+    return [ep for s in resolved(stacks) for ep in s["endpoints"]]
 
 
 def ask(host: Any, check: dict[str, Any]) -> str:

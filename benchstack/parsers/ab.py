@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from benchstack.model import Parsed, ParseError, empty_errors, empty_latency
+from benchstack.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
 
 _VERSION = re.compile(r"^This is ApacheBench, Version (\S+)", re.M)
 _FATAL = (
@@ -72,13 +72,6 @@ _DOCLEN = re.compile(r"^Document Length:\s+(\d+ bytes|Variable)\s*$", re.M)
 _TLS = re.compile(r"^SSL/TLS Protocol:", re.M)
 
 
-def _fatal_messages(text: str) -> list[str]:
-    found: list[str] = []
-    for pattern in _FATAL:
-        found += [m.group(1).strip() for m in pattern.finditer(text)]
-    return found
-
-
 def _int(pattern: re.Pattern[str], text: str) -> int | None:
     m = pattern.search(text)
     return int(m.group(1)) if m else None
@@ -123,7 +116,7 @@ def parse(text: str) -> Parsed:
             values[key] = m.group(1)
     missing = [key for key in _ESSENTIAL if key not in values]
     if missing:
-        fatal = _fatal_messages(text)
+        fatal = fatal_messages(_FATAL, text)
         if fatal:
             raise ParseError("ab printed no results: " + "; ".join(fatal))
         if not values and not _VERSION.search(text):

@@ -18,7 +18,7 @@ import math
 import re
 
 from benchstack import distribution
-from benchstack.model import Parsed, ParseError, empty_errors, empty_latency
+from benchstack.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
 from benchstack.perrequest import WRK_REPORT_MARKER, wrk_report
 
 TIME_UNITS_MS: dict[str, float] = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
@@ -78,13 +78,6 @@ def binary_bytes(text: str) -> int:
     return round(value * BINARY_UNITS[unit])
 
 
-def _fatal_messages(text: str) -> list[str]:
-    found: list[str] = []
-    for pattern in _FATAL:
-        found += [m.group(1).strip() for m in pattern.finditer(text)]
-    return found
-
-
 def parse(text: str) -> Parsed:
     """Parse the output of one wrk run."""
     running = _RUNNING.search(text)
@@ -104,7 +97,7 @@ def parse(text: str) -> Parsed:
     }
     missing = [label for label, m in found.items() if m is None]
     if missing:
-        fatal = _fatal_messages(text)
+        fatal = fatal_messages(_FATAL, text)
         if fatal:
             raise ParseError("wrk printed no results: " + "; ".join(fatal))
         if len(missing) == len(found):

@@ -46,6 +46,11 @@ options:
     type: list
     elements: str
     required: false
+  cpus:
+    description: >-
+      Loopback hosts: the CPUs the load tool runs on (taskset -c), apart from the stacks' (bench_cpu_split).
+    type: str
+    required: false
   target_stats:
     description: Take the target's vmstat during the cell in network mode (needs a connection to it).
     type: bool
@@ -67,7 +72,7 @@ VERSION_PROBES = {
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _REQUIRED = frozenset(("cell", "host", "target", "run_dir", "experiment"))
-    _VALID_ARGS = _REQUIRED | {"peers", "target_stats"}
+    _VALID_ARGS = _REQUIRED | {"peers", "target_stats", "cpus"}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -131,6 +136,7 @@ class ActionModule(ActionBase):
                 tool_version=version,
                 target_execute=target_execute,
                 before_measure=before,
+                cpus=args.get("cpus") or None,
             )
         except CellFailed as exc:
             # The run stops here: run.json says where and why, for the verdict (benchstack.verdict).

@@ -16,6 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.dns import probe_name, probe_rows, probe_table
+from benchstack.loadcmd import http_url
 
 DOCUMENTATION = """
 module: bench_dns_probe
@@ -196,7 +197,7 @@ class ActionModule(ActionBase):
     def _probe(self, rt: dict[str, Any], phase: str) -> dict[str, Any]:
         a = self._args
         name = probe_name(rt["runtime"], phase, a["zone"])
-        url = f"http://{name}:{int(a['http_port'])}/"
+        url = http_url(name, int(a["http_port"]), "/")
         n = int(a["requests"])
         res = self._cmd(["runuser", "-u", a["user"], "--", *rt["argv"], url, str(n)], check=False)
         out = (res.get("stdout") or "").strip().splitlines()

@@ -16,6 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
+from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 from benchstack.experiment import ExperimentError
 from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, run_dir_for
 from benchstack.runfolder import RunDirError
@@ -63,6 +64,20 @@ def role_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]
     return problems
 
 
+def project_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]:
+    """The project-wide settings outside any role, checked as the roles' variables are."""
+    problems = []
+    if "bench_cpu_split" in task_vars:
+        value = str(templar.template(task_vars["bench_cpu_split"]))
+        if value not in CPU_SPLIT_SETTINGS:
+            problems.append(f"bench_cpu_split: must be one of {', '.join(CPU_SPLIT_SETTINGS)}, not {value!r}")
+    if "bench_provision_skip_unchanged" in task_vars:
+        value = templar.template(task_vars["bench_provision_skip_unchanged"])
+        if str(value).lower() not in ("true", "false", "yes", "no", "1", "0"):
+            problems.append(f"bench_provision_skip_unchanged: must be true or false, not {value!r}")
+    return problems
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _REQUIRED = frozenset(("results_dir",))
@@ -83,7 +98,9 @@ class ActionModule(ActionBase):
                 if var in task_vars
             }
         )
-        problems = role_variable_problems(task_vars, self._templar)
+        problems = role_variable_problems(task_vars, self._templar) + project_variable_problems(
+            task_vars, self._templar
+        )
         try:
             source = experiment_path(args.get("experiment") or DEFAULT_EXPERIMENT, PROJECT_DIR)
             plan = compile_plan(source, roots)

@@ -31,6 +31,9 @@ class ActionModule(ActionBase):
         if self._task.check_mode:
             result.update(changed=False, skipped=True)
             return result
-        path = write_run_info(Path(args["run_dir"]), dict(args["info"]))
+        try:
+            path = write_run_info(Path(args["run_dir"]), dict(args["info"]))
+        except ValueError as exc:  # a record that does not fit the published schema, named by the message
+            raise AnsibleActionFail(f"bench_run_info: {exc}") from None
         result.update(changed=True, path=str(path))
         return result

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchstack import tuning
+from ansible.errors import AnsibleFilterError
+
+from benchstack import cpusplit, tuning
 from benchstack.dns import stack_names
 
 
@@ -46,10 +48,19 @@ def bench_nofile_record(session: dict[str, Any], user: str, wanted: int) -> dict
     return tuning.nofile_record(user, int(wanted), session)
 
 
+def bench_cpu_split(vcpus: Any, setting: str, loopback: bool) -> dict[str, str] | None:
+    """The loopback host's CPU split (load tool vs stacks), or None (benchstack.cpusplit)."""
+    try:
+        return cpusplit.cpu_split(int(vcpus), str(setting), bool(loopback))
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
             "bench_dns_names": bench_dns_names,
+            "bench_cpu_split": bench_cpu_split,
             "bench_sysctl_values": bench_sysctl_values,
             "bench_sysctl_to_write": bench_sysctl_to_write,
             "bench_sysctl_record": bench_sysctl_record,

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from benchstack.cell import load_cells, validate_cell
 from benchstack.cli import main as cli_main
@@ -19,6 +20,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 INVENTORY = Path(__file__).resolve().parent / "inventory"
 CONTAINER = "bench-e2e"
 EXPERIMENT = Path(__file__).resolve().parent / "experiment.yml"
+SCHEMAS = PROJECT / "benchstack" / "schemas"
 
 
 def playbook(run_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -68,15 +70,47 @@ def run(fresh_container: None, tmp_path_factory: pytest.TempPathFactory) -> tupl
     return run_dir, first.stdout, second.stdout
 
 
+def test_the_rerun_skips_every_role_whose_inputs_did_not_change(run: tuple[Path, str, str]) -> None:
+    """The first run provisions (the roles' tasks run); the rerun, with nothing changed and every service
+    active, runs none of them (provisioning markers) and still verifies and resumes."""
+    _, first, second = run
+    for role in ("bench_host", "ruby", "app", "app_server", "nginx", "loadgen"):
+        assert f"TASK [{role} : " in first
+        assert f"TASK [{role} : " not in second, f"{role} ran again with nothing changed"
+    assert "TASK [Ask each stack through its public port]" in second
+
+
 def test_every_cell_of_the_experiment_is_stored_and_valid(run: tuple[Path, str, str]) -> None:
     run_dir, _, _ = run
     planned = {c.cell_id for c in cells(load_experiment(EXPERIMENT))}
     stored = load_cells(run_dir)
-    assert {Path(c["raw_output"]).stem for c in stored} == planned
+    # The two planned repetitions, and the one extra round every (noisy) load point got.
+    extra = {cid.replace("__r2", "__r3") for cid in planned if cid.endswith("__r2")}
+    assert {Path(c["raw_output"]).stem for c in stored} == planned | extra
     for cell in stored:
         assert validate_cell(cell, require_meta=True) == []
         assert (run_dir / cell["raw_output"]).read_text().strip()
     assert cli_main(["validate", str(run_dir)]) == 0
+
+
+def schema_file_errors(name: str, document: object) -> list[str]:
+    """Plain jsonschema on a published schema file (docs/results-format.md), not bench-stack's validator."""
+    schema = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    errors = Draft202012Validator(schema).iter_errors(document)
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(document)'}: {e.message}"[:300] for e in errors]
+
+
+def test_every_cell_and_run_json_fit_the_published_schema_files(run: tuple[Path, str, str]) -> None:
+    run_dir, _, _ = run
+    stored = [p for p in sorted(run_dir.glob("cells/*.json")) if not p.name.startswith(".")]
+    assert len(stored) == len(cells(load_experiment(EXPERIMENT)))
+    for path in stored + sorted(run_dir.glob("loadgens/*/cells/[!.]*.json")):
+        cell = json.loads(path.read_text(encoding="utf-8"))
+        assert schema_file_errors("cell.schema.json", cell) == [], path
+    info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    assert {"experiment", "hosts", "verify", "verdict"} <= set(info)  # as the run and its report left it
+    assert schema_file_errors("run.schema.json", info) == []
 
 
 def test_repetitions_give_the_median_and_range_of_their_cells(run: tuple[Path, str, str]) -> None:
@@ -85,7 +119,7 @@ def test_repetitions_give_the_median_and_range_of_their_cells(run: tuple[Path, s
     row = next(line for line in report.splitlines() if line.startswith("| sinatra-thin-x1 | wrk |"))
     cols = [c.strip() for c in row.strip("|").split("|")]
     rps = [c["rps"] for c in load_cells(run_dir) if (c["stack"], c["tool"]) == ("sinatra-thin-x1", "wrk")]
-    assert cols[3] == str(len(rps)) == "3"  # n repetitions
+    assert cols[3] == str(len(rps)) == "3"  # n repetitions: 2 planned, 1 extra round
     assert cols[4] == f"{statistics.median(rps):.2f}"
     assert cols[5] == f"{min(rps):.2f}–{max(rps):.2f}"
 
@@ -147,7 +181,29 @@ def test_report_lists_every_stack_and_is_printed(run: tuple[Path, str, str]) -> 
 
 
 def test_rerun_resumes_without_measuring_again(run: tuple[Path, str, str]) -> None:
-    run_dir, _, second = run
+    run_dir, first, second = run
     measure = second.split("TASK [Measure each cell", 1)[1].split("TASK [", 1)[0]
     assert "changed:" not in measure
-    assert measure.count("ok: [bench-e2e]") == len(load_cells(run_dir))
+    planned = len(cells(load_experiment(EXPERIMENT)))
+    assert measure.count("ok: [bench-e2e]") == planned
+    # The extra round ran once, in the first run; the rerun finds every load point at max_repetitions.
+    extra_first = first.split("TASK [Measure the next repetition of each noisy load point]", 1)[1]
+    assert (
+        extra_first.split("TASK [", 1)[0].count("changed: [bench-e2e]") == len(load_cells(run_dir)) - planned
+    )
+    extra_second = second.split("TASK [Measure the next repetition of each noisy load point]", 1)[1]
+    assert "changed:" not in extra_second.split("TASK [", 1)[0]
+
+
+def test_the_run_ends_with_its_verdict_and_validate_strict_gates_on_it(run: tuple[Path, str, str]) -> None:
+    run_dir, first, _ = run
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["verify"]["passed"] is True
+    assert set(info["verify"]["stacks"]) == {"sinatra-thin-x1", "sinatra-thin-x4-nginx", "nginx-static"}
+    verdict = info["verdict"]
+    # max_cv 0.0001: every load point is noisy even after its extra round; nothing makes the run invalid.
+    assert verdict["status"] == "noisy", verdict
+    assert "cv" in {r["code"] for r in verdict["reasons"]}
+    assert "Verdict: NOISY" in first
+    assert cli_main(["validate", str(run_dir), "--strict"]) == 0
+    assert cli_main(["validate", str(run_dir), "--strict", "--fail-on-noisy"]) == 3

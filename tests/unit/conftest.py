@@ -1,9 +1,60 @@
+import functools
+import hashlib
+import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 DATA = Path(__file__).resolve().parent.parent / "data"
+# The published schema files, read from the worktree on their own (not through benchstack.formats).
+SCHEMAS = Path(__file__).resolve().parents[2] / "benchstack" / "schemas"
+
+
+@functools.cache
+def schema_file_validator(name: str) -> Draft202012Validator:
+    """Plain jsonschema on a published schema file: what anyone else validating our results would run."""
+    schema = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+_FITTING: set[tuple[str, str]] = set()
+
+
+def schema_file_errors(name: str, document: Any) -> list[str]:
+    """Where ``document`` does not fit the schema file ``name``, one line per error (empty when it fits).
+    A document found fitting is remembered: many tests write the same cells, each ~50 ms to check."""
+    key = (name, hashlib.sha256(json.dumps(document, sort_keys=True).encode("utf-8")).hexdigest())
+    if key in _FITTING:
+        return []
+    errors = schema_file_validator(name).iter_errors(document)
+    found = [f"{'/'.join(map(str, e.absolute_path)) or '(document)'}: {e.message}"[:300] for e in errors]
+    if not found:
+        _FITTING.add(key)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def stored_cells_fit_the_schema_file(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every cell a test stores through the cell writer (benchstack.cell.write_cell) fits
+    benchstack/schemas/cell.schema.json as plain jsonschema reads it, or the test fails there: a second
+    opinion on benchstack.formats, which write_cell asks first."""
+    import benchstack.cell
+
+    dumps = benchstack.cell.dumps_cell
+
+    def dumps_checked(d: dict[str, Any]) -> str:
+        text = dumps(d)
+        errors = schema_file_errors("cell.schema.json", json.loads(text))
+        assert not errors, f"a cell written does not fit benchstack/schemas/cell.schema.json: {errors}"
+        return text
+
+    monkeypatch.setattr(benchstack.cell, "dumps_cell", dumps_checked)
+    yield
 
 
 def read_data(tool: str, name: str) -> str:

@@ -151,3 +151,48 @@ def test_report_of_a_run_json_that_is_not_text_is_one_line(tmp_path: Path) -> No
     (run / "run.json").write_bytes(b"\xff\xfe{\x00}\x00")
     error = one_line_error(bench_stack("report", run), run / "run.json")
     assert error.endswith("not UTF-8 text (byte 0)")
+
+
+# ---------------------------------------------------------------- run.json of the wrong shape
+
+BAD_RUN_JSON: dict[str, tuple[object, str]] = {
+    "list": ([], "not a valid run record: run.json must be a JSON object, not list"),
+    "no-schema": ({"experiment": {"name": "e"}}, "not a valid run record: missing keys: schema"),
+    "bad-mode": (
+        {"schema": "bench-stack/run/v1", "mode": "lan"},
+        "not a valid run record: mode must be one of loopback, network, not 'lan'",
+    ),
+    "bad-max-cv": (
+        {"schema": "bench-stack/run/v1", "experiment": {"name": "e", "load": {"max_cv": "5%"}}},
+        "not a valid run record: experiment.load.max_cv must be a non-negative number, not '5%'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_RUN_JSON))
+def test_report_and_compare_of_a_run_json_of_the_wrong_shape_is_one_line_naming_the_field(
+    tmp_path: Path, case: str
+) -> None:
+    content, message = BAD_RUN_JSON[case]
+    good, run = tmp_path / "good", tmp_path / "run"
+    stored_cell(good)
+    stored_cell(run)
+    (run / "run.json").write_text(json.dumps(content), encoding="utf-8")
+    assert one_line_error(bench_stack("report", run), run / "run.json").endswith(message)
+    assert not (run / "report.md").exists()
+    assert one_line_error(bench_stack("compare", good, run), run / "run.json").endswith(message)
+
+
+def test_validate_lists_every_problem_of_run_json(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    stored_cell(run)
+    bad = {"schema": "bench-stack/run/v1", "mode": "lan", "targets": "web1"}
+    (run / "run.json").write_text(json.dumps(bad), encoding="utf-8")
+    result = bench_stack("validate", run)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith(f"{run / 'run.json'}: ")] == [
+        f"{run / 'run.json'}: targets must be a list of names, not 'web1'",
+        f"{run / 'run.json'}: mode must be one of loopback, network, not 'lan'",
+    ]
+    assert lines[-1] == "run.json: not valid"

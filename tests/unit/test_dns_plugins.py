@@ -151,6 +151,17 @@ def test_probe_counts_each_runtime_and_phase_from_the_log() -> None:
     assert "| ruby | Net::HTTP | via nscd | 4 | 1 | 2 | 0.25 | caches |" in result["table_lines"]
 
 
+def test_each_runtime_asks_for_its_own_name_on_the_probe_port() -> None:
+    host = Host({RESOLV: ORIGINAL, LOG: ""})
+    run_probe(host)
+    urls = [c[-2] for c in host.commands if c[0] == "runuser"]
+    assert urls[:2] == [
+        "http://ruby.direct.bench-dns.test:18053/",
+        "http://perl.direct.bench-dns.test:18053/",
+    ]
+    assert "http://ruby.nscd.bench-dns.test:18053/" in urls
+
+
 def test_probe_leaves_resolv_conf_and_units_as_they_were() -> None:
     host = Host({RESOLV: ORIGINAL, LOG: ""})
     result = run_probe(host)

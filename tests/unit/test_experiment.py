@@ -1,17 +1,20 @@
 import copy
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 import yaml
 
 from benchstack.experiment import (
+    CellPlan,
     ExperimentError,
     cells,
     experiment_from_dict,
     load_experiment,
-    plan_command,
     validate_experiment,
 )
+from benchstack.loadcmd import http_url
+from benchstack.runner import load_command
 
 EXAMPLE = """
 name: sinatra-thin-nginx
@@ -148,9 +151,14 @@ def test_defaults_path_repetitions_and_wrk_threads() -> None:
     )
 
 
-def test_plan_command_builds_the_exact_command() -> None:
+def runner_command(plan: CellPlan, host: str) -> list[str]:
+    """The runner's command for ``plan`` against ``host`` (without ab's -g file or wrk's script)."""
+    return load_command(asdict(plan), http_url(host, plan.port, plan.path))
+
+
+def test_each_cell_plan_becomes_the_exact_command_the_runner_runs() -> None:
     plans = cells(experiment_from_dict(example()))
-    assert plan_command(plans[0], "10.0.0.5") == [
+    assert runner_command(plans[0], "10.0.0.5") == [
         "ab",
         "-n",
         "2000",
@@ -158,9 +166,12 @@ def test_plan_command_builds_the_exact_command() -> None:
         "100",
         "http://10.0.0.5:8001/hello/bar",
     ]
-    assert plan_command(plans[1], "127.0.0.1") == [
-        "wrk", "-t", "2", "-c", "32", "-d", "10s", "--latency", "http://127.0.0.1:8001/hello/bar",
+    # The 300 ms threshold gives wrk a --timeout above it, so slow responses are measured, not dropped.
+    assert runner_command(plans[1], "127.0.0.1") == [
+        "wrk", "-t", "2", "-c", "32", "-d", "10s", "--latency", "--timeout", "2s",
+        "http://127.0.0.1:8001/hello/bar",
     ]  # fmt: skip
+    assert runner_command(plans[1], "fd00::2")[-1] == "http://[fd00::2]:8001/hello/bar"
 
 
 def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None:
@@ -305,7 +316,7 @@ def test_httperf_plans_are_measured_per_offered_rate() -> None:
     plans = cells(exp)
     assert [p.cell_id for p in plans] == ["s__httperf__rate100__r1", "s__httperf__rate500__r1"]
     assert [(p.rate, p.concurrency) for p in plans] == [(100, None), (500, None)]
-    assert plan_command(plans[1], "10.0.0.5")[-8:] == [
+    assert runner_command(plans[1], "10.0.0.5")[-8:] == [
         "--rate", "500", "--num-conns", "2500", "--num-calls", "1", "--timeout", "5",
     ]  # fmt: skip
 

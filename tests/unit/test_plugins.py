@@ -427,12 +427,22 @@ def test_bench_cell_in_check_mode_sends_no_load(tmp_path: Path) -> None:
 
 
 def test_bench_run_info_writes_run_json(tmp_path: Path) -> None:
-    result = make_action(bench_run_info, {"run_dir": str(tmp_path), "info": {"experiment": "e"}}).run(
-        task_vars={}
-    )
+    info = {"experiment": {"name": "e"}}
+    result = make_action(bench_run_info, {"run_dir": str(tmp_path), "info": info}).run(task_vars={})
     assert result["changed"] is True and result["path"] == str(tmp_path / "run.json")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["experiment"] == "e" and data["schema"] == "bench-stack/run/v1"
+    assert data["experiment"] == {"name": "e"} and data["schema"] == "bench-stack/run/v1"
+
+
+def test_bench_run_info_refuses_a_record_off_the_schema_naming_the_field(tmp_path: Path) -> None:
+    info = {"experiment": {"name": "e"}, "mode": "lan"}
+    with pytest.raises(AnsibleActionFail) as err:
+        make_action(bench_run_info, {"run_dir": str(tmp_path), "info": info}).run(task_vars={})
+    assert err.value.message == (
+        f"bench_run_info: {tmp_path / 'run.json'}: not writing an invalid run record: "
+        "mode must be one of loopback, network, not 'lan'"
+    )
+    assert not (tmp_path / "run.json").exists()
 
 
 @pytest.mark.parametrize("args", [{"run_dir": "/x"}, {"run_dir": "/x", "info": "text"}, {"info": {}}])
@@ -519,7 +529,7 @@ def test_bench_extra_cells_fails_naming_a_cell_of_the_wrong_shape(tmp_path: Path
     action = make_action(bench_extra_cells, {"run_dir": args["run_dir"], "plan": plan})
     with pytest.raises(AnsibleActionFail) as err:
         action.run(task_vars={})
-    assert err.value.message == f"{cell}: not a valid cell: rps must be a non-negative number"
+    assert err.value.message == f"{cell}: not a valid cell: rps must be a non-negative number, not 'fast'"
 
 
 # ---------------------------------------------------------------- several loadgens

@@ -2,11 +2,13 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from conftest import read_data
 
 from benchstack.cell import cell_to_dict, make_cell, write_cell
 from benchstack.parsers import ab, wrk
-from benchstack.report import summary_rows, summary_table, write_report
+from benchstack.report import max_cv_of, summary_rows, summary_table, write_report
+from benchstack.verdict import limits_of
 
 
 def cell(tool: str, name: str, stack: str, repetition: int = 1, **meta: object) -> dict:
@@ -89,12 +91,36 @@ def test_summary_table_shows_dashes_for_missing_latency() -> None:
     assert row[12] == "100.00%"
 
 
+def test_a_bar_in_a_value_does_not_split_its_markdown_cell() -> None:
+    table = summary_table([cell("wrk", "latency.txt", "a|b")])
+    assert table.splitlines()[2].startswith("| a\\|b | wrk | c32 | 1 |")
+
+
+@pytest.mark.parametrize(
+    ("run_info", "max_cv"),
+    [
+        (None, 0.05),
+        ({"experiment": "demo"}, 0.05),
+        ({"experiment": {"load": ["max_cv", 0.2]}}, 0.05),
+        ({"experiment": {"load": {"max_cv": True}}}, 0.05),
+        ({"experiment": {"load": {"max_cv": "0.2"}}}, 0.05),
+        ({"experiment": {"load": {"max_cv": 0.2}}}, 0.2),
+        ({"experiment": {"load": {"max_cv": 1}}}, 1.0),
+    ],
+)
+def test_the_table_marks_noisy_rows_by_the_max_cv_the_verdict_reads(
+    run_info: dict | None, max_cv: float
+) -> None:
+    assert max_cv_of(run_info) == limits_of(run_info).max_cv == max_cv
+
+
 def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
     write_cell(tmp_path, cell("ab", "normal.txt", "a-stack", requests=2000))
     write_cell(tmp_path, cell("wrk", "timeouts.txt", "a-stack", duration_s=3))
     (tmp_path / "run.json").write_text(
         json.dumps(
             {
+                "schema": "bench-stack/run/v1",
                 "experiment": {"name": "demo-exp"},
                 "hosts": {"target": {"name": "web1"}, "loadgen": {"name": "gen1"}},
                 "mode": "network",

@@ -161,3 +161,16 @@ def test_ansible_markup_becomes_markdown() -> None:
     assert markup("C(front.kind=apache) and I(x), B(y), C({url, sha256})") == (
         "`front.kind=apache` and *x*, **y**, `{url, sha256}`"
     )
+
+
+def test_the_tags_of_the_role_tasks_are_listed_once_without_always(tmp_path: Path) -> None:
+    role = make_role(tmp_path)
+    (role / "tasks").mkdir(exist_ok=True)
+    (role / "tasks" / "main.yml").write_text(
+        "- name: a\n  ansible.builtin.debug: {}\n  tags: [bench_demo, bench_demo_install]\n"
+        "- name: b\n  block:\n    - name: c\n      ansible.builtin.debug: {}\n      tags: bench_demo_config\n"
+        "  tags: [always]\n"
+    )
+    readme = render(load_role(role))
+    tags = "`bench_demo`, `bench_demo_config`, `bench_demo_install`"
+    assert f"Tags (`--tags`, `--skip-tags`): {tags}." in readme

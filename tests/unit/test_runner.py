@@ -101,6 +101,17 @@ def test_warmup_runs_first_and_only_the_measured_output_is_kept(tmp_path: Path) 
     assert [p.name for p in (tmp_path / "cells").iterdir()] == [f"{plan['cell_id']}.json"]
 
 
+def test_on_a_split_loopback_host_the_tool_runs_on_its_cpus_warm_up_included(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(2)
+    cell, _ = measure(plan, tmp_path, fake, cpus="0")
+    assert fake.commands == [
+        "timeout --kill-after=5 660 taskset -c 0 ab -n 200 -c 50 http://127.0.0.1:18080/hello/bar",
+        f"timeout --kill-after=5 660 taskset -c 0 ab -n 2000 -c 50 -g {AB_G_FILE} http://127.0.0.1:18080/hello/bar",
+    ]
+    assert cell["command"][:3] == ["taskset", "-c", "0"]
+
+
 def test_the_pause_falls_between_warm_up_and_measurement(tmp_path: Path) -> None:
     plan = one_plan(AB_PLAN, warmup={"requests": 200}, pause_s=2.5)
     fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(2)
@@ -366,11 +377,12 @@ def test_write_run_info_writes_schema_version_and_info(tmp_path: Path) -> None:
 
 
 def test_write_run_info_is_rewritten_on_a_resumed_run(tmp_path: Path) -> None:
-    write_run_info(tmp_path, {"attempt": 1})
-    write_run_info(tmp_path, {"attempt": 2, "when": datetime(2024, 1, 2, tzinfo=UTC)})
+    write_run_info(tmp_path, {"inventory": "inventories/local"})
+    verify = {"passed": True, "at": datetime(2024, 1, 2, tzinfo=UTC), "stacks": []}
+    write_run_info(tmp_path, {"inventory": "inventories/other", "verify": verify})
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["attempt"] == 2
-    assert data["when"] == "2024-01-02 00:00:00+00:00"
+    assert data["inventory"] == "inventories/other"
+    assert data["verify"]["at"] == "2024-01-02 00:00:00+00:00"
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
 
 

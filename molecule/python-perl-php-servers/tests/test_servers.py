@@ -13,6 +13,7 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_instance_answers_on_its_own,
     test_every_instance_is_an_active_unit_whose_processes_all_run_as_the_benchmark_user,
     test_every_stack_answers_through_its_front,
+    test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only,
 )
 from stackcheck import ask, children, instance_checks, kill_main_and_wait, main_pid
 from testinfra.host import Host
@@ -36,6 +37,22 @@ def master_pid(host: Host, stack: str, unit: str) -> str:
     if BY_NAME[stack]["server"]["kind"] == "starman":
         (pid,) = children(host, pid)
     return pid
+
+
+def serving_master(host: Host, stack: str, unit: str, tries: int = 40) -> str:
+    """The master once it runs all its workers: a unit another test has just (re)started may still be
+    forking them (at most ``tries`` x 0.25 s)."""
+    workers = BY_NAME[stack]["server"]["workers"]
+
+    def kids(pid: str) -> list[str]:  # none yet is an answer here, not a failure
+        return host.run("ps -o pid= --ppid %s", pid).stdout.split()
+
+    for _ in range(tries):
+        pids = kids(main_pid(host, unit))
+        if len(pids) == 1 and len(kids(pids[0])) == workers:
+            return pids[0]
+        time.sleep(0.25)
+    raise AssertionError(f"{unit}: no master with {workers} workers after {tries * 0.25:.0f} s")
 
 
 @pytest.mark.parametrize(
@@ -97,7 +114,8 @@ def test_each_starman_instance_answers_through_nginx_on_its_own(host: Host) -> N
 def test_starman_reload_is_a_hot_restart(host: Host, stack: str, ep: dict) -> None:
     """systemctl reload: new Starman workers, same start_server and socket, and no request fails meanwhile."""
     unit = ep["unit"]
-    main, old_master = main_pid(host, unit), master_pid(host, stack, unit)
+    old_master = serving_master(host, stack, unit)
+    main = main_pid(host, unit)
     old_workers = set(children(host, old_master))
     inode, _ = listener(host, ep)
     file_inode = host.file(ep["socket"]).inode if ep["socket"] else None

@@ -1,0 +1,204 @@
+"""Provisioning markers: skip a role whose inputs did not change since it last ran to the end on a host.
+
+A re-run with nothing changed should cost what a plain playbook costs (DESIGN.md, "Resolve once"). Each
+role's inputs are hashed on the controller: the role's own files (and the internal roles it includes), the
+project's plugins, every variable with the role's prefix as the play sees it (the plan's part for the role
+included, since provision hands it over as role variables), and the host facts that choose per-OS paths.
+The host keeps, in one JSON file, the hash each role last ran with to the end and the facts the role exports
+(``ruby_bin_dir``, ...). On the next run a role runs when:
+
+* its hash differs, or the host has no record of it;
+* a role it depends on runs (app_server needs the runtimes' facts and the app's changes);
+* a service it manages is not active now (``systemctl is-active`` in the same command that reads the file);
+* the run is limited by tags, or ``bench_provision_skip_unchanged`` is false: then every role runs.
+
+A skipped role's exported facts are restored from the record, so later roles see them. Before a role runs
+with other inputs, its record is removed from the host, so a run that stops half way never leaves a record of
+a state the host is not in; after provisioning the new hashes are written (nothing is written when they are
+the same). The record lives at
+``/var/lib/bench-stack/provisioned.json`` (:data:`MARKER`) and says when each role last ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MARKER = "/var/lib/bench-stack/provisioned.json"
+SCHEMA = "bench-stack/provisioned/v1"
+# Separates the record from systemctl's answers in the one command that reads both.
+SEPARATOR = "--- bench-stack units ---"
+
+# Facts that choose per-OS paths, packages and units in the roles.
+HASHED_FACTS = ("distribution", "distribution_major_version", "os_family", "architecture")
+# What each role exports as facts that describe the host (restored when the role is skipped), and the roles
+# whose run makes it run. The app role's app_changed_dirs says what changed in this run: not a state, so a
+# skipped app role leaves it unset (nothing changed).
+EXPORTS: dict[str, tuple[str, ...]] = {
+    "ruby": ("ruby_bin_dir", "ruby_bin_dirs"),
+    "python": ("python_bin_dir",),
+    "perl": ("perl_bin_dir",),
+    "php": ("php_fpm_bin",),
+    # Users' apps with a Gemfile, whose servers run through `bundle exec` (a state of the deployed folders).
+    "app": ("app_bundled_dirs",),
+}
+# Facts a role sets that are not its inputs (kept out of its hash).
+RUN_FACTS: dict[str, tuple[str, ...]] = {"app": ("app_changed_dirs",)}
+DEPENDS: dict[str, tuple[str, ...]] = {
+    "app_server": ("ruby", "python", "perl", "php", "app"),
+    "apache": ("php",),
+}
+# Internal roles a role includes (their files count as the role's).
+INCLUDES: dict[str, tuple[str, ...]] = {"ruby": ("build_archive",), "python": ("build_archive",)}
+# Role name -> variable prefix, where the name alone would also match another role's variables.
+PREFIX_EXCLUDES: dict[str, tuple[str, ...]] = {"app": ("app_server_",)}
+
+
+def tree_hash(paths: Iterable[Path]) -> str:
+    """sha256 over every file under ``paths`` (relative names and contents, in a stable order)."""
+    digest = hashlib.sha256()
+    for root in paths:
+        files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for path in files:
+            digest.update(str(path.relative_to(root.parent)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def role_variables(role: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The variables of ``role`` (its prefix) as the play sees them, without the facts it exports itself."""
+    prefix = f"{role}_"
+    excluded = PREFIX_EXCLUDES.get(role, ())
+    return {
+        name: value
+        for name, value in variables.items()
+        if name.startswith(prefix)
+        and not name.startswith(excluded)
+        and name not in EXPORTS.get(role, ()) + RUN_FACTS.get(role, ())
+    }
+
+
+def role_hash(files_hash: str, role_vars: Mapping[str, Any], facts: Mapping[str, Any]) -> str:
+    """One role's input hash: its files, its variables and the facts that choose per-OS paths."""
+    content = {
+        "files": files_hash,
+        "vars": role_vars,
+        "facts": {name: facts.get(name) for name in HASHED_FACTS},
+    }
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_command(units: Sequence[str]) -> str:
+    """One shell command: the record (or nothing), then each unit's ``systemctl is-active`` answer."""
+    check = f"systemctl is-active {' '.join(shlex.quote(u) for u in units)}" if units else "true"
+    return f"cat {MARKER} 2>/dev/null; echo; echo {shlex.quote(SEPARATOR)}; {check}; true"
+
+
+def parse_read(stdout: str, units: Sequence[str]) -> tuple[dict[str, Any], dict[str, bool]]:
+    """The record (empty when missing or unreadable) and whether each unit is active, from
+    :func:`read_command`'s output."""
+    record_text, _, answers = stdout.partition(SEPARATOR)
+    try:
+        record = json.loads(record_text) if record_text.strip() else {}
+    except ValueError:
+        record = {}
+    if not isinstance(record, dict) or record.get("schema") != SCHEMA:
+        record = {}
+    states = answers.split()
+    active = {unit: i < len(states) and states[i] == "active" for i, unit in enumerate(units)}
+    return record, active
+
+
+@dataclass
+class Decision:
+    """What provisioning does on one host: the roles to run (with why) and the ones skipped."""
+
+    hashes: dict[str, str]
+    run: dict[str, str] = field(default_factory=dict)
+    skip: list[str] = field(default_factory=list)
+    # Facts exported by skipped roles, from their record.
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hashes": self.hashes, "run": self.run, "skip": self.skip}
+
+
+def decide(
+    roles: Sequence[str],
+    hashes: Mapping[str, str],
+    record: Mapping[str, Any],
+    units: Mapping[str, Sequence[str]],
+    active: Mapping[str, bool],
+    skip_unchanged: bool = True,
+) -> Decision:
+    """Which of ``roles`` (in provisioning order) run, and why; the rest are skipped."""
+    decision = Decision(hashes=dict(hashes))
+    entries = record.get("roles") or {}
+    for role in roles:
+        entry = entries.get(role)
+        down = [u for u in units.get(role, ()) if not active.get(u, False)]
+        deps = [d for d in DEPENDS.get(role, ()) if d in decision.run]
+        if not skip_unchanged:
+            decision.run[role] = "every role runs (bench_provision_skip_unchanged false, or --tags)"
+        elif not isinstance(entry, dict):
+            decision.run[role] = "no record of it on this host"
+        elif entry.get("hash") != hashes[role]:
+            decision.run[role] = "its inputs changed"
+        elif deps:
+            decision.run[role] = f"{', '.join(deps)} runs"
+        elif down:
+            decision.run[role] = f"not active: {', '.join(down)}"
+        else:
+            decision.skip.append(role)
+            decision.facts.update(entry.get("facts") or {})
+    return decision
+
+
+def record_after(
+    record: Mapping[str, Any],
+    decision: Decision,
+    variables: Mapping[str, Any],
+    finished_at: str,
+) -> dict[str, Any]:
+    """The record once the roles that ran have finished: their new hashes and exported facts, the skipped
+    roles' entries as they were."""
+    entries = dict(record.get("roles") or {})
+    for role in decision.run:
+        entries[role] = {
+            "hash": decision.hashes[role],
+            "facts": {name: variables[name] for name in EXPORTS.get(role, ()) if name in variables},
+            "at": finished_at,
+        }
+    return {"schema": SCHEMA, "roles": entries}
+
+
+def same_state(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two records say the same (hashes and facts; when each role last ran does not count)."""
+
+    def state(record: Mapping[str, Any]) -> dict[str, Any]:
+        entries = record.get("roles") or {}
+        return {role: {k: v for k, v in e.items() if k != "at"} for role, e in entries.items()}
+
+    return state(a) == state(b)
+
+
+def without(record: Mapping[str, Any], roles: Iterable[str]) -> dict[str, Any]:
+    """The record with ``roles`` left out (written before they run)."""
+    gone = set(roles)
+    entries = {k: v for k, v in (record.get("roles") or {}).items() if k not in gone}
+    return {"schema": SCHEMA, "roles": entries}
+
+
+def write_command(record: Mapping[str, Any]) -> str:
+    """One shell command that replaces the record atomically."""
+    text = json.dumps(record, sort_keys=True, indent=1)
+    return (
+        f"mkdir -p {shlex.quote(str(Path(MARKER).parent))} && printf '%s\\n' {shlex.quote(text)} "
+        f"> {MARKER}.tmp && mv {MARKER}.tmp {MARKER}"
+    )

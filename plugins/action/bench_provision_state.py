@@ -1,0 +1,87 @@
+"""Action: decide which roles provisioning runs on this host (benchstack.provision), in one command.
+
+Hashes each role's inputs on the controller, reads the host's record and the state of the services the
+roles keep running in one command, and returns the decision as the fact ``bench_provision`` (``run``: role
+-> why it runs; ``skip``: roles whose inputs did not change), with the facts the skipped roles export. Before
+roles run, their old records are removed from the host.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.action import ActionBase
+
+from benchstack import provision
+
+DOCUMENTATION = """
+module: bench_provision_state
+short_description: Decide which roles run on this host (skip those whose inputs did not change)
+options:
+  roles: {description: The roles this host runs, in order., type: list, elements: str, required: true}
+  units: {description: Role -> systemd units it keeps running., type: dict}
+  skip_unchanged:
+    description: Skip roles whose inputs did not change (false, or any --tags, runs every role).
+    type: bool
+    default: true
+"""
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+# Code outside the roles that the roles run (filters, modules): a change there reruns every role.
+SHARED = [PROJECT_DIR / "plugins" / "filter", PROJECT_DIR / "plugins" / "modules"]
+
+
+def files_hash(role: str) -> str:
+    roles = [role, *provision.INCLUDES.get(role, ())]
+    return provision.tree_hash([PROJECT_DIR / "roles" / r for r in roles] + SHARED)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _REQUIRED = frozenset(("roles",))
+    _VALID_ARGS = frozenset(("roles", "units", "skip_unchanged"))
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
+        args = self._task.args
+        unknown = sorted(set(args) - self._VALID_ARGS)
+        if unknown or not isinstance(args.get("roles"), list):
+            raise AnsibleActionFail("bench_provision_state: roles (a list) is required; no other arguments")
+        roles = [str(r) for r in args["roles"]]
+        units = {str(k): [str(u) for u in v] for k, v in (args.get("units") or {}).items() if k in roles}
+        tags = task_vars.get("ansible_run_tags") or ["all"]
+        skip_unchanged = boolean(args.get("skip_unchanged", True)) and list(tags) == ["all"]
+        facts = task_vars.get("ansible_facts") or {}
+        hashes = {}
+        for role in roles:
+            variables = provision.role_variables(role, task_vars)
+            rendered = {name: self._templar.template(value) for name, value in variables.items()}
+            hashes[role] = provision.role_hash(files_hash(role), rendered, facts)
+        all_units = [u for role in roles for u in units.get(role, [])]
+        res = self._low_level_execute_command(provision.read_command(all_units))
+        record, active = provision.parse_read(res.get("stdout", ""), all_units)
+        decision = provision.decide(roles, hashes, record, units, active, skip_unchanged)
+        # A role about to run with other inputs loses its record first: a run that stops half way must not
+        # leave a record of a state the host is not in. Same inputs describe the same state: kept.
+        entries = record.get("roles") or {}
+        stale = [r for r in decision.run if r in entries and entries[r].get("hash") != hashes[r]]
+        if stale and not self._task.check_mode:
+            res = self._low_level_execute_command(provision.write_command(provision.without(record, stale)))
+            if res.get("rc") != 0:
+                raise AnsibleActionFail(f"bench_provision_state: cannot write {provision.MARKER}: {res}")
+        result.update(
+            changed=False,
+            ansible_facts={
+                "bench_provision": {**decision.to_dict(), "record": provision.without(record, stale)},
+                **decision.facts,
+            },
+            msg=(
+                f"run: {', '.join(f'{r} ({why})' for r, why in decision.run.items()) or 'nothing'}; "
+                f"unchanged, skipped: {', '.join(decision.skip) or 'nothing'}"
+            ),
+        )
+        return result

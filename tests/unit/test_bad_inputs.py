@@ -1,0 +1,72 @@
+"""The corpus of bad experiments (tests/bad-inputs): the command line (`bench-stack experiment`) and the
+playbook (the plan play, bench_plan) refuse each one, with the same problems, before any host is touched."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ansible.errors import AnsibleActionFail
+from test_plugins import run_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = sorted((ROOT / "tests" / "bad-inputs").glob("*.yml"))
+
+
+def expected(path: Path) -> list[str]:
+    sidecar = path.with_suffix(".expect")
+    text = sidecar.read_text(encoding="utf-8") if sidecar.exists() else path.read_text(encoding="utf-8")
+    return [line.split("# expect: ", 1)[1] for line in text.splitlines() if line.startswith("# expect: ")]
+
+
+def cli(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchstack", "experiment", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def test_the_corpus_holds_the_cases_the_issues_name() -> None:
+    assert len(CORPUS) >= 15
+    assert all(expected(p) for p in CORPUS), [p.name for p in CORPUS if not expected(p)]
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_the_command_line_and_the_plan_refuse_each_bad_experiment_alike(path: Path) -> None:
+    result = cli(path)
+    assert result.returncode == 1, result.stdout
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("bench-stack: ")
+    for problem in expected(path):
+        assert problem in result.stderr, (problem, result.stderr)
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan(str(path))
+    assert err.value.message == result.stderr.removeprefix("bench-stack: ").rstrip("\n")
+
+
+def test_the_playbook_refuses_them_in_its_first_play_before_any_host(tmp_path: Path) -> None:
+    inventory = tmp_path / "hosts.yml"
+    # A host that does not exist: the plan play must fail without ever connecting to it.
+    inventory.write_text(
+        "all:\n  vars: {ansible_host: 192.0.2.1}\n  children:\n"
+        "    targets: {hosts: {nowhere: {}}}\n    loadgens: {hosts: {nowhere: {}}}\n"
+    )
+    env = {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    for name in ("injection-app-dir", "five-problems", "uppercase-name"):
+        path = ROOT / "tests" / "bad-inputs" / f"{name}.yml"
+        result = subprocess.run(
+            [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
+             "-e", f"experiment={path}"],
+            cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+        out = result.stdout + result.stderr
+        assert result.returncode != 0, out[-2000:]
+        assert "TASK [Compile the plan" in out and "Local Docker hosts" not in out, out[-2000:]
+        assert "UNREACHABLE" not in out
+        for problem in expected(path):
+            assert problem in out.replace("\\n", "\n"), (problem, out[-2000:])

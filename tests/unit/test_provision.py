@@ -1,0 +1,158 @@
+"""Provisioning markers (benchstack.provision): which roles a re-run skips, and what the host records."""
+
+import json
+from pathlib import Path
+
+from benchstack import provision
+
+ROLES = ["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"]
+HASHES = {role: f"h-{role}" for role in ROLES}
+UNITS = {"app_server": ["bench-a@1.service", "bench-a@2.service"], "nginx": ["nginx.service"]}
+ALL_UNITS = [u for units in UNITS.values() for u in units]
+
+
+def recorded(hashes: dict[str, str] = HASHES, facts: dict[str, dict] | None = None) -> dict:
+    facts = facts or {}
+    return {
+        "schema": provision.SCHEMA,
+        "roles": {r: {"hash": h, "facts": facts.get(r, {}), "at": "t"} for r, h in hashes.items()},
+    }
+
+
+def active(*down: str) -> dict[str, bool]:
+    return {u: u not in down for u in ALL_UNITS}
+
+
+def test_nothing_changed_and_every_service_active_skips_every_role_and_restores_their_facts() -> None:
+    record = recorded(facts={"ruby": {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}})
+    d = provision.decide(ROLES, HASHES, record, UNITS, active())
+    assert d.run == {}
+    assert d.skip == ROLES
+    assert d.facts == {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}
+
+
+def test_a_fresh_host_runs_every_role() -> None:
+    d = provision.decide(ROLES, HASHES, {}, UNITS, {})
+    assert list(d.run) == ROLES
+    assert set(d.run.values()) == {"no record of it on this host"}
+
+
+def test_a_changed_input_reruns_that_role_and_the_roles_that_depend_on_it_only() -> None:
+    d = provision.decide(ROLES, {**HASHES, "ruby": "new"}, recorded(), UNITS, active())
+    assert d.run == {"ruby": "its inputs changed", "app_server": "ruby runs"}
+    assert d.skip == ["bench_host", "app", "nginx", "loadgen"]
+
+
+def test_a_service_that_is_down_reruns_the_role_that_keeps_it() -> None:
+    d = provision.decide(ROLES, HASHES, recorded(), UNITS, active("bench-a@2.service"))
+    assert d.run == {"app_server": "not active: bench-a@2.service"}
+
+
+def test_skip_unchanged_off_runs_every_role() -> None:
+    d = provision.decide(ROLES, HASHES, recorded(), UNITS, active(), skip_unchanged=False)
+    assert list(d.run) == ROLES and d.skip == []
+
+
+def test_the_record_keeps_skipped_roles_and_takes_the_new_hashes_and_facts_of_those_that_ran() -> None:
+    old = recorded(facts={"ruby": {"ruby_bin_dir": "/old"}})
+    d = provision.decide(ROLES, {**HASHES, "ruby": "new"}, old, UNITS, active())
+    after = provision.record_after(old, d, {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}, "now")
+    assert after["roles"]["ruby"] == {
+        "hash": "new",
+        "facts": {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}},
+        "at": "now",
+    }
+    assert (
+        after["roles"]["app_server"]["hash"] == "h-app_server" and after["roles"]["app_server"]["at"] == "now"
+    )
+    assert after["roles"]["nginx"] == old["roles"]["nginx"]
+
+
+def test_the_roles_about_to_run_lose_their_record_first() -> None:
+    assert set(provision.without(recorded(), ["ruby", "app_server"])["roles"]) == {
+        "bench_host",
+        "app",
+        "nginx",
+        "loadgen",
+    }
+
+
+def test_reading_the_record_and_the_units_is_one_command_and_parses_back(tmp_path: Path) -> None:
+    command = provision.read_command(ALL_UNITS)
+    assert command.count("systemctl is-active") == 1
+    text = f"{provision.write_command(recorded())}"
+    assert text.startswith("mkdir -p /var/lib/bench-stack")
+    stdout = "\n".join([json.dumps(recorded()), "", provision.SEPARATOR, "active", "failed", "active"])
+    record, states = provision.parse_read(stdout, ALL_UNITS)
+    assert record == recorded()
+    assert states == {"bench-a@1.service": True, "bench-a@2.service": False, "nginx.service": True}
+
+
+def test_a_missing_or_foreign_record_reads_as_none() -> None:
+    assert provision.parse_read(f"\n{provision.SEPARATOR}\nactive\n", ["x"]) == ({}, {"x": True})
+    assert provision.parse_read(f"not json\n{provision.SEPARATOR}\n", ["x"]) == ({}, {"x": False})
+    assert provision.parse_read(f'{{"roles": {{}}}}\n{provision.SEPARATOR}\n', []) == ({}, {})
+
+
+def test_a_role_hash_changes_with_its_files_variables_and_os_but_not_with_other_facts() -> None:
+    facts = {"distribution": "Debian", "distribution_major_version": "12", "os_family": "Debian"}
+    base = provision.role_hash("f", {"nginx_profile": "tuned"}, facts)
+    assert provision.role_hash("g", {"nginx_profile": "tuned"}, facts) != base
+    assert provision.role_hash("f", {"nginx_profile": "stock"}, facts) != base
+    assert (
+        provision.role_hash("f", {"nginx_profile": "tuned"}, {**facts, "distribution_major_version": "13"})
+        != base
+    )
+    assert provision.role_hash("f", {"nginx_profile": "tuned"}, {**facts, "uptime_seconds": 5}) == base
+
+
+def test_a_role_sees_its_own_variables_only_not_the_facts_it_exports() -> None:
+    variables = {
+        "app_kinds": ["sinatra"],
+        "app_server_stacks": [],
+        "app_changed_dirs": ["/opt/bench-stack/apps/sinatra"],
+        "app_bundled_dirs": ["/opt/bench-stack/apps/user/shop"],
+        "ruby_gems": ["thin"],
+        "ruby_bin_dir": "/usr/bin",
+    }
+    assert provision.role_variables("app", variables) == {"app_kinds": ["sinatra"]}
+    assert provision.role_variables("ruby", variables) == {"ruby_gems": ["thin"]}
+
+
+def test_a_file_tree_hash_sees_contents_and_names(tmp_path: Path) -> None:
+    (tmp_path / "r" / "tasks").mkdir(parents=True)
+    (tmp_path / "r" / "tasks" / "main.yml").write_text("a")
+    first = provision.tree_hash([tmp_path / "r"])
+    (tmp_path / "r" / "tasks" / "main.yml").write_text("b")
+    second = provision.tree_hash([tmp_path / "r"])
+    (tmp_path / "r" / "tasks" / "main.yml").rename(tmp_path / "r" / "tasks" / "other.yml")
+    assert len({first, second, provision.tree_hash([tmp_path / "r"])}) == 3
+
+
+def test_rerunning_every_role_with_the_same_inputs_changes_nothing_in_the_record() -> None:
+    old = recorded(facts={"ruby": {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}})
+    d = provision.decide(ROLES, HASHES, old, UNITS, active(), skip_unchanged=False)
+    after = provision.record_after(old, d, {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}, "later")
+    assert provision.same_state(old, after)
+    changed = provision.record_after(old, d, {"ruby_bin_dir": "/opt/rbenv/bin", "ruby_bin_dirs": {}}, "later")
+    assert not provision.same_state(old, changed)
+
+
+def test_what_changed_in_one_run_is_neither_recorded_nor_restored() -> None:
+    d = provision.decide(ROLES, {**HASHES, "app": "new"}, recorded(), UNITS, active())
+    after = provision.record_after(
+        recorded(), d, {"app_changed_dirs": ["/opt/bench-stack/apps/sinatra"]}, "now"
+    )
+    assert after["roles"]["app"]["facts"] == {}
+    rerun = provision.decide(ROLES, {**HASHES, "app": "new"}, after, UNITS, active())
+    assert "app_changed_dirs" not in rerun.facts
+
+
+def test_which_users_apps_run_through_bundle_exec_is_restored_when_the_app_role_is_skipped() -> None:
+    d = provision.decide(ROLES, {**HASHES, "app": "new"}, recorded(), UNITS, active())
+    bundled = {"app_bundled_dirs": ["/opt/bench-stack/apps/user/shop"], "app_changed_dirs": []}
+    after = provision.record_after(recorded(), d, bundled, "now")
+    assert after["roles"]["app"]["facts"] == {"app_bundled_dirs": ["/opt/bench-stack/apps/user/shop"]}
+    rerun = provision.decide(ROLES, {**HASHES, "app": "new"}, after, UNITS, active())
+    assert "app" not in rerun.run
+    assert rerun.facts["app_bundled_dirs"] == ["/opt/bench-stack/apps/user/shop"]
