@@ -17,6 +17,7 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_instance_answers_on_its_own,
     test_every_instance_is_an_active_unit_whose_processes_all_run_as_the_benchmark_user,
     test_every_stack_answers_through_its_front,
+    test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only,
 )
 from testinfra.host import Host
 
