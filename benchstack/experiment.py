@@ -127,8 +127,11 @@ def validate_experiment(data: object, roots: Roots = DEFAULT_ROOTS) -> list[str]
     return _validated(data, roots)[0]
 
 
-def _validated(data: object, roots: Roots) -> tuple[list[str], list[dict[str, Any]]]:
-    """Every problem with an experiment mapping, and its stacks resolved (when they are valid)."""
+def _validated(
+    data: object, roots: Roots, base_dir: Path | None = None
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Every problem with an experiment mapping, and its stacks resolved (when they are valid); a relative
+    ``app.src`` is taken from ``base_dir``, the experiment file's folder."""
     if not isinstance(data, dict):
         return [f"an experiment must be a mapping, not {type(data).__name__}"], []
     problems: list[str] = []
@@ -141,7 +144,7 @@ def _validated(data: object, roots: Roots) -> tuple[list[str], list[dict[str, An
     # The one stack validator, the one the playbook's plan uses too.
     resolved: list[dict[str, Any]] = []
     try:
-        resolved = resolve_stacks(data.get("stacks"), roots)
+        resolved = resolve_stacks(data.get("stacks"), roots, base_dir)
     except StackError as exc:
         problems += exc.problems
     problems += _validate_load(data.get("load"))
@@ -329,8 +332,8 @@ def plan_keepalive(plan: dict[str, Any]) -> bool:
 
 def experiment_from_dict(data: object, source: str | None = None, roots: Roots = DEFAULT_ROOTS) -> Experiment:
     """An Experiment from a parsed YAML mapping, its stacks resolved under ``roots``; raises ExperimentError
-    listing every problem."""
-    problems, resolved = _validated(data, roots)
+    listing every problem. A relative ``app.src`` is taken from the folder of the file ``source``."""
+    problems, resolved = _validated(data, roots, Path(source).resolve().parent if source else None)
     if problems:
         raise ExperimentError(problems, source)
     assert isinstance(data, dict)

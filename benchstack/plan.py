@@ -13,6 +13,9 @@ A plan holds:
 * ``roots``: the run, app and unit-config roots every derived path hangs from;
 * ``stacks``: every stack resolved (:func:`benchstack.stacks.resolve_stack`);
 * ``needs``: runtimes, packages, apps, fronts and servers the targets need;
+* ``user_apps``: every app deployed from ``app.src`` or ``app.git`` (:func:`benchstack.stacks.user_apps`):
+  its folders on the target, its source (a content hash computed here, on the controller, or a git
+  repository and version) and the key the app role compares with the target's deployment record;
 * ``instance_checks``: one request per app server instance and expected answer (verify);
 * ``cells``: every cell in measuring order, and ``progress``: per cell id, "i/n" and the seconds the
   cells after it take at least (their durations, warm-ups and pauses; ab cells count their pause only,
@@ -22,6 +25,7 @@ A plan holds:
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -30,7 +34,7 @@ from typing import Any
 
 from benchstack.experiment import CellPlan, Experiment, ExperimentError, cells, load_experiment
 from benchstack.runfolder import check_run_dir, experiment_hash
-from benchstack.stacks import DEFAULT_ROOTS, Roots, instance_checks, needs, port_warnings
+from benchstack.stacks import DEFAULT_ROOTS, Roots, instance_checks, needs, port_warnings, user_apps
 
 PLAN_SCHEMA = "bench-stack/plan/v1"
 DEFAULT_EXPERIMENT = "sinatra-thin-nginx"
@@ -62,9 +66,11 @@ def compile_plan(source: str | os.PathLike[str], roots: Roots = DEFAULT_ROOTS) -
         "name": exp.name,
         "description": exp.description,
         "source": str(source),
-        "stacks": exp.stacks,
+        # As written, but app.env values only as hashes: run.json keeps this, and env values may be secrets.
+        "stacks": redacted_stacks(exp.stacks),
         "load": exp.load,
     }
+    apps = user_apps(exp.resolved, roots)
     experiment["sha256"] = experiment_hash(experiment)
     return {
         "schema": PLAN_SCHEMA,
@@ -72,11 +78,25 @@ def compile_plan(source: str | os.PathLike[str], roots: Roots = DEFAULT_ROOTS) -
         "roots": asdict(roots),
         "stacks": exp.resolved,
         "needs": needs(exp.resolved),
+        "user_apps": apps,
         "instance_checks": instance_checks(exp.resolved),
         "cells": [asdict(c) for c in planned],
         "progress": progress(planned),
         "warnings": port_warnings(exp.resolved),
     }
+
+
+def redacted_stacks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stacks with each ``app.env`` value replaced by ``sha256:`` and its first 16 hex digits: two runs
+    with different values still differ, and no value is written to the run folder."""
+    out = []
+    for stack in stacks:
+        env = stack.get("app", {}).get("env") if isinstance(stack.get("app"), dict) else None
+        if isinstance(env, dict) and env:
+            hidden = {k: f"sha256:{hashlib.sha256(str(v).encode()).hexdigest()[:16]}" for k, v in env.items()}
+            stack = {**stack, "app": {**stack["app"], "env": hidden}}
+        out.append(stack)
+    return out
 
 
 def least_seconds(cell: CellPlan) -> float:

@@ -37,16 +37,18 @@ SEPARATOR = "--- bench-stack units ---"
 # Facts that choose per-OS paths, packages and units in the roles.
 HASHED_FACTS = ("distribution", "distribution_major_version", "os_family", "architecture")
 # What each role exports as facts that describe the host (restored when the role is skipped), and the roles
-# whose run makes it run. The app role's app_changed_kinds says what changed in this run: not a state, so a
+# whose run makes it run. The app role's app_changed_dirs says what changed in this run: not a state, so a
 # skipped app role leaves it unset (nothing changed).
 EXPORTS: dict[str, tuple[str, ...]] = {
     "ruby": ("ruby_bin_dir", "ruby_bin_dirs"),
     "python": ("python_bin_dir",),
     "perl": ("perl_bin_dir",),
     "php": ("php_fpm_bin",),
+    # Users' apps with a Gemfile, whose servers run through `bundle exec` (a state of the deployed folders).
+    "app": ("app_bundled_dirs",),
 }
 # Facts a role sets that are not its inputs (kept out of its hash).
-RUN_FACTS: dict[str, tuple[str, ...]] = {"app": ("app_changed_kinds",)}
+RUN_FACTS: dict[str, tuple[str, ...]] = {"app": ("app_changed_dirs",)}
 DEPENDS: dict[str, tuple[str, ...]] = {
     "app_server": ("ruby", "python", "perl", "php", "app"),
     "apache": ("php",),

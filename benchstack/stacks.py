@@ -16,14 +16,25 @@ the instance does: ``proxy`` (mod_proxy_balancer to the app server pool), ``stat
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import re
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from benchstack.loadcmd import http_url
 from benchstack.numbers import is_int
 from benchstack.trace import note
+from benchstack.userapp import (
+    DEPENDENCY_FILES,
+    INSTALLED_DEPENDENCY_FILES,
+    LOCK_FILES,
+    REFUSED_DEPENDENCY_FILES,
+    SUPPORTED_DEPENDENCY_FILES,
+    AppSourceError,
+    scan,
+)
 
 
 def _hello_checks(kind: str) -> list[dict[str, str]]:
@@ -175,7 +186,20 @@ SERVER_KINDS: dict[str, dict[str, Any]] = {
 }
 SERVER_COMMON_KEYS = {"kind", "instances", "bind", "port_base"}
 STACK_KEYS = {"name", "port", "path", "app", "runtime", "server", "front"}
-APP_KEYS = {"kind", "dir", "checks"}
+APP_KEYS = {"kind", "dir", "checks", "src", "git", "env", "name"}
+GIT_KEYS = {"repo", "version", "moving_ref"}
+# A commit given by its (abbreviated) sha: pinned by construction.
+GIT_SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
+# A git ref name or sha as `git ls-remote` and `git fetch` take it (no spaces, no '..', not an option).
+GIT_VERSION_RE = re.compile(r"^(?!-)(?!.*\.\.)[A-Za-z0-9._/+@-]{1,200}$")
+# A repository URL or path as git takes it: no spaces, quotes or control characters, not an option.
+GIT_REPO_RE = re.compile(r"^(?!-)[!#-&(-~]{1,500}$")
+# An environment variable as a systemd env file and every runtime take it.
+ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+MAX_ENV_VARS = 100
+MAX_ENV_VALUE = 4096
+# Names bench-stack itself sets in a stack's env file.
+RESERVED_ENV_PREFIXES = ("BENCH_", "BUNDLE_")
 CHECK_KEYS = {"path", "body"}
 NGINX_FRONT_KEYS = {"kind", "profile"}
 FRONT_KINDS = ("none", "nginx", "apache")
@@ -311,9 +335,12 @@ def _mapping(s: dict[str, Any], key: str, default: dict[str, Any]) -> dict[str, 
     return value
 
 
-def resolve_stack(stack: dict[str, Any], roots: Roots = DEFAULT_ROOTS) -> dict[str, Any]:
+def resolve_stack(
+    stack: dict[str, Any], roots: Roots = DEFAULT_ROOTS, base_dir: Path | None = None
+) -> dict[str, Any]:
     """The stack with defaults filled in and everything derived (upstream, units, endpoints with their
-    addresses, files and listen arguments); StackError listing every problem otherwise.
+    addresses, files and listen arguments); StackError listing every problem otherwise. A relative
+    ``app.src`` is taken from ``base_dir`` (the experiment file's folder).
 
     Independent parts (name and port, app, runtime, front) are each checked even when another one failed, so
     one run reports every problem of the stack; the server is checked once the app and front are valid.
@@ -332,7 +359,7 @@ def resolve_stack(stack: dict[str, Any], roots: Roots = DEFAULT_ROOTS) -> dict[s
         return True
 
     check(_identity)
-    app_ok = check(_app)
+    app_ok = check(lambda s, roots: _app(s, roots, base_dir))
     if app_ok:
         check(_runtime)
     front_ok = check(_front)
@@ -363,7 +390,7 @@ def _identity(s: dict[str, Any], roots: Roots) -> None:
         raise StackError(problems)
 
 
-def _app(s: dict[str, Any], roots: Roots) -> None:
+def _app(s: dict[str, Any], roots: Roots, base_dir: Path | None = None) -> None:
     name = s.get("name")
     app = _mapping(s, "app", {})
     problems = [
@@ -377,14 +404,165 @@ def _app(s: dict[str, Any], roots: Roots) -> None:
         raise StackError(
             [*problems, f"stack {name!r}: app.kind: must be one of {', '.join(APP_KINDS)}, not {kind!r}"]
         )
-    app_dir = app.setdefault("dir", f"{roots.apps.rstrip('/')}/{kind}")
-    if problem := safe_path_problem(app_dir):
-        problems.append(f"stack {name!r}: app.dir: {problem}")
     app["entry"] = APP_KINDS[kind]["entry"]
+    given = [key for key in ("dir", "src", "git") if key in app]
+    if len(given) > 1:
+        raise StackError(
+            [
+                *problems,
+                f"stack {name!r}: app.{given[0]} and app.{given[1]}: give one: app.dir is a folder already "
+                "on the target, app.src a folder on the controller, app.git a repository "
+                f"(src and git are deployed to {roots.apps.rstrip('/')}/user/NAME, their app.dir)",
+            ]
+        )
+    deploy = given[0] if given else "bundled"
+    app["deploy"] = deploy
+    if "name" in app and deploy not in ("src", "git"):
+        problems.append(f"stack {name!r}: app.name: names an app deployed from app.src or app.git only")
+    app.setdefault("name", name if deploy in ("src", "git") else None)
+    if deploy in ("src", "git"):
+        problems += _user_app(name, app, roots, base_dir)
+    else:
+        app_dir = app.setdefault("dir", f"{roots.apps.rstrip('/')}/{kind}")
+        if problem := safe_path_problem(app_dir):
+            problems.append(f"stack {name!r}: app.dir: {problem}")
+    problems += _env_problems(name, app)
     checks = app.setdefault("checks", copy.deepcopy(APP_KINDS[kind]["checks"]))
     problems += _check_problems(name, checks)
     if problems:
         raise StackError(problems)
+
+
+def _user_app(name: object, app: dict[str, Any], roots: Roots, base_dir: Path | None) -> list[str]:
+    """Check an app deployed from ``app.src`` or ``app.git``; derive its folders on the target. A source
+    folder is read here, on the controller: it must hold the kind's entry file, fit the size limit and hold
+    no dependency file the runtime cannot install."""
+    kind, deploy = app["kind"], app["deploy"]
+    where = f"stack {name!r}: app.{deploy}"
+    app_name = app["name"]
+    if not isinstance(app_name, str) or not NAME_RE.match(app_name):
+        return [
+            f"stack {name!r}: app.name: must be 1-48 lowercase letters, digits or '-' (it names the app's "
+            f"folder on the target), not {app_name!r}"
+        ]
+    if app["entry"] is None:
+        return [f"{where}: app {kind} has no files to deploy (its code is in the front's config)"]
+    user = f"{roots.apps.rstrip('/')}/user"
+    app["dir"] = f"{user}/{app_name}"
+    if problem := safe_path_problem(app["dir"]):
+        return [f"{where}: the app's folder {problem} (bench_app_root)"]
+    problems: list[str] = []
+    if deploy == "src":
+        problems += _src_problems(where, app, base_dir)
+    else:
+        problems += _git_problems(where, app)
+    if APP_KINDS[kind]["runtime"] == "ruby":
+        # Bundler reads these from the stack's env file for `bundle exec` and from the install command: a
+        # per-app gem folder, and a config folder of its own so no .bundle/config of the app overrides them.
+        bundle = f"{user}/.bundle/{app_name}"
+        app["bundle"] = {"path": bundle, "gemfile": f"{app['dir']}/Gemfile", "app_config": bundle}
+    else:
+        app["bundle"] = None
+    return problems
+
+
+def _src_problems(where: str, app: dict[str, Any], base_dir: Path | None) -> list[str]:
+    src = app["src"]
+    if not isinstance(src, str) or not src.strip() or "\n" in src:
+        return [f"{where}: must be the path of a folder on the controller, not {src!r}"]
+    path = Path(src).expanduser()
+    if not path.is_absolute():
+        if base_dir is None:
+            return [f"{where}: {src!r} is relative, and there is no experiment file to be relative to"]
+        path = base_dir / path
+    path = path.resolve()
+    try:
+        found = scan(path)
+    except AppSourceError as exc:
+        return [f"{where}: {exc}"]
+    entry = app["entry"]
+    if entry not in found.files:
+        return [f"{where}: {path} has no {entry}, the entry file of a {app['kind']} app"]
+    runtime = APP_KINDS[app["kind"]]["runtime"]
+    refused = [f for f in REFUSED_DEPENDENCY_FILES.get(runtime, ()) if f in found.dependency_files]
+    if refused:
+        return [
+            f"{where}: {path} holds {', '.join(refused)}: {runtime} dependency files are not installed "
+            f"here ({SUPPORTED_DEPENDENCY_FILES}); install the modules on the target another way and "
+            "leave the file out"
+        ]
+    app.update(
+        src=str(path),
+        sha256=found.sha256,
+        bytes=found.bytes,
+        files=len(found.files),
+        dependency_files=list(found.dependency_files),
+        lock_sha256=found.lock_sha256,
+    )
+    return []
+
+
+def _git_problems(where: str, app: dict[str, Any]) -> list[str]:
+    git = app["git"]
+    if not isinstance(git, dict):
+        return [f"{where}: must be a mapping {{repo, version}}, not {git!r}"]
+    problems = [
+        f"{where}.{key}: unknown field (allowed: {', '.join(sorted(GIT_KEYS))})"
+        for key in sorted(set(git) - GIT_KEYS, key=str)
+    ]
+    repo, version = git.get("repo"), git.get("version")
+    moving = git.setdefault("moving_ref", False)
+    if not isinstance(repo, str) or not GIT_REPO_RE.match(repo):
+        problems.append(
+            f"{where}.repo: must be a repository URL or path without spaces or quotes, not {repo!r}"
+        )
+    if not isinstance(version, str) or not GIT_VERSION_RE.match(version):
+        problems.append(
+            f"{where}.version: must be a tag or a commit sha (a branch with moving_ref: true), "
+            f"not {version!r}"
+        )
+    if not isinstance(moving, bool):
+        problems.append(f"{where}.moving_ref: must be true or false, not {moving!r}")
+    elif not moving and version == "HEAD":
+        problems.append(
+            f"{where}.version: HEAD is a moving ref: pin a tag or a commit, or set moving_ref: true"
+        )
+    app["dependency_files"] = None  # known once cloned, on the target
+    return problems
+
+
+def env_file_line(name: str, value: str) -> str:
+    """``NAME="VALUE"`` as systemd's EnvironmentFile= reads it back to VALUE exactly (quotes and
+    backslashes escaped; no expansion happens in an env file)."""
+    return f'{name}="{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
+
+
+def _env_problems(name: object, app: dict[str, Any]) -> list[str]:
+    """Check ``app.env`` (names and values for the stack's env file); store it as strings."""
+    env = app.setdefault("env", {})
+    where = f"stack {name!r}: app.env"
+    if not isinstance(env, dict) or len(env) > MAX_ENV_VARS:
+        return [f"{where}: must be a mapping of at most {MAX_ENV_VARS} NAME: value pairs, not {env!r}"]
+    problems = []
+    for key, value in env.items():
+        if not isinstance(key, str) or not ENV_NAME_RE.match(key):
+            problems.append(
+                f"{where}: {key!r}: a name must be uppercase letters, digits and '_', not a digit first"
+            )
+        elif key.startswith(RESERVED_ENV_PREFIXES):
+            problems.append(
+                f"{where}.{key}: names starting with {' or '.join(RESERVED_ENV_PREFIXES)} are set by "
+                "bench-stack"
+            )
+        elif isinstance(value, bool) or not isinstance(value, str | int | float):
+            problems.append(f"{where}.{key}: must be a string or a number (quote true/false), not {value!r}")
+        elif any(c in str(value) for c in "\n\r\0") or len(str(value)) > MAX_ENV_VALUE:
+            problems.append(
+                f"{where}.{key}: must be one line of at most {MAX_ENV_VALUE} characters (no newline or NUL)"
+            )
+    if not problems:
+        app["env"] = {key: str(value) for key, value in env.items()}
+    return problems
 
 
 def _check_problems(name: object, checks: object) -> list[str]:
@@ -443,6 +621,8 @@ def _server(s: dict[str, Any], roots: Roots) -> None:
     if kind == "static" or embedded or mod_php:
         if server:
             raise _err(name, "server", f"app {kind} is served by its front, not by an app server")
+        if app["env"]:
+            raise _err(name, "app.env", f"app {kind} is served by its front: no app server reads an env file")
         if front["kind"] == "none":
             raise _err(name, "front.kind", f"app {kind} needs a front ({'apache' if embedded else 'nginx'})")
         if embedded and front["kind"] != "apache":
@@ -551,9 +731,17 @@ def _derive_server(s: dict[str, Any], spec: dict[str, Any], roots: Roots, base: 
         )
         endpoints.append(ep)
     s["endpoints"] = endpoints
+    app = s["app"]
+    bundle = app.get("bundle") or {}
     server["environment"] = {
-        f"BENCH_LISTEN_{ep['instance']}": ep["listen_args"] for ep in endpoints if ep["listen_args"]
+        **{f"BENCH_LISTEN_{ep['instance']}": ep["listen_args"] for ep in endpoints if ep["listen_args"]},
+        # `bundle exec` finds the app's gems through these (they are unused by an app without a Gemfile).
+        **{f"BUNDLE_{key.upper()}": value for key, value in sorted(bundle.items())},
+        **({"BUNDLE_FROZEN": "true"} if bundle else {}),
+        **app["env"],
     }
+    # What the env file holds, line by line (the app_server role prints them; the file is mode 0640).
+    server["env_file_lines"] = [env_file_line(k, v) for k, v in server["environment"].items()]
 
 
 def _apache_front(name: str, front: dict[str, Any]) -> None:
@@ -683,9 +871,12 @@ def _typed_keys(
             raise _err(name, f"{section}.{key}", f"must be an integer from {lo} to {hi}, not {value!r}")
 
 
-def resolve_stacks(stacks: object, roots: Roots = DEFAULT_ROOTS) -> list[dict[str, Any]]:
-    """Resolve every stack and check that names and every listening port are unique on the target;
-    StackError listing every problem of every stack otherwise."""
+def resolve_stacks(
+    stacks: object, roots: Roots = DEFAULT_ROOTS, base_dir: Path | None = None
+) -> list[dict[str, Any]]:
+    """Resolve every stack and check that names and every listening port are unique on the target, and that
+    stacks sharing a user app (``app.name``) deploy the same one; StackError listing every problem of every
+    stack otherwise."""
     note("resolve")
     if not isinstance(stacks, list) or not stacks:
         raise StackError("stacks: must be a non-empty list of stacks")
@@ -693,7 +884,7 @@ def resolve_stacks(stacks: object, roots: Roots = DEFAULT_ROOTS) -> list[dict[st
     problems: list[str] = []
     for i, stack in enumerate(stacks):
         try:
-            out.append(resolve_stack(stack, roots))
+            out.append(resolve_stack(stack, roots, base_dir))
         except StackError as exc:
             problems += [p if p.startswith("stack ") else f"stacks[{i}]: {p}" for p in exc.problems]
     names: set[str] = set()
@@ -707,9 +898,108 @@ def resolve_stacks(stacks: object, roots: Roots = DEFAULT_ROOTS) -> list[dict[st
             if p in ports and ports[p] != s["name"]:
                 problems.append(f"stack {s['name']!r}: port: {p} is also used by stack {ports[p]!r}")
             ports[p] = s["name"]
+    problems += _shared_app_problems(out)
     if problems:
         raise StackError(problems)
     return out
+
+
+def _app_identity(s: dict[str, Any]) -> tuple[Any, ...]:
+    """What must be equal for two stacks to share one deployed user app."""
+    app = s["app"]
+    git = app.get("git") or {}
+    return (
+        app["kind"],
+        app.get("src"),
+        git.get("repo"),
+        git.get("version"),
+        git.get("moving_ref"),
+        s["runtime"].get("version"),
+    )
+
+
+def _shared_app_problems(stacks: list[dict[str, Any]]) -> list[str]:
+    first: dict[str, dict[str, Any]] = {}
+    problems = []
+    for s in stacks:
+        app = s["app"]
+        if app["deploy"] not in ("src", "git"):
+            continue
+        other = first.setdefault(app["name"], s)
+        if _app_identity(other) != _app_identity(s):
+            problems.append(
+                f"stack {s['name']!r}: app.name: {app['name']!r} is also the app of stack {other['name']!r}, "
+                "with another kind, source, version or runtime.version: stacks share an app only when those "
+                "are equal (give this one another app.name)"
+            )
+    return problems
+
+
+def user_apps(stacks: list[dict[str, Any]], roots: Roots = DEFAULT_ROOTS) -> list[dict[str, Any]]:
+    """One entry per user app deployed from ``app.src`` or ``app.git`` of resolved stacks: what the app role
+    needs to deploy it and what the target's deployment record and the fingerprint keep.
+
+    ``key`` names the deployed content: the source folder's content hash, or for a pinned git version a
+    hash of repository and version (a moving ref has none: it is resolved on the target each run). The app
+    role deploys an app only when its record's key differs.
+    """
+    user = f"{roots.apps.rstrip('/')}/user"
+    out: dict[str, dict[str, Any]] = {}
+    for s in stacks:
+        app = s["app"]
+        if app["deploy"] not in ("src", "git"):
+            continue
+        if app["name"] in out:
+            out[app["name"]]["stacks"].append(s["name"])
+            continue
+        name, runtime = app["name"], s["runtime"]["kind"]
+        entry: dict[str, Any] = {
+            "name": name,
+            "kind": app["kind"],
+            "runtime": runtime,
+            "ruby_version": s["runtime"].get("version"),
+            "stacks": [s["name"]],
+            "dir": app["dir"],
+            "releases": f"{user}/.releases",
+            "record": f"{user}/.records/{name}.json",
+            "bundle": app["bundle"],
+            "installs": list(INSTALLED_DEPENDENCY_FILES.get(runtime, ())),
+            "refuses": list(REFUSED_DEPENDENCY_FILES.get(runtime, ())),
+            # What a git app's release is looked at for, and the lock files its record hashes.
+            "look_for": list(DEPENDENCY_FILES),
+            "lock_files": list(LOCK_FILES),
+            "supported": SUPPORTED_DEPENDENCY_FILES,
+        }
+        if app["deploy"] == "src":
+            entry.update(
+                source={
+                    "type": "src",
+                    "path": app["src"],
+                    "sha256": app["sha256"],
+                    "files": app["files"],
+                    "bytes": app["bytes"],
+                },
+                key=f"src:{app['sha256']}",
+                release=f"{user}/.releases/{name}-{app['sha256'][:16]}",
+                dependency_files=app["dependency_files"],
+            )
+        else:
+            git = app["git"]
+            pinned = hashlib.sha256(f"{git['repo']}\0{git['version']}".encode()).hexdigest()
+            entry.update(
+                source={"type": "git", **git},
+                key=None if git["moving_ref"] else f"git:{pinned}",
+                release=None,  # named after the commit it resolves to, on the target
+                git_cache=f"{user}/.git/{name}.git",
+                dependency_files=None,
+            )
+        entry["folders"] = sorted(
+            {f"{user}/.releases", f"{user}/.records"}
+            | ({app["bundle"]["path"]} if app["bundle"] else set())
+            | ({f"{user}/.git"} if app["deploy"] == "git" else set())
+        )
+        out[name] = entry
+    return list(out.values())
 
 
 def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:
@@ -722,6 +1012,8 @@ def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+# Stacks whose app.dir is the bundled app's folder (or the user's own folder already on the target).
+BUNDLED_DEPLOYS = ("bundled", "dir")
 GEMS_BY_APP: dict[str, list[str]] = {"sinatra": ["rack", "sinatra"]}
 GEMS_BY_SERVER: dict[str, list[str]] = {
     "thin": ["thin"],
@@ -754,7 +1046,14 @@ def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
         for module in PERL_BY_SERVER.get(skind, []) if skind else []:
             if module not in perls:
                 perls.append(module)
-        for gem in GEMS_BY_APP.get(s["app"]["kind"], []) + (GEMS_BY_SERVER.get(skind, []) if skind else []):
+        # A user's Ruby app brings its own gems (Bundler, from its Gemfile) when it has a Gemfile.
+        user_ruby = s["app"]["deploy"] in ("src", "git") and s["runtime"]["kind"] == "ruby"
+        app_gems = ["bundler"] if user_ruby else []
+        for gem in (
+            GEMS_BY_APP.get(s["app"]["kind"], [])
+            + (GEMS_BY_SERVER.get(skind, []) if skind else [])
+            + app_gems
+        ):
             if gem not in gems:
                 gems.append(gem)
     return {
@@ -763,8 +1062,11 @@ def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
         "ruby_versions": sorted({s["runtime"]["version"] for s in stacks if "version" in s["runtime"]}),
         "python_packages": pips,
         "perl_modules": perls,
-        # Apps with files to deploy (lua-inline lives in the Apache config).
-        "app_kinds": sorted({s["app"]["kind"] for s in stacks if s["app"]["entry"]}),
+        # Bundled apps with files to deploy (lua-inline lives in the Apache config; a user's app from
+        # app.src or app.git is deployed instead of the bundled one).
+        "app_kinds": sorted(
+            {s["app"]["kind"] for s in stacks if s["app"]["entry"] and s["app"]["deploy"] in BUNDLED_DEPLOYS}
+        ),
         "fronts": sorted({s["front"]["kind"] for s in stacks} - {"none"}),
         "servers": sorted({s["server"]["kind"] for s in stacks if s["server"]}),
         "apache_handlers": sorted({s["front"]["handler"] for s in stacks if s["front"]["kind"] == "apache"}),

@@ -4,6 +4,7 @@ and vars, for stacks resolved by benchstack.stacks: what systemd would run, with
 Kinds whose packages cannot be fetched here (starlet) are covered by this and by the failure run in the
 README; the others also run in Molecule."""
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -100,19 +101,19 @@ def test_starlet_uses_the_rbenv_ruby_its_stack_names() -> None:
 
 def test_start_server_holds_a_unix_socket_per_instance() -> None:
     stack = starlet(instances=2)
-    assert listen(stack, 2) == "BENCH_LISTEN_2=--path /run/bench-stack/sinatra-starlet-2/server.sock"
+    assert listen(stack, 2) == 'BENCH_LISTEN_2="--path /run/bench-stack/sinatra-starlet-2/server.sock"'
 
 
 def test_start_server_holds_a_tcp_port_behind_a_front_and_the_stack_port_without_one() -> None:
-    assert listen(starlet(bind="tcp")) == "BENCH_LISTEN_1=--port 127.0.0.1:20351"
-    assert listen(starlet(front="none")) == "BENCH_LISTEN_1=--port 0.0.0.0:8035"
+    assert listen(starlet(bind="tcp")) == 'BENCH_LISTEN_1="--port 127.0.0.1:20351"'
+    assert listen(starlet(front="none")) == 'BENCH_LISTEN_1="--port 0.0.0.0:8035"'
 
 
 def test_one_env_file_per_stack_holds_every_instance_and_nothing_else() -> None:
     text = render("stack.env.j2", one_server_stack("t", 8004, "sinatra", "thin", instances=2, bind="tcp"))
     assert [line for line in text.splitlines() if not line.startswith("#")] == [
-        "BENCH_LISTEN_1=--address 127.0.0.1 --port 20041",
-        "BENCH_LISTEN_2=--address 127.0.0.1 --port 20042",
+        'BENCH_LISTEN_1="--address 127.0.0.1 --port 20041"',
+        'BENCH_LISTEN_2="--address 127.0.0.1 --port 20042"',
     ]
 
 
@@ -168,7 +169,9 @@ def starman(front: str = "nginx", **server: Any) -> dict[str, Any]:
 def exec_argv(stack: dict[str, Any]) -> list[str]:
     """Instance 1's ExecStart as systemd runs it: %i is 1, an unbraced $BENCH_LISTEN_1 splits into words."""
     (line,) = unit_lines(stack, "ExecStart=")
-    words = listen(stack).split("=", 1)[1].split()
+    # systemd unquotes the env file's value, then splits the unbraced variable on whitespace.
+    (value,) = shlex.split(listen(stack).split("=", 1)[1])
+    words = value.split()
     return [
         w
         for word in line.split("=", 1)[1].replace("%i", "1").split()
@@ -214,3 +217,36 @@ def test_a_directly_reached_starman_keeps_its_keep_alive() -> None:
     (line,) = unit_lines(starman(front="none"), "ExecStart=")
     assert "--keepalive-timeout 30" in line
     assert "--disable-keepalive" not in line
+
+
+def users_sinatra_app(tmp_path: Path, kind: str) -> dict[str, Any]:
+    src = tmp_path / "shop"
+    src.mkdir(exist_ok=True)
+    (src / "config.ru").write_text("run Shop\n", encoding="utf-8")
+    return resolve_stack(
+        {
+            "name": f"shop-{kind}",
+            "port": 8070,
+            "app": {"kind": "sinatra", "src": str(src), "name": "shop", "env": {"TOKEN": 'a "b"'}},
+            "server": {"kind": kind},
+            "front": {"kind": "nginx"},
+        }
+    )
+
+
+@pytest.mark.parametrize("kind", ["thin", "puma", "unicorn", "webrick"])
+def test_an_app_with_a_gemfile_runs_its_own_server_gem_through_bundle_exec(tmp_path: Path, kind: str) -> None:
+    stack = users_sinatra_app(tmp_path, kind)
+    bundled = [stack["app"]["dir"]]
+    (start,) = unit_lines(stack, "ExecStart=", app_server_bundled_apps=bundled)
+    server = "rackup" if kind == "webrick" else kind
+    assert start.startswith(f"ExecStart=/usr/bin/bundle exec {server} ")
+    (plain,) = unit_lines(stack, "ExecStart=", app_server_bundled_apps=[])
+    assert plain.startswith(f"ExecStart=/usr/bin/{server} ")
+
+
+def test_the_env_file_holds_bundlers_settings_and_app_env_quoted(tmp_path: Path) -> None:
+    lines = render("stack.env.j2", users_sinatra_app(tmp_path, "thin")).splitlines()
+    assert 'BUNDLE_GEMFILE="/opt/bench-stack/apps/user/shop/Gemfile"' in lines
+    assert 'BUNDLE_PATH="/opt/bench-stack/apps/user/.bundle/shop"' in lines
+    assert 'TOKEN="a \\"b\\""' in lines

@@ -110,7 +110,8 @@ def test_a_role_sees_its_own_variables_only_not_the_facts_it_exports() -> None:
     variables = {
         "app_kinds": ["sinatra"],
         "app_server_stacks": [],
-        "app_changed_kinds": ["sinatra"],
+        "app_changed_dirs": ["/opt/bench-stack/apps/sinatra"],
+        "app_bundled_dirs": ["/opt/bench-stack/apps/user/shop"],
         "ruby_gems": ["thin"],
         "ruby_bin_dir": "/usr/bin",
     }
@@ -139,7 +140,19 @@ def test_rerunning_every_role_with_the_same_inputs_changes_nothing_in_the_record
 
 def test_what_changed_in_one_run_is_neither_recorded_nor_restored() -> None:
     d = provision.decide(ROLES, {**HASHES, "app": "new"}, recorded(), UNITS, active())
-    after = provision.record_after(recorded(), d, {"app_changed_kinds": ["sinatra"]}, "now")
+    after = provision.record_after(
+        recorded(), d, {"app_changed_dirs": ["/opt/bench-stack/apps/sinatra"]}, "now"
+    )
     assert after["roles"]["app"]["facts"] == {}
     rerun = provision.decide(ROLES, {**HASHES, "app": "new"}, after, UNITS, active())
-    assert "app_changed_kinds" not in rerun.facts
+    assert "app_changed_dirs" not in rerun.facts
+
+
+def test_which_users_apps_run_through_bundle_exec_is_restored_when_the_app_role_is_skipped() -> None:
+    d = provision.decide(ROLES, {**HASHES, "app": "new"}, recorded(), UNITS, active())
+    bundled = {"app_bundled_dirs": ["/opt/bench-stack/apps/user/shop"], "app_changed_dirs": []}
+    after = provision.record_after(recorded(), d, bundled, "now")
+    assert after["roles"]["app"]["facts"] == {"app_bundled_dirs": ["/opt/bench-stack/apps/user/shop"]}
+    rerun = provision.decide(ROLES, {**HASHES, "app": "new"}, after, UNITS, active())
+    assert "app" not in rerun.run
+    assert rerun.facts["app_bundled_dirs"] == ["/opt/bench-stack/apps/user/shop"]

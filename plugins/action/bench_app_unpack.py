@@ -1,0 +1,79 @@
+"""Action: deploy a user app's source folder (app.src) into its release folder on the target.
+
+Packs exactly the files the plan hashed (benchstack.userapp.write_archive, which refuses a folder that
+changed since the plan), sends the archive and unpacks it with ansible.builtin.unarchive into the release
+folder, owned by root and the benchmark group. One task execution, however many files the app has.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from benchstack.userapp import AppSourceError, write_archive
+
+DOCUMENTATION = """
+module: bench_app_unpack
+short_description: Copy a user app's source folder to its release folder on the target
+options:
+  src: {description: The source folder on the controller., type: path, required: true}
+  sha256: {description: The content hash the plan computed for it., type: str, required: true}
+  dest: {description: The release folder on the target., type: path, required: true}
+  group: {description: Group owning the files (the benchmark group)., type: str, required: true}
+  stack: {description: A stack of the app, named in errors., type: str, required: true}
+"""
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = True
+    _VALID_ARGS = frozenset(("src", "sha256", "dest", "group", "stack"))
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        missing = sorted(self._VALID_ARGS - set(args))
+        if missing:
+            raise AnsibleActionFail(f"bench_app_unpack: missing arguments: {', '.join(missing)}")
+        folder = self._execute_module(
+            "ansible.builtin.file",
+            module_args={
+                "path": args["dest"],
+                "state": "directory",
+                "owner": "root",
+                "group": args["group"],
+                "mode": "0755",
+            },
+            task_vars=task_vars,
+        )
+        if folder.get("failed"):
+            return folder
+        with tempfile.TemporaryDirectory(prefix="bench-app-") as local:
+            archive = Path(local) / "app.tar"
+            try:
+                count = write_archive(args["src"], args["sha256"], archive)
+            except AppSourceError as exc:
+                raise AnsibleActionFail(f"stack {args['stack']!r}: app.src: {exc}") from None
+            remote_tmp = self._make_tmp_path()
+            remote = self._connection._shell.join_path(remote_tmp, "app.tar")
+            self._transfer_file(str(archive), remote)
+            self._fixup_perms2((remote_tmp, remote))
+            unpacked = self._execute_module(
+                "ansible.builtin.unarchive",
+                module_args={
+                    "src": remote,
+                    "dest": args["dest"],
+                    "remote_src": True,
+                    "owner": "root",
+                    "group": args["group"],
+                },
+                task_vars=task_vars,
+            )
+            self._remove_tmp_path(remote_tmp)
+        result.update(unpacked)
+        result["files"] = count
+        result["changed"] = bool(unpacked.get("changed") or folder.get("changed"))
+        return result

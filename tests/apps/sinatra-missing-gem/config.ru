@@ -1,0 +1,2 @@
+require File.dirname(__FILE__) + "/app.rb"
+run UserApp
