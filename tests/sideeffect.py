@@ -105,7 +105,8 @@ def _tasks(report: dict[str, Any]) -> list[TaskResult]:
                         changed=bool(res.get("changed")),
                         failed=bool(res.get("failed")) or bool(res.get("unreachable")),
                         skipped=bool(res.get("skipped")),
-                        msg=str(res.get("msg", ""))[:4000],
+                        # a validate: failure says "failed to validate"; the checker's words are in stderr
+                        msg="\n".join(str(res[k]) for k in ("msg", "stderr") if res.get(k))[:4000],
                         facts=res.get("ansible_facts") or {},
                     )
                 )
@@ -206,38 +207,52 @@ def sh(container: str, script: str, check: bool = True, timeout: int = 120) -> s
     return done.stdout
 
 
-def checksums(container: str, paths: list[str]) -> dict[str, str]:
-    """sha256 of every file (and the target of every link) under ``paths`` in ``container``."""
-    quoted = " ".join(shlex.quote(p) for p in paths)
-    find = f"find {quoted} \\( -type f -exec sha256sum {{}} + \\) -o \\( -type l -printf '%l  %p\\n' \\)"
-    out = sh(container, f"{find} 2>/dev/null; true")
-    sums = {}
-    for line in out.splitlines():
-        digest, _, path = line.partition("  ")
-        sums[path] = digest
-    return sums
+# Run by the host's python3 (Ansible's own interpreter there): one exec for the whole snapshot.
+_SNAPSHOT = r"""
+import hashlib, json, os, subprocess, sys, urllib.error, urllib.request
+units, urls, paths = json.loads(sys.argv[1])
+pids = subprocess.run(["systemctl", "show", "-p", "MainPID", "--value", *units],
+                      capture_output=True, text=True).stdout.split()
+answers = {}
+for url in urls:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            answers[url] = f"{r.status} {r.read().decode(errors='replace')}"
+    except urllib.error.HTTPError as e:
+        answers[url] = f"{e.code} {e.read().decode(errors='replace')}"
+    except Exception as e:
+        answers[url] = f"000 {e}"
+sums = {}
+for root in paths:
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                sums[path] = "-> " + os.readlink(path)
+            elif os.path.isfile(path):
+                with open(path, "rb") as f:
+                    sums[path] = hashlib.sha256(f.read()).hexdigest()
+print(json.dumps({"pids": dict(zip(units, pids)), "answers": answers, "sums": sums}))
+"""
+
+
+def snapshot(container: str, units: list[str], urls: list[str], paths: list[str]) -> dict[str, Any]:
+    """Each unit's main pid (0: not running), each url's status and body as asked from inside
+    ``container``, and the sha256 of every file (the target of every link) under ``paths``."""
+    done = subprocess.run(
+        ["docker", "exec", container, "python3", "-c", _SNAPSHOT, json.dumps([units, urls, paths])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return json.loads(done.stdout)
 
 
 def main_pids(container: str, units: list[str]) -> dict[str, str]:
     """Each unit's main pid (0 when it is not running)."""
     out = sh(container, " ".join(["systemctl show -p MainPID --value", *map(shlex.quote, units)]))
     return dict(zip(units, out.split(), strict=True))
-
-
-def answers(container: str, urls: list[str]) -> dict[str, str]:
-    """Status and body of each url, asked from inside ``container``."""
-    got = {}
-    for url in urls:
-        out = subprocess.run(
-            ["docker", "exec", container, "curl", "-sS", "--max-time", "10", "-w", "\n%{http_code}", url],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        ).stdout
-        body, _, status = out.rpartition("\n")
-        got[url] = f"{status} {body}"
-    return got
 
 
 def wait_until(check: Any, timeout_s: float, step_s: float = 0.2) -> bool:
