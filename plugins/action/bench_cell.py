@@ -25,7 +25,7 @@ import multiprocessing
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ansible import constants as C
 from ansible.errors import AnsibleActionFail, AnsibleError
@@ -121,7 +121,7 @@ class ActionModule(ActionBase):
             result.update(changed=False, cell=read_json(done, "a cell"))
             return result
         if not playbook_running():
-            raise AnsibleActionFail(f"{plan['cell_id']}: the playbook that started this cell has ended")
+            orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended")
         # Processes of this playbook run on the hosts are its own; those of other runs are leftovers.
         run_id = f"{os.getppid()}-{process_started(os.getppid())}"
         before: Callable[[], None] | None = None
@@ -172,7 +172,7 @@ class ActionModule(ActionBase):
             )
         except CellFailed as exc:
             if not playbook_running():
-                raise AnsibleActionFail(f"{exc} (the playbook has ended: not recorded)") from exc
+                orphaned(f"{exc} (the playbook has ended: not recorded)")
             # The run stops here: run.json says where and why, for the verdict (benchstack.verdict).
             record_stop(run_dir, plan["cell_id"], exc.reason, str(exc))
             raise AnsibleActionFail(str(exc)) from exc
@@ -225,6 +225,14 @@ def playbook_running() -> bool:
     """Whether the ansible-playbook that forked this worker still runs (outside a worker: True)."""
     parent = multiprocessing.parent_process()
     return parent is None or os.getppid() == parent.pid
+
+
+def orphaned(message: str) -> NoReturn:
+    """Stop a worker whose playbook is gone: nobody reads its result, and reporting it would wait forever
+    (a worker left by a SIGHUP'd playbook was seen blocked there). Outside a worker: an action failure."""
+    if multiprocessing.parent_process() is not None:
+        os._exit(1)
+    raise AnsibleActionFail(message)
 
 
 def playbook_gone() -> str | None:
