@@ -32,6 +32,13 @@ def evidence_path(name: str) -> Path:
     return ephemeral() / "evidence" / f"{name}.json"
 
 
+def fresh_evidence() -> None:
+    """Start a side effect without an earlier one's evidence (Molecule keeps the folder between runs)."""
+    folder = ephemeral() / "evidence"
+    for old in folder.glob("*.json"):
+        old.unlink()
+
+
 def save(name: str, data: Any) -> None:
     path = evidence_path(name)
     path.parent.mkdir(parents=True, exist_ok=True)

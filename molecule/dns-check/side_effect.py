@@ -22,7 +22,7 @@ import yaml
 PROJECT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 
-from sideeffect import playbook, proc_sys_writable, save, sh  # noqa: E402
+from sideeffect import fresh_evidence, playbook, proc_sys_writable, save, sh  # noqa: E402
 
 HOST = "bench-mol-dns-bookworm"
 SCENARIO = Path(__file__).resolve().parent
@@ -53,6 +53,7 @@ def apply(profile: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    fresh_evidence()
     # A writable /proc/sys exposes the machine's own settings beside the container's net.* ones.
     outside = [k for k in TUNED if not k.startswith("net.")]
     if outside:

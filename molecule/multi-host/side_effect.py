@@ -27,6 +27,7 @@ sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 
 from sideeffect import (  # noqa: E402
     ephemeral,
+    fresh_evidence,
     interrupt,
     playbook,
     save,
@@ -157,6 +158,7 @@ def clean_run() -> None:
 
 
 def main() -> None:
+    fresh_evidence()
     interrupted_run()
     clean_run()
 

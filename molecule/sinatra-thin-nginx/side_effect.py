@@ -28,7 +28,7 @@ import yaml
 PROJECT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 
-from sideeffect import ephemeral, main_pids, playbook, save, sh, snapshot  # noqa: E402
+from sideeffect import ephemeral, fresh_evidence, main_pids, playbook, save, sh, snapshot  # noqa: E402
 from stackcheck import endpoints, front_checks  # noqa: E402
 
 from benchstack.stacks import DEFAULT_ROOTS, resolve_stacks  # noqa: E402
@@ -178,6 +178,7 @@ def reconfigure() -> None:
 
 
 def main() -> None:
+    fresh_evidence()
     save("expected", {"answers": expected_answers(), "units": units(BASE)})
     verify_gate()
     broken_server_block()
