@@ -124,7 +124,8 @@ def playbook_command(
     *playbooks: str, extra: dict[str, Any] | None = None, limit: str | None = None, tags: str | None = None
 ) -> list[str]:
     cmd = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"]]
-    cmd += [str(PROJECT / "playbooks" / p) for p in playbooks]
+    # bench-stack.yml (the project's root) or a name under playbooks/
+    cmd += [str(PROJECT / p if (PROJECT / p).is_file() else PROJECT / "playbooks" / p) for p in playbooks]
     if extra:
         cmd += ["-e", json.dumps(extra)]
     if limit:

@@ -3,7 +3,7 @@ the project's provisioning (skipping the roles whose inputs did not change, as a
 evidence (tests/sideeffect.py); the tests in tests/ say what must hold. In order:
 
 0. verify-gate: one thin instance on the Debian 12 host frozen (SIGSTOP: its unit stays active, so
-   provisioning sees nothing to repair), then provision, verify and benchmark as bench-stack.yml runs them;
+   provisioning sees nothing to repair), then bench-stack.yml;
 1. broken-server-block: ``-e nginx_upstream_keepalive=-5`` (an int, so only nginx can refuse it), then a good
    run with the scenario's own inputs;
 2. bad-input-*: the nginx config injection (tests/bad-inputs), thin stacks whose app folder is missing or
@@ -86,10 +86,9 @@ def verify_gate() -> None:
     run_dir = ephemeral() / "gate"
     sh(TUNED_HOST, f"kill -STOP {pid}")
     try:
+        # The entry point: one playbook, where a host that fails leaves the plays and the others go on.
         run = playbook(
-            "provision.yml",
-            "verify.yml",
-            "benchmark.yml",
+            "bench-stack.yml",
             extra={**SKIP, "bench_results_dir": str(ephemeral()), "bench_run_dir": str(run_dir)},
         )
     finally:
