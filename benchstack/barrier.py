@@ -7,6 +7,10 @@ finds an earlier one's markers). Each loadgen marks itself ready and waits for e
 one to leave removes the folder. A loadgen that gives up waiting takes its ready marker back, so a late peer
 waits too instead of starting alone. Only a playbook killed mid-cell leaves a folder behind, under a name no
 later run uses.
+
+Each loadgen also marks itself joined when it starts the cell (:func:`join`, its process and start time), so
+the others stop waiting at once when it dies before its measured run (:func:`dead_peers`) instead of
+waiting out the timeout; the caller's ``gone`` check stops the wait for any other reason (its playbook ended).
 """
 
 from __future__ import annotations
@@ -23,6 +27,11 @@ from pathlib import Path
 PREFIX = "bench-stack-barrier"
 READY = "ready"
 PASSED = "passed"
+JOINED = "joined"
+
+
+class BarrierBroken(RuntimeError):
+    """The wait was given up before the timeout: a peer died, or the caller's ``gone`` check said stop."""
 
 
 def process_started(pid: int) -> str:
@@ -69,6 +78,41 @@ def _mark(directory: Path, state: str, me: str) -> None:
                 raise
 
 
+def join(directory: Path, me: str, pid: int | None = None) -> None:
+    """Mark ``me`` (process ``pid``, this one by default) as measuring this cell, before its warm-up."""
+    pid = os.getpid() if pid is None else pid
+    _mark(directory, JOINED, me)
+    (directory / JOINED / me).write_text(f"{pid} {process_started(pid)}\n", encoding="ascii")
+
+
+def dead_peers(directory: Path, peers: Sequence[str]) -> list[str]:
+    """Peers that joined and are not ready whose process has ended."""
+    dead = []
+    for peer in peers:
+        marker = directory / JOINED / peer
+        if (directory / READY / peer).exists() or not marker.exists():
+            continue
+        try:
+            pid, started = marker.read_text(encoding="ascii").split()
+            alive = process_started(int(pid)) == started and not _zombie(int(pid))
+        except ProcessLookupError:
+            alive = False
+        except (OSError, ValueError):
+            continue  # being written
+        if not alive:
+            dead.append(peer)
+    return dead
+
+
+def _zombie(pid: int) -> bool:
+    # A worker killed a moment ago stays a zombie until ansible-playbook reaps it.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
 def wait_for_peers(
     directory: Path,
     me: str,
@@ -76,10 +120,12 @@ def wait_for_peers(
     timeout_s: float,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    gone: Callable[[], str | None] | None = None,
 ) -> float:
     """Mark ``me`` ready in ``directory``, wait until every peer is, mark ``me`` passed; return the seconds
-    waited. After ``timeout_s`` raises TimeoutError naming the peers that never arrived, and takes ``me``'s
-    ready marker back so that a late peer does not start alone."""
+    waited. After ``timeout_s`` raises TimeoutError naming the peers that never arrived; when a peer that
+    joined dies first, or ``gone()`` returns a reason, raises BarrierBroken at once. Either way ``me``'s
+    markers are taken back, so that a late peer does not start alone."""
     _mark(directory, READY, me)
     start = clock()
     while True:
@@ -87,9 +133,17 @@ def wait_for_peers(
         if not missing:
             _mark(directory, PASSED, me)
             return clock() - start
-        if clock() - start > timeout_s:
-            (directory / READY / me).unlink(missing_ok=True)
+        dead = dead_peers(directory, missing)
+        reason = f"loadgens stopped before their measured run: {', '.join(dead)}" if dead else None
+        reason = reason or (gone() if gone else None)
+        if reason or clock() - start > timeout_s:
+            for state in (READY, JOINED):
+                (directory / state / me).unlink(missing_ok=True)
+            for peer in dead:
+                (directory / JOINED / peer).unlink(missing_ok=True)
             _remove_if_empty(directory)
+            if reason:
+                raise BarrierBroken(reason)
             raise TimeoutError(f"loadgens not ready after {timeout_s:g} s: {', '.join(missing)}")
         sleep(0.05)
 
@@ -103,7 +157,7 @@ def leave_barrier(directory: Path, peers: Sequence[str]) -> None:
 
 def _remove_if_empty(directory: Path) -> None:
     # rmdir only: a folder a late peer has just marked itself in is not empty and stays.
-    for folder in (directory / READY, directory / PASSED, directory):
+    for folder in (directory / READY, directory / PASSED, directory / JOINED, directory):
         try:
             os.rmdir(folder)
         except OSError:

@@ -4,16 +4,18 @@ The executor runs a command on the loadgen and returns (rc, stdout, stderr); the
 passes one that goes through the host's connection, tests pass one that replays captured output. Every
 command runs under ``timeout`` so a stuck tool cannot hold a run forever.
 
-Around the measured command the runner also, through the same executor:
+Every load command runs in a folder of its own on the loadgen that nothing outlives, whatever ends the
+command, and each cell first stops what an earlier, interrupted run left running there
+(:mod:`benchstack.remote`). Around the measured command the runner also:
 
-* starts ``vmstat -n 1`` in the background just before it and stops it just after
-  (:mod:`benchstack.sysstats`; kept as ``raw/<cell>.vmstat.txt``, averaged into ``system.loadgen``). The
-  target's side is the same host in loopback mode; in network mode a second executor (``target_execute``,
-  which the bench_cell action opens on the target's own connection) runs vmstat there too, kept as
-  ``raw/<cell>.target.vmstat.txt`` and averaged into ``system.target``;
+* runs ``vmstat -n 1`` beside it (:mod:`benchstack.sysstats`; kept as ``raw/<cell>.vmstat.txt``, averaged
+  into ``system.loadgen``). The target's side is the same host in loopback mode; in network mode a second
+  executor (``target_execute``, which the bench_cell action opens on the target's own connection) runs
+  vmstat there too, kept as ``raw/<cell>.target.vmstat.txt`` and averaged into ``system.target``;
 * collects every cell's latency distribution (:mod:`benchstack.distribution`), whatever the plan: ab gets
-  ``-g <temporary file>``, read back with ``cat`` (kept as ``raw/<cell>.requests.tsv``: about 44 bytes
-  per request, written by ab after its run, so the measured run is unchanged); wrk gets the Lua report
+  ``-g requests.tsv`` in the command's folder, printed after ab's report (kept as
+  ``raw/<cell>.requests.tsv``: about 44 bytes per request, written by ab after its run, so the measured run
+  is unchanged); wrk gets the Lua report
   script (written once to the loadgen, under /var/lib/bench-stack when writable, else /tmp, named by its
   SHA-256), which prints wrk's histogram from ``done()``, after the run; httperf runs with ``-v -v`` and
   prints its lifetime histogram. With a ``threshold_ms`` the same data counts the slow requests
@@ -23,9 +25,9 @@ Around the measured command the runner also, through the same executor:
 * for httperf (open loop) the ``--timeout`` is the threshold, so a response slower than the threshold is
   aborted there and counted as a ``timeout`` error (the seed's rule: slower than the threshold is an
   error), and the cell says so in its notes;
-* reads the loadgen's clock just before and after the measured command, to the millisecond (the command
-  runs as ``s=$(date +%s.%N); <command>; ...`` and prints ``BENCH-STACK-WINDOW <start> <end>`` to stderr):
-  the cell's ``window``, which a merge of several loadgens cuts to (:mod:`benchstack.merge`).
+* reads the loadgen's clock just before and after the measured command, to the millisecond (printed as
+  ``BENCH-STACK-WINDOW <start> <end>`` to stderr): the cell's ``window``, which a merge of several loadgens
+  cuts to (:mod:`benchstack.merge`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import math
 import re
 import shlex
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -52,6 +55,16 @@ from benchstack.loadcmd import build_command, http_url, httperf_command, httperf
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
 from benchstack.perrequest import WRK_REPORT_MARKER, ab_requests, wrk_over_threshold, wrk_report
+from benchstack.remote import (
+    REQUESTS_FILE,
+    WINDOW_MARKER,
+    load_script,
+    measured_script,
+    split_measured,
+    sweep_command,
+    target_vmstat_start,
+    target_vmstat_stop,
+)
 from benchstack.runfolder import experiment_hash
 from benchstack.sysstats import parse_vmstat
 
@@ -64,7 +77,6 @@ AB_MAX_S = 600
 WRK_SCRIPT = "wrk_report.lua"
 THRESHOLD_ENV = "BENCH_STACK_THRESHOLD_MS"
 CONNECTIONS_ENV = "BENCH_STACK_CONNECTIONS"
-WINDOW_MARKER = "BENCH-STACK-WINDOW"
 _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
 
@@ -151,36 +163,18 @@ def install_script_command(text: str) -> str:
     )
 
 
-def windowed(command: str) -> str:
-    """Shell that runs ``command`` between two readings of the loadgen's clock, prints them to stderr as
-    ``BENCH-STACK-WINDOW <start> <end>`` (Unix time in seconds) and exits with the command's exit code."""
-    return f's=$(date +%s.%N); {command}; rc=$?; echo "{WINDOW_MARKER} $s $(date +%s.%N)" >&2; exit $rc'
-
-
 def _utc(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def window_of(text: str) -> dict[str, str] | None:
-    """The cell's ``window`` ({start, end} in UTC, milliseconds) from the line :func:`windowed` printed;
-    None without one (a ``date`` that has no ``%N``, or output that was not run through it)."""
+    """The cell's ``window`` ({start, end} in UTC, milliseconds) from the line the measured script printed
+    (:func:`benchstack.remote.measured_script`); None without one (a ``date`` that has no ``%N``)."""
     m = _WINDOW.search(text)
     if m is None:
         return None
     start, end = float(m.group(1)), float(m.group(2))
     return {"start": _utc(start), "end": _utc(max(start, end))}
-
-
-def vmstat_start_command(seconds: int) -> str:
-    """Shell that starts a bounded ``vmstat -n 1`` in the background and prints ``<pid> <file>``."""
-    return (
-        "f=$(mktemp /tmp/bench-stack-vmstat.XXXXXX) && "
-        f'{{ nohup timeout {int(seconds)} vmstat -n 1 > "$f" 2>&1 < /dev/null & echo "$! $f"; }}'
-    )
-
-
-def vmstat_stop_command(pid: int, path: str) -> str:
-    return f"kill {int(pid)} 2>/dev/null; sleep 0.2; cat {shlex.quote(path)}; rm -f {shlex.quote(path)}"
 
 
 def wrk_timeout_s(plan: dict[str, Any]) -> int | None:
@@ -220,24 +214,26 @@ def load_command(
     )
 
 
-class _VmStat:
-    """vmstat on one host for the duration of the measured command (best effort: a failure is a note)."""
+class _TargetVmStat:
+    """vmstat on the target for the duration of the measured command (best effort: a failure is a note)."""
 
-    def __init__(self, execute: Executor, seconds: int) -> None:
+    def __init__(self, execute: Executor, seconds: int, run_id: str) -> None:
         self.execute = execute
         self.handle: tuple[int, str] | None = None
         self.problem: str | None = None
-        rc, out, err = execute(vmstat_start_command(seconds))
+        self.stopped = 0
+        rc, out, err = execute(target_vmstat_start(run_id, seconds))
         parts = out.split()
-        if rc == 0 and len(parts) == 2 and parts[0].isdigit():
+        if rc == 0 and len(parts) == 3 and parts[0].isdigit() and parts[2].isdigit():
             self.handle = (int(parts[0]), parts[1])
+            self.stopped = int(parts[2])
         else:
             self.problem = f"vmstat did not start (exit code {rc}): {(err or out).strip()[:200]}"
 
     def stop(self) -> str | None:
         if self.handle is None:
             return None
-        _, out, _ = self.execute(vmstat_stop_command(*self.handle))
+        _, out, _ = self.execute(target_vmstat_stop(*self.handle))
         return out
 
 
@@ -257,6 +253,8 @@ def measure_cell(
     sleep: Callable[[float], None] = time.sleep,
     before_measure: Callable[[], None] | None = None,
     cpus: str | None = None,
+    run_id: str | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
@@ -265,10 +263,18 @@ def measure_cell(
     ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
     ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
     bench_cell action waits there for the other loadgens of the same cell).
+    ``run_id`` names the playbook run (letters, digits, '-'): load commands of other runs still running on
+    the loadgen are stopped before this cell (:func:`benchstack.remote.sweep_command`), this run's are not.
+    ``notes``: what the caller has to say about this cell, first among its notes.
     """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8")), False
+    run_id = run_id or uuid.uuid4().hex[:12]
+    notes = list(notes or [])
+    rc, out, _ = execute(sweep_command(run_id))
+    if rc == 0 and out.strip().isdigit() and int(out.strip()):
+        notes.append(_swept_note(int(out.strip()), "loadgen"))
     url = http_url(where.host, plan["port"], plan["path"])
     warm = warmup_command(plan, url)
     if warm is not None:
@@ -278,17 +284,14 @@ def measure_cell(
             warm_s = plan["warmup"].get("duration_s")
         elif warm[0] == "httperf":
             warm_s = _open_warmup_s(plan)
-        execute(_bounded(_pinned(warm, cpus), _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})))
+        bound = _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})
+        execute(load_script(run_id, _bounded(_pinned(warm, cpus), bound)))
     if plan.get("pause_s"):
         sleep(float(plan["pause_s"]))
     threshold = plan.get("threshold_ms")
-    notes: list[str] = []
     gnuplot_file = script = None
     if plan["tool"] == "ab":
-        rc, out, err = execute("mktemp /tmp/bench-stack-ab-g.XXXXXX")
-        gnuplot_file = out.strip() if rc == 0 and out.strip() else None
-        if gnuplot_file is None:
-            notes.append(f"no per-request data: mktemp failed on the loadgen: {(err or out).strip()[:200]}")
+        gnuplot_file = REQUESTS_FILE
     elif plan["tool"] == "wrk":
         rc, out, err = execute(install_script_command(wrk_script()))
         script = out.strip().splitlines()[-1] if rc == 0 and out.strip() else None
@@ -306,17 +309,17 @@ def measure_cell(
     if before_measure is not None:
         before_measure()
     stats_s = _bound_s(plan) + 10
-    vmstat = _VmStat(execute, stats_s)
-    target_vmstat = _VmStat(target_execute, stats_s) if target_execute and where.mode == "network" else None
+    target_vmstat = None
+    if target_execute and where.mode == "network":
+        target_vmstat = _TargetVmStat(target_execute, stats_s, run_id)
+        if target_vmstat.stopped:
+            notes.append(_swept_note(target_vmstat.stopped, "target"))
     started = datetime.now(UTC)
     t0 = time.monotonic()
-    rc, out, err = execute(windowed(_bounded(cmd, _bound_s(plan))))
+    rc, out, err = execute(measured_script(run_id, _bounded(cmd, _bound_s(plan)), stats_s))
     elapsed = time.monotonic() - t0
-    vmstat_text = vmstat.stop()
     target_text = target_vmstat.stop() if target_vmstat else None
-    tsv = None
-    if gnuplot_file:
-        _, tsv, _ = execute(f"cat {shlex.quote(gnuplot_file)}; rm -f {shlex.quote(gnuplot_file)}")
+    out, vmstat_text, tsv = split_measured(out)
     raw_rel = f"{RAW_DIR}/{plan['cell_id']}.txt"
     raw = out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
     write_atomic(run_dir / raw_rel, raw)
@@ -364,7 +367,7 @@ def measure_cell(
             f"no {WINDOW_MARKER} line from the loadgen: its start and end are unknown to the millisecond, "
             "so a merge cannot cut this cell to the window all loadgens ran in"
         )
-    system, more = _system_stats(where, vmstat, vmstat_text, target_vmstat, target_text)
+    system, more = _system_stats(where, vmstat_text, target_vmstat, target_text)
     parsed.notes += notes + more
     cell = make_cell(
         parsed,
@@ -426,17 +429,25 @@ def _wrk_over_threshold(parsed: Parsed, raw: str) -> list[str]:
     return [note] if note else []
 
 
+def _swept_note(count: int, host: str) -> str:
+    return (
+        f"stopped {count} load command(s) or vmstat of an earlier, interrupted run still running on the "
+        f"{host} before this cell"
+    )
+
+
 def _system_stats(
     where: Target,
-    vmstat: _VmStat,
     text: str | None,
-    target_vmstat: _VmStat | None,
+    target_vmstat: _TargetVmStat | None,
     target_text: str | None,
 ) -> tuple[dict[str, Any], list[str]]:
     notes = []
     loadgen = parse_vmstat(text) if text else None
-    if vmstat.problem:
-        notes.append(vmstat.problem)
+    if text is None:
+        notes.append("vmstat printed nothing: the measured command ended before its samples were read")
+    elif loadgen is None and not text.lstrip().startswith("procs"):
+        notes.append(f"vmstat did not run: {text.strip()[:200]}")
     elif loadgen is None:
         notes.append("vmstat took no sample during the cell (shorter than a second): no system stats")
     if where.mode == "loopback":

@@ -8,22 +8,40 @@ inventory gives them) so the runner can take the target's system stats during th
 (several loadgens loading one target at once) each loadgen stores its cell under
 ``loadgens/<loadgen>/`` in the run folder, the measured runs start together at a
 barrier on the controller (after each one's warm-up and pause), and only the first peer takes the target's
-stats; the bench_merge action then merges the cells (``benchstack.merge``).
+stats; the bench_merge action then merges the cells (``benchstack.merge``). A cell some of the peers stored
+and others did not (a run interrupted between them) is measured again by all of them
+(``benchstack.resume``).
+
+A cell is measured only while the playbook that started it runs: Ansible's workers live in sessions of
+their own, so a playbook that dies without passing a signal on (a lost terminal's SIGHUP, a SIGKILL) would
+leave them measuring the rest of the run beside the user's resume. A worker whose playbook is gone measures
+nothing more and records nothing in the run folder. The load commands of other playbook runs still running
+on a host are stopped before each cell (``benchstack.remote``).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ansible import constants as C
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 
-from benchstack.barrier import barrier_dir, leave_barrier, wait_for_peers
+from benchstack.barrier import (
+    BarrierBroken,
+    barrier_dir,
+    join,
+    leave_barrier,
+    process_started,
+    wait_for_peers,
+)
+from benchstack.files import read_json
 from benchstack.merge import loadgen_dir
+from benchstack.resume import decide, set_aside
 from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
 from benchstack.verdict import record_stop
 
@@ -96,22 +114,34 @@ class ActionModule(ActionBase):
         where = Target(host=args["host"], target=args["target"], loadgen=loadgen)
         merging = len(peers) > 1
         store = loadgen_dir(run_dir, loadgen) if merging else run_dir
+        if merging and not decide(run_dir, plan["cell_id"], peers):
+            # Done by every peer (the merge may still be due): nobody measures, nobody waits.
+            done = cell_path(store, plan["cell_id"])
+            done = done if done.exists() else cell_path(run_dir, plan["cell_id"])
+            result.update(changed=False, cell=read_json(done, "a cell"))
+            return result
+        if not playbook_running():
+            orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended")
+        # Processes of this playbook run on the hosts are its own; those of other runs are leftovers.
+        run_id = f"{os.getppid()}-{process_started(os.getppid())}"
         before: Callable[[], None] | None = None
+        notes: list[str] = []
         if merging:
             # One barrier per playbook run (the workers' parent is ansible-playbook) and cell.
             barrier = barrier_dir(plan["cell_id"], os.getppid())
+            aside = set_aside(run_dir, loadgen, plan["cell_id"])
+            if aside is not None:
+                notes.append(
+                    f"measured again with every loadgen: this loadgen's cell of an interrupted run, stored "
+                    f"while another's was not, is kept in {aside.relative_to(run_dir)}"
+                )
+            join(barrier, loadgen)
 
             def before() -> None:
                 try:
-                    wait_for_peers(barrier, loadgen, peers, BARRIER_TIMEOUT_S)
-                except TimeoutError as exc:
+                    wait_for_peers(barrier, loadgen, peers, BARRIER_TIMEOUT_S, gone=playbook_gone)
+                except (TimeoutError, BarrierBroken) as exc:
                     raise CellFailed(f"{plan['cell_id']}: {exc}") from exc
-
-            if cell_path(store, plan["cell_id"]).exists():
-                try:
-                    before()  # stored by an earlier run: let the others go on
-                except CellFailed as exc:
-                    raise AnsibleActionFail(str(exc)) from exc
 
         def execute(command: str) -> tuple[int, str, str]:
             res = self._low_level_execute_command(command)
@@ -137,8 +167,12 @@ class ActionModule(ActionBase):
                 target_execute=target_execute,
                 before_measure=before,
                 cpus=args.get("cpus") or None,
+                run_id=run_id,
+                notes=notes,
             )
         except CellFailed as exc:
+            if not playbook_running():
+                orphaned(f"{exc} (the playbook has ended: not recorded)")
             # The run stops here: run.json says where and why, for the verdict (benchstack.verdict).
             record_stop(run_dir, plan["cell_id"], exc.reason, str(exc))
             raise AnsibleActionFail(str(exc)) from exc
@@ -185,6 +219,24 @@ class ActionModule(ActionBase):
             return rc, out.decode(errors="replace"), err.decode(errors="replace")
 
         return execute
+
+
+def playbook_running() -> bool:
+    """Whether the ansible-playbook that forked this worker still runs (outside a worker: True)."""
+    parent = multiprocessing.parent_process()
+    return parent is None or os.getppid() == parent.pid
+
+
+def orphaned(message: str) -> NoReturn:
+    """Stop a worker whose playbook is gone: nobody reads its result, and reporting it would wait forever
+    (a worker left by a SIGHUP'd playbook was seen blocked there). Outside a worker: an action failure."""
+    if multiprocessing.parent_process() is not None:
+        os._exit(1)
+    raise AnsibleActionFail(message)
+
+
+def playbook_gone() -> str | None:
+    return None if playbook_running() else "the playbook that started this cell has ended"
 
 
 def _failing(reason: str) -> Executor:

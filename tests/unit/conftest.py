@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from benchstack.remote import REQUESTS_MARKER, VMSTAT_MARKER
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 # The published schema files, read from the worktree on their own (not through benchstack.formats).
 SCHEMAS = Path(__file__).resolve().parents[2] / "benchstack" / "schemas"
@@ -66,35 +68,40 @@ def data_dir() -> Path:
     return DATA
 
 
-VMSTAT_PID_FILE = "4242 /tmp/bench-stack-vmstat.AbC123"
-AB_G_FILE = "/tmp/bench-stack-ab-g.XyZ789"
+# What the target's vmstat start prints (benchstack.remote.target_vmstat_start): pid, folder, runs stopped.
+TARGET_VMSTAT_REPLY = "4242 /tmp/bench-stack-run.test.AbC123 0"
+# ab's -g file, in the measured command's own folder (benchstack.remote.REQUESTS_FILE).
+AB_G_FILE = "requests.tsv"
 WRK_SCRIPT_PATH = "/var/lib/bench-stack/bench-stack-wrk-report-0123456789abcdef.lua"
+VMSTAT_MISSING = "timeout: failed to run command 'vmstat': No such file or directory\n"
 
 
 class Helpers:
-    """Answers the runner's helper commands (vmstat, ab -g file, wrk script) like a loadgen would.
+    """Answers the runner's commands like a loadgen would: the helpers (the sweep of an earlier run's
+    leftovers, the target's vmstat, the wrk script) with :meth:`reply`, a load command with :meth:`run`.
 
-    ``vmstat``: what vmstat printed during the cell; ``tsv``: the ab -g file's content. ``fail``: helper
-    kinds that fail (exit 1), e.g. {"vmstat"}.
+    ``vmstat``: what vmstat printed during the cell; ``tsv``: the ab -g file's content. ``fail``: kinds
+    that fail, e.g. {"vmstat"} (not installed). ``swept``: how many leftovers the sweep says it stopped.
     """
 
-    def __init__(self, vmstat: str | None = None, tsv: str = "", fail: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, vmstat: str | None = None, tsv: str = "", fail: frozenset[str] = frozenset(), swept: int = 0
+    ) -> None:
         self.vmstat = read_data("vmstat", "vmstat-during-wrk.txt") if vmstat is None else vmstat
         self.tsv = tsv
         self.fail = fail
+        self.swept = swept
         self.commands: list[str] = []
 
     def reply(self, command: str) -> tuple[int, str, str] | None:
-        """(rc, stdout, stderr) for a helper command, None for anything else."""
+        """(rc, stdout, stderr) for a helper command, None for a load command."""
         kind = None
-        if "bench-stack-vmstat" in command and command.startswith("f=$(mktemp"):
-            kind, out = "vmstat", VMSTAT_PID_FILE + "\n"
+        if "nohup timeout" in command and "vmstat -n 1" in command:
+            kind, out = "vmstat", TARGET_VMSTAT_REPLY + "\n"
+        elif command.startswith("n=0; for o in /tmp/bench-stack-run."):
+            kind, out = "sweep", f"{self.swept}\n"
         elif command.startswith("kill "):
             kind, out = "vmstat", self.vmstat
-        elif command.startswith("mktemp /tmp/bench-stack-ab-g"):
-            kind, out = "ab-g", AB_G_FILE + "\n"
-        elif command.startswith(f"cat {AB_G_FILE}"):
-            kind, out = "ab-g", self.tsv
         elif "bench-stack-wrk-report" in command and "base64 -d" in command:
             kind, out = "wrk-script", WRK_SCRIPT_PATH + "\n"
         if kind is None:
@@ -104,13 +111,30 @@ class Helpers:
             return 1, "", f"{kind}: failed\n"
         return 0, out, ""
 
+    def measured(self, command: str, output: str) -> str:
+        """What a measured script prints when its tool printed ``output``: vmstat's samples and, for ab,
+        its -g file behind their markers (benchstack.remote.measured_script)."""
+        if VMSTAT_MARKER not in command:
+            return output
+        vmstat = VMSTAT_MISSING if "vmstat" in self.fail else self.vmstat
+        text = f"{output}\n{VMSTAT_MARKER}\n{vmstat}"
+        if self.tsv and f" -g {AB_G_FILE} " in command:
+            text += f"\n{REQUESTS_MARKER}\n{self.tsv}"
+        return text
+
+    def run(self, command: str, output: str, rc: int = 0, stderr: str = "") -> tuple[int, str, str]:
+        """A helper's reply, else the load command's: ``output`` (and, measured, what comes after it)."""
+        return self.reply(command) or (rc, self.measured(command, output), stderr)
+
 
 def unwrap(command: str) -> str:
-    """The load command inside ``runner.windowed(...)`` (the measured run), or the command as it is."""
-    m = re.fullmatch(r"s=\$\(date \+%s\.%N\); (.*); rc=\$\?; echo .*", command)
+    """The load command inside a load or measured script (benchstack.remote), or the command as it is."""
+    m = re.search(r"s=\$\(date \+%s\.%N\); (.*?) & t=\$!; wait \$t;", command) or re.search(
+        r'cd "\$d" \|\| exit 125; (.*?) & t=\$!; wait \$t;', command
+    )
     return m.group(1) if m else command
 
 
 def is_helper(command: str) -> bool:
-    """Whether the runner sent this command for vmstat, ab's -g file or the wrk script, not a load run."""
+    """Whether the runner sent this command for the sweep, the target's vmstat or the wrk script."""
     return Helpers().reply(command) is not None

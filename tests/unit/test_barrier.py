@@ -127,3 +127,42 @@ def test_without_proc_the_start_time_comes_from_ps() -> None:
     assert started_by_ps(pid) == "-".join(out.split()).replace(":", "-")
     with pytest.raises(ProcessLookupError):
         started_by_ps(2**22 + 1)  # above Linux's highest pid
+
+
+# ---------------------------------------------------------------- a peer or the playbook gone
+
+
+def test_a_peer_that_died_before_its_measured_run_stops_the_wait_at_once(tmp_path: Path) -> None:
+    directory = tmp_path / "b"
+    peer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    barrier.join(directory, "lg2", peer.pid)  # lg2 started the cell: warming up
+    peer.kill()
+    peer.wait()
+    clock = FakeClock()
+    with pytest.raises(barrier.BarrierBroken, match="loadgens stopped before their measured run: lg2"):
+        wait_for_peers(directory, "lg1", PEERS, 300, sleep=clock.sleep, clock=clock)
+    assert clock.now < 1  # not the 300 s timeout
+    assert not directory.exists()
+
+
+def test_a_peer_still_warming_up_is_waited_for(tmp_path: Path) -> None:
+    directory = tmp_path / "b"
+    barrier.join(directory, "lg2")  # this process: alive
+    clock = FakeClock()
+    with pytest.raises(TimeoutError, match="not ready after 2 s: lg2"):
+        wait_for_peers(directory, "lg1", PEERS, 2, sleep=clock.sleep, clock=clock)
+
+
+def test_the_callers_gone_check_stops_the_wait(tmp_path: Path) -> None:
+    clock = FakeClock()
+    with pytest.raises(barrier.BarrierBroken, match="the playbook has ended"):
+        wait_for_peers(
+            tmp_path / "b",
+            "lg1",
+            PEERS,
+            300,
+            sleep=clock.sleep,
+            clock=clock,
+            gone=lambda: "the playbook has ended",
+        )
+    assert not (tmp_path / "b").exists()

@@ -44,7 +44,7 @@ def measure_on(
     helpers = Helpers(tsv=read_data("multi", f"ab-lg{n}.tsv"))
 
     def execute(command: str) -> tuple[int, str, str]:
-        return helpers.reply(command) or (0, output or read_data("multi", f"{tool}-lg{n}.txt"), "")
+        return helpers.run(command, output or read_data("multi", f"{tool}-lg{n}.txt"))
 
     on_target = None
     if target_vmstat:

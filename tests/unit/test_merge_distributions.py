@@ -49,7 +49,7 @@ def measure(run: Path, capture: str, loadgen: str) -> dict[str, Any]:
     output = read_data("latency", f"{capture}.txt")
 
     def execute(command: str) -> tuple[int, str, str]:
-        return helpers.reply(command) or (0, output, "")
+        return helpers.run(command, output)
 
     where = Target(host="127.0.0.1", target="local", loadgen=loadgen)
     cell, _ = measure_cell(

@@ -333,7 +333,7 @@ class Loadgen:
         self.commands.append(command)
         if command.startswith("wrk -v"):
             return {"rc": 1, "stdout": "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer\n", "stderr": ""}
-        return {"rc": self.rc, "stdout": self.measured, "stderr": ""}
+        return {"rc": self.rc, "stdout": self.helpers.measured(command, self.measured), "stderr": ""}
 
 
 def cell_args(tmp_path: Path, tool: str = "ab", **load: Any) -> dict[str, Any]:
@@ -584,30 +584,90 @@ def test_two_loadgens_leave_no_barrier_behind_measuring_or_resuming(
 
     assert both_loadgens() == [True, True]
     assert list(tmp.iterdir()) == []
-    # The rerun finds both cells stored: the loadgens still meet at the barrier and measure nothing.
+    # The rerun finds both cells stored: the loadgens measure nothing and leave no barrier either.
     assert both_loadgens() == [False, False]
     assert list(tmp.iterdir()) == []
 
 
-def test_a_stored_cell_whose_peer_never_comes_fails_naming_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
-    threads = [
-        threading.Thread(
-            target=run_cell, args=(args, Loadgen(read_data("ab", "normal.txt"))), kwargs={"hostname": n}
-        )
-        for n in ("lg1", "lg2")
-    ]
+def both(args: dict[str, Any], outputs: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """bench_cell on lg1 and lg2 at once, as the play runs it."""
+    results: dict[str, dict[str, Any]] = {}
+
+    def loadgen(name: str) -> None:
+        results[name] = run_cell(args, Loadgen(outputs[name]), hostname=name)
+
+    threads = [threading.Thread(target=loadgen, args=(n,)) for n in ("lg1", "lg2")]
     for t in threads:
         t.start()
     for t in threads:
         t.join(30)
-    # The rerun: lg1's cell is stored, lg2 is gone.
+    return results
+
+
+def test_a_cell_one_loadgen_stored_and_another_did_not_is_measured_again_by_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
+    cell_id = args["cell"]["cell_id"]
+    run = tmp_path / "run"
+    both(args, {"lg1": read_data("ab", "normal.txt"), "lg2": read_data("ab", "normal.txt")})
+    first = json.loads((run / "loadgens" / "lg1" / "cells" / f"{cell_id}.json").read_text())
+    # Interrupted between the two: lg1's cell is stored, lg2's is not (and nothing is merged).
+    (run / "loadgens" / "lg2" / "cells" / f"{cell_id}.json").unlink()
+    again = both(args, {"lg1": read_data("ab", "keepalive.txt"), "lg2": read_data("ab", "keepalive.txt")})
+    assert [again[n]["changed"] for n in ("lg1", "lg2")] == [True, True]
+    assert again["lg1"]["cell"]["requests_completed"] == 5000 != first["requests_completed"]
+    [aside] = (run / "loadgens" / "lg1" / "superseded").iterdir()
+    assert json.loads((aside / "cells" / f"{cell_id}.json").read_text()) == first
+    assert (aside / first["raw_output"]).read_text() == read_data("ab", "normal.txt")
+    assert any(str(aside.relative_to(run)) in n for n in again["lg1"]["cell"]["notes"])
+    assert (run / "loadgens" / "lg1" / "raw" / f"{cell_id}.txt").read_text() == read_data(
+        "ab", "keepalive.txt"
+    )
+
+
+def test_a_cell_every_loadgen_stored_is_not_measured_and_nobody_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
+    both(args, {"lg1": read_data("ab", "normal.txt"), "lg2": read_data("ab", "normal.txt")})
     monkeypatch.setattr(bench_cell, "BARRIER_TIMEOUT_S", 0.2)
+    loadgen = Loadgen("")
+    result = run_cell(args, loadgen, hostname="lg1")  # lg2 never comes: lg1 does not wait for it
+    assert result["changed"] is False and loadgen.commands == []
+
+
+def test_a_loadgen_whose_peer_never_comes_fails_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(bench_cell, "BARRIER_TIMEOUT_S", 0.2)
+    args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
     with pytest.raises(AnsibleActionFail, match=r"__r1: loadgens not ready after 0.2 s: lg2$"):
-        run_cell(args, Loadgen(""), hostname="lg1")
+        run_cell(args, Loadgen(read_data("ab", "normal.txt")), hostname="lg1")
+
+
+def test_a_worker_whose_playbook_has_ended_measures_nothing_and_records_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bench_cell, "playbook_running", lambda: False)
+    loadgen = Loadgen(read_data("ab", "normal.txt"))
+    with pytest.raises(AnsibleActionFail, match="the playbook that started this cell has ended"):
+        run_cell(cell_args(tmp_path), loadgen)
+    assert loadgen.commands == [] and not (tmp_path / "run").exists()
+
+
+def test_a_cell_that_fails_after_its_playbook_ended_is_not_recorded_as_where_the_run_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The resume that the user started meanwhile owns run.json now.
+    running = iter([True, False])
+    monkeypatch.setattr(bench_cell, "playbook_running", lambda: next(running))
+    with pytest.raises(AnsibleActionFail, match="the playbook has ended: not recorded"):
+        run_cell(cell_args(tmp_path, tool="wrk"), Loadgen(read_data("wrk", "hung-server.txt")))
+    assert not (tmp_path / "run" / "run.json").exists()
 
 
 def test_bench_cell_refuses_peers_without_this_loadgen(tmp_path: Path) -> None:

@@ -195,7 +195,7 @@ def measure_capture(run: Path, tool: str, capture: str, loadgen: str, target_vms
     helpers = Helpers(tsv=tsv_of(capture), fail=fail)
 
     def execute(command: str) -> tuple[int, str, str]:
-        return helpers.reply(command) or (0, output, "")
+        return helpers.run(command, output)
 
     target = Helpers(vmstat=read_data("multi", "vmstat-target-during-wrk.txt"))
 
@@ -240,7 +240,7 @@ def runner_cells(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[s
             def execute(
                 command: str, helpers: Helpers = helpers, output: str = output
             ) -> tuple[int, str, str]:
-                return helpers.reply(command) or (0, output, "")
+                return helpers.run(command, output)
 
             where = Target(host="127.0.0.1", target="web1", loadgen=lg)
             measure_cell(plan, where, loadgen_dir(run, lg), execute, "results-format", sleep=lambda s: None)

@@ -44,9 +44,10 @@ def one_plan(load_plan: dict[str, Any], warmup: dict[str, int] | None = None, **
 class FakeLoadgen:
     """Replays captured output: ``warmup`` for each load command but a cell's last one, ``output`` for it.
 
-    Helper commands (vmstat, the ab -g file, the wrk script) are answered by ``helpers`` and recorded there,
-    not in ``commands``; the measured run is recorded without the clock readings around it
-    (``runner.windowed``), which are in ``shell``.
+    Helper commands (the sweep, the target's vmstat, the wrk script) are answered by ``helpers`` and recorded
+    there, not in ``commands``; a load command is recorded as the tool's command line
+    (``conftest.unwrap``), the whole script in ``shell``; the measured run's reply carries vmstat's samples
+    and ab's -g file as the real script prints them (``Helpers.measured``).
     """
 
     def __init__(
@@ -73,7 +74,7 @@ class FakeLoadgen:
         self.commands.append(unwrap(command))
         if len(self.commands) < self.expected:
             return 0, self.warmup, ""
-        return self.rc, self.output, self.stderr
+        return self.rc, self.helpers.measured(command, self.output), self.stderr
 
 
 def measure(
@@ -192,7 +193,7 @@ def test_cell_carries_the_run_metadata(tmp_path: Path) -> None:
     assert cell["mode"] == "loopback"
     assert cell["url"] == "http://127.0.0.1:18080/hello/bar"
     assert cell["command"] == [
-        "ab", "-n", "2000", "-c", "50", "-g", "/tmp/bench-stack-ab-g.XyZ789", "http://127.0.0.1:18080/hello/bar"
+        "ab", "-n", "2000", "-c", "50", "-g", "requests.tsv", "http://127.0.0.1:18080/hello/bar"
     ]  # fmt: skip
     assert cell["repetition"] == 1
     assert cell["requests"] == 2000 and cell["duration_s"] is None
@@ -399,8 +400,7 @@ def test_ab_with_a_threshold_counts_slow_requests_from_its_g_file(tmp_path: Path
     helpers = Helpers(tsv=read_data("ab", "gnuplot-slow.tsv"))
     fake = FakeLoadgen(read_data("ab", "gnuplot-slow.txt"), helpers=helpers).expect(1)
     cell, _ = measure(plan, tmp_path, fake)
-    assert cell["command"][-3:-1] == ["-g", "/tmp/bench-stack-ab-g.XyZ789"]
-    assert helpers.commands[-1] == "cat /tmp/bench-stack-ab-g.XyZ789; rm -f /tmp/bench-stack-ab-g.XyZ789"
+    assert cell["command"][-3:-1] == ["-g", "requests.tsv"]  # in the measured command's own folder
     assert cell["errors"]["over_threshold"] == 31  # awk -F'\t' 'NR>1 && $5>300' gnuplot-slow.tsv | wc -l
     assert cell["error_count"] == 31
     assert cell["error_rate"] == pytest.approx(31 / 400)
@@ -487,28 +487,37 @@ def test_wrk_output_without_the_report_scripts_line_fails_the_cell_as_incomplete
     assert not (tmp_path / "cells").exists()
 
 
-def test_vmstat_runs_around_the_measured_command_only(tmp_path: Path) -> None:
+def test_vmstat_runs_beside_the_measured_command_only(tmp_path: Path) -> None:
     plan = one_plan(AB_PLAN, warmup={"requests": 200})
-    helpers = Helpers()
-    fake = FakeLoadgen(read_data("ab", "normal.txt"), helpers=helpers)
-    calls: list[str] = []
-
-    def execute(command: str) -> tuple[int, str, str]:
-        calls.append(command)
-        return fake.expect(2)(command)
-
-    cell, _ = measure(plan, tmp_path, execute)  # type: ignore[arg-type]
-    calls = [c for c in calls if "vmstat" in c or c.startswith("kill ") or not is_helper(c)]
-    kinds = ["vmstat" if "vmstat" in c or c.startswith("kill ") else "load" for c in calls]
-    assert kinds == ["load", "vmstat", "load", "vmstat"]  # warm-up, start, measured run, stop
-    assert "nohup timeout 670 vmstat -n 1" in calls[1]
-    assert calls[3].startswith("kill 4242;") or calls[3].startswith("kill 4242 ")
+    fake = FakeLoadgen(read_data("ab", "normal.txt")).expect(2)
+    cell, _ = measure(plan, tmp_path, fake)
+    warm, measured = fake.shell
+    assert "vmstat" not in warm
+    assert "timeout 670 vmstat -n 1 > vmstat.txt" in measured  # the tool's bound + 10 s
+    assert measured.index("vmstat -n 1") < measured.index(" ab -n 2000 ") < measured.index("kill $v")
     raw = tmp_path / "raw" / f"{plan['cell_id']}.vmstat.txt"
     assert raw.read_text(encoding="utf-8") == read_data("vmstat", "vmstat-during-wrk.txt")
     loadgen = cell["system"]["loadgen"]
     assert loadgen["samples"] == 9
     assert loadgen["cpu_idle"] == pytest.approx(round((0 + 0 + 0 + 19 + 7 + 6 + 2 + 0 + 1) / 9, 2))
     assert cell["system"]["target"] == loadgen  # loopback: one host
+    assert raw.with_name(f"{plan['cell_id']}.txt").read_text(encoding="utf-8") == read_data(
+        "ab", "normal.txt"
+    )
+
+
+def test_each_cell_first_stops_what_an_interrupted_run_left_running_and_says_so(tmp_path: Path) -> None:
+    helpers = Helpers(swept=2)
+    fake = FakeLoadgen(read_data("ab", "normal.txt"), helpers=helpers).expect(2)
+    cell, _ = measure(one_plan(AB_PLAN, warmup={"requests": 200}), tmp_path, fake, run_id="run-42")
+    sweep = helpers.commands[0]
+    assert (
+        sweep.startswith("n=0; for o in /tmp/bench-stack-run.") and "/tmp/bench-stack-run.run-42.*)" in sweep
+    )
+    assert all(s.startswith("d=$(mktemp -d /tmp/bench-stack-run.run-42.XXXXXX)") for s in fake.shell)
+    assert any(
+        "stopped 2 load command(s) or vmstat of an earlier, interrupted run" in n for n in cell["notes"]
+    )
 
 
 def test_network_mode_without_a_target_executor_has_no_target_stats(tmp_path: Path) -> None:
@@ -548,7 +557,7 @@ def test_vmstat_failure_is_a_note_not_a_failed_cell(tmp_path: Path) -> None:
     fake = FakeLoadgen(read_data("ab", "normal.txt"), helpers=Helpers(fail=frozenset({"vmstat"})))
     cell, measured = measure(one_plan(AB_PLAN), tmp_path, fake.expect(1))
     assert measured and cell["system"] == {"loadgen": None, "target": None}
-    assert any(n.startswith("vmstat did not start") for n in cell["notes"])
+    assert any(n.startswith("vmstat did not run: timeout: failed to run command") for n in cell["notes"])
 
 
 HTTPERF_PLAN = {"tool": "httperf", "rate": 200, "duration_s": 5}
@@ -599,12 +608,12 @@ def test_the_barrier_hook_runs_after_warm_up_and_before_the_measured_run(tmp_pat
     events: list[str] = []
 
     def execute(command: str) -> tuple[int, str, str]:
-        if not is_helper(command) or "vmstat" in command or command.startswith("kill "):
-            events.append("vmstat" if "vmstat" in command or command.startswith("kill ") else "load")
+        if not is_helper(command):
+            events.append("measured" if "vmstat" in command else "warm-up")
         return fake(command)
 
     measure(plan, tmp_path, execute, before_measure=lambda: events.append("barrier"))  # type: ignore[arg-type]
-    assert events == ["load", "barrier", "vmstat", "load", "vmstat"]
+    assert events == ["warm-up", "barrier", "measured"]
 
 
 def test_a_stored_cell_does_not_wait_at_the_barrier(tmp_path: Path) -> None:
@@ -624,22 +633,11 @@ def test_the_measured_run_is_timed_on_the_loadgen_and_the_window_is_stored(tmp_p
     fake = FakeLoadgen(read_data("ab", "normal.txt"), stderr=stderr).expect(1)
     cell, _ = measure(plan, tmp_path, fake)
     shell = fake.shell[-1]
-    assert shell.startswith("s=$(date +%s.%N); timeout --kill-after=5 660 ab ")
-    assert shell.endswith('; rc=$?; echo "BENCH-STACK-WINDOW $s $(date +%s.%N)" >&2; exit $rc')
+    assert "s=$(date +%s.%N); timeout --kill-after=5 660 ab " in shell
+    assert "wait $t; rc=$?; t=; e=$(date +%s.%N); " in shell
+    assert 'echo "BENCH-STACK-WINDOW $s $e" >&2' in shell and shell.endswith("exit $rc")
     assert cell["window"] == {"start": "2026-11-30T21:49:49.694Z", "end": "2026-11-30T21:49:52.401Z"}
     assert not any("BENCH-STACK-WINDOW" in n for n in cell["notes"])
-
-
-def test_the_window_wrapper_keeps_the_tools_exit_code_and_prints_two_clock_readings() -> None:
-    import subprocess
-
-    from benchstack.runner import window_of, windowed
-
-    command = windowed("sh -c 'echo out; exit 7'")
-    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=10, check=False)
-    assert done.returncode == 7 and done.stdout == "out\n"
-    window = window_of(done.stderr)
-    assert window is not None and window["start"] <= window["end"]
 
 
 def test_a_cell_without_a_window_says_a_merge_cannot_cut_it(tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ def test_the_runner_refuses_wrk_output_that_ends_before_the_report_line(tmp_path
     helpers = Helpers()
 
     def execute(command: str) -> tuple[int, str, str]:
-        return helpers.reply(command) or (0, cut, "")
+        return helpers.run(command, cut)
 
     where = Target(host="127.0.0.1", target="local", loadgen="local")
     with pytest.raises(CellFailed, match="printed no BENCH-STACK-WRK-REPORT line: its output is incomplete"):

@@ -101,7 +101,7 @@ class Run:
         )
 
         def execute(command: str) -> tuple[int, str, str]:
-            return helpers.reply(command) or (0, output, "")
+            return helpers.run(command, output)
 
         loadgen = "web1" if self.mode == "loopback" else "gen1"
         where = Target(host="127.0.0.1", target="web1", loadgen=loadgen)

@@ -1,0 +1,190 @@
+"""sinatra-thin-nginx's side effect: bad inputs and reconfigurations applied to the provisioned hosts through
+the project's provisioning (skipping the roles whose inputs did not change, as a user's rerun does). Records
+evidence (tests/sideeffect.py); the tests in tests/ say what must hold. In order:
+
+0. verify-gate: one thin instance on the Debian 12 host frozen (SIGSTOP: its unit stays active, so
+   provisioning sees nothing to repair), then bench-stack.yml;
+1. broken-server-block: ``-e nginx_upstream_keepalive=-5`` (an int, so only nginx can refuse it), then a good
+   run with the scenario's own inputs;
+2. bad-input-*: the nginx config injection (tests/bad-inputs), thin stacks whose app folder is missing or
+   holds no config.ru, a static stack whose folder is missing;
+3. stock-switch: the Debian 12 host (tuned) switched to nginx's stock main config;
+4. reconfigure: sinatra-thin-x2-nginx given 3 instances (the Debian 12 host back to tuned in the same run);
+5. restore: the scenario's own experiment again (3 instances back to 2), the hosts as the converge left them.
+
+Before and after each step: every unit's main pid, every stack's answer through its front, and the sha256 of
+every file under /etc/nginx, /etc/systemd/system, the units' env folder and the app folders.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PROJECT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
+
+from sideeffect import ephemeral, fresh_evidence, main_pids, playbook, save, sh, snapshot  # noqa: E402
+from stackcheck import endpoints, front_checks  # noqa: E402
+
+from benchstack.stacks import DEFAULT_ROOTS, resolve_stacks  # noqa: E402
+
+HOSTS = ["bench-mol-thin-bookworm", "bench-mol-thin-trixie"]
+TUNED_HOST = HOSTS[0]
+EXPERIMENT = PROJECT / "experiments" / "sinatra-thin-nginx.yml"
+BASE = yaml.safe_load(EXPERIMENT.read_text(encoding="utf-8"))
+WATCHED = ["/etc/nginx", "/etc/systemd/system", DEFAULT_ROOTS.units, DEFAULT_ROOTS.apps]
+RECONFIGURED = "sinatra-thin-x2-nginx"
+# Rerun only what changed, as a user's second run does (the scenario's inventory says false for idempotence).
+SKIP = {"bench_provision_skip_unchanged": True}
+
+
+def resolved(experiment: dict[str, Any]) -> list[dict[str, Any]]:
+    return resolve_stacks(copy.deepcopy(experiment["stacks"]))
+
+
+def units(experiment: dict[str, Any]) -> list[str]:
+    return [ep["unit"] for ep in endpoints(copy.deepcopy(experiment["stacks"]))] + ["nginx.service"]
+
+
+def state(experiment: dict[str, Any] = BASE, extra_units: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What must not change when a bad input is refused, per host."""
+    urls = [c["url"] for c in front_checks(resolved(experiment))]
+    return {host: snapshot(host, [*units(experiment), *extra_units], urls, WATCHED) for host in HOSTS}
+
+
+def expected_answers(experiment: dict[str, Any] = BASE) -> dict[str, str]:
+    return {c["url"]: f"200 {c['body']}" for c in front_checks(resolved(experiment))}
+
+
+def variant(name: str, change: dict[str, dict[str, Any]]) -> Path:
+    """The scenario's experiment with some stacks changed (stack name -> keys to set), in a file."""
+    data = copy.deepcopy(BASE)
+    for stack in data["stacks"]:
+        for key, value in change.get(stack["name"], {}).items():
+            stack[key] = {**stack.get(key, {}), **value} if isinstance(value, dict) else value
+    path = ephemeral() / f"{name}.yml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def step(name: str, *, extra: dict[str, Any], limit: str | None = None, **more: Any) -> dict[str, Any]:
+    before = state()
+    run = playbook("provision.yml", extra={**SKIP, **extra}, limit=limit)
+    evidence = {"playbook": run.to_dict(), "before": before, "after": state(), **more}
+    save(name, evidence)
+    return evidence
+
+
+def verify_gate() -> None:
+    unit = "bench-sinatra-thin-x4-nginx@2.service"
+    pid = main_pids(TUNED_HOST, [unit])[unit]
+    run_dir = ephemeral() / "gate"
+    sh(TUNED_HOST, f"kill -STOP {pid}")
+    try:
+        # The entry point: one playbook, where a host that fails leaves the plays and the others go on.
+        run = playbook(
+            "bench-stack.yml",
+            extra={**SKIP, "bench_results_dir": str(ephemeral()), "bench_run_dir": str(run_dir)},
+        )
+    finally:
+        sh(TUNED_HOST, f"kill -CONT {pid}")
+    save(
+        "verify-gate",
+        {
+            "frozen": {"host": TUNED_HOST, "unit": unit, "pid": pid},
+            "playbook": run.to_dict(),
+            "run_dir_files": sorted(str(p.relative_to(run_dir)) for p in run_dir.rglob("*"))
+            if run_dir.exists()
+            else [],
+            "run_dir_exists": run_dir.exists(),
+        },
+    )
+
+
+def broken_server_block() -> None:
+    step("broken-server-block", extra={"nginx_upstream_keepalive": -5})
+    run = playbook("provision.yml", extra=SKIP)
+    save("good-after-broken", {"playbook": run.to_dict(), "after": state()})
+
+
+def bad_inputs() -> None:
+    step(
+        "bad-input-injection",
+        extra={"experiment": str(PROJECT / "tests" / "bad-inputs" / "injection-app-dir.yml")},
+    )
+    missing = variant(
+        "missing-app",
+        {
+            "sinatra-thin-x1-nginx": {"app": {"dir": f"{DEFAULT_ROOTS.apps}/no-such-app"}},
+            # the static app's folder: there, but without a config.ru
+            "sinatra-thin-x2-nginx": {"app": {"dir": f"{DEFAULT_ROOTS.apps}/static"}},
+        },
+    )
+    step("bad-input-missing-app", extra={"experiment": str(missing)})
+    missing_static = variant(
+        "missing-static", {"nginx-static": {"app": {"dir": f"{DEFAULT_ROOTS.apps}/no-such-site"}}}
+    )
+    step("bad-input-missing-static", extra={"experiment": str(missing_static)})
+
+
+def dpkg_nginx_conf(host: str) -> dict[str, str]:
+    """md5 of nginx.conf as the package shipped it (dpkg's conffile record) and as it is now."""
+    package = sh(host, "dpkg -S /etc/nginx/nginx.conf | cut -d: -f1").strip()
+    conffiles = sh(host, f"dpkg-query -W -f='${{Conffiles}}\\n' {package}")
+    shipped = next(
+        line.split()[1] for line in conffiles.splitlines() if line.split()[:1] == ["/etc/nginx/nginx.conf"]
+    )
+    now = sh(host, "md5sum /etc/nginx/nginx.conf").split()[0]
+    # A reload keeps the master and starts new workers.
+    workers = sh(host, "pgrep -f '^nginx: worker'; true").split()
+    return {"package": package, "shipped_md5": shipped, "md5": now, "workers": sorted(workers)}
+
+
+def stock_switch() -> None:
+    before = {h: dpkg_nginx_conf(h) for h in HOSTS}
+    step(
+        "stock-switch",
+        extra={"nginx_profile": "stock"},
+        limit=TUNED_HOST,
+        conf_before=before,
+    )
+    evidence = {"conf_before": before, "conf_after": {h: dpkg_nginx_conf(h) for h in HOSTS}}
+    save("stock-switch-conf", evidence)
+
+
+def reconfigure() -> None:
+    changed = variant("reconfigured", {RECONFIGURED: {"server": {"instances": 3}}})
+    new = yaml.safe_load(changed.read_text(encoding="utf-8"))
+    third = f"bench-{RECONFIGURED}@3.service"
+    before = state()
+    run = playbook("provision.yml", extra={**SKIP, "experiment": str(changed)})
+    after = state(new)
+    active = {h: sh(h, f"systemctl is-active {third}; true").strip() for h in HOSTS}
+    save("reconfigure", {"playbook": run.to_dict(), "before": before, "after": after, "third_active": active})
+    run = playbook("provision.yml", extra=SKIP)
+    after_restore = state(BASE, extra_units=(third,))
+    third_state = {
+        h: sh(h, f"systemctl is-active {third}; systemctl is-enabled {third}; true").split() for h in HOSTS
+    }
+    save(
+        "restore", {"playbook": run.to_dict(), "before": after, "after": after_restore, "third": third_state}
+    )
+
+
+def main() -> None:
+    fresh_evidence()
+    save("expected", {"answers": expected_answers(), "units": units(BASE)})
+    verify_gate()
+    broken_server_block()
+    bad_inputs()
+    stock_switch()
+    reconfigure()
+
+
+if __name__ == "__main__":
+    main()
