@@ -30,7 +30,7 @@ from benchstack.hostdiff import run_differences, target_differences
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
 from benchstack.plan import compile_plan, experiment_path
-from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
+from benchstack.report import read_run_info, summary_tables, write_report
 from benchstack.stacks import DEFAULT_ROOTS, Roots
 from benchstack.targets import by_target, run_targets
 from benchstack.verdict import run_verdict, verdict_text
@@ -186,11 +186,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
             _err(f"{args.run_dir}: no cells (expected cells/*.json)")
             return 1
         path = write_report(args.run_dir)
-        max_cv = max_cv_of(read_run_info(args.run_dir))
+        info = read_run_info(args.run_dir)
     except ValueError as exc:
         _err(str(exc))
         return 1
-    print(summary_table(stored, max_cv), end="")
+    print(summary_tables(stored, info), end="")
     print("\n" + verdict_text(run_verdict(args.run_dir, stored, read_run_info(args.run_dir))), end="")
     print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
     return 0

@@ -19,7 +19,8 @@ A plan holds:
 * ``instance_checks``: one request per app server instance and expected answer (verify);
 * ``targets``: the targets the run measures (those the loadgens load, in inventory order; none when the
   command line compiles the plan), and ``target_order``: ``sequential`` (one target after the other) or
-  ``parallel`` (:mod:`benchstack.targets`);
+  ``parallel`` (:mod:`benchstack.targets`), and ``target_groups``: the targets measured together, group
+  after group (``[[a], [b]]``, or ``[[a, b]]`` in parallel);
 * ``cells``: every cell in measuring order, on every target (each names its target; with several targets
   the ids start with the target), and ``progress``: per cell id, "i/n" and the seconds the cells after it
   take at least (their durations, warm-ups and pauses; ab cells count their pause only, since their
@@ -95,6 +96,7 @@ def compile_plan(
         "instance_checks": instance_checks(exp.resolved),
         "targets": targets,
         "target_order": PARALLEL if parallel else SEQUENTIAL,
+        "target_groups": [targets] if parallel else [[t] for t in targets],
         "cells": [asdict(c) for c in planned],
         "progress": progress(planned, parallel),
         "warnings": port_warnings(exp.resolved),

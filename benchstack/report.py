@@ -160,6 +160,19 @@ def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -
     return _markdown_table(COLUMNS, summary_rows(cells, max_cv)) + "\n"
 
 
+def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None = None) -> str:
+    """The table a run prints at its end (:func:`summary_table`); with several targets one per target, each
+    under a heading naming the target's host type."""
+    run = RunData(Path("."), cells, run_info)
+    max_cv = max_cv_of(run_info)
+    if not several_targets(run):
+        return summary_table(cells, max_cv)
+    return "\n".join(
+        f"### {target_heading(run, target)}\n\n{summary_table(group, max_cv)}"
+        for target, group in targets_of(run).items()
+    )
+
+
 def max_cv_of(run_info: dict[str, Any] | None) -> float:
     """The experiment's load.max_cv as recorded in run.json, or the default."""
     value = as_number(recorded_load(run_info).get("max_cv"))

@@ -271,3 +271,15 @@ def test_run_json_of_two_targets_fits_its_schema(tmp_path: Path) -> None:
     info = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert read_run_info(tmp_path) == info
     assert {c["target"] for c in info["experiment"]["cells"]} == {FAST, SLOW}
+
+
+def test_the_table_a_run_prints_at_its_end_is_one_per_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    measure_run(tmp_path)
+    assert cli.main(["report", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    fast, slow = out.split("### bench-b: Intel(R) Xeon(R) CPU @ 2.20GHz, 2 CPUs, Ubuntu 24.04")
+    assert "### bench-a: AMD EPYC 7B13, 8 CPUs, Debian 12.11" in fast
+    assert "| sinatra-thin-x4-nginx | ab | c50 | 2 | 18967.23 |" in fast
+    assert "| sinatra-thin-x4-nginx | ab | c50 | 2 | 763.72 |" in slow.split("Verdict:")[0]
