@@ -128,7 +128,9 @@ class ActionModule(ActionBase):
             )
         except RunDirError as exc:
             raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
-        unloaded = [t for t in (task_vars.get("groups") or {}).get("targets") or [] if t not in targets]
+        in_play = set(task_vars.get("ansible_play_hosts_all") or [])
+        every = (task_vars.get("groups") or {}).get("targets") or []
+        unloaded = [t for t in every if t in in_play and t not in targets]
         if targets and unloaded:
             plan["warnings"].append(
                 f"no loadgen loads {', '.join(unloaded)}: provisioned, not measured (give a loadgen its "
