@@ -87,6 +87,9 @@ class Cell:
     merged: dict[str, Any] | None = None
     latency_dist: dict[str, Any] | None = None
     window: dict[str, str] | None = None
+    # Set only where the id is not the one derived from the fields: a run with several targets, whose
+    # cell ids start with the target (benchstack.targets).
+    cell_id: str | None = None
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell))
@@ -109,9 +112,10 @@ META_FIELDS: tuple[str, ...] = (
     "system",
     "rate",
     "window",
+    "cell_id",
 )
 # Fields a v1 cell may lack (added to v1 later, backward compatible).
-OPTIONAL_FIELDS: tuple[str, ...] = ("system", "rate", "merged", "latency_dist", "window")
+OPTIONAL_FIELDS: tuple[str, ...] = ("system", "rate", "merged", "latency_dist", "window", "cell_id")
 # Metadata a stored run's cell must carry (a cell printed by `bench-stack parse` may leave them null).
 RUN_REQUIRED: tuple[str, ...] = (
     "experiment",
@@ -189,6 +193,11 @@ def cell_id(
     return f"{_safe(stack)}__{tool_part}__{level_part}__r{int(repetition)}"
 
 
+def qualified_cell_id(target: str, cell_id: str) -> str:
+    """``<target>__<cell_id>``: a cell's id in a run with several targets (:mod:`benchstack.targets`)."""
+    return f"{_safe(target)}__{cell_id}"
+
+
 def load_level(d: dict[str, Any]) -> int:
     """A cell's load level: the offered rate when it has one (an open-loop tool; its concurrency is then only
     observed), else its concurrency."""
@@ -196,9 +205,16 @@ def load_level(d: dict[str, Any]) -> int:
     return int(rate if rate is not None else d["concurrency"])
 
 
-def cell_id_of(d: dict[str, Any]) -> str:
+def derived_cell_id(d: dict[str, Any]) -> str:
+    """The id a cell's own fields give (:func:`cell_id`): every cell's in a run with one target."""
     open_loop = d.get("rate") is not None
     return cell_id(d["stack"], d["tool"], load_level(d), d["repetition"], bool(d.get("keepalive")), open_loop)
+
+
+def cell_id_of(d: dict[str, Any]) -> str:
+    """A cell's id, its file name in ``cells/``: the ``cell_id`` it records (a run with several targets,
+    where the id starts with the target: :mod:`benchstack.targets`), else :func:`derived_cell_id`."""
+    return d.get("cell_id") or derived_cell_id(d)
 
 
 GroupKey = tuple[str, str, bool, int]
@@ -241,6 +257,8 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
         problems += distribution.validate(d["latency_dist"])
     if fine("tool", "errors", "error_count"):
         problems += _check_error_count(d["errors"], d["error_count"])
+    if fine("cell_id", "target", "stack", "tool", "repetition") and d["cell_id"] is not None:
+        problems += _check_cell_id(d)
     if fine("error_count", "error_rate") and (d["error_count"] == 0) != (d["error_rate"] == 0):
         problems.append(
             f"error_rate must be 0 exactly when error_count is 0, not {d['error_rate']!r} "
@@ -257,6 +275,22 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
         if d.get("requests") is None and d.get("duration_s") is None:
             problems.append("a stored cell needs requests or duration_s (the configured load)")
     return problems
+
+
+def _check_cell_id(d: dict[str, Any]) -> list[str]:
+    """A recorded ``cell_id`` is the derived id after the cell's target, nothing else: a cell cannot be
+    stored under another load point's name."""
+    if d["target"] is None or d["repetition"] is None or d["stack"] is None:
+        return ["cell_id needs the cell's target, stack and repetition"]
+    try:
+        derived = derived_cell_id(d)
+    except (KeyError, TypeError, ValueError):
+        return []  # the fields it is made of are wrong: reported on their own
+    expected = qualified_cell_id(d["target"], derived)
+    if d["cell_id"] != expected:
+        given = d["cell_id"]
+        return [f"cell_id must be {expected!r} (the target, then the id of the cell's fields), not {given!r}"]
+    return []
 
 
 def _check_times(key: str, value: Any) -> list[str]:

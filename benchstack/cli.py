@@ -26,12 +26,13 @@ from benchstack.compare import compare_table, differences_text
 from benchstack.experiment import ExperimentError
 from benchstack.formats import RUN_INFO, validate_run_info
 from benchstack.hist import HistError, csv_name, csv_text, hist
-from benchstack.hostdiff import run_differences
+from benchstack.hostdiff import run_differences, target_differences
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
 from benchstack.plan import compile_plan, experiment_path
-from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
+from benchstack.report import read_run_info, summary_tables, write_report
 from benchstack.stacks import DEFAULT_ROOTS, Roots
+from benchstack.targets import by_target, run_targets
 from benchstack.verdict import run_verdict, verdict_text
 
 STRICT_FAILED = 3
@@ -74,7 +75,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "with significance",
     )
     p.add_argument("run_a", type=Path)
-    p.add_argument("run_b", type=Path)
+    p.add_argument("run_b", type=Path, nargs="?", help="the other run (not with --targets)")
+    p.add_argument(
+        "--targets",
+        nargs=2,
+        metavar=("A", "B"),
+        help="compare two targets of one run (RUN_A): target A's load points against target B's",
+    )
     p.add_argument(
         "--strict",
         action="store_true",
@@ -179,17 +186,22 @@ def _cmd_report(args: argparse.Namespace) -> int:
             _err(f"{args.run_dir}: no cells (expected cells/*.json)")
             return 1
         path = write_report(args.run_dir)
-        max_cv = max_cv_of(read_run_info(args.run_dir))
+        info = read_run_info(args.run_dir)
     except ValueError as exc:
         _err(str(exc))
         return 1
-    print(summary_table(stored, max_cv), end="")
+    print(summary_tables(stored, info), end="")
     print("\n" + verdict_text(run_verdict(args.run_dir, stored, read_run_info(args.run_dir))), end="")
     print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    if (args.run_b is None) == (args.targets is None):
+        _err("compare: give two runs (RUN_A RUN_B), or one run and --targets A B")
+        return 2
+    if args.targets:
+        return _compare_targets(args)
     runs, infos = [], []
     for run_dir in (args.run_a, args.run_b):
         if not run_dir.is_dir():
@@ -210,7 +222,39 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(f"A: {args.run_a}\nB: {args.run_b}\n\n" + "\n".join(differences_text(differences)))
         _err("--strict: not comparing: the hosts or setup differ (listed above)")
         return STRICT_FAILED
-    print(compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b), differences), end="")
+    orders = [run_targets(info) for info in infos]
+    print(
+        compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b), differences, *orders),
+        end="",
+    )
+    return 0
+
+
+def _compare_targets(args: argparse.Namespace) -> int:
+    """``compare RUN --targets A B``: two targets of one run, as two runs are compared."""
+    run_dir = args.run_a
+    if not run_dir.is_dir():
+        _err(f"{run_dir}: not a directory")
+        return 1
+    try:
+        groups = by_target(load_cells(run_dir))
+        info = read_run_info(run_dir)
+    except ValueError as exc:
+        _err(str(exc))
+        return 1
+    target_a, target_b = args.targets
+    for name in (target_a, target_b):
+        if name not in groups:
+            _err(f"{run_dir}: no cells of target {name} (its targets: {', '.join(groups) or 'none'})")
+            return 1
+    a, b = groups[target_a], groups[target_b]
+    differences = target_differences(info, target_a, target_b, a, b)
+    name_a, name_b = f"{run_dir} target {target_a}", f"{run_dir} target {target_b}"
+    if args.strict and differences:
+        print(f"A: {name_a}\nB: {name_b}\n\n" + "\n".join(differences_text(differences)))
+        _err("--strict: not comparing: the targets or their loadgens differ (listed above)")
+        return STRICT_FAILED
+    print(compare_table(a, b, name_a, name_b, differences), end="")
     return 0
 
 

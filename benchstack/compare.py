@@ -1,16 +1,23 @@
 """Compare two runs load point by load point: median req/s and p99 latency, and whether the req/s change is
 beyond the noise (Welch's t-test over the repetitions, two-sided, p < 0.05; "n/a" when either run has fewer
 than two repetitions of the load point). The hosts and setup come first: every difference in run.json that
-can explain a change (:mod:`benchstack.hostdiff`)."""
+can explain a change (:mod:`benchstack.hostdiff`).
+
+Runs with several targets are compared target by target: each run's targets in run.json's order, paired by
+position (as :mod:`benchstack.hostdiff` pairs the hosts), one table per pair; one target on each side is one
+table, whatever the targets are called. Two targets of one run are compared the same way
+(``bench-stack compare RUN --targets A B``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from benchstack.cell import GroupKey, level_label
 from benchstack.loadpoints import groups_of, loadgen_count, point_columns, tool_label
 from benchstack.numbers import fmt, median
 from benchstack.stats import welch_t_test
+from benchstack.targets import by_target
 
 ALPHA = 0.05
 COLUMNS = (
@@ -93,22 +100,59 @@ def compare_table(
     name_a: str = "A",
     name_b: str = "B",
     differences: list[str] | None = None,
+    order_a: Sequence[str] = (),
+    order_b: Sequence[str] = (),
 ) -> str:
-    """Markdown: which run is A and B, the host and setup ``differences`` (when given), the table, and the
-    load points only one run has."""
+    """Markdown: which run is A and B, the host and setup ``differences`` (when given), the table (one per
+    pair of targets when a run has several: :func:`target_pairs`), and the load points only one run has."""
     lines = [f"A: {name_a}", f"B: {name_b}", ""]
     if differences is not None:
         lines += differences_text(differences)
-    lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
-    for row in compare_rows(cells_a, cells_b):
-        lines.append("| " + " | ".join(row[c] for c in COLUMNS) + " |")
-    groups_a, groups_b = set(groups_of(cells_a)), set(groups_of(cells_b))
+    pairs, unpaired = target_pairs(cells_a, cells_b, order_a, order_b)
+    only: list[str] = []
+    for i, (target_a, target_b, a, b) in enumerate(pairs):
+        if target_a is not None:
+            lines += ([""] if i else []) + [f"### target {target_a} -> {target_b}", ""]
+        lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+        for row in compare_rows(a, b):
+            lines.append("| " + " | ".join(row[c] for c in COLUMNS) + " |")
+        groups_a, groups_b = set(groups_of(a)), set(groups_of(b))
+        on = "" if target_a is None else f" (target {target_a} -> {target_b})"
+        for name, points in (("A", groups_a - groups_b), ("B", groups_b - groups_a)):
+            if points:
+                only.append(f"Only in {name}{on}: {', '.join(_label(k) for k in sorted(points))}.")
     lines += [
         "",
         "change: (B - A) / A of the medians over repetitions; significant: Welch's t-test on the req/s "
         f"of the repetitions, p < {ALPHA} (n/a below two repetitions on either side).",
     ]
-    for name, only in (("A", groups_a - groups_b), ("B", groups_b - groups_a)):
-        if only:
-            lines.append(f"Only in {name}: {', '.join(_label(k) for k in sorted(only))}.")
+    lines += only
+    lines += [
+        f"Only in {name}: target {target} (no target of the other run at its place)."
+        for name, target in unpaired
+    ]
     return "\n".join(lines) + "\n"
+
+
+Pair = tuple[str | None, str | None, list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def target_pairs(
+    cells_a: list[dict[str, Any]],
+    cells_b: list[dict[str, Any]],
+    order_a: Sequence[str] = (),
+    order_b: Sequence[str] = (),
+) -> tuple[list[Pair], list[tuple[str, str]]]:
+    """(target in A, target in B, A's cells, B's cells) per pair of targets, and ("A"|"B", target) for the
+    targets left without a partner. One target on each side: one pair named (None, None), as before
+    runs could have several. ``order_a``/``order_b``: each run's targets as run.json lists them."""
+    groups_a, groups_b = by_target(cells_a, order_a), by_target(cells_b, order_b)
+    if len(groups_a) <= 1 and len(groups_b) <= 1:
+        return [(None, None, cells_a, cells_b)], []
+    names_a, names_b = list(groups_a), list(groups_b)
+    pairs: list[Pair] = [
+        (ta, tb, groups_a[ta], groups_b[tb]) for ta, tb in zip(names_a, names_b, strict=False)
+    ]
+    n = len(pairs)
+    unpaired = [("A", t) for t in names_a[n:]] + [("B", t) for t in names_b[n:]]
+    return pairs, unpaired

@@ -96,6 +96,9 @@ class CellPlan:
     warmup: dict[str, int] | None
     pause_s: float = DEFAULT_PAUSE_S
     rate: int | None = None
+    # The target the cell is measured on: set by the run's plan (benchstack.targets), None without an
+    # inventory (bench-stack experiment).
+    target: str | None = None
 
 
 @dataclass

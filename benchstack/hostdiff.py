@@ -9,12 +9,18 @@ recorded sysctls, package versions, config sha256, the tuning profile and CPU go
 bench-stack's version, the load settings (``experiment.load`` without the repetition and verdict settings,
 which change how often a load point is measured, not what it measures) and the definitions of the stacks both
 runs measured.
+
+Two targets of one run (:func:`target_differences`, ``bench-stack compare RUN --targets A B`` and the report's
+"Targets side by side") share the experiment, the version and the load: what can differ is the two targets'
+fingerprints, their loadgens' (paired in the order they measured), how many loadgens each had and the mode.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from benchstack.targets import loadgens_of
 
 FINGERPRINT_FIELDS = (
     ("cpu_model", "CPU model"),
@@ -151,4 +157,33 @@ def _flat(value: object, prefix: str = "") -> dict[str, str]:
     out: dict[str, str] = {}
     for key, item in value.items():
         out.update(_flat(item, f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
+def target_differences(
+    info: dict[str, Any] | None,
+    target_a: str,
+    target_b: str,
+    cells_a: list[dict[str, Any]],
+    cells_b: list[dict[str, Any]],
+) -> list[str]:
+    """Every difference between two targets of one run (and their loadgens) that can explain a change in
+    their numbers; ``cells_a``/``cells_b``: each target's cells, which name its loadgens and mode."""
+    if info is None:
+        return ["run.json missing: the hosts cannot be compared"]
+    hosts = info.get("hosts") if isinstance(info.get("hosts"), dict) else {}
+    label = f"target {target_a} -> {target_b}"
+    out = [f"{label}: {d}" for d in fingerprint_differences(hosts.get(target_a), hosts.get(target_b))]
+    modes_a = sorted({str(c.get("mode")) for c in cells_a})
+    modes_b = sorted({str(c.get("mode")) for c in cells_b})
+    if modes_a != modes_b:
+        out.append(f"mode: {', '.join(modes_a)} -> {', '.join(modes_b)}")
+    # A loopback target is its own loadgen: its fingerprint was compared above.
+    lgs_a = [lg for lg in loadgens_of(cells_a) if lg != target_a]
+    lgs_b = [lg for lg in loadgens_of(cells_b) if lg != target_b]
+    if len(lgs_a) != len(lgs_b):
+        out.append(f"number of loadgens: {len(lgs_a)} -> {len(lgs_b)}")
+    for lg_a, lg_b in zip(lgs_a, lgs_b, strict=False):
+        diffs = fingerprint_differences(hosts.get(lg_a), hosts.get(lg_b))
+        out += [f"loadgen {lg_a} -> {lg_b}: {d}" for d in diffs]
     return out

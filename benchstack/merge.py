@@ -54,7 +54,10 @@ from benchstack.perrequest import ParseError, ab_requests, nearest_rank
 
 LOADGENS_DIR = "loadgens"
 RAW_DIR = "raw"
-SAME = ("experiment", "stack", "target", "mode", "tool", "concurrency", "keepalive", "repetition", "url")
+SAME = (
+    "experiment", "stack", "target", "mode", "tool", "concurrency", "keepalive", "repetition", "url",
+    "cell_id",
+)  # fmt: skip
 # An open-loop cell's load point is its offered rate; its concurrency is only what the tool saw open.
 SAME_OPEN_LOOP = tuple("rate" if key == "concurrency" else key for key in SAME)
 SKEW_NOTE_SHARE = 0.1
@@ -330,6 +333,8 @@ def merge_cells(
             ],
         },
     }
+    if first.get("cell_id"):
+        merged["cell_id"] = first["cell_id"]  # a run with several targets (benchstack.targets)
     return merged
 
 

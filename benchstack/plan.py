@@ -17,9 +17,14 @@ A plan holds:
   its folders on the target, its source (a content hash computed here, on the controller, or a git
   repository and version) and the key the app role compares with the target's deployment record;
 * ``instance_checks``: one request per app server instance and expected answer (verify);
-* ``cells``: every cell in measuring order, and ``progress``: per cell id, "i/n" and the seconds the
-  cells after it take at least (their durations, warm-ups and pauses; ab cells count their pause only,
-  since their length is a number of requests);
+* ``targets``: the targets the run measures (those the loadgens load, in inventory order; none when the
+  command line compiles the plan), and ``target_order``: ``sequential`` (one target after the other) or
+  ``parallel`` (:mod:`benchstack.targets`), and ``target_groups``: the targets measured together, group
+  after group (``[[a], [b]]``, or ``[[a, b]]`` in parallel);
+* ``cells``: every cell in measuring order, on every target (each names its target; with several targets
+  the ids start with the target), and ``progress``: per cell id, "i/n" and the seconds the cells after it
+  take at least (their durations, warm-ups and pauses; ab cells count their pause only, since their
+  length is a number of requests; targets measured in parallel count once);
 * ``warnings``: what is allowed but probably wrong (a stack on port 22).
 """
 
@@ -35,6 +40,7 @@ from typing import Any
 from benchstack.experiment import CellPlan, Experiment, ExperimentError, cells, load_experiment
 from benchstack.runfolder import check_run_dir, experiment_hash
 from benchstack.stacks import DEFAULT_ROOTS, Roots, instance_checks, needs, port_warnings, user_apps
+from benchstack.targets import PARALLEL, SEQUENTIAL, target_cells
 
 PLAN_SCHEMA = "bench-stack/plan/v1"
 DEFAULT_EXPERIMENT = "sinatra-thin-nginx"
@@ -55,13 +61,21 @@ def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
     return path
 
 
-def compile_plan(source: str | os.PathLike[str], roots: Roots = DEFAULT_ROOTS) -> dict[str, Any]:
-    """The plan of the experiment in ``source`` under ``roots``; ExperimentError listing every problem."""
+def compile_plan(
+    source: str | os.PathLike[str],
+    roots: Roots = DEFAULT_ROOTS,
+    targets: list[str] | None = None,
+    parallel: bool = False,
+) -> dict[str, Any]:
+    """The plan of the experiment in ``source`` under ``roots``, measured on ``targets`` (one after the
+    other, or all at once when ``parallel``); ExperimentError listing every problem."""
     problems = roots.problems()
     if problems:
         raise ExperimentError(problems, str(source))
     exp = load_experiment(source, roots)
-    planned = cells(exp)
+    targets = list(targets or [])
+    parallel = parallel and len(targets) > 1
+    planned = target_cells(cells(exp), targets, parallel)
     experiment = {
         "name": exp.name,
         "description": exp.description,
@@ -80,8 +94,11 @@ def compile_plan(source: str | os.PathLike[str], roots: Roots = DEFAULT_ROOTS) -
         "needs": needs(exp.resolved),
         "user_apps": apps,
         "instance_checks": instance_checks(exp.resolved),
+        "targets": targets,
+        "target_order": PARALLEL if parallel else SEQUENTIAL,
+        "target_groups": [targets] if parallel else [[t] for t in targets],
         "cells": [asdict(c) for c in planned],
-        "progress": progress(planned),
+        "progress": progress(planned, parallel),
         "warnings": port_warnings(exp.resolved),
     }
 
@@ -105,13 +122,28 @@ def least_seconds(cell: CellPlan) -> float:
     return float(cell.pause_s + warmup + (cell.duration_s or 0))
 
 
-def progress(planned: list[CellPlan]) -> dict[str, str]:
-    """Per cell id, the label a measured cell's line shows: "i/n, at least S s left" after it."""
+def progress(planned: list[CellPlan], parallel: bool = False) -> dict[str, str]:
+    """Per cell id, the label a measured cell's line shows: "i/n, at least S s left" after it. ``parallel``:
+    the targets' cells are measured side by side, so the time left is the slowest target's."""
     total = len(planned)
-    left = sum(least_seconds(c) for c in planned)
     out = {}
+    if not parallel:
+        left = sum(least_seconds(c) for c in planned)
+        for i, cell in enumerate(planned, 1):
+            left -= least_seconds(cell)
+            out[cell.cell_id] = f"{i}/{total}, at least {round(left)} s left after it"
+        return out
+    per_target: dict[str | None, list[CellPlan]] = {}
+    for cell in planned:
+        per_target.setdefault(cell.target, []).append(cell)
+    left_after = {
+        target: [sum(least_seconds(c) for c in own[k + 1 :]) for k in range(len(own))]
+        for target, own in per_target.items()
+    }
+    position = {cell.cell_id: k for own in per_target.values() for k, cell in enumerate(own)}
     for i, cell in enumerate(planned, 1):
-        left -= least_seconds(cell)
+        k = position[cell.cell_id]
+        left = max(lefts[k] if k < len(lefts) else 0.0 for lefts in left_after.values())
         out[cell.cell_id] = f"{i}/{total}, at least {round(left)} s left after it"
     return out
 

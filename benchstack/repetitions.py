@@ -17,6 +17,7 @@ from benchstack.cell import load_cells
 from benchstack.experiment import CellPlan, Experiment, cell_plan, load_points, plan_keepalive, rotated
 from benchstack.loadpoints import by_load_point
 from benchstack.stats import coefficient_of_variation
+from benchstack.targets import for_target
 
 
 def is_noisy(cells_of_group: Sequence[dict[str, Any]], max_cv: float) -> bool:
@@ -37,15 +38,22 @@ def more_repetitions_needed(
     return is_noisy(cells_of_group, max_cv)
 
 
-def extra_cells(run_dir: str | os.PathLike[str], exp: Experiment) -> list[CellPlan]:
+def extra_cells(
+    run_dir: str | os.PathLike[str], exp: Experiment, target: str | None = None, targets: Sequence[str] = ()
+) -> list[CellPlan]:
     """The next repetition of every load point that needs one, in measuring order.
 
     Only load points whose first ``load.repetitions`` repetitions are all stored are considered (the regular
     cells come first). Each extra cell continues its load point's repetition numbers; cells are ordered by
     repetition, then by the stack order of that repetition (rotated, as in :func:`experiment.cells`).
+    ``target``: only that target's load points, planned on it (with ``targets``, the run's, the ids start
+    with the target when there are several: :mod:`benchstack.targets`).
     """
     load = exp.load
-    groups = by_load_point([c for c in load_cells(run_dir) if c.get("experiment") in (None, exp.name)])
+    stored = [c for c in load_cells(run_dir) if c.get("experiment") in (None, exp.name)]
+    if target is not None:
+        stored = [c for c in stored if c.get("target") == target]
+    groups = by_load_point(stored)
     wanted: list[tuple[int, int, int, CellPlan]] = []
     points = [(stack, plan, level) for stack in exp.stacks for plan, level in load_points(exp)]
     for order, (stack, plan, level) in enumerate(points):
@@ -57,4 +65,7 @@ def extra_cells(run_dir: str | os.PathLike[str], exp: Experiment) -> list[CellPl
             repetition = max(done) + 1
             position = [s["name"] for s in rotated(exp.stacks, repetition)].index(stack["name"])
             wanted.append((repetition, position, order, cell_plan(exp, stack, plan, level, repetition)))
-    return [item[3] for item in sorted(wanted, key=lambda w: w[:3])]
+    planned = [item[3] for item in sorted(wanted, key=lambda w: w[:3])]
+    if target is None:
+        return planned
+    return [for_target(p, target, several=len(targets) > 1) for p in planned]

@@ -7,6 +7,12 @@ repetitions: the median req/s with min-max, the 95 % confidence interval of the 
 of variation (:mod:`benchstack.stats`), median mean/p50/p99 latency, errors and the mean error rate. A load
 point whose CV is above the experiment's ``load.max_cv`` (from run.json; default 0.05) is marked noisy.
 Plots need matplotlib, imported only when report.html is written (:mod:`benchstack.plots`).
+
+A run with several targets (:mod:`benchstack.targets`) gets one results table and one distribution table per
+target, each under a heading that names the target's host type (CPU model and count, distribution, from
+run.json), a "Targets side by side" section that compares each target with the first (as ``bench-stack
+compare`` compares two runs), and plots whose lines are ``<stack> @ <target>``. A run with one target's
+report is what it always was.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from benchstack.loadpoints import groups_of, point_columns
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
 from benchstack.stats import Summary, shown_interval, summarize
+from benchstack.targets import by_target, host_type, run_targets, target_of
 from benchstack.verdict import (
     Verdict,
     recorded_load,
@@ -53,6 +60,22 @@ class RunData:
     cells: list[dict[str, Any]]
     run_info: dict[str, Any] | None
     verdict: Verdict | None = None  # computed on first use (verdict_of)
+
+
+def targets_of(run: RunData) -> dict[str, list[dict[str, Any]]]:
+    """The run's cells by target, in run.json's order of the targets."""
+    return by_target(run.cells, run_targets(run.run_info))
+
+
+def several_targets(run: RunData) -> bool:
+    return len(targets_of(run)) > 1
+
+
+def target_heading(run: RunData, target: str) -> str:
+    """A target and its host type, as a heading names it: ``bench-a: AMD EPYC, 2 CPUs, Debian 12.11``."""
+    hosts = (run.run_info or {}).get("hosts")
+    fingerprint = hosts.get(target) if isinstance(hosts, dict) else None
+    return f"{target}: {host_type(fingerprint)}"
 
 
 def verdict_of(run: RunData) -> Verdict:
@@ -137,6 +160,19 @@ def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -
     return _markdown_table(COLUMNS, summary_rows(cells, max_cv)) + "\n"
 
 
+def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None = None) -> str:
+    """The table a run prints at its end (:func:`summary_table`); with several targets one per target, each
+    under a heading naming the target's host type."""
+    run = RunData(Path("."), cells, run_info)
+    max_cv = max_cv_of(run_info)
+    if not several_targets(run):
+        return summary_table(cells, max_cv)
+    return "\n".join(
+        f"### {target_heading(run, target)}\n\n{summary_table(group, max_cv)}"
+        for target, group in targets_of(run).items()
+    )
+
+
 def max_cv_of(run_info: dict[str, Any] | None) -> float:
     """The experiment's load.max_cv as recorded in run.json, or the default."""
     value = as_number(recorded_load(run_info).get("max_cv"))
@@ -179,6 +215,10 @@ def section_summary(run: RunData) -> str:
         f"- mode: {info.get('mode') or _distinct(run.cells, 'mode')}",
         f"- cells: {len(run.cells)}",
     ]
+    if several_targets(run):
+        order = info.get("target_order") or "sequential"
+        measured = "one after the other" if order == "sequential" else "at the same time"
+        lines.append(f"- targets: {len(targets_of(run))}, measured {measured}")
     if info.get("bench_stack_version"):
         lines.append(f"- bench-stack: {info['bench_stack_version']}")
     return "\n".join(lines) + "\n"
@@ -204,20 +244,64 @@ TABLE_LEGEND = (
 
 def section_table(run: RunData) -> str:
     max_cv = max_cv_of(run.run_info)
-    return (
-        "## Results\n\n"
-        + summary_table(run.cells, max_cv)
-        + "\n"
-        + TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv)
-        + "\n"
-    )
+    if several_targets(run):
+        tables = "".join(
+            f"### {target_heading(run, target)}\n\n{summary_table(cells, max_cv)}\n"
+            for target, cells in targets_of(run).items()
+        )
+    else:
+        tables = summary_table(run.cells, max_cv) + "\n"
+    return "## Results\n\n" + tables + TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv) + "\n"
+
+
+SIDE_BY_SIDE_INTRO = (
+    "Each target against the first, load point by load point, as `bench-stack compare RUN --targets A B` "
+    "prints it: A is {first}."
+)
+
+
+def side_by_side(run: RunData) -> list[tuple[str, str, list[str], list[dict[str, str]]]]:
+    """(first target, other target, host differences, compare rows) for every target after the first."""
+    from benchstack.compare import compare_rows
+    from benchstack.hostdiff import target_differences
+
+    groups = targets_of(run)
+    names = list(groups)
+    return [
+        (
+            names[0],
+            other,
+            target_differences(run.run_info, names[0], other, groups[names[0]], groups[other]),
+            compare_rows(groups[names[0]], groups[other]),
+        )
+        for other in names[1:]
+    ]
+
+
+def section_side_by_side(run: RunData) -> str:
+    """Several targets: each compared with the first (the host differences, then the compare table)."""
+    if not several_targets(run):
+        return ""
+    from benchstack.compare import COLUMNS as COMPARE_COLUMNS
+    from benchstack.compare import differences_text
+
+    pairs = side_by_side(run)
+    parts = ["## Targets side by side", "", SIDE_BY_SIDE_INTRO.format(first=pairs[0][0]), ""]
+    for first, other, differences, rows in pairs:
+        parts += [f"### {first} -> {other}", "", *differences_text(differences)]
+        parts += [_markdown_table(COMPARE_COLUMNS, rows), ""]
+    return "\n".join(parts)
 
 
 def section_notes(run: RunData) -> str:
     notes: dict[str, list[str]] = {}
+    several = several_targets(run)
     for cell in run.cells:
+        name = str(cell.get("stack") or "-")
+        if several:
+            name += f" @ {target_of(cell)}"
         for note in cell.get("notes") or []:
-            notes.setdefault(note, []).append(str(cell.get("stack") or "-"))
+            notes.setdefault(note, []).append(name)
     if not notes:
         return ""
     lines = ["## Notes from the parsers", ""]
@@ -292,28 +376,76 @@ def _distribution_legend(cells: list[dict[str, Any]]) -> str:
     return DIST_LEGEND + " ".join(distribution.SOURCE_LABELS[s] + "." for s in sources)
 
 
+def _per_target(run: RunData) -> list[tuple[str | None, list[dict[str, Any]]]]:
+    """(heading, cells) of each table: one per target under a heading naming its host type, or one
+    without a heading for a run with one target."""
+    if not several_targets(run):
+        return [(None, run.cells)]
+    return [(target_heading(run, t), cells) for t, cells in targets_of(run).items()]
+
+
 def section_distributions(run: RunData) -> str:
     """Pooled and median-of-repetitions latency percentiles per load point, each labelled."""
     if not any(c.get("latency_dist") for c in run.cells):
         return ""
-    table = _markdown_table(DIST_COLUMNS, distribution_rows(run.cells))
-    return f"## Latency distributions\n\n{table}\n\n{_distribution_legend(run.cells)}\n"
+    tables = "\n".join(
+        (f"### {heading}\n\n" if heading else "")
+        + _markdown_table(DIST_COLUMNS, distribution_rows(cells))
+        + "\n"
+        for heading, cells in _per_target(run)
+    )
+    return f"## Latency distributions\n\n{tables}\n{_distribution_legend(run.cells)}\n"
+
+
+def _html_table(
+    columns: tuple[str, ...], rows: list[dict[str, str]], noisy: bool = False, sep: str = ""
+) -> str:
+    """A table; ``noisy``: rows whose CV is marked noisy get the noisy class; ``sep`` between the rows."""
+    esc = html.escape
+    parts = ["<table><thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in columns) + "</tr></thead><tbody>"]
+    for row in rows:
+        mark = ' class="noisy"' if noisy and row["CV"].endswith(NOISY) else ""
+        parts.append(f"<tr{mark}>" + "".join(f"<td>{esc(row[c])}</td>" for c in columns) + "</tr>")
+    parts.append("</tbody></table>")
+    return sep.join(parts)
+
+
+def _html_heading(heading: str | None) -> list[str]:
+    return [f"<h3>{html.escape(heading)}</h3>"] if heading else []
 
 
 def distributions_html(run: RunData) -> str:
     if not any(c.get("latency_dist") for c in run.cells):
         return ""
     esc = html.escape
-    parts = ["<h2>Latency distributions</h2><table><thead><tr>"]
-    parts += [f"<th>{esc(c)}</th>" for c in DIST_COLUMNS] + ["</tr></thead><tbody>"]
-    for row in distribution_rows(run.cells):
-        parts.append("<tr>" + "".join(f"<td>{esc(row[c])}</td>" for c in DIST_COLUMNS) + "</tr>")
-    parts.append(f"</tbody></table><p>{esc(_distribution_legend(run.cells))}</p>")
+    parts = ["<h2>Latency distributions</h2>"]
+    for heading, cells in _per_target(run):
+        parts += [*_html_heading(heading), _html_table(DIST_COLUMNS, distribution_rows(cells))]
+    parts.append(f"<p>{esc(_distribution_legend(run.cells))}</p>")
+    return "".join(parts)
+
+
+def side_by_side_html(run: RunData) -> str:
+    if not several_targets(run):
+        return ""
+    from benchstack.compare import COLUMNS as COMPARE_COLUMNS
+    from benchstack.compare import differences_text
+
+    esc = html.escape
+    pairs = side_by_side(run)
+    parts = ["<h2>Targets side by side</h2>", f"<p>{esc(SIDE_BY_SIDE_INTRO.format(first=pairs[0][0]))}</p>"]
+    for first, other, differences, rows in pairs:
+        lines = [line for line in differences_text(differences) if line]
+        parts += [f"<h3>{esc(first)} -&gt; {esc(other)}</h3>", f"<p>{esc(lines[0])}</p>"]
+        if lines[1:]:
+            parts.append("<ul>" + "".join(f"<li>{esc(line[2:])}</li>" for line in lines[1:]) + "</ul>")
+        parts.append(_html_table(COMPARE_COLUMNS, rows))
     return "".join(parts)
 
 
 SECTIONS: list[Callable[[RunData], str]] = [
-    section_summary, section_verdict, section_table, section_distributions, section_notes, section_dns_probe,
+    section_summary, section_verdict, section_table, section_side_by_side, section_distributions,
+    section_notes, section_dns_probe,
 ]  # fmt: skip
 
 
@@ -346,7 +478,7 @@ def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
-        for cell in sorted(cells, key=lambda c: (*group_key(c), c.get("repetition") or 0)):
+        for cell in sorted(cells, key=lambda c: (target_of(c), *group_key(c), c.get("repetition") or 0)):
             writer.writerow(_csv_row(cell))
 
 
@@ -370,12 +502,12 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
         + "</ul>",
         verdict_html(verdict_of(run)),
         "<h2>Results</h2>",
-        "<table><thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in COLUMNS) + "</tr></thead><tbody>",
     ]
-    for row in summary_rows(run.cells, max_cv):
-        noisy = ' class="noisy"' if row["CV"].endswith(NOISY) else ""
-        parts.append(f"<tr{noisy}>" + "".join(f"<td>{esc(row[c])}</td>" for c in COLUMNS) + "</tr>")
-    parts += ["</tbody></table>", f"<p>{esc(TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv))}</p>"]
+    for heading, cells in _per_target(run):
+        parts += [*_html_heading(heading), _html_table(COLUMNS, summary_rows(cells, max_cv), True, "\n")]
+    parts.append(f"<p>{esc(TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv))}</p>")
+    if several_targets(run):
+        parts.append(side_by_side_html(run))
     parts.append(distributions_html(run))
     parts.append("<h2>Plots</h2>")
     if plot_problem:
@@ -393,6 +525,14 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
         parts.append(f"<h2>DNS lookups per runtime</h2><pre>{esc(dns.split(chr(10), 2)[2])}</pre>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def plot_cells(run: RunData) -> list[dict[str, Any]]:
+    """The cells as the plots take them: with several targets each line is ``<stack> @ <target>``, so one
+    plot shows the targets side by side."""
+    if not several_targets(run):
+        return run.cells
+    return [{**c, "stack": f"{c.get('stack')} @ {target_of(c)}"} for c in run.cells]
 
 
 def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:
@@ -415,6 +555,6 @@ def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> P
                 f"No plots: {exc}. Install matplotlib (requirements.txt) and run bench-stack report again."
             )
         else:
-            plots = write_plots(run.cells, directory)
+            plots = write_plots(plot_cells(run), directory)
         (directory / "report.html").write_text(render_html(run, plots, problem), encoding="utf-8")
     return report

@@ -48,7 +48,15 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import distribution
-from benchstack.cell import CELLS_DIR, cell_to_dict, make_cell, validate_cell, write_cell
+from benchstack.cell import (
+    CELLS_DIR,
+    cell_to_dict,
+    derived_cell_id,
+    make_cell,
+    qualified_cell_id,
+    validate_cell,
+    write_cell,
+)
 from benchstack.files import write_atomic, write_json
 from benchstack.formats import RUN_SCHEMA
 from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s
@@ -389,6 +397,9 @@ def measure_cell(
         rate=plan.get("rate"),
         window=window,
     )
+    if plan.get("target") and plan["cell_id"] == qualified_cell_id(plan["target"], derived_cell_id(plan)):
+        # A run with several targets: the id starts with the target (benchstack.targets).
+        cell.cell_id = qualified_cell_id(plan["target"], derived_cell_id(cell_to_dict(cell)))
     data = cell_to_dict(cell)
     problems = validate_cell(data, require_meta=True)
     if problems:

@@ -2,7 +2,8 @@
 
 A loadgen that is also a target loads itself (loopback); others load their ``bench_target``, or the first
 target. Loadgens sharing a target are peers: they measure each cell at the same time and their cells are
-merged (:mod:`benchstack.merge`).
+merged (:mod:`benchstack.merge`). Loadgens of different targets measure their own target's cells
+(:mod:`benchstack.targets`): one run measures every target a loadgen loads.
 """
 
 from __future__ import annotations
@@ -34,11 +35,7 @@ def peers(loadgen: str, mapping: Mapping[str, str]) -> list[str]:
     return [lg for lg, target in mapping.items() if target == mapping[loadgen]]
 
 
-def check_one_load_per_target(mapping: Mapping[str, str]) -> None:
-    """Cells are named by load point (not by target), so one run measures one target."""
+def measured_targets(mapping: Mapping[str, str], targets: Sequence[str]) -> list[str]:
+    """The targets some loadgen loads, in the targets group's order: the ones a run measures."""
     loaded = set(mapping.values())
-    if len(loaded) > 1:
-        raise TopologyError(
-            f"the loadgens load {len(loaded)} targets ({', '.join(sorted(loaded))}); one run measures one "
-            "target: give every loadgen the same bench_target, or run once per target with --limit"
-        )
+    return [t for t in targets if t in loaded]

@@ -52,6 +52,7 @@ import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +61,13 @@ from benchstack.cell import GroupKey, cell_id_of, group_key, level_label
 from benchstack.experiment import DEFAULT_MAX_CV, DEFAULT_MAX_ERROR_RATE
 from benchstack.files import write_json
 from benchstack.formats import RUN_SCHEMA
-from benchstack.loadpoints import by_load_point
 from benchstack.merge import loadgen_dir
 from benchstack.model import ERROR_KINDS
 from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
 from benchstack.stats import summarize
 from benchstack.sysstats import parse_vmstat
+from benchstack.targets import TargetPoint, by_target_point, target_of, target_point
 
 STATUSES = ("valid", "noisy", "invalid")  # from best to worst
 # A loadgen with less CPU idle than this (median of the per-second samples, %) was the bottleneck.
@@ -97,6 +98,7 @@ class LoadPointVerdict:
     level: int
     status: str
     reasons: list[str]  # codes
+    target: str | None = None  # the target the load point was measured on
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,8 @@ class _Run:
     cells: list[dict[str, Any]]
     info: dict[str, Any]
     limits: Limits
-    groups: dict[GroupKey, list[dict[str, Any]]]
+    # Load points by target: with several targets the same load point on each is judged on its own.
+    groups: dict[TargetPoint, list[dict[str, Any]]]
 
     @property
     def hosts(self) -> dict[str, dict[str, Any]]:
@@ -172,6 +175,17 @@ class _Run:
         if not isinstance(plans, list):
             return None
         return [p for p in plans if isinstance(p, dict) and p.get("cell_id")]
+
+    @cached_property
+    def several_targets(self) -> bool:
+        named = {target_of(c) for c in self.cells}
+        named |= {str(p["target"]) for p in self.planned() or [] if p.get("target")}
+        return len(named) > 1
+
+    def label(self, key: TargetPoint) -> str:
+        """A load point as messages name it; with several targets, on which one."""
+        target, point = key
+        return f"{_point_label(point)} on {target}" if self.several_targets else _point_label(point)
 
 
 def _point_label(key: GroupKey) -> str:
@@ -284,7 +298,7 @@ def check_error_rate(run: _Run) -> tuple[list[Reason], list[str]]:
         highest = max(float(c["error_rate"]) for c in bad)
         kinds = _error_kinds(bad)
         message = (
-            f"{_point_label(key)}: error rate up to {_pct(highest)} in {len(bad)} of {len(group)} cells, "
+            f"{run.label(key)}: error rate up to {_pct(highest)} in {len(bad)} of {len(group)} cells, "
             f"above load.max_error_rate {_pct(limit)}" + (f" ({kinds})" if kinds else "")
         )
         reasons.append(Reason("error_rate", "invalid", message, _ids(bad)))
@@ -301,7 +315,7 @@ def check_cv(run: _Run) -> tuple[list[Reason], list[str]]:
             continue
         if s.cv is None or s.cv <= limits.max_cv:
             continue
-        message = f"{_point_label(key)}: CV of req/s {_pct(s.cv)} over {s.n} repetitions, above load.max_cv "
+        message = f"{run.label(key)}: CV of req/s {_pct(s.cv)} over {s.n} repetitions, above load.max_cv "
         message += _pct(limits.max_cv)
         cap, reps = limits.max_repetitions, limits.repetitions
         if cap is not None and reps is not None and cap <= reps:
@@ -364,7 +378,7 @@ def check_loadgen_saturated(run: _Run) -> tuple[list[Reason], list[str]]:
         loadgens = ", ".join(sorted({lg for _, lg, _ in busy}))
         lowest = min(v for _, _, v in busy)
         message = (
-            f"{_point_label(key)}: the loadgen ({loadgens}) had a median CPU idle as low as {lowest:g} % in "
+            f"{run.label(key)}: the loadgen ({loadgens}) had a median CPU idle as low as {lowest:g} % in "
             f"{len(cells)} of {len(group)} cells (below {floor:g} %): the number measures the load tool, "
             "not the stack"
         )
@@ -554,7 +568,7 @@ def check_steady_state(run: _Run) -> tuple[list[Reason], list[str]]:
         cell, d = max(drifting, key=lambda item: abs(item[1].change))
         cells = list({cell_id_of(c): c for c, _ in drifting}.values())
         message = (
-            f"{_point_label(key)}: requests started per second changed {100 * d.change:+.0f} % from the "
+            f"{run.label(key)}: requests started per second changed {100 * d.change:+.0f} % from the "
             f"first half of the cell to the second ({d.first:.0f} -> {d.second:.0f}, {d.seconds} whole "
             f"seconds) in {len(cells)} of {len(group)} cells (more than {100 * limit:.0f} %): not at steady "
             "state"
@@ -593,7 +607,7 @@ def run_verdict(
 ) -> Verdict:
     """The verdict of a run folder's ``cells`` with its run.json (``run_info``; None when there is none)."""
     info = run_info or {}
-    run = _Run(Path(run_dir), cells, info, limits_of(info), by_load_point(cells))
+    run = _Run(Path(run_dir), cells, info, limits_of(info), by_target_point(cells))
     reasons: list[Reason] = []
     not_checked: list[str] = []
     for check in CHECKS:
@@ -610,26 +624,30 @@ def run_verdict(
 
 
 def _load_points(run: _Run, reasons: list[Reason]) -> list[LoadPointVerdict]:
-    key_of = {cell_id_of(c): group_key(c) for c in run.cells}
+    key_of = {cell_id_of(c): target_point(c) for c in run.cells}
+    # A plan from before targets were planned names none: its cells are the one measured target's.
+    measured = {target_of(c) for c in run.cells}
+    default = measured.pop() if len(measured) == 1 else "-"
     for plan in run.planned() or []:
         try:
-            key_of.setdefault(str(plan["cell_id"]), group_key(plan))
+            key_of.setdefault(str(plan["cell_id"]), (str(plan.get("target") or default), group_key(plan)))
         except (KeyError, TypeError, ValueError):
             continue
-    by_key: dict[GroupKey, list[Reason]] = {k: [] for k in sorted(set(key_of.values()))}
+    by_key: dict[TargetPoint, list[Reason]] = {k: [] for k in sorted(set(key_of.values()))}
     for reason in reasons:
         for key in {key_of[c] for c in reason.cells if c in key_of}:
             by_key[key].append(reason)
     return [
         LoadPointVerdict(
-            stack=key[0],
-            tool=key[1],
-            keepalive=key[2],
-            level=key[3],
+            stack=point[0],
+            tool=point[1],
+            keepalive=point[2],
+            level=point[3],
             status=worst(r.status for r in found),
             reasons=sorted({r.code for r in found}),
+            target=None if target == "-" else target,
         )
-        for key, found in by_key.items()
+        for (target, point), found in by_key.items()
     ]
 
 

@@ -1,4 +1,5 @@
-"""Action: the extra cells (next repetitions of noisy load points) a run still needs, for benchmark.yml.
+"""Action: the extra cells (next repetitions of noisy load points) a run still needs, for benchmark.yml
+(one target's, with ``target``).
 
 Thin: it takes the run's plan and asks ``benchstack.repetitions.extra_cells``; the playbook measures what it
 returns with bench_cell and asks again, at most ``load.max_repetitions - load.repetitions`` times.
@@ -25,17 +26,22 @@ options:
     description: The run's plan (the fact bench_plan, benchstack.plan).
     type: dict
     required: true
+  target:
+    description: >-
+      Only this target's load points (a run with several targets: each target's loadgens ask for their own).
+    type: str
 """
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("run_dir", "plan"))
+    _REQUIRED = frozenset(("run_dir", "plan"))
+    _VALID_ARGS = _REQUIRED | {"target"}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         args = self._task.args
-        missing = [k for k in sorted(self._VALID_ARGS) if not args.get(k)]
+        missing = [k for k in sorted(self._REQUIRED) if not args.get(k)]
         if missing:
             raise AnsibleActionFail(f"bench_extra_cells: missing arguments: {', '.join(missing)}")
         if self._task.check_mode:
@@ -43,8 +49,10 @@ class ActionModule(ActionBase):
             result.update(changed=False, cells=[])
             return result
         exp = experiment_of(args["plan"])
+        targets = list(args["plan"].get("targets") or [])
+        target = args.get("target") or None
         try:
-            cells = [asdict(c) for c in extra_cells(Path(args["run_dir"]), exp)]
+            cells = [asdict(c) for c in extra_cells(Path(args["run_dir"]), exp, target, targets)]
         except ValueError as exc:  # a stored cell that is not a valid cell, named by the message
             raise AnsibleActionFail(str(exc)) from None
         result.update(changed=False, cells=cells)

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
@@ -30,6 +31,16 @@ options:
   results_dir: {description: Results root on the controller., type: path, required: true}
   run_dir: {description: A run folder to write or resume (bench_run_dir)., type: path}
   allow_outside: {description: Let run_dir lie outside results_dir., type: bool, default: false}
+  targets:
+    description: >-
+      The targets the run measures (the ones its loadgens load), in inventory order; with several, every
+      cell is planned once per target and its id starts with the target (benchstack.targets).
+    type: list
+    elements: str
+  parallel:
+    description: Measure the targets at the same time instead of one after the other (bench_targets_parallel).
+    type: bool
+    default: false
 notes:
   - The roots of every derived path come from the variables bench_run_root, bench_app_root and
     bench_unit_config_dir when set (defaults in benchstack.stacks.Roots, the one place they live).
@@ -71,17 +82,18 @@ def project_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[s
         value = str(templar.template(task_vars["bench_cpu_split"]))
         if value not in CPU_SPLIT_SETTINGS:
             problems.append(f"bench_cpu_split: must be one of {', '.join(CPU_SPLIT_SETTINGS)}, not {value!r}")
-    if "bench_provision_skip_unchanged" in task_vars:
-        value = templar.template(task_vars["bench_provision_skip_unchanged"])
-        if str(value).lower() not in ("true", "false", "yes", "no", "1", "0"):
-            problems.append(f"bench_provision_skip_unchanged: must be true or false, not {value!r}")
+    for name in ("bench_provision_skip_unchanged", "bench_targets_parallel"):
+        if name in task_vars:
+            value = templar.template(task_vars[name])
+            if str(value).lower() not in ("true", "false", "yes", "no", "1", "0"):
+                problems.append(f"{name}: must be true or false, not {value!r}")
     return problems
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _REQUIRED = frozenset(("results_dir",))
-    _VALID_ARGS = frozenset(("experiment", "results_dir", "run_dir", "allow_outside"))
+    _VALID_ARGS = frozenset(("experiment", "results_dir", "run_dir", "allow_outside", "targets", "parallel"))
     ROOT_VARS = {"run": "bench_run_root", "apps": "bench_app_root", "units": "bench_unit_config_dir"}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -101,9 +113,10 @@ class ActionModule(ActionBase):
         problems = role_variable_problems(task_vars, self._templar) + project_variable_problems(
             task_vars, self._templar
         )
+        targets = [str(t) for t in args.get("targets") or []]
         try:
             source = experiment_path(args.get("experiment") or DEFAULT_EXPERIMENT, PROJECT_DIR)
-            plan = compile_plan(source, roots)
+            plan = compile_plan(source, roots, targets, parallel=boolean(args.get("parallel", False)))
         except ExperimentError as exc:
             raise AnsibleActionFail("\n".join([str(exc), *problems])) from None
         if problems:
@@ -115,10 +128,19 @@ class ActionModule(ActionBase):
             )
         except RunDirError as exc:
             raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
+        in_play = set(task_vars.get("ansible_play_hosts_all") or [])
+        every = (task_vars.get("groups") or {}).get("targets") or []
+        unloaded = [t for t in every if t in in_play and t not in targets]
+        if targets and unloaded:
+            plan["warnings"].append(
+                f"no loadgen loads {', '.join(unloaded)}: provisioned, not measured (give a loadgen its "
+                "bench_target)"
+            )
+        on = f" on {len(targets)} targets ({plan['target_order']})" if len(targets) > 1 else ""
         result.update(
             changed=False,
             ansible_facts={"bench_plan": plan},
-            msg=f"{plan['experiment']['name']}: {len(plan['stacks'])} stacks, {len(plan['cells'])} cells",
+            msg=f"{plan['experiment']['name']}: {len(plan['stacks'])} stacks, {len(plan['cells'])} cells{on}",
             warnings=plan["warnings"],
         )
         return result

@@ -11,7 +11,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.cell import load_cells
-from benchstack.report import max_cv_of, read_run_info, summary_table, write_report
+from benchstack.report import read_run_info, summary_tables, write_report
 from benchstack.runfolder import point_latest
 from benchstack.verdict import run_verdict, verdict_text
 
@@ -43,7 +43,7 @@ class ActionModule(ActionBase):
             report = write_report(run_dir)
             info = read_run_info(run_dir)
             verdict = run_verdict(run_dir, cells, info)
-            table = summary_table(cells, max_cv_of(info)) + "\n" + verdict_text(verdict)
+            table = summary_tables(cells, info) + "\n" + verdict_text(verdict)
             results_dir = self._task.args.get("results_dir")
             latest = point_latest(run_dir, results_dir) if results_dir else None
         except ValueError as exc:  # a bad cell or run.json, named by the message

@@ -1,5 +1,5 @@
 """Filters over the run's plan (benchstack.plan) for the playbooks: front checks as a loadgen reaches the
-target, capacity warnings, which loadgens load which target."""
+target, capacity warnings, which loadgens load which target and which targets a run measures."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from benchstack.capacity import capacity_warnings
 from benchstack.stacks import front_checks
-from benchstack.topology import TopologyError, check_one_load_per_target, loadgen_targets
+from benchstack.topology import TopologyError, loadgen_targets, measured_targets
 
 
 def bench_front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str, Any]]:
@@ -24,21 +24,22 @@ def bench_capacity_warnings(
     return capacity_warnings(cells, target, loadgen)
 
 
-def bench_loadgen_targets(
-    loadgens: list[str], targets: list[str], hostvars: Any, single: bool = True
-) -> dict[str, str]:
-    """Each loadgen's target (its bench_target, itself when it is a target, else the first target).
-
-    ``single``: fail unless every loadgen loads the same target (one run measures one target)."""
+def bench_loadgen_targets(loadgens: list[str], targets: list[str], hostvars: Any) -> dict[str, str]:
+    """Each loadgen's target (its bench_target, itself when it is a target, else the first target)."""
     try:
-        mapping = loadgen_targets(
+        return loadgen_targets(
             loadgens, targets, {lg: hostvars[lg].get("bench_target") for lg in loadgens if lg in hostvars}
         )
-        if single:
-            check_one_load_per_target(mapping)
     except TopologyError as exc:
         raise AnsibleFilterError(str(exc)) from exc
-    return mapping
+
+
+def bench_measured_targets(loadgens: list[str], targets: list[str], hostvars: Any) -> list[str]:
+    """The targets these loadgens load, in the targets group's order: what one run measures (none without
+    loadgens: a play of targets alone measures nothing)."""
+    if not loadgens:
+        return []
+    return measured_targets(bench_loadgen_targets(loadgens, targets, hostvars), targets)
 
 
 class FilterModule:
@@ -47,4 +48,5 @@ class FilterModule:
             "bench_front_checks": bench_front_checks,
             "bench_capacity_warnings": bench_capacity_warnings,
             "bench_loadgen_targets": bench_loadgen_targets,
+            "bench_measured_targets": bench_measured_targets,
         }

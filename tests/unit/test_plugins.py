@@ -278,7 +278,30 @@ def test_filter_module_exposes_its_filters() -> None:
         "bench_front_checks",
         "bench_capacity_warnings",
         "bench_loadgen_targets",
+        "bench_measured_targets",
     }
+
+
+def test_the_targets_a_run_measures_are_the_ones_its_loadgens_load() -> None:
+    hostvars = {"lg1": {"bench_target": "t2"}, "lg2": {}, "t3": {}}
+    assert filters.bench_measured_targets(["lg1", "lg2"], ["t1", "t2", "t3"], hostvars) == ["t1", "t2"]
+    assert filters.bench_measured_targets(["lg1"], ["t1", "t2"], hostvars) == ["t2"]  # --limit lg1
+    assert filters.bench_measured_targets([], ["t1"], hostvars) == []  # a play without loadgens
+
+
+def test_the_plan_of_two_targets_plans_every_cell_on_each_and_warns_of_an_unloaded_target() -> None:
+    play = {"groups": {"targets": ["t1", "t2", "t3", "t4"]}, "ansible_play_hosts_all": ["t1", "t2", "t3"]}
+    plan = run_plan("multi-host", play, targets=["t1", "t2"], parallel=False)
+    assert plan["targets"] == ["t1", "t2"] and plan["target_order"] == "sequential"
+    half = len(plan["cells"]) // 2
+    assert {c["target"] for c in plan["cells"][:half]} == {"t1"}  # one target after the other
+    assert [c["cell_id"] for c in plan["cells"][half:]] == [
+        "t2__" + c["cell_id"].removeprefix("t1__") for c in plan["cells"][:half]
+    ]
+    # t4 is not in the play (--limit): nothing to warn about.
+    assert [w for w in plan["warnings"] if "no loadgen" in w] == [
+        "no loadgen loads t3: provisioned, not measured (give a loadgen its bench_target)"
+    ]
 
 
 def test_capacity_filter_warns_from_fingerprints() -> None:

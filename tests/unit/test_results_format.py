@@ -24,6 +24,7 @@ from benchstack.cell import (
     cell_to_dict,
     load_cells,
     make_cell,
+    qualified_cell_id,
     validate_cell,
 )
 from benchstack.cpusplit import cpu_split
@@ -120,12 +121,15 @@ def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None
     assert props(run["cell_plan"]) == [f.name for f in dataclasses.fields(CellPlan)]
     v = run["verdict"]
     assert props(v) == v["required"] == [f.name for f in dataclasses.fields(verdict.Verdict)]
-    for node, cls in (
-        (v["properties"]["reasons"]["items"], verdict.Reason),
-        (v["properties"]["load_points"]["items"], verdict.LoadPointVerdict),
-        (v["properties"]["limits"], verdict.Limits),
+    for node, cls, optional in (
+        (v["properties"]["reasons"]["items"], verdict.Reason, []),
+        # A verdict stored before several targets names no target, and still fits.
+        (v["properties"]["load_points"]["items"], verdict.LoadPointVerdict, ["target"]),
+        (v["properties"]["limits"], verdict.Limits, []),
     ):
-        assert props(node) == node["required"] == [f.name for f in dataclasses.fields(cls)]
+        names = [f.name for f in dataclasses.fields(cls)]
+        assert props(node) == names
+        assert node["required"] == [n for n in names if n not in optional]
     assert v["properties"]["status"] == {"$ref": "#/$defs/status"}
     assert run["status"]["enum"] == list(verdict.STATUSES)
 
@@ -245,6 +249,13 @@ def runner_cells(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[s
             where = Target(host="127.0.0.1", target="web1", loadgen=lg)
             measure_cell(plan, where, loadgen_dir(run, lg), execute, "results-format", sleep=lambda s: None)
         merge_stored(run, plan["cell_id"], ["lg1", "lg2"])
+    # A run with several targets: a second target's cell, whose id starts with its target.
+    output = read_data("ab", "normal.txt")
+    plan = {**cell_plan("ab", "second-target", output), "target": "web2"}
+    plan["cell_id"] = qualified_cell_id("web2", plan["cell_id"])
+    helpers = Helpers(tsv=tsv_of("ab/normal"))
+    where = Target(host="127.0.0.1", target="web2", loadgen="gen2")
+    measure_cell(plan, where, run, lambda c: helpers.reply(c) or (0, output, ""), "results-format")
     return run, refused
 
 
@@ -257,7 +268,8 @@ def test_the_runner_makes_a_cell_of_every_real_capture_but_the_runs_that_measure
 ) -> None:
     run, refused = runner_cells
     assert set(refused) == NOT_CELLS
-    assert len(cell_paths(run)) == len(captures()) - len(NOT_CELLS) + 3  # + the three merged cells
+    # + the three merged cells and the second target's
+    assert len(cell_paths(run)) == len(captures()) - len(NOT_CELLS) + 3 + 1
 
 
 def test_every_cell_the_runner_stores_fits_the_schema_file(runner_cells: tuple[Path, list[str]]) -> None:
@@ -420,6 +432,7 @@ SCHEMA_RULES = [
         "merged.latency must be one of requests, histograms",
     ),
     ("rate", 0, "rate must be an integer >= 1 or null, not 0"),
+    ("cell_id", "../web2__s", "cell_id must be a cell id starting with its target"),
 ]
 
 
@@ -431,6 +444,18 @@ def test_a_bad_field_is_refused_by_the_schema_file_and_named_by_validate_cell(
     assert schema_file_errors(CELL_FILE, bad) != []
     problems = validate_cell(bad)
     assert any(p.startswith(message) for p in problems), problems
+
+
+def test_a_cell_id_is_the_targets_name_before_the_id_of_the_cells_own_fields() -> None:
+    cell = {**ab_cell(), "target": "web2"}
+    assert validate_cell({**cell, "cell_id": "web2__s__ab__c10__r1"}) == []
+    other = {**cell, "cell_id": "web2__s__ab__c50__r1"}  # another load point's name
+    assert schema_file_errors(CELL_FILE, other) == []  # the schema alone lets it through
+    assert validate_cell(other) == [
+        "cell_id must be 'web2__s__ab__c10__r1' (the target, then the id of the cell's fields), "
+        "not 'web2__s__ab__c50__r1'"
+    ]
+    assert validate_cell({**cell, "cell_id": "web9__s__ab__c10__r1"}) != []  # another target's
 
 
 # (field, new value, the message): JSON Schema cannot say these; validate_cell does.

@@ -1,6 +1,6 @@
 import pytest
 
-from benchstack.topology import TopologyError, check_one_load_per_target, loadgen_targets, peers
+from benchstack.topology import TopologyError, loadgen_targets, measured_targets, peers
 
 
 def test_a_loadgen_that_is_a_target_loads_itself() -> None:
@@ -28,7 +28,8 @@ def test_peers_are_the_loadgens_of_the_same_target_in_inventory_order() -> None:
     assert peers("lg3", mapping) == ["lg3"]
 
 
-def test_one_run_measures_one_target() -> None:
-    check_one_load_per_target({"lg1": "t1", "lg2": "t1"})
-    with pytest.raises(TopologyError, match="load 2 targets"):
-        check_one_load_per_target({"lg1": "t1", "lg2": "t2"})
+def test_a_run_measures_every_target_a_loadgen_loads_in_the_targets_order() -> None:
+    mapping = loadgen_targets(["lg-b", "lg-a1", "lg-a2"], ["ta", "tb", "tc"], {"lg-b": "tb", "lg-a2": "ta"})
+    assert mapping == {"lg-b": "tb", "lg-a1": "ta", "lg-a2": "ta"}
+    assert measured_targets(mapping, ["ta", "tb", "tc"]) == ["ta", "tb"]  # tc: no loadgen loads it
+    assert peers("lg-a1", mapping) == ["lg-a1", "lg-a2"]

@@ -1,12 +1,14 @@
 """Network mode with two loadgens, checked from outside: the stack on the target, the run the side effect
 wrote (cells naming both hosts, merged and per loadgen), nginx's own count of the requests each loadgen
-sent, and the target's vmstat during the cells."""
+sent, and the target's vmstat during the cells. The same run measured a second target, its own loadgen,
+after the first: its cells are named by it and the report has a table per target."""
 
 import json
 import os
 import re
 import subprocess
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from benchstack.experiment import load_experiment
 testinfra_hosts = ["bench-mol-multi-target"]
 TARGET = "bench-mol-multi-target"
 LOADGENS = ["bench-mol-multi-lg1", "bench-mol-multi-lg2"]
+SECOND = "bench-mol-multi-t2"  # a second target, its own loadgen (loopback)
 EXPERIMENT = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml")
 STACKS = EXPERIMENT.stacks
 RUN = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "run"
@@ -31,13 +34,18 @@ RUN = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "run"
 LOG_LINE = re.compile(r'^(\S+) \S+ \S+ \[[^]]+\] "GET (\S+) [^"]*" (\d{3}) \S+ "[^"]*" "([^"]*)"$')
 
 
-def cells_in(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((folder / "cells").glob("*.json"))]
+def cells_in(folder: Path, target: str = TARGET) -> list[dict[str, Any]]:
+    every = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((folder / "cells").glob("*.json"))]
+    return [c for c in every if c["target"] == target]
 
 
 def merged_cell(tool: str) -> dict[str, Any]:
     [cell] = [c for c in cells_in(RUN) if c["tool"] == tool]
     return cell
+
+
+def window(cell: dict[str, Any]) -> tuple[datetime, datetime]:
+    return datetime.fromisoformat(cell["window"]["start"]), datetime.fromisoformat(cell["window"]["end"])
 
 
 def address_of(container: str) -> str:
@@ -112,3 +120,39 @@ def test_the_report_labels_the_rows_with_both_loadgens() -> None:
     report = (RUN / "report.md").read_text(encoding="utf-8")
     assert "| sinatra-thin-x4-nginx | ab x2 loadgens | c10 |" in report
     assert "| sinatra-thin-x4-nginx | wrk x2 loadgens | c8 |" in report
+
+
+def test_a_second_target_is_measured_in_the_same_run_after_the_first_its_cells_named_by_it() -> None:
+    info = json.loads((RUN / "run.json").read_text(encoding="utf-8"))
+    assert (sorted(info["targets"]), info["target_order"]) == (sorted([TARGET, SECOND]), "sequential")
+    first, second = cells_in(RUN), cells_in(RUN, SECOND)
+    assert sorted(c["cell_id"] for c in first) == [
+        f"{TARGET}__sinatra-thin-x4-nginx__ab__c10__r1",
+        f"{TARGET}__sinatra-thin-x4-nginx__wrk__c8__r1",
+    ]
+    assert sorted(c["cell_id"] for c in second) == [
+        f"{SECOND}__sinatra-thin-x4-nginx__ab__c10__r1",
+        f"{SECOND}__sinatra-thin-x4-nginx__wrk__c8__r1",
+    ]
+    for cell in second:
+        assert (cell["mode"], cell["loadgen"], cell["merged"]) == ("loopback", SECOND, None)
+        assert (RUN / "cells" / f"{cell['cell_id']}.json").is_file()
+        assert (RUN / cell["raw_output"]).is_file()
+    # One target after the other (in run.json's order): the first had finished before the second started.
+    earlier, later = (first, second) if info["targets"][0] == TARGET else (second, first)
+    assert max(window(c)[1] for c in earlier) < min(window(c)[0] for c in later)
+
+
+def test_the_report_has_a_table_per_target_under_its_host_type() -> None:
+    report = (RUN / "report.md").read_text(encoding="utf-8")
+    info = json.loads((RUN / "run.json").read_text(encoding="utf-8"))
+    headings = [line for line in report.splitlines() if line.startswith(("### bench-mol", "## "))]
+    results = headings.index("## Results")
+    for i, target in enumerate(info["targets"], 1):
+        fp = info["hosts"][target]
+        assert (
+            headings[results + i]
+            == f"### {target}: {fp['cpu_model']}, {fp['cpu_count']} CPUs, {fp['distribution']}"
+        )
+    assert "## Targets side by side" in headings
+    assert "| sinatra-thin-x4-nginx | ab | c10 |" in report.split(f"### {SECOND}")[1]
