@@ -6,7 +6,9 @@ Runs ``bench-stack.yml`` (the default local inventory: one container, loopback) 
 the machine spreads over both, each into a fresh run folder under a temporary results folder. Prints, per run
 and setting, the coefficient of variation of req/s of every load point over its planned repetitions (the extra
 adaptive rounds left out, so both settings compare the same number of repetitions), then per setting the
-median CV over all load points and runs and how many load points were above ``load.max_cv``.
+median CV over all load points and runs and how many load points were above ``load.max_cv``. The runs
+measure a copy of the experiment without extra rounds (``max_repetitions`` = ``repetitions``): only the
+planned repetitions are compared, and the extra ones would only make each run longer.
 
 Run from the project folder with ./run's tools, on a machine doing nothing else:
 ``.venv/bin/python scripts/measure-cpu-split.py [--runs 3] [--experiment sinatra-thin-nginx]``.
@@ -24,11 +26,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchstack.cell import load_cells  # noqa: E402
 from benchstack.loadpoints import by_load_point  # noqa: E402
+from benchstack.plan import experiment_path  # noqa: E402
 from benchstack.stats import coefficient_of_variation  # noqa: E402
 
 
@@ -72,11 +77,16 @@ def main() -> int:
     results = Path(tempfile.mkdtemp(prefix="bench-stack-cpu-split-"))
     logs = results.with_name(results.name + "-logs")
     logs.mkdir()
+    source = experiment_path(args.experiment, ROOT)
+    document = yaml.safe_load(source.read_text(encoding="utf-8"))
+    document["load"]["max_repetitions"] = document["load"].get("repetitions", 1)
+    experiment = logs / source.name
+    experiment.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     found: dict[str, list[dict[str, float]]] = {"auto": [], "off": []}
     max_cv = 0.05
     for i in range(args.runs):
         for setting in ("auto", "off"):
-            run_dir = one_run(setting, results, args.experiment, logs / f"{i}-{setting}.log")
+            run_dir = one_run(setting, results, str(experiment), logs / f"{i}-{setting}.log")
             found[setting].append(cvs(run_dir))
             info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
             max_cv = float(info["experiment"]["load"].get("max_cv", max_cv))
