@@ -169,11 +169,11 @@ def _reports(stdout: str) -> dict[str, Any]:
 
 
 def start_playbook(
-    *playbooks: str, log: Path, extra: dict[str, Any] | None = None
+    *playbooks: str, log: Path, extra: dict[str, Any] | None = None, limit: str | None = None
 ) -> subprocess.Popen[bytes]:
     """Start the ``playbooks`` in a process group of their own, as a terminal runs a command (the text
     output to ``log``); interrupt it with :func:`interrupt`."""
-    cmd = playbook_command(*playbooks, extra=extra)
+    cmd = playbook_command(*playbooks, extra=extra, limit=limit)
     env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_STDOUT_CALLBACK": "default"}
     with log.open("wb") as out:
         return subprocess.Popen(
