@@ -1,10 +1,10 @@
 """Loopback hosts: the load tool and the stacks on disjoint CPUs.
 
 When one host runs both the load tool and the stacks (loopback mode), they compete for the same cores and
-each number partly measures the other. With ``bench_cpu_split: auto`` (the default) and at least 2 CPUs, the
-load tool runs on the first half of the CPUs (``taskset -c``) and every stack service (app server units,
-nginx, Apache instances) on the rest (systemd ``CPUAffinity=``); the split is recorded in the fingerprint.
-``off`` leaves the scheduler alone.
+each number partly measures the other. With ``bench_cpu_split: auto`` (the default is ``off``) and at least
+2 CPUs, the load tool runs on the first half of the CPUs (``taskset -c``) and every stack service (app server
+units, nginx, Apache instances) on the rest (systemd ``CPUAffinity=``); the split is recorded in the
+fingerprint. ``off`` leaves the scheduler alone.
 """
 
 from __future__ import annotations

@@ -54,8 +54,9 @@ def test_every_instance_is_an_active_unit_whose_processes_all_run_as_the_benchma
 def test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only(
     host: Host, endpoint: dict[str, Any]
 ) -> None:
-    """A host that loads itself splits its CPUs (bench_cpu_split auto): the stacks on theirs, the tool on the
-    others. The instance's main process (and so everything it forks) may run on the stacks' CPUs only."""
+    """A host that loads itself splits its CPUs (bench_cpu_split auto, which .config/molecule/config.yml sets
+    for every scenario; the default is off): the stacks on theirs, the tool on the others. The instance's main
+    process (and so everything it forks) may run on the stacks' CPUs only."""
     groups = set(host.ansible.get_variables().get("group_names", []))
     vcpus = int(host.check_output("nproc --all"))
     split = cpu_split(vcpus, "auto", loopback={"targets", "loadgens"} <= groups)
