@@ -191,7 +191,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 1
     print(summary_tables(stored, info), end="")
-    print("\n" + verdict_text(run_verdict(args.run_dir, stored, read_run_info(args.run_dir))), end="")
+    print("\n" + verdict_text(run_verdict(args.run_dir, stored, info)), end="")
     print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
     return 0
 

@@ -163,13 +163,10 @@ def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -
 def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None = None) -> str:
     """The table a run prints at its end (:func:`summary_table`); with several targets one per target, each
     under a heading naming the target's host type."""
-    run = RunData(Path("."), cells, run_info)
     max_cv = max_cv_of(run_info)
-    if not several_targets(run):
-        return summary_table(cells, max_cv)
     return "\n".join(
-        f"### {target_heading(run, target)}\n\n{summary_table(group, max_cv)}"
-        for target, group in targets_of(run).items()
+        _headed(heading, summary_table(group, max_cv))
+        for heading, group in _per_target(RunData(Path("."), cells, run_info))
     )
 
 
@@ -244,13 +241,9 @@ TABLE_LEGEND = (
 
 def section_table(run: RunData) -> str:
     max_cv = max_cv_of(run.run_info)
-    if several_targets(run):
-        tables = "".join(
-            f"### {target_heading(run, target)}\n\n{summary_table(cells, max_cv)}\n"
-            for target, cells in targets_of(run).items()
-        )
-    else:
-        tables = summary_table(run.cells, max_cv) + "\n"
+    tables = "".join(
+        _headed(heading, summary_table(cells, max_cv)) + "\n" for heading, cells in _per_target(run)
+    )
     return "## Results\n\n" + tables + TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv) + "\n"
 
 
@@ -384,14 +377,17 @@ def _per_target(run: RunData) -> list[tuple[str | None, list[dict[str, Any]]]]:
     return [(target_heading(run, t), cells) for t, cells in targets_of(run).items()]
 
 
+def _headed(heading: str | None, table: str) -> str:
+    """A table under its target's heading (none for a run with one target)."""
+    return f"### {heading}\n\n{table}" if heading else table
+
+
 def section_distributions(run: RunData) -> str:
     """Pooled and median-of-repetitions latency percentiles per load point, each labelled."""
     if not any(c.get("latency_dist") for c in run.cells):
         return ""
     tables = "\n".join(
-        (f"### {heading}\n\n" if heading else "")
-        + _markdown_table(DIST_COLUMNS, distribution_rows(cells))
-        + "\n"
+        _headed(heading, _markdown_table(DIST_COLUMNS, distribution_rows(cells))) + "\n"
         for heading, cells in _per_target(run)
     )
     return f"## Latency distributions\n\n{tables}\n{_distribution_legend(run.cells)}\n"

@@ -399,7 +399,7 @@ def measure_cell(
     )
     if plan.get("target") and plan["cell_id"] == qualified_cell_id(plan["target"], derived_cell_id(plan)):
         # A run with several targets: the id starts with the target (benchstack.targets).
-        cell.cell_id = qualified_cell_id(plan["target"], derived_cell_id(cell_to_dict(cell)))
+        cell.cell_id = plan["cell_id"]
     data = cell_to_dict(cell)
     problems = validate_cell(data, require_meta=True)
     if problems:
