@@ -47,8 +47,15 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     # Users' apps with a Gemfile, whose servers run through `bundle exec` (a state of the deployed folders).
     "app": ("app_bundled_dirs",),
 }
-# Facts a role sets that are not its inputs (kept out of its hash).
-RUN_FACTS: dict[str, tuple[str, ...]] = {"app": ("app_changed_dirs",)}
+# Roles with a `packages` entry point, whose OS packages provision.yml installs in one transaction
+# (playbooks/vars/roles.yml, bench_packaged_roles).
+PACKAGED = ("bench_host", "ruby", "python", "perl", "php", "nginx", "apache", "loadgen")
+# Facts a role sets that are not its inputs (kept out of its hash): the app role's changes in this run, and
+# the OS packages each `packages` entry point names.
+RUN_FACTS: dict[str, tuple[str, ...]] = {
+    "app": ("app_changed_dirs",),
+    **{role: (f"{role}_os_packages",) for role in PACKAGED},
+}
 DEPENDS: dict[str, tuple[str, ...]] = {
     "app_server": ("ruby", "python", "perl", "php", "app"),
     "apache": ("php",),

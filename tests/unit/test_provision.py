@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import yaml
+
 from benchstack import provision
 
 ROLES = ["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"]
@@ -156,3 +158,17 @@ def test_which_users_apps_run_through_bundle_exec_is_restored_when_the_app_role_
     rerun = provision.decide(ROLES, {**HASHES, "app": "new"}, after, UNITS, active())
     assert "app" not in rerun.run
     assert rerun.facts["app_bundled_dirs"] == ["/opt/bench-stack/apps/user/shop"]
+
+
+def test_the_roles_whose_packages_install_at_once_are_the_ones_with_a_packages_entry_point() -> None:
+    roles = Path(__file__).resolve().parents[2] / "roles"
+    with_entry = {p.parent.parent.name for p in roles.glob("*/tasks/packages.yml")}
+    playbook = yaml.safe_load((roles.parent / "playbooks" / "vars" / "roles.yml").read_text())
+    assert set(provision.PACKAGED) == with_entry
+    assert playbook["bench_packaged_roles"] == list(provision.PACKAGED)
+
+
+def test_the_package_list_a_role_names_is_not_one_of_its_inputs() -> None:
+    variables = {"ruby_gems": ["thin"], "ruby_os_packages": ["ruby", "thin"], "ruby_install_packages": False}
+    expected = {"ruby_gems": ["thin"], "ruby_install_packages": False}
+    assert provision.role_variables("ruby", variables) == expected
