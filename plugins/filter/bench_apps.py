@@ -1,13 +1,46 @@
-"""Filters of the app role over the plan's user apps (benchstack.userapp): which apps to deploy, their
-releases, the records the target keeps of them, and what changed for the app_server role."""
+"""Filters of the app role: the bundled apps' files for bench_files, and over the plan's user apps
+(benchstack.userapp): which apps to deploy, their releases, the records the target keeps of them, and what
+changed for the app_server role."""
 
 from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
+from ansible.errors import AnsibleFilterError
+
 from benchstack.userapp import app_record, app_state, apps_to_deploy, bundler_failure, releases_to_install
+
+
+def bench_app_tree(
+    tree: list[dict[str, Any]], dest: str, owner: str, group: str
+) -> dict[str, list[dict[str, Any]]]:
+    """A ``community.general.filetree`` answer (a bundled app's folder on the controller) as bench_files'
+    folders and files under ``dest``: folders 0755, files 0644, with their contents."""
+    attrs = {"owner": owner, "group": group}
+    folders = [{"path": dest, "mode": "0755", **attrs}]
+    files = []
+    for entry in sorted(tree, key=lambda e: e["path"]):
+        path = f"{dest.rstrip('/')}/{entry['path']}"
+        if entry["state"] == "directory":
+            folders.append({"path": path, "mode": "0755", **attrs})
+        elif entry["state"] == "file":
+            try:
+                content = Path(entry["src"]).read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise AnsibleFilterError(f"{entry['src']}: a bundled app's files must be UTF-8 text") from exc
+            files.append({"path": path, "content": content, "mode": "0644", **attrs})
+        else:
+            raise AnsibleFilterError(
+                f"{entry['src']}: a bundled app holds only folders and files, not a {entry['state']}"
+            )
+    if not files:
+        raise AnsibleFilterError(
+            f"{dest}: the bundled app has no files here (roles/app/files/{dest.rsplit('/', 1)[-1]})"
+        )
+    return {"folders": folders, "files": files}
 
 
 def _records(slurped: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -61,5 +94,6 @@ class FilterModule:
             "bench_app_releases": bench_app_releases,
             "bench_app_record": bench_app_record,
             "bench_app_state": bench_app_state,
+            "bench_app_tree": bench_app_tree,
             "bench_bundler_failure": bench_bundler_failure,
         }
