@@ -14,6 +14,9 @@ HOSTS = ["bench-mol-thin-bookworm", "bench-mol-thin-trixie"]
 TUNED_HOST, STOCK_HOST = HOSTS
 RECONFIGURED = "sinatra-thin-x2-nginx"
 RECORD_TASK = "Record what each role that ran was given"
+NGINX_CONFIG_TASK = (
+    "Write the tuned main config and the server blocks (each checked before it replaces the live one)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +66,7 @@ def test_a_server_block_only_nginx_can_refuse_never_replaces_the_live_one(expect
     assert evidence["playbook"]["rc"] != 0
     failed = failed_tasks(evidence)
     assert {(t["role"], t["name"], t["host"]) for t in failed} == {
-        ("nginx", "Write the stacks' server blocks (checked before they replace the live ones)", h)
-        for h in HOSTS
+        ("nginx", NGINX_CONFIG_TASK, h) for h in HOSTS
     }
     assert all("keepalive" in t["msg"] for t in failed), failed
     assert not any(t["name"] == "Reload nginx" for t in evidence["playbook"]["tasks"])
