@@ -12,7 +12,9 @@ its final owner and mode, then renamed over the old one: a reader never sees hal
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import tempfile
 from typing import Any
 
@@ -89,17 +91,16 @@ def _attrs(module: AnsibleModule, item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ids(module: AnsibleModule, item: dict[str, Any]) -> tuple[int, int]:
-    uid, gid = (
-        module.user_and_group(item["path"]) if os.path.exists(item["path"]) else (os.geteuid(), os.getegid())
-    )
-    if item.get("owner"):
-        import pwd  # noqa: PLC0415 - only where an owner is named
-
-        uid = pwd.getpwnam(item["owner"]).pw_uid
-    if item.get("group"):
-        import grp  # noqa: PLC0415
-
-        gid = grp.getgrnam(item["group"]).gr_gid
+    """The file's owner and group ids: the named ones, else the old file's, else ours."""
+    path = item["path"]
+    uid, gid = module.user_and_group(path) if os.path.exists(path) else (os.geteuid(), os.getegid())
+    try:
+        if item.get("owner"):
+            uid = pwd.getpwnam(item["owner"]).pw_uid
+        if item.get("group"):
+            gid = grp.getgrnam(item["group"]).gr_gid
+    except KeyError as exc:
+        module.fail_json(msg=f"{path}: no such user or group on this host: {exc.args[0]}")
     return uid, gid
 
 
@@ -114,13 +115,13 @@ def _write(module: AnsibleModule, item: dict[str, Any], data: bytes) -> None:
     folder = os.path.dirname(item["path"])
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(item['path'])}.")
     try:
-        uid, gid = _ids(module, item)
-        old_mode = os.stat(item["path"]).st_mode & 0o7777 if os.path.exists(item["path"]) else None
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchown(fd, uid, gid)
-        os.fchmod(fd, _mode(item, old_mode if old_mode is not None else 0o666 & ~umask))
         with os.fdopen(fd, "wb") as out:
+            uid, gid = _ids(module, item)
+            old_mode = os.stat(item["path"]).st_mode & 0o7777 if os.path.exists(item["path"]) else None
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchown(out.fileno(), uid, gid)
+            os.fchmod(out.fileno(), _mode(item, old_mode if old_mode is not None else 0o666 & ~umask))
             out.write(data)
             out.flush()
             os.fsync(out.fileno())

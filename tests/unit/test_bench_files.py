@@ -149,3 +149,13 @@ def test_missing_parents_get_the_folders_owner_and_mode_and_existing_ones_are_le
     assert {mode(p) for p in (tmp_path / "opt", tmp_path / "opt" / "apps", app)} == {"0o750"}
     assert mode(tmp_path) == "0o711"
     assert run(tmp_path, folders=[{"path": str(app), "mode": "0750"}], files=[])["changed"] is False
+
+
+def test_an_owner_the_host_lacks_is_named_and_nothing_is_left_behind(tmp_path: Path) -> None:
+    env = tmp_path / "app.env"
+    failed = run(tmp_path, files=[{"path": str(env), "content": "A=1\n", "owner": "no-such-user-here"}])
+    assert (
+        failed["msg"]
+        == f"{env}: no such user or group on this host: getpwnam(): name not found: 'no-such-user-here'"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["args.json"]
