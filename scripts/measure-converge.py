@@ -57,7 +57,9 @@ def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 def start_container(name: str) -> None:
     sh("docker", "rm", "-f", name, check=False)
     sh(
-        "docker", "run", "-d", "--name", name, "--hostname", name,
+        # As hosts.yml starts it (restart policy included), so hosts.yml finds it as it wants it and does
+        # not create it again: bench-stack and the floor both start on the same booted container.
+        "docker", "run", "-d", "--name", name, "--hostname", name, "--restart", "unless-stopped",
         "--tmpfs", "/run", "--tmpfs", "/run/lock", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:ro",
         IMAGE, "/lib/systemd/systemd",
     )  # fmt: skip
