@@ -37,6 +37,8 @@ RECAP = re.compile(
 )
 # profile_tasks' time line: "(0:00:01.466)       0:00:03.968" - the last task's time, then the run's so far.
 ELAPSED = re.compile(r"\(\d+:\d+:[\d.]+\)\s+(\d+):(\d+):([\d.]+)")
+# profile_tasks' recap line of the apt transaction (bench-stack's one, the floor's "Packages").
+APT = re.compile(r"^(?:Install them in one transaction \(Debian family\)|Packages) -+ ([\d.]+)s$")
 
 
 @dataclass
@@ -51,6 +53,8 @@ class Result:
     resolves: int
     # Seconds before provision.yml's play began (hosts.yml: plan, engine, image, container, boot wait).
     before_provision: float = 0.0
+    # Seconds of the apt transaction: the same kind of work on both sides, and the noisiest on this machine.
+    apt: float = 0.0
 
 
 def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -154,6 +158,7 @@ def converge(
         events.count("read"),
         events.count("resolve"),
         before_provision(proc.stdout),
+        next((float(m.group(1)) for m in map(APT.match, proc.stdout.splitlines()) if m), 0.0),
     )
 
 
@@ -208,6 +213,7 @@ def main() -> int:
                 r = converge(subject, phase, inv, books, extra, logs / f"{subject}-{i}.log", env)
                 results.append(r)
                 hosts = f" (hosts.yml {r.before_provision:.1f} s)" if r.before_provision else ""
+                hosts += f" (apt {r.apt:.1f} s)" if r.apt else ""
                 print(
                     f"{subject:10} {phase:9} {r.seconds:7.1f} s{hosts}  ok={r.ok} changed={r.changed} "
                     f"skipped={r.skipped} experiment reads={r.reads} stack resolves={r.resolves}",
@@ -232,6 +238,15 @@ def main() -> int:
             # The floor starts on a booted container; hosts.yml's part (container, boot wait) left out.
             hosts = next(r.before_provision for r in results if r.subject == subject and r.seconds == cold)
             print(f"{subject}: cold without hosts.yml / floor cold = {(cold - hosts) / floor_cold:.2f}x")
+            # apt's time swings by seconds between two installs of the same packages here: without it, the
+            # ratio compares what bench-stack adds.
+            ours = next(r for r in results if r.subject == subject and r.seconds == cold)
+            floor = next(r for r in results if r.subject == "floor" and r.seconds == floor_cold)
+            if ours.apt and floor.apt:
+                print(
+                    f"{subject}: cold without apt / floor cold without apt = "
+                    f"{(cold - ours.apt) / (floor_cold - floor.apt):.2f}x"
+                )
         if floor_rerun and rerun:
             print(f"{subject}: re-run / floor re-run = {rerun / floor_rerun:.2f}x (best re-runs)")
     return 0
