@@ -11,13 +11,12 @@ docker_container, which compares, creates or re-creates them, and labels them wi
 
 from __future__ import annotations
 
-import hashlib
-import json
-import subprocess
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+
+from benchstack.localdocker import DockerError, current_containers, images_by_tag, inspect, settings_hash
 
 DOCUMENTATION = """
 module: bench_containers
@@ -36,50 +35,6 @@ hashes: {description: Per name, the hash of its wanted settings (the label's val
 """
 
 
-def settings_hash(settings: dict[str, Any]) -> str:
-    """The same settings give the same hash whatever their keys' order."""
-    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:32]
-
-
-def current_containers(
-    inspect_json: str, wanted: dict[str, dict[str, Any]], label: str, image_ids: dict[str, str]
-) -> list[str]:
-    """The names in ``wanted`` whose container (in `docker inspect`'s answer) docker_container can skip."""
-    found = {c.get("Name", "").lstrip("/"): c for c in json.loads(inspect_json or "[]")}
-    current = []
-    for name, settings in wanted.items():
-        c = found.get(name)
-        if c is None or not (c.get("State") or {}).get("Running"):
-            continue
-        labels = (c.get("Config") or {}).get("Labels") or {}
-        if labels.get(label) != settings_hash(settings):
-            continue
-        # docker_container re-creates a container whose tag now names another image (a rebuilt base image).
-        if c.get("Image") != image_ids.get(settings.get("image", "")):
-            continue
-        current.append(name)
-    return current
-
-
-def image_ids(inspect_json: str, tags: list[str]) -> dict[str, str]:
-    """`docker image inspect`'s answer: the image id each asked tag names."""
-    ids: dict[str, str] = {}
-    for image in json.loads(inspect_json or "[]"):
-        for tag in image.get("RepoTags") or []:
-            if tag in tags:
-                ids[tag] = image.get("Id", "")
-    return ids
-
-
-def _inspect(args: list[str], missing: str) -> str:
-    done = subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
-    # A missing object makes the exit status 1 but the others are still printed; any other error is fatal.
-    errors = [e for e in done.stderr.splitlines() if e.strip() and missing not in e.lower()]
-    if done.returncode != 0 and errors:
-        raise AnsibleActionFail(f"docker {' '.join(args[:2])} failed: {'; '.join(errors)}")
-    return done.stdout
-
-
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("containers", "label"))
@@ -96,8 +51,12 @@ class ActionModule(ActionBase):
         current: list[str] = []
         if wanted:
             tags = sorted({str(s.get("image", "")) for s in wanted.values()})
-            ids = image_ids(_inspect(["image", "inspect", *tags], "no such image"), tags)
-            found = _inspect(["container", "inspect", *wanted], "no such container")
+            try:
+                images = images_by_tag(inspect(["image", "inspect", *tags], "no such image"), tags)
+                found = inspect(["container", "inspect", *wanted], "no such container")
+            except DockerError as exc:
+                raise AnsibleActionFail(str(exc)) from exc
+            ids = {tag: str(image.get("Id", "")) for tag, image in images.items()}
             current = current_containers(found, wanted, label, ids)
         result.update(
             changed=False, current=current, stale=[n for n in wanted if n not in current], hashes=hashes

@@ -9,12 +9,13 @@ from the controller's own process.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+
+from benchstack.localdocker import DockerError, images_by_tag, inspect
 
 DOCUMENTATION = """
 module: bench_image_labels
@@ -31,13 +32,11 @@ labels: {description: "Per present tag, its labels ({} when it has none).", type
 
 
 def labels_by_tag(inspect_json: str, tags: list[str]) -> dict[str, dict[str, str]]:
-    """`docker image inspect`'s answer, indexed by the asked tags it names."""
-    found: dict[str, dict[str, str]] = {}
-    for image in json.loads(inspect_json or "[]"):
-        for tag in image.get("RepoTags") or []:
-            if tag in tags:
-                found[tag] = (image.get("Config") or {}).get("Labels") or {}
-    return found
+    """`docker image inspect`'s answer: the labels of each asked tag it names."""
+    return {
+        tag: (image.get("Config") or {}).get("Labels") or {}
+        for tag, image in images_by_tag(inspect_json, tags).items()
+    }
 
 
 class ActionModule(ActionBase):
@@ -57,12 +56,8 @@ class ActionModule(ActionBase):
             started = subprocess.run([engine], capture_output=True, text=True, check=False)
             if started.returncode != 0:
                 raise AnsibleActionFail(f"{engine} failed: {(started.stderr or started.stdout).strip()}")
-        inspected = subprocess.run(
-            ["docker", "image", "inspect", *tags], capture_output=True, text=True, check=False
-        )
-        # A missing tag makes the exit status 1 but the others are still printed; any other error is fatal.
-        errors = [e for e in inspected.stderr.splitlines() if e.strip() and "no such image" not in e.lower()]
-        if inspected.returncode != 0 and errors:
-            raise AnsibleActionFail(f"docker image inspect failed: {'; '.join(errors)}")
-        result["labels"] = labels_by_tag(inspected.stdout, tags)
+        try:
+            result["labels"] = labels_by_tag(inspect(["image", "inspect", *tags], "no such image"), tags)
+        except DockerError as exc:
+            raise AnsibleActionFail(str(exc)) from exc
         return result

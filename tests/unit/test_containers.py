@@ -1,4 +1,4 @@
-"""bench_containers: which containers hosts.yml can leave alone, read from real `docker inspect` output.
+"""benchstack.localdocker: the containers hosts.yml (bench_containers) leaves alone, from `docker inspect`.
 
 The capture (tests/data/docker/container-inspect.json) holds bench-local as hosts.yml started it (running,
 labelled), bench-capture-old started with the same settings by `docker run` without the label (running), and
@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import yaml
-from test_plugins import load_plugin
 
-containers = load_plugin("action", "bench_containers")
+from benchstack import localdocker as containers
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "docker"
 CONTAINERS = (DATA / "container-inspect.json").read_text()
 IMAGES = (DATA / "container-images.json").read_text()
@@ -30,7 +30,8 @@ def wanted_settings() -> dict:
 
 
 def ids() -> dict[str, str]:
-    return containers.image_ids(IMAGES, ["bench-stack/debian:bookworm"])
+    images = containers.images_by_tag(IMAGES, ["bench-stack/debian:bookworm"])
+    return {tag: image["Id"] for tag, image in images.items()}
 
 
 def test_the_capture_is_what_hosts_yml_made() -> None:
@@ -73,4 +74,4 @@ def test_the_hash_ignores_key_order_only() -> None:
 def test_image_ids_index_the_asked_tags() -> None:
     assert list(ids()) == ["bench-stack/debian:bookworm"]
     assert ids()["bench-stack/debian:bookworm"].startswith("sha256:")
-    assert containers.image_ids(IMAGES, ["nosuch:tag"]) == {}
+    assert containers.images_by_tag(IMAGES, ["nosuch:tag"]) == {}
