@@ -235,13 +235,13 @@ def main() -> int:
         cold, rerun = best(subject, "cold"), best(subject, "re-run")
         if floor_cold and cold:
             print(f"{subject}: cold / floor cold = {cold / floor_cold:.2f}x")
-            # The floor starts on a booted container; hosts.yml's part (container, boot wait) left out.
-            hosts = next(r.before_provision for r in results if r.subject == subject and r.seconds == cold)
-            print(f"{subject}: cold without hosts.yml / floor cold = {(cold - hosts) / floor_cold:.2f}x")
-            # apt's time swings by seconds between two installs of the same packages here: without it, the
-            # ratio compares what bench-stack adds.
             ours = next(r for r in results if r.subject == subject and r.seconds == cold)
             floor = next(r for r in results if r.subject == "floor" and r.seconds == floor_cold)
+            # The floor starts on a booted container; hosts.yml's part (container, boot wait) left out.
+            without_hosts = (cold - ours.before_provision) / floor_cold
+            print(f"{subject}: cold without hosts.yml / floor cold = {without_hosts:.2f}x")
+            # apt's time swings by seconds between two installs of the same packages here: without it, the
+            # ratio compares what bench-stack adds.
             if ours.apt and floor.apt:
                 print(
                     f"{subject}: cold without apt / floor cold without apt = "
