@@ -403,3 +403,14 @@ def read_cell(path: Path) -> dict[str, Any]:
 def load_cells(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """All stored cells of a run, sorted by file name (:func:`read_cell`: a bad one raises ValueError)."""
     return [read_cell(path) for path in cell_paths(run_dir)]
+
+
+def is_disturbed(cell: dict[str, Any]) -> bool:
+    """Whether a stored cell was disturbed (``disturbed`` lists why: foreign CPU, steal, an overrun): it is
+    kept as evidence and measured again, and no statistic, comparison or verdict limit counts it."""
+    return bool(cell.get("disturbed"))
+
+
+def counted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cells every statistic counts: the undisturbed ones (:func:`is_disturbed`)."""
+    return [c for c in cells if not is_disturbed(c)]

@@ -41,12 +41,18 @@ MAX_DURATION_S = 600
 MAX_REPETITIONS = 100
 DEFAULT_MAX_CV = 0.05
 DEFAULT_MAX_ERROR_RATE = 0.01
+# Half-width of a load point's 95 % interval of the median req/s, over the median, that ends its extra rounds.
+DEFAULT_TARGET_PRECISION = 0.05
+# Foreign CPU (host busy minus our processes, plus steal), as a share of all the host's CPU time during a
+# cell, above which the cell is disturbed: kept, not counted, measured again (benchstack.interference).
+DEFAULT_MAX_INTERFERENCE = 0.10
+MAX_SECONDS = 7 * 24 * 3600
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 TOP_KEYS = {"name", "description", "stacks", "load"}
 LOAD_KEYS = {
     "path", "threshold_ms", "warmup", "pause_s", "repetitions", "max_repetitions", "max_cv", "max_error_rate",
-    "plans",
+    "plans", "baseline", "target_precision", "max_seconds", "max_interference", "seed",
 }  # fmt: skip
 # Seconds between a cell's warm-up and its measurement by default: closed connections leave TIME_WAIT and
 # the servers finish their backlog, so the measurement does not start on the warm-up's tail.
@@ -151,6 +157,13 @@ def _validated(
     except StackError as exc:
         problems += exc.problems
     problems += _validate_load(data.get("load"))
+    baseline = data.get("load", {}).get("baseline") if isinstance(data.get("load"), dict) else None
+    if baseline is not None:
+        names = [s.get("name") for s in data.get("stacks") or [] if isinstance(s, dict)]
+        if baseline not in names:
+            problems.append(
+                f"load.baseline: must name one of the stacks ({', '.join(map(str, names))}), not {baseline!r}"
+            )
     return problems, resolved
 
 
@@ -187,6 +200,21 @@ def _validate_load(load: object) -> list[str]:
         rate = load["max_error_rate"]
         if not is_number(rate) or not 0 <= rate <= 1:
             problems.append(f"load.max_error_rate: must be a share from 0 to 1 (0.01 = 1 %), not {rate!r}")
+    precision = load.get("target_precision", DEFAULT_TARGET_PRECISION)
+    if not is_number(precision) or not 0 < precision < 1:
+        problems.append(
+            f"load.target_precision: must be a share above 0 and below 1 (0.05 = +-5 %), not {precision!r}"
+        )
+    interference = load.get("max_interference", DEFAULT_MAX_INTERFERENCE)
+    if not is_number(interference) or not 0 < interference <= 1:
+        problems.append(
+            "load.max_interference: must be a share of the host's CPU above 0 and at most 1 (0.1 = 10 %, "
+            f"1 = never disturbed), not {interference!r}"
+        )
+    if load.get("max_seconds") is not None:
+        _bounded_int(problems, "load.max_seconds", load["max_seconds"], MAX_SECONDS)
+    if "seed" in load and (not is_int(load["seed"]) or not 0 <= load["seed"] < 2**32):
+        problems.append(f"load.seed: must be an integer from 0 to {2**32 - 1}, not {load['seed']!r}")
     warmup = load.get("warmup")
     if warmup is not None:
         if not isinstance(warmup, dict) or len(set(warmup) & WARMUP_KEYS) != 1:
@@ -349,6 +377,10 @@ def experiment_from_dict(data: object, source: str | None = None, roots: Roots =
     load.setdefault("max_repetitions", load["repetitions"])
     load.setdefault("max_cv", DEFAULT_MAX_CV)
     load.setdefault("max_error_rate", DEFAULT_MAX_ERROR_RATE)
+    load.setdefault("target_precision", DEFAULT_TARGET_PRECISION)
+    load.setdefault("max_interference", DEFAULT_MAX_INTERFERENCE)
+    load.setdefault("max_seconds", None)
+    load.setdefault("baseline", data["stacks"][0]["name"])
     return Experiment(
         name=data["name"],
         description=data.get("description", ""),

@@ -180,3 +180,85 @@ def welch_t_test(a: Sequence[float | int | None], b: Sequence[float | int | None
     df = (va + vb) ** 2 / (va**2 / (len(xs) - 1) + vb**2 / (len(ys) - 1))
     p = 2.0 * (1.0 - t_cdf(abs(t), df))
     return TTest(t=t, df=df, p=min(1.0, max(0.0, p)))
+
+
+# ---------------------------------------------------------------- the median, distribution-free
+
+# Fewest values for which an order-statistic interval of the median reaches 95 % (1 - 2 * 0.5**6 = 0.969).
+MIN_MEDIAN_CI_VALUES = 6
+# Modified z-score (Iglewicz and Hoaglin) above which a value is marked an outlier.
+OUTLIER_Z = 3.5
+
+
+@dataclass(frozen=True)
+class MedianInterval:
+    low: float
+    high: float
+    coverage: float  # the interval's exact coverage (>= the confidence asked for)
+    ranks: tuple[int, int]  # 1-based ranks of low and high among the sorted values
+
+
+def median_ci(values: Sequence[float | int | None], confidence: float = CONFIDENCE) -> MedianInterval | None:
+    """The distribution-free confidence interval of the median: the order statistics x(k) and x(n-k+1)
+    with the largest k whose coverage 1 - 2 P(B <= k - 1), B ~ Binomial(n, 1/2), is at least
+    ``confidence`` (the sign-test interval). None when even the range falls short (fewer than
+    :data:`MIN_MEDIAN_CI_VALUES` values at 95 %)."""
+    from scipy.stats import binom  # imported here: the rest of the package loads without scipy's start-up
+
+    xs = sorted(_values(values))
+    n = len(xs)
+    best = None
+    for k in range(1, n // 2 + 1):
+        coverage = 1.0 - 2.0 * float(binom.cdf(k - 1, n, 0.5))
+        if coverage < confidence:
+            break
+        best = MedianInterval(xs[k - 1], xs[n - k], coverage, (k, n - k + 1))
+    return best
+
+
+def relative_half_width(values: Sequence[float | int | None], confidence: float = CONFIDENCE) -> float | None:
+    """Half the width of :func:`median_ci` over the median (0.05 = +-5 %); None without an interval or
+    with a median of 0."""
+    ci = median_ci(values, confidence)
+    if ci is None:
+        return None
+    median = statistics.median(_values(values))
+    return (ci.high - ci.low) / 2 / abs(median) if median else None
+
+
+def outliers(values: Sequence[float]) -> list[bool]:
+    """Per value, whether its modified z-score 0.6745 |x - median| / MAD is above :data:`OUTLIER_Z`
+    (Iglewicz and Hoaglin; MAD-based like hyperfine's warning). All False below three values or when the
+    MAD is 0."""
+    xs = [float(v) for v in values]
+    if len(xs) < 3:
+        return [False] * len(xs)
+    median = statistics.median(xs)
+    mad = statistics.median(abs(x - median) for x in xs)
+    if mad == 0:
+        return [False] * len(xs)
+    return [0.6745 * abs(x - median) / mad > OUTLIER_Z for x in xs]
+
+
+@dataclass(frozen=True)
+class RankTest:
+    p: float
+    n_a: int
+    n_b: int
+
+
+# Fewest values per side for a two-sided Mann-Whitney test at 5 % to be able to show a difference at all
+# (with 3 and 3 the smallest exact p is 0.1).
+MIN_RANK_TEST_VALUES = 4
+
+
+def mann_whitney(a: Sequence[float | int | None], b: Sequence[float | int | None]) -> RankTest | None:
+    """Two-sided Mann-Whitney U test (exact for small samples without ties), as Go's benchstat compares;
+    None below :data:`MIN_RANK_TEST_VALUES` values on either side (no 5 % difference could be shown)."""
+    from scipy.stats import mannwhitneyu
+
+    xs, ys = _values(a), _values(b)
+    if len(xs) < MIN_RANK_TEST_VALUES or len(ys) < MIN_RANK_TEST_VALUES:
+        return None
+    result = mannwhitneyu(xs, ys, alternative="two-sided")
+    return RankTest(float(result.pvalue), len(xs), len(ys))
