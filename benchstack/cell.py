@@ -39,7 +39,9 @@ from benchstack import distribution, formats
 from benchstack.files import read_json
 from benchstack.model import OPEN_LOOP_TOOLS, Parsed
 
-SCHEMA = "bench-stack/cell/v1"
+SCHEMA = "bench-stack/cell/v2"
+# Earlier cells still read as they are: no interference was measured and none was left out.
+READ_SCHEMAS = (SCHEMA, "bench-stack/cell/v1")
 MODES = ("loopback", "network")
 STATUSES = ("ok",)
 CELLS_DIR = "cells"
@@ -90,6 +92,10 @@ class Cell:
     # Set only where the id is not the one derived from the fields: a run with several targets, whose
     # cell ids start with the target (benchstack.targets).
     cell_id: str | None = None
+    # v2: the CPU time that was not ours during the cell (benchstack.interference), and why the cell is
+    # disturbed (left out of every statistic and measured again); empty when it is not.
+    interference: dict[str, Any] | None = None
+    disturbed: list[str] = field(default_factory=list)
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell))
@@ -113,9 +119,13 @@ META_FIELDS: tuple[str, ...] = (
     "rate",
     "window",
     "cell_id",
+    "interference",
+    "disturbed",
 )
 # Fields a v1 cell may lack (added to v1 later, backward compatible).
-OPTIONAL_FIELDS: tuple[str, ...] = ("system", "rate", "merged", "latency_dist", "window", "cell_id")
+OPTIONAL_FIELDS: tuple[str, ...] = (
+    "system", "rate", "merged", "latency_dist", "window", "cell_id", "interference", "disturbed",
+)  # fmt: skip
 # Metadata a stored run's cell must carry (a cell printed by `bench-stack parse` may leave them null).
 RUN_REQUIRED: tuple[str, ...] = (
     "experiment",
@@ -151,6 +161,7 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
         values["url"] = parsed.url
     if values["elapsed_s"] is None:
         values["elapsed_s"] = parsed.duration_s
+    values["disturbed"] = list(values["disturbed"] or [])
     return Cell(
         schema=SCHEMA,
         tool=parsed.tool,

@@ -5,10 +5,10 @@ at once, each naming its field (``load.plans[1].duration_s: ...``). Stacks are v
 :func:`benchstack.stacks.resolve_stacks`, the one stack validator, so this command line and the playbook's
 plan (:mod:`benchstack.plan`) accept and refuse exactly the same experiments.
 
-Expansion order is repetition, then stack, then plan, then concurrency: all stacks are measured once before
-any is measured twice, so slow drift on the hosts spreads over every stack instead of biasing one. Repetition
-r measures the stacks in an order rotated by r - 1 (r1: A B C, r2: B C A, r3: C A B), so no stack is always
-the first one after a quiet host or the last one after a long run. Cell ids do not depend on the order.
+Cells are measured in rounds (repetitions): every load point once before any twice, so slow drift on the
+hosts spreads over every stack instead of biasing one. A run takes each round's load points in a random
+order drawn from its seed (:func:`cells`; recorded in run.json); without a seed the stacks are rotated round
+by round (r1: A B C, r2: B C A). Cell ids do not depend on the order.
 
 ``load.max_cv`` (default 0.05) is the coefficient of variation of req/s over a load point's repetitions above
 which the report marks it noisy; ``load.max_repetitions`` (default: ``repetitions``) is how many repetitions
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,8 @@ class CellPlan:
     # The target the cell is measured on: set by the run's plan (benchstack.targets), None without an
     # inventory (bench-stack experiment).
     target: str | None = None
+    # Foreign + steal CPU share above which the cell is disturbed (load.max_interference).
+    max_interference: float = DEFAULT_MAX_INTERFERENCE
 
 
 @dataclass
@@ -466,14 +469,32 @@ def cell_plan(
         threshold_ms=load["threshold_ms"],
         warmup=load["warmup"],
         pause_s=load["pause_s"],
+        max_interference=load.get("max_interference", DEFAULT_MAX_INTERFERENCE),
     )
 
 
-def cells(exp: Experiment) -> list[CellPlan]:
-    """Every cell of the experiment, in measuring order (repetition, rotated stacks, plan, concurrency)."""
+def shuffled(items: list[Any], seed: int, repetition: int) -> list[Any]:
+    """``items`` in repetition ``repetition``'s random order, drawn from ``seed`` (the same seed and
+    repetition give the same order: a resumed run measures as the first attempt planned)."""
+    order = list(items)
+    random.Random(f"bench-stack:{seed}:{repetition}").shuffle(order)
+    return order
+
+
+def cells(exp: Experiment, seed: int | None = None) -> list[CellPlan]:
+    """Every cell of the experiment in measuring order: round after round (repetition), each measuring every
+    load point once. With a ``seed`` each round takes its load points in a random order drawn from it, so
+    drift and bursts on the hosts hit every stack alike (Abedi and Brecht, ICPE 2017); without one, the
+    stacks are rotated round by round and each stack's load points kept in plan order."""
     plans: list[CellPlan] = []
     for repetition in range(1, exp.load["repetitions"] + 1):
-        for stack in rotated(exp.stacks, repetition):
-            for plan, level in load_points(exp):
-                plans.append(cell_plan(exp, stack, plan, level, repetition))
+        if seed is None:
+            plans += [
+                cell_plan(exp, stack, plan, level, repetition)
+                for stack in rotated(exp.stacks, repetition)
+                for plan, level in load_points(exp)
+            ]
+            continue
+        points = [(stack, plan, level) for stack in exp.stacks for plan, level in load_points(exp)]
+        plans += [cell_plan(exp, *point, repetition) for point in shuffled(points, seed, repetition)]
     return plans

@@ -49,6 +49,8 @@ from typing import Any
 from benchstack import distribution
 from benchstack.cell import CELLS_DIR, SCHEMA, validate_cell
 from benchstack.files import write_atomic
+from benchstack.interference import INTERFERENCE_REASON, disturbed_reasons
+from benchstack.interference import summarize as summarize_interference
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, error_count, error_rate
 from benchstack.perrequest import ParseError, ab_requests, nearest_rank
 
@@ -264,6 +266,7 @@ def merge_cells(
         notes += [f"{c.get('loadgen')}: {n}" for n in c.get("notes") or []]
     versions = {c.get("tool_version") for c in cells}
     rate = {"rate": int(first["rate"])} if open_loop else {}
+    interference, disturbed = _merged_interference(cells)
     merged: dict[str, Any] = {
         "schema": SCHEMA,
         "experiment": first.get("experiment"),
@@ -309,6 +312,8 @@ def merge_cells(
         },
         "latency_dist": merged_dist.to_dict() if merged_dist else None,
         "window": {"start": _iso(window[0]), "end": _iso(window[1])} if window else None,
+        "interference": interference,
+        "disturbed": disturbed,
         "merged": {
             "loadgens": loadgens,
             "total_concurrency": sum(int(c["concurrency"]) for c in cells),
@@ -336,6 +341,32 @@ def merge_cells(
     if first.get("cell_id"):
         merged["cell_id"] = first["cell_id"]  # a run with several targets (benchstack.targets)
     return merged
+
+
+def _merged_interference(cells: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None, list[str]]:
+    """The merged cell's interference from every host any loadgen's cell read (a loadgen alone counts the
+    others' CPU on its machine as foreign; together they are ours), and why it is disturbed: that, or what
+    disturbed a loadgen's own run (an overrun)."""
+    hosts: dict[str, Any] = {}
+    limits = []
+    for c in cells:
+        own = c.get("interference")
+        if isinstance(own, dict):
+            hosts.update(own.get("hosts") or {})
+            if own.get("limit") is not None:
+                limits.append(float(own["limit"]))
+    disturbed = [
+        f"{c.get('loadgen')}: {reason}"
+        for c in cells
+        for reason in c.get("disturbed") or []
+        if not reason.startswith(INTERFERENCE_REASON)
+    ]
+    if not hosts:
+        return None, disturbed
+    interference = summarize_interference(hosts, min(limits) if limits else None)
+    if limits:
+        disturbed = disturbed_reasons(interference, min(limits)) + disturbed
+    return interference, disturbed
 
 
 def merge_stored(run_dir: Path, cell_id: str, loadgens: Sequence[str]) -> tuple[dict[str, Any], bool]:

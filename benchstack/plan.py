@@ -21,6 +21,8 @@ A plan holds:
   command line compiles the plan), and ``target_order``: ``sequential`` (one target after the other) or
   ``parallel`` (:mod:`benchstack.targets`), and ``target_groups``: the targets measured together, group
   after group (``[[a], [b]]``, or ``[[a, b]]`` in parallel);
+* ``seed``: what each round's random order is drawn from (``load.seed``, or one per run folder:
+  :func:`seed_for`; None from the command line without ``load.seed``: rotated stacks);
 * ``cells``: every cell in measuring order, on every target (each names its target; with several targets
   the ids start with the target), and ``progress``: per cell id, "i/n" and the seconds the cells after it
   take at least (their durations, warm-ups and pauses; ab cells count their pause only, since their
@@ -66,16 +68,19 @@ def compile_plan(
     roots: Roots = DEFAULT_ROOTS,
     targets: list[str] | None = None,
     parallel: bool = False,
+    seed: int | None = None,
 ) -> dict[str, Any]:
     """The plan of the experiment in ``source`` under ``roots``, measured on ``targets`` (one after the
-    other, or all at once when ``parallel``); ExperimentError listing every problem."""
+    other, or all at once when ``parallel``), each round in the random order of ``load.seed`` or else
+    ``seed`` (None: rotated stacks, no random order); ExperimentError listing every problem."""
     problems = roots.problems()
     if problems:
         raise ExperimentError(problems, str(source))
     exp = load_experiment(source, roots)
     targets = list(targets or [])
     parallel = parallel and len(targets) > 1
-    planned = target_cells(cells(exp), targets, parallel)
+    seed = exp.load.get("seed", seed)
+    planned = target_cells(cells(exp, seed), targets, parallel)
     experiment = {
         "name": exp.name,
         "description": exp.description,
@@ -97,9 +102,32 @@ def compile_plan(
         "targets": targets,
         "target_order": PARALLEL if parallel else SEQUENTIAL,
         "target_groups": [targets] if parallel else [[t] for t in targets],
+        "seed": seed,
         "cells": [asdict(c) for c in planned],
         "progress": progress(planned, parallel),
         "warnings": port_warnings(exp.resolved),
+    }
+
+
+def seed_for(run_dir: str | os.PathLike[str]) -> int:
+    """The seed of a run that names none (``load.seed``): drawn from its folder's name, which holds the time
+    it started, so every run gets its own order and a resumed run keeps its first attempt's."""
+    digest = hashlib.sha256(Path(run_dir).name.encode("utf-8")).hexdigest()
+    return int(digest[:8], 16)
+
+
+def reseeded(plan: dict[str, Any], seed: int) -> dict[str, Any]:
+    """``plan`` with its cells in the order of ``seed`` (unless the experiment names its own seed)."""
+    if plan["experiment"]["load"].get("seed") is not None:
+        return plan
+    exp = experiment_of(plan)
+    parallel = plan["target_order"] == PARALLEL
+    planned = target_cells(cells(exp, seed), list(plan["targets"]), parallel)
+    return {
+        **plan,
+        "seed": seed,
+        "cells": [asdict(c) for c in planned],
+        "progress": progress(planned, parallel),
     }
 
 

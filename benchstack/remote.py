@@ -22,6 +22,9 @@ from __future__ import annotations
 import re
 import shlex
 
+from benchstack.interference import MARKER as CPU_MARKER
+from benchstack.interference import SNAPSHOT_FUNCTION, print_snapshot
+
 TEMP_ROOT = "/tmp"
 PREFIX = "bench-stack-run"
 VMSTAT_MARKER = "BENCH-STACK-VMSTAT"
@@ -70,10 +73,15 @@ def measured_script(run_id: str, command: str, vmstat_s: int) -> str:
     file (:data:`REQUESTS_FILE`) printed after the tool's output; exits with the tool's exit code."""
     return in_own_folder(
         run_id,
+        f"{SNAPSHOT_FUNCTION}; "
         f"timeout {int(vmstat_s)} vmstat -n 1 > vmstat.txt 2>&1 < /dev/null & v=$!; "
+        f"{print_snapshot('before')} >&2; "
         f"s=$(date +%s.%N); {command} & t=$!; wait $t; rc=$?; t=; e=$(date +%s.%N); "
+        # `times` before vmstat is reaped: the children's CPU is then the load tool's (and a few dates').
+        f"{print_snapshot('after')} >&2; times > times.txt; "
         "kill $v 2>/dev/null; wait $v 2>/dev/null; v=; "
         f'echo "{WINDOW_MARKER} $s $e" >&2; '
+        f'echo "{CPU_MARKER} times $(tail -n 1 times.txt)" >&2; '
         f"printf '\\n%s\\n' {VMSTAT_MARKER}; cat vmstat.txt; "
         f"if [ -f {REQUESTS_FILE} ]; then printf '\\n%s\\n' {REQUESTS_MARKER}; cat {REQUESTS_FILE}; fi; "
         "exit $rc",
@@ -113,14 +121,18 @@ def target_vmstat_start(run_id: str, seconds: int) -> str:
     (the folder's pid is vmstat's ``timeout``) and prints ``<pid> <folder> <stopped>``."""
     folder = f"{TEMP_ROOT}/{PREFIX}.{_checked(run_id)}.XXXXXX"
     return (
-        f"n=$({sweep_command(run_id)}); "
+        f"n=$({sweep_command(run_id)}); {SNAPSHOT_FUNCTION}; "
         f'd=$(mktemp -d {folder}) && cd "$d" && '
         f"{{ nohup timeout {int(seconds)} vmstat -n 1 > vmstat.txt 2>&1 < /dev/null & "
-        'echo $! > pid; echo "$! $d $n"; }'
+        f'echo $! > pid; {print_snapshot("before")} > snap; echo "$! $d $n"; }}'
     )
 
 
 def target_vmstat_stop(pid: int, folder: str) -> str:
-    """Shell that stops the target's vmstat, prints what it took and removes its folder."""
+    """Shell that stops the target's vmstat, prints what it took and the CPU snapshots around it (marked
+    lines, :mod:`benchstack.interference`) and removes its folder."""
     where = shlex.quote(folder)
-    return f"kill {int(pid)} 2>/dev/null; sleep 0.2; cat {where}/vmstat.txt; rm -rf {where}"
+    return (
+        f"kill {int(pid)} 2>/dev/null; {SNAPSHOT_FUNCTION}; {print_snapshot('after')} > {where}/snap.after; "
+        f"sleep 0.2; cat {where}/vmstat.txt {where}/snap {where}/snap.after; rm -rf {where}"
+    )

@@ -1,71 +1,130 @@
-"""Adaptive repetitions: measure a load point again while its req/s spread is above ``load.max_cv``.
+"""Extra rounds: measure load points again until their median req/s is known to the target precision.
 
-Every load point first gets ``load.repetitions`` repetitions. Then, round by round, each load point whose
-repetitions so far have a coefficient of variation of req/s above ``load.max_cv`` (or fewer than two
-repetitions, so no spread is known yet) gets one more, until it is quiet or has ``load.max_repetitions``.
-A load point still noisy at the cap is marked noisy in the report. The playbook asks for the extra cells
-with :func:`extra_cells` after each round; the answer is empty once nothing needs more.
+Every load point first gets ``load.repetitions`` rounds. Then, round by round, a load point gets one more
+cell while any of these holds (:func:`more_needed`):
+
+* fewer than ``load.repetitions`` of its cells count: a disturbed cell (:func:`benchstack.cell.is_disturbed`)
+  is kept as evidence and measured again;
+* its precision is not known or not good enough: the half-width of the distribution-free 95 % interval of
+  the median of its counted req/s, over the median (:func:`benchstack.stats.relative_half_width`), is
+  unknown (fewer than 6 counted cells) or above ``load.target_precision``.
+
+Bounds: at most ``load.max_repetitions`` counted cells, at most twice that many cells in all (a host that
+disturbs every cell ends the rounds), and no round starts once ``load.max_seconds`` have passed since the
+target's first cell. When a stack's load point gets a round, the baseline's load point of the same tool and
+level gets it too (below its own bounds), so comparisons paired by round have their pairs
+(:mod:`benchstack.comparison`). A round's cells are in a random order drawn from the run's seed.
+The playbook asks for the next round with :func:`extra_cells` and measures it, until the answer is empty.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from benchstack.cell import load_cells
-from benchstack.experiment import CellPlan, Experiment, cell_plan, load_points, plan_keepalive, rotated
+from benchstack.cell import counted, load_cells
+from benchstack.experiment import (
+    DEFAULT_TARGET_PRECISION,
+    CellPlan,
+    Experiment,
+    cell_plan,
+    load_points,
+    plan_keepalive,
+    shuffled,
+)
 from benchstack.loadpoints import by_load_point
-from benchstack.stats import coefficient_of_variation
+from benchstack.stats import relative_half_width
 from benchstack.targets import for_target
 
-
-def is_noisy(cells_of_group: Sequence[dict[str, Any]], max_cv: float) -> bool:
-    """Whether the req/s of these repetitions vary more than ``max_cv`` (False below two repetitions)."""
-    cv = coefficient_of_variation([c.get("rps") for c in cells_of_group])
-    return cv is not None and cv > max_cv
+# Cells in all, disturbed ones included, per counted cell allowed: the bound on measuring again.
+MAX_CELLS_PER_COUNTED = 2
 
 
-def more_repetitions_needed(
-    cells_of_group: Sequence[dict[str, Any]], max_cv: float, max_repetitions: int
-) -> bool:
-    """Whether one load point's repetitions call for another: below the cap and noisy or spread unknown."""
-    n = len(cells_of_group)
-    if n >= max_repetitions:
+def precision(cells_of_point: Sequence[dict[str, Any]]) -> float | None:
+    """The load point's precision: the relative half-width of its median's 95 % interval over the counted
+    cells (None below 6 of them)."""
+    return relative_half_width([c.get("rps") for c in counted(list(cells_of_point))])
+
+
+def more_needed(cells_of_point: Sequence[dict[str, Any]], load: dict[str, Any]) -> bool:
+    """Whether one load point's stored cells call for another round (module docstring)."""
+    cells = list(cells_of_point)
+    good = counted(cells)
+    cap = int(load["max_repetitions"])
+    if len(good) >= cap or len(cells) >= MAX_CELLS_PER_COUNTED * cap:
         return False
-    if n < 2:
+    if len(good) < int(load["repetitions"]):
         return True
-    return is_noisy(cells_of_group, max_cv)
+    reached = precision(good)
+    target = float(load.get("target_precision") or DEFAULT_TARGET_PRECISION)
+    return reached is None or reached > target
+
+
+def _over_budget(stored: Sequence[dict[str, Any]], load: dict[str, Any], now: datetime | None) -> bool:
+    budget = load.get("max_seconds")
+    started = [c.get("started_at") for c in stored if c.get("started_at")]
+    if not budget or not started:
+        return False
+    first = min(datetime.fromisoformat(str(s).replace("Z", "+00:00")) for s in started)
+    return ((now or datetime.now(UTC)) - first).total_seconds() > float(budget)
 
 
 def extra_cells(
-    run_dir: str | os.PathLike[str], exp: Experiment, target: str | None = None, targets: Sequence[str] = ()
+    run_dir: str | os.PathLike[str],
+    exp: Experiment,
+    target: str | None = None,
+    targets: Sequence[str] = (),
+    seed: int | None = None,
+    now: datetime | None = None,
 ) -> list[CellPlan]:
-    """The next repetition of every load point that needs one, in measuring order.
+    """The next round: one more cell of every load point that needs one, in the round's random order
+    (``seed``; without one, in stack and plan order).
 
     Only load points whose first ``load.repetitions`` repetitions are all stored are considered (the regular
-    cells come first). Each extra cell continues its load point's repetition numbers; cells are ordered by
-    repetition, then by the stack order of that repetition (rotated, as in :func:`experiment.cells`).
-    ``target``: only that target's load points, planned on it (with ``targets``, the run's, the ids start
-    with the target when there are several: :mod:`benchstack.targets`).
+    rounds come first). Each extra cell continues its load point's repetition numbers. ``target``: only that
+    target's load points, planned on it (with ``targets``, the run's: the ids start with the target when
+    there are several, :mod:`benchstack.targets`).
     """
     load = exp.load
     stored = [c for c in load_cells(run_dir) if c.get("experiment") in (None, exp.name)]
     if target is not None:
         stored = [c for c in stored if c.get("target") == target]
+    if _over_budget(stored, load, now):
+        return []
     groups = by_load_point(stored)
-    wanted: list[tuple[int, int, int, CellPlan]] = []
     points = [(stack, plan, level) for stack in exp.stacks for plan, level in load_points(exp)]
-    for order, (stack, plan, level) in enumerate(points):
-        stored = groups.get((stack["name"], plan["tool"], plan_keepalive(plan), level), [])
-        done = {int(c["repetition"]) for c in stored if c.get("repetition") is not None}
+    due: dict[tuple[str, str, bool, int], tuple[dict[str, Any], dict[str, Any], int, int]] = {}
+    for stack, plan, level in points:
+        key = (stack["name"], plan["tool"], plan_keepalive(plan), level)
+        cells = groups.get(key, [])
+        done = {int(c["repetition"]) for c in cells if c.get("repetition") is not None}
         if not set(range(1, load["repetitions"] + 1)) <= done:
             continue
-        if more_repetitions_needed(stored, load["max_cv"], load["max_repetitions"]):
-            repetition = max(done) + 1
-            position = [s["name"] for s in rotated(exp.stacks, repetition)].index(stack["name"])
-            wanted.append((repetition, position, order, cell_plan(exp, stack, plan, level, repetition)))
-    planned = [item[3] for item in sorted(wanted, key=lambda w: w[:3])]
+        if more_needed(cells, load):
+            due[key] = (stack, plan, level, max(done) + 1)
+    baseline = load.get("baseline") or (exp.stacks[0]["name"] if exp.stacks else None)
+    for stack, plan, level in points:
+        key = (stack["name"], plan["tool"], plan_keepalive(plan), level)
+        if stack["name"] != baseline or key in due:
+            continue
+        if not any(k[1:] == key[1:] for k in due):
+            continue
+        cells = groups.get(key, [])
+        if len(counted(cells)) < load["max_repetitions"] and len(cells) < MAX_CELLS_PER_COUNTED * int(
+            load["max_repetitions"]
+        ):
+            done = {int(c["repetition"]) for c in cells if c.get("repetition") is not None}
+            due[key] = (stack, plan, level, max(done, default=0) + 1)
+    order = [
+        due[(s["name"], p["tool"], plan_keepalive(p), lv)]
+        for s, p, lv in points
+        if (s["name"], p["tool"], plan_keepalive(p), lv) in due
+    ]
+    if seed is not None and order:
+        order = shuffled(order, seed, max(item[3] for item in order))
+    planned = [cell_plan(exp, stack, plan, level, repetition) for stack, plan, level, repetition in order]
     if target is None:
         return planned
     return [for_target(p, target, several=len(targets) > 1) for p in planned]

@@ -47,7 +47,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from benchstack import distribution
+from benchstack import distribution, interference
 from benchstack.cell import (
     CELLS_DIR,
     cell_to_dict,
@@ -334,7 +334,10 @@ def measure_cell(
     if vmstat_text is not None:
         write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text)
     if target_text is not None:
-        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt", target_text)
+        write_atomic(
+            run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt",
+            interference.without_marks(target_text),
+        )
     if tsv:
         write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv)
     if rc == 124:
@@ -377,6 +380,11 @@ def measure_cell(
         )
     system, more = _system_stats(where, vmstat_text, target_vmstat, target_text)
     parsed.notes += notes + more
+    measured_cpu, more = _interference(where, err, target_text, plan)
+    parsed.notes += more
+    limit = (measured_cpu or {}).get("limit")
+    disturbed = [] if limit is None else interference.disturbed_reasons(measured_cpu, limit)
+    disturbed += overrun_reasons(plan, window)
     cell = make_cell(
         parsed,
         experiment=experiment,
@@ -396,6 +404,8 @@ def measure_cell(
         system=system,
         rate=plan.get("rate"),
         window=window,
+        interference=measured_cpu,
+        disturbed=disturbed,
     )
     if plan.get("target") and plan["cell_id"] == qualified_cell_id(plan["target"], derived_cell_id(plan)):
         # A run with several targets: the id starts with the target (benchstack.targets).
@@ -470,6 +480,51 @@ def _system_stats(
     else:
         target = None
     return {"loadgen": loadgen, "target": target}, notes
+
+
+# A duration-bound run (wrk, httperf) that took longer than its duration by this share plus
+# OVERRUN_SLACK_S stalled: the host was paused, starved or swapping, and its req/s averages a gap.
+OVERRUN_SHARE = 0.25
+OVERRUN_SLACK_S = 1.0
+
+
+def overrun_reasons(plan: dict[str, Any], window: dict[str, str] | None) -> list[str]:
+    """Why a duration-bound cell is disturbed by its own length: its window (the tool's start and end on
+    the loadgen's clock) overran ``duration_s``."""
+    duration = plan.get("duration_s")
+    if not duration or plan.get("tool") == "ab" or window is None:
+        return []
+    start = datetime.fromisoformat(window["start"].replace("Z", "+00:00"))
+    end = datetime.fromisoformat(window["end"].replace("Z", "+00:00"))
+    took = (end - start).total_seconds()
+    bound = duration * (1 + OVERRUN_SHARE) + OVERRUN_SLACK_S
+    if took <= bound:
+        return []
+    return [
+        f"overrun: the {plan['tool']} run took {took:.1f} s for {duration} s (more than {bound:g} s): the "
+        "host stalled during the cell (paused, starved or swapping)"
+    ]
+
+
+def _interference(
+    where: Target, loadgen_err: str, target_text: str | None, plan: dict[str, Any]
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """The cell's interference from the CPU snapshots of the loadgen (and the target in network mode)."""
+    hosts: dict[str, dict[str, Any] | None] = {}
+    notes = []
+    usage, problem = interference.usage_from_text(loadgen_err)
+    hosts[where.loadgen] = usage
+    if problem:
+        notes.append(f"interference not measured on the loadgen: {problem}")
+    if where.mode == "network":
+        usage, problem = interference.usage_from_text(target_text or "")
+        hosts[where.target] = usage
+        if problem and target_text is not None:
+            notes.append(f"interference not measured on the target: {problem}")
+    if all(u is None for u in hosts.values()):
+        return None, notes
+    limit = plan.get("max_interference")
+    return interference.summarize(hosts, None if limit is None else float(limit)), notes
 
 
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:

@@ -2,12 +2,15 @@
 
 * **invalid**: the numbers do not measure what they claim: the stacks failed verification, the run stopped or
   is incomplete, a cell's error rate is above ``load.max_error_rate``, or the loadgen was the bottleneck.
-* **noisy**: the numbers measure the stack but are uncertain: the req/s spread is above ``load.max_cv``, a
-  cell was not at steady state, the load tool shared CPUs with the stacks, a capacity limit was within reach,
-  or nothing records that the stacks were verified.
+* **noisy**: the numbers measure the stack but are uncertain: the median req/s is not known to
+  ``load.target_precision``, disturbed cells could not all be replaced, a cell was not at steady state, the
+  load tool shared CPUs with the stacks, a capacity limit was within reach, or nothing records that the
+  stacks were verified.
 * **valid**: none of the reasons applies.
 
-A load point's verdict is the worst of the reasons naming any of its cells; the run's is the worst of all.
+Load-point checks judge the counted cells only: a disturbed cell (:func:`benchstack.cell.is_disturbed`) is
+evidence, measured again, and never counted. A load point's verdict is the worst of the reasons naming any of
+its cells; the run's is the worst of all.
 Checks that had no data to work on are listed under ``not_checked``; they do not change the status.
 
 What each check reads (docs/verdict.md says what to do about each):
@@ -25,8 +28,11 @@ error_rate             invalid  a cell's ``error_rate`` above ``load.max_error_r
 loadgen_saturated      invalid  network mode: the loadgen's median CPU idle during the cell below
                                 :data:`MIN_LOADGEN_IDLE_PCT` (``system.loadgen.cpu_idle_median``, or the
                                 raw vmstat beside the cell)
-cv                     noisy    CV of req/s over a load point's repetitions above ``load.max_cv``, after
-                                the extra rounds (``load.max_repetitions``)
+precision              noisy    the 95 % interval of a load point's median req/s (counted cells) is wider
+                                than +-``load.target_precision`` after the extra rounds, or unknown (fewer
+                                than 6 counted cells)
+disturbed              noisy    a load point kept fewer counted cells than ``load.repetitions``: its
+                                disturbed cells (``disturbed``) could not all be measured again
 loopback_shared_cores  noisy    loopback mode without a disjoint CPU split in ``hosts.<target>.cpu_split``
 capacity               noisy    :func:`benchstack.capacity.capacity_warnings` on the cell's plan and the
                                 fingerprints in run.json ``hosts``
@@ -57,15 +63,20 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.capacity import capacity_warnings
-from benchstack.cell import GroupKey, cell_id_of, group_key, level_label
-from benchstack.experiment import DEFAULT_MAX_CV, DEFAULT_MAX_ERROR_RATE
+from benchstack.cell import GroupKey, cell_id_of, counted, group_key, is_disturbed, level_label
+from benchstack.experiment import (
+    DEFAULT_MAX_CV,
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MAX_INTERFERENCE,
+    DEFAULT_TARGET_PRECISION,
+)
 from benchstack.files import write_json
 from benchstack.formats import RUN_SCHEMA
 from benchstack.merge import loadgen_dir
 from benchstack.model import ERROR_KINDS
 from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
-from benchstack.stats import summarize
+from benchstack.stats import MIN_MEDIAN_CI_VALUES, relative_half_width
 from benchstack.sysstats import parse_vmstat
 from benchstack.targets import TargetPoint, by_target_point, target_of, target_point
 
@@ -105,6 +116,8 @@ class LoadPointVerdict:
 class Limits:
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     max_cv: float = DEFAULT_MAX_CV
+    target_precision: float = DEFAULT_TARGET_PRECISION
+    max_interference: float = DEFAULT_MAX_INTERFERENCE
     repetitions: int | None = None
     max_repetitions: int | None = None
     min_loadgen_idle_pct: float = MIN_LOADGEN_IDLE_PCT
@@ -141,10 +154,13 @@ def limits_of(run_info: dict[str, Any] | None) -> Limits:
     """The experiment's limits as recorded in run.json (``experiment.load``), defaults where absent."""
     load = recorded_load(run_info)
     rate, cv = as_number(load.get("max_error_rate")), as_number(load.get("max_cv"))
+    target, interference = as_number(load.get("target_precision")), as_number(load.get("max_interference"))
     reps, cap = as_number(load.get("repetitions")), as_number(load.get("max_repetitions"))
     return Limits(
         max_error_rate=DEFAULT_MAX_ERROR_RATE if rate is None else rate,
         max_cv=DEFAULT_MAX_CV if cv is None else cv,
+        target_precision=DEFAULT_TARGET_PRECISION if target is None else target,
+        max_interference=DEFAULT_MAX_INTERFERENCE if interference is None else interference,
         repetitions=None if reps is None else int(reps),
         max_repetitions=None if cap is None else int(cap),
     )
@@ -305,31 +321,64 @@ def check_error_rate(run: _Run) -> tuple[list[Reason], list[str]]:
     return reasons, []
 
 
-def check_cv(run: _Run) -> tuple[list[Reason], list[str]]:
+def check_precision(run: _Run) -> tuple[list[Reason], list[str]]:
     limits = run.limits
-    reasons, once = [], 0
+    reasons = []
     for key, group in run.groups.items():
-        s = summarize([c.get("rps") for c in group])
-        if s is None or s.n < 2:
-            once += 1
+        n = len(group)
+        if not n:
             continue
-        if s.cv is None or s.cv <= limits.max_cv:
+        reached = relative_half_width([c.get("rps") for c in group])
+        cap = limits.max_repetitions
+        if reached is None:
+            message = (
+                f"{run.label(key)}: precision unknown: {n} counted rounds, {MIN_MEDIAN_CI_VALUES} needed for a "
+                "95 % interval of the median req/s"
+            )
+            if cap is not None and cap < MIN_MEDIAN_CI_VALUES:
+                message += f" (raise load.max_repetitions from {cap} to {MIN_MEDIAN_CI_VALUES} or more)"
+        elif reached > limits.target_precision:
+            message = (
+                f"{run.label(key)}: median req/s known to +-{_pct(reached)} over {n} rounds, short of "
+                f"load.target_precision +-{_pct(limits.target_precision)}"
+            )
+            if cap is not None and n >= cap:
+                message += f" (load.max_repetitions {cap} reached)"
+            else:
+                message += (
+                    " (the time budget, load.max_seconds, or the bound on disturbed cells ended the rounds)"
+                )
+        else:
             continue
-        message = f"{run.label(key)}: CV of req/s {_pct(s.cv)} over {s.n} repetitions, above load.max_cv "
-        message += _pct(limits.max_cv)
-        cap, reps = limits.max_repetitions, limits.repetitions
-        if cap is not None and reps is not None and cap <= reps:
-            message += " (no extra rounds: load.max_repetitions is not above load.repetitions)"
-        elif cap is not None and s.n >= cap:
-            message += f" after the extra rounds (load.max_repetitions {cap} reached)"
-        elif cap is not None:
-            message += f" (the extra rounds stopped before load.max_repetitions {cap})"
-        reasons.append(Reason("cv", "noisy", message, _ids(group)))
-    notes = []
-    if once:
-        notes.append(
-            f"spread (CV): {once} load points have one repetition (set load.repetitions to 3 or more)"
+        reasons.append(Reason("precision", "noisy", message, _ids(group)))
+    return reasons, []
+
+
+def check_disturbed(run: _Run) -> tuple[list[Reason], list[str]]:
+    """Disturbed cells were measured again; a load point left with fewer counted cells than planned
+    rounds is noisy."""
+    disturbed = [c for c in run.cells if is_disturbed(c)]
+    if not disturbed:
+        return [], []
+    reasons = []
+    planned = run.limits.repetitions
+    short = {
+        key: group
+        for key, group in by_target_point(disturbed).items()
+        if planned is not None and len(run.groups.get(key, [])) < planned
+    }
+    for key, group in short.items():
+        counted_n = len(run.groups.get(key, []))
+        message = (
+            f"{run.label(key)}: {len(group)} disturbed cells and only {counted_n} of {planned} planned rounds "
+            f"counted: {group[-1]['disturbed'][0]}"
         )
+        reasons.append(Reason("disturbed", "noisy", message, _ids(group)))
+    first = disturbed[0]["disturbed"][0]
+    notes = [
+        f"disturbed: {len(disturbed)} cells were disturbed, kept as evidence, left out of the statistics and "
+        f"measured again (first: {cell_id_of(disturbed[0])}: {first})"
+    ]
     return reasons, notes
 
 
@@ -595,7 +644,8 @@ CHECKS: list[Check] = [
     check_incomplete,
     check_error_rate,
     check_loadgen_saturated,
-    check_cv,
+    check_precision,
+    check_disturbed,
     check_loopback,
     check_capacity,
     check_steady_state,
@@ -607,7 +657,7 @@ def run_verdict(
 ) -> Verdict:
     """The verdict of a run folder's ``cells`` with its run.json (``run_info``; None when there is none)."""
     info = run_info or {}
-    run = _Run(Path(run_dir), cells, info, limits_of(info), by_target_point(cells))
+    run = _Run(Path(run_dir), cells, info, limits_of(info), by_target_point(counted(cells)))
     reasons: list[Reason] = []
     not_checked: list[str] = []
     for check in CHECKS:

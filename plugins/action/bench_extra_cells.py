@@ -2,7 +2,7 @@
 (one target's, with ``target``).
 
 Thin: it takes the run's plan and asks ``benchstack.repetitions.extra_cells``; the playbook measures what it
-returns with bench_cell and asks again, at most ``load.max_repetitions - load.repetitions`` times.
+returns with bench_cell and asks again until the answer is empty (bounded: benchstack.repetitions).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class ActionModule(ActionBase):
         targets = list(args["plan"].get("targets") or [])
         target = args.get("target") or None
         try:
-            cells = [asdict(c) for c in extra_cells(Path(args["run_dir"]), exp, target, targets)]
+            found = extra_cells(Path(args["run_dir"]), exp, target, targets, seed=args["plan"].get("seed"))
+            cells = [asdict(c) for c in found]
         except ValueError as exc:  # a stored cell that is not a valid cell, named by the message
             raise AnsibleActionFail(str(exc)) from None
         result.update(changed=False, cells=cells)

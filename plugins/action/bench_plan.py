@@ -19,7 +19,7 @@ from ansible.plugins.action import ActionBase
 
 from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 from benchstack.experiment import ExperimentError
-from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, run_dir_for
+from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, reseeded, run_dir_for, seed_for
 from benchstack.runfolder import RunDirError
 from benchstack.stacks import Roots
 
@@ -128,6 +128,7 @@ class ActionModule(ActionBase):
             )
         except RunDirError as exc:
             raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
+        plan = reseeded(plan, seed_for(plan["run_dir"]))
         in_play = set(task_vars.get("ansible_play_hosts_all") or [])
         every = (task_vars.get("groups") or {}).get("targets") or []
         unloaded = [t for t in every if t in in_play and t not in targets]

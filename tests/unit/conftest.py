@@ -74,6 +74,19 @@ TARGET_VMSTAT_REPLY = "4242 /tmp/bench-stack-run.test.AbC123 0"
 AB_G_FILE = "requests.tsv"
 WRK_SCRIPT_PATH = "/var/lib/bench-stack/bench-stack-wrk-report-0123456789abcdef.lua"
 VMSTAT_MISSING = "timeout: failed to run command 'vmstat': No such file or directory\n"
+# What the CPU snapshots around a measured wrk run printed in the default container on this machine
+# (benchstack.interference): 3 s of wrk -c32 on nginx-static while other work ran beside the container
+# (foreign CPU 57 % of the machine's).
+CPU_BEFORE = (
+    "BENCH-STACK-CPU before 1796182358.409409413 100 e77ee28f-3095-49a9-9e29-491284ece4ff container-usec "
+    "22278124 cpu 34378 0 10798 62071 799 0 255 186 0 0"
+)
+CPU_AFTER = (
+    "BENCH-STACK-CPU after 1796182361.453865105 100 e77ee28f-3095-49a9-9e29-491284ece4ff container-usec "
+    "24885333 cpu 34753 0 10996 62072 799 0 288 186 0 0"
+)
+CPU_TIMES = "BENCH-STACK-CPU times 0m0.130000s 0m0.810000s"
+BUSY_CPU = (CPU_BEFORE, CPU_AFTER, CPU_TIMES)
 
 
 class Helpers:
@@ -82,12 +95,20 @@ class Helpers:
 
     ``vmstat``: what vmstat printed during the cell; ``tsv``: the ab -g file's content. ``fail``: kinds
     that fail, e.g. {"vmstat"} (not installed). ``swept``: how many leftovers the sweep says it stopped.
+    ``cpu``: the CPU snapshot lines around the measured run (and the target's), or None.
     """
 
     def __init__(
-        self, vmstat: str | None = None, tsv: str = "", fail: frozenset[str] = frozenset(), swept: int = 0
+        self,
+        vmstat: str | None = None,
+        tsv: str = "",
+        fail: frozenset[str] = frozenset(),
+        swept: int = 0,
+        cpu: tuple[str, str, str] | None = None,
     ) -> None:
         self.vmstat = read_data("vmstat", "vmstat-during-wrk.txt") if vmstat is None else vmstat
+        # The CPU snapshot lines a measured script prints on stderr (before, after, times); None: none.
+        self.cpu = cpu
         self.tsv = tsv
         self.fail = fail
         self.swept = swept
@@ -101,7 +122,7 @@ class Helpers:
         elif command.startswith("n=0; for o in /tmp/bench-stack-run."):
             kind, out = "sweep", f"{self.swept}\n"
         elif command.startswith("kill "):
-            kind, out = "vmstat", self.vmstat
+            kind, out = "vmstat", self.vmstat + (self.cpu[0] + "\n" + self.cpu[1] + "\n" if self.cpu else "")
         elif "bench-stack-wrk-report" in command and "base64 -d" in command:
             kind, out = "wrk-script", WRK_SCRIPT_PATH + "\n"
         if kind is None:
@@ -124,6 +145,8 @@ class Helpers:
 
     def run(self, command: str, output: str, rc: int = 0, stderr: str = "") -> tuple[int, str, str]:
         """A helper's reply, else the load command's: ``output`` (and, measured, what comes after it)."""
+        if self.cpu and "bench_snap" in command and "BENCH-STACK-WINDOW" in command:
+            stderr = "\n".join(self.cpu) + "\n" + stderr
         return self.reply(command) or (rc, self.measured(command, output), stderr)
 
 

@@ -42,7 +42,7 @@ def ab_cell(**overrides: object) -> dict:
 
 def test_make_cell_combines_parsed_output_and_metadata() -> None:
     d = ab_cell()
-    assert d["schema"] == SCHEMA == "bench-stack/cell/v1"
+    assert d["schema"] == SCHEMA == "bench-stack/cell/v2"
     assert d["stack"] == "sinatra-thin-x1"
     assert d["tool"] == "ab" and d["tool_version"] == "2.3"
     assert d["concurrency"] == 50
@@ -75,7 +75,7 @@ def test_cell_without_metadata_is_valid_but_not_as_a_stored_cell() -> None:
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        ({"schema": "bench-stack/cell/v0"}, "schema must be 'bench-stack/cell/v1'"),
+        ({"schema": "bench-stack/cell/v0"}, "schema must be 'bench-stack/cell/v2' or 'bench-stack/cell/v1'"),
         ({"rps": -1.0}, "rps must be a non-negative number"),
         ({"requests_completed": 1.5}, "requests_completed must be an integer >= 0"),
         ({"concurrency": True}, "concurrency must be an integer >= 1"),
@@ -186,18 +186,26 @@ def wrk_cell_with_distribution() -> dict:
     return cell_to_dict(make_cell(parsed, **{**META, "command": ["wrk"], "window": window}))
 
 
-def test_a_cell_from_before_distributions_is_still_valid_v1() -> None:
+def test_a_v1_cell_from_before_distributions_is_still_valid() -> None:
     old = ab_cell()
-    for key in ("latency_dist", "window"):
+    for key in ("latency_dist", "window", "interference", "disturbed"):
         del old[key]
     old["latency_ms"] = {k: v for k, v in old["latency_ms"].items() if k not in ("p99.9", "p99.99")}
-    assert old["schema"] == "bench-stack/cell/v1"
+    old["schema"] = "bench-stack/cell/v1"
     assert validate_cell(old, require_meta=True) == []
 
 
-def test_a_cell_with_a_distribution_window_and_tail_percentiles_is_valid_v1() -> None:
+def test_a_v2_cell_needs_interference_and_disturbed() -> None:
+    d = ab_cell()
+    del d["interference"], d["disturbed"]
+    assert validate_cell(d, require_meta=True) != []
+    d["schema"] = "bench-stack/cell/v1"
+    assert validate_cell(d, require_meta=True) == []
+
+
+def test_a_cell_with_a_distribution_window_and_tail_percentiles_is_valid() -> None:
     d = wrk_cell_with_distribution()
-    assert d["schema"] == "bench-stack/cell/v1"
+    assert d["schema"] == "bench-stack/cell/v2"
     assert d["latency_dist"]["samples"] == 125206 and d["latency_ms"]["p99.99"] is not None
     assert validate_cell(d, require_meta=True) == []
 

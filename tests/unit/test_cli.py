@@ -16,7 +16,7 @@ def parse_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
 def test_cli_parse_ab_prints_cell_with_null_metadata(capsys: pytest.CaptureFixture[str]) -> None:
     cell = parse_json(capsys, ["parse", "--tool", "ab", str(DATA / "ab" / "non2xx.txt")])
     assert list(cell) == list(FIELDS)
-    assert cell["schema"] == "bench-stack/cell/v1"
+    assert cell["schema"] == "bench-stack/cell/v2"
     assert cell["experiment"] is None and cell["stack"] is None and cell["repetition"] is None
     assert cell["requests_completed"] == 1000
     assert cell["errors"]["status"] == 1000

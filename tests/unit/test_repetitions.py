@@ -1,4 +1,5 @@
 import dataclasses
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -7,15 +8,27 @@ from conftest import read_data
 from benchstack.cell import make_cell, write_cell
 from benchstack.experiment import experiment_from_dict
 from benchstack.parsers import parse
-from benchstack.repetitions import extra_cells, is_noisy, more_repetitions_needed
+from benchstack.repetitions import MAX_CELLS_PER_COUNTED, extra_cells, more_needed, precision
 
 PARSED = parse("ab", read_data("ab", "normal.txt"))  # ab -n 2000 -c 50
+QUIET = [1000.0, 1004.0, 998.0, 1001.0, 1003.0, 999.0]  # +-0.3 %
+SPREAD = [1000.0, 1500.0, 800.0, 1300.0, 900.0, 1200.0]  # +-35 %
 
 
-def cell(stack: str, repetition: int, rps: float, concurrency: int = 50) -> dict[str, Any]:
-    parsed = dataclasses.replace(PARSED, rps=rps, concurrency=concurrency)
+def cell(
+    stack: str, repetition: int, rps: float, disturbed: list[str] | None = None, started: str | None = None
+) -> dict[str, Any]:
+    parsed = dataclasses.replace(PARSED, rps=rps)
     return dataclasses.asdict(
-        make_cell(parsed, experiment="adaptive", stack=stack, repetition=repetition, requests=2000)
+        make_cell(
+            parsed,
+            experiment="adaptive",
+            stack=stack,
+            repetition=repetition,
+            requests=2000,
+            disturbed=disturbed or [],
+            started_at=started,
+        )
     )
 
 
@@ -37,52 +50,100 @@ def store(run_dir: Path, *cells: dict[str, Any]) -> None:
         write_cell(run_dir, c)
 
 
-def test_quiet_group_needs_no_more_repetitions() -> None:
-    group = [cell("a", 1, 1000.0), cell("a", 2, 1010.0), cell("a", 3, 990.0)]  # cv 1 %
-    assert not is_noisy(group, 0.05)
-    assert not more_repetitions_needed(group, max_cv=0.05, max_repetitions=5)
+def rounds(stack: str, values: list[float], first: int = 1) -> list[dict[str, Any]]:
+    return [cell(stack, first + i, v) for i, v in enumerate(values)]
 
 
-def test_noisy_group_needs_more_until_the_cap() -> None:
-    group = [cell("a", 1, 1000.0), cell("a", 2, 1300.0), cell("a", 3, 800.0)]  # cv 24 %
-    assert is_noisy(group, 0.05)
-    assert more_repetitions_needed(group, max_cv=0.05, max_repetitions=5)
-    assert not more_repetitions_needed(group, max_cv=0.05, max_repetitions=3)
-    assert not more_repetitions_needed(group, max_cv=0.5, max_repetitions=5)
+LOAD = {"repetitions": 6, "max_repetitions": 10, "target_precision": 0.05}
 
 
-def test_a_single_repetition_has_no_known_spread_so_another_is_needed_below_the_cap() -> None:
-    assert more_repetitions_needed([cell("a", 1, 1000.0)], max_cv=0.05, max_repetitions=2)
-    assert not more_repetitions_needed([cell("a", 1, 1000.0)], max_cv=0.05, max_repetitions=1)
-    assert not is_noisy([cell("a", 1, 1000.0)], 0.05)
+def test_a_precise_load_point_needs_no_more_rounds() -> None:
+    group = rounds("a", QUIET)
+    assert precision(group) is not None and precision(group) <= 0.05
+    assert not more_needed(group, LOAD)
 
 
-def test_extra_cells_continue_the_repetitions_of_noisy_groups_only(tmp_path: Path) -> None:
-    exp = experiment(repetitions=2, max_repetitions=4, max_cv=0.05)
-    store(tmp_path, cell("a", 1, 1000.0), cell("a", 2, 1500.0), cell("b", 1, 1000.0), cell("b", 2, 1001.0))
-    [extra] = extra_cells(tmp_path, exp)
-    assert (extra.cell_id, extra.stack, extra.repetition, extra.port) == ("a__ab__c50__r3", "a", 3, 8001)
-    store(tmp_path, cell("a", 3, 1200.0))
-    assert [p.cell_id for p in extra_cells(tmp_path, exp)] == ["a__ab__c50__r4"]
-    store(tmp_path, cell("a", 4, 1300.0))
-    assert extra_cells(tmp_path, exp) == []  # still noisy, but at the cap: the report marks it
+def test_an_imprecise_load_point_gets_rounds_until_the_cap() -> None:
+    group = rounds("a", SPREAD)
+    assert precision(group) is not None and precision(group) > 0.05
+    assert more_needed(group, LOAD)
+    assert not more_needed(group, {**LOAD, "max_repetitions": 6})
+    assert not more_needed(group, {**LOAD, "target_precision": 0.5})
 
 
-def test_extra_cells_follow_the_rotated_stack_order(tmp_path: Path) -> None:
-    exp = experiment(repetitions=1, max_repetitions=3)
-    store(tmp_path, cell("a", 1, 1000.0), cell("b", 1, 1000.0))
-    # Repetition 2 measures the stacks rotated by one: b before a.
-    assert [p.cell_id for p in extra_cells(tmp_path, exp)] == ["b__ab__c50__r2", "a__ab__c50__r2"]
+def test_precision_at_the_target_ends_the_rounds_just_above_it_does_not() -> None:
+    group = rounds("a", SPREAD)
+    reached = precision(group)
+    assert reached is not None
+    assert not more_needed(group, {**LOAD, "target_precision": reached})
+    assert more_needed(group, {**LOAD, "target_precision": reached * 0.999})
 
 
-def test_no_extra_cells_before_the_regular_repetitions_are_stored(tmp_path: Path) -> None:
-    exp = experiment(repetitions=2, max_repetitions=4)
-    store(tmp_path, cell("a", 1, 1000.0))
+def test_below_six_counted_cells_the_precision_is_unknown_and_more_are_measured() -> None:
+    group = rounds("a", QUIET[:5])
+    assert precision(group) is None
+    assert more_needed(group, {**LOAD, "repetitions": 5})
+
+
+def test_a_disturbed_cell_is_not_counted_and_is_measured_again() -> None:
+    group = rounds("a", QUIET[:5]) + [cell("a", 6, 10.0, disturbed=["interference: foreign CPU 40 %"])]
+    assert precision(group) is None  # 5 counted: the disturbed 10 req/s is not among them
+    assert more_needed(group, LOAD)
+
+
+def test_disturbed_cells_are_bounded() -> None:
+    bad = [cell("a", i, 1000.0, disturbed=["overrun"]) for i in range(1, 2 * LOAD["max_repetitions"] + 1)]
+    assert len(bad) == MAX_CELLS_PER_COUNTED * LOAD["max_repetitions"]
+    assert not more_needed(bad, LOAD)
+    assert more_needed(bad[:-1], LOAD)
+
+
+def test_extra_cells_continue_the_repetitions_of_imprecise_load_points_and_their_baseline(
+    tmp_path: Path,
+) -> None:
+    exp = experiment(**LOAD, baseline="b")
+    store(tmp_path, *rounds("a", SPREAD), *rounds("b", QUIET))
+    cells = extra_cells(tmp_path, exp)
+    # b is precise, but as the baseline it gets the round too: comparisons pair by round.
+    assert sorted(p.cell_id for p in cells) == ["a__ab__c50__r7", "b__ab__c50__r7"]
+    [a7] = [p for p in cells if p.stack == "a"]
+    assert (a7.repetition, a7.port) == (7, 8001)
+
+
+def test_a_precise_baseline_alone_gets_no_round(tmp_path: Path) -> None:
+    exp = experiment(**LOAD, baseline="b")
+    store(tmp_path, *rounds("a", QUIET), *rounds("b", QUIET))
+    assert extra_cells(tmp_path, exp) == []
+
+
+def test_a_round_is_in_the_seeds_random_order_and_the_same_for_the_same_seed(tmp_path: Path) -> None:
+    exp = experiment(**LOAD)
+    store(tmp_path, *rounds("a", SPREAD), *rounds("b", SPREAD))
+    orders = {tuple(p.stack for p in extra_cells(tmp_path, exp, seed=s)) for s in range(20)}
+    assert orders == {("a", "b"), ("b", "a")}
+    assert extra_cells(tmp_path, exp, seed=7) == extra_cells(tmp_path, exp, seed=7)
+
+
+def test_no_extra_cells_before_the_regular_rounds_are_stored(tmp_path: Path) -> None:
+    exp = experiment(**LOAD)
+    store(tmp_path, *rounds("a", SPREAD[:3]))
     assert extra_cells(tmp_path, exp) == []
     assert extra_cells(tmp_path / "empty", exp) == []
 
 
 def test_without_max_repetitions_there_are_never_extra_cells(tmp_path: Path) -> None:
-    exp = experiment(repetitions=2)
-    store(tmp_path, cell("a", 1, 1000.0), cell("a", 2, 2000.0), cell("b", 1, 1.0), cell("b", 2, 9.0))
+    exp = experiment(repetitions=6)
+    store(tmp_path, *rounds("a", SPREAD), *rounds("b", SPREAD))
     assert extra_cells(tmp_path, exp) == []
+
+
+def test_no_round_starts_once_the_time_budget_is_spent(tmp_path: Path) -> None:
+    exp = experiment(**LOAD, max_seconds=60)
+    started = "2026-12-02T10:00:00Z"
+    store(
+        tmp_path, *[cell("a", i + 1, v, started=started) for i, v in enumerate(SPREAD)], *rounds("b", QUIET)
+    )
+    within = datetime(2026, 12, 2, 10, 0, 59, tzinfo=UTC)
+    beyond = datetime(2026, 12, 2, 10, 1, 1, tzinfo=UTC)
+    assert extra_cells(tmp_path, exp, now=within) != []
+    assert extra_cells(tmp_path, exp, now=beyond) == []

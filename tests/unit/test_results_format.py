@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, SCHEMAS, Helpers, read_data, schema_file_errors
+from conftest import BUSY_CPU, DATA, SCHEMAS, Helpers, read_data, schema_file_errors
 
 from benchstack import distribution, formats, verdict
 from benchstack.cell import (
     FIELDS,
     MODES,
     OPTIONAL_FIELDS,
+    READ_SCHEMAS,
     SCHEMA,
     STATUSES,
     cell_paths,
@@ -77,7 +78,8 @@ def test_the_cell_schema_has_every_field_of_a_cell_and_requires_all_but_the_late
     cell = schema(CELL_FILE)
     assert props(cell) == list(FIELDS)
     assert cell["required"] == [f for f in FIELDS if f not in OPTIONAL_FIELDS]
-    assert cell["properties"]["schema"]["const"] == SCHEMA
+    assert cell["properties"]["schema"]["enum"] == list(READ_SCHEMAS) and READ_SCHEMAS[0] == SCHEMA
+    assert cell["then"]["required"] == ["interference", "disturbed"]
     assert cell["properties"]["tool"]["enum"] == list(TOOLS)
     assert cell["properties"]["mode"]["enum"] == [*MODES, None]
     assert cell["properties"]["status"]["enum"] == list(STATUSES)
@@ -196,12 +198,15 @@ def measure_capture(run: Path, tool: str, capture: str, loadgen: str, target_vms
     report script's line is measured as from a loadgen where the script could not be written."""
     output = (DATA / f"{capture}.txt").read_text(encoding="utf-8")
     fail = frozenset({"wrk-script"}) if tool == "wrk" and WRK_REPORT_MARKER not in output else frozenset()
-    helpers = Helpers(tsv=tsv_of(capture), fail=fail)
+    # The network-mode copies carry CPU snapshots (busy: their cells are disturbed), so the schema's
+    # interference parts are filled too.
+    cpu = BUSY_CPU if target_vmstat else None
+    helpers = Helpers(tsv=tsv_of(capture), fail=fail, cpu=cpu)
 
     def execute(command: str) -> tuple[int, str, str]:
         return helpers.run(command, output)
 
-    target = Helpers(vmstat=read_data("multi", "vmstat-target-during-wrk.txt"))
+    target = Helpers(vmstat=read_data("multi", "vmstat-target-during-wrk.txt"), cpu=cpu)
 
     def on_target(command: str) -> tuple[int, str, str]:
         return target.reply(command) or (1, "", "unexpected")
@@ -300,6 +305,7 @@ def test_a_v1_cell_from_before_every_later_addition_still_fits_the_schema_file()
     """Additive within v1: a cell without system, rate, merged, latency_dist, window and the tail
     percentiles (the first v1 cells) still validates."""
     first = ab_cell()
+    first["schema"] = "bench-stack/cell/v1"
     for key in OPTIONAL_FIELDS:
         del first[key]
     for key in TAIL_KEYS:
