@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
 2 wrong usage (argparse), 3 a --strict check failed (validate: the run's verdict is invalid, or noisy with
---fail-on-noisy; compare: the runs' hosts or setup differ).
+--fail-on-noisy, or slow responses above load.max_error_rate with --fail-on-slow; compare: the runs' hosts or
+setup differ).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from benchstack.plan import compile_plan, experiment_path
 from benchstack.report import read_run_info, summary_tables, write_report
 from benchstack.stacks import DEFAULT_ROOTS, Roots
 from benchstack.targets import by_target, run_targets
-from benchstack.verdict import run_verdict, verdict_text
+from benchstack.verdict import run_verdict, slow_above_limit, verdict_text
 
 STRICT_FAILED = 3
 # The project's experiments/ folder, where a bare experiment name is looked up (as the playbook does).
@@ -101,6 +102,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "--fail-on-noisy",
         action="store_true",
         help=f"with --strict (implied), exit {STRICT_FAILED} when the verdict is noisy too",
+    )
+    p.add_argument(
+        "--fail-on-slow",
+        action="store_true",
+        help=f"with --strict (implied), exit {STRICT_FAILED} when a cell's share of responses slower than "
+        "load.threshold_ms is above load.max_error_rate (slow responses never make the verdict invalid)",
     )
 
     p = sub.add_parser(
@@ -285,7 +292,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         print(f"{RUN_INFO}: {'valid' if not info_problems else 'not valid'}")
     if bad or info_problems:
         return 1
-    if not (args.strict or args.fail_on_noisy):
+    if not (args.strict or args.fail_on_noisy or args.fail_on_slow):
         return 0
     try:
         verdict = run_verdict(args.run_dir, load_cells(args.run_dir), read_run_info(args.run_dir))
@@ -294,10 +301,17 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return 1
     print(verdict_text(verdict), end="")
     failing = ("invalid", "noisy") if args.fail_on_noisy else ("invalid",)
-    if verdict.status in failing:
+    failed = verdict.status in failing
+    if failed:
         _err(f"--strict: the run's verdict is {verdict.status}")
-        return STRICT_FAILED
-    return 0
+    slow = slow_above_limit(verdict) if args.fail_on_slow else []
+    if slow:
+        names = ", ".join(s.label for s in slow)
+        _err(
+            f"--fail-on-slow: responses slower than load.threshold_ms above load.max_error_rate "
+            f"{100 * verdict.limits.max_error_rate:.1f} % in {len(slow)} load points: {names}"
+        )
+    return STRICT_FAILED if failed or slow else 0
 
 
 def _run_info_problems(path: Path) -> list[str]:

@@ -297,6 +297,11 @@ def attach(parsed: Parsed, dist: Distribution) -> None:
     parsed.latency_ms.update(dist.latency_ms())
     if parsed.latency_ms.get("min") is None and dist.counts:  # wrk prints no minimum
         parsed.latency_ms["min"] = dist.counts[0][0] / 1000
+    if dist.source == "ab" and dist.counts:
+        # ab's -g file holds every request: its mean is the Total row's without the rounding to whole ms,
+        # and the one a merged cell computes from the same files (benchstack.merge).
+        moments = dist.moments_ms()
+        parsed.latency_ms.update(mean=moments["mean"], stdev=moments["stdev"])
 
 
 def pooled(cells: Sequence[Mapping[str, Any]]) -> Distribution | None:

@@ -29,6 +29,11 @@ timeouts are left out of wrk's latency data); for ab, the largest of read, write
 status (ab stores a time for every request that reached the end of a response, failed or not; failed
 connects have none). Exact when no completed request failed (the usual case), otherwise a lower bound, like
 ab's overlapping counters. The rate is capped at 1.0. The raw counters are always kept in ``errors``.
+
+The verdict tells the two apart (issue 25: slow is a result, not an invalid run): :func:`failed_rate` leaves
+``over_threshold`` out and is what ``load.max_error_rate`` limits; :func:`slow_rate` is the share of slow
+responses, reported per load point. The stored ``error_rate`` keeps counting both, as the original
+benchmarks did.
 """
 
 from __future__ import annotations
@@ -115,11 +120,31 @@ def attempts(tool: str, requests_completed: int, errors: dict[str, int | None]) 
     return requests_completed + sum(_n(errors.get(k)) for k in ("connect", "read", "write"))
 
 
-def error_rate(tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:
-    count = error_count(tool, errors)
+def _share(count: int, tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:
     if count == 0:
         return 0.0
     return min(1.0, count / max(attempts(tool, requests_completed, errors), 1))
+
+
+def error_rate(tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:
+    return _share(error_count(tool, errors), tool, requests_completed, errors)
+
+
+def failed_count(tool: str, errors: dict[str, int | None]) -> int:
+    """Distinct failed requests, slow ones left out unless they also failed (the rule of :func:`error_count`
+    without ``over_threshold``)."""
+    return error_count(tool, {**errors, "over_threshold": 0})
+
+
+def failed_rate(tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:
+    """Failed requests over the requests attempted: what ``load.max_error_rate`` limits in the verdict."""
+    return _share(failed_count(tool, errors), tool, requests_completed, errors)
+
+
+def slow_rate(tool: str, requests_completed: int, errors: dict[str, int | None]) -> float | None:
+    """Responses over the threshold over the requests attempted; None when nothing counted them."""
+    over = errors.get("over_threshold")
+    return None if over is None else _share(over, tool, requests_completed, errors)
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """One verdict per run and per load point: valid, noisy or invalid, and why, each reason naming its cells.
 
 * **invalid**: the numbers do not measure what they claim: the stacks failed verification, the run stopped or
-  is incomplete, a cell's error rate is above ``load.max_error_rate``, or the loadgen was the bottleneck.
+  is incomplete, a cell's share of failed requests is above ``load.max_error_rate``, or the loadgen was the
+  bottleneck.
 * **noisy**: the numbers measure the stack but are uncertain: the median req/s is not known to
   ``load.target_precision``, disturbed cells could not all be replaced, a cell was not at steady state, the
   load tool shared CPUs with the stacks, a capacity limit was within reach, or nothing records that the
@@ -12,6 +13,9 @@ Load-point checks judge the counted cells only: a disturbed cell (:func:`benchst
 evidence, measured again, and never counted. A load point's verdict is the worst of the reasons naming any of
 its cells; the run's is the worst of all.
 Checks that had no data to work on are listed under ``not_checked``; they do not change the status.
+Responses slower than ``load.threshold_ms`` are a result, not a reason to doubt it: they are listed per load
+point under ``slow`` (:func:`slow_load_points`) and change no status; ``validate --fail-on-slow`` gates on
+them (:func:`slow_above_limit`).
 
 What each check reads (docs/verdict.md says what to do about each):
 
@@ -24,7 +28,8 @@ stopped                invalid  run.json ``stopped`` names a cell that is not st
 hung_stack             invalid  as stopped, with ``reason`` hung or timeout; noisy once a resumed run
                                 stored the cell (it hung once)
 incomplete             invalid  cells planned in run.json ``experiment.cells`` that are not stored
-error_rate             invalid  a cell's ``error_rate`` above ``load.max_error_rate``
+error_rate             invalid  a counted cell's share of failed requests (``error_rate`` without the slow
+                                ones: :func:`benchstack.model.failed_rate`) above ``load.max_error_rate``
 loadgen_saturated      invalid  network mode: the loadgen's median CPU idle during the cell below
                                 :data:`MIN_LOADGEN_IDLE_PCT` (``system.loadgen.cpu_idle_median``, or the
                                 raw vmstat beside the cell)
@@ -73,7 +78,7 @@ from benchstack.experiment import (
 from benchstack.files import write_json
 from benchstack.formats import RUN_SCHEMA
 from benchstack.merge import loadgen_dir
-from benchstack.model import ERROR_KINDS
+from benchstack.model import ERROR_KINDS, attempts, failed_rate, slow_rate
 from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
 from benchstack.stats import MIN_MEDIAN_CI_VALUES, relative_half_width
@@ -124,6 +129,30 @@ class Limits:
     max_drift: float = MAX_DRIFT
 
 
+@dataclass(frozen=True)
+class SlowLoadPoint:
+    """A load point's responses slower than ``load.threshold_ms``, in its counted cells: reported, never a
+    reason (a slow stack is what the benchmark measured)."""
+
+    stack: str
+    tool: str
+    keepalive: bool
+    level: int
+    threshold_ms: float
+    over_threshold: int  # slow responses, all cells together
+    requests: int  # requests attempted in those cells
+    highest_rate: float  # the largest share of one cell: what --fail-on-slow holds against max_error_rate
+    message: str
+    cells: list[str]  # the cells with slow responses
+    target: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The load point and the target it was measured on."""
+        point = _point_label((self.stack, self.tool, self.keepalive, self.level))
+        return f"{point} on {self.target}" if self.target else point
+
+
 @dataclass
 class Verdict:
     status: str
@@ -131,6 +160,7 @@ class Verdict:
     load_points: list[LoadPointVerdict]
     not_checked: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
+    slow: list[SlowLoadPoint] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -299,26 +329,106 @@ def check_incomplete(run: _Run) -> tuple[list[Reason], list[str]]:
 
 
 def _error_kinds(cells: list[dict[str, Any]]) -> str:
-    totals = {k: sum(int((c.get("errors") or {}).get(k) or 0) for c in cells) for k in ERROR_KINDS}
+    kinds = [k for k in ERROR_KINDS if k != "over_threshold"]  # slow is not failed (slow_load_points)
+    totals = {k: sum(int((c.get("errors") or {}).get(k) or 0) for c in cells) for k in kinds}
     present = sorted(((k, n) for k, n in totals.items() if n), key=lambda item: -item[1])
     return ", ".join(f"{k} {n}" for k, n in present)
 
 
+def _counters(cell: dict[str, Any]) -> tuple[str, int, dict[str, int | None]]:
+    """What the rates of :mod:`benchstack.model` take, from a stored cell."""
+    return str(cell.get("tool")), int(cell.get("requests_completed") or 0), cell.get("errors") or {}
+
+
+def _failed_rate(cell: dict[str, Any]) -> float:
+    return failed_rate(*_counters(cell))
+
+
 def check_error_rate(run: _Run) -> tuple[list[Reason], list[str]]:
+    """Failed requests only (connect, read, write, timeout, status, length, exceptions), in the counted cells:
+    a disturbed cell is measured again, and its failures are evidence, not the result."""
     limit = run.limits.max_error_rate
     reasons = []
     for key, group in run.groups.items():
-        bad = [c for c in group if float(c.get("error_rate") or 0.0) > limit]
+        judged = counted(group)
+        bad = [c for c in judged if _failed_rate(c) > limit]
         if not bad:
             continue
-        highest = max(float(c["error_rate"]) for c in bad)
+        highest = max(_failed_rate(c) for c in bad)
         kinds = _error_kinds(bad)
         message = (
-            f"{run.label(key)}: error rate up to {_pct(highest)} in {len(bad)} of {len(group)} cells, "
+            f"{run.label(key)}: failed requests up to {_pct(highest)} in {len(bad)} of {len(judged)} cells, "
             f"above load.max_error_rate {_pct(limit)}" + (f" ({kinds})" if kinds else "")
         )
         reasons.append(Reason("error_rate", "invalid", message, _ids(bad)))
     return reasons, []
+
+
+def _slow_rate(cell: dict[str, Any]) -> float | None:
+    return slow_rate(*_counters(cell))
+
+
+def slow_load_points(run: _Run) -> tuple[list[SlowLoadPoint], list[str]]:
+    """Each load point with responses over its threshold in its counted cells, and what was not counted."""
+    limit = run.limits.max_error_rate
+    found: list[SlowLoadPoint] = []
+    unmeasured: dict[str, int] = {}
+    for key, group in run.groups.items():
+        judged = counted(group)
+        for c in judged:
+            if c.get("threshold_ms") is not None and _slow_rate(c) is None:
+                unmeasured[str(c.get("tool"))] = unmeasured.get(str(c.get("tool")), 0) + 1
+        slow = [c for c in judged if int((c.get("errors") or {}).get("over_threshold") or 0)]
+        if not slow:
+            continue
+        over = sum(int(c["errors"]["over_threshold"]) for c in slow)
+        measured = [c for c in judged if _slow_rate(c) is not None]
+        requests = sum(attempts(*_counters(c)) for c in measured)
+        highest = max(_slow_rate(c) or 0.0 for c in slow)
+        threshold = max(float(c.get("threshold_ms") or 0) for c in slow)
+        message = (
+            f"{run.label(key)}: {over} of {requests} responses slower than {threshold:g} ms "
+            f"({_pct(over / max(requests, 1))})"
+        )
+        if len(measured) > 1:
+            message += f", up to {_pct(highest)} in one of {len(measured)} cells"
+        if highest > limit:
+            message += f", above load.max_error_rate {_pct(limit)}"
+        target, (stack, tool, keepalive, level) = key
+        found.append(
+            SlowLoadPoint(
+                stack=stack,
+                tool=tool,
+                keepalive=keepalive,
+                level=level,
+                threshold_ms=threshold,
+                over_threshold=over,
+                requests=requests,
+                highest_rate=highest,
+                message=message,
+                cells=_ids(slow),
+                target=None if target == "-" else target,
+            )
+        )
+    notes = []
+    for tool, n in sorted(unmeasured.items()):
+        if tool == "httperf":
+            notes.append(
+                f"slow responses: {n} httperf cells: httperf aborts a response slower than the threshold "
+                "(its --timeout) and counts it as a failed request (timeout)"
+            )
+        else:
+            notes.append(
+                f"slow responses: {n} {tool} cells with a threshold kept no per-request data (over_threshold "
+                "not measured)"
+            )
+    return found, notes
+
+
+def slow_above_limit(v: Verdict) -> list[SlowLoadPoint]:
+    """The load points where a cell's share of slow responses is above ``load.max_error_rate``: what
+    ``validate --fail-on-slow`` fails on."""
+    return [s for s in v.slow if s.highest_rate > v.limits.max_error_rate]
 
 
 def check_precision(run: _Run) -> tuple[list[Reason], list[str]]:
@@ -664,12 +774,14 @@ def run_verdict(
         found, notes = check(run)
         reasons += found
         not_checked += notes
+    slow, notes = slow_load_points(run)
     return Verdict(
         status=worst(r.status for r in reasons),
         reasons=reasons,
         load_points=_load_points(run, reasons),
-        not_checked=not_checked,
+        not_checked=not_checked + notes,
         limits=run.limits,
+        slow=slow,
     )
 
 
@@ -704,6 +816,9 @@ def _load_points(run: _Run, reasons: list[Reason]) -> list[LoadPointVerdict]:
 # ---------------------------------------------------------------- rendering
 
 
+SLOW_TITLE = "Slow responses (over load.threshold_ms: a result, not a reason to doubt the numbers)"
+
+
 def _cells_text(cells: list[str], shown: int = SHOWN_CELLS) -> str:
     if len(cells) <= shown:
         return ", ".join(cells)
@@ -723,6 +838,9 @@ def verdict_markdown(v: Verdict) -> str:
     for r in v.reasons:
         lines.append(f"- **{r.status}** `{r.code}`: {r.message} (cells: {_cells_text(r.cells)})")
     lines += ["", f"Load points: {_counts(v)}. What each reason means and what to do: docs/verdict.md."]
+    if v.slow:
+        lines += ["", f"{SLOW_TITLE}:", ""]
+        lines += [f"- {s.message} (cells: {_cells_text(s.cells)})" for s in v.slow]
     if v.not_checked:
         lines += ["", "Not checked:", ""] + [f"- {note}" for note in v.not_checked]
     return "\n".join(lines) + "\n"
@@ -734,6 +852,7 @@ def verdict_text(v: Verdict) -> str:
     for r in v.reasons:
         n = len(r.cells)
         lines.append(f"- {r.status} {r.code}: {r.message} ({n} cell{'' if n == 1 else 's'})")
+    lines += [f"- slow: {s.message}" for s in v.slow]
     lines += [f"- not checked: {note}" for note in v.not_checked]
     return "\n".join(lines) + "\n"
 
@@ -751,6 +870,12 @@ def verdict_html(v: Verdict) -> str:
         )
     parts.append("</ul>")
     parts.append(f"<p>Load points: {esc(_counts(v))}.</p>")
+    if v.slow:
+        parts.append(
+            f"<p>{esc(SLOW_TITLE)}:</p><ul>"
+            + "".join(f"<li>{esc(s.message)} (cells: {esc(_cells_text(s.cells))})</li>" for s in v.slow)
+            + "</ul>"
+        )
     if v.not_checked:
         parts.append(
             "<p>Not checked:</p><ul>" + "".join(f"<li>{esc(n)}</li>" for n in v.not_checked) + "</ul>"

@@ -411,6 +411,30 @@ def test_ab_with_a_threshold_counts_slow_requests_from_its_g_file(tmp_path: Path
     assert validate_cell(cell, require_meta=True) == []
 
 
+@pytest.mark.parametrize(
+    ("folder", "name", "plan"),
+    [
+        ("ab", "gnuplot-slow", {"tool": "ab", "concurrency": 20, "requests": 400}),
+        ("multi", "ab-lg1", {"tool": "ab", "concurrency": 50, "requests": 3000}),
+    ],
+)
+def test_an_ab_cells_mean_with_its_g_file_is_every_requests_as_a_merged_cell_computes_it(
+    tmp_path: Path, folder: str, name: str, plan: dict[str, Any]
+) -> None:
+    from benchstack.merge import latency_from_times
+    from benchstack.perrequest import ab_request_times
+
+    tsv = read_data(folder, f"{name}.tsv")
+    fake = FakeLoadgen(read_data(folder, f"{name}.txt"), helpers=Helpers(tsv=tsv)).expect(1)
+    cell, _ = measure(one_plan(plan), tmp_path, fake)
+    own = latency_from_times(ab_request_times(tsv))
+    assert (cell["latency_ms"]["mean"], cell["latency_ms"]["stdev"]) == (own["mean"], own["stdev"])
+    # ab's Total row rounds the same mean to whole ms (gnuplot-slow: 79, ab-lg1: 65); its "Time per request"
+    # (101.278, 66.129 ms) is another figure.
+    total = parse("ab", read_data(folder, f"{name}.txt")).latency_ms["mean"]
+    assert abs(cell["latency_ms"]["mean"] - total) <= 0.5
+
+
 def test_ab_slow_and_failed_requests_are_not_counted_twice(tmp_path: Path) -> None:
     plan = one_plan({"tool": "ab", "concurrency": 10, "requests": 1000, "keepalive": True}, threshold_ms=300)
     # /mixed: 516 non-2xx (also 484 length failures); pretend 600 requests were slow as well.

@@ -65,7 +65,9 @@ class Run:
         self.stacks: dict[str, dict[str, Any]] = {}
         self.load: dict[str, Any] = {"repetitions": 3, "max_repetitions": 3, "max_cv": 0.05}
 
-    def plan(self, stack: str, load: dict[str, Any], repetition: int) -> dict[str, Any]:
+    def plan(
+        self, stack: str, load: dict[str, Any], repetition: int, threshold_ms: float | None = None
+    ) -> dict[str, Any]:
         self.stacks.setdefault(
             stack,
             {
@@ -78,7 +80,7 @@ class Run:
         data = {
             "name": "verdict",
             "stacks": [self.stacks[stack]],
-            "load": {"plans": [load], "repetitions": repetition},
+            "load": {"plans": [load], "repetitions": repetition, "threshold_ms": threshold_ms},
         }
         one = dataclasses.asdict(cells(experiment_from_dict(data))[-1])
         if one["cell_id"] not in [p["cell_id"] for p in self.planned]:
@@ -94,6 +96,7 @@ class Run:
         vmstat: str | None = None,
         tsv: str = "",
         rps: float | None = None,
+        threshold_ms: float | None = None,
     ) -> dict[str, Any]:
         """Measure one cell from captured output (``rps`` overrides the measured req/s, for spreads)."""
         helpers = Helpers(
@@ -105,7 +108,7 @@ class Run:
 
         loadgen = "web1" if self.mode == "loopback" else "gen1"
         where = Target(host="127.0.0.1", target="web1", loadgen=loadgen)
-        plan = self.plan(stack, load, repetition)
+        plan = self.plan(stack, load, repetition, threshold_ms)
         cell, _ = measure_cell(plan, where, self.path, execute, "verdict", sleep=lambda s: None)
         if rps is not None:
             path = self.path / "cells" / f"{plan['cell_id']}.json"
@@ -210,7 +213,7 @@ def test_a_5xx_run_is_invalid_and_names_its_cells_and_error_kinds(tmp_path: Path
     [reason] = v.reasons
     assert (reason.code, reason.status, reason.cells) == ("error_rate", "invalid", [cell_id_of(bad)])
     assert reason.message == (
-        "busy ab c10: error rate up to 50.3 % in 1 of 1 cells, above load.max_error_rate 1.0 % "
+        "busy ab c10: failed requests up to 50.3 % in 1 of 1 cells, above load.max_error_rate 1.0 % "
         "(status 503, length 503)"
     )
     assert v.status == "invalid"
@@ -223,6 +226,125 @@ def test_max_error_rate_1_lets_a_breaking_point_experiment_through(tmp_path: Pat
     run.load["max_error_rate"] = 1
     run.load["repetitions"] = run.load["max_repetitions"] = 1
     assert "error_rate" not in codes(run.verdict())
+
+
+def failing(run: Run, limit: float, name: str = "length-failures.txt") -> list[str]:
+    """The error_rate reasons' cells with ``load.max_error_rate`` at ``limit``."""
+    run.load["max_error_rate"] = limit
+    return [c for r in run.verdict().reasons if r.code == "error_rate" for c in r.cells]
+
+
+def test_a_cells_failed_share_at_max_error_rate_is_within_it_and_just_above_it_is_not(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    bad = run.measure("varying", AB_5XX, read_data("ab", "length-failures.txt"))  # 248 of 1000 failed
+    assert failing(run, 0.248) == []
+    assert failing(run, 0.247) == [cell_id_of(bad)]
+
+
+def test_max_error_rate_0_lets_no_failed_request_through(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    [cell] = steady(run, reps=1)
+    assert failing(run, 0) == []  # 0 failed requests are not above 0
+    # One non-2xx response among its 2800: 0.04 %, above 0 and within the default 1 %.
+    cell.update(error_count=1, error_rate=1 / 2800)
+    cell["errors"]["status"] = 1
+    (tmp_path / "cells" / f"{cell_id_of(cell)}.json").write_text(json.dumps(cell), encoding="utf-8")
+    assert failing(run, 0) == [cell_id_of(cell)]
+    assert failing(run, 0.01) == []
+
+
+def test_max_error_rate_1_lets_even_a_run_where_every_request_failed_through(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.measure("missing", AB_5XX, read_data("ab", "non2xx.txt"))  # 1000 of 1000 answered 404
+    assert failing(run, 1) == []
+    assert failing(run, 0.999) != []
+
+
+AB_SLOW = {"tool": "ab", "concurrency": 20, "requests": 400}
+
+
+def slow_run(run: Run, stack: str = "s", repetition: int = 1) -> dict[str, Any]:
+    """31 of 400 responses slower than 300 ms (7.75 %), no failed request."""
+    output, tsv = read_data("ab", "gnuplot-slow.txt"), read_data("ab", "gnuplot-slow.tsv")
+    return run.measure(stack, AB_SLOW, output, repetition, tsv=tsv, threshold_ms=300)
+
+
+def test_slow_responses_alone_never_make_a_run_invalid_and_are_reported_by_load_point(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    cell = slow_run(run)
+    assert cell["error_rate"] == 31 / 400  # the stored rate counts them, as the original posts did
+    for limit in (0, 0.01, 1):
+        run.load["max_error_rate"] = limit
+        v = run.verdict()
+        assert "error_rate" not in codes(v) and v.status != "invalid"
+    run.load["max_error_rate"] = 0.01
+    [slow] = run.verdict().slow
+    assert (slow.stack, slow.tool, slow.level, slow.target, slow.threshold_ms) == ("s", "ab", 20, "web1", 300)
+    assert (slow.over_threshold, slow.requests, slow.highest_rate) == (31, 400, 31 / 400)
+    assert slow.cells == [cell_id_of(cell)]
+    assert slow.message == (
+        "s ab c20: 31 of 400 responses slower than 300 ms (7.8 %), above load.max_error_rate 1.0 %"
+    )
+    run.load["max_error_rate"] = 0.1
+    assert run.verdict().slow[0].message == "s ab c20: 31 of 400 responses slower than 300 ms (7.8 %)"
+
+
+def test_slow_responses_are_added_up_over_a_load_points_cells(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    slow_run(run, repetition=1)
+    slow_run(run, repetition=2)
+    steady(run, "quick", reps=1)
+    [slow] = run.verdict().slow
+    assert (slow.stack, slow.over_threshold, slow.requests, len(slow.cells)) == ("s", 62, 800, 2)
+    assert slow.message.endswith("(7.8 %), up to 7.8 % in one of 2 cells, above load.max_error_rate 1.0 %")
+
+
+def test_a_cell_that_failed_and_was_slow_is_judged_on_its_failed_requests(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    # /mixed under ab -k: 516 non-2xx (484 also length failures); 600 of the 1000 slowed past 300 ms.
+    tsv = read_data("ab", "gnuplot-mixed.tsv").splitlines()
+    slowed = [tsv[0]] + [
+        "\t".join([*line.split("\t")[:4], "900", "900"]) if i < 600 else line
+        for i, line in enumerate(tsv[1:])
+    ]
+    plan = {"tool": "ab", "concurrency": 10, "requests": 1000, "keepalive": True}
+    output = read_data("ab", "gnuplot-mixed.txt")
+    cell = run.measure("mixed", plan, output, tsv="\n".join(slowed) + "\n", threshold_ms=300)
+    assert cell["error_rate"] == 0.6
+    [reason] = [r for r in run.verdict().reasons if r.code == "error_rate"]
+    assert reason.message == (
+        "mixed ab -k c10: failed requests up to 51.6 % in 1 of 1 cells, above load.max_error_rate 1.0 % "
+        "(status 516, length 484)"
+    )
+    run.load["max_error_rate"] = 0.55  # between the failed share and the stored error_rate
+    assert "error_rate" not in codes(run.verdict())
+    assert run.verdict().slow[0].over_threshold == 600
+
+
+def test_a_disturbed_cells_failures_and_slow_responses_are_evidence_not_the_result(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    bad = run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
+    slow = slow_run(run)
+    info = run.info()
+    disturbed = [{**c, "disturbed": ["foreign CPU 31 %"]} for c in (bad, slow)]
+    v = run_verdict(tmp_path, disturbed, info)
+    assert "error_rate" not in codes(v) and v.slow == []
+    # Beside a counted repetition the disturbed one is left out of "N of M cells" too.
+    again = run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"), repetition=2)
+    v = run_verdict(tmp_path, [*disturbed, again], info)
+    [reason] = [r for r in v.reasons if r.code == "error_rate"]
+    assert reason.cells == [cell_id_of(again)] and "in 1 of 1 cells" in reason.message
+
+
+def test_slow_responses_nothing_counted_are_listed_as_not_checked(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.measure("s", AB_SLOW, read_data("ab", "gnuplot-slow.txt"), threshold_ms=300)  # no -g file
+    v = run.verdict()
+    assert v.slow == []
+    assert (
+        "slow responses: 1 ab cells with a threshold kept no per-request data (over_threshold not measured)"
+        in v.not_checked
+    )
 
 
 # ---------------------------------------------------------------- spread
@@ -453,7 +575,7 @@ def test_the_printed_verdict_gives_each_reason_and_its_cell_count(tmp_path: Path
     run.load["repetitions"] = run.load["max_repetitions"] = 1
     text = verdict_text(run.verdict())
     assert text.splitlines()[0] == "Verdict: INVALID (load points: 1 invalid)"
-    assert text.splitlines()[1].startswith("- invalid error_rate: busy ab c10: error rate up to 50.3 %")
+    assert text.splitlines()[1].startswith("- invalid error_rate: busy ab c10: failed requests up to 50.3 %")
     assert text.splitlines()[1].endswith("(1 cell)")
 
 
@@ -489,7 +611,7 @@ def test_the_report_opens_with_the_verdict_and_stores_it_in_run_json(tmp_path: P
     text = write_report(tmp_path).read_text(encoding="utf-8")
     sections = [line for line in text.splitlines() if line.startswith("## ")]
     assert sections[:2] == ["## Verdict: invalid", "## Results"]
-    assert "- **invalid** `error_rate`: busy ab c10: error rate up to 50.3 %" in text
+    assert "- **invalid** `error_rate`: busy ab c10: failed requests up to 50.3 %" in text
     assert "Load points: 1 valid, 1 invalid." in text
     stored = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["verdict"]
     assert stored["status"] == "invalid"
@@ -548,3 +670,55 @@ def test_stops_recorded_at_once_by_several_processes_are_all_kept(tmp_path: Path
         list(pool.map(record_stop, [tmp_path] * 40, ids, ["hung"] * 40, ["m"] * 40))
     stopped = json.loads((tmp_path / "run.json").read_text())["stopped"]
     assert sorted(s["cell"] for s in stopped) == sorted(ids)
+
+
+def test_validate_fail_on_slow_fails_slow_responses_above_max_error_rate_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = Run(tmp_path)
+    slow_run(run)  # 7.75 % slow
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    run.write_info()
+    assert gate(tmp_path, "--strict") == 0
+    capsys.readouterr()
+    assert gate(tmp_path, "--fail-on-slow") == 3  # implies --strict
+    captured = capsys.readouterr()
+    assert "- slow: s ab c20: 31 of 400 responses slower than 300 ms" in captured.out
+    assert captured.err.strip() == (
+        "bench-stack: --fail-on-slow: responses slower than load.threshold_ms above load.max_error_rate "
+        "1.0 % in 1 load points: s ab c20 on web1"
+    )
+    run.load["max_error_rate"] = 0.0775  # at the limit: within it
+    run.write_info()
+    assert gate(tmp_path, "--strict", "--fail-on-slow") == 0
+
+
+def test_validate_fail_on_slow_still_fails_an_invalid_run(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    run.write_info()
+    assert gate(tmp_path, "--fail-on-slow") == 3
+
+
+def test_the_report_lists_slow_responses_apart_and_run_json_keeps_them(tmp_path: Path) -> None:
+    from benchstack.formats import validate_run_info
+    from benchstack.report import write_report
+
+    run = Run(tmp_path)
+    cell = slow_run(run)
+    run.write_info()
+    write_report(tmp_path)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert (
+        "Slow responses (over load.threshold_ms: a result, not a reason to doubt the numbers):\n\n"
+        "- s ab c20: 31 of 400 responses slower than 300 ms (7.8 %), above load.max_error_rate 1.0 % "
+        f"(cells: {cell_id_of(cell)})"
+    ) in text
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<p>Slow responses (over load.threshold_ms" in page
+    stored = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert validate_run_info(stored) == []
+    assert stored["verdict"]["slow"][0]["over_threshold"] == 31
+    old = {**stored, "verdict": {k: v for k, v in stored["verdict"].items() if k != "slow"}}
+    assert validate_run_info(old) == []  # a verdict stored before slow responses were reported
