@@ -1,7 +1,8 @@
 """The published results format: JSON Schemas for a cell and for run.json, and the one checker that uses them.
 
-The schemas are package data, ``benchstack/schemas/cell.schema.json`` (``bench-stack/cell/v2``, reading v1) and
-``run.schema.json`` (``bench-stack/run/v2``, reading v1), JSON Schema draft 2020-12, documented field by field in
+The schemas are package data, ``benchstack/schemas/cell.schema.json`` (``bench-stack/cell/v2``, reading
+v1) and ``run.schema.json`` (``bench-stack/run/v2``, reading v1), JSON Schema draft 2020-12, documented field
+by field in
 docs/results-format.md. :func:`benchstack.cell.validate_cell` and :func:`validate_run_info` check a document
 against its schema first and add only what a schema cannot say (rules across fields), so the published files
 and the code cannot drift apart.

@@ -480,8 +480,8 @@ def check_disturbed(run: _Run) -> tuple[list[Reason], list[str]]:
     for key, group in short.items():
         counted_n = len(run.groups.get(key, []))
         message = (
-            f"{run.label(key)}: {len(group)} disturbed cells and only {counted_n} of {planned} planned rounds "
-            f"counted: {group[-1]['disturbed'][0]}"
+            f"{run.label(key)}: {len(group)} disturbed cells and only {counted_n} of {planned} planned "
+            f"rounds counted: {group[-1]['disturbed'][0]}"
         )
         reasons.append(Reason("disturbed", "noisy", message, _ids(group)))
     first = disturbed[0]["disturbed"][0]

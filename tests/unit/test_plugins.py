@@ -16,7 +16,8 @@ from ansible.errors import AnsibleActionFail
 from conftest import Helpers, read_data
 
 from benchstack.cell import validate_cell
-from benchstack.experiment import CellPlan
+from benchstack.experiment import CellPlan, cells
+from benchstack.plan import experiment_of, seed_for
 from benchstack.stacks import resolve_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,9 +123,12 @@ def test_every_repo_experiment_plans_by_name_and_expands_into_cells(path: Path) 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
 def test_repo_experiment_plans_by_path_the_same_as_by_name(path: Path) -> None:
     by_path, by_name = run_plan(str(path)), run_plan(path.stem)
-    assert {k: v for k, v in by_path.items() if k != "run_dir"} == {
-        k: v for k, v in by_name.items() if k != "run_dir"
+    # Each run folder draws its own seed, so the order of the cells differs, not the cells.
+    per_run = ("run_dir", "seed", "cells", "progress")
+    assert {k: v for k, v in by_path.items() if k not in per_run} == {
+        k: v for k, v in by_name.items() if k not in per_run
     }
+    assert sorted(c["cell_id"] for c in by_path["cells"]) == sorted(c["cell_id"] for c in by_name["cells"])
 
 
 def test_seed_experiment_cells_use_each_stack_port_and_path() -> None:
@@ -134,9 +138,13 @@ def test_seed_experiment_cells_use_each_stack_port_and_path() -> None:
     assert by_stack["sinatra-thin-x4-nginx"]["path"] == "/hello/bar"
     assert by_stack["nginx-static"]["path"] == "/index.html"
     assert by_stack["nginx-static"]["warmup"] == {"requests": 200}
-    # Measuring order: all stacks once before any stack twice; within a stack, plan by plan.
-    assert [c["stack"] for c in plan["cells"][:2]] == ["sinatra-thin-x1", "sinatra-thin-x1"]
-    assert [c["tool"] for c in plan["cells"][:2]] == ["ab", "wrk"]
+    # Measuring order: round by round, every load point once per round, in the run's seeded order.
+    points = len(plan["stacks"]) * 2
+    reps = [c["repetition"] for c in plan["cells"]]
+    assert reps == sorted(reps) and len(plan["cells"]) == points * max(reps)
+    assert plan["seed"] == seed_for(plan["run_dir"])
+    expected = [c.cell_id for c in cells(experiment_of(plan), plan["seed"])]
+    assert [c["cell_id"] for c in plan["cells"]] == expected
 
 
 def test_the_plan_fills_in_load_defaults_and_a_new_run_folder(tmp_path: Path) -> None:
@@ -454,7 +462,7 @@ def test_bench_run_info_writes_run_json(tmp_path: Path) -> None:
     result = make_action(bench_run_info, {"run_dir": str(tmp_path), "info": info}).run(task_vars={})
     assert result["changed"] is True and result["path"] == str(tmp_path / "run.json")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["experiment"] == {"name": "e"} and data["schema"] == "bench-stack/run/v1"
+    assert data["experiment"] == {"name": "e"} and data["schema"] == "bench-stack/run/v2"
 
 
 def test_bench_run_info_refuses_a_record_off_the_schema_naming_the_field(tmp_path: Path) -> None:
@@ -519,7 +527,12 @@ def test_bench_report_writes_the_report_and_returns_the_table(tmp_path: Path) ->
     # The run prints the table, then its verdict: no run.json here, so nothing shows verification, and the
     # loadgen's vmstat (tests/data/vmstat/vmstat-during-wrk.txt) is of a host with no CPU idle left.
     assert "Verdict: INVALID (load points: 1 invalid)" in result["table_lines"]
-    assert [r["code"] for r in result["verdict"]["reasons"]] == ["not_verified", "loadgen_saturated"]
+    # One cell: its median's precision is unknown, too.
+    assert [r["code"] for r in result["verdict"]["reasons"]] == [
+        "not_verified",
+        "loadgen_saturated",
+        "precision",
+    ]
 
 
 # ---------------------------------------------------------------- adaptive repetitions

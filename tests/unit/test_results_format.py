@@ -129,7 +129,8 @@ def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None
         (v["properties"]["reasons"]["items"], verdict.Reason, []),
         # A verdict stored before several targets names no target, and still fits.
         (v["properties"]["load_points"]["items"], verdict.LoadPointVerdict, ["target"]),
-        (v["properties"]["limits"], verdict.Limits, []),
+        # Limits stored before the precision target (run v1) have neither of its two limits, and still fit.
+        (v["properties"]["limits"], verdict.Limits, ["target_precision", "max_interference"]),
         (v["properties"]["slow"]["items"], verdict.SlowLoadPoint, ["target"]),
     ):
         names = [f.name for f in dataclasses.fields(cls)]
@@ -383,7 +384,7 @@ def test_a_run_json_as_a_run_writes_it_fits_the_schema_file(tmp_path: Path) -> N
 def test_a_stop_recorded_before_run_json_was_written_makes_a_valid_record(tmp_path: Path) -> None:
     verdict.record_stop(tmp_path, "s__ab__c1__r1", "timeout", "ab did not finish")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["schema"] == "bench-stack/run/v1"
+    assert data["schema"] == "bench-stack/run/v2"
     assert schema_file_errors(RUN_FILE, data) == []
 
 
@@ -568,8 +569,8 @@ def run_record(**changes: Any) -> dict[str, Any]:
         ([], "run.json must be a JSON object, not list"),
         ({"experiment": {"name": "e"}}, "missing keys: schema"),
         (
-            run_record(schema="bench-stack/run/v2"),
-            "schema must be 'bench-stack/run/v1', not 'bench-stack/run/v2'",
+            run_record(schema="bench-stack/run/v3"),
+            "schema must be 'bench-stack/run/v2' or 'bench-stack/run/v1', not 'bench-stack/run/v3'",
         ),
         (run_record(mode="lan"), "mode must be one of loopback, network, not 'lan'"),
         (run_record(colour="red"), "unexpected keys: colour"),
