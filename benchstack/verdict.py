@@ -735,6 +735,12 @@ def store_verdict(run_dir: str | os.PathLike[str], v: Verdict) -> bool:
     return _update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
 
 
+def store_comparisons(run_dir: str | os.PathLike[str], comparisons: list[dict[str, Any]]) -> bool:
+    """Put the run's comparisons against its baseline (:mod:`benchstack.comparison`, each as its
+    ``to_dict``) into run.json's ``comparisons``; False when the run has no run.json."""
+    return _update_run_json(Path(run_dir), lambda d: d.__setitem__("comparisons", comparisons), create=False)
+
+
 def record_stop(
     run_dir: str | os.PathLike[str], cell: str, reason: str, message: str, at: str | None = None
 ) -> None:
