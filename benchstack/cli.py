@@ -30,7 +30,7 @@ from benchstack.hostdiff import run_differences, target_differences
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
 from benchstack.plan import compile_plan, experiment_path
-from benchstack.report import read_run_info, summary_tables, write_report
+from benchstack.report import end_of_run_text, read_run_info, write_report
 from benchstack.stacks import DEFAULT_ROOTS, Roots
 from benchstack.targets import by_target, run_targets
 from benchstack.verdict import run_verdict, verdict_text
@@ -190,8 +190,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return 1
-    print(summary_tables(stored, info), end="")
-    print("\n" + verdict_text(run_verdict(args.run_dir, stored, info)), end="")
+    print(end_of_run_text(stored, info, run_verdict(args.run_dir, stored, info)), end="")
     print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
     return 0
 

@@ -33,6 +33,7 @@ from benchstack import distribution
 from benchstack.cell import FIELDS, counted, group_key, is_disturbed, load_cells
 from benchstack.comparison import (
     Comparison,
+    comparisons_text,
     grouped,
     intro,
     missing_baseline,
@@ -55,6 +56,7 @@ from benchstack.verdict import (
     store_verdict,
     verdict_html,
     verdict_markdown,
+    verdict_text,
 )
 
 COLUMNS = (
@@ -195,6 +197,13 @@ def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None 
         _headed(heading, summary_table(group, precision))
         for heading, group in _per_target(RunData(Path("."), cells, run_info))
     )
+
+
+def end_of_run_text(cells: list[dict[str, Any]], run_info: dict[str, Any] | None, verdict: Verdict) -> str:
+    """What a run prints at its end (``bench-stack report`` too): the results table(s), the comparisons
+    against the baseline, the verdict."""
+    parts = [summary_tables(cells, run_info), comparisons_text(cells, run_info), verdict_text(verdict)]
+    return "\n".join(part for part in parts if part)
 
 
 def target_precision_of(run_info: dict[str, Any] | None) -> float:
