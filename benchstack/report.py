@@ -43,7 +43,7 @@ from benchstack.dns import probe_table
 from benchstack.experiment import DEFAULT_TARGET_PRECISION
 from benchstack.files import read_json
 from benchstack.formats import RUN_INFO, validate_run_info
-from benchstack.loadpoints import groups_of, point_columns
+from benchstack.loadpoints import groups_of, n_text, point_columns
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
 from benchstack.stats import median_ci, outliers, relative_half_width
@@ -127,17 +127,6 @@ def _latency_text(group: list[dict[str, Any]], key: str) -> str:
         for one in (c.get("merged") or {}).get("per_loadgen") or []:
             by_loadgen.setdefault(str(one.get("loadgen")), []).append((one.get("latency_ms") or {}).get(key))
     return " / ".join(fmt(median(v)) for v in by_loadgen.values()) + " per loadgen"
-
-
-def n_text(kept: int, disturbed: int, outlying: int = 0) -> str:
-    """The n column: counted cells, their outliers, and the disturbed cells beside them (``8, 1 outlier
-    (+2 disturbed)``)."""
-    text = str(kept)
-    if outlying:
-        text += f", {outlying} outlier{'' if outlying == 1 else 's'}"
-    if disturbed:
-        text += f" (+{disturbed} disturbed)"
-    return text
 
 
 def precision_text(values: list[float], target_precision: float) -> str:
