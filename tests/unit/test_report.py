@@ -180,6 +180,7 @@ def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
     assert "| a-stack | ab | c50 | 1 | 18967.23 |" in text
     assert "| a-stack | wrk | c4 | 1 | 3.99 | - | - | - | - | - | - | 12 (timeout 12) | 100.00% |" in text
     assert "## Notes from the parsers" in text
+    assert "Comparisons" not in text  # one stack: nothing to compare
 
     with (tmp_path / "cells.csv").open() as fh:
         table = list(csv.DictReader(fh))
@@ -268,6 +269,19 @@ def test_the_report_leads_with_the_comparisons_and_stores_them_in_run_json(tmp_p
         ("a-stack", "ab", "slower", "a-stack: 0.50x the req/s of b-stack (0.50-0.50)"),
         ("a-stack", "wrk", "slower", "a-stack: 0.50x the req/s of b-stack (0.50-0.50)"),
     ]
+
+
+def test_a_baseline_without_cells_is_named_where_the_comparisons_would_be(tmp_path: Path) -> None:
+    six_rounds(tmp_path)
+    load = {**RUN_JSON["experiment"]["load"], "baseline": "gone"}
+    (tmp_path / "run.json").write_text(
+        json.dumps({**RUN_JSON, "experiment": {**RUN_JSON["experiment"], "load": load}})
+    )
+    text = write_report(tmp_path).read_text()
+    why = "No comparisons: the baseline, gone, has no cells in this run."
+    assert f"## Comparisons\n\n{why}\n" in text
+    assert f"<h2>Comparisons</h2><p>{why}</p>" in (tmp_path / "report.html").read_text()
+    assert read_run_info(tmp_path)["comparisons"] == []
 
 
 def test_cells_csv_lists_every_cell_with_why_it_was_disturbed(tmp_path: Path) -> None:
