@@ -52,10 +52,11 @@ class Comparison:
         """One plain sentence: ``x2: 1.21x the req/s of x1 (1.12-1.30)``."""
         head = f"{self.stack}: "
         if self.verdict == TOO_FEW:
-            needed = f"too few paired rounds ({self.pairs}, {MIN_MEDIAN_CI_VALUES} needed) for an interval"
-            if self.ratio is None:
-                return f"{head}{needed}"
-            return f"{head}{_number(self.ratio)}x the req/s of {self.baseline}; {needed}"
+            needed = f"({self.pairs}, {MIN_MEDIAN_CI_VALUES} needed) for an interval"
+            if self.ratio is None:  # no pair at all
+                return f"{head}too few paired rounds with {self.baseline} {needed}"
+            ratio = _number(self.ratio)
+            return f"{head}{ratio}x the req/s of {self.baseline}; too few paired rounds {needed}"
         ratio, low, high = _shown(self)
         if self.verdict == NO_DIFFERENCE:
             return f"{head}no difference shown from {self.baseline} ({low}-{high})"

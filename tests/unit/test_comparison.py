@@ -125,7 +125,7 @@ def test_a_round_whose_baseline_did_nothing_has_no_ratio() -> None:
 def test_no_pair_at_all_says_so_without_a_ratio() -> None:
     [c] = compare_to_baseline([cell(BASE, 1, 1000.0), cell(X2, 2, 1100.0)], BASE)
     assert (c.pairs, c.ratio, c.verdict) == (0, None, "too few rounds")
-    assert c.sentence == f"{X2}: too few paired rounds (0, 6 needed) for an interval"
+    assert c.sentence == f"{X2}: too few paired rounds with {BASE} (0, 6 needed) for an interval"
 
 
 def test_each_load_point_is_compared_on_its_own() -> None:
