@@ -24,6 +24,7 @@ from benchstack.cell import (
     validate_cell,
 )
 from benchstack.compare import compare_table, differences_text
+from benchstack.comparison import comparisons_text
 from benchstack.experiment import ExperimentError
 from benchstack.formats import RUN_INFO, validate_run_info
 from benchstack.hist import HistError, csv_name, csv_text, hist
@@ -31,7 +32,7 @@ from benchstack.hostdiff import run_differences, target_differences
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
 from benchstack.plan import compile_plan, experiment_path
-from benchstack.report import read_run_info, summary_tables, write_report
+from benchstack.report import end_of_run_text, read_run_info, write_report
 from benchstack.stacks import DEFAULT_ROOTS, Roots
 from benchstack.targets import by_target, run_targets
 from benchstack.verdict import run_verdict, slow_above_limit, verdict_text
@@ -73,10 +74,15 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare",
         help="compare two runs: the host and setup differences, then median req/s and p99 per load point, "
-        "with significance",
+        "with significance; one run: its stacks against its baseline",
     )
     p.add_argument("run_a", type=Path)
-    p.add_argument("run_b", type=Path, nargs="?", help="the other run (not with --targets)")
+    p.add_argument(
+        "run_b",
+        type=Path,
+        nargs="?",
+        help="the other run (not with --targets); without it, RUN_A's comparisons against its baseline",
+    )
     p.add_argument(
         "--targets",
         nargs=2,
@@ -197,18 +203,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return 1
-    print(summary_tables(stored, info), end="")
-    print("\n" + verdict_text(run_verdict(args.run_dir, stored, info)), end="")
+    print(end_of_run_text(stored, info, run_verdict(args.run_dir, stored, info)), end="")
     print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    if (args.run_b is None) == (args.targets is None):
-        _err("compare: give two runs (RUN_A RUN_B), or one run and --targets A B")
+    if args.run_b is not None and args.targets is not None:
+        _err("compare: give two runs (RUN_A RUN_B), one run and --targets A B, or one run")
         return 2
     if args.targets:
         return _compare_targets(args)
+    if args.run_b is None:
+        return _compare_to_baseline(args.run_a)
     runs, infos = [], []
     for run_dir in (args.run_a, args.run_b):
         if not run_dir.is_dir():
@@ -234,6 +241,24 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b), differences, *orders),
         end="",
     )
+    return 0
+
+
+def _compare_to_baseline(run_dir: Path) -> int:
+    """``compare RUN``: the run's stacks against its baseline, as the end of the run prints them."""
+    if not run_dir.is_dir():
+        _err(f"{run_dir}: not a directory")
+        return 1
+    try:
+        cells = load_cells(run_dir)
+        info = read_run_info(run_dir)
+    except ValueError as exc:
+        _err(str(exc))
+        return 1
+    if not cells:
+        _err(f"{run_dir}: no cells (expected cells/*.json)")
+        return 1
+    print(comparisons_text(cells, info) or "One stack: nothing to compare.\n", end="")
     return 0
 
 

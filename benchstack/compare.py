@@ -1,7 +1,11 @@
-"""Compare two runs load point by load point: median req/s and p99 latency, and whether the req/s change is
-beyond the noise (Welch's t-test over the repetitions, two-sided, p < 0.05; "n/a" when either run has fewer
-than two repetitions of the load point). The hosts and setup come first: every difference in run.json that
-can explain a change (:mod:`benchstack.hostdiff`).
+"""Compare two runs load point by load point: median req/s and p99 latency over the counted repetitions
+(:func:`benchstack.cell.counted`), and whether the req/s change is beyond the noise: the Mann-Whitney U test
+(two-sided, as Go's benchstat compares), "yes" below p = 0.05, "~" (no difference shown) above, "n/a" when
+either run has fewer than 4 counted repetitions of the load point, the fewest with which a rank test can
+show a difference at 5 %. Why not Welch's t-test, as before: with 2 repetitions a side it called 3 of 6
+tuned/stock pairs significant, in opposite directions; it assumes normal req/s, which a noisy host does not
+give. The hosts and setup come first: every difference in run.json that can explain a change
+(:mod:`benchstack.hostdiff`).
 
 Runs with several targets are compared target by target: each run's targets in run.json's order, paired by
 position (as :mod:`benchstack.hostdiff` pairs the hosts), one table per pair; one target on each side is one
@@ -13,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchstack.cell import GroupKey, level_label
-from benchstack.loadpoints import groups_of, loadgen_count, point_columns, tool_label
+from benchstack.cell import GroupKey, counted, level_label
+from benchstack.loadpoints import groups_of, loadgen_count, n_text, point_columns, tool_label
 from benchstack.numbers import fmt, median
-from benchstack.stats import welch_t_test
+from benchstack.stats import MIN_RANK_TEST_VALUES, mann_whitney
 from benchstack.targets import by_target
 
 ALPHA = 0.05
@@ -34,35 +38,44 @@ def _change(a: float | None, b: float | None) -> str:
     return f"{100 * (b - a) / a:+.1f}%"
 
 
+def p_text(p: float) -> str:
+    """p as the column shows it: 2 decimals, 3 below 0.1 (so 0.049 does not read as 0.05)."""
+    if p < 0.001:
+        return "<0.001"
+    return f"={p:.2f}" if p >= 0.1 else f"={p:.3f}"
+
+
 def significance(a: list[dict[str, Any]], b: list[dict[str, Any]], alpha: float = ALPHA) -> str:
-    """'yes (p=...)' / 'no (p=...)' for the req/s of two groups of repetitions, 'n/a' below two each."""
-    test = welch_t_test([c.get("rps") for c in a], [c.get("rps") for c in b])
+    """'yes (p=0.008)' / '~ (p=0.40)' (no difference shown) for the req/s of two load points' counted
+    repetitions; 'n/a (n<4)' when either side has fewer than 4."""
+    test = mann_whitney([c.get("rps") for c in counted(a)], [c.get("rps") for c in counted(b)])
     if test is None:
-        return "n/a"
-    return f"{'yes' if test.p < alpha else 'no'} (p={test.p:.3g})"
+        return f"n/a (n<{MIN_RANK_TEST_VALUES})"
+    return f"{'yes' if test.p < alpha else '~'} (p{p_text(test.p)})"
 
 
 def compare_rows(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """One row per load point present in both runs."""
+    """One row per load point present in both runs; every figure from counted cells."""
     groups_a, groups_b = groups_of(cells_a), groups_of(cells_b)
     rows = []
     for key in sorted(set(groups_a) & set(groups_b)):
-        a, b = groups_a[key], groups_b[key]
+        all_a, all_b = groups_a[key], groups_b[key]
+        a, b = counted(all_a), counted(all_b)
         rps_a, rps_b = median([c.get("rps") for c in a]), median([c.get("rps") for c in b])
         p99_a = median([(c.get("latency_ms") or {}).get("p99") for c in a])
         p99_b = median([(c.get("latency_ms") or {}).get("p99") for c in b])
         rows.append(
             {
-                **point_columns(key, b),
-                "n A": str(len(a)),
-                "n B": str(len(b)),
+                **point_columns(key, all_b),
+                "n A": n_text(len(a), len(all_a) - len(a)),
+                "n B": n_text(len(b), len(all_b) - len(b)),
                 "req/s A": fmt(rps_a),
                 "req/s B": fmt(rps_b),
                 "req/s change": _change(rps_a, rps_b),
                 "p99 A ms": fmt(p99_a),
                 "p99 B ms": fmt(p99_b),
                 "p99 change": _change(p99_a, p99_b),
-                "significant": significance(a, b)
+                "significant": significance(all_a, all_b)
                 if loadgen_count(a) == loadgen_count(b)
                 else f"not comparable ({loadgen_count(a)} vs {loadgen_count(b)} loadgens)",
             }
@@ -123,8 +136,10 @@ def compare_table(
                 only.append(f"Only in {name}{on}: {', '.join(_label(k) for k in sorted(points))}.")
     lines += [
         "",
-        "change: (B - A) / A of the medians over repetitions; significant: Welch's t-test on the req/s "
-        f"of the repetitions, p < {ALPHA} (n/a below two repetitions on either side).",
+        "change: (B - A) / A of the medians over the counted repetitions (a disturbed cell is listed in n, "
+        "never counted); significant: the Mann-Whitney U test on their req/s, yes below p = "
+        f"{ALPHA}, ~ above it (no difference shown), n/a below {MIN_RANK_TEST_VALUES} counted repetitions "
+        "on either side.",
     ]
     lines += only
     lines += [

@@ -43,6 +43,17 @@ def load_label(tool: str, keepalive: bool, loadgens: int = 1) -> str:
     return label if loadgens <= 1 else f"{label} x{loadgens} loadgens"
 
 
+def n_text(kept: int, disturbed: int, outlying: int = 0) -> str:
+    """A table's n: the counted cells, how many of their req/s are outliers, and the disturbed cells kept
+    beside them (``8, 1 outlier (+2 disturbed)``)."""
+    text = str(kept)
+    if outlying:
+        text += f", {outlying} outlier{'' if outlying == 1 else 's'}"
+    if disturbed:
+        text += f" (+{disturbed} disturbed)"
+    return text
+
+
 def point_columns(key: GroupKey, cells: list[dict[str, Any]]) -> dict[str, str]:
     """The stack, tool and load columns of a load point's row; ``cells`` are the ones the row shows."""
     stack, tool, keepalive, level = key

@@ -1,11 +1,13 @@
 """Reports of a run folder: report.md, report.html (with plots), cells.csv and plots/*.png.
 
-The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`; the run's
-verdict (:mod:`benchstack.verdict`) comes right after the summary, and is stored in run.json too. A row of the
-results table is one load point (stack, tool, keep-alive, concurrency or offered rate) over its n
-repetitions: the median req/s with min-max, the 95 % confidence interval of the mean and the coefficient
-of variation (:mod:`benchstack.stats`), median mean/p50/p99 latency, errors and the mean error rate. A load
-point whose CV is above the experiment's ``load.max_cv`` (from run.json; default 0.05) is marked noisy.
+The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`. It leads with
+the comparisons of each stack against the baseline (:mod:`benchstack.comparison`), since they are what a run
+is for; the run's verdict (:mod:`benchstack.verdict`) follows. Both are stored in run.json too. A row of the
+results table is one load point (stack, tool, keep-alive, concurrency or offered rate) over its counted
+repetitions (:func:`benchstack.cell.counted`: a disturbed cell is listed in n and cells.csv, never counted):
+the median req/s with min-max, the distribution-free 95 % interval of the median and its half-width over the
+median (the precision, :mod:`benchstack.stats`; marked noisy above the experiment's ``load.target_precision``
+from run.json, default 0.05), outliers (MAD), median mean/p50/p99 latency, errors and the mean error rate.
 Plots need matplotlib, imported only when report.html is written (:mod:`benchstack.plots`).
 
 A run with several targets (:mod:`benchstack.targets`) gets one results table and one distribution table per
@@ -28,27 +30,37 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import distribution
-from benchstack.cell import FIELDS, group_key, load_cells
+from benchstack.cell import FIELDS, counted, group_key, is_disturbed, load_cells
+from benchstack.comparison import (
+    Comparison,
+    comparisons_text,
+    grouped,
+    intro,
+    missing_baseline,
+    run_comparisons,
+)
 from benchstack.dns import probe_table
-from benchstack.experiment import DEFAULT_MAX_CV
+from benchstack.experiment import DEFAULT_TARGET_PRECISION
 from benchstack.files import read_json
 from benchstack.formats import RUN_INFO, validate_run_info
-from benchstack.loadpoints import groups_of, point_columns
+from benchstack.loadpoints import groups_of, n_text, point_columns
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
-from benchstack.stats import Summary, shown_interval, summarize
+from benchstack.stats import median_ci, outliers, relative_half_width
 from benchstack.targets import by_target, host_type, run_targets, target_of
 from benchstack.verdict import (
     Verdict,
     recorded_load,
     run_verdict,
+    store_comparisons,
     store_verdict,
     verdict_html,
     verdict_markdown,
+    verdict_text,
 )
 
 COLUMNS = (
-    "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "CV",
+    "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "±",
     "mean ms", "p50 ms", "p99 ms", "errors", "error rate",
 )  # fmt: skip
 NOISY = "noisy"
@@ -60,6 +72,7 @@ class RunData:
     cells: list[dict[str, Any]]
     run_info: dict[str, Any] | None
     verdict: Verdict | None = None  # computed on first use (verdict_of)
+    comparisons: list[Comparison] | None = None  # computed on first use (comparisons_of)
 
 
 def targets_of(run: RunData) -> dict[str, list[dict[str, Any]]]:
@@ -83,6 +96,13 @@ def verdict_of(run: RunData) -> Verdict:
     if run.verdict is None:
         run.verdict = run_verdict(run.run_dir, run.cells, run.run_info)
     return run.verdict
+
+
+def comparisons_of(run: RunData) -> list[Comparison]:
+    """Each stack against the baseline (:mod:`benchstack.comparison`), computed once."""
+    if run.comparisons is None:
+        run.comparisons = run_comparisons(run.cells, run.run_info)
+    return run.comparisons
 
 
 def _errors_cell(cells: list[dict[str, Any]]) -> str:
@@ -109,42 +129,40 @@ def _latency_text(group: list[dict[str, Any]], key: str) -> str:
     return " / ".join(fmt(median(v)) for v in by_loadgen.values()) + " per loadgen"
 
 
-def summary_rows(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> list[dict[str, str]]:
-    """One row per load point: req/s statistics over the repetitions, median latencies, errors."""
+def precision_text(values: list[float], target_precision: float) -> str:
+    """The ± column: the median's interval's half-width over the median, marked noisy above the target."""
+    half = relative_half_width(values)
+    if half is None:
+        return "-"
+    return f"{100 * half:.1f}%" + (f" {NOISY}" if half > target_precision else "")
+
+
+def summary_rows(
+    cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION
+) -> list[dict[str, str]]:
+    """One row per load point: req/s statistics over the counted repetitions, median latencies, errors."""
     rows = []
     for key, group in groups_of(cells).items():
-        rates = [float(c.get("error_rate") or 0.0) for c in group]
-        rps = summarize([c.get("rps") for c in group])
-        cv = "-"
-        if rps is not None and rps.cv is not None:
-            cv = f"{100 * rps.cv:.1f}%" + (f" {NOISY}" if rps.cv > max_cv else "")
+        kept = counted(group)
+        values = [float(c["rps"]) for c in kept if c.get("rps") is not None]
+        rates = [float(c.get("error_rate") or 0.0) for c in kept]
+        interval = median_ci(values)
         rows.append(
             {
                 **point_columns(key, group),
-                "n": str(len(group)),
-                "req/s": fmt(rps.median if rps else None),
-                "min–max": "-" if rps is None or rps.n < 2 else f"{rps.min:.2f}–{rps.max:.2f}",
-                "95% CI": ci_text(rps),
-                "CV": cv,
-                "mean ms": _latency_text(group, "mean"),
-                "p50 ms": _latency_text(group, "p50"),
-                "p99 ms": _latency_text(group, "p99"),
-                "errors": _errors_cell(group),
-                "error rate": f"{100 * statistics.fmean(rates):.2f}%",
+                "n": n_text(len(kept), len(group) - len(kept), sum(outliers(values))),
+                "req/s": fmt(median(values)),
+                "min–max": "-" if len(values) < 2 else f"{min(values):.2f}–{max(values):.2f}",
+                "95% CI": "-" if interval is None else f"{interval.low:.2f}–{interval.high:.2f}",
+                "±": precision_text(values, target_precision),
+                "mean ms": _latency_text(kept, "mean"),
+                "p50 ms": _latency_text(kept, "p50"),
+                "p99 ms": _latency_text(kept, "p99"),
+                "errors": _errors_cell(kept),
+                "error rate": f"{100 * statistics.fmean(rates):.2f}%" if rates else "-",
             }
         )
     return rows
-
-
-def ci_text(rps: Summary | None) -> str:
-    """The 95 % CI column: '-' for one repetition, 'n/a (n=2)' for two (too few for an interval that says
-    anything), a lower bound below 0 shown as 0 with '(clamped)' (:func:`benchstack.stats.shown_interval`)."""
-    if rps is None or rps.n < 2:
-        return "-"
-    shown = shown_interval(rps)
-    if shown is None:
-        return f"n/a (n={rps.n})"
-    return f"{shown.low:.2f}–{shown.high:.2f}" + (" (clamped)" if shown.clamped else "")
 
 
 def _markdown_table(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
@@ -155,25 +173,32 @@ def _markdown_table(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str
     return "\n".join(lines)
 
 
-def summary_table(cells: list[dict[str, Any]], max_cv: float = DEFAULT_MAX_CV) -> str:
+def summary_table(cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION) -> str:
     """A Markdown table of the load points, sorted by stack, tool and concurrency (:func:`summary_rows`)."""
-    return _markdown_table(COLUMNS, summary_rows(cells, max_cv)) + "\n"
+    return _markdown_table(COLUMNS, summary_rows(cells, target_precision)) + "\n"
 
 
 def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None = None) -> str:
     """The table a run prints at its end (:func:`summary_table`); with several targets one per target, each
     under a heading naming the target's host type."""
-    max_cv = max_cv_of(run_info)
+    precision = target_precision_of(run_info)
     return "\n".join(
-        _headed(heading, summary_table(group, max_cv))
+        _headed(heading, summary_table(group, precision))
         for heading, group in _per_target(RunData(Path("."), cells, run_info))
     )
 
 
-def max_cv_of(run_info: dict[str, Any] | None) -> float:
-    """The experiment's load.max_cv as recorded in run.json, or the default."""
-    value = as_number(recorded_load(run_info).get("max_cv"))
-    return DEFAULT_MAX_CV if value is None else value
+def end_of_run_text(cells: list[dict[str, Any]], run_info: dict[str, Any] | None, verdict: Verdict) -> str:
+    """What a run prints at its end (``bench-stack report`` too): the results table(s), the comparisons
+    against the baseline, the verdict."""
+    parts = [summary_tables(cells, run_info), comparisons_text(cells, run_info), verdict_text(verdict)]
+    return "\n".join(part for part in parts if part)
+
+
+def target_precision_of(run_info: dict[str, Any] | None) -> float:
+    """The experiment's load.target_precision as recorded in run.json, or the default."""
+    value = as_number(recorded_load(run_info).get("target_precision"))
+    return DEFAULT_TARGET_PRECISION if value is None else value
 
 
 def read_run_info(run_dir: Path) -> dict[str, Any] | None:
@@ -210,7 +235,7 @@ def section_summary(run: RunData) -> str:
         f"- run: `{run.run_dir.name}`",
         f"- hosts: {host_text}",
         f"- mode: {info.get('mode') or _distinct(run.cells, 'mode')}",
-        f"- cells: {len(run.cells)}",
+        f"- cells: {_cells_count(run.cells)}",
     ]
     if several_targets(run):
         order = info.get("target_order") or "sequential"
@@ -219,6 +244,11 @@ def section_summary(run: RunData) -> str:
     if info.get("bench_stack_version"):
         lines.append(f"- bench-stack: {info['bench_stack_version']}")
     return "\n".join(lines) + "\n"
+
+
+def _cells_count(cells: list[dict[str, Any]]) -> str:
+    disturbed = sum(1 for c in cells if is_disturbed(c))
+    return f"{len(cells)} ({disturbed} disturbed: kept, not counted)" if disturbed else str(len(cells))
 
 
 def _host_name(host: object) -> str:
@@ -230,21 +260,53 @@ def _host_name(host: object) -> str:
 
 
 TABLE_LEGEND = (
-    "req/s: median over the n repetitions, with min-max, the 95 % confidence interval of the mean "
-    "(Student's t; n/a below 3 repetitions, a lower bound below 0 shown as 0 and marked clamped) "
-    "and the coefficient of variation (CV = stdev / mean; '{noisy}' above {max_cv:.1f} %); "
+    "Every figure counts the n counted repetitions only; a disturbed cell (foreign CPU, steal, an overrun) "
+    "is kept, listed as '+k disturbed' and measured again. n also says how many req/s figures are outliers "
+    "(modified z-score above 3.5, by the median absolute deviation; kept and counted). "
+    "req/s: median, with min-max and the 95 % interval of the median (distribution-free, from the order "
+    "statistics; '-' below 6 counted repetitions); ±: half that interval's width over the median, the "
+    "precision ('{noisy}' above load.target_precision, {precision:.1f} %); "
     "mean/p50/p99 latency: median over repetitions; errors: sum, with the tool's own counters in brackets "
     "(ab counts one bad request under several of them; over_threshold = slower than the threshold); "
     "error rate: mean over repetitions."
 )
 
 
+def legend(run: RunData) -> str:
+    return TABLE_LEGEND.format(noisy=NOISY, precision=100 * target_precision_of(run.run_info))
+
+
 def section_table(run: RunData) -> str:
-    max_cv = max_cv_of(run.run_info)
+    precision = target_precision_of(run.run_info)
     tables = "".join(
-        _headed(heading, summary_table(cells, max_cv)) + "\n" for heading, cells in _per_target(run)
+        _headed(heading, summary_table(cells, precision)) + "\n" for heading, cells in _per_target(run)
     )
-    return "## Results\n\n" + tables + TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv) + "\n"
+    return "## Results\n\n" + tables + legend(run) + "\n"
+
+
+def section_comparisons(run: RunData) -> str:
+    """Each stack against the baseline, a sentence each under a heading per tool and level (and target)."""
+    found = comparisons_of(run)
+    if not found:
+        why = missing_baseline(run.cells, run.run_info)
+        return f"## Comparisons\n\n{why}\n" if why else ""
+    parts = ["## Comparisons", "", intro(found[0].baseline), ""]
+    for heading, group in grouped(found, several_targets(run)).items():
+        parts += [f"### {heading}", "", *(f"- {c.sentence}" for c in group), ""]
+    return "\n".join(parts)
+
+
+def comparisons_html(run: RunData) -> str:
+    esc = html.escape
+    found = comparisons_of(run)
+    if not found:
+        why = missing_baseline(run.cells, run.run_info)
+        return f"<h2>Comparisons</h2><p>{esc(why)}</p>" if why else ""
+    parts = ["<h2>Comparisons</h2>", f"<p>{esc(intro(found[0].baseline))}</p>"]
+    for heading, group in grouped(found, several_targets(run)).items():
+        items = "".join(f"<li>{esc(c.sentence)}</li>" for c in group)
+        parts.append(f"<h3>{esc(heading)}</h3><ul>{items}</ul>")
+    return "".join(parts)
 
 
 SIDE_BY_SIDE_INTRO = (
@@ -341,8 +403,9 @@ def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Two rows per load point: its pooled distribution's percentiles and the median of repetitions."""
     rows = []
     for key, group in groups_of(cells).items():
-        head = {**point_columns(key, group), "n": str(len(group))}
-        pool = distribution.pooled(group)
+        kept = counted(group)
+        head = {**point_columns(key, group), "n": n_text(len(kept), len(group) - len(kept))}
+        pool = distribution.pooled(kept)
         figures = pool.latency_ms() if pool else {}
         rows.append(
             {
@@ -352,13 +415,13 @@ def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
                 **{f"{k} ms": fmt(figures.get(k)) for k in DIST_KEYS},
             }
         )
-        requests = median([float(c.get("requests_completed") or 0) for c in group])
+        requests = median([float(c.get("requests_completed") or 0) for c in kept])
         rows.append(
             {
                 **head,
                 "over repetitions": "median",
                 "requests": "-" if requests is None else f"{round(requests):,}",
-                **{f"{k} ms": _latency_text(group, k) for k in DIST_KEYS},
+                **{f"{k} ms": _latency_text(kept, k) for k in DIST_KEYS},
             }
         )
     return rows
@@ -396,11 +459,12 @@ def section_distributions(run: RunData) -> str:
 def _html_table(
     columns: tuple[str, ...], rows: list[dict[str, str]], noisy: bool = False, sep: str = ""
 ) -> str:
-    """A table; ``noisy``: rows whose CV is marked noisy get the noisy class; ``sep`` between the rows."""
+    """A table; ``noisy``: rows whose precision (±) is marked noisy get the noisy class; ``sep`` between the
+    rows."""
     esc = html.escape
     parts = ["<table><thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in columns) + "</tr></thead><tbody>"]
     for row in rows:
-        mark = ' class="noisy"' if noisy and row["CV"].endswith(NOISY) else ""
+        mark = ' class="noisy"' if noisy and row["±"].endswith(NOISY) else ""
         parts.append(f"<tr{mark}>" + "".join(f"<td>{esc(row[c])}</td>" for c in columns) + "</tr>")
     parts.append("</tbody></table>")
     return sep.join(parts)
@@ -440,8 +504,8 @@ def side_by_side_html(run: RunData) -> str:
 
 
 SECTIONS: list[Callable[[RunData], str]] = [
-    section_summary, section_verdict, section_table, section_side_by_side, section_distributions,
-    section_notes, section_dns_probe,
+    section_summary, section_comparisons, section_verdict, section_table, section_side_by_side,
+    section_distributions, section_notes, section_dns_probe,
 ]  # fmt: skip
 
 
@@ -450,12 +514,13 @@ def render_report(run: RunData) -> str:
 
 
 # The distribution stays in the cell JSON (bench-stack hist exports it as CSV); its tail percentiles are
-# columns.
-_NOT_IN_CSV = ("latency_ms", "errors", "notes", "latency_dist")
+# columns. ``disturbed`` (its reasons) is one column after them, whether or not the cell format lists it.
+_NOT_IN_CSV = ("latency_ms", "errors", "notes", "latency_dist", "disturbed")
 CSV_COLUMNS: tuple[str, ...] = tuple(
     [f for f in FIELDS if f not in _NOT_IN_CSV]
     + [f"latency_{k}_ms" for k in LATENCY_KEYS + TAIL_KEYS]
     + [f"errors_{k}" for k in ERROR_KINDS]
+    + ["disturbed"]
 )
 
 
@@ -467,6 +532,7 @@ def _csv_row(cell: dict[str, Any]) -> dict[str, Any]:
         row[f"latency_{k}_ms"] = (cell.get("latency_ms") or {}).get(k)
     for k in ERROR_KINDS:
         row[f"errors_{k}"] = (cell.get("errors") or {}).get(k)
+    row["disturbed"] = "; ".join(str(r) for r in cell.get("disturbed") or [])
     return {k: "" if v is None else v for k, v in row.items()}
 
 
@@ -479,8 +545,8 @@ def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
 
 
 def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None) -> str:
-    """report.html: the summary, the results table, the plots (PNG as data: URIs) and the notes, one file."""
-    max_cv = max_cv_of(run.run_info)
+    """report.html: the sections of report.md in its order, with the plots (PNG as data: URIs), one file."""
+    precision = target_precision_of(run.run_info)
     esc = html.escape
     summary = section_summary(run).splitlines()
     parts = [
@@ -496,12 +562,13 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
         "<ul>"
         + "".join(f"<li>{esc(line[2:])}</li>" for line in summary[2:] if line.startswith("- "))
         + "</ul>",
+        comparisons_html(run),
         verdict_html(verdict_of(run)),
         "<h2>Results</h2>",
     ]
     for heading, cells in _per_target(run):
-        parts += [*_html_heading(heading), _html_table(COLUMNS, summary_rows(cells, max_cv), True, "\n")]
-    parts.append(f"<p>{esc(TABLE_LEGEND.format(noisy=NOISY, max_cv=100 * max_cv))}</p>")
+        parts += [*_html_heading(heading), _html_table(COLUMNS, summary_rows(cells, precision), True, "\n")]
+    parts.append(f"<p>{esc(legend(run))}</p>")
     if several_targets(run):
         parts.append(side_by_side_html(run))
     parts.append(distributions_html(run))
@@ -524,20 +591,22 @@ def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None
 
 
 def plot_cells(run: RunData) -> list[dict[str, Any]]:
-    """The cells as the plots take them: with several targets each line is ``<stack> @ <target>``, so one
-    plot shows the targets side by side."""
+    """The cells as the plots take them: the counted ones; with several targets each line is
+    ``<stack> @ <target>``, so one plot shows the targets side by side."""
+    kept = counted(run.cells)
     if not several_targets(run):
-        return run.cells
-    return [{**c, "stack": f"{c.get('stack')} @ {target_of(c)}"} for c in run.cells]
+        return kept
+    return [{**c, "stack": f"{c.get('stack')} @ {target_of(c)}"} for c in kept]
 
 
 def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:
     """Write ``report.md``, ``cells.csv`` and (with ``html_report``) ``plots/*.png`` and a self-contained
-    ``report.html`` into the run folder, and the verdict into run.json; returns the path of report.md.
-    Without matplotlib, report.html says so instead of showing plots."""
+    ``report.html`` into the run folder, and the verdict and comparisons into run.json; returns the path of
+    report.md. Without matplotlib, report.html says so instead of showing plots."""
     directory = Path(run_dir)
     run = RunData(directory, load_cells(directory), read_run_info(directory))
     store_verdict(directory, verdict_of(run))
+    store_comparisons(directory, [c.to_dict() for c in comparisons_of(run)])
     report = directory / "report.md"
     report.write_text(render_report(run), encoding="utf-8")
     write_csv(directory / "cells.csv", run.cells)

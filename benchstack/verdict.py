@@ -442,8 +442,8 @@ def check_precision(run: _Run) -> tuple[list[Reason], list[str]]:
         cap = limits.max_repetitions
         if reached is None:
             message = (
-                f"{run.label(key)}: precision unknown: {n} counted rounds, {MIN_MEDIAN_CI_VALUES} needed for a "
-                "95 % interval of the median req/s"
+                f"{run.label(key)}: precision unknown: {n} counted rounds, {MIN_MEDIAN_CI_VALUES} needed "
+                "for a 95 % interval of the median req/s"
             )
             if cap is not None and cap < MIN_MEDIAN_CI_VALUES:
                 message += f" (raise load.max_repetitions from {cap} to {MIN_MEDIAN_CI_VALUES} or more)"
@@ -908,6 +908,12 @@ def _update_run_json(run_dir: Path, change: Callable[[dict[str, Any]], None], cr
 def store_verdict(run_dir: str | os.PathLike[str], v: Verdict) -> bool:
     """Put the verdict into the run's run.json (``verdict``); False when the run has no run.json."""
     return _update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
+
+
+def store_comparisons(run_dir: str | os.PathLike[str], comparisons: list[dict[str, Any]]) -> bool:
+    """Put the run's comparisons against its baseline (:mod:`benchstack.comparison`, each as its
+    ``to_dict``) into run.json's ``comparisons``; False when the run has no run.json."""
+    return _update_run_json(Path(run_dir), lambda d: d.__setitem__("comparisons", comparisons), create=False)
 
 
 def record_stop(

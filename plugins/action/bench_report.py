@@ -1,5 +1,6 @@
 """Action: write a run's report (report.md, report.html, plots, cells.csv) and return its summary table
-followed by the run's verdict (also stored in run.json), which the run prints at the end. With
+followed by the comparisons against the baseline and the run's verdict (both also stored in run.json), which
+the run prints at the end. With
 ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever inside the results folder)."""
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.cell import load_cells
-from benchstack.report import read_run_info, summary_tables, write_report
+from benchstack.comparison import run_comparisons
+from benchstack.report import end_of_run_text, read_run_info, write_report
 from benchstack.runfolder import point_latest
-from benchstack.verdict import run_verdict, verdict_text
+from benchstack.verdict import run_verdict
 
 DOCUMENTATION = """
 module: bench_report
@@ -43,7 +45,8 @@ class ActionModule(ActionBase):
             report = write_report(run_dir)
             info = read_run_info(run_dir)
             verdict = run_verdict(run_dir, cells, info)
-            table = summary_tables(cells, info) + "\n" + verdict_text(verdict)
+            table = end_of_run_text(cells, info, verdict)
+            comparisons = [c.to_dict() for c in run_comparisons(cells, info)]
             results_dir = self._task.args.get("results_dir")
             latest = point_latest(run_dir, results_dir) if results_dir else None
         except ValueError as exc:  # a bad cell or run.json, named by the message
@@ -55,6 +58,7 @@ class ActionModule(ActionBase):
             table=table,
             table_lines=table.splitlines(),
             verdict=verdict.to_dict(),
+            comparisons=comparisons,
             latest=str(latest) if latest else None,
         )
         return result

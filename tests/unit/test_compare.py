@@ -6,7 +6,7 @@ from conftest import read_data
 
 from benchstack.cell import cell_to_dict, make_cell, write_cell
 from benchstack.cli import main
-from benchstack.compare import compare_rows, compare_table, significance
+from benchstack.compare import compare_rows, compare_table, p_text, significance
 from benchstack.parsers import parse
 
 
@@ -24,24 +24,51 @@ def cell(stack: str, repetition: int, rps: float, p99: float = 4.0, name: str = 
     return d
 
 
-def test_a_clear_improvement_over_three_repetitions_is_significant() -> None:
-    a = [cell("s", r, v, p99=10.0) for r, v in enumerate([5120.5, 5210.3, 5098.7], 1)]
-    b = [cell("s", r, v, p99=8.0) for r, v in enumerate([5402.1, 5388.0, 5450.9], 1)]
+def test_a_clear_improvement_over_five_repetitions_is_significant() -> None:
+    a = [cell("s", r, v, p99=10.0) for r, v in enumerate([5120.5, 5210.3, 5098.7, 5150.0, 5170.2], 1)]
+    b = [cell("s", r, v, p99=8.0) for r, v in enumerate([5402.1, 5388.0, 5450.9, 5420.0, 5399.9], 1)]
     [row] = compare_rows(a, b)
-    assert row["req/s A"] == "5120.50" and row["req/s B"] == "5402.10"
-    assert row["req/s change"] == "+5.5%"
+    assert row["req/s A"] == "5150.00" and row["req/s B"] == "5402.10"
+    assert row["req/s change"] == "+4.9%"
     assert row["p99 change"] == "-20.0%"
-    assert row["significant"] == "yes (p=0.00536)"  # scipy.stats.ttest_ind(equal_var=False): 0.005364
+    # every B above every A: the exact two-sided Mann-Whitney p is 2 / C(10, 5) = 0.0079
+    assert row["significant"] == "yes (p=0.008)"
 
 
-def test_a_change_inside_the_noise_is_not_significant() -> None:
-    a = [cell("s", r, v) for r, v in enumerate([1000.0, 1300.0, 900.0], 1)]
-    b = [cell("s", r, v) for r, v in enumerate([1100.0, 950.0, 1250.0], 1)]
-    assert compare_rows(a, b)[0]["significant"].startswith("no (p=")
+def test_a_change_inside_the_noise_shows_no_difference() -> None:
+    a = [cell("s", r, v) for r, v in enumerate([1000.0, 1100.0, 1200.0, 1300.0], 1)]
+    b = [cell("s", r, v) for r, v in enumerate([1050.0, 1150.0, 1250.0, 1350.0], 1)]
+    # B is +4.5 % but interleaved with A: U = 6 of 16, exact p = 48 / 70 (scipy.stats.mannwhitneyu)
+    assert compare_rows(a, b)[0]["significant"] == "~ (p=0.69)"
 
 
-def test_significance_needs_two_repetitions_on_each_side() -> None:
-    assert significance([cell("s", 1, 1.0)], [cell("s", 1, 2.0), cell("s", 2, 3.0)]) == "n/a"
+def test_two_repetitions_a_side_are_not_tested() -> None:
+    # Welch's t-test called 3 of 6 such pairs significant, in opposite directions
+    two = [cell("s", 1, 100.0), cell("s", 2, 101.0)]
+    four = [cell("s", r, v) for r, v in enumerate([150.0, 151.0, 152.0, 153.0], 1)]
+    assert significance(two, four) == significance(four, two) == "n/a (n<4)"
+    assert significance(
+        four, [cell("s", r, v + 10) for r, v in enumerate([150.0, 151.0, 152.0, 153.0], 1)]
+    ) == (
+        "yes (p=0.029)"  # 4 against 4, all apart: 2 / C(8, 4)
+    )
+
+
+@pytest.mark.parametrize(
+    ("p", "shown"), [(0.4, "=0.40"), (0.1, "=0.10"), (0.049, "=0.049"), (0.0004, "<0.001")]
+)
+def test_a_p_value_below_0_1_keeps_a_third_decimal(p: float, shown: str) -> None:
+    assert p_text(p) == shown
+
+
+def test_disturbed_cells_are_listed_but_neither_tested_nor_in_the_medians() -> None:
+    a = [cell("s", r, v) for r, v in enumerate([100.0, 101.0, 102.0, 103.0], 1)]
+    b = [cell("s", r, v) for r, v in enumerate([200.0, 201.0, 202.0], 1)]
+    b += [{**cell("s", r, 1.0, p99=999.0), "disturbed": ["steal 40 %"]} for r in (4, 5, 6, 7)]
+    [row] = compare_rows(a, b)
+    assert (row["n A"], row["n B"]) == ("4", "3 (+4 disturbed)")
+    assert (row["req/s B"], row["p99 B ms"]) == ("201.00", "4.00")
+    assert row["significant"] == "n/a (n<4)"  # 3 counted: the disturbed ones do not make up the number
 
 
 def test_only_load_points_in_both_runs_are_compared_and_the_rest_is_named() -> None:
@@ -51,19 +78,19 @@ def test_only_load_points_in_both_runs_are_compared_and_the_rest_is_named() -> N
     lines = text.splitlines()
     assert lines[:2] == ["A: runA", "B: runB"]
     assert lines[3].startswith("| stack | tool | load | n A | n B | req/s A | req/s B | req/s change |")
-    assert lines[5] == "| s | ab | c50 | 1 | 1 | 100.00 | 90.00 | -10.0% | 4.00 | 4.00 | +0.0% | n/a |"
+    assert lines[5] == "| s | ab | c50 | 1 | 1 | 100.00 | 90.00 | -10.0% | 4.00 | 4.00 | +0.0% | n/a (n<4) |"
     assert "Only in A: only-a ab c50." in lines
     assert "Only in B: only-b ab -k c100." in lines
 
 
 def test_cli_compare_prints_the_table_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for run, values in (("a", [100.0, 102.0]), ("b", [150.0, 151.0])):
+    for run, values in (("a", [100.0, 102.0, 101.0, 103.0]), ("b", [150.0, 151.0, 152.0, 149.0])):
         for rep, v in enumerate(values, 1):
             write_cell(tmp_path / run, cell("s", rep, v))
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
-    assert "| s | ab | c50 | 2 | 2 | 101.00 | 150.50 | +49.0% |" in out
-    assert "| yes (p=" in out
+    assert "| s | ab | c50 | 4 | 4 | 101.50 | 150.50 | +48.3% | 4.00 | 4.00 | +0.0% | yes (p=0.029) |" in out
+    assert "significant: the Mann-Whitney U test" in out
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "missing")]) == 1
 
 
@@ -170,3 +197,33 @@ def test_compare_strict_refuses_a_run_without_run_json(
     run_json(a)
     assert main(["compare", "--strict", str(a), str(b)]) == 3
     assert "- run.json missing in B: the hosts and setup cannot be compared" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- one run: its stacks against its baseline
+
+
+def test_compare_of_one_run_prints_its_stacks_against_its_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for stack, rps in (("x1", 1000.0), ("x2", 1210.0)):
+        for rep in range(1, 7):
+            write_cell(tmp_path, cell(stack, rep, rps + rep))
+    assert main(["compare", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Comparisons (baseline x1):",
+        "ab c50:",
+        "  x2: 1.21x the req/s of x1 (1.21-1.21)",
+    ]
+    run_json(tmp_path, experiment={"name": "cmp", "stacks": [STACK], "load": {"baseline": "x2"}})
+    assert main(["compare", str(tmp_path)]) == 0
+    assert "  x1: 0.83x the req/s of x2 (0.83-0.83)" in capsys.readouterr().out.splitlines()
+
+
+def test_compare_of_a_run_of_one_stack_says_there_is_nothing_to_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_cell(tmp_path, cell("s", 1, 100.0))
+    assert main(["compare", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "One stack: nothing to compare.\n"
+    assert main(["compare", str(tmp_path / "missing")]) == 1
+    assert main(["compare", str(tmp_path), str(tmp_path), "--targets", "a", "b"]) == 2

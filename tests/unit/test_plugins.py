@@ -533,6 +533,30 @@ def test_bench_report_writes_the_report_and_returns_the_table(tmp_path: Path) ->
         "loadgen_saturated",
         "precision",
     ]
+    assert result["comparisons"] == []  # one stack: nothing to compare
+
+
+def test_bench_report_prints_the_comparisons_between_the_table_and_the_verdict(tmp_path: Path) -> None:
+    from benchstack.cell import cell_to_dict, make_cell, write_cell
+    from benchstack.parsers import parse
+
+    parsed = parse("ab", read_data("ab", "normal.txt"))
+    for stack, rps in (("a", 1000.0), ("b", 1250.0)):
+        for rep in range(1, 7):
+            cell = cell_to_dict(make_cell(parsed, stack=stack, repetition=rep, target="t1", requests=2000))
+            write_cell(tmp_path, {**cell, "rps": rps + rep})
+    result = make_action(bench_report, {"run_dir": str(tmp_path)}).run(task_vars={})
+    lines = result["table_lines"]
+    start = lines.index("Comparisons (baseline a):")
+    assert lines[start : start + 3] == [
+        "Comparisons (baseline a):",
+        "ab c50:",
+        "  b: 1.25x the req/s of a (1.25-1.25)",
+    ]
+    assert lines[0].startswith("| stack |") and lines[start + 4].startswith("Verdict: ")
+    assert [(c["stack"], c["baseline"], c["verdict"]) for c in result["comparisons"]] == [
+        ("b", "a", "faster")
+    ]
 
 
 # ---------------------------------------------------------------- adaptive repetitions

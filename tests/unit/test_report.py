@@ -3,12 +3,21 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import read_data
+from conftest import read_data, schema_file_errors
 
 from benchstack.cell import cell_to_dict, make_cell, write_cell
 from benchstack.parsers import ab, wrk
-from benchstack.report import max_cv_of, summary_rows, summary_table, write_report
-from benchstack.verdict import limits_of
+from benchstack.report import (
+    RunData,
+    plot_cells,
+    read_run_info,
+    section_summary,
+    summary_rows,
+    summary_table,
+    target_precision_of,
+    write_csv,
+    write_report,
+)
 
 
 def cell(tool: str, name: str, stack: str, repetition: int = 1, **meta: object) -> dict:
@@ -38,7 +47,7 @@ def test_summary_table_has_header_and_one_row_per_cell_sorted() -> None:
     ]
     table = summary_table(cells)
     assert table.splitlines()[0] == (
-        "| stack | tool | load | n | req/s | min–max | 95% CI | CV | mean ms | p50 ms | p99 ms | errors "
+        "| stack | tool | load | n | req/s | min–max | 95% CI | ± | mean ms | p50 ms | p99 ms | errors "
         "| error rate |"
     )
     assert rows(table) == [
@@ -52,36 +61,71 @@ def test_summary_table_has_header_and_one_row_per_cell_sorted() -> None:
     ]  # fmt: skip
 
 
-def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
-    cells = [
-        {**cell("ab", "normal.txt", "s", repetition=1), "rps": 100.0},
-        {**cell("ab", "normal.txt", "s", repetition=2), "rps": 300.0},
-        {**cell("ab", "normal.txt", "s", repetition=3), "rps": 200.0, "error_count": 4, "error_rate": 0.03},
+def reps(values: list[float], **changes: object) -> list[dict]:
+    return [
+        {**cell("ab", "normal.txt", "s", repetition=r), "rps": v, **changes} for r, v in enumerate(values, 1)
     ]
-    cells[2]["errors"] = {**cells[2]["errors"], "status": 4}
-    # mean 200, stdev 100, t(0.975, 2) = 4.3027: 200 +- 248.41, whose lower bound (-48.41) is shown as 0
+
+
+def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
+    cells = reps([100.0, 300.0, 200.0])
+    cells[2].update(error_count=4, error_rate=0.03, errors={**cells[2]["errors"], "status": 4})
+    # three repetitions: no interval of the median (it needs 6), so no precision either
     assert rows(summary_table(cells)) == [
         [
-            "s", "ab", "c50", "3", "200.00", "100.00–300.00", "0.00–448.41 (clamped)", "50.0% noisy",
+            "s", "ab", "c50", "3", "200.00", "100.00–300.00", "-", "-",
             "3.00", "3.00", "4.00", "4 (status 4)", "1.00%",
         ],
     ]  # fmt: skip
-    assert rows(summary_table(cells, max_cv=0.6))[0][7] == "50.0%"
 
 
-def test_summary_table_of_quiet_repetitions() -> None:
-    values = ((1, 990.0), (2, 1010.0), (3, 1000.0))
-    cells = [{**cell("ab", "normal.txt", "s", repetition=r), "rps": v} for r, v in values]
+def test_six_repetitions_show_the_interval_of_the_median_and_its_precision() -> None:
+    cells = reps([990.0, 1010.0, 1000.0, 995.0, 1005.0, 1002.0])
     [row] = rows(summary_table(cells))
-    # mean 1000, stdev 10, t(0.975, 2) = 4.3027: 1000 +- 24.84
-    assert row[3:8] == ["3", "1000.00", "990.00–1010.00", "975.16–1024.84", "1.0%"]
+    # n = 6: the order-statistic interval is the range (coverage 0.969); median 1001, +-10 / 1001 = 1.0 %
+    assert row[3:8] == ["6", "1001.00", "990.00–1010.00", "990.00–1010.00", "1.0%"]
 
 
-def test_two_repetitions_show_no_confidence_interval() -> None:
-    cells = [{**cell("ab", "normal.txt", "s", repetition=r), "rps": v} for r, v in ((1, 990.0), (2, 1010.0))]
-    [row] = rows(summary_table(cells))
-    # t(0.975, 1) = 12.71 would give 872.94-1127.06 from two values: shown as not available instead
-    assert row[3:8] == ["2", "1000.00", "990.00–1010.00", "n/a (n=2)", "1.4%"]
+@pytest.mark.parametrize("n", [2, 5])
+def test_fewer_than_six_repetitions_show_no_interval_of_the_median(n: int) -> None:
+    [row] = rows(summary_table(reps([990.0, 1010.0, 1000.0, 995.0, 1005.0][:n])))
+    assert row[6:8] == ["-", "-"]
+
+
+def test_a_precision_above_the_target_is_marked_noisy() -> None:
+    cells = reps([900.0, 1100.0, 1000.0, 950.0, 1050.0, 1020.0])
+    # median 1010, interval 900-1100: +-100 / 1010 = 9.9 %
+    assert rows(summary_table(cells))[0][7] == "9.9% noisy"
+    assert rows(summary_table(cells, target_precision=0.1))[0][7] == "9.9%"
+
+
+def test_disturbed_cells_are_listed_in_n_and_counted_by_no_figure() -> None:
+    quiet = reps([990.0, 1010.0, 1000.0, 995.0, 1005.0, 1002.0])
+    slow = {"mean": 99.0, "p50": 99.0, "p99": 99.0}
+    disturbed = [
+        {**c, "error_count": 9, "error_rate": 0.9, "errors": {**c["errors"], "status": 9},
+         "latency_ms": {**c["latency_ms"], **slow}, "disturbed": ["steal 30 %"]}
+        for c in reps([1.0] * 8)
+    ]  # fmt: skip
+    # more disturbed cells than counted ones: counted, they would move even the medians
+    [row] = rows(summary_table(quiet + disturbed))
+    [alone] = rows(summary_table(quiet))
+    assert row[3] == "6 (+8 disturbed)"
+    assert row[4:] == alone[4:]
+
+
+def test_a_load_point_whose_every_cell_was_disturbed_still_has_its_row() -> None:
+    [row] = rows(summary_table(reps([1.0, 2.0, 3.0], disturbed=["foreign CPU 40 %"])))
+    assert row[:8] == ["s", "ab", "c50", "0 (+3 disturbed)", "-", "-", "-", "-"]
+    assert row[11:] == ["0", "-"]
+
+
+def test_outliers_among_the_counted_req_s_are_counted_in_n() -> None:
+    values = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0, 998.0, 600.0]
+    assert rows(summary_table(reps(values)))[0][3] == "8, 1 outlier"
+    assert rows(summary_table(reps([*values, 100.0])))[0][3] == "9, 2 outliers"
+    mixed = reps(values) + reps([1.0], disturbed=["steal 30 %"])
+    assert rows(summary_table(mixed))[0][3] == "8, 1 outlier (+1 disturbed)"
 
 
 def test_summary_table_shows_dashes_for_missing_latency() -> None:
@@ -97,21 +141,21 @@ def test_a_bar_in_a_value_does_not_split_its_markdown_cell() -> None:
 
 
 @pytest.mark.parametrize(
-    ("run_info", "max_cv"),
+    ("run_info", "precision"),
     [
         (None, 0.05),
         ({"experiment": "demo"}, 0.05),
-        ({"experiment": {"load": ["max_cv", 0.2]}}, 0.05),
-        ({"experiment": {"load": {"max_cv": True}}}, 0.05),
-        ({"experiment": {"load": {"max_cv": "0.2"}}}, 0.05),
-        ({"experiment": {"load": {"max_cv": 0.2}}}, 0.2),
-        ({"experiment": {"load": {"max_cv": 1}}}, 1.0),
+        ({"experiment": {"load": ["target_precision", 0.2]}}, 0.05),
+        ({"experiment": {"load": {"target_precision": True}}}, 0.05),
+        ({"experiment": {"load": {"target_precision": "0.2"}}}, 0.05),
+        ({"experiment": {"load": {"max_cv": 0.2}}}, 0.05),
+        ({"experiment": {"load": {"target_precision": 0.2}}}, 0.2),
     ],
 )
-def test_the_table_marks_noisy_rows_by_the_max_cv_the_verdict_reads(
-    run_info: dict | None, max_cv: float
+def test_the_table_marks_noisy_rows_by_the_recorded_target_precision(
+    run_info: dict | None, precision: float
 ) -> None:
-    assert max_cv_of(run_info) == limits_of(run_info).max_cv == max_cv
+    assert target_precision_of(run_info) == precision
 
 
 def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
@@ -136,6 +180,7 @@ def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
     assert "| a-stack | ab | c50 | 1 | 18967.23 |" in text
     assert "| a-stack | wrk | c4 | 1 | 3.99 | - | - | - | - | - | - | 12 (timeout 12) | 100.00% |" in text
     assert "## Notes from the parsers" in text
+    assert "Comparisons" not in text  # one stack: nothing to compare
 
     with (tmp_path / "cells.csv").open() as fh:
         table = list(csv.DictReader(fh))
@@ -153,14 +198,18 @@ def test_write_report_without_run_json_uses_cell_metadata(tmp_path: Path) -> Non
     assert "- mode: loopback" in text
 
 
-def test_write_report_writes_a_self_contained_html_with_png_plots(tmp_path: Path) -> None:
+def six_rounds(run_dir: Path) -> None:
+    """Two stacks, b twice a's req/s in every round; ab swings 1.0 / 1.3 from round to round, wrk does not."""
     for stack, base in (("a-stack", 1000.0), ("b-stack", 2000.0)):
-        for rep, factor in ((1, 1.0), (2, 1.3)):
-            write_cell(
-                tmp_path, {**cell("ab", "normal.txt", stack, rep, requests=2000), "rps": base * factor}
-            )
+        for rep in range(1, 7):
+            factor = 1.3 if rep % 2 else 1.0
+            write_cell(run_dir, {**cell("ab", "normal.txt", stack, rep, requests=2000), "rps": base * factor})
             wrk_cell = cell("wrk", "latency.txt", stack, rep, duration_s=3)
-            write_cell(tmp_path, {**wrk_cell, "rps": base * 2})
+            write_cell(run_dir, {**wrk_cell, "rps": base * 2})
+
+
+def test_write_report_writes_a_self_contained_html_with_png_plots(tmp_path: Path) -> None:
+    six_rounds(tmp_path)
     write_report(tmp_path)
     plots = sorted(p.name for p in (tmp_path / "plots").iterdir())
     assert plots == [
@@ -172,8 +221,79 @@ def test_write_report_writes_a_self_contained_html_with_png_plots(tmp_path: Path
     assert page.startswith("<!DOCTYPE html>")
     assert page.count('src="data:image/png;base64,') == 5
     assert 'src="http' not in page and "<link" not in page  # nothing to fetch
-    assert page.count('<tr class="noisy">') == 2  # the ab rows: 1000 vs 1300 req/s, CV 18.9 %
+    assert page.count('<tr class="noisy">') == 2  # the ab rows: 1000 vs 1300 req/s, +-13.0 %
     assert "<td>a-stack</td><td>wrk</td>" in page
+    # the comparisons lead, as in report.md
+    assert (
+        page.index("<h2>Comparisons</h2>")
+        < page.index('<h2 class="verdict-')
+        < page.index("<h2>Results</h2>")
+    )
+    assert "<h3>ab c50</h3><ul><li>b-stack: 2.00x the req/s of a-stack (2.00-2.00)</li></ul>" in page
+    assert "<h3>wrk c32</h3><ul><li>b-stack: 2.00x the req/s of a-stack (2.00-2.00)</li></ul>" in page
+
+
+RUN_JSON = {
+    "schema": "bench-stack/run/v1",
+    "experiment": {
+        "name": "demo-exp",
+        "stacks": [{"name": "b-stack"}, {"name": "a-stack"}],
+        "load": {"baseline": "b-stack", "target_precision": 0.2},
+    },
+}
+
+
+def test_the_report_leads_with_the_comparisons_and_stores_them_in_run_json(tmp_path: Path) -> None:
+    six_rounds(tmp_path)
+    (tmp_path / "run.json").write_text(json.dumps(RUN_JSON))
+    text = write_report(tmp_path, html_report=False).read_text()
+    assert text.index("## Comparisons") < text.index("## Verdict") < text.index("## Results")
+    section = text[text.index("## Comparisons") : text.index("## Verdict")]
+    assert section.splitlines()[4:] == [
+        "### ab c50",
+        "",
+        "- a-stack: 0.50x the req/s of b-stack (0.50-0.50)",
+        "",
+        "### wrk c32",
+        "",
+        "- a-stack: 0.50x the req/s of b-stack (0.50-0.50)",
+        "",
+    ]
+    assert (
+        "| a-stack | ab | c50 | 6 | 1150.00 | 1000.00–1300.00 | 1000.00–1300.00 | 13.0% |" in text
+    )  # 20 % target
+    assert "above load.target_precision, 20.0 %" in text
+    info = read_run_info(tmp_path)
+    assert info is not None and schema_file_errors("run.schema.json", info) == []
+    assert [(c["stack"], c["tool"], c["verdict"], c["sentence"]) for c in info["comparisons"]] == [
+        ("a-stack", "ab", "slower", "a-stack: 0.50x the req/s of b-stack (0.50-0.50)"),
+        ("a-stack", "wrk", "slower", "a-stack: 0.50x the req/s of b-stack (0.50-0.50)"),
+    ]
+
+
+def test_a_baseline_without_cells_is_named_where_the_comparisons_would_be(tmp_path: Path) -> None:
+    six_rounds(tmp_path)
+    load = {**RUN_JSON["experiment"]["load"], "baseline": "gone"}
+    (tmp_path / "run.json").write_text(
+        json.dumps({**RUN_JSON, "experiment": {**RUN_JSON["experiment"], "load": load}})
+    )
+    text = write_report(tmp_path).read_text()
+    why = "No comparisons: the baseline, gone, has no cells in this run."
+    assert f"## Comparisons\n\n{why}\n" in text
+    assert f"<h2>Comparisons</h2><p>{why}</p>" in (tmp_path / "report.html").read_text()
+    assert read_run_info(tmp_path)["comparisons"] == []
+
+
+def test_cells_csv_lists_every_cell_with_why_it_was_disturbed(tmp_path: Path) -> None:
+    cells = reps([1000.0, 1.0])
+    cells[1]["disturbed"] = ["foreign CPU 23 %", "steal 12 %"]
+    write_csv(tmp_path / "cells.csv", cells)
+    with (tmp_path / "cells.csv").open() as fh:
+        table = list(csv.DictReader(fh))
+    assert [(r["repetition"], r["rps"], r["disturbed"]) for r in table] == [
+        ("1", "1000.0", ""),
+        ("2", "1.0", "foreign CPU 23 %; steal 12 %"),
+    ]
 
 
 def test_throughput_plot_draws_lines_over_several_concurrency_levels(tmp_path: Path) -> None:
@@ -197,3 +317,11 @@ def test_open_loop_rows_are_labelled_with_their_offered_rate(tmp_path: Path) -> 
     [row] = summary_rows([cell])
     assert (row["tool"], row["load"]) == ("httperf (open loop)", "200/s")
     assert row["p50 ms"] == "0.50" and row["p99 ms"] == "-"
+
+
+def test_the_plots_and_the_run_summary_leave_disturbed_cells_out_of_the_figures() -> None:
+    cells = reps([1000.0, 1.0])
+    cells[1]["disturbed"] = ["steal 30 %"]
+    run = RunData(Path("run"), cells, None)
+    assert plot_cells(run) == [cells[0]]
+    assert "- cells: 2 (1 disturbed: kept, not counted)" in section_summary(run)

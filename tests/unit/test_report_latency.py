@@ -42,6 +42,19 @@ def test_pooled_percentiles_come_from_every_request_of_every_repetition() -> Non
     assert pooled_row["p99 ms"] != median_row["p99 ms"]  # a median of percentiles is not the pool's
 
 
+def test_a_disturbed_repetition_is_pooled_with_nothing() -> None:
+    first, second = wrk_repetitions()
+    alone = distribution_rows([first])
+    pooled_row, median_row = distribution_rows([first, {**second, "disturbed": ["steal 12 %"]}])
+    assert pooled_row["n"] == median_row["n"] == "1 (+1 disturbed)"
+    assert {k: v for k, v in pooled_row.items() if k != "n"} == {
+        k: v for k, v in alone[0].items() if k != "n"
+    }
+    assert {k: v for k, v in median_row.items() if k != "n"} == {
+        k: v for k, v in alone[1].items() if k != "n"
+    }
+
+
 def test_pooling_reaches_tail_percentiles_no_single_repetition_supports() -> None:
     # five repetitions of 2,000 ab requests: 10,000 together, enough for p99.99; none alone is
     reps = [cell("ab", "ab-slow", "a-stack", n, requests=2000) for n in range(1, 6)]

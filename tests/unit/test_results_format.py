@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import BUSY_CPU, DATA, SCHEMAS, Helpers, read_data, schema_file_errors
 
-from benchstack import distribution, formats, verdict
+from benchstack import comparison, distribution, formats, verdict
 from benchstack.cell import (
     FIELDS,
     MODES,
@@ -138,6 +138,18 @@ def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None
         assert node["required"] == [n for n in names if n not in optional]
     assert v["properties"]["status"] == {"$ref": "#/$defs/status"}
     assert run["status"]["enum"] == list(verdict.STATUSES)
+
+
+def test_the_run_schema_has_what_a_comparison_stores() -> None:
+    run = schema(RUN_FILE)
+    assert run["properties"]["comparisons"]["items"] == {"$ref": "#/$defs/comparison"}
+    node = run["$defs"]["comparison"]
+    stored = comparison.Comparison(
+        "x2", "x1", "web1", "wrk", True, 32, 8, 1.21, 1.12, 1.3, "faster"
+    ).to_dict()
+    assert props(node) == node["required"] == list(stored)
+    assert node["properties"]["verdict"]["enum"] == list(comparison.VERDICTS)
+    assert node["properties"]["tool"]["enum"] == list(TOOLS)
 
 
 # ---------------------------------------------------------------- cells the runner makes from real captures
