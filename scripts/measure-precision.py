@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""How precise and how repeatable is the default experiment on this machine, quiet and disturbed?
+
+In one sitting, on the default local inventory (one container, loopback), already provisioned or not:
+
+1. the floor: raw ``wrk -t2 -c32 -d<s>`` back to back in the container against nginx-static and thin
+   x1 (``--floor`` runs of each), their req/s and CV: what the host itself gives without the harness;
+2. ``--runs`` quiet runs of ``bench-stack.yml`` (a fresh run folder each): wall time, per load point the
+   median req/s of the counted cells, its 95 % interval and precision (+-%), disturbed cells;
+3. ``--disturbed`` runs with a bounded CPU hog beside the container: one busy process per CPU, switched on for
+   ``--hog-on`` seconds and off for ``--hog-off`` seconds, for as long as the run lasts (it stops with it).
+
+Then: the share of load points within +-5 %; the share of medians inside each other quiet run's interval;
+whether every quiet run ranks the stacks the same per tool; for the disturbed runs, how many cells were
+disturbed and how far each median moved from the quiet runs' median of medians.
+
+Run from the project folder with ./run's tools:
+``.venv/bin/python scripts/measure-precision.py [--runs 3] [--disturbed 1] [--floor 8]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchstack.cell import counted, is_disturbed, load_cells  # noqa: E402
+from benchstack.loadpoints import by_load_point  # noqa: E402
+from benchstack.stats import median_ci, relative_half_width  # noqa: E402
+
+CONTAINER = "bench-local"
+TARGET = 0.05
+Point = tuple[str, str, bool, int]
+
+
+def floor(runs: int, seconds: int) -> None:
+    print(f"floor: raw wrk -t2 -c32 -d{seconds}s, {runs} runs back to back in {CONTAINER}")
+    for name, url in (("nginx-static", "http://127.0.0.1:8010/index.html"),
+                      ("sinatra-thin-x1", "http://127.0.0.1:8001/hello/bar")):  # fmt: skip
+        values = []
+        for _ in range(runs):
+            out = subprocess.run(
+                ["docker", "exec", CONTAINER, "timeout", str(seconds + 30), "wrk", "-t2", "-c32",
+                 f"-d{seconds}s", url],
+                capture_output=True, text=True, check=True, timeout=seconds + 60,
+            ).stdout  # fmt: skip
+            line = next(x for x in out.splitlines() if x.startswith("Requests/sec:"))
+            values.append(float(line.split()[1]))
+        cv = statistics.stdev(values) / statistics.fmean(values)
+        middle = statistics.median(values)
+        print(f"  {name}: {min(values):,.0f}-{max(values):,.0f} req/s, median {middle:,.0f}, "
+              f"CV {100 * cv:.1f} %")  # fmt: skip
+
+
+def _spin(end: float) -> None:
+    while time.time() < end:
+        pass
+
+
+def hog(stop: multiprocessing.synchronize.Event, on_s: float, off_s: float) -> None:
+    """One busy process per CPU, on for ``on_s`` seconds, off for ``off_s``, until ``stop`` is set."""
+    while not stop.is_set():
+        end = time.time() + on_s
+        procs = [multiprocessing.Process(target=_spin, args=(end,)) for _ in range(os.cpu_count() or 1)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        stop.wait(off_s)
+
+
+def one_run(results: Path, label: str, log: Path, disturb: tuple[float, float] | None) -> tuple[Path, float]:
+    run_dir = results / label
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
+    command = [str(Path(sys.executable).with_name("ansible-playbook")), "bench-stack.yml",
+               "-e", f"bench_results_dir={results}", "-e", f"bench_run_dir={run_dir}"]  # fmt: skip
+    stop = multiprocessing.Event()
+    hogger = None
+    if disturb:
+        hogger = multiprocessing.Process(target=hog, args=(stop, *disturb))
+        hogger.start()
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(command, cwd=ROOT, env=env, text=True, capture_output=True, check=False,
+                              timeout=3600)  # fmt: skip
+    finally:
+        stop.set()
+        if hogger:
+            hogger.join(timeout=120)
+    took = time.monotonic() - start
+    log.write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise SystemExit(f"{label}: bench-stack.yml failed (log: {log})")
+    return run_dir, took
+
+
+def points(run_dir: Path) -> dict[Point, dict[str, object]]:
+    out: dict[Point, dict[str, object]] = {}
+    for key, group in by_load_point(load_cells(run_dir)).items():
+        good = [float(c["rps"]) for c in counted(group)]
+        ci = median_ci(good)
+        out[key] = {
+            "n": len(good),
+            "disturbed": sum(1 for c in group if is_disturbed(c)),
+            "median": statistics.median(good) if good else None,
+            "low": ci.low if ci else None,
+            "high": ci.high if ci else None,
+            "precision": relative_half_width(good),
+        }
+    return out
+
+
+def ranking(run: dict[Point, dict[str, object]], tool: str) -> list[str]:
+    rows = [(k[0], v["median"]) for k, v in run.items() if k[1] == tool and v["median"] is not None]
+    return [stack for stack, _ in sorted(rows, key=lambda r: -float(r[1]))]  # type: ignore[arg-type]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=3, help="quiet runs (default 3)")
+    parser.add_argument("--disturbed", type=int, default=1, help="runs with the CPU hog (default 1)")
+    parser.add_argument("--floor", type=int, default=8, help="raw wrk runs per stack (0: none)")
+    parser.add_argument("--floor-seconds", type=int, default=5)
+    parser.add_argument("--hog-on", type=float, default=4.0)
+    parser.add_argument("--hog-off", type=float, default=6.0)
+    args = parser.parse_args()
+
+    results = Path(tempfile.mkdtemp(prefix="bench-precision-"))
+    print(f"results and logs under {results}", flush=True)
+    runs: list[tuple[str, dict[Point, dict[str, object]], float]] = []
+    plan = [("quiet", None)] * args.runs + [("disturbed", (args.hog_on, args.hog_off))] * args.disturbed
+    for i, (kind, disturb) in enumerate(plan, 1):
+        label = f"{i:02d}-{kind}"
+        run_dir, took = one_run(results, label, results / f"{label}.log", disturb)
+        runs.append((kind, points(run_dir), took))
+        print(f"{label}: {took:.0f} s", flush=True)
+    if args.floor:
+        floor(args.floor, args.floor_seconds)
+
+    quiet = [r for kind, r, _ in runs if kind == "quiet"]
+    keys = sorted({k for _, r, _ in runs for k in r})
+    print("\nper load point: median req/s [95 % interval] +-precision (n counted, +disturbed)")
+    for key in keys:
+        cells = []
+        for _, r, _ in runs:
+            p = r.get(key)
+            if not p:
+                cells.append("-")
+                continue
+            interval = f"[{p['low']:,.0f}-{p['high']:,.0f}]" if p["low"] is not None else "[-]"
+            prec = f"+-{100 * p['precision']:.1f}%" if p["precision"] is not None else "+-?"
+            cells.append(f"{p['median']:,.0f} {interval} {prec} ({p['n']}+{p['disturbed']})")
+        print(f"  {key[0]} {key[1]} c{key[3]}: " + " | ".join(cells))
+
+    print("\nquiet runs:")
+    for i, r in enumerate(quiet, 1):
+        within = [p for p in r.values() if p["precision"] is not None and p["precision"] <= TARGET]
+        print(f"  run {i}: {len(within)} of {len(r)} load points within +-{100 * TARGET:.0f} %")
+    inside = total = 0
+    for i, r in enumerate(quiet):
+        for j, other in enumerate(quiet):
+            if i == j:
+                continue
+            for key, p in r.items():
+                o = other.get(key)
+                if o is None or o["low"] is None or p["median"] is None:
+                    continue
+                total += 1
+                inside += float(o["low"]) <= float(p["median"]) <= float(o["high"])  # type: ignore[arg-type]
+    if total:
+        share = 100 * inside / total
+        print(f"  medians inside the other quiet runs' intervals: {inside} of {total} ({share:.0f} %)")
+    for tool in sorted({k[1] for k in keys}):
+        orders = [ranking(r, tool) for r in quiet]
+        same = all(o == orders[0] for o in orders)
+        print(f"  {tool} ranking {'the same in every run' if same else 'differs'}: " + " / ".join(
+            " > ".join(o) for o in orders))  # fmt: skip
+    for kind, r, took in runs:
+        if kind != "disturbed":
+            continue
+        moved = []
+        for key, p in r.items():
+            ref = [q[key]["median"] for q in quiet if key in q and q[key]["median"] is not None]
+            if ref and p["median"] is not None:
+                base = statistics.median(ref)  # type: ignore[arg-type]
+                moved.append(abs(float(p["median"]) - base) / base)  # type: ignore[arg-type]
+        disturbed = sum(int(p["disturbed"]) for p in r.values())
+        print(f"\ndisturbed run ({took:.0f} s): {disturbed} cells disturbed; medians moved from the quiet "
+              "runs' "
+              f"by {100 * statistics.median(moved):.1f} % (median), {100 * max(moved):.1f} % (most); "
+              f"{sum(1 for m in moved if m <= TARGET)} of {len(moved)} within 5 %")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
