@@ -157,8 +157,6 @@ def test_cells_disturbed_by_the_hog_are_kept_and_measured_again(run: tuple[Path,
         group = groups[group_key(cell)]
         # Measured again: the load point still has its three counted rounds (or hit the bound of 6 cells).
         assert len(counted(group)) == 3 or len(group) == 6, [c["repetition"] for c in group]
-    # The undisturbed cells saw little foreign CPU: the limit tells the hog from the quiet machine.
-    assert all(share_of(c["interference"]) <= c["interference"]["limit"] for c in counted(stored))
 
 
 def schema_file_errors(name: str, document: object) -> list[str]:

@@ -116,6 +116,24 @@ def test_the_targets_vmstat_was_taken_during_the_cells() -> None:
         assert raw.read_text(encoding="utf-8").startswith("procs")
 
 
+def test_the_merged_interference_counts_every_container_on_the_machine_as_ours() -> None:
+    """Target and loadgens are containers on one kernel (one boot id): a loadgen alone counts the others'
+    CPU as foreign, the merged cell counts all three as ours."""
+    for tool in ("ab", "wrk"):
+        cell = merged_cell(tool)
+        hosts = cell["interference"]["hosts"]
+        assert set(hosts) == {TARGET, *LOADGENS}
+        assert len({h["boot_id"] for h in hosts.values()}) == 1
+        assert all(h["ours_from"] == "container" and h["ours_s"] > 0 for h in hosts.values())
+        own = [json.loads((RUN / f).read_text(encoding="utf-8")) for f in cell["merged"]["cells"]]
+        alone = min(c["interference"]["foreign"] for c in own)
+        assert cell["interference"]["foreign"] < alone
+        widest = max(hosts.values(), key=lambda h: h["cpu_s"])  # the window all three snapshots cover
+        ours = sum(h["ours_s"] for h in hosts.values())
+        expected = max(0.0, widest["busy_s"] - ours) / widest["cpu_s"]
+        assert cell["interference"]["foreign"] == pytest.approx(expected, abs=1e-3)
+
+
 def test_the_report_labels_the_rows_with_both_loadgens() -> None:
     report = (RUN / "report.md").read_text(encoding="utf-8")
     assert "| sinatra-thin-x4-nginx | ab x2 loadgens | c10 |" in report
