@@ -30,9 +30,11 @@ hung_stack             invalid  as stopped, with ``reason`` hung or timeout; noi
 incomplete             invalid  cells planned in run.json ``experiment.cells`` that are not stored
 error_rate             invalid  a counted cell's share of failed requests (``error_rate`` without the slow
                                 ones: :func:`benchstack.model.failed_rate`) above ``load.max_error_rate``
-loadgen_saturated      invalid  network mode: the loadgen's median CPU idle during the cell below
-                                :data:`MIN_LOADGEN_IDLE_PCT` (``system.loadgen.cpu_idle_median``, or the
-                                raw vmstat beside the cell)
+loadgen_saturated      invalid  the load tool's own CPU time (``interference.hosts.<loadgen>.tool_s``)
+                                reached :data:`MAX_TOOL_BUSY` of what it could use (its threads on its CPUs);
+                                v1 cells in network mode: the loadgen's median CPU idle during the cell
+                                below :data:`MIN_LOADGEN_IDLE_PCT` (``system.loadgen.cpu_idle_median``, or
+                                the raw vmstat beside the cell)
 precision              noisy    the 95 % interval of a load point's median req/s (counted cells) is wider
                                 than +-``load.target_precision`` after the extra rounds, or unknown (fewer
                                 than 6 counted cells)
@@ -88,6 +90,9 @@ from benchstack.targets import TargetPoint, by_target_point, target_of, target_p
 STATUSES = ("valid", "noisy", "invalid")  # from best to worst
 # A loadgen with less CPU idle than this (median of the per-second samples, %) was the bottleneck.
 MIN_LOADGEN_IDLE_PCT = 10.0
+# The load tool's own CPU time over what it could use (its threads, on the CPUs it may run on) from which it
+# was the bottleneck: ab at 95 % of its one core is measuring ab.
+MAX_TOOL_BUSY = 0.95
 # Requests started per second in the second half of a cell vs the first: above this relative change, the
 # cell was not at steady state (a warm-up too short, a cache filling, a server slowing down).
 MAX_DRIFT = 0.2
@@ -127,6 +132,7 @@ class Limits:
     max_repetitions: int | None = None
     min_loadgen_idle_pct: float = MIN_LOADGEN_IDLE_PCT
     max_drift: float = MAX_DRIFT
+    max_tool_busy: float = MAX_TOOL_BUSY
 
 
 @dataclass(frozen=True)
@@ -519,18 +525,71 @@ def loadgen_idle(run_dir: Path, cell: dict[str, Any]) -> dict[str, float | None]
     return {str(cell.get("loadgen")): _vmstat_idle(run_dir, cid, stats)}
 
 
+def tool_cores(cell: dict[str, Any], usage: dict[str, Any]) -> float | None:
+    """How many CPUs the load tool of ``cell`` could keep busy on the loadgen ``usage`` describes: one for ab
+    and httperf (single-threaded), wrk's threads; at most the CPUs it was pinned to (``taskset -c``) or the
+    machine's."""
+    seconds = float(usage.get("seconds") or 0)
+    if seconds <= 0:
+        return None
+    command = cell.get("command") if isinstance(cell.get("command"), list) else []
+    cores = float(usage.get("cpu_s") or 0) / seconds
+    if len(command) > 2 and command[0] == "taskset":
+        pinned = parse_cpulist(command[2])
+        cores = min(cores, len(pinned)) if pinned else cores
+    threads = 1
+    if cell.get("tool") == "wrk":
+        for i, arg in enumerate(command[:-1]):
+            if arg == "-t" and str(command[i + 1]).isdigit():
+                threads = int(command[i + 1])
+            elif arg.startswith("-t") and arg[2:].isdigit():
+                threads = int(arg[2:])
+    return min(float(threads), cores) if cores > 0 else None
+
+
+def tool_busy(cell: dict[str, Any]) -> dict[str, float]:
+    """Per loadgen of a v2 cell, the load tool's CPU over what it could use (1.0: every core it could run
+    on, all the time), from the CPU time its shell's ``times`` counted (``interference.hosts``)."""
+    hosts = (cell.get("interference") or {}).get("hosts") or {}
+    out = {}
+    for name, usage in hosts.items():
+        if not isinstance(usage, dict) or usage.get("tool_s") is None:
+            continue
+        cores = tool_cores(cell, usage)
+        if cores:
+            out[str(name)] = float(usage["tool_s"]) / (float(usage["seconds"]) * cores)
+    return out
+
+
 def check_loadgen_saturated(run: _Run) -> tuple[list[Reason], list[str]]:
     floor = run.limits.min_loadgen_idle_pct
+    most = run.limits.max_tool_busy
     reasons, unknown, loopback = [], 0, 0
     for key, group in run.groups.items():
+        tool_bound: list[tuple[dict[str, Any], str, float]] = []
         busy: list[tuple[dict[str, Any], str, float]] = []
         for cell in group:
+            own = tool_busy(cell)
+            if own:
+                # Its own CPU tells whether the tool was the bottleneck, in either mode.
+                tool_bound += [(cell, lg, share) for lg, share in own.items() if share >= most]
+                continue
             if run.mode(cell) != "network":
                 loopback += 1
                 continue
             idle = loadgen_idle(run.run_dir, cell)
             unknown += all(v is None for v in idle.values())
             busy += [(cell, lg, v) for lg, v in idle.items() if v is not None and v < floor]
+        if tool_bound:
+            cells = list({cell_id_of(c): c for c, _, _ in tool_bound}.values())
+            loadgens = ", ".join(sorted({lg for _, lg, _ in tool_bound}))
+            highest = max(v for _, _, v in tool_bound)
+            message = (
+                f"{run.label(key)}: the load tool on {loadgens} used up to {_pct(highest)} of the CPU it "
+                f"could use in {len(cells)} of {len(group)} cells (from {_pct(most)}): the number measures "
+                "the load tool, not the stack"
+            )
+            reasons.append(Reason("loadgen_saturated", "invalid", message, _ids(cells)))
         if not busy:
             continue
         cells = list({cell_id_of(c): c for c, _, _ in busy}.values())
@@ -547,8 +606,8 @@ def check_loadgen_saturated(run: _Run) -> tuple[list[Reason], list[str]]:
         notes.append(f"loadgen saturation: {unknown} network-mode cells kept no vmstat sample")
     if loopback:
         notes.append(
-            f"loadgen saturation: {loopback} loopback cells, where vmstat measures the whole host and cannot "
-            "tell the load tool's CPU from the stack's"
+            f"loadgen saturation: {loopback} loopback cells without the load tool's own CPU time (cells from "
+            "before v2), where vmstat measures the whole host and cannot tell the tool's CPU from the stack's"
         )
     return reasons, notes
 

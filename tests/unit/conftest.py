@@ -145,9 +145,13 @@ class Helpers:
 
     def run(self, command: str, output: str, rc: int = 0, stderr: str = "") -> tuple[int, str, str]:
         """A helper's reply, else the load command's: ``output`` (and, measured, what comes after it)."""
+        return self.reply(command) or (rc, self.measured(command, output), self.stderr(command, stderr))
+
+    def stderr(self, command: str, stderr: str = "") -> str:
+        """A measured script's stderr: the CPU snapshot lines (when given), then the tool's."""
         if self.cpu and "bench_snap" in command and "BENCH-STACK-WINDOW" in command:
-            stderr = "\n".join(self.cpu) + "\n" + stderr
-        return self.reply(command) or (rc, self.measured(command, output), stderr)
+            return "\n".join(self.cpu) + "\n" + stderr
+        return stderr
 
 
 def unwrap(command: str) -> str:

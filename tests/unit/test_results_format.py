@@ -129,8 +129,12 @@ def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None
         (v["properties"]["reasons"]["items"], verdict.Reason, []),
         # A verdict stored before several targets names no target, and still fits.
         (v["properties"]["load_points"]["items"], verdict.LoadPointVerdict, ["target"]),
-        # Limits stored before the precision target (run v1) have neither of its two limits, and still fit.
-        (v["properties"]["limits"], verdict.Limits, ["target_precision", "max_interference"]),
+        # Limits stored before v2 (the precision target, the load tool's own CPU) lack those, and still fit.
+        (
+            v["properties"]["limits"],
+            verdict.Limits,
+            ["target_precision", "max_interference", "max_tool_busy"],
+        ),
         (v["properties"]["slow"]["items"], verdict.SlowLoadPoint, ["target"]),
     ):
         names = [f.name for f in dataclasses.fields(cls)]

@@ -74,7 +74,7 @@ class FakeLoadgen:
         self.commands.append(unwrap(command))
         if len(self.commands) < self.expected:
             return 0, self.warmup, ""
-        return self.rc, self.helpers.measured(command, self.output), self.stderr
+        return self.rc, self.helpers.measured(command, self.output), self.helpers.stderr(command, self.stderr)
 
 
 def measure(
