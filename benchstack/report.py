@@ -46,6 +46,7 @@ from benchstack.formats import RUN_INFO, validate_run_info
 from benchstack.loadpoints import groups_of, n_text, point_columns
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
+from benchstack.probe import floor_text
 from benchstack.stats import median_ci, outliers, relative_half_width
 from benchstack.targets import by_target, host_type, run_targets, target_of
 from benchstack.verdict import (
@@ -241,6 +242,10 @@ def section_summary(run: RunData) -> str:
         order = info.get("target_order") or "sequential"
         measured = "one after the other" if order == "sequential" else "at the same time"
         lines.append(f"- targets: {len(targets_of(run))}, measured {measured}")
+    for line in floor_text(info.get("noise_floor")):
+        lines.append(f"- noise floor before the cells, {line}")
+    if info.get("seed") is not None:
+        lines.append(f"- seed of the rounds' random order: {info['seed']}")
     if info.get("bench_stack_version"):
         lines.append(f"- bench-stack: {info['bench_stack_version']}")
     return "\n".join(lines) + "\n"

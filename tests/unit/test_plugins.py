@@ -137,9 +137,9 @@ def test_seed_experiment_cells_use_each_stack_port_and_path() -> None:
     assert by_stack["sinatra-thin-x4-nginx"]["port"] == 8004
     assert by_stack["sinatra-thin-x4-nginx"]["path"] == "/hello/bar"
     assert by_stack["nginx-static"]["path"] == "/index.html"
-    assert by_stack["nginx-static"]["warmup"] == {"requests": 200}
+    assert by_stack["nginx-static"]["warmup"] == {"duration_s": 1}
     # Measuring order: round by round, every load point once per round, in the run's seeded order.
-    points = len(plan["stacks"]) * 2
+    points = len(plan["stacks"]) * len(plan["experiment"]["load"]["plans"])
     reps = [c["repetition"] for c in plan["cells"]]
     assert reps == sorted(reps) and len(plan["cells"]) == points * max(reps)
     assert plan["seed"] == seed_for(plan["run_dir"])

@@ -1,0 +1,50 @@
+"""Action: the noise floor of this loadgen's host, just before the cells (``benchstack.probe``).
+
+Thin: it picks the probe stack and tool from the plan and runs the probe through the host's connection;
+the result goes into run.json (``noise_floor``) through bench_run_info.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from benchstack.probe import noise_floor, probe_stack, probe_tool
+
+DOCUMENTATION = """
+module: bench_noise_probe
+short_description: Measure how noisy a loadgen's host is before a bench-stack run's cells
+options:
+  plan: {description: The run's plan (the fact bench_plan)., type: dict, required: true}
+  host: {description: Address of the target as this loadgen reaches it., type: str, required: true}
+"""
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("plan", "host"))
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        if not isinstance(args.get("plan"), dict) or not args.get("host"):
+            raise AnsibleActionFail("bench_noise_probe: plan (a dict) and host are required")
+        if self._task.check_mode:
+            result.update(changed=False, skipped=True, msg="check mode: no load is sent")
+            return result
+        plan = args["plan"]
+        stack = probe_stack(list(plan.get("stacks") or []))
+        tool = probe_tool([p.get("tool") for p in plan["experiment"]["load"]["plans"]])
+        if stack is None or tool is None:
+            result.update(changed=False, floor=None, msg="no stack or no closed-loop tool to probe with")
+            return result
+
+        def execute(command: str) -> tuple[int, str, str]:
+            res = self._low_level_execute_command(command)
+            return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
+
+        floor = noise_floor(execute, str(args["host"]), stack, plan["experiment"]["load"]["path"], tool)
+        result.update(changed=False, floor=floor)
+        return result
