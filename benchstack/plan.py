@@ -37,7 +37,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchstack.experiment import CellPlan, Experiment, ExperimentError, cells, load_experiment
+from benchstack.experiment import (
+    NAME_RE,
+    CellPlan,
+    Experiment,
+    ExperimentError,
+    ExperimentFileError,
+    cells,
+    load_experiment,
+)
+from benchstack.inputs import shown
 from benchstack.runfolder import check_run_dir, experiment_hash
 from benchstack.stacks import DEFAULT_ROOTS, Roots, instance_checks, needs, port_warnings, user_apps
 from benchstack.targets import PARALLEL, SEQUENTIAL, target_cells
@@ -51,12 +60,19 @@ def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
     or a ``.yml``/``.yaml`` suffix)."""
     text = str(term)
     if "/" in text or text.endswith((".yml", ".yaml")):
-        return Path(text).expanduser().resolve()
+        try:
+            return Path(text).expanduser().resolve()
+        except RuntimeError:  # Python < 3.13 on a loop of symbolic links; reading it names the loop
+            return Path(text).expanduser().absolute()
+        except OSError as exc:
+            raise ExperimentFileError(f"cannot read the file: {exc.strerror}", shown(text)) from None
     path = project_dir / "experiments" / f"{text}.yml"
-    if not path.exists():
+    # A bare term that is not a name is looked up nowhere (300 characters made the lookup itself fail).
+    if not NAME_RE.match(text) or not path.exists():
         known = sorted(p.stem for p in (project_dir / "experiments").glob("*.yml"))
+        missing = f"no {path}" if NAME_RE.match(text) else "not a name of letters, digits, '.', '_' or '-'"
         raise ExperimentError(
-            [f"no experiment named {text!r}: no {path} (there are: {', '.join(known) or 'none'})"]
+            [f"no experiment named {shown(text)}: {missing} (there are: {', '.join(known) or 'none'})"]
         )
     return path
 

@@ -49,14 +49,27 @@ def test_the_command_line_and_the_plan_refuse_each_bad_experiment_alike(path: Pa
     assert err.value.message == result.stderr.removeprefix("bench-stack: ").rstrip("\n")
 
 
-def test_the_playbook_refuses_them_in_its_first_play_before_any_host(tmp_path: Path) -> None:
+def nowhere(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """An inventory whose one host does not exist (the plan play must never connect to it), and the
+    environment ansible-playbook runs in."""
     inventory = tmp_path / "hosts.yml"
-    # A host that does not exist: the plan play must fail without ever connecting to it.
     inventory.write_text(
         "all:\n  vars: {ansible_host: 192.0.2.1}\n  children:\n"
         "    targets: {hosts: {nowhere: {}}}\n    loadgens: {hosts: {nowhere: {}}}\n"
     )
-    env = {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    # PYTHONPATH: the plugins import this checkout's benchstack, as pytest's pythonpath does for the tests
+    # (an editable install may point at another checkout).
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    return inventory, env
+
+
+def test_the_playbook_refuses_them_in_its_first_play_before_any_host(tmp_path: Path) -> None:
+    inventory, env = nowhere(tmp_path)
     for name in ("injection-app-dir", "five-problems", "uppercase-name"):
         path = ROOT / "tests" / "bad-inputs" / f"{name}.yml"
         result = subprocess.run(

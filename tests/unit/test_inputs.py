@@ -1,13 +1,19 @@
 """What users hand bench-stack, read within bounds (benchstack.inputs): files that are not regular files,
 YAML that would exhaust the memory or the stack, keys given twice, and messages that never echo a file."""
 
+import copy
+import math
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from benchstack.experiment import ExperimentError, cells, experiment_from_dict
 from benchstack.inputs import (
     MAX_DEPTH,
     MAX_EXPERIMENT_BYTES,
@@ -21,6 +27,29 @@ from benchstack.inputs import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
+VALID = (
+    "name: e\nstacks: [{name: s, port: 8001, app: {kind: static}, front: {kind: nginx}}]\n"
+    "load: {plans: [{tool: ab, concurrency: 1, requests: 10}]}\n"
+)
+
+
+def bench_stack(*args: str | Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    """``python -m benchstack ARGS`` from the worktree; a hang fails the test at ``timeout``."""
+    return subprocess.run(
+        [sys.executable, "-m", "benchstack", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    return result.stderr.strip()
 
 
 def bomb(levels: int = 9, leaf: str = "1") -> str:
@@ -64,6 +93,29 @@ def test_a_file_of_exactly_the_limit_is_read(tmp_path: Path) -> None:
     path = tmp_path / "e.yml"
     path.write_bytes(b"x" * 1000)
     assert read_bounded(path, 1000) == b"x" * 1000
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "symlink-loop", "too-large"])
+def test_the_command_line_names_an_experiment_that_is_not_a_file_in_one_line(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "e.yml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        os.symlink("/dev/zero", path)
+    elif kind == "symlink-loop":
+        os.symlink(path, path)
+    else:
+        path.write_bytes(b"# " + b"x" * MAX_EXPERIMENT_BYTES)
+    error = one_line(bench_stack("experiment", path))
+    reason = {
+        "fifo": "not a regular file (a FIFO)",
+        "dev-zero": "not a regular file (a character device)",
+        "symlink-loop": "cannot read the file: a loop of symbolic links",
+        "too-large": "larger than 1 MiB",
+    }[kind]
+    assert error.startswith("bench-stack: ") and reason in error, error
 
 
 # ---------------------------------------------------------------- YAML within bounds
@@ -164,3 +216,52 @@ def test_shown_key_prints_a_word_as_is_and_anything_else_quoted() -> None:
     assert shown_key("a b") == "'a b'"
     assert len(shown_key("k" * 1000)) <= 2 * SHOWN_CHARS
     assert shown_key(None) == "None"
+
+
+def test_a_file_that_is_not_an_experiment_is_named_and_never_echoed() -> None:
+    path = ROOT / "tests" / "bad-inputs" / "not-an-experiment.yml"
+    error = one_line(bench_stack("experiment", path))
+    assert error == (
+        f"bench-stack: {path}: not an experiment: a mapping of 3 keys, none of them description, load, name, "
+        "stacks"
+    )
+    assert "SECRETHASH" not in error and "daemon" not in error
+
+
+def test_an_experiment_with_many_unknown_fields_names_five_and_counts_the_rest() -> None:
+    data = {**yaml.safe_load(VALID), **{f"extra{i}": i for i in range(100)}}
+    with pytest.raises(ExperimentError) as err:
+        experiment_from_dict(data)
+    assert len(err.value.problems) == 6
+    assert err.value.problems[-1] == "the experiment: 95 more unknown fields"
+
+
+# ---------------------------------------------------------------- every field, every wrong type
+
+WRONG = [None, True, [], {}, [1], {"a": 1}, 10**30, -1, 0, math.nan, math.inf, "x" * 5000, "", "a\nb", 1.5]
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+    for key, value in children:
+        found += _paths(value, (*prefix, key))
+    return found
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "experiments").glob("*.yml")), ids=lambda p: p.stem)
+def test_every_field_of_a_shipped_experiment_given_a_wrong_value_is_a_problem_not_a_crash(path: Path) -> None:
+    base = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for where in _paths(base):
+        for wrong in WRONG:
+            data = copy.deepcopy(base)
+            node = data
+            for key in where[:-1]:
+                node = node[key]
+            node[where[-1]] = copy.deepcopy(wrong)
+            try:
+                exp = experiment_from_dict(data, str(path))
+            except ExperimentError as exc:
+                assert all(len(p) < 600 for p in exc.problems), (where, exc.problems)
+                continue
+            cells(exp)  # what was accepted expands

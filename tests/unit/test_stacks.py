@@ -911,3 +911,36 @@ def test_the_bundled_1k_file_is_exactly_1024_bytes_and_is_what_the_check_expects
     bundled = Path(__file__).resolve().parents[2] / "roles/app/files/static/1k.html"
     assert len(STATIC_1K_BODY.encode()) == 1024
     assert bundled.read_text(encoding="utf-8") == STATIC_1K_BODY
+
+
+# ---------------------------------------------------------------- names, ports and processes (issue 29)
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        (None, "stacks[1]: name: missing: every stack needs a name of 1-48 lowercase letters"),
+        (8080, "stacks[1]: name: must be a string of 1-48 lowercase letters"),
+        (False, "stacks[1]: name: must be a string of 1-48 lowercase letters"),
+        ([], "stacks[1]: name: must be a string of 1-48 lowercase letters"),
+    ],
+    ids=["missing", "number", "false", "list"],
+)
+def test_a_stack_without_a_string_name_is_one_problem_named_by_its_place(name: object, problem: str) -> None:
+    # With a TCP pool behind a front: deriving its upstream and units from the name was the crash.
+    stack = thin("pool", 8002, instances=2, bind="tcp")
+    if name is None:
+        del stack["name"]
+    else:
+        stack["name"] = name
+    with pytest.raises(StackError) as err:
+        resolve_stacks([static(), stack])
+    assert len(err.value.problems) == 1 and err.value.problems[0].startswith(problem)
+
+
+def test_a_stack_without_a_name_still_has_its_other_problems_listed() -> None:
+    stack = {"port": 0, "app": {"kind": "sinatra"}, "server": {"kind": "thin", "instances": 0}}
+    with pytest.raises(StackError) as err:
+        resolve_stacks([stack])
+    assert [p.split(":")[1].strip() for p in err.value.problems] == ["name", "port", "server.instances"]
+    assert all(p.startswith("stacks[0]: ") for p in err.value.problems)
