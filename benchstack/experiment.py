@@ -30,9 +30,9 @@ from typing import Any
 
 from benchstack.cell import cell_id
 from benchstack.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_bounded, shown, shown_key
-from benchstack.loadcmd import build_command
+from benchstack.loadcmd import AB_MAX_CONCURRENCY, build_command
 from benchstack.model import OPEN_LOOP_TOOLS, TOOLS
-from benchstack.numbers import is_int, is_number
+from benchstack.numbers import is_finite_number, is_int, is_number
 from benchstack.stacks import DEFAULT_ROOTS, Roots, StackError, resolve_stacks, url_path_problem
 from benchstack.trace import note
 
@@ -47,7 +47,21 @@ DEFAULT_TARGET_PRECISION = 0.05
 # cell, above which the cell is disturbed: kept, not counted, measured again (benchstack.interference).
 DEFAULT_MAX_INTERFERENCE = 0.10
 MAX_SECONDS = 7 * 24 * 3600
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# The name ends the run folder's name (<UTC timestamp>-<name>): 300 characters passed every check and
+# failed at 'Write run.json', 22 s into a run, as "File name too long".
+MAX_NAME = 64
+NAME_RE = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}$")
+# Closed loop: at most this many concurrent connections. It is ab's own compiled-in limit, and it keeps wrk
+# (one socket and about 10 kB per connection) inside the benchmark user's 65,536 open files
+# (bench_host_nofile) and one loadgen address's 64,511 ports to a target port, even in loopback mode where
+# both ends of every connection are on one host. A billion made wrk abort out of memory.
+MAX_CONCURRENCY = AB_MAX_CONCURRENCY
+# Open loop: at most this many new connections a second. httperf is one process on one core that watches
+# its connections with select() (1,024 descriptors): at 20,000/s an answer of 50 ms already holds 1,000 of
+# them, so above it the cell measures httperf's limits, not the stack's.
+MAX_RATE = 20_000
+# A slow request's limit: above the longest timeout (MAX_DURATION_S) no request waits that long.
+MAX_THRESHOLD_MS = MAX_DURATION_S * 1000
 # Unknown fields listed by name; past these, counted. A file that is not an experiment has many.
 MAX_UNKNOWN_LISTED = 5
 
@@ -153,7 +167,10 @@ def _validated(
     _unknown(problems, "", data, TOP_KEYS)
     name = data.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
-        problems.append(f"name: must be a word of letters, digits, '.', '_' or '-', not {shown(name)}")
+        problems.append(
+            f"name: must be a word of 1 to {MAX_NAME} letters, digits, '.', '_' or '-' (it names the run "
+            f"folder), not {shown(name)}"
+        )
     if "description" in data and not isinstance(data["description"], str):
         problems.append("description: must be a string")
     # The one stack validator, the one the playbook's plan uses too.
@@ -183,9 +200,10 @@ def _validate_load(load: object) -> list[str]:
     if problem := url_path_problem(path):
         problems.append(f"load.path: {problem}")
     threshold = load.get("threshold_ms")
-    if threshold is not None and (not is_number(threshold) or threshold <= 0):
+    if threshold is not None and (not is_finite_number(threshold) or not 0 < threshold <= MAX_THRESHOLD_MS):
         problems.append(
-            f"load.threshold_ms: must be a positive number of milliseconds, not {shown(threshold)}"
+            "load.threshold_ms: must be a positive number of milliseconds (finite, at most "
+            f"{MAX_THRESHOLD_MS:_}), not {shown(threshold)}"
         )
     pause = load.get("pause_s", DEFAULT_PAUSE_S)
     if not is_number(pause) or not 0 <= pause <= MAX_PAUSE_S:
@@ -261,7 +279,7 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
         return problems
     if tool in OPEN_LOOP_TOOLS:
         return problems + _validate_open_plan(where, plan, seen, i)
-    levels = _levels(problems, where, plan, "concurrency")
+    levels = _levels(problems, where, plan, "concurrency", MAX_CONCURRENCY)
     if "rate" in plan:
         problems.append(f"{where}.rate: {tool} is closed loop (concurrency); rate applies to httperf")
     ok = True
@@ -325,11 +343,14 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
     return problems
 
 
-def _levels(problems: list[str], where: str, plan: dict[str, Any], key: str) -> list[int]:
+def _levels(problems: list[str], where: str, plan: dict[str, Any], key: str, maximum: int) -> list[int]:
     given = plan.get(key)
     levels = [given] if is_int(given) else given
-    if not isinstance(levels, list) or not levels or not all(is_int(c) and c >= 1 for c in levels):
-        problems.append(f"{where}.{key}: must be a positive integer or a list of them, not {shown(given)}")
+    if not isinstance(levels, list) or not levels or not all(is_int(c) and 1 <= c <= maximum for c in levels):
+        problems.append(
+            f"{where}.{key}: must be a positive integer or a list of them (at most {maximum:_}), "
+            f"not {shown(given)}"
+        )
         return []
     if len(set(levels)) != len(levels):
         twice = sorted(c for c, n in Counter(levels).items() if n > 1)
@@ -343,7 +364,7 @@ def _validate_open_plan(
     """httperf: a list of offered rates for a bounded duration, one request per connection."""
     problems: list[str] = []
     tool = plan["tool"]
-    levels = _levels(problems, where, plan, "rate")
+    levels = _levels(problems, where, plan, "rate", MAX_RATE)
     for key, why in (
         ("concurrency", "open loop: the load is the offered rate, not a number of clients"),
         ("requests", "the run is bounded by duration_s (rate x duration_s connections)"),

@@ -248,6 +248,14 @@ MAX_INSTANCES = 64
 SAFE_PATH_RE = re.compile(r"^(/[A-Za-z0-9._+-]+)+/?$")
 # A URL path as a request line and a load tool take it: '/' then printable ASCII, no space.
 URL_PATH_RE = re.compile(r"^/[!-~]*$")
+# ab builds its whole request, headers and host name included, in 2,048 bytes (support/ab.c of ab 2.3) and
+# exits with "Request too long" past it; 1,500 characters leave room for those headers and any host name
+# (apache-vs-nginx asks for a path of 1,033). A 10 kB path passed every check.
+MAX_URL_PATH = 1500
+# Ports below this are the system's: an app server runs as the benchmark user, who cannot listen on them
+# on a host that keeps Linux's default (net.ipv4.ip_unprivileged_port_start); containers allow it, so a
+# stack would pass on the local Docker hosts and fail on real ones.
+FIRST_USER_PORT = 1024
 MAX_CHECKS = 20
 MAX_CHECK_BODY = 65536
 # Ports a stack may use but that usually belong to something else on a host.
@@ -280,6 +288,8 @@ def url_path_problem(value: object) -> str | None:
         return (
             f"must be a URL path starting with '/' without spaces or control characters, not {shown(value)}"
         )
+    if len(value) > MAX_URL_PATH:
+        return f"must be a URL path of at most {MAX_URL_PATH:_} characters, not {len(value):_}"
     return None
 
 
@@ -706,15 +716,24 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> N
         raise _err(
             who, "server", "without a front, the server is one instance bound to TCP on the stack port"
         )
+    if front["kind"] == "none" and is_int(port) and port < FIRST_USER_PORT:
+        raise _err(
+            who,
+            "port",
+            f"{port} is below {FIRST_USER_PORT}: without a front the app server listens on it as the "
+            "benchmark user, which a host does not allow (put a front before it, or use a port from "
+            f"{FIRST_USER_PORT})",
+        )
     if not is_int(port) or not derive:
         return  # the name's or port's own problem is reported; nothing can be derived from them
     base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
     if bind == "tcp" and front["kind"] != "none":
-        if not is_int(base) or not 1 <= base + 1 <= base + instances <= 65535:
+        if not is_int(base) or not FIRST_USER_PORT <= base + 1 <= base + instances <= 65535:
             raise _err(
                 who,
                 "server.port_base",
-                f"must be an integer that keeps ports base+1..base+{instances} in 1-65535, not {shown(base)}",
+                f"must be an integer that keeps ports base+1..base+{instances} in {FIRST_USER_PORT}-65535 "
+                f"(the app server listens on them as the benchmark user), not {shown(base)}",
             )
         if base < port <= base + instances:
             raise _err(who, "server.port_base", f"a backend would listen on the stack's own port {port}")
@@ -1046,13 +1065,21 @@ def user_apps(stacks: list[dict[str, Any]], roots: Roots = DEFAULT_ROOTS) -> lis
 
 
 def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:
-    """Stacks listening on ports that usually belong to another service on a host."""
-    return [
-        f"stack {shown(s['name'])}: port {s['port']} is usually {WELL_KNOWN_PORTS[s['port']]}'s: "
-        "the stack will not start if that service runs on the target"
-        for s in stacks
-        if s["port"] in WELL_KNOWN_PORTS
-    ]
+    """Stacks listening on ports that usually belong to another service on a host, or on a system port."""
+    warnings = []
+    for s in stacks:
+        port = s["port"]
+        if port in WELL_KNOWN_PORTS:
+            warnings.append(
+                f"stack {shown(s['name'])}: port {port} is usually {WELL_KNOWN_PORTS[port]}'s: "
+                "the stack will not start if that service runs on the target"
+            )
+        elif port < FIRST_USER_PORT:
+            warnings.append(
+                f"stack {shown(s['name'])}: port {port} is a system port (below {FIRST_USER_PORT}): the "
+                "stack will not start if another service holds it on the target"
+            )
+    return warnings
 
 
 # Stacks whose app.dir is the bundled app's folder (or the user's own folder already on the target).

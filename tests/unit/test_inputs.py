@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from benchstack.experiment import ExperimentError, cells, experiment_from_dict
+from benchstack.experiment import MAX_CONCURRENCY, ExperimentError, cells, experiment_from_dict
 from benchstack.inputs import (
     MAX_DEPTH,
     MAX_EXPERIMENT_BYTES,
@@ -116,6 +116,13 @@ def test_the_command_line_names_an_experiment_that_is_not_a_file_in_one_line(
         "too-large": "larger than 1 MiB",
     }[kind]
     assert error.startswith("bench-stack: ") and reason in error, error
+
+
+def test_a_bare_name_of_300_characters_is_not_looked_up() -> None:
+    result = bench_stack("experiment", "a" * 300)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "no experiment named 'aaaa" in result.stderr and "not a name of letters" in result.stderr
+    assert "a" * 100 not in result.stderr
 
 
 # ---------------------------------------------------------------- YAML within bounds
@@ -265,3 +272,9 @@ def test_every_field_of_a_shipped_experiment_given_a_wrong_value_is_a_problem_no
                 assert all(len(p) < 600 for p in exc.problems), (where, exc.problems)
                 continue
             cells(exp)  # what was accepted expands
+
+
+def test_the_concurrency_limit_is_abs_own() -> None:
+    from benchstack.loadcmd import AB_MAX_CONCURRENCY
+
+    assert MAX_CONCURRENCY == AB_MAX_CONCURRENCY == 20_000

@@ -6,12 +6,14 @@ from typing import Any
 import pytest
 
 from benchstack.stacks import (
+    MAX_URL_PATH,
     STATIC_1K_BODY,
     Roots,
     StackError,
     front_checks,
     instance_checks,
     needs,
+    port_warnings,
     resolve_stack,
     resolve_stacks,
 )
@@ -944,3 +946,43 @@ def test_a_stack_without_a_name_still_has_its_other_problems_listed() -> None:
         resolve_stacks([stack])
     assert [p.split(":")[1].strip() for p in err.value.problems] == ["name", "port", "server.instances"]
     assert all(p.startswith("stacks[0]: ") for p in err.value.problems)
+
+
+@pytest.mark.parametrize(("port_base", "instances"), [(0, 2), (21, 1), (1022, 2)])
+def test_backends_below_port_1024_are_refused(port_base: int, instances: int) -> None:
+    stack = thin("tcp-pool", 8004, instances=instances, bind="tcp")
+    stack["server"]["port_base"] = port_base
+    with pytest.raises(StackError, match=r"server.port_base: .* in 1024-65535 \(the app server listens"):
+        resolve_stack(stack)
+
+
+def test_backends_from_port_1024_are_accepted() -> None:
+    stack = thin("tcp-pool", 8004, instances=2, bind="tcp")
+    stack["server"]["port_base"] = 1023
+    assert [ep["port"] for ep in resolve_stack(stack)["endpoints"]] == [1024, 1025]
+
+
+def test_an_app_server_without_a_front_on_a_system_port_is_refused() -> None:
+    with pytest.raises(StackError, match=r"'sinatra-thin-x1': port: 80 is below 1024: without a front"):
+        resolve_stack(direct(port=80))
+    assert resolve_stack(direct(port=1024))["port"] == 1024
+
+
+def test_a_front_on_a_system_port_is_warned_about() -> None:
+    warnings = port_warnings(resolve_stacks([static("a", 80), static("b", 21), static("c", 1024)]))
+    assert warnings == [
+        "stack 'a': port 80 is usually http's: the stack will not start if that service runs on the target",
+        "stack 'b': port 21 is a system port (below 1024): the stack will not start if another service holds "
+        "it on the target",
+    ]
+
+
+def test_a_url_path_over_the_length_limit_is_refused() -> None:
+    stack = static()
+    stack["path"] = "/" + "a" * MAX_URL_PATH
+    with pytest.raises(
+        StackError, match=f"path: must be a URL path of at most 1_500 characters, not {MAX_URL_PATH + 1:_}"
+    ):
+        resolve_stack(stack)
+    stack["path"] = "/" + "a" * (MAX_URL_PATH - 1)
+    assert resolve_stack(stack)["path"] == stack["path"]
