@@ -109,6 +109,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", help="experiments/NAME.yml by NAME, or a path")
     p.add_argument("--plan", action="store_true", help="print the whole resolved plan")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="accept a plan over the limits a user may lift (hours of cells, hundreds of app server "
+        "processes): the playbook's -e bench_yes=true",
+    )
     p.add_argument("--run-root", default=DEFAULT_ROOTS.run, help="bench_run_root (default %(default)s)")
     p.add_argument("--app-root", default=DEFAULT_ROOTS.apps, help="bench_app_root (default %(default)s)")
     p.add_argument(
@@ -311,7 +317,7 @@ def _run_info_problems(path: Path) -> list[str]:
 def _cmd_experiment(args: argparse.Namespace) -> int:
     roots = Roots(run=args.run_root, apps=args.app_root, units=args.unit_config_dir)
     try:
-        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots)
+        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots, allow_large=args.yes)
     except ExperimentError as exc:
         _err(str(exc))
         return 1

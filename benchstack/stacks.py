@@ -1082,6 +1082,22 @@ def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:
     return warnings
 
 
+# Servers whose one worker runs in the process that listens (no master): uvicorn --workers 1. Puma's
+# single mode (workers 0) has no workers at all.
+_NO_MASTER_WITH_ONE_WORKER = ("uvicorn",)
+
+
+def server_processes(stack: dict[str, Any]) -> int:
+    """The app server processes a resolved stack keeps running on its target: per instance one process, or a
+    master and its workers."""
+    server = stack.get("server")
+    if not server:
+        return 0
+    workers = server.get("workers") or 0
+    single = workers == 0 or (workers == 1 and server["kind"] in _NO_MASTER_WITH_ONE_WORKER)
+    return int(server["instances"]) * (1 if single else 1 + workers)
+
+
 # Stacks whose app.dir is the bundled app's folder (or the user's own folder already on the target).
 BUNDLED_DEPLOYS = ("bundled", "dir")
 GEMS_BY_APP: dict[str, list[str]] = {"sinatra": ["rack", "sinatra"]}

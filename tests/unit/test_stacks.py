@@ -16,6 +16,7 @@ from benchstack.stacks import (
     port_warnings,
     resolve_stack,
     resolve_stacks,
+    server_processes,
 )
 
 
@@ -975,6 +976,25 @@ def test_a_front_on_a_system_port_is_warned_about() -> None:
         "stack 'b': port 21 is a system port (below 1024): the stack will not start if another service holds "
         "it on the target",
     ]
+
+
+@pytest.mark.parametrize(
+    ("server", "processes"),
+    [
+        ({"kind": "thin", "instances": 4}, 4),
+        ({"kind": "unicorn", "instances": 64, "workers": 64}, 64 * 65),
+        ({"kind": "unicorn", "instances": 2, "workers": 1}, 4),
+        ({"kind": "puma", "instances": 2}, 2),  # workers 0: single mode, one process
+        ({"kind": "puma", "instances": 2, "workers": 3}, 8),
+        ({"kind": "uvicorn", "instances": 3}, 3),  # one worker runs in the listening process
+        ({"kind": "uvicorn", "instances": 1, "workers": 4}, 5),
+    ],
+)
+def test_server_processes_count_masters_and_workers(server: dict[str, Any], processes: int) -> None:
+    kind = {"thin": "sinatra", "unicorn": "sinatra", "puma": "sinatra", "uvicorn": "asgi"}[server["kind"]]
+    stack = {"name": "s", "port": 8001, "app": {"kind": kind}, "server": server, "front": {"kind": "nginx"}}
+    assert server_processes(resolve_stack(stack)) == processes
+    assert server_processes(resolve_stack(static())) == 0
 
 
 def test_a_url_path_over_the_length_limit_is_refused() -> None:
