@@ -2,7 +2,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from conftest import read_data
+from conftest import STORED_META, read_data
 
 from benchstack.cell import make_cell, write_cell
 from benchstack.experiment import experiment_from_dict
@@ -15,7 +15,9 @@ PARSED = parse("ab", read_data("ab", "normal.txt"))  # ab -n 2000 -c 50
 def cell(stack: str, repetition: int, rps: float, concurrency: int = 50) -> dict[str, Any]:
     parsed = dataclasses.replace(PARSED, rps=rps, concurrency=concurrency)
     return dataclasses.asdict(
-        make_cell(parsed, experiment="adaptive", stack=stack, repetition=repetition, requests=2000)
+        make_cell(
+            parsed, **STORED_META, experiment="adaptive", stack=stack, repetition=repetition, requests=2000
+        )
     )
 
 
