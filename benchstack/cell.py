@@ -400,11 +400,25 @@ def cell_paths(run_dir: str | os.PathLike[str]) -> list[Path]:
     return [p for p in sorted(directory.glob("*.json")) if not p.name.startswith(".")]
 
 
+def stored_cell_problems(data: object, path: Path) -> list[str]:
+    """Problems with the cell ``data`` read from the file ``path`` (:func:`read_json`, which bounds and
+    names the file), the one check of a stored cell for every command (validate, report, compare, hist and
+    the run's own readers): a valid cell with its run metadata (``require_meta``), stored under its own id.
+    A cell under another name would be counted twice, or as another load point."""
+    if not isinstance(data, dict):
+        return validate_cell(data)  # type: ignore[arg-type]
+    problems = validate_cell(data, require_meta=True)
+    if not problems and cell_id_of(data) != path.stem:
+        problems.append(f"file name should be {cell_id_of(data)}.json for this cell")
+    return problems
+
+
 def read_cell(path: Path) -> dict[str, Any]:
-    """One stored cell. A file that cannot be read, is not JSON or is not a valid cell (what
-    :func:`write_cell` would refuse to store) raises ValueError: one line that names the file."""
+    """One stored cell. A file that cannot be read, is not JSON or is not a valid stored cell
+    (:func:`stored_cell_problems`, what ``bench-stack validate`` refuses) raises ValueError: one line that
+    names the file."""
     data = read_json(path, "a cell")
-    problems = validate_cell(data)
+    problems = stored_cell_problems(data, path)
     if problems:
         more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
         raise ValueError(f"{path}: not a valid cell: {problems[0]}{more}")

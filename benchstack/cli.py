@@ -15,17 +15,18 @@ from pathlib import Path
 
 from benchstack import __version__
 from benchstack.cell import (
-    cell_id_of,
     cell_paths,
     cell_to_dict,
     dumps_cell,
     load_cells,
     make_cell,
+    stored_cell_problems,
     validate_cell,
 )
 from benchstack.compare import compare_table, differences_text
 from benchstack.comparison import comparisons_text
 from benchstack.experiment import ExperimentError
+from benchstack.files import read_json
 from benchstack.formats import RUN_INFO, validate_run_info
 from benchstack.hist import HistError, csv_name, csv_text, hist
 from benchstack.hostdiff import run_differences, target_differences
@@ -122,6 +123,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", help="experiments/NAME.yml by NAME, or a path")
     p.add_argument("--plan", action="store_true", help="print the whole resolved plan")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="accept a plan over the limits a user may lift (hours of cells, hundreds of app server "
+        "processes): the playbook's -e bench_yes=true",
+    )
     p.add_argument("--run-root", default=DEFAULT_ROOTS.run, help="bench_run_root (default %(default)s)")
     p.add_argument("--app-root", default=DEFAULT_ROOTS.apps, help="bench_app_root (default %(default)s)")
     p.add_argument(
@@ -297,23 +304,20 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return 1
     bad = 0
     for path in paths:
+        # The reading and check report and compare make too (benchstack.cell.read_cell).
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            problems = [f"cannot read: {exc}"]
-        else:
-            problems = validate_cell(data, require_meta=True)
-            if not problems and cell_id_of(data) != path.stem:
-                problems.append(f"file name should be {cell_id_of(data)}.json for this cell")
+            problems = stored_cell_problems(read_json(path, "a cell"), path)
+        except ValueError as exc:
+            problems = [str(exc).removeprefix(f"{path}: ")]
         for problem in problems:
             print(f"{path}: {problem}")
         bad += bool(problems)
     info = args.run_dir / RUN_INFO
-    info_problems = _run_info_problems(info) if info.is_file() else []
+    info_problems = _run_info_problems(info) if info.exists() else []
     for problem in info_problems:
         print(f"{info}: {problem}")
     print(f"{len(paths) - bad} of {len(paths)} cells valid")
-    if info.is_file():
+    if info.exists():
         print(f"{RUN_INFO}: {'valid' if not info_problems else 'not valid'}")
     if bad or info_problems:
         return 1
@@ -341,16 +345,16 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _run_info_problems(path: Path) -> list[str]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return [f"cannot read: {exc}"]
+        data = read_json(path)
+    except ValueError as exc:
+        return [str(exc).removeprefix(f"{path}: ")]
     return validate_run_info(data)
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
     roots = Roots(run=args.run_root, apps=args.app_root, units=args.unit_config_dir)
     try:
-        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots)
+        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots, allow_large=args.yes)
     except ExperimentError as exc:
         _err(str(exc))
         return 1

@@ -24,16 +24,16 @@ import codecs
 import os
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from benchstack.cell import cell_id
-from benchstack.loadcmd import build_command
+from benchstack.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_bounded, shown, shown_key
+from benchstack.loadcmd import AB_MAX_CONCURRENCY, build_command
 from benchstack.model import OPEN_LOOP_TOOLS, TOOLS
-from benchstack.numbers import is_int, is_number
+from benchstack.numbers import is_finite_number, is_int, is_number
 from benchstack.stacks import DEFAULT_ROOTS, Roots, StackError, resolve_stacks, url_path_problem
 from benchstack.trace import note
 
@@ -48,7 +48,23 @@ DEFAULT_TARGET_PRECISION = 0.05
 # cell, above which the cell is disturbed: kept, not counted, measured again (benchstack.interference).
 DEFAULT_MAX_INTERFERENCE = 0.10
 MAX_SECONDS = 7 * 24 * 3600
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# The name ends the run folder's name (<UTC timestamp>-<name>): 300 characters passed every check and
+# failed at 'Write run.json', 22 s into a run, as "File name too long".
+MAX_NAME = 64
+NAME_RE = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}$")
+# Closed loop: at most this many concurrent connections. It is ab's own compiled-in limit, and it keeps wrk
+# (one socket and about 10 kB per connection) inside the benchmark user's 65,536 open files
+# (bench_host_nofile) and one loadgen address's 64,511 ports to a target port, even in loopback mode where
+# both ends of every connection are on one host. A billion made wrk abort out of memory.
+MAX_CONCURRENCY = AB_MAX_CONCURRENCY
+# Open loop: at most this many new connections a second. httperf is one process on one core that watches
+# its connections with select() (1,024 descriptors): at 20,000/s an answer of 50 ms already holds 1,000 of
+# them, so above it the cell measures httperf's limits, not the stack's.
+MAX_RATE = 20_000
+# A slow request's limit: above the longest timeout (MAX_DURATION_S) no request waits that long.
+MAX_THRESHOLD_MS = MAX_DURATION_S * 1000
+# Unknown fields listed by name; past these, counted. A file that is not an experiment has many.
+MAX_UNKNOWN_LISTED = 5
 
 TOP_KEYS = {"name", "description", "stacks", "load"}
 LOAD_KEYS = {
@@ -124,14 +140,18 @@ class Experiment:
 
 def _bounded_int(problems: list[str], where: str, v: object, maximum: int) -> bool:
     if not is_int(v) or not 1 <= v <= maximum:  # type: ignore[operator]
-        problems.append(f"{where}: must be an integer from 1 to {maximum:_}, not {v!r}")
+        problems.append(f"{where}: must be an integer from 1 to {maximum:_}, not {shown(v)}")
         return False
     return True
 
 
 def _unknown(problems: list[str], where: str, d: dict[str, Any], allowed: set[str]) -> None:
-    for key in sorted(set(d) - allowed, key=str):
-        problems.append(f"{where}{key}: unknown field (allowed: {', '.join(sorted(allowed))})")
+    unknown = sorted(set(d) - allowed, key=str)
+    for key in unknown[:MAX_UNKNOWN_LISTED]:
+        problems.append(f"{where}{shown_key(key)}: unknown field (allowed: {', '.join(sorted(allowed))})")
+    if len(unknown) > MAX_UNKNOWN_LISTED:
+        more = len(unknown) - MAX_UNKNOWN_LISTED
+        problems.append(f"{where.rstrip('.') or 'the experiment'}: {more} more unknown fields")
 
 
 def validate_experiment(data: object, roots: Roots = DEFAULT_ROOTS) -> list[str]:
@@ -150,7 +170,10 @@ def _validated(
     _unknown(problems, "", data, TOP_KEYS)
     name = data.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
-        problems.append(f"name: must be a word of letters, digits, '.', '_' or '-', not {name!r}")
+        problems.append(
+            f"name: must be a word of 1 to {MAX_NAME} letters, digits, '.', '_' or '-' (it names the run "
+            f"folder), not {shown(name)}"
+        )
     if "description" in data and not isinstance(data["description"], str):
         problems.append("description: must be a string")
     # The one stack validator, the one the playbook's plan uses too.
@@ -165,7 +188,8 @@ def _validated(
         names = [s.get("name") for s in data.get("stacks") or [] if isinstance(s, dict)]
         if baseline not in names:
             problems.append(
-                f"load.baseline: must name one of the stacks ({', '.join(map(str, names))}), not {baseline!r}"
+                f"load.baseline: must name one of the stacks ({', '.join(map(shown_key, names))}), "
+                f"not {shown(baseline)}"
             )
     return problems, resolved
 
@@ -179,11 +203,16 @@ def _validate_load(load: object) -> list[str]:
     if problem := url_path_problem(path):
         problems.append(f"load.path: {problem}")
     threshold = load.get("threshold_ms")
-    if threshold is not None and (not is_number(threshold) or threshold <= 0):
-        problems.append(f"load.threshold_ms: must be a positive number of milliseconds, not {threshold!r}")
+    if threshold is not None and (not is_finite_number(threshold) or not 0 < threshold <= MAX_THRESHOLD_MS):
+        problems.append(
+            "load.threshold_ms: must be a positive number of milliseconds (finite, at most "
+            f"{MAX_THRESHOLD_MS:_}), not {shown(threshold)}"
+        )
     pause = load.get("pause_s", DEFAULT_PAUSE_S)
     if not is_number(pause) or not 0 <= pause <= MAX_PAUSE_S:
-        problems.append(f"load.pause_s: must be a number of seconds from 0 to {MAX_PAUSE_S}, not {pause!r}")
+        problems.append(
+            f"load.pause_s: must be a number of seconds from 0 to {MAX_PAUSE_S}, not {shown(pause)}"
+        )
     reps_ok = _bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
     if "max_repetitions" in load:
         cap = load["max_repetitions"]
@@ -197,27 +226,30 @@ def _validate_load(load: object) -> list[str]:
         max_cv = load["max_cv"]
         if not is_number(max_cv) or not 0 < max_cv <= 10:
             problems.append(
-                f"load.max_cv: must be a coefficient of variation above 0 (0.05 = 5 %), not {max_cv!r}"
+                f"load.max_cv: must be a coefficient of variation above 0 (0.05 = 5 %), not {shown(max_cv)}"
             )
     if "max_error_rate" in load:
         rate = load["max_error_rate"]
         if not is_number(rate) or not 0 <= rate <= 1:
-            problems.append(f"load.max_error_rate: must be a share from 0 to 1 (0.01 = 1 %), not {rate!r}")
+            problems.append(
+                f"load.max_error_rate: must be a share from 0 to 1 (0.01 = 1 %), not {shown(rate)}"
+            )
     precision = load.get("target_precision", DEFAULT_TARGET_PRECISION)
     if not is_number(precision) or not 0 < precision < 1:
         problems.append(
-            f"load.target_precision: must be a share above 0 and below 1 (0.05 = +-5 %), not {precision!r}"
+            "load.target_precision: must be a share above 0 and below 1 (0.05 = +-5 %), "
+            f"not {shown(precision)}"
         )
     interference = load.get("max_interference", DEFAULT_MAX_INTERFERENCE)
     if not is_number(interference) or not 0 < interference <= 1:
         problems.append(
             "load.max_interference: must be a share of the host's CPU above 0 and at most 1 (0.1 = 10 %, "
-            f"1 = never disturbed), not {interference!r}"
+            f"1 = never disturbed), not {shown(interference)}"
         )
     if load.get("max_seconds") is not None:
         _bounded_int(problems, "load.max_seconds", load["max_seconds"], MAX_SECONDS)
     if "seed" in load and (not is_int(load["seed"]) or not 0 <= load["seed"] < 2**32):
-        problems.append(f"load.seed: must be an integer from 0 to {2**32 - 1}, not {load['seed']!r}")
+        problems.append(f"load.seed: must be an integer from 0 to {2**32 - 1}, not {shown(load['seed'])}")
     warmup = load.get("warmup")
     if warmup is not None:
         if not isinstance(warmup, dict) or len(set(warmup) & WARMUP_KEYS) != 1:
@@ -246,11 +278,11 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
     _unknown(problems, f"{where}.", plan, PLAN_KEYS)
     tool = plan.get("tool")
     if tool not in TOOLS:
-        problems.append(f"{where}.tool: must be one of {', '.join(TOOLS)}, not {tool!r}")
+        problems.append(f"{where}.tool: must be one of {', '.join(TOOLS)}, not {shown(tool)}")
         return problems
     if tool in OPEN_LOOP_TOOLS:
         return problems + _validate_open_plan(where, plan, seen, i)
-    levels = _levels(problems, where, plan, "concurrency")
+    levels = _levels(problems, where, plan, "concurrency", MAX_CONCURRENCY)
     if "rate" in plan:
         problems.append(f"{where}.rate: {tool} is closed loop (concurrency); rate applies to httperf")
     ok = True
@@ -314,14 +346,18 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
     return problems
 
 
-def _levels(problems: list[str], where: str, plan: dict[str, Any], key: str) -> list[int]:
-    levels = plan.get(key)
-    levels = [levels] if is_int(levels) else levels
-    if not isinstance(levels, list) or not levels or not all(is_int(c) and c >= 1 for c in levels):
-        problems.append(f"{where}.{key}: must be a positive integer or a list of them, not {levels!r}")
+def _levels(problems: list[str], where: str, plan: dict[str, Any], key: str, maximum: int) -> list[int]:
+    given = plan.get(key)
+    levels = [given] if is_int(given) else given
+    if not isinstance(levels, list) or not levels or not all(is_int(c) and 1 <= c <= maximum for c in levels):
+        problems.append(
+            f"{where}.{key}: must be a positive integer or a list of them (at most {maximum:_}), "
+            f"not {shown(given)}"
+        )
         return []
     if len(set(levels)) != len(levels):
-        problems.append(f"{where}.{key}: lists a level twice: {levels}")
+        twice = sorted(c for c, n in Counter(levels).items() if n > 1)
+        problems.append(f"{where}.{key}: lists a level twice: {shown(twice)}")
     return levels
 
 
@@ -331,7 +367,7 @@ def _validate_open_plan(
     """httperf: a list of offered rates for a bounded duration, one request per connection."""
     problems: list[str] = []
     tool = plan["tool"]
-    levels = _levels(problems, where, plan, "rate")
+    levels = _levels(problems, where, plan, "rate", MAX_RATE)
     for key, why in (
         ("concurrency", "open loop: the load is the offered rate, not a number of clients"),
         ("requests", "the run is bounded by duration_s (rate x duration_s connections)"),
@@ -367,7 +403,7 @@ def plan_keepalive(plan: dict[str, Any]) -> bool:
 def experiment_from_dict(data: object, source: str | None = None, roots: Roots = DEFAULT_ROOTS) -> Experiment:
     """An Experiment from a parsed YAML mapping, its stacks resolved under ``roots``; raises ExperimentError
     listing every problem. A relative ``app.src`` is taken from the folder of the file ``source``."""
-    problems, resolved = _validated(data, roots, Path(source).resolve().parent if source else None)
+    problems, resolved = _validated(data, roots, _folder_of(source))
     if problems:
         raise ExperimentError(problems, source)
     assert isinstance(data, dict)
@@ -395,11 +431,22 @@ def experiment_from_dict(data: object, source: str | None = None, roots: Roots =
     )
 
 
+def _folder_of(source: str | None) -> Path | None:
+    """The folder a relative ``app.src`` is taken from: the experiment file's (None without a file, or
+    when its path cannot be resolved: a relative app.src is then refused with its own message)."""
+    if not source:
+        return None
+    try:
+        return Path(source).resolve().parent
+    except (OSError, RuntimeError):  # RuntimeError: a loop of symbolic links (Python < 3.13)
+        return None
+
+
 def _read_text(path: Path, source: str) -> str:
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ExperimentFileError(f"cannot read the file: {exc.strerror}", source) from None
+        data = read_bounded(path, MAX_EXPERIMENT_BYTES)
+    except InputError as exc:
+        raise ExperimentFileError(str(exc), source) from None
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise ExperimentFileError("not UTF-8 text (a UTF-16 byte-order mark): save it as UTF-8", source)
     try:
@@ -419,9 +466,20 @@ def load_experiment(path: str | os.PathLike[str], roots: Roots = DEFAULT_ROOTS) 
     source = str(path)
     text = _read_text(Path(path), source)
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ExperimentError([f"not valid YAML: {exc}"], source) from exc
+        data = load_yaml(text)
+    except InputError as exc:
+        raise ExperimentFileError(str(exc), source) from None
+    # A file that is not an experiment at all is named in one line: listing its top-level keys as unknown
+    # fields printed every line of /etc/shadow (each line ends in ':', so YAML reads it as a key).
+    if data is None:
+        raise ExperimentFileError("empty: no experiment in it", source)
+    if not isinstance(data, dict):
+        raise ExperimentFileError(f"an experiment must be a mapping, not {type(data).__name__}", source)
+    if not set(data) & TOP_KEYS:
+        raise ExperimentFileError(
+            f"not an experiment: a mapping of {len(data)} keys, none of them {', '.join(sorted(TOP_KEYS))}",
+            source,
+        )
     return experiment_from_dict(data, source, roots)
 
 

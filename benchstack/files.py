@@ -1,5 +1,9 @@
 """Files of a run folder: JSON read with a one-line error that names the file, text and run.json written
-atomically (a reader never sees half a file; an interrupted write leaves the old one)."""
+atomically (a reader never sees half a file; an interrupted write leaves the old one).
+
+A JSON file is read within bounds (:func:`benchstack.inputs.read_bounded`): a regular file of at most
+:data:`benchstack.inputs.MAX_RECORD_BYTES`, so a FIFO or ``/dev/zero`` named ``cells/x.json`` is refused
+instead of blocking or filling the memory, and nesting too deep for Python's parser is one line too."""
 
 from __future__ import annotations
 
@@ -10,20 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.formats import validate_run_info
+from benchstack.inputs import MAX_RECORD_BYTES, InputError, read_bounded
 
 
 def read_json(path: Path, what: str = "") -> Any:
     """The JSON value stored in ``path``. A file that cannot be read, is not UTF-8 or is not JSON raises
     ValueError: one line that names the file; ``what`` ("a cell") says what a binary file is not."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
+        return json.loads(read_bounded(path, MAX_RECORD_BYTES).decode("utf-8"))
+    except InputError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     except UnicodeDecodeError as exc:
         not_what = f"not {what}: " if what else ""
         raise ValueError(f"{path}: {not_what}not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid JSON: nested too deeply") from None
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 from benchstack import distribution
-from benchstack.cell import CELLS_DIR
+from benchstack.cell import CELLS_DIR, read_cell
 from benchstack.distribution import Distribution, DistributionError
 
 LADDER = (0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 100)
@@ -39,11 +38,10 @@ def cell_file(run_dir: Path, name: str) -> Path:
 def read_distribution(run_dir: Path, name: str) -> tuple[dict[str, Any], Distribution]:
     path = cell_file(run_dir, name)
     try:
-        cell = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise HistError(f"{path}: cannot read the cell: {exc}") from None
-    if not isinstance(cell, dict):
-        raise HistError(f"{path}: not a cell")
+        # The check every command makes of a stored cell (validate, report, compare).
+        cell = read_cell(path)
+    except ValueError as exc:
+        raise HistError(str(exc)) from None
     try:
         dist = distribution.of_cell(cell)
     except DistributionError as exc:

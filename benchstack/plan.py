@@ -27,7 +27,13 @@ A plan holds:
   the ids start with the target), and ``progress``: per cell id, "i/n" and the seconds the cells after it
   take at least (their durations, warm-ups and pauses; ab cells count their pause only, since their
   length is a number of requests; targets measured in parallel count once);
-* ``warnings``: what is allowed but probably wrong (a stack on port 22).
+* ``warnings``: what is allowed but probably wrong (a stack on port 22), and the limits below that the
+  user lifted.
+
+Limits: a plan whose cells take longer than :data:`MAX_PLAN_SECONDS` at least, or whose stacks keep more
+than :data:`MAX_PROCESSES` app server processes on a target, is refused unless the user says yes
+(``bench-stack experiment --yes``, ``-e bench_yes=true``): both are sometimes meant, and neither should
+happen by a slip of a zero. More than :data:`MAX_CELLS` cells are refused always.
 """
 
 from __future__ import annotations
@@ -39,13 +45,43 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchstack.experiment import CellPlan, Experiment, ExperimentError, cells, load_experiment
+from benchstack.experiment import (
+    NAME_RE,
+    CellPlan,
+    Experiment,
+    ExperimentError,
+    ExperimentFileError,
+    cells,
+    load_experiment,
+    load_points,
+)
+from benchstack.inputs import shown
 from benchstack.runfolder import check_run_dir, experiment_hash
-from benchstack.stacks import DEFAULT_ROOTS, Roots, instance_checks, needs, port_warnings, user_apps
+from benchstack.stacks import (
+    DEFAULT_ROOTS,
+    Roots,
+    instance_checks,
+    needs,
+    port_warnings,
+    server_processes,
+    user_apps,
+)
 from benchstack.targets import PARALLEL, SEQUENTIAL, target_cells
 
 PLAN_SCHEMA = "bench-stack/plan/v1"
 DEFAULT_EXPERIMENT = "sinatra-thin-nginx"
+# The least time the planned cells take (durations, warm-ups, pauses) above which the plan needs a yes:
+# 5,000 levels of 600 s were accepted without a word, 34.7 days of cells.
+MAX_PLAN_SECONDS = 2 * 3600
+# App server processes on one target (its stacks all run at once) above which the plan needs a yes. A Ruby
+# or Python worker holds 30 to 100 MB, so 256 of them are 8 to 25 GB: more than the small hosts bench-stack
+# is run on, which would swap or lose stacks to the OOM killer, and the cells would measure that. 64
+# unicorn instances of 64 workers were 4,160 Ruby processes.
+MAX_PROCESSES = 256
+# Cells of one run, yes or not: each is at least a pause and a round of tasks, and the plan, a fact on every
+# host, holds each one (10,000 cells are about 5 MB of it).
+MAX_CELLS = 10_000
+YES_HINT = "if you mean it, say yes: bench-stack experiment --yes, or -e bench_yes=true"
 
 
 def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
@@ -53,12 +89,19 @@ def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
     or a ``.yml``/``.yaml`` suffix)."""
     text = str(term)
     if "/" in text or text.endswith((".yml", ".yaml")):
-        return Path(text).expanduser().resolve()
+        try:
+            return Path(text).expanduser().resolve()
+        except RuntimeError:  # Python < 3.13 on a loop of symbolic links; reading it names the loop
+            return Path(text).expanduser().absolute()
+        except OSError as exc:
+            raise ExperimentFileError(f"cannot read the file: {exc.strerror}", shown(text)) from None
     path = project_dir / "experiments" / f"{text}.yml"
-    if not path.exists():
+    # A bare term that is not a name is looked up nowhere (300 characters made the lookup itself fail).
+    if not NAME_RE.match(text) or not path.exists():
         known = sorted(p.stem for p in (project_dir / "experiments").glob("*.yml"))
+        missing = f"no {path}" if NAME_RE.match(text) else "not a name of letters, digits, '.', '_' or '-'"
         raise ExperimentError(
-            [f"no experiment named {text!r}: no {path} (there are: {', '.join(known) or 'none'})"]
+            [f"no experiment named {shown(text)}: {missing} (there are: {', '.join(known) or 'none'})"]
         )
     return path
 
@@ -69,18 +112,33 @@ def compile_plan(
     targets: list[str] | None = None,
     parallel: bool = False,
     seed: int | None = None,
+    allow_large: bool = False,
 ) -> dict[str, Any]:
     """The plan of the experiment in ``source`` under ``roots``, measured on ``targets`` (one after the
     other, or all at once when ``parallel``), each round in the random order of ``load.seed`` or else
-    ``seed`` (None: rotated stacks, no random order); ExperimentError listing every problem."""
+    ``seed`` (None: rotated stacks, no random order); ExperimentError listing every problem.
+    ``allow_large``: the user said yes to a long plan or many processes (they become warnings)."""
     problems = roots.problems()
     if problems:
         raise ExperimentError(problems, str(source))
     exp = load_experiment(source, roots)
     targets = list(targets or [])
     parallel = parallel and len(targets) > 1
+    # Counted before they are made: a list of 100,000 levels would otherwise be expanded first.
+    count = exp.load["repetitions"] * len(exp.stacks) * len(load_points(exp)) * max(1, len(targets))
+    if count > MAX_CELLS:
+        raise ExperimentError(
+            [
+                f"load: {count:_} cells planned, more than {MAX_CELLS:_}: plan fewer levels, stacks, "
+                "repetitions or targets"
+            ],
+            str(source),
+        )
     seed = exp.load.get("seed", seed)
     planned = target_cells(cells(exp, seed), targets, parallel)
+    large = size_problems(exp, planned, parallel)
+    if large and not allow_large:
+        raise ExperimentError([f"{problem} ({YES_HINT})" for problem in large], str(source))
     experiment = {
         "name": exp.name,
         "description": exp.description,
@@ -105,7 +163,7 @@ def compile_plan(
         "seed": seed,
         "cells": [asdict(c) for c in planned],
         "progress": progress(planned, parallel),
-        "warnings": port_warnings(exp.resolved),
+        "warnings": port_warnings(exp.resolved) + [f"{problem} (said yes)" for problem in large],
     }
 
 
@@ -142,6 +200,46 @@ def redacted_stacks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             stack = {**stack, "app": {**stack["app"], "env": hidden}}
         out.append(stack)
     return out
+
+
+def size_problems(exp: Experiment, planned: list[CellPlan], parallel: bool) -> list[str]:
+    """What makes a plan too large to run without a yes: its least time, the processes its stacks keep."""
+    problems = []
+    seconds = planned_seconds(planned, parallel)
+    if seconds > MAX_PLAN_SECONDS:
+        problems.append(
+            f"load: the {len(planned):_} cells take at least {duration_text(seconds)} (durations, warm-ups "
+            f"and pauses), more than {duration_text(MAX_PLAN_SECONDS)}"
+        )
+    processes = sum(server_processes(s) for s in exp.resolved)
+    if processes > MAX_PROCESSES:
+        biggest = max(exp.resolved, key=server_processes)
+        problems.append(
+            f"stacks: {processes:_} app server processes on each target (stack {shown(biggest['name'])} "
+            f"alone {server_processes(biggest):_}: instances x (workers + a master)), "
+            f"more than {MAX_PROCESSES}"
+        )
+    return problems
+
+
+def duration_text(seconds: float) -> str:
+    """``45 min``, ``2 h``, ``3.5 h``, ``34.8 days``."""
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f}".removesuffix(".0") + " h"
+    return f"{seconds / 86400:.1f}".removesuffix(".0") + " days"
+
+
+def planned_seconds(planned: list[CellPlan], parallel: bool = False) -> float:
+    """The least time the planned cells take (:func:`least_seconds`); targets measured in parallel count
+    once, the slowest of them."""
+    per_target: dict[str | None, float] = {}
+    for cell in planned:
+        per_target[cell.target] = per_target.get(cell.target, 0.0) + least_seconds(cell)
+    if parallel:
+        return max(per_target.values(), default=0.0)
+    return sum(per_target.values())
 
 
 def least_seconds(cell: CellPlan) -> float:

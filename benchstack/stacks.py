@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchstack.inputs import shown, shown_key
 from benchstack.loadcmd import http_url
 from benchstack.numbers import is_int
 from benchstack.trace import note
@@ -247,6 +248,14 @@ MAX_INSTANCES = 64
 SAFE_PATH_RE = re.compile(r"^(/[A-Za-z0-9._+-]+)+/?$")
 # A URL path as a request line and a load tool take it: '/' then printable ASCII, no space.
 URL_PATH_RE = re.compile(r"^/[!-~]*$")
+# ab builds its whole request, headers and host name included, in 2,048 bytes (support/ab.c of ab 2.3) and
+# exits with "Request too long" past it; 1,500 characters leave room for those headers and any host name
+# (apache-vs-nginx asks for a path of 1,033). A 10 kB path passed every check.
+MAX_URL_PATH = 1500
+# Ports below this are the system's: an app server runs as the benchmark user, who cannot listen on them
+# on a host that keeps Linux's default (net.ipv4.ip_unprivileged_port_start); containers allow it, so a
+# stack would pass on the local Docker hosts and fail on real ones.
+FIRST_USER_PORT = 1024
 MAX_CHECKS = 20
 MAX_CHECK_BODY = 65536
 # Ports a stack may use but that usually belong to something else on a host.
@@ -266,17 +275,21 @@ def safe_path_problem(value: object) -> str | None:
     if not isinstance(value, str) or not SAFE_PATH_RE.match(value):
         return (
             "must be an absolute path of letters, digits, '.', '_', '+', '-' and '/' "
-            f"(no spaces, quotes, ';', braces or newlines), not {value!r}"
+            f"(no spaces, quotes, ';', braces or newlines), not {shown(value)}"
         )
     if ".." in value.split("/"):
-        return f"must not contain '..', not {value!r}"
+        return f"must not contain '..', not {shown(value)}"
     return None
 
 
 def url_path_problem(value: object) -> str | None:
     """Why ``value`` cannot be a URL path (load path, check path), or None when it can."""
     if not isinstance(value, str) or not URL_PATH_RE.match(value):
-        return f"must be a URL path starting with '/' without spaces or control characters, not {value!r}"
+        return (
+            f"must be a URL path starting with '/' without spaces or control characters, not {shown(value)}"
+        )
+    if len(value) > MAX_URL_PATH:
+        return f"must be a URL path of at most {MAX_URL_PATH:_} characters, not {len(value):_}"
     return None
 
 
@@ -301,7 +314,8 @@ class Roots:
                 out.append(f"{names[key]}: {problem}")
         if not out and not self.run.rstrip("/").startswith("/run/"):
             out.append(
-                f"bench_run_root: must be a folder under /run (systemd's RuntimeDirectory=), not {self.run!r}"
+                "bench_run_root: must be a folder under /run (systemd's RuntimeDirectory=), "
+                f"not {shown(self.run)}"
             )
         return out
 
@@ -323,86 +337,112 @@ class StackError(ValueError):
         super().__init__("\n".join(self.problems))
 
 
-def _err(name: object, field: str, msg: str) -> StackError:
-    return StackError(f"stack {name!r}: {field}: {msg}")
+def _err(who: str, field: str, msg: str) -> StackError:
+    return StackError(f"{who}: {field}: {msg}")
 
 
-def _mapping(s: dict[str, Any], key: str, default: dict[str, Any]) -> dict[str, Any]:
+def _mapping(s: dict[str, Any], key: str, default: dict[str, Any], who: str) -> dict[str, Any]:
     """``s[key]`` (set to ``default`` when absent); a StackError naming the field when it is not a mapping."""
     value = s.setdefault(key, default)
     if not isinstance(value, dict):
-        raise _err(s.get("name"), key, f"must be a mapping, not {type(value).__name__}")
+        raise _err(who, key, f"must be a mapping, not {type(value).__name__}")
     return value
 
 
+def _one_of(value: object, known: dict[str, Any]) -> bool:
+    """Whether ``value`` is a key of ``known`` (a list or mapping is not: ``[] in {}`` raises TypeError)."""
+    return isinstance(value, str) and value in known
+
+
+def stack_label(stack: dict[str, Any], where: str | None = None) -> str:
+    """How messages name a stack: ``stack 'NAME'``, or by its place (``stacks[2]``) when its name is
+    missing or not a string (``name: no`` is YAML's false, ``name: 8080`` a number)."""
+    name = stack.get("name")
+    if isinstance(name, str):
+        return f"stack {shown(name)}"
+    return where or "a stack"
+
+
 def resolve_stack(
-    stack: dict[str, Any], roots: Roots = DEFAULT_ROOTS, base_dir: Path | None = None
+    stack: dict[str, Any],
+    roots: Roots = DEFAULT_ROOTS,
+    base_dir: Path | None = None,
+    where: str | None = None,
 ) -> dict[str, Any]:
     """The stack with defaults filled in and everything derived (upstream, units, endpoints with their
     addresses, files and listen arguments); StackError listing every problem otherwise. A relative
-    ``app.src`` is taken from ``base_dir`` (the experiment file's folder).
+    ``app.src`` is taken from ``base_dir`` (the experiment file's folder); ``where`` (``stacks[2]``) names a
+    stack without a name in messages.
 
     Independent parts (name and port, app, runtime, front) are each checked even when another one failed, so
-    one run reports every problem of the stack; the server is checked once the app and front are valid.
+    one run reports every problem of the stack; the server is checked once the app and front are valid, and
+    its units and addresses are derived only from a valid name.
     """
     if not isinstance(stack, dict):
         raise StackError(f"a stack must be a mapping, not {type(stack).__name__}")
     s = copy.deepcopy(stack)
+    who = stack_label(s, where)
     problems: list[str] = []
 
     def check(part: Any) -> bool:
         try:
-            part(s, roots)
+            part(s, roots, who)
         except StackError as exc:
             problems.extend(exc.problems)
             return False
         return True
 
-    check(_identity)
-    app_ok = check(lambda s, roots: _app(s, roots, base_dir))
+    identity_ok = check(_identity)
+    app_ok = check(lambda s, roots, who: _app(s, roots, who, base_dir))
     if app_ok:
         check(_runtime)
     front_ok = check(_front)
     if app_ok and front_ok:
-        check(_server)
+        check(lambda s, roots, who: _server(s, roots, who, derive=identity_ok))
     if problems:
         raise StackError(problems)
     return s
 
 
-def _identity(s: dict[str, Any], roots: Roots) -> None:
+def _identity(s: dict[str, Any], roots: Roots, who: str) -> None:
     name = s.get("name")
     problems = [
-        f"stack {name!r}: {key}: unknown field (allowed: {', '.join(sorted(STACK_KEYS))})"
+        f"{who}: {shown_key(key)}: unknown field (allowed: {', '.join(sorted(STACK_KEYS))})"
         for key in sorted(set(s) - STACK_KEYS, key=str)
     ]
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        problems.append(
-            f"stack {name!r}: name: must be 1-48 lowercase letters, digits or '-', starting with a letter or "
-            "digit (it names units, sockets and config blocks)"
-        )
+    rule = (
+        "1-48 lowercase letters, digits or '-', starting with a letter or digit (it names units, sockets "
+        "and config blocks)"
+    )
+    if name is None:
+        problems.append(f"{who}: name: missing: every stack needs a name of {rule}")
+    elif not isinstance(name, str):
+        # YAML reads `name: no` as false and `name: 8080` as a number: quoting makes them names.
+        problems.append(f"{who}: name: must be a string of {rule}, not {shown(name)} (quote it)")
+    elif not NAME_RE.match(name):
+        problems.append(f"{who}: name: must be {rule}")
     port = s.get("port")
     if not is_int(port) or not 1 <= port <= 65535:
-        problems.append(f"stack {name!r}: port: must be an integer from 1 to 65535, not {port!r}")
+        problems.append(f"{who}: port: must be an integer from 1 to 65535, not {shown(port)}")
     if "path" in s and (problem := url_path_problem(s["path"])):
-        problems.append(f"stack {name!r}: path: {problem}")
+        problems.append(f"{who}: path: {problem}")
     if problems:
         raise StackError(problems)
 
 
-def _app(s: dict[str, Any], roots: Roots, base_dir: Path | None = None) -> None:
+def _app(s: dict[str, Any], roots: Roots, who: str, base_dir: Path | None = None) -> None:
     name = s.get("name")
-    app = _mapping(s, "app", {})
+    app = _mapping(s, "app", {}, who)
     problems = [
-        f"stack {name!r}: app.{key}: unknown field (allowed: {', '.join(sorted(APP_KEYS))})"
+        f"{who}: app.{shown_key(key)}: unknown field (allowed: {', '.join(sorted(APP_KEYS))})"
         for key in sorted(set(app) - APP_KEYS, key=str)
     ]
     kind = app.get("kind")
-    if kind in UNAVAILABLE_APP_KINDS:
-        raise _err(name, "app.kind", f"{kind}: {UNAVAILABLE_APP_KINDS[kind]}")
-    if kind not in APP_KINDS:
+    if _one_of(kind, UNAVAILABLE_APP_KINDS):
+        raise _err(who, "app.kind", f"{kind}: {UNAVAILABLE_APP_KINDS[kind]}")
+    if not _one_of(kind, APP_KINDS):
         raise StackError(
-            [*problems, f"stack {name!r}: app.kind: must be one of {', '.join(APP_KINDS)}, not {kind!r}"]
+            [*problems, f"{who}: app.kind: must be one of {', '.join(APP_KINDS)}, not {shown(kind)}"]
         )
     app["entry"] = APP_KINDS[kind]["entry"]
     given = [key for key in ("dir", "src", "git") if key in app]
@@ -410,7 +450,7 @@ def _app(s: dict[str, Any], roots: Roots, base_dir: Path | None = None) -> None:
         raise StackError(
             [
                 *problems,
-                f"stack {name!r}: app.{given[0]} and app.{given[1]}: give one: app.dir is a folder already "
+                f"{who}: app.{given[0]} and app.{given[1]}: give one: app.dir is a folder already "
                 "on the target, app.src a folder on the controller, app.git a repository "
                 f"(src and git are deployed to {roots.apps.rstrip('/')}/user/NAME, their app.dir)",
             ]
@@ -418,32 +458,32 @@ def _app(s: dict[str, Any], roots: Roots, base_dir: Path | None = None) -> None:
     deploy = given[0] if given else "bundled"
     app["deploy"] = deploy
     if "name" in app and deploy not in ("src", "git"):
-        problems.append(f"stack {name!r}: app.name: names an app deployed from app.src or app.git only")
+        problems.append(f"{who}: app.name: names an app deployed from app.src or app.git only")
     app.setdefault("name", name if deploy in ("src", "git") else None)
     if deploy in ("src", "git"):
-        problems += _user_app(name, app, roots, base_dir)
+        problems += _user_app(who, app, roots, base_dir)
     else:
         app_dir = app.setdefault("dir", f"{roots.apps.rstrip('/')}/{kind}")
         if problem := safe_path_problem(app_dir):
-            problems.append(f"stack {name!r}: app.dir: {problem}")
-    problems += _env_problems(name, app)
+            problems.append(f"{who}: app.dir: {problem}")
+    problems += _env_problems(who, app)
     checks = app.setdefault("checks", copy.deepcopy(APP_KINDS[kind]["checks"]))
-    problems += _check_problems(name, checks)
+    problems += _check_problems(who, checks)
     if problems:
         raise StackError(problems)
 
 
-def _user_app(name: object, app: dict[str, Any], roots: Roots, base_dir: Path | None) -> list[str]:
+def _user_app(who: str, app: dict[str, Any], roots: Roots, base_dir: Path | None) -> list[str]:
     """Check an app deployed from ``app.src`` or ``app.git``; derive its folders on the target. A source
     folder is read here, on the controller: it must hold the kind's entry file, fit the size limit and hold
     no dependency file the runtime cannot install."""
     kind, deploy = app["kind"], app["deploy"]
-    where = f"stack {name!r}: app.{deploy}"
+    where = f"{who}: app.{deploy}"
     app_name = app["name"]
     if not isinstance(app_name, str) or not NAME_RE.match(app_name):
         return [
-            f"stack {name!r}: app.name: must be 1-48 lowercase letters, digits or '-' (it names the app's "
-            f"folder on the target), not {app_name!r}"
+            f"{who}: app.name: must be 1-48 lowercase letters, digits or '-' (it names the app's "
+            f"folder on the target), not {shown(app_name)}"
         ]
     if app["entry"] is None:
         return [f"{where}: app {kind} has no files to deploy (its code is in the front's config)"]
@@ -469,11 +509,11 @@ def _user_app(name: object, app: dict[str, Any], roots: Roots, base_dir: Path | 
 def _src_problems(where: str, app: dict[str, Any], base_dir: Path | None) -> list[str]:
     src = app["src"]
     if not isinstance(src, str) or not src.strip() or "\n" in src:
-        return [f"{where}: must be the path of a folder on the controller, not {src!r}"]
+        return [f"{where}: must be the path of a folder on the controller, not {shown(src)}"]
     path = Path(src).expanduser()
     if not path.is_absolute():
         if base_dir is None:
-            return [f"{where}: {src!r} is relative, and there is no experiment file to be relative to"]
+            return [f"{where}: {shown(src)} is relative, and there is no experiment file to be relative to"]
         path = base_dir / path
     path = path.resolve()
     try:
@@ -505,24 +545,24 @@ def _src_problems(where: str, app: dict[str, Any], base_dir: Path | None) -> lis
 def _git_problems(where: str, app: dict[str, Any]) -> list[str]:
     git = app["git"]
     if not isinstance(git, dict):
-        return [f"{where}: must be a mapping {{repo, version}}, not {git!r}"]
+        return [f"{where}: must be a mapping {{repo, version}}, not {shown(git)}"]
     problems = [
-        f"{where}.{key}: unknown field (allowed: {', '.join(sorted(GIT_KEYS))})"
+        f"{where}.{shown_key(key)}: unknown field (allowed: {', '.join(sorted(GIT_KEYS))})"
         for key in sorted(set(git) - GIT_KEYS, key=str)
     ]
     repo, version = git.get("repo"), git.get("version")
     moving = git.setdefault("moving_ref", False)
     if not isinstance(repo, str) or not GIT_REPO_RE.match(repo):
         problems.append(
-            f"{where}.repo: must be a repository URL or path without spaces or quotes, not {repo!r}"
+            f"{where}.repo: must be a repository URL or path without spaces or quotes, not {shown(repo)}"
         )
     if not isinstance(version, str) or not GIT_VERSION_RE.match(version):
         problems.append(
             f"{where}.version: must be a tag or a commit sha (a branch with moving_ref: true), "
-            f"not {version!r}"
+            f"not {shown(version)}"
         )
     if not isinstance(moving, bool):
-        problems.append(f"{where}.moving_ref: must be true or false, not {moving!r}")
+        problems.append(f"{where}.moving_ref: must be true or false, not {shown(moving)}")
     elif not moving and version == "HEAD":
         problems.append(
             f"{where}.version: HEAD is a moving ref: pin a tag or a commit, or set moving_ref: true"
@@ -537,43 +577,44 @@ def env_file_line(name: str, value: str) -> str:
     return f'{name}="{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
 
 
-def _env_problems(name: object, app: dict[str, Any]) -> list[str]:
+def _env_problems(who: str, app: dict[str, Any]) -> list[str]:
     """Check ``app.env`` (names and values for the stack's env file); store it as strings."""
     env = app.setdefault("env", {})
-    where = f"stack {name!r}: app.env"
+    where = f"{who}: app.env"
     if not isinstance(env, dict) or len(env) > MAX_ENV_VARS:
-        return [f"{where}: must be a mapping of at most {MAX_ENV_VARS} NAME: value pairs, not {env!r}"]
+        return [f"{where}: must be a mapping of at most {MAX_ENV_VARS} NAME: value pairs, not {shown(env)}"]
     problems = []
     for key, value in env.items():
         if not isinstance(key, str) or not ENV_NAME_RE.match(key):
             problems.append(
-                f"{where}: {key!r}: a name must be uppercase letters, digits and '_', not a digit first"
+                f"{where}: {shown(key)}: a name must be uppercase letters, digits and '_', not a digit first"
             )
-        elif key.startswith(RESERVED_ENV_PREFIXES):
+            continue
+        field = f"{where}.{shown_key(key)}"
+        if key.startswith(RESERVED_ENV_PREFIXES):
             problems.append(
-                f"{where}.{key}: names starting with {' or '.join(RESERVED_ENV_PREFIXES)} are set by "
-                "bench-stack"
+                f"{field}: names starting with {' or '.join(RESERVED_ENV_PREFIXES)} are set by bench-stack"
             )
         elif isinstance(value, bool) or not isinstance(value, str | int | float):
-            problems.append(f"{where}.{key}: must be a string or a number (quote true/false), not {value!r}")
+            problems.append(f"{field}: must be a string or a number (quote true/false), not {shown(value)}")
         elif any(c in str(value) for c in "\n\r\0") or len(str(value)) > MAX_ENV_VALUE:
             problems.append(
-                f"{where}.{key}: must be one line of at most {MAX_ENV_VALUE} characters (no newline or NUL)"
+                f"{field}: must be one line of at most {MAX_ENV_VALUE} characters (no newline or NUL)"
             )
     if not problems:
         app["env"] = {key: str(value) for key, value in env.items()}
     return problems
 
 
-def _check_problems(name: object, checks: object) -> list[str]:
+def _check_problems(who: str, checks: object) -> list[str]:
     """Problems with ``app.checks``: a list of 1 to MAX_CHECKS {path, body} mappings."""
-    where = f"stack {name!r}: app.checks"
+    where = f"{who}: app.checks"
     if not isinstance(checks, list) or not 1 <= len(checks) <= MAX_CHECKS:
-        return [f"{where}: must be a list of 1 to {MAX_CHECKS} {{path, body}} mappings, not {checks!r}"]
+        return [f"{where}: must be a list of 1 to {MAX_CHECKS} {{path, body}} mappings, not {shown(checks)}"]
     problems = []
     for i, check in enumerate(checks):
         if not isinstance(check, dict) or set(check) != CHECK_KEYS:
-            problems.append(f"{where}[{i}]: must be a mapping with exactly path and body, not {check!r}")
+            problems.append(f"{where}[{i}]: must be a mapping with exactly path and body, not {shown(check)}")
             continue
         if problem := url_path_problem(check["path"]):
             problems.append(f"{where}[{i}].path: {problem}")
@@ -586,33 +627,34 @@ def _check_problems(name: object, checks: object) -> list[str]:
     return problems
 
 
-def _runtime(s: dict[str, Any], roots: Roots) -> None:
-    name, kind = s.get("name"), s["app"]["kind"]
-    runtime = _mapping(s, "runtime", {"kind": APP_KINDS[kind]["runtime"]})
+def _runtime(s: dict[str, Any], roots: Roots, who: str) -> None:
+    kind = s["app"]["kind"]
+    runtime = _mapping(s, "runtime", {"kind": APP_KINDS[kind]["runtime"]}, who)
     runtime.setdefault("kind", APP_KINDS[kind]["runtime"])
     if runtime.get("kind") != APP_KINDS[kind]["runtime"]:
-        raise _err(name, "runtime.kind", f"app {kind} runs on {APP_KINDS[kind]['runtime']}")
-    _runtime_version(name, runtime)
+        raise _err(who, "runtime.kind", f"app {kind} runs on {APP_KINDS[kind]['runtime']}")
+    _runtime_version(who, runtime)
 
 
-def _front(s: dict[str, Any], roots: Roots) -> None:
-    name = s.get("name")
-    front = _mapping(s, "front", {"kind": "none"})
+def _front(s: dict[str, Any], roots: Roots, who: str) -> None:
+    front = _mapping(s, "front", {"kind": "none"}, who)
     if front.get("kind") not in FRONT_KINDS:
-        raise _err(name, "front.kind", f"must be one of {', '.join(FRONT_KINDS)}, not {front.get('kind')!r}")
+        raise _err(
+            who, "front.kind", f"must be one of {', '.join(FRONT_KINDS)}, not {shown(front.get('kind'))}"
+        )
     if front["kind"] == "nginx":
-        _typed_keys(name, "front", front, "key of an nginx front", keys=NGINX_FRONT_KEYS, options={})
+        _typed_keys(who, "front", front, "key of an nginx front", keys=NGINX_FRONT_KEYS, options={})
         front.setdefault("profile", "tuned")
         if front["profile"] not in FRONT_PROFILES:
-            raise _err(name, "front.profile", f"must be one of {', '.join(FRONT_PROFILES)}")
+            raise _err(who, "front.profile", f"must be one of {', '.join(FRONT_PROFILES)}")
     elif front["kind"] == "apache":
-        _apache_front(name, front)
+        _apache_front(who, front, f"bench-{s.get('name')}")
     else:
-        _typed_keys(name, "front", front, "key of front kind none", keys={"kind"}, options={})
+        _typed_keys(who, "front", front, "key of front kind none", keys={"kind"}, options={})
 
 
-def _server(s: dict[str, Any], roots: Roots) -> None:
-    name, port, app, front = s.get("name"), s.get("port"), s["app"], s["front"]
+def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> None:
+    port, app, front = s.get("port"), s["app"], s["front"]
     kind = app["kind"]
     server = s.get("server")
     embedded = APP_KINDS[kind].get("embedded", False)
@@ -620,72 +662,81 @@ def _server(s: dict[str, Any], roots: Roots) -> None:
     s["upstream"] = None
     if kind == "static" or embedded or mod_php:
         if server:
-            raise _err(name, "server", f"app {kind} is served by its front, not by an app server")
+            raise _err(who, "server", f"app {kind} is served by its front, not by an app server")
         if app["env"]:
-            raise _err(name, "app.env", f"app {kind} is served by its front: no app server reads an env file")
+            raise _err(who, "app.env", f"app {kind} is served by its front: no app server reads an env file")
         if front["kind"] == "none":
-            raise _err(name, "front.kind", f"app {kind} needs a front ({'apache' if embedded else 'nginx'})")
+            raise _err(who, "front.kind", f"app {kind} needs a front ({'apache' if embedded else 'nginx'})")
         if embedded and front["kind"] != "apache":
             raise _err(
-                name, "front.kind", f"app {kind} runs inside Apache (mod_lua): it needs front.kind apache"
+                who, "front.kind", f"app {kind} runs inside Apache (mod_lua): it needs front.kind apache"
             )
         if front["kind"] == "apache":
-            _apache_handler(name, front, "mod_php" if mod_php else kind)
+            _apache_handler(who, front, "mod_php" if mod_php else kind)
         s["server"] = None
         s["endpoints"] = []
         return
     if not isinstance(server, dict):
         hint = " (or front.kind apache, which runs it with mod_php)" if kind == "php" else ""
-        raise _err(name, "server", f"app {kind} needs an app server (one of {', '.join(SERVER_KINDS)}){hint}")
+        raise _err(who, "server", f"app {kind} needs an app server (one of {', '.join(SERVER_KINDS)}){hint}")
     skind = server.get("kind")
-    if skind not in SERVER_KINDS:
-        raise _err(name, "server.kind", f"must be one of {', '.join(SERVER_KINDS)}, not {skind!r}")
+    if not _one_of(skind, SERVER_KINDS):
+        raise _err(who, "server.kind", f"must be one of {', '.join(SERVER_KINDS)}, not {shown(skind)}")
     if kind not in SERVER_KINDS[skind]["apps"]:
-        raise _err(name, "server.kind", f"{skind} cannot serve app {kind}")
+        raise _err(who, "server.kind", f"{skind} cannot serve app {kind}")
     instances = server.setdefault("instances", 1)
     if not is_int(instances) or not 1 <= instances <= MAX_INSTANCES:
-        raise _err(name, "server.instances", f"must be an integer from 1 to {MAX_INSTANCES}")
+        raise _err(who, "server.instances", f"must be an integer from 1 to {MAX_INSTANCES}")
     spec = SERVER_KINDS[skind]
     binds = spec.get("binds", list(BINDS))
     bind = server.setdefault("bind", "tcp" if front["kind"] == "none" else binds[0])
     if bind not in BINDS:
-        raise _err(name, "server.bind", f"must be one of {', '.join(BINDS)}, not {bind!r}")
+        raise _err(who, "server.bind", f"must be one of {', '.join(BINDS)}, not {shown(bind)}")
     if bind not in binds:
-        raise _err(name, "server.bind", f"{skind} listens on {' or '.join(binds)} only, not {bind}")
+        raise _err(who, "server.bind", f"{skind} listens on {' or '.join(binds)} only, not {bind}")
     protocol = spec.get("protocol", "http")
     if protocol != "http" and front["kind"] == "none":
-        raise _err(name, "front.kind", f"{skind} speaks {protocol}, not HTTP: it needs a front")
+        raise _err(who, "front.kind", f"{skind} speaks {protocol}, not HTTP: it needs a front")
     if front["kind"] == "apache":
         if protocol != "http":
             raise _err(
-                name,
+                who,
                 "front.kind",
                 f"{skind} speaks {protocol}; the apache front proxies HTTP only "
                 "(for PHP under Apache leave out the server: mod_php runs it)",
             )
-        _apache_handler(name, front, "proxy")
-    _server_options(name, server, spec["options"])
+        _apache_handler(who, front, "proxy")
+    _server_options(who, server, spec["options"])
     low, high = server.get("min_request_per_child"), server.get("max_request_per_child")
     if low is not None and high is not None and low > high:
         raise _err(
-            name, "server.min_request_per_child", f"must be at most server.max_request_per_child ({high})"
+            who, "server.min_request_per_child", f"must be at most server.max_request_per_child ({high})"
         )
     if front["kind"] == "none" and (instances != 1 or bind != "tcp"):
         raise _err(
-            name, "server", "without a front, the server is one instance bound to TCP on the stack port"
+            who, "server", "without a front, the server is one instance bound to TCP on the stack port"
         )
-    if not is_int(port):
-        return  # the port's own problem is reported; nothing can be derived from it
+    if front["kind"] == "none" and is_int(port) and port < FIRST_USER_PORT:
+        raise _err(
+            who,
+            "port",
+            f"{port} is below {FIRST_USER_PORT}: without a front the app server listens on it as the "
+            "benchmark user, which a host does not allow (put a front before it, or use a port from "
+            f"{FIRST_USER_PORT})",
+        )
+    if not is_int(port) or not derive:
+        return  # the name's or port's own problem is reported; nothing can be derived from them
     base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
     if bind == "tcp" and front["kind"] != "none":
-        if not is_int(base) or not 1 <= base + 1 <= base + instances <= 65535:
+        if not is_int(base) or not FIRST_USER_PORT <= base + 1 <= base + instances <= 65535:
             raise _err(
-                name,
+                who,
                 "server.port_base",
-                f"must be an integer that keeps ports base+1..base+{instances} in 1-65535, not {base!r}",
+                f"must be an integer that keeps ports base+1..base+{instances} in {FIRST_USER_PORT}-65535 "
+                f"(the app server listens on them as the benchmark user), not {shown(base)}",
             )
         if base < port <= base + instances:
-            raise _err(name, "server.port_base", f"a backend would listen on the stack's own port {port}")
+            raise _err(who, "server.port_base", f"a backend would listen on the stack's own port {port}")
     _derive_server(s, spec, roots, base)
 
 
@@ -744,14 +795,14 @@ def _derive_server(s: dict[str, Any], spec: dict[str, Any], roots: Roots, base: 
     server["env_file_lines"] = [env_file_line(k, v) for k, v in server["environment"].items()]
 
 
-def _apache_front(name: str, front: dict[str, Any]) -> None:
+def _apache_front(who: str, front: dict[str, Any], instance: str) -> None:
     """Check an apache front's MPM and typed tuning keys; fill in defaults, instance and MPM directives."""
     mpm = front.setdefault("mpm", "event")
     if mpm not in APACHE_MPMS:
-        raise _err(name, "front.mpm", f"must be one of {', '.join(APACHE_MPMS)}, not {mpm!r}")
+        raise _err(who, "front.mpm", f"must be one of {', '.join(APACHE_MPMS)}, not {shown(mpm)}")
     options = APACHE_MPM_OPTIONS[mpm]
     _typed_keys(
-        name,
+        who,
         "front",
         front,
         f"key of an apache front with mpm {mpm}",
@@ -761,21 +812,21 @@ def _apache_front(name: str, front: dict[str, Any]) -> None:
     workers = front["max_request_workers"]
     if mpm == "prefork":
         if front["min_spare_servers"] > front["max_spare_servers"]:
-            raise _err(name, "front.max_spare_servers", "must be at least front.min_spare_servers")
+            raise _err(who, "front.max_spare_servers", "must be at least front.min_spare_servers")
         # Apache caps MaxRequestWorkers at ServerLimit (default 256) with only a warning.
         limits = [("ServerLimit", max(256, workers))]
     else:
         per_child = front["threads_per_child"]
         if workers % per_child:
             raise _err(
-                name,
+                who,
                 "front.max_request_workers",
                 f"must be a multiple of front.threads_per_child ({per_child}); Apache would round "
                 f"{workers} down to {workers - workers % per_child}",
             )
         if front["max_spare_threads"] < front["min_spare_threads"] + per_child:
             raise _err(
-                name,
+                who,
                 "front.max_spare_threads",
                 "must be at least front.min_spare_threads + front.threads_per_child "
                 f"({front['min_spare_threads'] + per_child}); Apache would raise it itself",
@@ -785,17 +836,17 @@ def _apache_front(name: str, front: dict[str, Any]) -> None:
             ("ServerLimit", max(16, math.ceil(workers / per_child))),
             ("ThreadLimit", max(64, per_child)),
         ]
-    front["instance"] = f"bench-{name}"
+    front["instance"] = instance
     front["mpm_directives"] = [[d, v] for d, v in limits] + [
         [directive, front[key]] for key, (directive, *_rest) in options.items()
     ]
 
 
-def _apache_handler(name: str, front: dict[str, Any], handler: str) -> None:
+def _apache_handler(who: str, front: dict[str, Any], handler: str) -> None:
     """Set what the stack's Apache instance does and the modules it needs (and must not have)."""
     if handler == "mod_php" and front["mpm"] != "prefork":
         raise _err(
-            name,
+            who,
             "front.mpm",
             "mod_php needs the prefork MPM (the distributions build PHP without thread safety), "
             f"not {front['mpm']}",
@@ -812,16 +863,18 @@ RUBY_VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(-[a-z0-9]+)?$")
 RUNTIME_KEYS = {"kind", "version"}
 
 
-def _runtime_version(name: str, runtime: dict[str, Any]) -> None:
+def _runtime_version(who: str, runtime: dict[str, Any]) -> None:
     """Check ``runtime.version``: only Ruby stacks may name one (the ruby role's rbenv method installs it)."""
-    _typed_keys(name, "runtime", runtime, "key", keys=RUNTIME_KEYS, options={})
+    _typed_keys(who, "runtime", runtime, "key", keys=RUNTIME_KEYS, options={})
     if "version" not in runtime:
         return
     version = runtime["version"]
     if runtime["kind"] != "ruby":
-        raise _err(name, "runtime.version", "only a ruby runtime takes a version (installed with rbenv)")
+        raise _err(who, "runtime.version", "only a ruby runtime takes a version (installed with rbenv)")
     if not isinstance(version, str) or not RUBY_VERSION_RE.match(version):
-        raise _err(name, "runtime.version", f"must be a Ruby version string such as '3.1.2', not {version!r}")
+        raise _err(
+            who, "runtime.version", f"must be a Ruby version string such as '3.1.2', not {shown(version)}"
+        )
 
 
 # A typed option of a stack section: (type, minimum, maximum, default). An int is bounded (minimum and maximum
@@ -829,10 +882,10 @@ def _runtime_version(name: str, runtime: dict[str, Any]) -> None:
 TypedOption = tuple[type, Any, Any, Any]
 
 
-def _server_options(name: str, server: dict[str, Any], options: dict[str, TypedOption]) -> None:
+def _server_options(who: str, server: dict[str, Any], options: dict[str, TypedOption]) -> None:
     """Check the server's own options against its kind's typed options and fill in their defaults."""
     _typed_keys(
-        name,
+        who,
         "server",
         server,
         f"option of {server['kind']}",
@@ -842,7 +895,7 @@ def _server_options(name: str, server: dict[str, Any], options: dict[str, TypedO
 
 
 def _typed_keys(
-    name: str,
+    who: str,
     section: str,
     mapping: dict[str, Any],
     what: str,
@@ -859,16 +912,20 @@ def _typed_keys(
     allowed = keys | set(options)
     unknown = sorted(set(mapping) - allowed, key=str)
     if unknown:
-        raise _err(name, f"{section}.{unknown[0]}", f"unknown {what} (allowed: {', '.join(sorted(allowed))})")
+        raise _err(
+            who,
+            f"{section}.{shown_key(unknown[0])}",
+            f"unknown {what} (allowed: {', '.join(sorted(allowed))})",
+        )
     for key, (typ, lo, hi, default) in options.items():
         value = mapping.setdefault(key, default)
         if value is None and default is None:
             continue  # an optional option left unset
         if typ is bool:
             if not isinstance(value, bool):
-                raise _err(name, f"{section}.{key}", f"must be true or false, not {value!r}")
+                raise _err(who, f"{section}.{key}", f"must be true or false, not {shown(value)}")
         elif not is_int(value) or not lo <= value <= hi:
-            raise _err(name, f"{section}.{key}", f"must be an integer from {lo} to {hi}, not {value!r}")
+            raise _err(who, f"{section}.{key}", f"must be an integer from {lo} to {hi}, not {shown(value)}")
 
 
 def resolve_stacks(
@@ -884,19 +941,23 @@ def resolve_stacks(
     problems: list[str] = []
     for i, stack in enumerate(stacks):
         try:
-            out.append(resolve_stack(stack, roots, base_dir))
+            out.append(resolve_stack(stack, roots, base_dir, where=f"stacks[{i}]"))
         except StackError as exc:
-            problems += [p if p.startswith("stack ") else f"stacks[{i}]: {p}" for p in exc.problems]
+            problems += [
+                p if p.startswith(("stack ", "stacks[")) else f"stacks[{i}]: {p}" for p in exc.problems
+            ]
     names: set[str] = set()
     ports: dict[int, str] = {}
     for s in out:
         if s["name"] in names:
-            problems.append(f"stack {s['name']!r}: name: used by two stacks")
+            problems.append(f"stack {shown(s['name'])}: name: used by two stacks")
         names.add(s["name"])
         listening = {s["port"]} | {ep["port"] for ep in s["endpoints"] if ep["port"] is not None}
         for p in sorted(listening):
             if p in ports and ports[p] != s["name"]:
-                problems.append(f"stack {s['name']!r}: port: {p} is also used by stack {ports[p]!r}")
+                problems.append(
+                    f"stack {shown(s['name'])}: port: {p} is also used by stack {shown(ports[p])}"
+                )
             ports[p] = s["name"]
     problems += _shared_app_problems(out)
     if problems:
@@ -928,7 +989,8 @@ def _shared_app_problems(stacks: list[dict[str, Any]]) -> list[str]:
         other = first.setdefault(app["name"], s)
         if _app_identity(other) != _app_identity(s):
             problems.append(
-                f"stack {s['name']!r}: app.name: {app['name']!r} is also the app of stack {other['name']!r}, "
+                f"stack {shown(s['name'])}: app.name: {shown(app['name'])} is also the app of stack "
+                f"{shown(other['name'])}, "
                 "with another kind, source, version or runtime.version: stacks share an app only when those "
                 "are equal (give this one another app.name)"
             )
@@ -1003,13 +1065,37 @@ def user_apps(stacks: list[dict[str, Any]], roots: Roots = DEFAULT_ROOTS) -> lis
 
 
 def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:
-    """Stacks listening on ports that usually belong to another service on a host."""
-    return [
-        f"stack {s['name']!r}: port {s['port']} is usually {WELL_KNOWN_PORTS[s['port']]}'s: "
-        "the stack will not start if that service runs on the target"
-        for s in stacks
-        if s["port"] in WELL_KNOWN_PORTS
-    ]
+    """Stacks listening on ports that usually belong to another service on a host, or on a system port."""
+    warnings = []
+    for s in stacks:
+        port = s["port"]
+        if port in WELL_KNOWN_PORTS:
+            warnings.append(
+                f"stack {shown(s['name'])}: port {port} is usually {WELL_KNOWN_PORTS[port]}'s: "
+                "the stack will not start if that service runs on the target"
+            )
+        elif port < FIRST_USER_PORT:
+            warnings.append(
+                f"stack {shown(s['name'])}: port {port} is a system port (below {FIRST_USER_PORT}): the "
+                "stack will not start if another service holds it on the target"
+            )
+    return warnings
+
+
+# Servers whose one worker runs in the process that listens (no master): uvicorn --workers 1. Puma's
+# single mode (workers 0) has no workers at all.
+_NO_MASTER_WITH_ONE_WORKER = ("uvicorn",)
+
+
+def server_processes(stack: dict[str, Any]) -> int:
+    """The app server processes a resolved stack keeps running on its target: per instance one process, or a
+    master and its workers."""
+    server = stack.get("server")
+    if not server:
+        return 0
+    workers = server.get("workers") or 0
+    single = workers == 0 or (workers == 1 and server["kind"] in _NO_MASTER_WITH_ONE_WORKER)
+    return int(server["instances"]) * (1 if single else 1 + workers)
 
 
 # Stacks whose app.dir is the bundled app's folder (or the user's own folder already on the target).

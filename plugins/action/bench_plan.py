@@ -41,6 +41,12 @@ options:
     description: Measure the targets at the same time instead of one after the other (bench_targets_parallel).
     type: bool
     default: false
+  allow_large:
+    description: >-
+      Accept a plan over the limits a user may lift: cells taking hours, hundreds of app server processes
+      (bench_yes; benchstack.plan). They are then warnings.
+    type: bool
+    default: false
 notes:
   - The roots of every derived path come from the variables bench_run_root, bench_app_root and
     bench_unit_config_dir when set (defaults in benchstack.stacks.Roots, the one place they live).
@@ -82,7 +88,7 @@ def project_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[s
         value = str(templar.template(task_vars["bench_cpu_split"]))
         if value not in CPU_SPLIT_SETTINGS:
             problems.append(f"bench_cpu_split: must be one of {', '.join(CPU_SPLIT_SETTINGS)}, not {value!r}")
-    for name in ("bench_provision_skip_unchanged", "bench_targets_parallel"):
+    for name in ("bench_provision_skip_unchanged", "bench_targets_parallel", "bench_yes"):
         if name in task_vars:
             value = templar.template(task_vars[name])
             if str(value).lower() not in ("true", "false", "yes", "no", "1", "0"):
@@ -93,7 +99,9 @@ def project_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[s
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _REQUIRED = frozenset(("results_dir",))
-    _VALID_ARGS = frozenset(("experiment", "results_dir", "run_dir", "allow_outside", "targets", "parallel"))
+    _VALID_ARGS = frozenset(
+        ("experiment", "results_dir", "run_dir", "allow_outside", "targets", "parallel", "allow_large")
+    )
     ROOT_VARS = {"run": "bench_run_root", "apps": "bench_app_root", "units": "bench_unit_config_dir"}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -116,7 +124,13 @@ class ActionModule(ActionBase):
         targets = [str(t) for t in args.get("targets") or []]
         try:
             source = experiment_path(args.get("experiment") or DEFAULT_EXPERIMENT, PROJECT_DIR)
-            plan = compile_plan(source, roots, targets, parallel=boolean(args.get("parallel", False)))
+            plan = compile_plan(
+                source,
+                roots,
+                targets,
+                parallel=boolean(args.get("parallel", False)),
+                allow_large=boolean(args.get("allow_large", False)),
+            )
         except ExperimentError as exc:
             raise AnsibleActionFail("\n".join([str(exc), *problems])) from None
         if problems:

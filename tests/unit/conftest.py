@@ -12,6 +12,16 @@ from jsonschema import Draft202012Validator
 from benchstack.remote import REQUESTS_MARKER, VMSTAT_MARKER
 
 DATA = Path(__file__).resolve().parent.parent / "data"
+# The run metadata a stored cell carries (benchstack.cell.RUN_REQUIRED) besides experiment, stack and
+# repetition: a cell a test stores without them is refused by every reader, as `bench-stack validate` does.
+STORED_META: dict[str, Any] = {
+    "target": "t1",
+    "loadgen": "l1",
+    "mode": "loopback",
+    "command": ["ab", "-n", "2000", "-c", "50", "http://t1:8001/"],
+    "started_at": "2025-01-02T03:04:05Z",
+    "raw_output": "raw/cell.txt",
+}
 # The published schema files, read from the worktree on their own (not through benchstack.formats).
 SCHEMAS = Path(__file__).resolve().parents[2] / "benchstack" / "schemas"
 

@@ -49,14 +49,27 @@ def test_the_command_line_and_the_plan_refuse_each_bad_experiment_alike(path: Pa
     assert err.value.message == result.stderr.removeprefix("bench-stack: ").rstrip("\n")
 
 
-def test_the_playbook_refuses_them_in_its_first_play_before_any_host(tmp_path: Path) -> None:
+def nowhere(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """An inventory whose one host does not exist (the plan play must never connect to it), and the
+    environment ansible-playbook runs in."""
     inventory = tmp_path / "hosts.yml"
-    # A host that does not exist: the plan play must fail without ever connecting to it.
     inventory.write_text(
         "all:\n  vars: {ansible_host: 192.0.2.1}\n  children:\n"
         "    targets: {hosts: {nowhere: {}}}\n    loadgens: {hosts: {nowhere: {}}}\n"
     )
-    env = {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    # PYTHONPATH: the plugins import this checkout's benchstack, as pytest's pythonpath does for the tests
+    # (an editable install may point at another checkout).
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    return inventory, env
+
+
+def test_the_playbook_refuses_them_in_its_first_play_before_any_host(tmp_path: Path) -> None:
+    inventory, env = nowhere(tmp_path)
     for name in ("injection-app-dir", "five-problems", "uppercase-name"):
         path = ROOT / "tests" / "bad-inputs" / f"{name}.yml"
         result = subprocess.run(
@@ -70,3 +83,25 @@ def test_the_playbook_refuses_them_in_its_first_play_before_any_host(tmp_path: P
         assert "UNREACHABLE" not in out
         for problem in expected(path):
             assert problem in out.replace("\\n", "\n"), (problem, out[-2000:])
+
+
+def test_the_playbook_says_yes_with_bench_yes_and_nothing_else(tmp_path: Path) -> None:
+    """bench_yes reaches the one validator (benchstack.plan.compile_plan) through the plan play alone."""
+    inventory, env = nowhere(tmp_path)
+    path = ROOT / "tests" / "bad-inputs" / "unicorn-4160-processes.yml"
+    playbook = [
+        str(Path(sys.executable).with_name("ansible-playbook")),
+        *("-i", str(inventory), "playbooks/plan.yml"),
+        *("-e", f"experiment={path}", "-e", f"bench_results_dir={tmp_path}"),
+    ]
+    outputs = {}
+    for yes in ("true", "false", "maybe"):
+        result = subprocess.run(
+            [*playbook, "-e", f"bench_yes={yes}"],
+            cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+        outputs[yes] = (result.returncode, result.stdout + result.stderr)
+    assert outputs["true"][0] == 0, outputs["true"][1][-2000:]
+    assert "more than 256 (said yes)" in outputs["true"][1]
+    assert outputs["false"][0] != 0 and "-e bench_yes=true" in outputs["false"][1]
+    assert outputs["maybe"][0] != 0 and "bench_yes: must be true or false, not 'maybe'" in outputs["maybe"][1]

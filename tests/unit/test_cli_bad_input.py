@@ -1,15 +1,16 @@
 """Bad files given to the real command line: exit 1, one line on stderr that names the file, no traceback."""
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import read_data
+from conftest import STORED_META, read_data
 
-from benchstack.cell import cell_to_dict, make_cell, write_cell
+from benchstack.cell import cell_id_of, cell_to_dict, make_cell, write_cell
 from benchstack.parsers import ab
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +81,7 @@ def test_experiment_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> None:
 
 def stored_cell(run: Path) -> Path:
     """A real cell (ab's normal capture) stored the way a run stores it; returns its file."""
-    meta = {"experiment": "demo", "stack": "s1", "repetition": 1, "requests": 2000}
+    meta = {**STORED_META, "experiment": "demo", "stack": "s1", "repetition": 1, "requests": 2000}
     return write_cell(run, cell_to_dict(make_cell(ab.parse(read_data("ab", "normal.txt")), **meta)))
 
 
@@ -196,3 +197,57 @@ def test_validate_lists_every_problem_of_run_json(tmp_path: Path) -> None:
         f"{run / 'run.json'}: mode must be one of loopback, network, not 'lan'",
     ]
     assert lines[-1] == "run.json: not valid"
+
+
+# ---------------------------------------------------------------- one check of a stored cell (issue 29)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "latin-1", "deep"])
+def test_every_command_names_a_cell_file_it_cannot_read_without_hanging(tmp_path: Path, kind: str) -> None:
+    run = tmp_path / "run"
+    stored_cell(run)
+    path = run / "cells" / "odd.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        os.symlink("/dev/zero", path)
+    elif kind == "latin-1":
+        path.write_bytes('{"stack": "caf\xe9"}'.encode("latin-1"))
+    else:
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    reason = {
+        "fifo": "not a regular file (a FIFO): not read",
+        "dev-zero": "not a regular file (a character device): not read",
+        "latin-1": "not a cell: not UTF-8 text (byte 14)",
+        "deep": "not valid JSON: nested too deeply",
+    }[kind]
+    validate = bench_stack("validate", run)
+    assert validate.returncode == 1 and "Traceback" not in validate.stderr
+    assert f"{path}: {reason}" in validate.stdout.splitlines()
+    assert one_line_error(bench_stack("report", run), path) == f"bench-stack: {path}: {reason}"
+    good = tmp_path / "good"
+    stored_cell(good)
+    assert one_line_error(bench_stack("compare", good, run), path) == f"bench-stack: {path}: {reason}"
+
+
+@pytest.mark.parametrize("case", ["no-run-metadata", "another-cells-name"])
+def test_report_compare_and_hist_refuse_the_cells_validate_refuses(tmp_path: Path, case: str) -> None:
+    run = tmp_path / "run"
+    path = stored_cell(run)
+    cell = json.loads(path.read_text())
+    if case == "no-run-metadata":
+        path.write_text(json.dumps({**cell, "target": None, "raw_output": None}))
+        problem = "target must be set in a stored cell"
+    else:
+        # A copy under another name: counted twice by the report before.
+        path = path.with_name("copy.json")
+        path.write_text(json.dumps(cell))
+        problem = f"file name should be {cell_id_of(cell)}.json for this cell"
+    validate = bench_stack("validate", run)
+    assert validate.returncode == 1 and f"{path}: {problem}" in validate.stdout
+    assert problem in one_line_error(bench_stack("report", run), path)
+    good = tmp_path / "good"
+    stored_cell(good)
+    assert problem in one_line_error(bench_stack("compare", good, run), path)
+    hist = bench_stack("hist", run, path.stem)
+    assert hist.returncode == 1 and problem in hist.stderr

@@ -254,6 +254,8 @@ def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None
         (lambda d: d["load"]["plans"][0].update(speed=5), "load.plans[0].speed: unknown field"),
         (lambda d: d["load"].update(path="hello"), "load.path: must be a URL path starting with '/'"),
         (lambda d: d["load"].update(threshold_ms=0), "load.threshold_ms: must be a positive number"),
+        (lambda d: d["load"].update(threshold_ms=600_001), "load.threshold_ms: must be a positive number"),
+        (lambda d: d["load"]["plans"][0].update(concurrency=20_001), "at most 20_000), not 20001"),
         (lambda d: d["load"].update(warmup={"seconds": 3}), "load.warmup: must be a mapping with one of"),
         (lambda d: d["load"].update(repetitions=0), "load.repetitions: must be an integer from 1"),
         (
@@ -278,6 +280,14 @@ def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None
 def test_invalid_experiments_name_the_field(mutate: object, problem: str) -> None:
     problems = problems_with(mutate)
     assert any(problem in p for p in problems), problems
+
+
+def test_the_largest_threshold_and_concurrency_are_accepted() -> None:
+    def largest(d: dict) -> None:
+        d["load"]["threshold_ms"] = 600_000
+        d["load"]["plans"][0].update(concurrency=20_000, requests=20_000)
+
+    assert problems_with(largest) == []
 
 
 def test_all_problems_are_reported_at_once() -> None:

@@ -14,7 +14,7 @@ def test_read_json_gives_the_stored_value(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "what", "message"),
     [
-        (None, "", "cannot read: No such file or directory"),
+        (None, "", "cannot read the file: No such file or directory"),
         (b"\x89PNG\r\n", "", "not UTF-8 text (byte 0)"),
         (b"\x89PNG\r\n", "a cell", "not a cell: not UTF-8 text (byte 0)"),
         (b'{"rps": ', "a cell", "not valid JSON: Expecting value: line 1 column 9 (char 8)"),

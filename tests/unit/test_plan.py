@@ -5,7 +5,15 @@ from pathlib import Path
 import pytest
 
 from benchstack.experiment import ExperimentError
-from benchstack.plan import compile_plan, experiment_path, progress, run_dir_for
+from benchstack.plan import (
+    MAX_PROCESSES,
+    YES_HINT,
+    compile_plan,
+    duration_text,
+    experiment_path,
+    progress,
+    run_dir_for,
+)
 from benchstack.stacks import Roots
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,3 +63,93 @@ def test_a_new_run_folder_is_named_by_time_and_experiment_and_not_made(tmp_path:
 def test_an_unknown_experiment_name_lists_the_known_ones() -> None:
     with pytest.raises(ExperimentError, match="no experiment named 'nope'.*sinatra-thin-nginx"):
         experiment_path("nope", ROOT)
+
+
+# ---------------------------------------------------------------- limits a user may lift
+
+LONG = """name: long
+stacks:
+  - {name: thin, app: {kind: sinatra}, server: {kind: thin}, port: 8001}
+load: {plans: [{tool: wrk, duration_s: 600, concurrency: LEVELS}]}
+"""
+
+
+def long_experiment(tmp_path: Path, levels: int = 5000) -> Path:
+    path = tmp_path / "long.yml"
+    path.write_text(LONG.replace("LEVELS", str(list(range(1, levels + 1)))), encoding="utf-8")
+    return path
+
+
+def test_a_plan_of_days_is_refused_unless_the_user_says_yes(tmp_path: Path) -> None:
+    path = long_experiment(tmp_path)  # 5,000 levels of 600 s
+    with pytest.raises(ExperimentError) as err:
+        compile_plan(path)
+    assert err.value.problems == [
+        "load: the 5_000 cells take at least 34.8 days (durations, warm-ups and pauses), more than 2 h "
+        f"({YES_HINT})"
+    ]
+    plan = compile_plan(path, allow_large=True)
+    assert len(plan["cells"]) == 5000
+    assert plan["warnings"] == [f"{err.value.problems[0].split(' (if you')[0]} (said yes)"]
+
+
+def test_a_plan_just_under_the_time_limit_needs_no_yes(tmp_path: Path) -> None:
+    # 11 cells of 600 s and a 1 s pause: 110 min.
+    assert compile_plan(long_experiment(tmp_path, levels=11))["warnings"] == []
+    with pytest.raises(ExperimentError, match="more than 2 h"):
+        compile_plan(long_experiment(tmp_path, levels=12))  # 120.2 min
+
+
+def test_targets_in_parallel_count_their_time_once(tmp_path: Path) -> None:
+    path = long_experiment(tmp_path, levels=11)
+    assert compile_plan(path, targets=["a", "b"], parallel=True)["warnings"] == []
+    with pytest.raises(ExperimentError, match="the 22 cells take at least 3.7 h"):
+        compile_plan(path, targets=["a", "b"])
+
+
+def test_more_app_server_processes_than_a_host_holds_need_a_yes(tmp_path: Path) -> None:
+    path = tmp_path / "procs.yml"
+    path.write_text(
+        "name: procs\nstacks:\n"
+        "  - {name: u, app: {kind: sinatra}, server: {kind: unicorn, instances: 64, workers: 64}, "
+        "front: {kind: nginx}, port: 8001}\n"
+        "load: {plans: [{tool: ab, concurrency: 1, requests: 10}]}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ExperimentError, match=r"stacks: 4_160 app server processes on each target") as err:
+        compile_plan(path)
+    assert f"more than {MAX_PROCESSES}" in str(err.value)
+    assert compile_plan(path, allow_large=True)["warnings"][0].endswith("(said yes)")
+
+
+def test_more_cells_than_the_hard_limit_are_refused_even_with_a_yes(tmp_path: Path) -> None:
+    path = long_experiment(tmp_path, levels=5001)
+    path.write_text(path.read_text().replace("duration_s: 600", "duration_s: 1"), encoding="utf-8")
+    with pytest.raises(ExperimentError, match="load: 10_002 cells planned, more than 10_000"):
+        compile_plan(path, targets=["a", "b"], allow_large=True)
+
+
+def test_the_command_line_says_yes_with_yes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = long_experiment(tmp_path, levels=13)
+    run = [sys.executable, "-m", "benchstack", "experiment", str(path)]
+    refused = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, check=False, timeout=60)
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    accepted = subprocess.run(
+        [*run, "--yes"], cwd=ROOT, capture_output=True, text=True, check=False, timeout=60
+    )
+    assert accepted.returncode == 0, accepted.stderr
+    assert "warning: load: the 13 cells take at least 2.2 h" in accepted.stderr
+
+
+def test_duration_text_reads_as_minutes_hours_or_days() -> None:
+    assert [duration_text(s) for s in (600, 3600, 5400, 7200, 9000, 3 * 86400)] == [
+        "10 min",
+        "1 h",
+        "1.5 h",
+        "2 h",
+        "2.5 h",
+        "3 days",
+    ]

@@ -13,7 +13,7 @@ from unittest.mock import MagicMock
 import pytest
 import yaml
 from ansible.errors import AnsibleActionFail
-from conftest import Helpers, read_data
+from conftest import STORED_META, Helpers, read_data
 
 from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan, cells
@@ -543,7 +543,8 @@ def test_bench_report_prints_the_comparisons_between_the_table_and_the_verdict(t
     parsed = parse("ab", read_data("ab", "normal.txt"))
     for stack, rps in (("a", 1000.0), ("b", 1250.0)):
         for rep in range(1, 7):
-            cell = cell_to_dict(make_cell(parsed, stack=stack, repetition=rep, target="t1", requests=2000))
+            meta = {**STORED_META, "experiment": "e", "raw_output": f"raw/{stack}-{rep}.txt"}
+            cell = cell_to_dict(make_cell(parsed, **meta, stack=stack, repetition=rep, requests=2000))
             write_cell(tmp_path, {**cell, "rps": rps + rep})
     result = make_action(bench_report, {"run_dir": str(tmp_path)}).run(task_vars={})
     lines = result["table_lines"]

@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from conftest import read_data
+from conftest import STORED_META, read_data
 
 from benchstack.cell import make_cell, write_cell
 from benchstack.experiment import experiment_from_dict
@@ -19,15 +19,16 @@ def cell(
     stack: str, repetition: int, rps: float, disturbed: list[str] | None = None, started: str | None = None
 ) -> dict[str, Any]:
     parsed = dataclasses.replace(PARSED, rps=rps)
+    meta = {**STORED_META, **({"started_at": started} if started else {})}
     return dataclasses.asdict(
         make_cell(
             parsed,
+            **meta,
             experiment="adaptive",
             stack=stack,
             repetition=repetition,
             requests=2000,
             disturbed=disturbed or [],
-            started_at=started,
         )
     )
 
@@ -141,7 +142,9 @@ def test_no_round_starts_once_the_time_budget_is_spent(tmp_path: Path) -> None:
     exp = experiment(**LOAD, max_seconds=60)
     started = "2026-12-02T10:00:00Z"
     store(
-        tmp_path, *[cell("a", i + 1, v, started=started) for i, v in enumerate(SPREAD)], *rounds("b", QUIET)
+        tmp_path,
+        *[cell("a", i + 1, v, started=started) for i, v in enumerate(SPREAD)],
+        *[cell("b", i + 1, v, started=started) for i, v in enumerate(QUIET)],
     )
     within = datetime(2026, 12, 2, 10, 0, 59, tzinfo=UTC)
     beyond = datetime(2026, 12, 2, 10, 1, 1, tzinfo=UTC)

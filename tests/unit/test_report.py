@@ -3,7 +3,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import read_data, schema_file_errors
+from conftest import STORED_META, read_data, schema_file_errors
 
 from benchstack.cell import cell_to_dict, make_cell, write_cell
 from benchstack.parsers import ab, wrk
@@ -23,6 +23,7 @@ from benchstack.report import (
 def cell(tool: str, name: str, stack: str, repetition: int = 1, **meta: object) -> dict:
     parser = ab if tool == "ab" else wrk
     base = {
+        **STORED_META,
         "experiment": "demo",
         "stack": stack,
         "target": "t1",

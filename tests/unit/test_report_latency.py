@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from conftest import read_data
+from conftest import STORED_META, read_data
 
 from benchstack import distribution
 from benchstack.cell import cell_to_dict, make_cell, write_cell
@@ -21,7 +21,7 @@ def cell(tool: str, name: str, stack: str, repetition: int, **meta: Any) -> dict
     if tool == "ab":
         times = [ms * 1000 for _, ms in ab_requests(read_data(folder, f"{name}.tsv"))]
         distribution.attach(parsed, distribution.from_values("ab", times))
-    meta = {"experiment": "demo", "target": "t1", "loadgen": "t1", "mode": "loopback", **meta}
+    meta = {**STORED_META, "experiment": "demo", "target": "t1", "loadgen": "t1", "mode": "loopback", **meta}
     return cell_to_dict(make_cell(parsed, stack=stack, repetition=repetition, **meta))
 
 

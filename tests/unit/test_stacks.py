@@ -6,14 +6,17 @@ from typing import Any
 import pytest
 
 from benchstack.stacks import (
+    MAX_URL_PATH,
     STATIC_1K_BODY,
     Roots,
     StackError,
     front_checks,
     instance_checks,
     needs,
+    port_warnings,
     resolve_stack,
     resolve_stacks,
+    server_processes,
 )
 
 
@@ -911,3 +914,95 @@ def test_the_bundled_1k_file_is_exactly_1024_bytes_and_is_what_the_check_expects
     bundled = Path(__file__).resolve().parents[2] / "roles/app/files/static/1k.html"
     assert len(STATIC_1K_BODY.encode()) == 1024
     assert bundled.read_text(encoding="utf-8") == STATIC_1K_BODY
+
+
+# ---------------------------------------------------------------- names, ports and processes (issue 29)
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        (None, "stacks[1]: name: missing: every stack needs a name of 1-48 lowercase letters"),
+        (8080, "stacks[1]: name: must be a string of 1-48 lowercase letters"),
+        (False, "stacks[1]: name: must be a string of 1-48 lowercase letters"),
+        ([], "stacks[1]: name: must be a string of 1-48 lowercase letters"),
+    ],
+    ids=["missing", "number", "false", "list"],
+)
+def test_a_stack_without_a_string_name_is_one_problem_named_by_its_place(name: object, problem: str) -> None:
+    # With a TCP pool behind a front: deriving its upstream and units from the name was the crash.
+    stack = thin("pool", 8002, instances=2, bind="tcp")
+    if name is None:
+        del stack["name"]
+    else:
+        stack["name"] = name
+    with pytest.raises(StackError) as err:
+        resolve_stacks([static(), stack])
+    assert len(err.value.problems) == 1 and err.value.problems[0].startswith(problem)
+
+
+def test_a_stack_without_a_name_still_has_its_other_problems_listed() -> None:
+    stack = {"port": 0, "app": {"kind": "sinatra"}, "server": {"kind": "thin", "instances": 0}}
+    with pytest.raises(StackError) as err:
+        resolve_stacks([stack])
+    assert [p.split(":")[1].strip() for p in err.value.problems] == ["name", "port", "server.instances"]
+    assert all(p.startswith("stacks[0]: ") for p in err.value.problems)
+
+
+@pytest.mark.parametrize(("port_base", "instances"), [(0, 2), (21, 1), (1022, 2)])
+def test_backends_below_port_1024_are_refused(port_base: int, instances: int) -> None:
+    stack = thin("tcp-pool", 8004, instances=instances, bind="tcp")
+    stack["server"]["port_base"] = port_base
+    with pytest.raises(StackError, match=r"server.port_base: .* in 1024-65535 \(the app server listens"):
+        resolve_stack(stack)
+
+
+def test_backends_from_port_1024_are_accepted() -> None:
+    stack = thin("tcp-pool", 8004, instances=2, bind="tcp")
+    stack["server"]["port_base"] = 1023
+    assert [ep["port"] for ep in resolve_stack(stack)["endpoints"]] == [1024, 1025]
+
+
+def test_an_app_server_without_a_front_on_a_system_port_is_refused() -> None:
+    with pytest.raises(StackError, match=r"'sinatra-thin-x1': port: 80 is below 1024: without a front"):
+        resolve_stack(direct(port=80))
+    assert resolve_stack(direct(port=1024))["port"] == 1024
+
+
+def test_a_front_on_a_system_port_is_warned_about() -> None:
+    warnings = port_warnings(resolve_stacks([static("a", 80), static("b", 21), static("c", 1024)]))
+    assert warnings == [
+        "stack 'a': port 80 is usually http's: the stack will not start if that service runs on the target",
+        "stack 'b': port 21 is a system port (below 1024): the stack will not start if another service holds "
+        "it on the target",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("server", "processes"),
+    [
+        ({"kind": "thin", "instances": 4}, 4),
+        ({"kind": "unicorn", "instances": 64, "workers": 64}, 64 * 65),
+        ({"kind": "unicorn", "instances": 2, "workers": 1}, 4),
+        ({"kind": "puma", "instances": 2}, 2),  # workers 0: single mode, one process
+        ({"kind": "puma", "instances": 2, "workers": 3}, 8),
+        ({"kind": "uvicorn", "instances": 3}, 3),  # one worker runs in the listening process
+        ({"kind": "uvicorn", "instances": 1, "workers": 4}, 5),
+    ],
+)
+def test_server_processes_count_masters_and_workers(server: dict[str, Any], processes: int) -> None:
+    kind = {"thin": "sinatra", "unicorn": "sinatra", "puma": "sinatra", "uvicorn": "asgi"}[server["kind"]]
+    stack = {"name": "s", "port": 8001, "app": {"kind": kind}, "server": server, "front": {"kind": "nginx"}}
+    assert server_processes(resolve_stack(stack)) == processes
+    assert server_processes(resolve_stack(static())) == 0
+
+
+def test_a_url_path_over_the_length_limit_is_refused() -> None:
+    stack = static()
+    stack["path"] = "/" + "a" * MAX_URL_PATH
+    with pytest.raises(
+        StackError, match=f"path: must be a URL path of at most 1_500 characters, not {MAX_URL_PATH + 1:_}"
+    ):
+        resolve_stack(stack)
+    stack["path"] = "/" + "a" * (MAX_URL_PATH - 1)
+    assert resolve_stack(stack)["path"] == stack["path"]

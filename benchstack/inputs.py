@@ -1,0 +1,240 @@
+"""What users hand bench-stack, read within bounds and quoted back safely.
+
+Every file a command reads on a user's say-so (an experiment, a cell, run.json) goes through
+:func:`read_bounded`: a regular file, at most so many bytes. A FIFO would block the read forever and
+``/dev/zero`` would never end, so the file is opened without blocking and checked before a byte is read.
+
+Experiments are YAML, read by :func:`load_yaml`: PyYAML's safe loader, plus what it lacks for input from
+anyone: a depth limit (PyYAML composes recursively, so 100,000 nested brackets end in RecursionError), a
+limit on the values the document holds with every alias expanded (nine levels of ten aliases are 10**9
+values: harmless as shared references, but the first ``repr()`` or JSON dump of them fills the memory), no
+recursive aliases, and no key given twice in one mapping (PyYAML keeps the last one silently).
+
+Messages quote values through :func:`shown` and keys through :func:`shown_key`: short, escaped, never the
+whole of a long value, so a file that is not an experiment (``/etc/shadow``) is never echoed back.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import reprlib
+import stat
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+MAX_EXPERIMENT_BYTES = 1024 * 1024
+# A cell is 1 to 30 kB (its latency distribution included) and run.json tens of kB: 16 MiB is far above
+# both and still bounds what one file can make a command hold in memory.
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+# An experiment nests about six levels (load.plans[0].concurrency[1]); anchors and merge keys add none.
+MAX_DEPTH = 32
+# Values (scalars, lists and mappings) of an experiment with every alias expanded. The largest shipped
+# experiment holds under 300.
+MAX_VALUES = 100_000
+MAX_INT_CHARS = 100
+# How many characters of a value a message quotes.
+SHOWN_CHARS = 60
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class InputError(ValueError):
+    """A file or document that is not read: one line, without the file's name (the caller adds it)."""
+
+
+def _kind_of(mode: int) -> str:
+    kinds = [
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; InputError otherwise."""
+    try:
+        # O_NONBLOCK: opening a FIFO without a writer would wait forever; regular files ignore it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError("cannot read the file: a loop of symbolic links") from None
+        raise InputError(f"cannot read the file: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"not a regular file ({_kind_of(mode)}): not read")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1024 * 1024, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise InputError(f"larger than {_size(limit)}: not read")
+    return b"".join(chunks)
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n % (1024 * 1024) == 0 else f"{n:_} bytes"
+
+
+# ---------------------------------------------------------------- quoting
+
+
+def _repr() -> reprlib.Repr:
+    r = reprlib.Repr()
+    r.maxlevel = 2
+    r.maxstring = SHOWN_CHARS
+    r.maxother = SHOWN_CHARS
+    r.maxlong = 40
+    r.maxlist = r.maxtuple = r.maxdict = r.maxset = r.maxfrozenset = 4
+    return r
+
+
+_REPR = _repr()
+
+
+def shown(value: object) -> str:
+    """``value`` as a message quotes it: its repr, escaped, cut to about :data:`SHOWN_CHARS` characters
+    (and only the first items of a list or mapping, two levels deep: an alias bomb is never expanded)."""
+    try:
+        text = _REPR.repr(value)
+    except ValueError:  # an int past Python's digit limit for str()
+        return f"<a number of about {int(value.bit_length() * 0.30103):_} digits>"  # type: ignore[attr-defined]
+    if len(text) > 2 * SHOWN_CHARS:
+        text = text[: 2 * SHOWN_CHARS - 3] + "..."
+    return text
+
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
+
+
+def shown_key(key: object) -> str:
+    """A mapping key as a field name in a message: as written when it is a short word, else :func:`shown`."""
+    return key if isinstance(key, str) and _PLAIN_KEY.match(key) else shown(key)
+
+
+# ---------------------------------------------------------------- YAML
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses deep nesting and keys given twice, at composition (before the
+    merge keys are flattened, so ``<<: *base`` then a key of the base is an override, not a duplicate)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: object) -> Node:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                line = self.peek_event().start_mark.line + 1
+                raise InputError(f"line {line}: nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            self._depth -= 1
+
+    def compose_mapping_node(self, anchor: str | None) -> MappingNode:
+        node: MappingNode = super().compose_mapping_node(anchor)
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag == MERGE_TAG:
+                continue
+            key = self.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            # Python's equality, not YAML's: 1 and true are two YAML keys but one dict key, and the dict
+            # would keep the last of them as silently as a repeated key.
+            if key in first:
+                raise InputError(
+                    f"line {line}: key {shown_key(key)} given twice (first on line {first[key]})"
+                )
+            first[key] = line
+        return node
+
+
+def _construct_int(loader: _BoundedLoader, node: ScalarNode) -> int:
+    # Python refuses to read an int of more than 4,300 digits (ValueError, no line); no setting needs 30.
+    if len(node.value) > MAX_INT_CHARS:
+        line = node.start_mark.line + 1
+        raise InputError(f"line {line}: a number of more than {MAX_INT_CHARS} characters")
+    return loader.construct_yaml_int(node)  # type: ignore[no-any-return]
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_expanded_size(root: Node) -> None:
+    """Refuse a document whose values, every alias expanded, are more than MAX_VALUES, or that holds a
+    recursive alias. Each node is counted once (aliases share nodes), so this costs the file's size."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    todo: list[tuple[Node, bool]] = [(root, False)]
+    while todo:
+        node, finished = todo.pop()
+        key = id(node)
+        if finished:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in _children(node))
+            if sizes[key] > MAX_VALUES:
+                raise InputError(
+                    f"line {node.start_mark.line + 1}: more than {MAX_VALUES:_} values once its aliases are "
+                    "expanded (an alias bomb?)"
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise InputError(
+                f"line {node.start_mark.line + 1}: an alias inside its own anchor (a recursive value)"
+            )
+        open_nodes.add(key)
+        todo.append((node, True))
+        todo += [(child, False) for child in reversed(_children(node)) if id(child) not in sizes]
+
+
+def load_yaml(text: str) -> Any:
+    """The one YAML document in ``text``, read within the limits above; InputError (one line, with a line
+    number where there is one, never a quote of the file) otherwise."""
+    loader = _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expanded_size(node)
+        return loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        # str(exc) quotes the offending line of the file: name the place only.
+        mark = exc.problem_mark or exc.context_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise InputError(f"not valid YAML: {exc.problem or exc.context}{where}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {shown(str(exc))}") from None
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        # The constructor's own: an integer past Python's digit limit, a date that does not exist.
+        raise InputError(f"not valid YAML: a value that cannot be read ({shown(str(exc))})") from None
+    except RecursionError:
+        raise InputError(f"nested deeper than {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()
