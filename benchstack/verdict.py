@@ -83,7 +83,7 @@ from benchstack.merge import loadgen_dir
 from benchstack.model import ERROR_KINDS, attempts, failed_rate, slow_rate
 from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
-from benchstack.stats import MIN_MEDIAN_CI_VALUES, relative_half_width
+from benchstack.stats import MIN_MEDIAN_CI_VALUES, median_ci, relative_half_width
 from benchstack.sysstats import parse_vmstat
 from benchstack.targets import TargetPoint, by_target_point, target_of, target_point
 
@@ -120,6 +120,14 @@ class LoadPointVerdict:
     status: str
     reasons: list[str]  # codes
     target: str | None = None  # the target the load point was measured on
+    # v2: the counted cells' median req/s, its distribution-free 95 % interval (None below 6 cells) and
+    # half-width over the median, and how many cells counted and were disturbed.
+    counted: int = 0
+    disturbed: int = 0
+    median_rps: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    precision: float | None = None
 
 
 @dataclass(frozen=True)
@@ -858,18 +866,30 @@ def _load_points(run: _Run, reasons: list[Reason]) -> list[LoadPointVerdict]:
     for reason in reasons:
         for key in {key_of[c] for c in reason.cells if c in key_of}:
             by_key[key].append(reason)
-    return [
-        LoadPointVerdict(
-            stack=point[0],
-            tool=point[1],
-            keepalive=point[2],
-            level=point[3],
-            status=worst(r.status for r in found),
-            reasons=sorted({r.code for r in found}),
-            target=None if target == "-" else target,
+    disturbed = by_target_point([c for c in run.cells if is_disturbed(c)])
+    out = []
+    for (target, point), found in by_key.items():
+        rps = [float(c["rps"]) for c in run.groups.get((target, point), []) if c.get("rps") is not None]
+        ci = median_ci(rps)
+        reached = relative_half_width(rps)
+        out.append(
+            LoadPointVerdict(
+                stack=point[0],
+                tool=point[1],
+                keepalive=point[2],
+                level=point[3],
+                status=worst(r.status for r in found),
+                reasons=sorted({r.code for r in found}),
+                target=None if target == "-" else target,
+                counted=len(rps),
+                disturbed=len(disturbed.get((target, point), [])),
+                median_rps=round(statistics.median(rps), 2) if rps else None,
+                ci_low=round(ci.low, 2) if ci else None,
+                ci_high=round(ci.high, 2) if ci else None,
+                precision=round(reached, 4) if reached is not None else None,
+            )
         )
-        for (target, point), found in by_key.items()
-    ]
+    return out
 
 
 # ---------------------------------------------------------------- rendering

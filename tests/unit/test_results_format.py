@@ -113,6 +113,10 @@ def test_the_vmstat_schema_has_every_figure_sysstats_takes() -> None:
     assert set(taken) <= set(props(schema(CELL_FILE)["$defs"]["vmstat"]))
 
 
+# What a load point's verdict carries since v2 (a v1 verdict lacks it and still fits).
+LOAD_POINT_V2 = ["counted", "disturbed", "median_rps", "ci_low", "ci_high", "precision"]
+
+
 def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None:
     run = schema(RUN_FILE)["$defs"]
     plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml")
@@ -128,7 +132,7 @@ def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None
     for node, cls, optional in (
         (v["properties"]["reasons"]["items"], verdict.Reason, []),
         # A verdict stored before several targets names no target, and still fits.
-        (v["properties"]["load_points"]["items"], verdict.LoadPointVerdict, ["target"]),
+        (v["properties"]["load_points"]["items"], verdict.LoadPointVerdict, ["target", *LOAD_POINT_V2]),
         # Limits stored before v2 (the precision target, the load tool's own CPU) lack those, and still fit.
         (
             v["properties"]["limits"],
