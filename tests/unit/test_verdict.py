@@ -377,6 +377,9 @@ def test_a_median_known_to_less_than_the_target_precision_is_noisy(tmp_path: Pat
         "s ab c2: median req/s known to +-6.9 % over 9 rounds, short of load.target_precision +-5.0 % "
         "(load.max_repetitions 9 reached)"
     )
+    [point] = v.load_points
+    assert (point.counted, point.disturbed, point.median_rps) == (9, 0, 361.52)
+    assert (point.ci_low, point.ci_high, point.precision) == (330.0, 380.0, round(25 / 361.52, 4))
     run.load["max_repetitions"] = 20
     assert (
         run.verdict()
