@@ -352,7 +352,11 @@ def _merged_interference(cells: Sequence[Mapping[str, Any]]) -> tuple[dict[str, 
     for c in cells:
         own = c.get("interference")
         if isinstance(own, dict):
-            hosts.update(own.get("hosts") or {})
+            # A host one loadgen read beats the same host another could not read (only the first loadgen
+            # takes the target's snapshots).
+            for name, usage in (own.get("hosts") or {}).items():
+                if usage is not None or name not in hosts:
+                    hosts[name] = usage
             if own.get("limit") is not None:
                 limits.append(float(own["limit"]))
     disturbed = [

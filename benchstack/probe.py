@@ -22,6 +22,7 @@ Executor = Callable[[str], tuple[int, str, str]]
 RUNS = 5
 SECONDS = 1
 CONNECTIONS = 8
+_DONE = re.compile(r"^\s*(\d+) requests in |^Complete requests:\s+(\d+)", re.MULTILINE)
 _RPS = re.compile(r"^(?:Requests/sec:|Requests per second:)\s+([\d.]+)", re.MULTILINE)
 MARK = "BENCH-STACK-PROBE"
 
@@ -66,6 +67,7 @@ def noise_floor(
     rc, out, err = execute(probe_script(url, tool))
     runs = [_RPS.search(part) for part in out.split(MARK + "\n")[1:]]
     rps = [float(m.group(1)) for m in runs if m]
+    done = sum(int(m.group(1) or m.group(2)) for m in _DONE.finditer(out))
     usage, problem = interference.usage_from_text(out)
     summary = interference.summarize({"probe": usage}) if usage else None
     result: dict[str, Any] = {
@@ -73,6 +75,8 @@ def noise_floor(
         "url": url,
         "command": f"{probe_command(tool, url).rsplit(' ', 1)[0]}, {RUNS} times",
         "rps": rps,
+        # What the probe sent the stack, so nothing that counts the stack's requests mistakes it for a cell's.
+        "requests": done,
         "cv": round(statistics.stdev(rps) / statistics.fmean(rps), 4) if len(rps) >= 2 and any(rps) else None,
         "foreign": summary["foreign"] if summary else None,
         "steal": summary["steal"] if summary else None,

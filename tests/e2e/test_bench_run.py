@@ -184,10 +184,17 @@ def test_repetitions_give_the_median_and_range_of_their_cells(run: tuple[Path, s
     report = (run_dir / "report.md").read_text()
     row = next(line for line in report.splitlines() if line.startswith("| sinatra-thin-x1 | wrk |"))
     cols = [c.strip() for c in row.strip("|").split("|")]
-    rps = [c["rps"] for c in load_cells(run_dir) if (c["stack"], c["tool"]) == ("sinatra-thin-x1", "wrk")]
-    assert len(rps) >= 3 and cols[3].startswith("3")  # counted: 2 planned rounds, 1 extra
-    assert cols[4] == f"{statistics.median(rps):.2f}"
-    assert cols[5] == f"{min(rps):.2f}–{max(rps):.2f}"
+    cells = [c for c in load_cells(run_dir) if (c["stack"], c["tool"]) == ("sinatra-thin-x1", "wrk")]
+    rps = [c["rps"] for c in counted(cells)]
+    # n: the counted cells (2 planned rounds and 1 extra, unless a disturbance took some), then the disturbed
+    # ones; on a busy machine (the other CI lane) every cell may be disturbed, and the row says so.
+    disturbed = len(cells) - len(rps)
+    assert cols[3].startswith(str(len(rps))) and (not disturbed or f"(+{disturbed} disturbed)" in cols[3])
+    assert len(rps) == 3 or len(cells) == 6
+    if rps:
+        assert cols[4] == f"{statistics.median(rps):.2f}"
+    if len(rps) > 1:
+        assert cols[5] == f"{min(rps):.2f}–{max(rps):.2f}"
 
 
 def test_every_cell_measured_real_traffic_without_errors(run: tuple[Path, str, str]) -> None:
@@ -241,7 +248,7 @@ def test_report_lists_every_stack_and_is_printed(run: tuple[Path, str, str]) -> 
     assert (run_dir / "cells.csv").exists()
     page = (run_dir / "report.html").read_text()
     pngs = sorted((run_dir / "plots").glob("*.png"))
-    assert len(pngs) >= 3
+    assert len(pngs) >= len({c["tool"] for c in counted(load_cells(run_dir))})  # plots of counted cells
     assert page.count("data:image/png;base64,") == len(pngs)
     assert "report.html" in first
 
@@ -266,9 +273,9 @@ def test_the_run_ends_with_its_verdict_and_validate_strict_gates_on_it(run: tupl
     assert info["verify"]["passed"] is True
     assert set(info["verify"]["stacks"]) == {"sinatra-thin-x1", "sinatra-thin-x4-nginx", "nginx-static"}
     verdict = info["verdict"]
-    # Three counted rounds: no load point's median has an interval yet; nothing makes the run invalid.
+    # Three counted rounds (or fewer, disturbed): no median has an interval yet; nothing makes it invalid.
     assert verdict["status"] == "noisy", verdict
-    assert "precision" in {r["code"] for r in verdict["reasons"]}
+    assert {"precision", "disturbed"} & {r["code"] for r in verdict["reasons"]}
     assert "Verdict: NOISY" in first
     assert cli_main(["validate", str(run_dir), "--strict"]) == 0
     assert cli_main(["validate", str(run_dir), "--strict", "--fail-on-noisy"]) == 3

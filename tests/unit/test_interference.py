@@ -177,9 +177,11 @@ def test_a_merge_counts_every_loadgen_on_the_machine_as_ours() -> None:
     target, lg1, lg2 = usage(3.0, 9.0, 1.0), usage(2.5, 9.0, 1.0), usage(2.5, 9.0, 1.0)
     # Each loadgen alone counts the other's CPU as foreign and calls its cell disturbed.
     first = loadgen_cell("lg1", {"web": target, "lg1": lg1}, 0.35)
-    second = loadgen_cell("lg2", {"lg2": lg2}, 0.65)
+    # Only the first loadgen reads the target: the second's cell names it unknown.
+    second = loadgen_cell("lg2", {"lg2": lg2, "web": None}, 0.65)
     merged, disturbed = _merged_interference([first, second])
     assert merged is not None and merged["foreign"] == pytest.approx(0.1) and disturbed == []
+    assert merged["hosts"]["web"] == target
     # What disturbed a loadgen's own run (an overrun) stays, named by the loadgen.
     second["disturbed"] = ["overrun: the wrk run took 9.0 s for 3 s"]
     assert _merged_interference([first, second])[1] == ["lg2: overrun: the wrk run took 9.0 s for 3 s"]

@@ -40,6 +40,8 @@ def test_the_wrk_capture_gives_these_req_s() -> None:
     _, execute = replay("wrk-probe.txt")
     rps = noise_floor(execute, "127.0.0.1", STATIC, "/", "wrk")["rps"]  # type: ignore[arg-type]
     assert rps[-1] == 46826.65
+    floor = noise_floor(execute, "127.0.0.1", STATIC, "/", "wrk")  # type: ignore[arg-type]
+    assert floor["requests"] == 194_673  # the five runs' "N requests in 1.00s"
 
 
 def test_a_probe_whose_tool_failed_says_why() -> None:
