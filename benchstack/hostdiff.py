@@ -34,7 +34,10 @@ FINGERPRINT_FIELDS = (
 )
 FINGERPRINT_MAPS = (("sysctls", "sysctl"), ("packages", "package"), ("config_sha256", "config sha256 of"))
 # Load settings that decide how many repetitions there are and how they are judged, not what one measures.
-LOAD_KEYS_IGNORED = frozenset({"repetitions", "max_repetitions", "max_cv", "max_error_rate"})
+LOAD_KEYS_IGNORED = frozenset({
+    "repetitions", "max_repetitions", "max_cv", "max_error_rate", "target_precision", "max_interference",
+    "max_seconds", "seed", "baseline",
+})  # fmt: skip
 MISSING = "(none)"
 
 
