@@ -2,8 +2,9 @@
 
 We start every process of a benchmark, so we know which CPU time is ours: a local host's whole container,
 or on a real host our units (the stacks' instances under ``system-bench*.slice`` and the fronts' services)
-plus the load tool (the measured shell's children, from ``times``). The host's CPU time comes from the
-first line of ``/proc/stat``, which inside a container is the whole machine's. Around the measured command
+plus the load tool (the measured shell's children's CPU, from ``times`` just before and after the tool).
+The host's CPU time comes from the first line of ``/proc/stat``, which inside a container is the whole
+machine's. Around the measured command
 the runner takes a snapshot of both (:data:`SNAPSHOT_FUNCTION`, one line, :func:`parse_snapshot`); the
 difference over the window gives, per host (:func:`host_usage`):
 
@@ -109,7 +110,10 @@ def usage_from_text(text: str) -> tuple[dict[str, Any] | None, str | None]:
             None,
             f"unreadable CPU snapshot: {(marks['before'] if before is None else marks['after'])[:120]}",
         )
-    usage = host_usage(before, after, children_cpu_s(marks.get("times", "")))
+    tool_s = children_cpu_s(marks.get("times", ""))
+    if tool_s is not None and "times0" in marks:
+        tool_s = max(0.0, tool_s - (children_cpu_s(marks["times0"]) or 0.0))
+    usage = host_usage(before, after, tool_s)
     if usage is None:
         return None, "the CPU snapshots do not pair (the host rebooted or a counter went back)"
     return usage, None

@@ -76,11 +76,13 @@ def measured_script(run_id: str, command: str, vmstat_s: int) -> str:
         f"{SNAPSHOT_FUNCTION}; "
         f"timeout {int(vmstat_s)} vmstat -n 1 > vmstat.txt 2>&1 < /dev/null & v=$!; "
         f"{print_snapshot('before')} >&2; "
-        f"s=$(date +%s.%N); {command} & t=$!; wait $t; rc=$?; t=; e=$(date +%s.%N); "
-        # `times` before vmstat is reaped: the children's CPU is then the load tool's (and a few dates').
-        f"{print_snapshot('after')} >&2; times > times.txt; "
+        # The children's CPU just before and after the tool (vmstat is reaped later): their difference is
+        # the load tool's own, without the snapshots' processes.
+        f"times > times0.txt; s=$(date +%s.%N); {command} & t=$!; wait $t; rc=$?; t=; times > times.txt; "
+        f"e=$(date +%s.%N); {print_snapshot('after')} >&2; "
         "kill $v 2>/dev/null; wait $v 2>/dev/null; v=; "
         f'echo "{WINDOW_MARKER} $s $e" >&2; '
+        f'echo "{CPU_MARKER} times0 $(tail -n 1 times0.txt)" >&2; '
         f'echo "{CPU_MARKER} times $(tail -n 1 times.txt)" >&2; '
         f"printf '\\n%s\\n' {VMSTAT_MARKER}; cat vmstat.txt; "
         f"if [ -f {REQUESTS_FILE} ]; then printf '\\n%s\\n' {REQUESTS_MARKER}; cat {REQUESTS_FILE}; fi; "

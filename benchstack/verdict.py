@@ -555,17 +555,44 @@ def tool_cores(cell: dict[str, Any], usage: dict[str, Any]) -> float | None:
     return min(float(threads), cores) if cores > 0 else None
 
 
+# httperf polls its sockets without sleeping: it keeps its core busy whatever the load, so its own CPU says
+# nothing about being the bottleneck (an open-loop tool that falls behind misses its rate instead).
+SPINNING_TOOLS = frozenset({"httperf"})
+
+
+def _window_s(cell: dict[str, Any]) -> float | None:
+    window = cell.get("window")
+    if not isinstance(window, dict):
+        return None
+    try:
+        start = datetime.fromisoformat(str(window["start"]).replace("Z", "+00:00"))
+        end = datetime.fromisoformat(str(window["end"]).replace("Z", "+00:00"))
+    except (KeyError, ValueError):
+        return None
+    return (end - start).total_seconds() or None
+
+
 def tool_busy(cell: dict[str, Any]) -> dict[str, float]:
     """Per loadgen of a v2 cell, the load tool's CPU over what it could use (1.0: every core it could run
-    on, all the time), from the CPU time its shell's ``times`` counted (``interference.hosts``)."""
+    on, for the whole run), from the CPU time its shell's ``times`` counted around it
+    (``interference.hosts``) over the tool's window (else the snapshots' span)."""
+    if cell.get("tool") in SPINNING_TOOLS:
+        return {}
     hosts = (cell.get("interference") or {}).get("hosts") or {}
+    merged = cell.get("merged")
     out = {}
     for name, usage in hosts.items():
         if not isinstance(usage, dict) or usage.get("tool_s") is None:
             continue
         cores = tool_cores(cell, usage)
-        if cores:
-            out[str(name)] = float(usage["tool_s"]) / (float(usage["seconds"]) * cores)
+        own = (
+            cell
+            if not isinstance(merged, dict)
+            else next((p for p in merged.get("per_loadgen") or [] if p.get("loadgen") == name), {})
+        )
+        seconds = _window_s(own) or float(usage["seconds"])
+        if cores and seconds:
+            out[str(name)] = float(usage["tool_s"]) / (seconds * cores)
     return out
 
 

@@ -217,3 +217,26 @@ def test_a_load_tool_at_its_limit_makes_its_cells_invalid_and_just_below_does_no
         assert ("loadgen_saturated" in codes(run.verdict())) is invalid
     v = run.verdict()
     assert not any("loopback cells" in n for n in v.not_checked)  # judged by the tool's own CPU
+
+
+def test_the_tools_cpu_is_what_the_shells_children_used_between_the_two_times() -> None:
+    text = "\n".join(
+        [
+            CPU_BEFORE,
+            CPU_AFTER,
+            "BENCH-STACK-CPU times0 0m0.010000s 0m0.020000s",
+            "BENCH-STACK-CPU times 0m0.130000s 0m0.810000s",
+        ]
+    )
+    usage, problem = usage_from_text(text)
+    assert problem is None and usage is not None and usage["tool_s"] == pytest.approx(0.91)
+
+
+def test_httperf_keeps_its_core_busy_by_design_and_is_not_judged_by_it() -> None:
+    assert tool_busy(tool_cell("httperf", ["httperf", "--rate", "200"], 5.0)) == {}
+
+
+def test_the_tools_busy_share_is_over_its_own_window_when_the_cell_has_one() -> None:
+    cell = tool_cell("ab", ["ab", "-n", "3000"], 0.19, seconds=0.6)
+    cell["window"] = {"start": "2027-01-15T08:00:00.000Z", "end": "2027-01-15T08:00:00.344Z"}
+    assert tool_busy(cell) == {"lg": pytest.approx(0.19 / 0.344)}
