@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from benchstack import __version__
 from benchstack.cell import (
@@ -225,19 +226,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return _compare_to_baseline(args.run_a)
     runs, infos = [], []
     for run_dir in (args.run_a, args.run_b):
-        if not run_dir.is_dir():
-            _err(f"{run_dir}: not a directory")
+        read = _read_run(run_dir)
+        if read is None:
             return 1
-        try:
-            cells_of_run = load_cells(run_dir)
-            infos.append(read_run_info(run_dir))
-        except ValueError as exc:
-            _err(str(exc))
-            return 1
-        if not cells_of_run:
-            _err(f"{run_dir}: no cells (expected cells/*.json)")
-            return 1
-        runs.append(cells_of_run)
+        runs.append(read[0])
+        infos.append(read[1])
     differences = run_differences(infos[0], infos[1])
     if args.strict and differences:
         print(f"A: {args.run_a}\nB: {args.run_b}\n\n" + "\n".join(differences_text(differences)))
@@ -253,20 +246,28 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _compare_to_baseline(run_dir: Path) -> int:
     """``compare RUN``: the run's stacks against its baseline, as the end of the run prints them."""
+    read = _read_run(run_dir)
+    if read is None:
+        return 1
+    print(comparisons_text(*read) or "One stack: nothing to compare.\n", end="")
+    return 0
+
+
+def _read_run(run_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None] | None:
+    """A run folder's cells and run.json for compare; None (the problem printed) when it has none."""
     if not run_dir.is_dir():
         _err(f"{run_dir}: not a directory")
-        return 1
+        return None
     try:
         cells = load_cells(run_dir)
         info = read_run_info(run_dir)
     except ValueError as exc:
         _err(str(exc))
-        return 1
+        return None
     if not cells:
         _err(f"{run_dir}: no cells (expected cells/*.json)")
-        return 1
-    print(comparisons_text(cells, info) or "One stack: nothing to compare.\n", end="")
-    return 0
+        return None
+    return cells, info
 
 
 def _compare_targets(args: argparse.Namespace) -> int:

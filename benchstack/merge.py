@@ -116,7 +116,8 @@ def _moments_ms(by_ms: Counter[int]) -> dict[str, float | None]:
     }
 
 
-def _window(cell: Mapping[str, Any]) -> tuple[float, float] | None:
+def window_span(cell: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The cell's ``window`` as (start, end) epoch seconds, or None without one."""
     w = cell.get("window")
     if not isinstance(w, dict):
         return None
@@ -129,7 +130,7 @@ def _iso(seconds: float) -> str:
 
 def common_window(cells: Sequence[Mapping[str, Any]]) -> tuple[float, float] | None:
     """(latest start, earliest end) in Unix seconds when every cell has a window and they overlap."""
-    windows = [_window(c) for c in cells]
+    windows = [window_span(c) for c in cells]
     if any(w is None for w in windows):
         return None
     start = max(w[0] for w in windows if w)
@@ -148,7 +149,7 @@ def _outside_notes(cells: Sequence[Mapping[str, Any]], window: tuple[float, floa
         return []
     notes = []
     for c in cells:
-        own = _window(c)
+        own = window_span(c)
         assert own is not None
         share = 1 - (window[1] - window[0]) / (own[1] - own[0]) if own[1] > own[0] else 0.0
         if share > OUTSIDE_NOTE_SHARE:
@@ -196,7 +197,7 @@ def merge_cells(
     completed = sum(int(c["requests_completed"]) for c in cells)
     notes: list[str] = []
     window = common_window(cells)
-    windows = [_window(c) for c in cells]
+    windows = [window_span(c) for c in cells]
     if all(windows) and window is None:
         notes.append("the loadgens' runs did not overlap at all: nothing was measured under their joint load")
     dists = [c.get("latency_dist") for c in cells]

@@ -60,6 +60,7 @@ from benchstack.cell import (
 from benchstack.files import write_atomic, write_json
 from benchstack.formats import RUN_SCHEMA
 from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s
+from benchstack.merge import window_span
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
 from benchstack.perrequest import WRK_REPORT_MARKER, ab_requests, wrk_over_threshold, wrk_report
@@ -494,9 +495,8 @@ def overrun_reasons(plan: dict[str, Any], window: dict[str, str] | None) -> list
     duration = plan.get("duration_s")
     if not duration or plan.get("tool") == "ab" or window is None:
         return []
-    start = datetime.fromisoformat(window["start"].replace("Z", "+00:00"))
-    end = datetime.fromisoformat(window["end"].replace("Z", "+00:00"))
-    took = (end - start).total_seconds()
+    start, end = window_span({"window": window}) or (0.0, 0.0)
+    took = end - start
     bound = duration * (1 + OVERRUN_SHARE) + OVERRUN_SLACK_S
     if took <= bound:
         return []

@@ -79,7 +79,7 @@ from benchstack.experiment import (
 )
 from benchstack.files import write_json
 from benchstack.formats import RUN_SCHEMA
-from benchstack.merge import loadgen_dir
+from benchstack.merge import loadgen_dir, window_span
 from benchstack.model import ERROR_KINDS, attempts, failed_rate, slow_rate
 from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
@@ -561,15 +561,10 @@ SPINNING_TOOLS = frozenset({"httperf"})
 
 
 def _window_s(cell: dict[str, Any]) -> float | None:
-    window = cell.get("window")
-    if not isinstance(window, dict):
+    span = window_span(cell)
+    if span is None or span[1] <= span[0]:
         return None
-    try:
-        start = datetime.fromisoformat(str(window["start"]).replace("Z", "+00:00"))
-        end = datetime.fromisoformat(str(window["end"]).replace("Z", "+00:00"))
-    except (KeyError, ValueError):
-        return None
-    return (end - start).total_seconds() or None
+    return span[1] - span[0]
 
 
 def tool_busy(cell: dict[str, Any]) -> dict[str, float]:
