@@ -139,3 +139,23 @@ def test_setup_leaves_an_installed_shellcheck_alone(tmp_path: Path) -> None:
     bin_dir = fake_bin(tmp_path, shellcheck="true", **{"apt-get": f'echo "$*" >>{calls}'})
     result = run_script(f"PATH={bin_dir}; setup_shellcheck", tmp_path)
     assert result.returncode == 0 and result.stdout == "" and not calls.exists()
+
+
+def test_a_scenario_whose_needed_file_is_missing_is_skipped_naming_the_file(tmp_path: Path) -> None:
+    scenario = ROOT / "molecule" / "needs-probe"
+    scenario.mkdir()
+    try:
+        (scenario / "needs").write_text(f"# test data\n{ROOT}/README.md\n{tmp_path}/nowhere.bundle\n")
+        body = 'molecule() { echo "molecule ran $*"; }; scenario_test needs-probe'
+        result = run_script(body, tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (
+            f"molecule needs-probe: skipped: it needs {tmp_path}/nowhere.bundle"
+            " (not found; see molecule/needs-probe/needs)\n"
+        )
+        (tmp_path / "nowhere.bundle").write_text("")
+        result = run_script(body, tmp_path)
+        assert result.stdout == "molecule ran test -s needs-probe\n"
+    finally:
+        (scenario / "needs").unlink()
+        scenario.rmdir()
