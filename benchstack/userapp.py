@@ -28,6 +28,8 @@ EXCLUDED_AT_TOP = frozenset({"log", "tmp", "vendor"})
 MAX_APP_BYTES = 64 * 1024 * 1024
 MAX_APP_FILES = 20_000
 _CHUNK = 1 << 20
+# Links followed to resolve one link (Linux's own limit is 40).
+MAX_LINK_HOPS = 40
 
 # What each runtime's dependency files are: installed ones (by the app role), and known ones that are refused
 # with the list of supported files (no source for them is configured here).
@@ -99,14 +101,48 @@ def _walk(root: Path) -> list[tuple[str, os.stat_result]]:
             st = full.lstat()
             rel = "/".join((*rel_here, f))
             if stat.S_ISLNK(st.st_mode):
-                target = os.readlink(full)
-                resolved = os.path.normpath(os.path.join(os.path.dirname(rel), target))
-                if os.path.isabs(target) or resolved == ".." or resolved.startswith("../"):
-                    raise AppSourceError(f"{rel} is a link to {target}, outside the app folder")
+                escape = link_escape(root, rel)
+                if escape:
+                    raise AppSourceError(f"{rel} is a link to {os.readlink(full)}, {escape}")
             elif not stat.S_ISREG(st.st_mode):
                 raise AppSourceError(f"{rel} is not a regular file, folder or link")
             out.append((rel, st))
     return sorted(out)
+
+
+def link_escape(root: Path, rel: str) -> str | None:
+    """Why the link ``rel`` of the tree ``root`` reaches outside it, or None when it stays inside.
+
+    The link is followed as the kernel would on the target, component by component through every other
+    link of the tree, with ``..`` taken after the link before it is resolved: one link's text alone says
+    nothing (``d/u2 -> u1/..`` looks harmless, but ``d/u1 -> ..`` makes it the folder above the app's).
+    Only the tree is read (it is copied as it is), never the folders around it, whose layout differs on
+    the target."""
+    parts = list(reversed(rel.split("/")))
+    here: list[str] = []  # where the walk stands, as components below root
+    hops = 0
+    while parts:
+        part = parts.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not here:
+                return "outside the app folder (through the links of its folders)"
+            here.pop()
+            continue
+        here.append(part)
+        path = root.joinpath(*here)
+        if not path.is_symlink():
+            continue  # a folder, a file, or nothing (a dangling link: served by nothing)
+        hops += 1
+        if hops > MAX_LINK_HOPS:
+            return f"a chain of more than {MAX_LINK_HOPS} links (or a loop)"
+        target = os.readlink(path)
+        if os.path.isabs(target):
+            return "outside the app folder (an absolute path)"
+        here.pop()
+        parts.extend(reversed(target.split("/")))
+    return None
 
 
 def _file_sha256(path: Path) -> str:

@@ -156,6 +156,13 @@ def main() -> None:
             module.fail_json(
                 msg=f"{where}: exporting {commit} failed: {untar.stderr.decode(errors='replace')}"
             )
+        leaving = links_leaving(partial)
+        if leaving:
+            shutil.rmtree(partial, ignore_errors=True)
+            module.fail_json(
+                msg=f"{where}: {commit[:12]} holds {leaving[0]}, a link that leads outside the app's folder "
+                f"({len(leaving)} such links): remove it from the repository (nothing was deployed)"
+            )
         gid = _gid(module, p["group"])
         for dirpath, dirnames, filenames in os.walk(partial):
             for n in [dirpath, *(os.path.join(dirpath, f) for f in dirnames + filenames)]:
@@ -164,6 +171,22 @@ def main() -> None:
         changed = True
     found = [f for f in p["look_for"] if os.path.isfile(os.path.join(release, f))]
     module.exit_json(changed=changed, commit=commit, ref_type=kind, release=release, dependency_files=found)
+
+
+def links_leaving(root: str) -> list[str]:
+    """The links of the exported tree ``root`` (relative paths, sorted) that the kernel follows to somewhere
+    outside it, through every other link: the tree is the one deployed, so it is read as it is, not
+    link by link (``d/u2 -> u1/..`` is harmless alone, and leaves the folder when ``d/u1 -> ..``)."""
+    top = os.path.realpath(root)
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                real = os.path.realpath(path)
+                if real != top and not real.startswith(top + os.sep):
+                    out.append(os.path.relpath(path, root))
+    return sorted(out)
 
 
 def _gid(module: AnsibleModule, group: str) -> int:

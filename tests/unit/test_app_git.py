@@ -140,3 +140,22 @@ def test_ls_remote_lines_become_refs() -> None:
     assert git_mod.resolve(refs, "v1", False) == ("tag", "ddd", None)
     assert git_mod.resolve(refs, "HEAD", True) == ("branch", "aaa", None)
     assert git_mod.resolve(refs, "HEAD", False)[2].startswith("'HEAD' is the default branch, a moving ref")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the release is chowned to root")
+def test_a_chain_of_links_out_of_the_release_is_refused(tmp_path: Path, repo: Path) -> None:
+    work = tmp_path / "chain"
+    git("clone", "-q", str(repo), str(work), cwd=tmp_path)
+    (work / "d").mkdir()
+    (work / "d" / "u1").symlink_to("..")
+    for k in range(2, 8):
+        (work / "d" / f"u{k}").symlink_to(f"u{k - 1}/..")
+    (work / "d" / "etc").symlink_to("u7/etc")
+    git("add", "-A", cwd=work)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "chain", cwd=work)
+    git("tag", "chain", cwd=work)
+    git("push", "-q", "origin", "chain", cwd=work)
+    result = run(tmp_path, repo, "chain")
+    assert result.get("failed"), result
+    assert "holds d/etc, a link that leads outside the app's folder (7 such links)" in result["msg"]
+    assert list((tmp_path / "releases").iterdir()) == []

@@ -129,6 +129,43 @@ def test_a_link_inside_the_folder_is_kept_as_a_link(app: Path) -> None:
     assert "lib/current.rb" in scan(app).files
 
 
+def make_chain(app: Path) -> None:
+    """Issue 29's chain: each link's text stays inside the folder, together they reach the host's /etc."""
+    (app / "d").mkdir()
+    (app / "d" / "u1").symlink_to("..")
+    for k in range(2, 8):
+        (app / "d" / f"u{k}").symlink_to(f"u{k - 1}/..")
+    (app / "d" / "etc").symlink_to("u7/etc")
+
+
+def test_a_chain_of_links_out_of_the_folder_is_refused(app: Path, tmp_path: Path) -> None:
+    make_chain(app)
+    # The chain does reach out: the kernel follows it to the folder above the app's.
+    assert (app / "d" / "u2").resolve() == app.parent
+    with pytest.raises(AppSourceError, match=r"d/etc is a link to u7/etc, outside the app folder"):
+        scan(app)
+    with pytest.raises(AppSourceError, match="outside the app folder"):
+        write_archive(app, "0" * 64, tmp_path / "app.tar")
+    assert not (tmp_path / "app.tar").exists()
+
+
+def test_links_through_links_that_stay_inside_are_kept(app: Path) -> None:
+    (app / "d").mkdir()
+    (app / "d" / "up").symlink_to("..")  # the app folder itself
+    (app / "d" / "lib").symlink_to("up/lib")
+    (app / "d" / "x.rb").symlink_to("lib/x.rb")
+    assert {"d/up", "d/lib", "d/x.rb"} <= set(scan(app).files)
+
+
+def test_a_loop_of_links_is_refused(app: Path) -> None:
+    (app / "a").symlink_to("b")
+    (app / "b").symlink_to("a")
+    with pytest.raises(
+        AppSourceError, match=r"[ab] is a link to [ab], a chain of more than 40 links \(or a loop\)"
+    ):
+        scan(app)
+
+
 def test_a_missing_folder_is_named(tmp_path: Path) -> None:
     with pytest.raises(AppSourceError, match=f"{tmp_path}/nope does not exist"):
         scan(tmp_path / "nope")

@@ -173,7 +173,7 @@ def test_php_fpm_pool_config_and_front_controller(host: Host) -> None:
     conf = host.file("/etc/bench-stack/units/php-fpm-x2-1.php-fpm.conf").content_string
     assert "pm = static\npm.max_children = 2\n" in conf
     nginx = host.file("/etc/nginx/conf.d/bench-stack.conf").content_string
-    assert "try_files $uri /index.php$is_args$args;" in nginx
+    assert "rewrite ^ /index.php last;" in nginx
     assert "fastcgi_keep_conn" not in nginx
 
 

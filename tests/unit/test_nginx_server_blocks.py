@@ -1,0 +1,57 @@
+"""The nginx role's server blocks, rendered by Ansible's own templating from the role's vars, for stacks
+resolved by benchstack.stacks: what nginx serves from an app folder (issue 29, item 2)."""
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+from benchstack.stacks import resolve_stack
+
+ROLE = Path(__file__).resolve().parents[2] / "roles" / "nginx"
+
+
+def server_block(stack: dict[str, Any]) -> str:
+    loader = DataLoader()
+    variables: dict[str, Any] = {"ansible_managed": "managed"}
+    for part in ("defaults/main.yml", "vars/main.yml", "vars/Debian.yml"):
+        variables.update(loader.load_from_file(str(ROLE / part)))
+    variables = {k: trust_as_template(v) if isinstance(v, str) else v for k, v in variables.items()}
+    variables["nginx_stacks"] = [resolve_stack(stack)]
+    source = (ROLE / "templates" / "bench-stack.conf.j2").read_text(encoding="utf-8")
+    text = Templar(loader=loader, variables=variables).template(trust_as_template(source))
+    return text[text.index("server {") :]
+
+
+def directives(block: str) -> list[str]:
+    return [line.strip() for line in block.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def test_a_static_stack_follows_no_link_below_its_app_folder() -> None:
+    block = server_block(
+        {"name": "static-nginx", "port": 8091, "app": {"kind": "static"}, "front": {"kind": "nginx"}}
+    )
+    lines = directives(block)
+    assert "root /opt/bench-stack/apps/static;" in lines
+    assert "disable_symlinks on from=$document_root;" in lines
+    assert lines.index("disable_symlinks on from=$document_root;") < lines.index("location / {")
+
+
+def test_a_php_fpm_stack_sends_every_path_to_its_entry_and_serves_no_file_as_it_is() -> None:
+    block = server_block(
+        {
+            "name": "php-fpm",
+            "port": 8092,
+            "app": {"kind": "php"},
+            "server": {"kind": "php-fpm"},
+            "front": {"kind": "nginx"},
+        }
+    )
+    lines = directives(block)
+    # try_files $uri served every existing file of the app folder as it is: other .php sources, configs.
+    assert not [line for line in lines if re.match(r"try_files\b", line)]
+    location = block[block.index("location / {") :]
+    assert directives(location[: location.index("}")]) == ["location / {", "rewrite ^ /index.php last;"]
+    assert "fastcgi_param SCRIPT_FILENAME $document_root/index.php;" in lines
