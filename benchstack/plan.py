@@ -39,7 +39,9 @@ happen by a slip of a zero. More than :data:`MAX_CELLS` cells are refused always
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
+import secrets
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,11 +57,12 @@ from benchstack.experiment import (
     load_experiment,
     load_points,
 )
-from benchstack.inputs import shown
+from benchstack.inputs import InputError, read_bounded, shown
 from benchstack.runfolder import check_run_dir, experiment_hash
 from benchstack.stacks import (
     DEFAULT_ROOTS,
     Roots,
+    env_file_line,
     instance_checks,
     needs,
     port_warnings,
@@ -82,6 +85,10 @@ MAX_PROCESSES = 256
 # host, holds each one (10,000 cells are about 5 MB of it).
 MAX_CELLS = 10_000
 YES_HINT = "if you mean it, say yes: bench-stack experiment --yes, or -e bench_yes=true"
+# The controller's key for the fingerprints of app.env values (:func:`env_key`): this variable names the
+# file, else it lives in the user's configuration folder.
+ENV_KEY_VARIABLE = "BENCH_STACK_KEY_FILE"
+ENV_KEY_BYTES = 32
 
 
 def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
@@ -139,21 +146,25 @@ def compile_plan(
     large = size_problems(exp, planned, parallel)
     if large and not allow_large:
         raise ExperimentError([f"{problem} ({YES_HINT})" for problem in large], str(source))
+    has_env = any(isinstance(s.get("app"), dict) and s["app"].get("env") for s in exp.stacks)
     experiment = {
         "name": exp.name,
         "description": exp.description,
         "source": str(source),
-        # As written, but app.env values only as hashes: run.json keeps this, and env values may be secrets.
-        "stacks": redacted_stacks(exp.stacks),
+        # As written, but app.env values only as keyed fingerprints: run.json keeps this, and env values may
+        # be secrets.
+        "stacks": redacted_stacks(exp.stacks, env_key() if has_env else b""),
         "load": exp.load,
     }
     apps = user_apps(exp.resolved, roots)
     experiment["sha256"] = experiment_hash(experiment)
+    resolved, env_lines = env_apart(exp.resolved, env_key() if has_env else b"")
     return {
         "schema": PLAN_SCHEMA,
         "experiment": experiment,
         "roots": asdict(roots),
-        "stacks": exp.resolved,
+        "stacks": resolved,
+        "app_env_lines": env_lines,
         "needs": needs(exp.resolved),
         "user_apps": apps,
         "instance_checks": instance_checks(exp.resolved),
@@ -189,17 +200,95 @@ def reseeded(plan: dict[str, Any], seed: int) -> dict[str, Any]:
     }
 
 
-def redacted_stacks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The stacks with each ``app.env`` value replaced by ``sha256:`` and its first 16 hex digits: two runs
-    with different values still differ, and no value is written to the run folder."""
+def redacted_stacks(stacks: list[dict[str, Any]], key: bytes) -> list[dict[str, Any]]:
+    """The stacks with each ``app.env`` value replaced by ``hmac-sha256:`` and 16 hex digits of its HMAC
+    under the controller's ``key``: two runs with different values still differ, no value is written to the
+    run folder, and without the key no guess can be checked against it (a plain sha256 of ``hunter2`` is
+    found by any dictionary)."""
     out = []
     for stack in stacks:
         env = stack.get("app", {}).get("env") if isinstance(stack.get("app"), dict) else None
         if isinstance(env, dict) and env:
-            hidden = {k: f"sha256:{hashlib.sha256(str(v).encode()).hexdigest()[:16]}" for k, v in env.items()}
+            hidden = {k: env_fingerprint(key, k, v) for k, v in env.items()}
             stack = {**stack, "app": {**stack["app"], "env": hidden}}
         out.append(stack)
     return out
+
+
+def env_apart(stacks: list[dict[str, Any]], key: bytes) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """The resolved stacks without their ``app.env`` values (fingerprints instead, as in the experiment),
+    and the env file lines of those values by stack name: the only place of the plan that holds them. Each
+    role and play loops over the stacks and -v prints every item; the app_server role alone reads the
+    lines, in a task that prints nothing (``app_server_env_lines``)."""
+    out, lines = [], {}
+    for stack in stacks:
+        env = (stack.get("app") or {}).get("env") or {}
+        server = stack.get("server")
+        if not env or not server:
+            out.append(stack)
+            continue
+        own = {k: v for k, v in server["environment"].items() if k not in env}
+        lines[stack["name"]] = [env_file_line(k, v) for k, v in env.items()]
+        stack = {
+            **redacted_stacks([stack], key)[0],
+            "server": {
+                **server,
+                "environment": own,
+                "env_file_lines": [env_file_line(k, v) for k, v in own.items()],
+            },
+        }
+        out.append(stack)
+    return out, lines
+
+
+def env_fingerprint(key: bytes, name: str, value: object) -> str:
+    """The keyed fingerprint of the value of the env variable ``name`` (the name is hashed too, so one value
+    under two names does not show as the same)."""
+    digest = hmac.new(key, f"{name}\0{value}".encode(), hashlib.sha256).hexdigest()
+    return f"hmac-sha256:{digest[:16]}"
+
+
+def env_key_path() -> Path:
+    """Where the controller keeps its fingerprint key: ``$BENCH_STACK_KEY_FILE``, else
+    ``$XDG_CONFIG_HOME/bench-stack/env-fingerprint.key`` (``~/.config`` by default)."""
+    given = os.environ.get(ENV_KEY_VARIABLE)
+    if given:
+        return Path(given).expanduser()
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "bench-stack" / "env-fingerprint.key"
+
+
+def env_key(path: Path | None = None) -> bytes:
+    """The controller's fingerprint key: read, or made once (random, readable by its owner only). The same
+    key for every run keeps an unchanged experiment's content hash, so a run can be resumed."""
+    path = path or env_key_path()
+    if not os.path.lexists(path):
+        # Written whole under another name, then linked: a run compiling at the same moment reads all of
+        # one key or makes its own, never a part.
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secrets.token_bytes(ENV_KEY_BYTES))
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise ExperimentError([f"cannot make the fingerprint key {path}: {exc.strerror}"]) from None
+        finally:
+            tmp.unlink(missing_ok=True)
+    try:
+        key = read_bounded(path, ENV_KEY_BYTES)
+    except InputError as exc:
+        raise ExperimentError([f"fingerprint key {path}: {exc}"]) from None
+    if len(key) != ENV_KEY_BYTES:
+        raise ExperimentError(
+            [
+                f"fingerprint key {path}: {len(key)} bytes, not {ENV_KEY_BYTES}: remove it and a new one is made"
+            ]
+        )
+    return key
 
 
 def size_problems(exp: Experiment, planned: list[CellPlan], parallel: bool) -> list[str]:

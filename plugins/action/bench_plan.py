@@ -158,4 +158,14 @@ class ActionModule(ActionBase):
             msg=f"{plan['experiment']['name']}: {len(plan['stacks'])} stacks, {len(plan['cells'])} cells{on}",
             warnings=plan["warnings"],
         )
+        if carries_env_values(plan):
+            # The fact holds the env file lines of app.env, and -v prints a task's result (it printed each
+            # value three times). Only a result that succeeds is hidden, so a refused input is still said;
+            # the warnings stay.
+            result["_ansible_no_log"] = True
         return result
+
+
+def carries_env_values(plan: dict[str, Any]) -> bool:
+    """Whether the plan holds ``app.env`` values (which may be secrets)."""
+    return bool(plan.get("app_env_lines"))

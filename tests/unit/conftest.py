@@ -175,3 +175,11 @@ def unwrap(command: str) -> str:
 def is_helper(command: str) -> bool:
     """Whether the runner sent this command for the sweep, the target's vmstat or the wrk script."""
     return Helpers().reply(command) is not None
+
+
+@pytest.fixture(autouse=True)
+def _env_key_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plans with app.env values make the controller's fingerprint key (benchstack.plan.env_key): in a
+    folder of the test session, never in the user's home."""
+    key = tmp_path_factory.getbasetemp() / "env-fingerprint.key"
+    monkeypatch.setenv("BENCH_STACK_KEY_FILE", str(key))

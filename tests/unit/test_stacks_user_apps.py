@@ -278,8 +278,8 @@ def test_the_plan_carries_each_user_app_and_keeps_env_values_out_of_the_experime
     assert app["key"] == f"src:{scan(sinatra_src).sha256}"
     assert app["dependency_files"] == ["Gemfile"]
     assert "hunter2" not in str(plan["experiment"])
-    assert plan["experiment"]["stacks"][0]["app"]["env"]["SECRET"].startswith("sha256:")
-    assert plan["stacks"][0]["server"]["environment"]["SECRET"] == "hunter2"
+    assert plan["experiment"]["stacks"][0]["app"]["env"]["SECRET"].startswith("hmac-sha256:")
+    assert plan["app_env_lines"] == {"shop-puma": ['SECRET="hunter2"']}
 
 
 def test_the_plan_refuses_a_bad_src_before_anything_runs(tmp_path: Path) -> None:
