@@ -284,9 +284,7 @@ def env_key(path: Path | None = None) -> bytes:
         raise ExperimentError([f"fingerprint key {path}: {exc}"]) from None
     if len(key) != ENV_KEY_BYTES:
         raise ExperimentError(
-            [
-                f"fingerprint key {path}: {len(key)} bytes, not {ENV_KEY_BYTES}: remove it and a new one is made"
-            ]
+            [f"fingerprint key {path}: {len(key)} bytes, not {ENV_KEY_BYTES}: remove it, a new one is made"]
         )
     return key
 

@@ -85,7 +85,7 @@ def test_the_key_is_made_once_readable_by_its_owner_only(tmp_path: Path) -> None
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert [p.name for p in path.parent.iterdir()] == ["key"]  # no temporary file left
     path.write_bytes(b"short")
-    with pytest.raises(ExperimentError, match=r"5 bytes, not 32: remove it and a new one is made"):
+    with pytest.raises(ExperimentError, match=r"5 bytes, not 32: remove it, a new one is made"):
         env_key(path)
 
 
