@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchstack.paths import control_character_problem, system_folder_problem
+
 RUN_INFO = "run.json"
 LATEST = "latest"
 # The keys of an experiment that decide what is measured; the description, the file's path and the expanded
@@ -68,6 +70,9 @@ def check_run_dir(
     ``results_root`` (unless ``allow_outside``); a non-empty folder without run.json; a run of another
     experiment. Nothing is created or changed.
     """
+    problem = control_character_problem(str(path))
+    if problem:
+        raise RunDirError(f"the run folder {problem}")
     run = Path(path).expanduser().resolve()
     root = Path(results_root).expanduser().resolve()
     given = f"run folder {path}" + (f" ({run})" if str(run) != str(path) else "")
@@ -102,6 +107,18 @@ def check_run_dir(
             f"{experiment_sha256[:12]}): resume it with the experiment it ran, or choose a new folder"
         )
     return run
+
+
+def results_root_problem(results_root: str | os.PathLike[str]) -> str | None:
+    """Why ``results_root`` cannot hold runs (and their ``latest`` link), or None: a path without control
+    characters that is not a system folder (``bench_results_dir=/etc`` was accepted)."""
+    problem = control_character_problem(str(results_root))
+    if problem:
+        return problem
+    resolved = Path(results_root).expanduser().resolve()
+    if system_folder_problem(str(resolved), least_depth=1):
+        return f"{results_root} ({resolved}) is a system folder: runs need a folder of their own"
+    return None
 
 
 def point_latest(run_dir: str | os.PathLike[str], results_root: str | os.PathLike[str]) -> Path | None:

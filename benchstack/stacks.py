@@ -26,6 +26,7 @@ from typing import Any
 from benchstack.inputs import shown, shown_key
 from benchstack.loadcmd import http_url
 from benchstack.numbers import is_int
+from benchstack.paths import system_folder_problem
 from benchstack.trace import note
 from benchstack.userapp import (
     DEPENDENCY_FILES,
@@ -309,7 +310,8 @@ class Roots:
         names = {"run": "bench_run_root", "apps": "bench_app_root", "units": "bench_unit_config_dir"}
         out = []
         for key, value in asdict(self).items():
-            problem = safe_path_problem(value)
+            # Env files, server configs and app folders are written there: /etc itself is no root.
+            problem = safe_path_problem(value) or system_folder_problem(value)
             if problem:
                 out.append(f"{names[key]}: {problem}")
         if not out and not self.run.rstrip("/").startswith("/run/"):

@@ -20,7 +20,8 @@ from ansible.plugins.action import ActionBase
 from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 from benchstack.experiment import ExperimentError
 from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, reseeded, run_dir_for, seed_for
-from benchstack.runfolder import RunDirError
+from benchstack.rolevars import variable_problems
+from benchstack.runfolder import RunDirError, results_root_problem
 from benchstack.stacks import Roots
 
 DOCUMENTATION = """
@@ -78,6 +79,13 @@ def role_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]
         result = ArgumentSpecValidator(spec).validate(given)
         role = spec_file.parent.parent.name
         problems += [f"role {role}: {error}" for error in result.error_messages]
+        # Then each value for the place it lands in (a unit file, a config): types are not enough.
+        typed = {
+            name: result.validated_parameters[name]
+            for name in given
+            if name in result.validated_parameters and not any(name in e for e in result.error_messages)
+        }
+        problems += [f"role {role}: {problem}" for problem in variable_problems(typed)]
     return problems
 
 
@@ -135,6 +143,9 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("\n".join([str(exc), *problems])) from None
         if problems:
             raise AnsibleActionFail("invalid variables:\n  - " + "\n  - ".join(problems))
+        problem = results_root_problem(args["results_dir"])
+        if problem:
+            raise AnsibleActionFail(f"bench_results_dir: {problem}")
         plan["results_dir"] = str(Path(args["results_dir"]).expanduser().resolve())
         try:
             plan["run_dir"] = run_dir_for(

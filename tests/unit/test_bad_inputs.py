@@ -2,6 +2,7 @@
 playbook (the plan play, bench_plan) refuse each one, with the same problems, before any host is touched."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,8 +37,25 @@ def test_the_corpus_holds_the_cases_the_issues_name() -> None:
     assert all(expected(p) for p in CORPUS), [p.name for p in CORPUS if not expected(p)]
 
 
+def with_links(path: Path, tmp_path: Path) -> Path:
+    """``path``, or for a case with a ``.links`` sidecar (``LINK -> TARGET`` lines), a copy of the corpus
+    folder in ``tmp_path`` with those links made: the project itself holds none that leave it."""
+    sidecar = path.with_suffix(".links")
+    if not sidecar.exists():
+        return path
+    copy = tmp_path / "bad-inputs"
+    shutil.copytree(path.parent, copy)
+    for line in sidecar.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            link, target = line.split(" -> ")
+            (copy / link).parent.mkdir(parents=True, exist_ok=True)
+            (copy / link).symlink_to(target)
+    return copy / path.name
+
+
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
-def test_the_command_line_and_the_plan_refuse_each_bad_experiment_alike(path: Path) -> None:
+def test_the_command_line_and_the_plan_refuse_each_bad_experiment_alike(path: Path, tmp_path: Path) -> None:
+    path = with_links(path, tmp_path)
     result = cli(path)
     assert result.returncode == 1, result.stdout
     assert "Traceback" not in result.stderr
