@@ -95,7 +95,7 @@ def test_the_plan_refuses_each_bad_variable_before_anything(path: Path, tmp_path
 
 
 def test_the_issues_command_line_is_refused_in_the_plan_play(tmp_path: Path) -> None:
-    """`-e '{"app_server_cpu_affinity": "0\\nExecStartPre=..."}'` as issue 29 ran it, through ansible-playbook."""
+    """`-e '{"app_server_cpu_affinity": "0\\nExecStartPre=..."}'` as issue 29 ran it, via ansible-playbook."""
     inventory, env = nowhere(tmp_path)
     result = subprocess.run(
         [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
