@@ -361,6 +361,11 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
         return 1
     for warning in plan["warnings"]:
         _err(f"warning: {warning}")
+    # app.env values may be secrets: the printed plan names them only (the stacks carry fingerprints).
+    plan["app_env_lines"] = {
+        name: [line.split("=", 1)[0] + "=(not shown)" for line in lines]
+        for name, lines in plan["app_env_lines"].items()
+    }
     if not args.plan:
         plan = {
             "name": plan["experiment"]["name"],

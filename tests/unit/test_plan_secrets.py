@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,17 @@ def test_ansible_playbook_vvv_of_the_plan_never_prints_a_value(tmp_path: Path) -
     assert out.returncode == 0, text[-2000:]
     assert "Compile the plan" in text and "ok: [localhost]" in text
     assert SECRET not in text
+
+
+def test_the_printed_plan_names_the_values_without_them(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "benchstack", "experiment", "--plan", str(experiment(tmp_path))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["app_env_lines"] == {"sinatra-thin": ["API_TOKEN=(not shown)"]}
+    assert SECRET not in out.stdout + out.stderr
