@@ -723,12 +723,64 @@ def test_a_worker_whose_playbook_has_ended_measures_nothing_and_records_nothing(
 def test_a_cell_that_fails_after_its_playbook_ended_is_not_recorded_as_where_the_run_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The resume that the user started meanwhile owns run.json now.
-    running = iter([True, False])
+    # The resume that the user started meanwhile owns run.json now. (Asked before the cell, when its
+    # command returns, then after the failure.)
+    running = iter([True, True, False])
     monkeypatch.setattr(bench_cell, "playbook_running", lambda: next(running))
     with pytest.raises(AnsibleActionFail, match="the playbook has ended: not recorded"):
         run_cell(cell_args(tmp_path, tool="wrk"), Loadgen(read_data("wrk", "hung-server.txt")))
     assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_a_worker_whose_playbook_ends_during_the_cell_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGKILL of the controller mid-cell: its worker and docker exec lived on and stored the cell.
+    running = iter([True, False])
+    monkeypatch.setattr(bench_cell, "playbook_running", lambda: next(running))
+    loadgen = Loadgen(read_data("ab", "normal.txt"))
+    with pytest.raises(AnsibleActionFail, match="has ended \\(not stored\\)"):
+        run_cell(cell_args(tmp_path), loadgen)
+    assert len(loadgen.commands) == 1  # it measured
+    run = tmp_path / "run"
+    assert not (run / "cells").exists() and not (run / "raw").exists() and not (run / "run.json").exists()
+    assert list((run / ".bench-stack.workers").iterdir()) == []
+
+
+def two_cells(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    data = small_experiment()
+    data["load"]["repetitions"] = 2
+    plan = run_plan(str(write_experiment(tmp_path, data)))
+    base = {"host": "127.0.0.1", "target": "target1", "run_dir": str(tmp_path / "run")}
+    base["experiment"] = plan["experiment"]["name"]
+    first, second = plan["cells"][:2]
+    return {**base, "cell": first}, {**base, "cell": second}
+
+
+def test_after_a_failed_cell_the_run_measures_no_more_cells(tmp_path: Path) -> None:
+    # docker restart of the target mid-run: that cell failed, and the loop measured the next one anyway.
+    first, second = two_cells(tmp_path)
+    with pytest.raises(AnsibleActionFail):
+        run_cell(first, Loadgen(read_data("ab", "connect-refused.txt"), rc=1))
+    later = Loadgen(read_data("ab", "normal.txt"))
+    result = run_cell(second, later)
+    assert result["skipped"] is True and later.commands == []
+    assert result["msg"].startswith(
+        f"not measured: this run stopped at cell {first['cell']['cell_id']} (failed)"
+    )
+    assert not (tmp_path / "run" / "cells").exists()
+    [stop] = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["stopped"]
+    assert stop["cell"] == first["cell"]["cell_id"] and stop["run"]
+
+
+def test_keep_going_records_the_failed_cell_and_measures_the_next(tmp_path: Path) -> None:
+    first, second = two_cells(tmp_path)
+    failed = run_cell({**first, "keep_going": True}, Loadgen(read_data("ab", "connect-refused.txt"), rc=1))
+    assert failed["failed_cell"] is True and "failed" not in failed
+    result = run_cell({**second, "keep_going": True}, Loadgen(read_data("ab", "normal.txt")))
+    assert result["changed"] is True and result["cell"]["repetition"] == 2
+    [stop] = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["stopped"]
+    assert stop["cell"] == first["cell"]["cell_id"]
 
 
 def test_bench_cell_refuses_peers_without_this_loadgen(tmp_path: Path) -> None:
