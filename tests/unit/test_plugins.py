@@ -2,6 +2,8 @@
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -18,6 +20,7 @@ from conftest import STORED_META, Helpers, read_data
 from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan, cells
 from benchstack.plan import experiment_of, seed_for
+from benchstack.runlock import LOCK_FILE, holder
 from benchstack.stacks import resolve_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -795,3 +798,41 @@ def test_bench_cell_without_a_way_to_the_target_still_measures_and_notes_it(tmp_
     assert any(
         "target: vmstat did not start" in n and "not in the inventory" in n for n in result["cell"]["notes"]
     )
+
+
+# ---------------------------------------------------------------- the run lock
+
+
+def test_a_resume_is_refused_in_its_plan_while_another_live_run_holds_the_folder_and_the_report_releases_it(
+    tmp_path: Path,
+) -> None:
+    # The orphaned cell of a killed run ran while the resumed run planned, provisioned and verified.
+    results = tmp_path / "results"
+    run = results / "run1"
+    path = write_experiment(tmp_path, small_experiment())
+    first = run_plan(str(path), results_dir=str(results), run_dir=str(run))
+    make_action(bench_run_info, {"run_dir": str(run), "info": {"experiment": first["experiment"]}}).run(
+        task_vars={}
+    )
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        (run / LOCK_FILE).write_text(json.dumps(holder(other.pid)), encoding="utf-8")
+        with pytest.raises(
+            AnsibleActionFail,
+            match=rf"^bench_run_dir: .*in use by another bench-stack run \(pid {other.pid} ",
+        ):
+            run_plan(str(path), results_dir=str(results), run_dir=str(run))
+        info = {"run_dir": str(run), "info": {"experiment": first["experiment"]}}
+        with pytest.raises(AnsibleActionFail, match="bench_run_info: .*in use by another bench-stack run"):
+            make_action(bench_run_info, info).run(task_vars={})
+    finally:
+        other.kill()
+        other.wait()
+    # That run has ended: the plan takes its lock over, says so, and the report gives it up.
+    plan = run_plan(str(path), results_dir=str(results), run_dir=str(run))
+    assert any(w.startswith("took over the run folder's lock") for w in plan["warnings"])
+    assert json.loads((run / LOCK_FILE).read_text(encoding="utf-8"))["pid"] == os.getppid()
+    args = {**cell_args(tmp_path), "run_dir": str(run)}
+    run_cell(args, Loadgen(read_data("ab", "normal.txt")))
+    make_action(bench_report, {"run_dir": str(run)}).run(task_vars={})
+    assert not (run / LOCK_FILE).exists()
