@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
@@ -431,11 +432,59 @@ def load_cells(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def is_disturbed(cell: dict[str, Any]) -> bool:
-    """Whether a stored cell was disturbed (``disturbed`` lists why: foreign CPU, steal, an overrun): it is
-    kept as evidence and measured again, and no statistic, comparison or verdict limit counts it."""
+    """Whether a stored cell was disturbed (``disturbed`` lists why: foreign CPU, steal, an overrun, a restart
+    or a unit's failure): it is kept as evidence and measured again, and no statistic, comparison or verdict
+    limit counts it."""
     return bool(cell.get("disturbed"))
 
 
+# A cell whose req/s is below this share of the median of its load point's undisturbed cells collapsed (a
+# stalled, restarting or failing stack; docs/how-it-works.md): left out and measured again like a disturbed
+# cell. The median of at least COLLAPSE_MIN_CELLS cells (itself among them), so one bad cell cannot move it.
+COLLAPSE_SHARE = 0.25
+COLLAPSE_MIN_CELLS = 3
+COLLAPSE_REASON = "collapse:"
+
+
+def collapsed(cells: list[dict[str, Any]]) -> dict[int, str]:
+    """Why each collapsed cell of ``cells`` collapsed, by ``id(cell)``: its req/s below
+    :data:`COLLAPSE_SHARE` of the median req/s of the undisturbed cells of its target's load point.
+
+    Judged whenever cells are read, not stored in the cell (cells are never edited): a cell measured later
+    can show that an earlier one collapsed."""
+    groups: dict[tuple[str, GroupKey], list[dict[str, Any]]] = {}
+    for c in cells:
+        if not is_disturbed(c) and isinstance(c.get("rps"), int | float):
+            groups.setdefault((str(c.get("target") or "-"), group_key(c)), []).append(c)
+    found = {}
+    for group in groups.values():
+        if len(group) < COLLAPSE_MIN_CELLS:
+            continue
+        median = statistics.median(float(c["rps"]) for c in group)
+        for c in group:
+            if float(c["rps"]) < COLLAPSE_SHARE * median:
+                found[id(c)] = (
+                    f"{COLLAPSE_REASON} {float(c['rps']):.1f} req/s, below {100 * COLLAPSE_SHARE:g} % of the "
+                    f"median {median:.1f} req/s of the load point's {len(group)} counted cells"
+                )
+    return found
+
+
+def left_out(cells: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """The cells no statistic counts, each with why: disturbed (stored reasons) or collapsed
+    (:func:`collapsed`), in the order of ``cells``."""
+    fallen = collapsed(cells)
+    out = []
+    for c in cells:
+        if is_disturbed(c):
+            out.append((c, [str(r) for r in c["disturbed"]]))
+        elif id(c) in fallen:
+            out.append((c, [fallen[id(c)]]))
+    return out
+
+
 def counted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The cells every statistic counts: the undisturbed ones (:func:`is_disturbed`)."""
-    return [c for c in cells if not is_disturbed(c)]
+    """The cells every statistic counts: neither disturbed (:func:`is_disturbed`) nor collapsed against
+    their load point's others (:func:`collapsed`)."""
+    fallen = collapsed(cells)
+    return [c for c in cells if not is_disturbed(c) and id(c) not in fallen]

@@ -1,4 +1,4 @@
-"""bench-stack command line: parse, report, compare, validate, experiment, hist.
+"""bench-stack command line: parse, report, compare, validate, experiment, hist, drop.
 
 Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
 2 wrong usage (argparse), 3 a --strict check failed (validate: the run's verdict is invalid, or noisy with
@@ -26,6 +26,7 @@ from benchstack.cell import (
 )
 from benchstack.compare import compare_table, differences_text
 from benchstack.comparison import comparisons_text
+from benchstack.drop import DropError, drop_cells
 from benchstack.experiment import ExperimentError
 from benchstack.files import read_json
 from benchstack.formats import RUN_INFO, validate_run_info
@@ -150,6 +151,16 @@ def _build_parser() -> argparse.ArgumentParser:
         "(or of the pooled cells) on stdout instead of the summary",
     )
     p.add_argument("--pool", action="store_true", help="pool the cells into one distribution (repetitions)")
+
+    p = sub.add_parser(
+        "drop",
+        help="move stored cells of a run (and their raw files) into RUN/dropped/, so that resuming the run "
+        "(-e bench_run_dir=RUN) measures them again",
+    )
+    p.add_argument("run_dir", type=Path)
+    p.add_argument(
+        "cell_ids", nargs="+", metavar="CELL_ID", help="a cell id, or a cell file's path in the run folder"
+    )
     return parser
 
 
@@ -406,6 +417,18 @@ def _cmd_hist(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_drop(args: argparse.Namespace) -> int:
+    try:
+        dest, ids = drop_cells(args.run_dir, args.cell_ids)
+    except (DropError, OSError) as exc:
+        _err(str(exc))
+        return 1
+    for cell_id in ids:
+        print(f"dropped {cell_id}")
+    print(f"moved to {dest}; resume the run (-e bench_run_dir={args.run_dir}) to measure them again")
+    return 0
+
+
 COMMANDS = {
     "parse": _cmd_parse,
     "report": _cmd_report,
@@ -413,6 +436,7 @@ COMMANDS = {
     "validate": _cmd_validate,
     "experiment": _cmd_experiment,
     "hist": _cmd_hist,
+    "drop": _cmd_drop,
 }
 
 

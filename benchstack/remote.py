@@ -22,6 +22,9 @@ from __future__ import annotations
 import re
 import shlex
 
+from benchstack.hostevents import AFTER as STATE_AFTER
+from benchstack.hostevents import BEFORE as STATE_BEFORE
+from benchstack.hostevents import STATE_FUNCTION, print_state
 from benchstack.interference import MARKER as CPU_MARKER
 from benchstack.interference import SNAPSHOT_FUNCTION, print_snapshot
 
@@ -73,13 +76,13 @@ def measured_script(run_id: str, command: str, vmstat_s: int) -> str:
     file (:data:`REQUESTS_FILE`) printed after the tool's output; exits with the tool's exit code."""
     return in_own_folder(
         run_id,
-        f"{SNAPSHOT_FUNCTION}; "
+        f"{SNAPSHOT_FUNCTION}; {STATE_FUNCTION}; {print_state(STATE_BEFORE)} >&2; "
         f"timeout {int(vmstat_s)} vmstat -n 1 > vmstat.txt 2>&1 < /dev/null & v=$!; "
         f"{print_snapshot('before')} >&2; "
         # The children's CPU just before and after the tool (vmstat is reaped later): their difference is
         # the load tool's own, without the snapshots' processes.
         f"times > times0.txt; s=$(date +%s.%N); {command} & t=$!; wait $t; rc=$?; t=; times > times.txt; "
-        f"e=$(date +%s.%N); {print_snapshot('after')} >&2; "
+        f"e=$(date +%s.%N); {print_snapshot('after')} >&2; {print_state(STATE_AFTER)} >&2; "
         "kill $v 2>/dev/null; wait $v 2>/dev/null; v=; "
         f'echo "{WINDOW_MARKER} $s $e" >&2; '
         f'echo "{CPU_MARKER} times0 $(tail -n 1 times0.txt)" >&2; '
@@ -120,10 +123,12 @@ def sweep_command(run_id: str) -> str:
 
 def target_vmstat_start(run_id: str, seconds: int) -> str:
     """Shell that sweeps, then starts a bounded ``vmstat -n 1`` in the background in a folder of its own
-    (the folder's pid is vmstat's ``timeout``) and prints ``<pid> <folder> <stopped>``."""
+    (the folder's pid is vmstat's ``timeout``) and prints ``<pid> <folder> <stopped>``; the target's state
+    line (:mod:`benchstack.hostevents`) goes to stderr."""
     folder = f"{TEMP_ROOT}/{PREFIX}.{_checked(run_id)}.XXXXXX"
     return (
         f"n=$({sweep_command(run_id)}); {SNAPSHOT_FUNCTION}; "
+        f"{STATE_FUNCTION}; {print_state(STATE_BEFORE)} >&2; "
         f'd=$(mktemp -d {folder}) && cd "$d" && '
         f"{{ nohup timeout {int(seconds)} vmstat -n 1 > vmstat.txt 2>&1 < /dev/null & "
         f'echo $! > pid; {print_snapshot("before")} > snap; echo "$! $d $n"; }}'
@@ -131,10 +136,12 @@ def target_vmstat_start(run_id: str, seconds: int) -> str:
 
 
 def target_vmstat_stop(pid: int, folder: str) -> str:
-    """Shell that stops the target's vmstat, prints what it took and the CPU snapshots around it (marked
+    """Shell that stops the target's vmstat, prints the target's state line (first, so a target whose
+    folder went with a restart still answers it), what vmstat took and the CPU snapshots around it (marked
     lines, :mod:`benchstack.interference`) and removes its folder."""
     where = shlex.quote(folder)
     return (
-        f"kill {int(pid)} 2>/dev/null; {SNAPSHOT_FUNCTION}; {print_snapshot('after')} > {where}/snap.after; "
+        f"kill {int(pid)} 2>/dev/null; {STATE_FUNCTION}; {print_state(STATE_AFTER)}; "
+        f"{SNAPSHOT_FUNCTION}; {print_snapshot('after')} > {where}/snap.after; "
         f"sleep 0.2; cat {where}/vmstat.txt {where}/snap {where}/snap.after; rm -rf {where}"
     )

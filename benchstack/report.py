@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import distribution
-from benchstack.cell import FIELDS, counted, group_key, is_disturbed, load_cells
+from benchstack.cell import FIELDS, counted, group_key, left_out, load_cells
 from benchstack.comparison import (
     Comparison,
     comparisons_text,
@@ -252,8 +252,10 @@ def section_summary(run: RunData) -> str:
 
 
 def _cells_count(cells: list[dict[str, Any]]) -> str:
-    disturbed = sum(1 for c in cells if is_disturbed(c))
-    return f"{len(cells)} ({disturbed} disturbed: kept, not counted)" if disturbed else str(len(cells))
+    disturbed = len(left_out(cells))
+    if not disturbed:
+        return str(len(cells))
+    return f"{len(cells)} ({disturbed} disturbed or collapsed: kept, not counted)"
 
 
 def _host_name(host: object) -> str:
@@ -529,7 +531,7 @@ CSV_COLUMNS: tuple[str, ...] = tuple(
 )
 
 
-def _csv_row(cell: dict[str, Any]) -> dict[str, Any]:
+def _csv_row(cell: dict[str, Any], why: list[str] | None = None) -> dict[str, Any]:
     row = {k: cell.get(k) for k in FIELDS if k not in _NOT_IN_CSV}
     if isinstance(row.get("command"), list):
         row["command"] = " ".join(row["command"])
@@ -537,7 +539,7 @@ def _csv_row(cell: dict[str, Any]) -> dict[str, Any]:
         row[f"latency_{k}_ms"] = (cell.get("latency_ms") or {}).get(k)
     for k in ERROR_KINDS:
         row[f"errors_{k}"] = (cell.get("errors") or {}).get(k)
-    row["disturbed"] = "; ".join(str(r) for r in cell.get("disturbed") or [])
+    row["disturbed"] = "; ".join(str(r) for r in why or cell.get("disturbed") or [])
     return {k: "" if v is None else v for k, v in row.items()}
 
 
@@ -545,8 +547,9 @@ def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
+        why = {id(c): reasons for c, reasons in left_out(cells)}
         for cell in sorted(cells, key=lambda c: (target_of(c), *group_key(c), c.get("repetition") or 0)):
-            writer.writerow(_csv_row(cell))
+            writer.writerow(_csv_row(cell, why.get(id(cell))))
 
 
 def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None) -> str:

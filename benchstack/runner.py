@@ -47,7 +47,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from benchstack import distribution, interference
+from benchstack import distribution, hostevents, interference
 from benchstack.cell import (
     CELLS_DIR,
     cell_to_dict,
@@ -232,6 +232,8 @@ class _TargetVmStat:
         self.problem: str | None = None
         self.stopped = 0
         rc, out, err = execute(target_vmstat_start(run_id, seconds))
+        # The target's state line before the cell (benchstack.hostevents), printed on stderr.
+        self.state_text = err
         parts = out.split()
         if rc == 0 and len(parts) == 3 and parts[0].isdigit() and parts[2].isdigit():
             self.handle = (int(parts[0]), parts[1])
@@ -264,6 +266,7 @@ def measure_cell(
     cpus: str | None = None,
     run_id: str | None = None,
     notes: list[str] | None = None,
+    before_store: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
@@ -275,6 +278,9 @@ def measure_cell(
     ``run_id`` names the playbook run (letters, digits, '-'): load commands of other runs still running on
     the loadgen are stopped before this cell (:func:`benchstack.remote.sweep_command`), this run's are not.
     ``notes``: what the caller has to say about this cell, first among its notes.
+    ``before_store`` is called when the measured command returns and again just before the cell is stored;
+    it raises (or ends the process) when nothing may be stored any more (the bench_cell action: its
+    playbook has ended), so a killed run's worker writes no raw file and no cell.
     """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
@@ -328,6 +334,8 @@ def measure_cell(
     rc, out, err = execute(measured_script(run_id, _bounded(cmd, _bound_s(plan)), stats_s))
     elapsed = time.monotonic() - t0
     target_text = target_vmstat.stop() if target_vmstat else None
+    if before_store is not None:
+        before_store()
     out, vmstat_text, tsv = split_measured(out)
     raw_rel = f"{RAW_DIR}/{plan['cell_id']}.txt"
     raw = out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
@@ -386,6 +394,7 @@ def measure_cell(
     limit = (measured_cpu or {}).get("limit")
     disturbed = [] if limit is None else interference.disturbed_reasons(measured_cpu, limit)
     disturbed += overrun_reasons(plan, window)
+    disturbed += state_reasons(where, err, target_vmstat, target_text)
     cell = make_cell(
         parsed,
         experiment=experiment,
@@ -415,6 +424,8 @@ def measure_cell(
     problems = validate_cell(data, require_meta=True)
     if problems:
         raise CellFailed(f"{plan['cell_id']}: invalid cell: {'; '.join(problems)}")
+    if before_store is not None:
+        before_store()
     write_cell(run_dir, cell)
     return data, True
 
@@ -504,6 +515,19 @@ def overrun_reasons(plan: dict[str, Any], window: dict[str, str] | None) -> list
         f"overrun: the {plan['tool']} run took {took:.1f} s for {duration} s (more than {bound:g} s): the "
         "host stalled during the cell (paused, starved or swapping)"
     ]
+
+
+def state_reasons(
+    where: Target, loadgen_err: str, target_vmstat: _TargetVmStat | None, target_text: str | None
+) -> list[str]:
+    """Why the cell is disturbed by what happened to its hosts during it (:mod:`benchstack.hostevents`): the
+    loadgen's state lines (the target's too in loopback mode) and, in network mode, the target's."""
+    found = hostevents.reasons(*hostevents.states(loadgen_err), where.loadgen)
+    if target_vmstat is not None and target_vmstat.handle is not None:
+        before = hostevents.states(target_vmstat.state_text)[0]
+        after = hostevents.states(target_text or "")[1]
+        found += hostevents.reasons(before, after, where.target, after_read=bool(target_text))
+    return found
 
 
 def _interference(

@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.capacity import capacity_warnings
-from benchstack.cell import GroupKey, cell_id_of, counted, group_key, is_disturbed, level_label
+from benchstack.cell import GroupKey, cell_id_of, counted, group_key, left_out, level_label
 from benchstack.experiment import (
     DEFAULT_MAX_CV,
     DEFAULT_MAX_ERROR_RATE,
@@ -481,7 +481,9 @@ def check_precision(run: _Run) -> tuple[list[Reason], list[str]]:
 def check_disturbed(run: _Run) -> tuple[list[Reason], list[str]]:
     """Disturbed cells were measured again; a load point left with fewer counted cells than planned
     rounds is noisy."""
-    disturbed = [c for c in run.cells if is_disturbed(c)]
+    out = left_out(run.cells)
+    why = {id(c): reasons for c, reasons in out}
+    disturbed = [c for c, _ in out]
     if not disturbed:
         return [], []
     reasons = []
@@ -495,13 +497,13 @@ def check_disturbed(run: _Run) -> tuple[list[Reason], list[str]]:
         counted_n = len(run.groups.get(key, []))
         message = (
             f"{run.label(key)}: {len(group)} disturbed cells and only {counted_n} of {planned} planned "
-            f"rounds counted: {group[-1]['disturbed'][0]}"
+            f"rounds counted: {why[id(group[-1])][0]}"
         )
         reasons.append(Reason("disturbed", "noisy", message, _ids(group)))
-    first = disturbed[0]["disturbed"][0]
+    first = why[id(disturbed[0])][0]
     notes = [
-        f"disturbed: {len(disturbed)} cells were disturbed, kept as evidence, left out of the statistics and "
-        f"measured again (first: {cell_id_of(disturbed[0])}: {first})"
+        f"disturbed: {len(disturbed)} cells were disturbed or collapsed, kept as evidence, left out of the "
+        f"statistics and measured again (first: {cell_id_of(disturbed[0])}: {first})"
     ]
     return reasons, notes
 
@@ -888,7 +890,7 @@ def _load_points(run: _Run, reasons: list[Reason]) -> list[LoadPointVerdict]:
     for reason in reasons:
         for key in {key_of[c] for c in reason.cells if c in key_of}:
             by_key[key].append(reason)
-    disturbed = by_target_point([c for c in run.cells if is_disturbed(c)])
+    disturbed = by_target_point([c for c, _ in left_out(run.cells)])
     out = []
     for (target, point), found in by_key.items():
         rps = [float(c["rps"]) for c in run.groups.get((target, point), []) if c.get("rps") is not None]
@@ -1018,13 +1020,33 @@ def store_comparisons(run_dir: str | os.PathLike[str], comparisons: list[dict[st
 
 
 def record_stop(
-    run_dir: str | os.PathLike[str], cell: str, reason: str, message: str, at: str | None = None
+    run_dir: str | os.PathLike[str],
+    cell: str,
+    reason: str,
+    message: str,
+    at: str | None = None,
+    run: str | None = None,
 ) -> None:
-    """Add where and why a run stopped to run.json's ``stopped`` (``reason``: hung, timeout or failed)."""
+    """Add where and why a run stopped to run.json's ``stopped`` (``reason``: hung, timeout or failed;
+    ``run``: the playbook run that stopped there, so its later cells know, :func:`stop_of_run`)."""
     when = at or datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     entry = {"cell": cell, "reason": reason, "message": message, "at": when}
+    if run is not None:
+        entry["run"] = run
 
     def add(data: dict[str, Any]) -> None:
         data["stopped"] = _stops(data) + [entry]
 
     _update_run_json(Path(run_dir), add, create=True)
+
+
+def stop_of_run(run_dir: str | os.PathLike[str], run: str) -> dict[str, Any] | None:
+    """The first ``stopped`` entry the playbook run ``run`` recorded in run.json (None: it failed no cell)."""
+    path = Path(run_dir) / "run.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return next((s for s in _stops(data) if s.get("run") == run), None)

@@ -15,8 +15,14 @@ and others did not (a run interrupted between them) is measured again by all of 
 A cell is measured only while the playbook that started it runs: Ansible's workers live in sessions of
 their own, so a playbook that dies without passing a signal on (a lost terminal's SIGHUP, a SIGKILL) would
 leave them measuring the rest of the run beside the user's resume. A worker whose playbook is gone measures
-nothing more and records nothing in the run folder. The load commands of other playbook runs still running
+nothing more and records nothing in the run folder: it checks its playbook before the cell, after the
+measured command and again just before storing. The load commands of other playbook runs still running
 on a host are stopped before each cell (``benchstack.remote``).
+
+A failed cell stops the run: it is recorded in run.json's ``stopped`` with this playbook run's id, and the
+later cells of the same playbook run are not measured (skipped, naming the failed cell). With
+``keep_going`` (``-e bench_keep_going=true``) the failure is recorded and the action does not fail, so the
+rest of the cells are measured; the run's verdict stays invalid until a resume measures the failed cell.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any, NoReturn
 
 from ansible import constants as C
 from ansible.errors import AnsibleActionFail, AnsibleError
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from benchstack.barrier import (
@@ -42,8 +49,9 @@ from benchstack.barrier import (
 from benchstack.files import read_json
 from benchstack.merge import loadgen_dir
 from benchstack.resume import decide, set_aside
+from benchstack.runlock import worker
 from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
-from benchstack.verdict import record_stop
+from benchstack.verdict import record_stop, stop_of_run
 
 DOCUMENTATION = """
 module: bench_cell
@@ -73,6 +81,12 @@ options:
     description: Take the target's vmstat during the cell in network mode (needs a connection to it).
     type: bool
     default: true
+  keep_going:
+    description: >-
+      After a failed cell of this playbook run, measure the later cells anyway (the failure is recorded,
+      the action does not fail). Default: a failed cell stops the run.
+    type: bool
+    default: false
 """
 
 # How long a loadgen waits at the barrier for the others (their warm-ups may differ in length).
@@ -90,7 +104,7 @@ VERSION_PROBES = {
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _REQUIRED = frozenset(("cell", "host", "target", "run_dir", "experiment"))
-    _VALID_ARGS = _REQUIRED | {"peers", "target_stats", "cpus"}
+    _VALID_ARGS = _REQUIRED | {"peers", "target_stats", "cpus", "keep_going"}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -124,6 +138,21 @@ class ActionModule(ActionBase):
             orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended")
         # Processes of this playbook run on the hosts are its own; those of other runs are leftovers.
         run_id = f"{os.getppid()}-{process_started(os.getppid())}"
+        keep_going = boolean(args.get("keep_going", False))
+        stop = None if keep_going else stop_of_run(run_dir, run_id)
+        if stop is not None and not cell_path(store, plan["cell_id"]).exists():
+            result.update(
+                changed=False,
+                skipped=True,
+                msg=f"not measured: this run stopped at cell {stop['cell']} ({stop.get('reason')}); "
+                "resume it, or run with -e bench_keep_going=true to measure past a failed cell",
+            )
+            return result
+
+        def still_running() -> None:
+            if not playbook_running():
+                orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended (not stored)")
+
         before: Callable[[], None] | None = None
         notes: list[str] = []
         if merging:
@@ -157,24 +186,32 @@ class ActionModule(ActionBase):
             _, out, err = execute(probe)
             version = (out or err).strip() or None
         try:
-            cell, measured = measure_cell(
-                plan,
-                where,
-                store,
-                execute,
-                experiment=args["experiment"],
-                tool_version=version,
-                target_execute=target_execute,
-                before_measure=before,
-                cpus=args.get("cpus") or None,
-                run_id=run_id,
-                notes=notes,
-            )
+            # Registered while it measures: a resume of a killed run waits for it (benchstack.runlock).
+            with worker(run_dir, os.getpid()):
+                cell, measured = measure_cell(
+                    plan,
+                    where,
+                    store,
+                    execute,
+                    experiment=args["experiment"],
+                    tool_version=version,
+                    target_execute=target_execute,
+                    before_measure=before,
+                    cpus=args.get("cpus") or None,
+                    run_id=run_id,
+                    notes=notes,
+                    before_store=still_running,
+                )
         except CellFailed as exc:
             if not playbook_running():
                 orphaned(f"{exc} (the playbook has ended: not recorded)")
-            # The run stops here: run.json says where and why, for the verdict (benchstack.verdict).
-            record_stop(run_dir, plan["cell_id"], exc.reason, str(exc))
+            # The run stops here: run.json says where and why, for the verdict (benchstack.verdict), and
+            # which playbook run stopped, so its later cells are not measured.
+            record_stop(run_dir, plan["cell_id"], exc.reason, str(exc), run=run_id)
+            if keep_going:
+                result.update(changed=False, failed_cell=True, msg=f"{exc} (recorded; going on: keep_going)")
+                result["warnings"] = [f"cell failed, measuring the next ones (keep_going): {exc}"]
+                return result
             raise AnsibleActionFail(str(exc)) from exc
         finally:
             if merging:

@@ -8,6 +8,7 @@ The plan is returned as the fact ``bench_plan`` (with ``run_once`` it reaches ev
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from benchstack.experiment import ExperimentError
 from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, reseeded, run_dir_for, seed_for
 from benchstack.rolevars import variable_problems
 from benchstack.runfolder import RunDirError, results_root_problem
+from benchstack.runlock import RunLockError, acquire
 from benchstack.stacks import Roots
 
 DOCUMENTATION = """
@@ -96,7 +98,7 @@ def project_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[s
         value = str(templar.template(task_vars["bench_cpu_split"]))
         if value not in CPU_SPLIT_SETTINGS:
             problems.append(f"bench_cpu_split: must be one of {', '.join(CPU_SPLIT_SETTINGS)}, not {value!r}")
-    for name in ("bench_provision_skip_unchanged", "bench_targets_parallel", "bench_yes"):
+    for name in ("bench_provision_skip_unchanged", "bench_targets_parallel", "bench_yes", "bench_keep_going"):
         if name in task_vars:
             value = templar.template(task_vars[name])
             if str(value).lower() not in ("true", "false", "yes", "no", "1", "0"):
@@ -153,6 +155,13 @@ class ActionModule(ActionBase):
             )
         except RunDirError as exc:
             raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
+        if Path(plan["run_dir"]).is_dir() and not boolean(task_vars.get("ansible_check_mode", False)):
+            # A resume: before any host is touched, no other run may still work on this folder
+            # (benchstack.runlock; a new run's folder is locked when run.json is first written).
+            try:
+                plan["warnings"] += acquire(plan["run_dir"], os.getppid())
+            except RunLockError as exc:
+                raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
         plan = reseeded(plan, seed_for(plan["run_dir"]))
         in_play = set(task_vars.get("ansible_play_hosts_all") or [])
         every = (task_vars.get("groups") or {}).get("targets") or []

@@ -1,10 +1,12 @@
 """Action: write a run's report (report.md, report.html, plots, cells.csv) and return its summary table
 followed by the comparisons against the baseline and the run's verdict (both also stored in run.json), which
 the run prints at the end. With
-``results_dir``, ``<results_dir>/latest`` then points at the run (only ever inside the results folder)."""
+``results_dir``, ``<results_dir>/latest`` then points at the run (only ever inside the results folder).
+Then the run folder's lock is released (``benchstack.runlock``)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from benchstack.cell import load_cells
 from benchstack.comparison import run_comparisons
 from benchstack.report import end_of_run_text, read_run_info, write_report
 from benchstack.runfolder import point_latest
+from benchstack.runlock import release
 from benchstack.verdict import run_verdict
 
 DOCUMENTATION = """
@@ -51,6 +54,8 @@ class ActionModule(ActionBase):
             latest = point_latest(run_dir, results_dir) if results_dir else None
         except ValueError as exc:  # a bad cell or run.json, named by the message
             raise AnsibleActionFail(f"bench_report: {exc}") from None
+        # The run is over: another may resume the folder (benchstack.runlock).
+        release(run_dir, os.getppid())
         result.update(
             changed=True,
             report=str(report),

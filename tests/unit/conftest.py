@@ -115,10 +115,13 @@ class Helpers:
         fail: frozenset[str] = frozenset(),
         swept: int = 0,
         cpu: tuple[str, str, str] | None = None,
+        states: tuple[str, str | None] | None = None,
     ) -> None:
         self.vmstat = read_data("vmstat", "vmstat-during-wrk.txt") if vmstat is None else vmstat
         # The CPU snapshot lines a measured script prints on stderr (before, after, times); None: none.
         self.cpu = cpu
+        # The host's state lines before and after the cell (benchstack.hostevents; None after: not printed).
+        self.states = states
         self.tsv = tsv
         self.fail = fail
         self.swept = swept
@@ -126,13 +129,16 @@ class Helpers:
 
     def reply(self, command: str) -> tuple[int, str, str] | None:
         """(rc, stdout, stderr) for a helper command, None for a load command."""
-        kind = None
+        kind, err = None, ""
         if "nohup timeout" in command and "vmstat -n 1" in command:
             kind, out = "vmstat", TARGET_VMSTAT_REPLY + "\n"
+            err = f"{self.states[0]}\n" if self.states else ""
         elif command.startswith("n=0; for o in /tmp/bench-stack-run."):
             kind, out = "sweep", f"{self.swept}\n"
         elif command.startswith("kill "):
             kind, out = "vmstat", self.vmstat + (self.cpu[0] + "\n" + self.cpu[1] + "\n" if self.cpu else "")
+            if self.states and self.states[1]:
+                out = f"{self.states[1]}\n{out}"
         elif "bench-stack-wrk-report" in command and "base64 -d" in command:
             kind, out = "wrk-script", WRK_SCRIPT_PATH + "\n"
         if kind is None:
@@ -140,7 +146,7 @@ class Helpers:
         self.commands.append(command)
         if kind in self.fail:
             return 1, "", f"{kind}: failed\n"
-        return 0, out, ""
+        return 0, out, err
 
     def measured(self, command: str, output: str) -> str:
         """What a measured script prints when its tool printed ``output``: vmstat's samples and, for ab,
@@ -159,9 +165,12 @@ class Helpers:
 
     def stderr(self, command: str, stderr: str = "") -> str:
         """A measured script's stderr: the CPU snapshot lines (when given), then the tool's."""
-        if self.cpu and "bench_snap" in command and "BENCH-STACK-WINDOW" in command:
-            return "\n".join(self.cpu) + "\n" + stderr
-        return stderr
+        if "bench_snap" not in command or "BENCH-STACK-WINDOW" not in command:
+            return stderr
+        lines = list(self.cpu or ())
+        if self.states:
+            lines = [self.states[0], *lines, *(self.states[1:] if self.states[1] else ())]
+        return "".join(f"{line}\n" for line in lines) + stderr
 
 
 def unwrap(command: str) -> str:

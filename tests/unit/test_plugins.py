@@ -2,6 +2,8 @@
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -18,6 +20,7 @@ from conftest import STORED_META, Helpers, read_data
 from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan, cells
 from benchstack.plan import experiment_of, seed_for
+from benchstack.runlock import LOCK_FILE, holder
 from benchstack.stacks import resolve_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -723,12 +726,64 @@ def test_a_worker_whose_playbook_has_ended_measures_nothing_and_records_nothing(
 def test_a_cell_that_fails_after_its_playbook_ended_is_not_recorded_as_where_the_run_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The resume that the user started meanwhile owns run.json now.
-    running = iter([True, False])
+    # The resume that the user started meanwhile owns run.json now. (Asked before the cell, when its
+    # command returns, then after the failure.)
+    running = iter([True, True, False])
     monkeypatch.setattr(bench_cell, "playbook_running", lambda: next(running))
     with pytest.raises(AnsibleActionFail, match="the playbook has ended: not recorded"):
         run_cell(cell_args(tmp_path, tool="wrk"), Loadgen(read_data("wrk", "hung-server.txt")))
     assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_a_worker_whose_playbook_ends_during_the_cell_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGKILL of the controller mid-cell: its worker and docker exec lived on and stored the cell.
+    running = iter([True, False])
+    monkeypatch.setattr(bench_cell, "playbook_running", lambda: next(running))
+    loadgen = Loadgen(read_data("ab", "normal.txt"))
+    with pytest.raises(AnsibleActionFail, match="has ended \\(not stored\\)"):
+        run_cell(cell_args(tmp_path), loadgen)
+    assert len(loadgen.commands) == 1  # it measured
+    run = tmp_path / "run"
+    assert not (run / "cells").exists() and not (run / "raw").exists() and not (run / "run.json").exists()
+    assert list((run / ".bench-stack.workers").iterdir()) == []
+
+
+def two_cells(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    data = small_experiment()
+    data["load"]["repetitions"] = 2
+    plan = run_plan(str(write_experiment(tmp_path, data)))
+    base = {"host": "127.0.0.1", "target": "target1", "run_dir": str(tmp_path / "run")}
+    base["experiment"] = plan["experiment"]["name"]
+    first, second = plan["cells"][:2]
+    return {**base, "cell": first}, {**base, "cell": second}
+
+
+def test_after_a_failed_cell_the_run_measures_no_more_cells(tmp_path: Path) -> None:
+    # docker restart of the target mid-run: that cell failed, and the loop measured the next one anyway.
+    first, second = two_cells(tmp_path)
+    with pytest.raises(AnsibleActionFail):
+        run_cell(first, Loadgen(read_data("ab", "connect-refused.txt"), rc=1))
+    later = Loadgen(read_data("ab", "normal.txt"))
+    result = run_cell(second, later)
+    assert result["skipped"] is True and later.commands == []
+    assert result["msg"].startswith(
+        f"not measured: this run stopped at cell {first['cell']['cell_id']} (failed)"
+    )
+    assert not (tmp_path / "run" / "cells").exists()
+    [stop] = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["stopped"]
+    assert stop["cell"] == first["cell"]["cell_id"] and stop["run"]
+
+
+def test_keep_going_records_the_failed_cell_and_measures_the_next(tmp_path: Path) -> None:
+    first, second = two_cells(tmp_path)
+    failed = run_cell({**first, "keep_going": True}, Loadgen(read_data("ab", "connect-refused.txt"), rc=1))
+    assert failed["failed_cell"] is True and "failed" not in failed
+    result = run_cell({**second, "keep_going": True}, Loadgen(read_data("ab", "normal.txt")))
+    assert result["changed"] is True and result["cell"]["repetition"] == 2
+    [stop] = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["stopped"]
+    assert stop["cell"] == first["cell"]["cell_id"]
 
 
 def test_bench_cell_refuses_peers_without_this_loadgen(tmp_path: Path) -> None:
@@ -743,3 +798,41 @@ def test_bench_cell_without_a_way_to_the_target_still_measures_and_notes_it(tmp_
     assert any(
         "target: vmstat did not start" in n and "not in the inventory" in n for n in result["cell"]["notes"]
     )
+
+
+# ---------------------------------------------------------------- the run lock
+
+
+def test_a_resume_is_refused_in_its_plan_while_another_live_run_holds_the_folder_and_the_report_releases_it(
+    tmp_path: Path,
+) -> None:
+    # The orphaned cell of a killed run ran while the resumed run planned, provisioned and verified.
+    results = tmp_path / "results"
+    run = results / "run1"
+    path = write_experiment(tmp_path, small_experiment())
+    first = run_plan(str(path), results_dir=str(results), run_dir=str(run))
+    make_action(bench_run_info, {"run_dir": str(run), "info": {"experiment": first["experiment"]}}).run(
+        task_vars={}
+    )
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        (run / LOCK_FILE).write_text(json.dumps(holder(other.pid)), encoding="utf-8")
+        with pytest.raises(
+            AnsibleActionFail,
+            match=rf"^bench_run_dir: .*in use by another bench-stack run \(pid {other.pid} ",
+        ):
+            run_plan(str(path), results_dir=str(results), run_dir=str(run))
+        info = {"run_dir": str(run), "info": {"experiment": first["experiment"]}}
+        with pytest.raises(AnsibleActionFail, match="bench_run_info: .*in use by another bench-stack run"):
+            make_action(bench_run_info, info).run(task_vars={})
+    finally:
+        other.kill()
+        other.wait()
+    # That run has ended: the plan takes its lock over, says so, and the report gives it up.
+    plan = run_plan(str(path), results_dir=str(results), run_dir=str(run))
+    assert any(w.startswith("took over the run folder's lock") for w in plan["warnings"])
+    assert json.loads((run / LOCK_FILE).read_text(encoding="utf-8"))["pid"] == os.getppid()
+    args = {**cell_args(tmp_path), "run_dir": str(run)}
+    run_cell(args, Loadgen(read_data("ab", "normal.txt")))
+    make_action(bench_report, {"run_dir": str(run)}).run(task_vars={})
+    assert not (run / LOCK_FILE).exists()

@@ -175,11 +175,14 @@ def test_the_targets_vmstat_starts_in_its_own_folder_and_its_stop_leaves_nothing
     )
     pid, folder, stopped = started.stdout.split()
     assert (Path(folder) / "pid").read_text().strip() == pid and stopped == "0"
+    assert started.stderr.startswith("BENCH-STACK-CPU state0 ")  # the target's state before the cell
     time.sleep(1.2)
     out = subprocess.run(
         ["sh", "-c", remote.target_vmstat_stop(int(pid), folder)], capture_output=True, text=True, timeout=30
     ).stdout
-    assert out.startswith("procs")
+    # The state after the cell first (printed even when a restart took the folder), then vmstat's samples.
+    state, samples = out.split("\n", 1)
+    assert state.startswith("BENCH-STACK-CPU state1 ") and samples.startswith("procs")
     assert not Path(folder).exists() and gone_within(2, lambda: running(f"timeout {VMSTAT_S} vmstat"))
 
 

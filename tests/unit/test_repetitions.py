@@ -5,10 +5,11 @@ from typing import Any
 
 from conftest import STORED_META, read_data
 
-from benchstack.cell import make_cell, write_cell
+from benchstack.cell import COLLAPSE_SHARE, counted, left_out, make_cell, write_cell
 from benchstack.experiment import experiment_from_dict
 from benchstack.parsers import parse
 from benchstack.repetitions import MAX_CELLS_PER_COUNTED, extra_cells, more_needed, precision
+from benchstack.stats import relative_half_width
 
 PARSED = parse("ab", read_data("ab", "normal.txt"))  # ab -n 2000 -c 50
 QUIET = [1000.0, 1004.0, 998.0, 1001.0, 1003.0, 999.0]  # +-0.3 %
@@ -150,3 +151,42 @@ def test_no_round_starts_once_the_time_budget_is_spent(tmp_path: Path) -> None:
     beyond = datetime(2026, 12, 2, 10, 1, 1, tzinfo=UTC)
     assert extra_cells(tmp_path, exp, now=within) != []
     assert extra_cells(tmp_path, exp, now=beyond) == []
+
+
+# ---------------------------------------------------------------- collapsed cells
+
+
+def test_a_cell_whose_throughput_collapsed_is_left_out_and_measured_again(tmp_path: Path) -> None:
+    # The case seen: docker pause of the target for 20 s in a 3 s cell stored 329.7 req/s beside ~5,000.
+    group = rounds("a", [5012.0, 329.7, 4987.0])
+    [(fallen, [why])] = left_out(group)
+    assert fallen["repetition"] == 2
+    assert why == (
+        "collapse: 329.7 req/s, below 25 % of the median 4987.0 req/s of the load point's 3 counted cells"
+    )
+    assert [c["repetition"] for c in counted(group)] == [1, 3]
+    # Six rounds wanted, a loose precision target that the six cells would reach with the collapsed one:
+    # only the collapse calls for a seventh round, of that load point alone.
+    six = rounds("a", [5012.0, 4990.0, 5003.0, 329.7, 4987.0, 5001.0])
+    load = {"repetitions": 6, "max_repetitions": 8, "target_precision": 0.9}
+    reached = relative_half_width([c["rps"] for c in six])
+    assert reached is not None and reached < 0.9
+    assert more_needed(six, load)
+    store(tmp_path, *six, *rounds("b", QUIET))
+    [again] = extra_cells(tmp_path, experiment(**load), seed=None)
+    assert (again.stack, again.repetition) == ("a", 7)
+
+
+def test_collapse_is_judged_at_its_limit_against_the_others_median_robustly() -> None:
+    limit = COLLAPSE_SHARE * 1000.0
+    assert left_out(rounds("a", [1000.0, 1000.0, limit])) == []
+    assert len(left_out(rounds("a", [1000.0, 1000.0, limit - 0.01]))) == 1
+    # Two cells are not enough to tell which one fell; one fast cell among slow ones is not a collapse, nor
+    # are two slow cells beside a fast one (the median is theirs).
+    assert left_out(rounds("a", [1000.0, 10.0])) == []
+    assert left_out(rounds("a", [1000.0, 1000.0, 9000.0])) == []
+    assert left_out(rounds("a", [5000.0, 300.0, 300.0])) == []
+    # Load points are judged apart, disturbed cells are not among the others.
+    assert left_out([*rounds("a", [1000.0, 1000.0]), cell("b", 1, 10.0)]) == []
+    spoiled = [cell("a", 1, 1000.0), cell("a", 2, 10.0), cell("a", 3, 10.0, disturbed=["overrun: x"])]
+    assert [why for _, [why] in left_out(spoiled)] == ["overrun: x"]

@@ -425,19 +425,35 @@ def test_a_disturbed_cell_is_left_out_of_the_precision_and_counted_in_the_notes(
     run = Run(tmp_path)
     run.load.update(repetitions=6, max_repetitions=7)
     cells = steady(run, reps=6)
-    outlier = run.measure("s", AB_STEADY, read_data("verdict", "ab-steady.txt"), 7, rps=30.0)
-    assert codes(run.verdict(), precision=True) == ["precision"]  # 30 req/s widens the interval
+    # 100 req/s widens the interval (above a quarter of the median 361.52: not a collapse, counted)
+    outlier = run.measure("s", AB_STEADY, read_data("verdict", "ab-steady.txt"), 7, rps=100.0)
+    assert codes(run.verdict(), precision=True) == ["precision"]
     disturb(run, outlier)
     v = run.verdict()
     assert (v.status, codes(v, precision=True)) == ("valid", [])
     assert v.not_checked == [
-        "disturbed: 1 cells were disturbed, kept as evidence, left out of the statistics and measured "
-        f"again (first: {cell_id_of(outlier)}: interference: foreign CPU 31.0 %)"
+        "disturbed: 1 cells were disturbed or collapsed, kept as evidence, left out of the statistics and "
+        f"measured again (first: {cell_id_of(outlier)}: interference: foreign CPU 31.0 %)"
     ]
     # Fewer counted rounds than planned: the disturbed ones were not all replaced.
     disturb(run, cells[0])
     v = run.verdict()
     assert "disturbed" in codes(v) and v.status == "noisy"
+
+
+def test_a_collapsed_cell_is_left_out_of_the_precision_and_named_in_the_notes(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.load.update(repetitions=6, max_repetitions=7)
+    steady(run, reps=6)
+    # 30 req/s beside 361.52: below a quarter of the median, a collapse (counted, it would widen the interval)
+    fallen = run.measure("s", AB_STEADY, read_data("verdict", "ab-steady.txt"), 7, rps=30.0)
+    v = run.verdict()
+    assert (v.status, codes(v, precision=True)) == ("valid", [])
+    [note] = v.not_checked
+    assert note.endswith(
+        f"(first: {cell_id_of(fallen)}: collapse: 30.0 req/s, below 25 % of the median 361.5 req/s of the "
+        "load point's 7 counted cells)"
+    )
 
 
 # ---------------------------------------------------------------- the loadgen

@@ -1,0 +1,172 @@
+"""The run lock: one controller at a time measures into a run folder.
+
+A resumed run that starts while another controller still works on the same folder (or while the measuring
+workers of a killed one still run) would measure beside it: its cells would carry the other run's load,
+and the other run's cells would be stored as done. So the controller (the ``ansible-playbook`` process)
+holds ``<run>/.bench-stack.lock`` (JSON: its pid, its start, host name, time) from its plan to its report
+(:func:`acquire`, :func:`release`), and each worker measuring a cell registers itself in
+``<run>/.bench-stack.workers/`` while it measures (:func:`worker`).
+
+:func:`acquire` takes a free lock; refuses (RunLockError, naming the holder) while another live run holds
+it; waits, bounded, while a dead holder's workers still measure (they store nothing: their playbook is
+gone, plugins/action/bench_cell.py), then takes the lock over with a message. A holder on another host
+cannot be checked from here: refused, naming the file to remove once that run is over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchstack.barrier import process_started
+
+LOCK_FILE = ".bench-stack.lock"
+WORKERS_DIR = ".bench-stack.workers"
+# How long a resume waits for a dead run's workers to finish their cells before it refuses.
+WAIT_S = 600.0
+POLL_S = 2.0
+
+
+class RunLockError(RuntimeError):
+    """The run folder is in use; the message names by whom and what to do."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def holder(pid: int, **more: Any) -> dict[str, Any]:
+    """What a lock or worker file records of process ``pid``."""
+    return {"pid": pid, "started": process_started(pid), "host": socket.gethostname(), "at": _now(), **more}
+
+
+def alive(entry: dict[str, Any]) -> bool | None:
+    """Whether the process a lock or worker file names still runs; None when it runs on another host."""
+    if entry.get("host") != socket.gethostname():
+        return None
+    try:
+        return process_started(int(entry["pid"])) == entry.get("started")
+    except (ProcessLookupError, KeyError, TypeError, ValueError):
+        return False
+
+
+def read_entry(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}  # unreadable: a half-written file of a killed process, stale
+    return data if isinstance(data, dict) else {}
+
+
+def _write_new(path: Path, data: dict[str, Any]) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    return True
+
+
+def _describe(entry: dict[str, Any]) -> str:
+    return f"pid {entry.get('pid')} on {entry.get('host')} since {entry.get('at')}"
+
+
+def live_workers(run_dir: Path) -> list[dict[str, Any]]:
+    """The registered workers still measuring (or unknown: on another host)."""
+    folder = run_dir / WORKERS_DIR
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        entry = read_entry(path)
+        if entry and alive(entry) is not False:
+            found.append(entry)
+        else:
+            path.unlink(missing_ok=True)
+    return found
+
+
+def acquire(
+    run_dir: str | os.PathLike[str],
+    pid: int,
+    wait_s: float = WAIT_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[str]:
+    """Hold ``run_dir``'s lock for the controller ``pid`` (the folder must exist); what was done, as
+    messages (a stale lock taken over). RunLockError when another run holds it (module docstring)."""
+    run = Path(run_dir)
+    path = run / LOCK_FILE
+    me = holder(pid)
+    deadline = clock() + wait_s
+    while True:
+        current = read_entry(path)
+        if current is None:
+            if _write_new(path, me):
+                return []
+            continue  # another run took it in between: judge that one
+        if current.get("pid") == pid and current.get("started") == me["started"]:
+            return []
+        state = alive(current) if current else False
+        if state is None:
+            raise RunLockError(
+                f"run folder {run} is locked by a bench-stack run on another host ({_describe(current)}): "
+                f"if that run is over, remove {path} and resume"
+            )
+        if state:
+            raise RunLockError(
+                f"run folder {run} is in use by another bench-stack run ({_describe(current)}): let it end "
+                "(or stop it), then resume"
+            )
+        workers = live_workers(run)
+        if workers:
+            if clock() < deadline:
+                sleep(POLL_S)
+                continue
+            names = ", ".join(_describe(w) for w in workers)
+            raise RunLockError(
+                f"run folder {run}: the run that held it ({_describe(current)}) has ended, but its workers "
+                f"still measure after {wait_s:g} s ({names}): stop them, then resume"
+            )
+        tmp = run / f"{LOCK_FILE}.{pid}.tmp"
+        tmp.write_text(json.dumps(me), encoding="utf-8")
+        os.replace(tmp, path)
+        was = _describe(current) if current else "unreadable"
+        return [f"took over the run folder's lock from a run that ended without releasing it ({was})"]
+
+
+def release(run_dir: str | os.PathLike[str], pid: int) -> bool:
+    """Give up ``run_dir``'s lock if ``pid`` (the same process) holds it; whether it did."""
+    path = Path(run_dir) / LOCK_FILE
+    current = read_entry(path)
+    if not current or current.get("pid") != pid:
+        return False
+    try:
+        if current.get("started") != process_started(pid):
+            return False
+    except ProcessLookupError:
+        return False
+    path.unlink(missing_ok=True)
+    return True
+
+
+@contextlib.contextmanager
+def worker(run_dir: str | os.PathLike[str], pid: int) -> Iterator[Path]:
+    """Register the worker ``pid`` as measuring in ``run_dir`` while the block runs (a worker that is killed
+    leaves its file: a dead pid, which :func:`live_workers` drops)."""
+    folder = Path(run_dir) / WORKERS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{pid}.json"
+    path.write_text(json.dumps(holder(pid)), encoding="utf-8")
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
