@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleActionFail
+from conftest import bench_stack
 from test_plugins import run_plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,14 +22,7 @@ def expected(path: Path) -> list[str]:
 
 
 def cli(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchstack", "experiment", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    return bench_stack("experiment", path)
 
 
 def test_the_corpus_holds_the_cases_the_issues_name() -> None:
