@@ -1,7 +1,12 @@
+import contextlib
 import functools
 import hashlib
+import io
 import json
 import re
+import subprocess
+import threading
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,6 +81,36 @@ def read_data(tool: str, name: str) -> str:
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+def bench_stack(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``bench-stack ARGS`` run in this process: benchstack.cli.main, as ``python -m benchstack`` runs it
+    (test_plan runs that for real), at a fraction of a new interpreter's ~0.5 s each.
+
+    Exit code, stdout and stderr as the command's: an exception escaping main is a traceback on stderr and
+    exit 1, as the interpreter would show it; argparse's exit is its code. A hang fails at ``timeout``.
+    """
+    from benchstack.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    done: list[int] = []
+
+    def command() -> None:
+        try:
+            done.append(main([str(a) for a in args]))
+        except SystemExit as exc:
+            done.append(exc.code if isinstance(exc.code, int) else 1)
+        except Exception:  # noqa: BLE001 - what the interpreter would print
+            traceback.print_exc(file=err)
+            done.append(1)
+
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        thread = threading.Thread(target=command, daemon=True)
+        thread.start()
+        thread.join(timeout)
+    assert done, f"bench-stack {' '.join(map(str, args))}: still running after {timeout} s"
+    argv = ["bench-stack", *map(str, args)]
+    return subprocess.CompletedProcess(argv, done[0], out.getvalue(), err.getvalue())
 
 
 # What the target's vmstat start prints (benchstack.remote.target_vmstat_start): pid, folder, runs stopped.

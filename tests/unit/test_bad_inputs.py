@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleActionFail
+from conftest import bench_stack
 from test_plugins import run_plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,14 +23,7 @@ def expected(path: Path) -> list[str]:
 
 
 def cli(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchstack", "experiment", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    return bench_stack("experiment", path)
 
 
 def test_the_corpus_holds_the_cases_the_issues_name() -> None:
@@ -86,15 +80,37 @@ def nowhere(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return inventory, env
 
 
+def at_once(commands: list[list[str]], env: dict[str, str]) -> list[subprocess.CompletedProcess[str]]:
+    """The ``commands`` (ansible-playbook runs, ~1 s of CPU each, mostly starting up), started together
+    and waited for: independent runs, each with its own output."""
+    procs = [
+        subprocess.Popen(c, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for c in commands
+    ]
+    try:
+        outputs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    return [
+        subprocess.CompletedProcess(c, p.returncode, *o)
+        for c, p, o in zip(commands, procs, outputs, strict=True)
+    ]
+
+
 def test_the_playbook_refuses_them_in_its_first_play_before_any_host(tmp_path: Path) -> None:
     inventory, env = nowhere(tmp_path)
-    for name in ("injection-app-dir", "five-problems", "uppercase-name"):
-        path = ROOT / "tests" / "bad-inputs" / f"{name}.yml"
-        result = subprocess.run(
-            [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
-             "-e", f"experiment={path}"],
-            cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=120,
-        )  # fmt: skip
+    paths = [
+        ROOT / "tests" / "bad-inputs" / f"{n}.yml"
+        for n in ("injection-app-dir", "five-problems", "uppercase-name")
+    ]
+    playbook = [
+        str(Path(sys.executable).with_name("ansible-playbook")),
+        *("-i", str(inventory), "bench-stack.yml"),
+    ]
+    results = at_once([[*playbook, "-e", f"experiment={path}"] for path in paths], env)
+    for path, result in zip(paths, results, strict=True):
         out = result.stdout + result.stderr
         assert result.returncode != 0, out[-2000:]
         assert "TASK [Compile the plan" in out and "Local Docker hosts" not in out, out[-2000:]
@@ -112,13 +128,9 @@ def test_the_playbook_says_yes_with_bench_yes_and_nothing_else(tmp_path: Path) -
         *("-i", str(inventory), "playbooks/plan.yml"),
         *("-e", f"experiment={path}", "-e", f"bench_results_dir={tmp_path}"),
     ]
-    outputs = {}
-    for yes in ("true", "false", "maybe"):
-        result = subprocess.run(
-            [*playbook, "-e", f"bench_yes={yes}"],
-            cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=120,
-        )  # fmt: skip
-        outputs[yes] = (result.returncode, result.stdout + result.stderr)
+    answers = ("true", "false", "maybe")
+    results = at_once([[*playbook, "-e", f"bench_yes={yes}"] for yes in answers], env)
+    outputs = {yes: (r.returncode, r.stdout + r.stderr) for yes, r in zip(answers, results, strict=True)}
     assert outputs["true"][0] == 0, outputs["true"][1][-2000:]
     assert "more than 256 (said yes)" in outputs["true"][1]
     assert outputs["false"][0] != 0 and "-e bench_yes=true" in outputs["false"][1]

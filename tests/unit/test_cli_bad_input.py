@@ -3,30 +3,17 @@
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import STORED_META, read_data
+from conftest import STORED_META, bench_stack, read_data
 
 from benchstack.cell import cell_id_of, cell_to_dict, make_cell, write_cell
 from benchstack.parsers import ab
 
 ROOT = Path(__file__).resolve().parents[2]
 ELF_HEAD = b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x03\x00>\x00\x01\x00\x00\x00\xd0a"
-
-
-def bench_stack(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """``python -m benchstack ARGS`` from the worktree (its package, not an installed one)."""
-    return subprocess.run(
-        [sys.executable, "-m", "benchstack", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], path: Path) -> str:

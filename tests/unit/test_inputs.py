@@ -5,13 +5,13 @@ import copy
 import math
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from conftest import bench_stack
 
 from benchstack.experiment import MAX_CONCURRENCY, ExperimentError, cells, experiment_from_dict
 from benchstack.inputs import (
@@ -31,18 +31,6 @@ VALID = (
     "name: e\nstacks: [{name: s, port: 8001, app: {kind: static}, front: {kind: nginx}}]\n"
     "load: {plans: [{tool: ab, concurrency: 1, requests: 10}]}\n"
 )
-
-
-def bench_stack(*args: str | Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    """``python -m benchstack ARGS`` from the worktree; a hang fails the test at ``timeout``."""
-    return subprocess.run(
-        [sys.executable, "-m", "benchstack", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def one_line(result: subprocess.CompletedProcess[str]) -> str:

@@ -1,5 +1,6 @@
 """The Ansible plugins, imported by file path (they are not a package) and run without a connection."""
 
+import functools
 import importlib.util
 import json
 import os
@@ -21,6 +22,7 @@ from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan, cells
 from benchstack.plan import experiment_of, seed_for
 from benchstack.runlock import LOCK_FILE, holder
+from benchstack.runner import measure_cell
 from benchstack.stacks import resolve_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +48,15 @@ bench_run_info = load_plugin("action", "bench_run_info")
 bench_report = load_plugin("action", "bench_report")
 bench_extra_cells = load_plugin("action", "bench_extra_cells")
 bench_merge = load_plugin("action", "bench_merge")
+
+
+@pytest.fixture(autouse=True)
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The pauses bench_cell's runner makes between warm-up and measurement (load.pause_s, 1 s by default),
+    recorded instead of slept: test_runner proves where the pause falls."""
+    slept: list[float] = []
+    monkeypatch.setattr(bench_cell, "measure_cell", functools.partial(measure_cell, sleep=slept.append))
+    return slept
 
 
 def write_experiment(tmp_path: Path, data: dict[str, Any]) -> Path:
@@ -390,11 +401,12 @@ def run_cell(args: dict[str, Any], loadgen: Loadgen, hostname: str = "loadgen1",
     return action.run(task_vars={"inventory_hostname": hostname})
 
 
-def test_bench_cell_measures_and_stores_a_cell(tmp_path: Path) -> None:
+def test_bench_cell_measures_and_stores_a_cell(tmp_path: Path, pauses: list[float]) -> None:
     args = cell_args(tmp_path, warmup={"requests": 100})
     loadgen = Loadgen(read_data("ab", "normal.txt"))
     result = run_cell(args, loadgen)
     assert result["changed"] is True
+    assert pauses == [args["cell"]["pause_s"]] and pauses[0] > 0
     cell = result["cell"]
     assert validate_cell(cell, require_meta=True) == []
     assert (cell["target"], cell["loadgen"], cell["mode"]) == ("target1", "loadgen1", "network")
