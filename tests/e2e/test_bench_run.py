@@ -17,6 +17,7 @@ from benchstack.cli import main as cli_main
 from benchstack.experiment import cells, load_experiment
 from benchstack.interference import share_of
 from benchstack.loadpoints import by_load_point
+from benchstack.runlock import LOCK_FILE
 
 PROJECT = Path(__file__).resolve().parents[2]
 INVENTORY = Path(__file__).resolve().parent / "inventory"
@@ -279,3 +280,29 @@ def test_the_run_ends_with_its_verdict_and_validate_strict_gates_on_it(run: tupl
     assert "Verdict: NOISY" in first
     assert cli_main(["validate", str(run_dir), "--strict"]) == 0
     assert cli_main(["validate", str(run_dir), "--strict", "--fail-on-noisy"]) == 3
+
+
+def test_each_run_released_its_lock(run: tuple[Path, str, str]) -> None:
+    run_dir, first, second = run
+    assert not (run_dir / LOCK_FILE).exists()
+    assert "took over the run folder's lock" not in first + second
+
+
+# Last in this file: it measures once more in the same run folder.
+def test_a_dropped_cell_is_measured_again_by_the_next_run_and_only_it(run: tuple[Path, str, str]) -> None:
+    run_dir, _, _ = run
+    before = {Path(c["raw_output"]).stem: c["started_at"] for c in load_cells(run_dir)}
+    victim = "nginx-static__wrk__c32__r1"
+    assert victim in before
+    assert cli_main(["drop", str(run_dir), victim]) == 0
+    assert victim not in {Path(c["raw_output"]).stem for c in load_cells(run_dir)}
+    assert list(run_dir.glob(f"dropped/*/cells/{victim}.json"))
+    third = playbook(run_dir)
+    assert third.returncode == 0, third.stdout[-6000:] + third.stderr[-3000:]
+    after = {Path(c["raw_output"]).stem: c["started_at"] for c in load_cells(run_dir)}
+    # Only the victim's load point measures: the victim, and more rounds if the new cell was disturbed.
+    assert set(before) <= set(after)
+    assert all(cid.startswith("nginx-static__wrk__c32__r") for cid in set(after) - set(before))
+    assert {cid for cid in before if after[cid] != before[cid]} == {victim}
+    assert after[victim] >= max(before.values())
+    assert not (run_dir / LOCK_FILE).exists()
