@@ -73,8 +73,8 @@ def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:
 def test_starlet_runs_rackup_with_the_gems_handler_under_start_server() -> None:
     assert unit_lines(starlet(workers=8, max_request_per_child=500), "ExecStart=") == [
         "ExecStart=/usr/bin/start_server $BENCH_LISTEN_%i --kill-old-delay=5 -- /usr/bin/rackup"
-        f" --require {HANDLER} --env production --server Starlet"
-        " --option MaxWorkers=8 --option MaxRequestPerChild=500 config.ru"
+        f" --require {HANDLER} --require /opt/bench-stack/ruby/bench_stack/starlet_peer_gone.rb"
+        " --env production --server Starlet --option MaxWorkers=8 --option MaxRequestPerChild=500 config.ru"
     ]
 
 

@@ -116,6 +116,30 @@ def test_sighup_to_start_server_is_a_hot_restart_that_keeps_the_socket(host: Hos
     assert out == "Hello after!"
 
 
+def test_a_client_gone_before_its_answer_costs_no_worker(host: Host) -> None:
+    """prefork_engine 0.0.7's handler dies on EPIPE (and is respawned after 1 s); bench-stack's
+    starlet_peer_gone.rb drops the connection instead. 20 clients send a request and close at once."""
+    master = serving_master(host)
+    workers = set(children(host, master))
+    since = "@" + host.check_output("date +%s")
+    host.check_output(
+        "python3 -c %s %s",
+        "import socket, sys\n"
+        "for _ in range(20):\n"
+        "    s = socket.socket(socket.AF_UNIX)\n"
+        "    s.connect(sys.argv[1])\n"
+        "    s.sendall(b'GET /hello/gone HTTP/1.0\\r\\n\\r\\n')\n"
+        "    s.close()\n",
+        EP["socket"],
+    )
+    time.sleep(2)
+    log = host.check_output("journalctl -u %s --since %s --no-pager -o cat", EP["unit"], since)
+    assert "Errno::EPIPE" not in log, log
+    assert (serving_master(host), set(children(host, master))) == (master, workers)
+    out = host.check_output("curl -sS --max-time 5 http://127.0.0.1:%s/hello/b", str(STARLET["port"]))
+    assert out == "Hello b!"
+
+
 def test_the_units_reload_is_that_sighup(host: Host) -> None:
     reload = host.check_output("systemctl show -p ExecReload --value %s", EP["unit"])
     assert "argv[]=/bin/kill -HUP $MAINPID" in reload
