@@ -15,7 +15,7 @@ from ansible.template import Templar, trust_as_template
 from benchstack.stacks import resolve_stack
 
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "app_server"
-HANDLER = "/var/lib/gems/3.1.0/gems/prefork_engine-0.0.5/example/starlet.rb"
+HANDLER = "/var/lib/gems/3.1.0/gems/prefork_engine-0.0.7/example/starlet.rb"
 
 
 def _trusted(value: Any) -> Any:
@@ -72,9 +72,9 @@ def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:
 
 def test_starlet_runs_rackup_with_the_gems_handler_under_start_server() -> None:
     assert unit_lines(starlet(workers=8, max_request_per_child=500), "ExecStart=") == [
-        "ExecStart=/usr/bin/start_server $BENCH_LISTEN_%i -- /usr/bin/rackup"
-        f" --require {HANDLER} --env production --server Starlet"
-        " --option MaxWorkers=8 --option MaxRequestPerChild=500 config.ru"
+        "ExecStart=/usr/bin/start_server $BENCH_LISTEN_%i --kill-old-delay=5 -- /usr/bin/rackup"
+        f" --require {HANDLER} --require /opt/bench-stack/ruby/bench_stack/starlet_peer_gone.rb"
+        " --env production --server Starlet --option MaxWorkers=8 --option MaxRequestPerChild=500 config.ru"
     ]
 
 
@@ -146,11 +146,11 @@ def role_value(expression: str, *files: str, **extra: Any) -> Any:
 
 def test_the_starlet_handler_is_looked_up_at_the_ruby_roles_pin_of_prefork_engine() -> None:
     files = ("ruby/defaults/main.yml", "app_server/defaults/main.yml")
-    assert role_value("{{ app_server_starlet_gem_version }}", *files) == "0.0.5"
+    assert role_value("{{ app_server_starlet_gem_version }}", *files) == "0.0.7"
     pinned = role_value(
-        "{{ app_server_starlet_gem_version }}", *files, ruby_gem_versions={"prefork_engine": "0.0.7"}
+        "{{ app_server_starlet_gem_version }}", *files, ruby_gem_versions={"prefork_engine": "0.0.6"}
     )
-    assert pinned == "0.0.7"
+    assert pinned == "0.0.6"
     assert role_value("{{ app_server_starlet_gem_version }}", "app_server/defaults/main.yml") == ""
 
 
@@ -158,7 +158,7 @@ def test_the_ruby_role_asks_gem_install_for_pinned_gems_by_name_and_version() ->
     files = ("ruby/defaults/main.yml", "ruby/vars/main.yml")
     gems = ["rack", "sinatra", "pico_http_parser", "prefork_engine"]
     specs = role_value("{{ __ruby_gem_specs }}", *files, ruby_gems=gems)
-    assert specs == ["rack", "sinatra", "pico_http_parser:0.0.3", "prefork_engine:0.0.5"]
+    assert specs == ["rack", "sinatra", "pico_http_parser:0.0.4", "prefork_engine:0.0.7"]
     assert role_value("{{ __ruby_gem_specs }}", *files, ruby_gems=[]) == []
 
 
