@@ -9,8 +9,8 @@ are refused when they could break out of a config line (newlines, ``;``, braces,
 
 An Apache front is one Apache instance per stack (``apache2@bench-NAME`` on Debian, ``httpd@bench-NAME`` on
 RedHat), so stacks with different MPMs and tuning run side by side on one target. Its ``handler`` says what
-the instance does: ``proxy`` (mod_proxy_balancer to the app server pool), ``static``, ``mod_php``,
-``lua-inline`` or ``lua-file`` (mod_lua, the app runs inside Apache).
+the instance does: ``proxy`` (mod_proxy_balancer to the app server pool), ``static``, ``mod_php``, or an app
+that runs inside Apache: ``lua-inline``, ``lua-file`` (mod_lua), ``mruby-inline``, ``mruby-file`` (mod_mruby).
 """
 
 from __future__ import annotations
@@ -71,9 +71,11 @@ APP_KINDS: dict[str, dict[str, Any]] = {
             {"path": "/1k.html", "body": STATIC_1K_BODY},
         ],
     },
-    # Apps that run inside Apache (mod_lua): no app server, no runtime of their own. lua-inline's code is in
-    # the Apache config (a LuaQuickHandler block), so it has no files; lua-file's hello.lua is read and
-    # compiled on every request (LuaCodeCache never).
+    # Apps that run inside Apache (mod_lua, mod_mruby): no app server, no runtime of their own. The -inline
+    # kinds keep their code in the Apache config (lua-inline a LuaQuickHandler block, mruby-inline
+    # mrubyHandlerCode), compiled once when Apache reads it, so they have no files; the -file kinds' script is
+    # read and compiled on every request (lua-file: LuaCodeCache never; mruby-file: mod_mruby's
+    # mruby-script handler, which never caches).
     "lua-inline": {
         "runtime": "none",
         "entry": None,
@@ -86,14 +88,24 @@ APP_KINDS: dict[str, dict[str, Any]] = {
         "embedded": True,
         "checks": [{"path": "/hello.lua", "body": "Hello World! I am lua-file!"}],
     },
+    "mruby-inline": {
+        "runtime": "none",
+        "entry": None,
+        "embedded": True,
+        "checks": [{"path": "/", "body": "Hello World! I am mruby-inline!"}],
+    },
+    "mruby-file": {
+        "runtime": "none",
+        "entry": "hello.rb",
+        "embedded": True,
+        "checks": [{"path": "/hello.rb", "body": "Hello World! I am mruby-file!"}],
+    },
 }
-# App kinds that are known but cannot be deployed here, with the reason.
-_MRUBY_REASON = (
-    "mod_mruby is built from its source repository (apache role: apache_mod_mruby_repo and "
-    "apache_mod_mruby_version, with apxs), which cannot be fetched offline; not available here "
-    "(use lua-inline / lua-file, its mod_lua peers)"
-)
-UNAVAILABLE_APP_KINDS: dict[str, str] = {"mruby-inline": _MRUBY_REASON, "mruby-file": _MRUBY_REASON}
+
+# The Apache module an embedded app kind runs in.
+EMBEDDED_MODULE = {
+    kind: f"mod_{kind.split('-')[0]}" for kind, spec in APP_KINDS.items() if spec.get("embedded")
+}
 
 # Typed server options: name -> (type, minimum, maximum, default). Integers are bounded; bools are bools.
 _WORKERS = (int, 1, 64, 2)
@@ -236,6 +248,9 @@ APACHE_HANDLER_MODULES: dict[str, list[str]] = {
     "mod_php": ["php"],
     "lua-inline": ["lua"],
     "lua-file": ["lua"],
+    # mod_mruby is built by the apache role (apache_mod_mruby_repo), which writes its mruby.load.
+    "mruby-inline": ["mruby"],
+    "mruby-file": ["mruby"],
 }
 BINDS = ("unix", "tcp")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
@@ -440,8 +455,6 @@ def _app(s: dict[str, Any], roots: Roots, who: str, base_dir: Path | None = None
         for key in sorted(set(app) - APP_KEYS, key=str)
     ]
     kind = app.get("kind")
-    if _one_of(kind, UNAVAILABLE_APP_KINDS):
-        raise _err(who, "app.kind", f"{kind}: {UNAVAILABLE_APP_KINDS[kind]}")
     if not _one_of(kind, APP_KINDS):
         raise StackError(
             [*problems, f"{who}: app.kind: must be one of {', '.join(APP_KINDS)}, not {shown(kind)}"]
@@ -671,7 +684,9 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> N
             raise _err(who, "front.kind", f"app {kind} needs a front ({'apache' if embedded else 'nginx'})")
         if embedded and front["kind"] != "apache":
             raise _err(
-                who, "front.kind", f"app {kind} runs inside Apache (mod_lua): it needs front.kind apache"
+                who,
+                "front.kind",
+                f"app {kind} runs inside Apache ({EMBEDDED_MODULE[kind]}): it needs front.kind apache",
             )
         if front["kind"] == "apache":
             _apache_handler(who, front, "mod_php" if mod_php else kind)

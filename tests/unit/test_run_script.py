@@ -159,3 +159,14 @@ def test_a_scenario_whose_needed_file_is_missing_is_skipped_naming_the_file(tmp_
     finally:
         (scenario / "needs").unlink()
         scenario.rmdir()
+
+
+def test_bench_passes_what_follows_the_experiment_to_ansible_playbook(tmp_path: Path) -> None:
+    stubs = "setup_bench() { :; }; ansible-playbook() { printf '<%s>' \"$@\"; echo; }; "
+    result = run_script(stubs + "main bench apache-embedded -e 'apache_mod_mruby_repo=file:///a b'", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "<bench-stack.yml><-e><experiment=apache-embedded><-e><apache_mod_mruby_repo=file:///a b>"
+    )
+    result = run_script(stubs + "main bench", tmp_path)
+    assert result.stdout.splitlines()[-1] == "<bench-stack.yml>"

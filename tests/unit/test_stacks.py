@@ -858,14 +858,17 @@ def test_php_without_a_server_behind_nginx_points_at_mod_php() -> None:
         resolve_stack(stack)
 
 
-@pytest.mark.parametrize("kind", ["lua-inline", "lua-file"])
-def test_lua_apps_run_inside_apache_only(kind: str) -> None:
-    s = resolve_stack(apache("lua", kind=kind, mpm="worker"))
+@pytest.mark.parametrize(
+    ("kind", "module"),
+    [("lua-inline", "lua"), ("lua-file", "lua"), ("mruby-inline", "mruby"), ("mruby-file", "mruby")],
+)
+def test_embedded_apps_run_inside_apache_only(kind: str, module: str) -> None:
+    s = resolve_stack(apache("emb", kind=kind, mpm="worker"))
     assert s["front"]["handler"] == kind
-    assert s["front"]["modules"] == ["mpm_worker", "lua"]
+    assert s["front"]["modules"] == ["mpm_worker", module]
     assert s["runtime"]["kind"] == "none"
-    stack = {"name": "lua", "port": 8070, "app": {"kind": kind}, "front": {"kind": "nginx"}}
-    with pytest.raises(StackError, match=rf"front.kind: app {kind} runs inside Apache \(mod_lua\)"):
+    stack = {"name": "emb", "port": 8070, "app": {"kind": kind}, "front": {"kind": "nginx"}}
+    with pytest.raises(StackError, match=rf"front.kind: app {kind} runs inside Apache \(mod_{module}\)"):
         resolve_stack(stack)
 
 
@@ -876,10 +879,16 @@ def test_lua_app_refuses_an_app_server() -> None:
         resolve_stack(stack)
 
 
-@pytest.mark.parametrize("kind", ["mruby-inline", "mruby-file"])
-def test_mruby_apps_are_refused_as_not_available_offline(kind: str) -> None:
-    with pytest.raises(StackError, match=rf"app.kind: {kind}: mod_mruby .*cannot be fetched offline"):
-        resolve_stack(apache("mruby", kind=kind))
+def test_mruby_file_is_deployed_and_mruby_inline_lives_in_the_config() -> None:
+    n = needs_of([apache("i", 8074, "mruby-inline"), apache("f", 8075, "mruby-file")])
+    assert n["apache_handlers"] == ["mruby-file", "mruby-inline"]
+    assert n["app_kinds"] == ["mruby-file"]
+    stacks = [apache("i", 8074, "mruby-inline"), apache("f", 8075, "mruby-file")]
+    checks = front_checks_of(stacks, "127.0.0.1")
+    assert [(c["url"], c["body"]) for c in checks] == [
+        ("http://127.0.0.1:8074/", "Hello World! I am mruby-inline!"),
+        ("http://127.0.0.1:8075/hello.rb", "Hello World! I am mruby-file!"),
+    ]
 
 
 def test_resolving_does_not_modify_an_apache_stack() -> None:

@@ -1,5 +1,6 @@
 """Apache fronts, checked from outside: every stack through its own Apache instance, the MPM each instance
-really runs, the modules of its handler, the proxy pool, mod_lua reading its file on every request."""
+really runs, the modules of its handler, the proxy pool, mod_lua and mod_mruby reading their file on every
+request, mod_mruby built from the mirror's repository and recorded."""
 
 from __future__ import annotations
 
@@ -28,7 +29,10 @@ MODULE_OF_HANDLER = {
     "mod_php": "php_module",
     "lua-inline": "lua_module",
     "lua-file": "lua_module",
+    "mruby-inline": "mruby_module",
+    "mruby-file": "mruby_module",
 }
+MRUBY_BUILD = "/var/lib/bench-stack/build/mod_mruby"
 
 
 def unit(stack: dict[str, Any]) -> str:
@@ -128,6 +132,33 @@ def test_lua_file_is_read_on_every_request(host: Host) -> None:
     finally:
         host.run_expect([0], "sed -i 's/I am lua-file, edited!/I am lua-file!/' %s", path)
     assert host.file(path).content_string == original
+
+
+def test_mruby_file_is_run_on_every_request_not_served_as_text(host: Host) -> None:
+    path = "/opt/bench-stack/apps/mruby-file/hello.rb"
+    url = "http://127.0.0.1:8507/hello.rb"
+    original = host.file(path).content_string
+    assert "Apache.rputs" in original
+    content_type = host.check_output("curl -sS --max-time 10 -o /dev/null -w '%%{content_type}' %s", url)
+    assert content_type == "text/plain"
+    try:
+        host.run_expect([0], "sed -i 's/I am mruby-file!/I am mruby-file, edited!/' %s", path)
+        assert host.check_output("curl -sSf --max-time 10 %s", url) == "Hello World! I am mruby-file, edited!"
+    finally:
+        host.run_expect([0], "sed -i 's/I am mruby-file, edited!/I am mruby-file!/' %s", path)
+    assert host.file(path).content_string == original
+
+
+def test_mod_mruby_is_built_from_the_mirrors_tag_and_recorded(host: Host) -> None:
+    commit = host.check_output("git -C %s/src rev-parse HEAD", MRUBY_BUILD)
+    assert host.check_output("git -C %s/src rev-parse 'v1.16.0^{commit}'", MRUBY_BUILD) == commit
+    record = host.file(f"{MRUBY_BUILD}/built").content_string
+    assert f"commit: {commit}\n" in record
+    config = host.file(f"{MRUBY_BUILD}/build_config.rb").content_string
+    # Only mruby's own gems and mod_mruby's two: nothing fetched from GitHub.
+    assert "conf.gembox 'full-core'" in config
+    assert ":github" not in config
+    assert host.file("/usr/lib/apache2/modules/mod_mruby.so").exists
 
 
 def test_the_distributions_own_apache_is_stopped_and_nothing_listens_on_80(host: Host) -> None:
