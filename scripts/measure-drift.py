@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The drift table and the re-run cost, in one sitting, on fresh local containers (bench-stack/debian:bookworm).
+"""The drift table and the re-run cost, in one sitting, on fresh local containers (bench-stack/debian:
+bookworm).
 
-bench-stack: a container made by playbooks/hosts.yml, converged with experiments/perf-one-stack.yml (thin x2 on
-unix sockets behind nginx; ab and wrk) and the tuned profile. Then each kind of drift of the drift table is
+bench-stack: a container made by playbooks/hosts.yml, converged with experiments/perf-one-stack.yml (thin x2
+on unix sockets behind nginx; ab and wrk) and the tuned profile. Then each kind of drift of the drift table is
 done by hand (all at once, or with --each one at a time), playbooks/doctor.yml lists it, one normal re-run of
 hosts.yml + provision.yml repairs it, and the table says, per kind, whether the host is back as before.
 Then re-runs with nothing changed are timed, beside the re-runs of the plain floor playbook
@@ -44,16 +45,18 @@ DRIFT: dict[str, tuple[str, str]] = {
         "rm /etc/nginx/conf.d/bench-stack.conf",
         "sha256sum < /etc/nginx/conf.d/bench-stack.conf || echo missing",
     ),
-    "binary deleted": ("rm /usr/bin/ab", "test -x /usr/bin/ab && echo present || echo missing"),
+    # apt still sees wrk installed: its package is installed again.
+    "binary deleted": ("rm /usr/bin/wrk", "test -x /usr/bin/wrk && echo present || echo missing"),
     "package removed": (
-        "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q wrk >/dev/null",
-        "dpkg-query -W -f '${db:Status-Status}' wrk; test -x /usr/bin/wrk && echo ' present' || echo ' gone'",
+        "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q thin >/dev/null",
+        "dpkg-query -W -f '${db:Status-Status}' thin; "
+        "test -x /usr/bin/thin && echo ' present' || echo ' gone'",
     ),
     "unit stopped": (f"systemctl stop {ONE}", f"systemctl is-active {ONE}"),
     "unit disabled": (f"systemctl disable -q {TWO}", f"systemctl is-enabled {TWO}"),
     "unit file edited": (
-        f"sed -i 's/^\\[Service\\]$/[Service]\\nEnvironment=DRIFT=1\\nLimitNOFILE=1024/' /etc/systemd/system/{UNIT}"
-        f" && systemctl daemon-reload && systemctl restart {TWO}",
+        "sed -i 's/^\\[Service\\]$/[Service]\\nEnvironment=DRIFT=1\\nLimitNOFILE=1024/' "
+        f"/etc/systemd/system/{UNIT} && systemctl daemon-reload && systemctl restart {TWO}",
         f"sha256sum < /etc/systemd/system/{UNIT}; "
         f"grep -c DRIFT=1 /proc/$(systemctl show -p MainPID --value {TWO})/environ",
     ),
@@ -135,8 +138,8 @@ def main() -> int:
             (logs / f"repair-{group[0].replace(' ', '-')}.log").write_text(doctor_log + log)
             after = probe()
             print(
-                f"{', '.join(group)}: doctor {doctor_s:.1f} s rc={doctor_rc}; re-run {seconds:.1f} s rc={rc}: "
-                f"{decision(log)}",
+                f"{', '.join(group)}: doctor {doctor_s:.1f} s rc={doctor_rc}; "
+                f"re-run {seconds:.1f} s rc={rc}: {decision(log)}",
                 flush=True,
             )
             for kind in group:
@@ -158,7 +161,8 @@ def main() -> int:
             for name in (NAME, FLOOR):
                 subprocess.run(["docker", "rm", "-f", name], capture_output=True)
     print(
-        f"\nlogs: {logs}\n\n| kind | before | after the drift | after one re-run | repaired |\n|---|---|---|---|---|"
+        f"\nlogs: {logs}\n\n| kind | before | after the drift | after one re-run | repaired |\n"
+        "|---|---|---|---|---|"
     )
     for kind, before, drifted, after, ok in rows:
         print(f"| {kind} | {shlex.quote(before)[:40]} | {shlex.quote(drifted)[:40]} | {after[:40]} | {ok} |")

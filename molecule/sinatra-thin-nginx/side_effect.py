@@ -200,11 +200,12 @@ DRIFT: dict[str, tuple[str, str]] = {
         "rm /etc/nginx/conf.d/bench-stack.conf",
         "sha256sum < /etc/nginx/conf.d/bench-stack.conf 2>&1 || echo missing",
     ),
-    "binary deleted": ("rm /usr/bin/ab", "test -x /usr/bin/ab && echo present || echo missing"),
+    # apt still sees wrk installed: its package is installed again.
+    "binary deleted": ("rm /usr/bin/wrk", "test -x /usr/bin/wrk && echo present || echo missing"),
     "package removed": (
-        "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q wrk >/dev/null",
-        "dpkg-query -W -f '${db:Status-Status}' wrk 2>&1; "
-        "test -x /usr/bin/wrk && echo ' present' || echo ' gone'",
+        "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q thin >/dev/null",
+        "dpkg-query -W -f '${db:Status-Status}' thin 2>&1; "
+        "test -x /usr/bin/thin && echo ' present' || echo ' gone'",
     ),
     "unit stopped": (
         "systemctl stop bench-sinatra-thin-x2-nginx@1.service",
