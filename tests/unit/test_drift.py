@@ -2,6 +2,7 @@
 compared in the command that reads the record, and a role whose state differs runs again (its lost
 binaries' packages reinstalled first)."""
 
+import ast
 import json
 import subprocess
 from pathlib import Path
@@ -175,3 +176,29 @@ def test_reading_the_record_the_units_and_the_state_now_is_one_command_and_parse
     assert provision.parse_read(stdout, ["nginx.service"]) == (rec, {"nginx.service": True})
     assert provision.parse_now(stdout) == STATE
     assert provision.parse_now(f"{provision.STATE_SEPARATOR}\nTraceback") == {}
+
+
+def test_units_state_reads_one_systemctl_show_for_all_units_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = (
+        "Id=nginx.service\nActiveState=active\nUnitFileState=enabled\n\n"
+        "Id=bench-a@2.service\nActiveState=inactive\nUnitFileState=disabled\n\n"
+        "Id=gone.service\nActiveState=inactive\nUnitFileState=\n"
+    )
+    calls: list[list[str]] = []
+
+    def out(argv: list[str]) -> str:
+        calls.append(argv)
+        return shown
+
+    monkeypatch.setattr(hoststate, "_out", out)
+    units = ["nginx.service", "bench-a@2.service", "gone.service"]
+    assert hoststate.units_state(units) == {
+        "unit nginx.service": "enabled active",
+        "unit bench-a@2.service": "disabled inactive",
+        "unit gone.service": "none inactive",
+    }
+    assert len(calls) == 1
+
+
+def test_the_host_side_runs_on_the_oldest_python_the_hosts_have() -> None:
+    ast.parse(provision.HOSTSTATE.read_text(encoding="utf-8"), feature_version=(3, 6))
