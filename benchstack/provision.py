@@ -194,7 +194,9 @@ def drift(recorded: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
             lines.append(f"{item}: gone")
         elif before is None:
             lines.append(f"{item}: new")
-        elif item.startswith("file ") and "missing" not in (before, after):
+        elif item.startswith("file ") and after == "missing":
+            lines.append(f"{item}: deleted")
+        elif item.startswith("file ") and before != "missing":
             lines.append(f"{item}: changed")
         else:
             lines.append(f"{item}: {before} -> {after}")

@@ -97,11 +97,10 @@ def ansible(inv: Path, *books: str) -> tuple[float, str, int]:
 
 
 def decision(log: str) -> str:
-    lines = log.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("TASK [Decide which roles run"):
-            return next((x.strip() for x in lines[i + 1 : i + 40] if x.strip().startswith("msg:")), "")
-    return ""
+    """The "Decide which roles run" task's message (-v output)."""
+    _, _, rest = log.partition("TASK [Decide which roles run")
+    _, found, msg = rest.partition("    msg: ")
+    return " ".join(msg.split("\n\n")[0].split()) if found else ""
 
 
 def main() -> int:

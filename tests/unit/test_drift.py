@@ -57,7 +57,7 @@ def test_nothing_drifted_skips_every_role() -> None:
     ("role", "item", "before", "after", "line"),
     [
         ("nginx", "file /etc/nginx/nginx.conf", "cc", "dd", "file /etc/nginx/nginx.conf: changed"),
-        ("nginx", "file /etc/nginx/nginx.conf", "cc", "missing", "file /etc/nginx/nginx.conf: cc -> missing"),
+        ("nginx", "file /etc/nginx/nginx.conf", "cc", "missing", "file /etc/nginx/nginx.conf: deleted"),
         ("nginx", "package nginx", "1.22.1-9", "absent", "package nginx: 1.22.1-9 -> absent"),
         ("app_server", "unit bench-a@1.service", "enabled active", "enabled inactive", None),
         ("app_server", "unit bench-a@1.service", "enabled active", "disabled active", None),
