@@ -77,3 +77,4 @@ def test_after_the_repair_a_rerun_has_nothing_to_do_and_every_stack_answers(evid
     assert decision(again, evidence["host"]).startswith("run: nothing;")
     assert not [t["name"] for t in again["tasks"] if t["changed"]]
     assert all(answer.startswith("200 ") for answer in evidence["answers"].values()), evidence["answers"]
+    assert evidence["back"]["rc"] == 0
