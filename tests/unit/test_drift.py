@@ -87,6 +87,16 @@ def test_a_deleted_binary_reinstalls_the_package_that_owns_it() -> None:
     assert d.run["loadgen"] == "drifted: binary /usr/bin/ab: present -> missing"
 
 
+def test_a_package_removed_altogether_is_installed_by_the_transaction_not_reinstalled() -> None:
+    now = {r: dict(s) for r, s in STATE.items()}
+    now["loadgen"]["binary /usr/bin/wrk"] = "missing"
+    now["loadgen"]["package wrk"] = "absent"
+    now["loadgen"]["binary /usr/bin/ab"] = "missing"
+    d = decide(now)
+    assert d.reinstall == ["apache2-utils"]
+    assert "package wrk: 4.1.0-3 -> absent" in d.run["loadgen"]
+
+
 def test_a_file_gone_from_a_glob_or_a_new_one_is_drift() -> None:
     assert provision.drift({"file /a": "1"}, {}) == ["file /a: gone"]
     assert provision.drift({}, {"file /b": "2"}) == ["file /b: new"]
