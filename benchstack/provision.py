@@ -10,6 +10,10 @@ The host keeps, in one JSON file, the hash each role last ran with to the end an
 * its hash differs, or the host has no record of it;
 * a role it depends on runs (app_server needs the runtimes' facts and the app's changes);
 * a service it manages is not active now (``systemctl is-active`` in the same command that reads the file);
+* what it made drifted: at the end of provisioning each role that ran records its manifest (the files it
+  manages, units included; its OS packages and the binaries they install; its units; the sysctls it set) and
+  their state (:mod:`benchstack.hoststate`); the same command computes that state again, and a role whose
+  state differs runs (the packages of a binary now missing are reinstalled first: ``reinstall``);
 * the run is limited by tags, or ``bench_provision_skip_unchanged`` is false: then every role runs.
 
 A skipped role's exported facts are restored from the record, so later roles see them. Before a role runs
@@ -31,8 +35,12 @@ from typing import Any
 
 MARKER = "/var/lib/bench-stack/provisioned.json"
 SCHEMA = "bench-stack/provisioned/v1"
-# Separates the record from systemctl's answers in the one command that reads both.
+# Separates the record from systemctl's answers, and those from the state of what the roles made, in the
+# one command that reads them all.
 SEPARATOR = "--- bench-stack units ---"
+STATE_SEPARATOR = "--- bench-stack made ---"
+# Runs on the host (standard library only), sent as ``python3 -c``.
+HOSTSTATE = Path(__file__).with_name("hoststate.py")
 
 # Facts that choose per-OS paths, packages and units in the roles.
 HASHED_FACTS = ("distribution", "distribution_major_version", "os_family", "architecture")
@@ -101,16 +109,45 @@ def role_hash(files_hash: str, role_vars: Mapping[str, Any], facts: Mapping[str,
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def read_command(units: Sequence[str]) -> str:
-    """One shell command: the record (or nothing), then each unit's ``systemctl is-active`` answer."""
+def host_python(variables: Mapping[str, Any]) -> str:
+    """The host's Python as Ansible runs it (what the roles' modules run on)."""
+    facts = variables.get("ansible_facts") or {}
+    found = variables.get("ansible_python_interpreter") or facts.get("discovered_interpreter_python")
+    return str(found) if found and "{{" not in str(found) else "python3"
+
+
+def hoststate_command(python: str, request: Mapping[str, Any]) -> str:
+    """The shell command that runs :mod:`benchstack.hoststate` on the host with ``request``."""
+    source = HOSTSTATE.read_text(encoding="utf-8")
+    return f"{shlex.quote(python)} -c {shlex.quote(source)} {shlex.quote(json.dumps(request))}"
+
+
+def read_command(units: Sequence[str], python: str = "python3") -> str:
+    """One shell command: the record (or nothing), each unit's ``systemctl is-active`` answer, then the
+    state now of what each recorded role made."""
     check = f"systemctl is-active {' '.join(shlex.quote(u) for u in units)}" if units else "true"
-    return f"cat {MARKER} 2>/dev/null; echo; echo {shlex.quote(SEPARATOR)}; {check}; true"
+    made = hoststate_command(python, {"marker": MARKER})
+    return (
+        f"cat {MARKER} 2>/dev/null; echo; echo {shlex.quote(SEPARATOR)}; {check}; "
+        f"echo {shlex.quote(STATE_SEPARATOR)}; {made}; true"
+    )
+
+
+def parse_now(stdout: str) -> dict[str, dict[str, str]]:
+    """Role -> the state now of what it made, from :func:`read_command`'s output (empty when unreadable)."""
+    _, _, text = stdout.partition(STATE_SEPARATOR)
+    try:
+        now = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return now if isinstance(now, dict) else {}
 
 
 def parse_read(stdout: str, units: Sequence[str]) -> tuple[dict[str, Any], dict[str, bool]]:
     """The record (empty when missing or unreadable) and whether each unit is active, from
     :func:`read_command`'s output."""
     record_text, _, answers = stdout.partition(SEPARATOR)
+    answers = answers.partition(STATE_SEPARATOR)[0]
     try:
         record = json.loads(record_text) if record_text.strip() else {}
     except ValueError:
@@ -131,9 +168,46 @@ class Decision:
     skip: list[str] = field(default_factory=list)
     # Facts exported by skipped roles, from their record.
     facts: dict[str, Any] = field(default_factory=dict)
+    # Role -> what it made that is not as recorded (one line each).
+    drift: dict[str, list[str]] = field(default_factory=dict)
+    # OS packages whose binaries are gone: installed again before the roles run.
+    reinstall: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"hashes": self.hashes, "run": self.run, "skip": self.skip}
+        return {
+            "hashes": self.hashes,
+            "run": self.run,
+            "skip": self.skip,
+            "drift": self.drift,
+            "reinstall": self.reinstall,
+        }
+
+
+def drift(recorded: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """What differs between a role's recorded state and its state now, one line per item, in order."""
+    lines = []
+    for item in sorted({*recorded, *now}):
+        before, after = recorded.get(item), now.get(item)
+        if before == after:
+            continue
+        if after is None:
+            lines.append(f"{item}: gone")
+        elif before is None:
+            lines.append(f"{item}: new")
+        elif item.startswith("file ") and after == "missing":
+            lines.append(f"{item}: deleted")
+        elif item.startswith("file ") and before != "missing":
+            lines.append(f"{item}: changed")
+        else:
+            lines.append(f"{item}: {before} -> {after}")
+    return lines
+
+
+def missing_packages(entry: Mapping[str, Any], lines: Sequence[str]) -> list[str]:
+    """The packages whose binaries ``lines`` (:func:`drift`) say are missing."""
+    binaries = (entry.get("made") or {}).get("binaries") or {}
+    gone = [line.split(":", 1)[0].removeprefix("binary ") for line in lines if line.startswith("binary ")]
+    return sorted({binaries[path] for path in gone if binaries.get(path)})
 
 
 def decide(
@@ -143,20 +217,33 @@ def decide(
     units: Mapping[str, Sequence[str]],
     active: Mapping[str, bool],
     skip_unchanged: bool = True,
+    now: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Decision:
-    """Which of ``roles`` (in provisioning order) run, and why; the rest are skipped."""
+    """Which of ``roles`` (in provisioning order) run, and why; the rest are skipped. ``now``: each role's
+    state now (:func:`parse_now`), compared with the state its record holds."""
     decision = Decision(hashes=dict(hashes))
     entries = record.get("roles") or {}
     for role in roles:
         entry = entries.get(role)
         down = [u for u in units.get(role, ()) if not active.get(u, False)]
         deps = [d for d in DEPENDS.get(role, ()) if d in decision.run]
+        changed: list[str] = []
+        if isinstance(entry, dict) and isinstance(entry.get("state"), dict):
+            changed = drift(entry["state"], (now or {}).get(role) or {})
+        if changed:
+            decision.drift[role] = changed
+            # A package removed altogether is installed by the one transaction (dnf cannot reinstall it).
+            role_now = (now or {}).get(role) or {}
+            gone = [p for p in missing_packages(entry, changed) if role_now.get(f"package {p}") != "absent"]
+            decision.reinstall.extend(p for p in gone if p not in decision.reinstall)
         if not skip_unchanged:
             decision.run[role] = "every role runs (bench_provision_skip_unchanged false, or --tags)"
         elif not isinstance(entry, dict):
             decision.run[role] = "no record of it on this host"
         elif entry.get("hash") != hashes[role]:
             decision.run[role] = "its inputs changed"
+        elif changed:
+            decision.run[role] = "drifted: " + "; ".join(changed)
         elif deps:
             decision.run[role] = f"{', '.join(deps)} runs"
         elif down:
@@ -172,8 +259,10 @@ def record_after(
     decision: Decision,
     variables: Mapping[str, Any],
     finished_at: str,
+    made: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The record once the roles that ran have finished: their new hashes and exported facts, the skipped
+    """The record once the roles that ran have finished: their new hashes, exported facts and what they made
+    (``made``: role -> ``{"made": manifest, "state": state}``, :mod:`benchstack.hoststate`), the skipped
     roles' entries as they were."""
     entries = dict(record.get("roles") or {})
     for role in decision.run:
@@ -181,6 +270,7 @@ def record_after(
             "hash": decision.hashes[role],
             "facts": {name: variables[name] for name in EXPORTS.get(role, ()) if name in variables},
             "at": finished_at,
+            **((made or {}).get(role) or {}),
         }
     return {"schema": SCHEMA, "roles": entries}
 

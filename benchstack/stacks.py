@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -977,9 +978,46 @@ def resolve_stacks(
                 )
             ports[p] = s["name"]
     problems += _shared_app_problems(out)
+    problems += [p for s in out for p in _bundle_problems(s)]
     if problems:
         raise StackError(problems)
     return out
+
+
+# A Gemfile's `gem "name"` line, and a Gemfile.lock's spec line (four spaces, name, version in brackets).
+GEMFILE_GEM_RE = re.compile(r"""^\s*gem\s*\(?\s*["']([A-Za-z0-9_.-]+)["']""")
+LOCK_SPEC_RE = re.compile(r"^    ([A-Za-z0-9_.-]+) \(")
+
+
+def bundle_gems(app_dir: Path) -> tuple[str, set[str]]:
+    """The gems ``bundle exec`` can load from a user app's folder: Gemfile.lock's specs when it has one
+    (Bundler runs frozen then), else the Gemfile's ``gem`` lines; and which file said so."""
+    lock = app_dir / "Gemfile.lock"
+    if lock.is_file():
+        text = lock.read_text(encoding="utf-8", errors="replace")
+        return "Gemfile.lock", {m.group(1) for m in map(LOCK_SPEC_RE.match, text.splitlines()) if m}
+    text = (app_dir / "Gemfile").read_text(encoding="utf-8", errors="replace")
+    return "Gemfile", {m.group(1) for m in map(GEMFILE_GEM_RE.match, text.splitlines()) if m}
+
+
+def _bundle_problems(s: dict[str, Any]) -> list[str]:
+    """A user app's server runs through ``bundle exec``, which loads only the bundle's gems: a server gem the
+    app's Gemfile (or Gemfile.lock) lacks would crash-loop the unit. Read on the controller (app.src)."""
+    app, server = s["app"], s["server"]
+    gems = GEMS_BY_SERVER.get(server["kind"], []) if server else []
+    if not gems or not app.get("bundle") or "Gemfile" not in (app.get("dependency_files") or []):
+        return []
+    which, bundled = bundle_gems(Path(app["src"]))
+    missing = [g for g in gems if g not in bundled]
+    if not missing:
+        return []
+    lines = "; ".join(f"gem {json.dumps(g)}" for g in missing)
+    then = " and run `bundle lock` so Gemfile.lock has it" if which == "Gemfile.lock" else ""
+    return [
+        f"stack {shown(s['name'])}: server.kind {server['kind']} runs through `bundle exec` from the app's "
+        f"bundle, and {app['src']}/{which} does not have {', '.join(missing)}: add to "
+        f"{app['src']}/Gemfile the line: {lines}{then}"
+    ]
 
 
 def _app_identity(s: dict[str, Any]) -> tuple[Any, ...]:
@@ -1191,6 +1229,8 @@ def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 item: dict[str, Any] = {
                     "stack": s["name"],
                     "via": f"{ep['unit']} ({'unix:' + ep['socket'] if ep['socket'] else host + port})",
+                    # Its journal is shown when the instance does not answer (bench_http_check).
+                    "unit": ep["unit"],
                     "url": f"http://{'localhost' if ep['socket'] else host + port}{check['path']}",
                     "unix_socket": ep["socket"],
                     "body": check["body"],

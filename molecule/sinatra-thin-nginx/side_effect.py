@@ -10,7 +10,10 @@ evidence (tests/sideeffect.py); the tests in tests/ say what must hold. In order
    holds no config.ru, a static stack whose folder is missing;
 3. stock-switch: the Debian 12 host (tuned) switched to nginx's stock main config;
 4. reconfigure: sinatra-thin-x2-nginx given 3 instances (the Debian 12 host back to tuned in the same run);
-5. restore: the scenario's own experiment again (3 instances back to 2), the hosts as the converge left them.
+5. restore: the scenario's own experiment again (3 instances back to 2), the hosts as the converge left them;
+6. drift: on the Debian 12 host, every kind of drift of the drift table (DRIFT) by hand at once, then
+   playbooks/doctor.yml (lists it, changes nothing), a normal re-run (repairs it) and one more (nothing
+   to do).
 
 Before and after each step: every unit's main pid, every stack's answer through its front, and the sha256 of
 every file under /etc/nginx, /etc/systemd/system, the units' env folder and the app folders.
@@ -28,7 +31,16 @@ import yaml
 PROJECT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 
-from sideeffect import ephemeral, fresh_evidence, main_pids, playbook, save, sh, snapshot  # noqa: E402
+from sideeffect import (  # noqa: E402
+    ephemeral,
+    fresh_evidence,
+    main_pids,
+    playbook,
+    proc_sys_writable,
+    save,
+    sh,
+    snapshot,
+)
 from stackcheck import endpoints, front_checks  # noqa: E402
 
 from benchstack.stacks import DEFAULT_ROOTS, resolve_stacks  # noqa: E402
@@ -176,6 +188,94 @@ def reconfigure() -> None:
     )
 
 
+# The drift table: kind -> (what a user or a package manager does by hand, how the host shows it). Each probe
+# prints one line; the side effect keeps it before, after the drift and after the re-run.
+DRIFT_UNIT = "bench-sinatra-thin-x1-nginx@.service"
+DRIFT: dict[str, tuple[str, str]] = {
+    "file edited": (
+        "sed -i 's/worker_connections [0-9]*;/worker_connections 64;/' /etc/nginx/nginx.conf",
+        "grep -o 'worker_connections [0-9]*' /etc/nginx/nginx.conf; sha256sum < /etc/nginx/nginx.conf",
+    ),
+    "file deleted": (
+        "rm /etc/nginx/conf.d/bench-stack.conf",
+        "sha256sum < /etc/nginx/conf.d/bench-stack.conf 2>&1 || echo missing",
+    ),
+    # apt still sees wrk installed: its package is installed again.
+    "binary deleted": ("rm /usr/bin/wrk", "test -x /usr/bin/wrk && echo present || echo missing"),
+    "package removed": (
+        "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q thin >/dev/null",
+        "dpkg-query -W -f '${db:Status-Status}' thin 2>&1; "
+        "test -x /usr/bin/thin && echo ' present' || echo ' gone'",
+    ),
+    "unit stopped": (
+        "systemctl stop bench-sinatra-thin-x2-nginx@1.service",
+        "systemctl is-active bench-sinatra-thin-x2-nginx@1.service",
+    ),
+    "unit disabled": (
+        "systemctl disable -q bench-sinatra-thin-x2-nginx@2.service",
+        "systemctl is-enabled bench-sinatra-thin-x2-nginx@2.service",
+    ),
+    # Edited, reloaded and restarted by hand: the running instance has the edit too.
+    "unit file edited": (
+        f"sed -i 's/^\\[Service\\]$/[Service]\\nEnvironment=DRIFT=1\\nLimitNOFILE=1024/' "
+        f"/etc/systemd/system/{DRIFT_UNIT} && systemctl daemon-reload "
+        "&& systemctl restart bench-sinatra-thin-x1-nginx@1.service",
+        # The file, what systemd loaded, and the running instance's open-files limit (root in a container may
+        # not read another user's /proc/PID/environ; its limits are world-readable).
+        f"sha256sum < /etc/systemd/system/{DRIFT_UNIT} | cut -c1-16; "
+        "systemctl show -p Environment --value bench-sinatra-thin-x1-nginx@1.service; "
+        "grep 'Max open files' "
+        "/proc/$(systemctl show -p MainPID --value bench-sinatra-thin-x1-nginx@1.service)/limits",
+    ),
+    "sysctl changed": ("sysctl -q -w net.core.somaxconn=128", "cat /proc/sys/net/core/somaxconn"),
+}
+
+
+def drift_probe(host: str) -> dict[str, str]:
+    return {
+        kind: " ".join(sh(host, f"{{ {probe}; }} 2>&1; true").split()) for kind, (_, probe) in DRIFT.items()
+    }
+
+
+def drift() -> None:
+    host = TUNED_HOST
+    # The host tuned (bench_host_profile; the scenario's converge keeps it stock), so bench_host records the
+    # sysctls it sets. Docker mounts /proc/sys read-only: writable, its net.* keys are the container's own.
+    tuned = {**SKIP, "bench_host_profile": "tuned"}
+    proc_sys_writable(host, True)
+    try:
+        first = playbook("provision.yml", extra=tuned, limit=host)
+        before = drift_probe(host)
+        for change, _ in DRIFT.values():
+            sh(host, change)
+        drifted = drift_probe(host)
+        doctor = playbook("doctor.yml", extra=tuned, limit=host)
+        after_doctor = drift_probe(host)
+        repair = playbook("provision.yml", extra=tuned, limit=host)
+        after = drift_probe(host)
+        again = playbook("provision.yml", extra=tuned, limit=host)
+        # Back to the scenario's own profile (stock puts the originals back) for the tests after this.
+        back = playbook("provision.yml", extra=SKIP, limit=host)
+    finally:
+        proc_sys_writable(host, False)
+    save(
+        "drift",
+        {
+            "host": host,
+            "first": first.to_dict(),
+            "before": before,
+            "drifted": drifted,
+            "doctor": doctor.to_dict(),
+            "after_doctor": after_doctor,
+            "repair": repair.to_dict(),
+            "after": after,
+            "again": again.to_dict(),
+            "back": back.to_dict(),
+            "answers": state()[host]["answers"],
+        },
+    )
+
+
 def main() -> None:
     fresh_evidence()
     save("expected", {"answers": expected_answers(), "units": units(BASE)})
@@ -184,6 +284,7 @@ def main() -> None:
     bad_inputs()
     stock_switch()
     reconfigure()
+    drift()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ nothing about the whole role).
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +18,12 @@ from benchstack import provision
 DOCUMENTATION = """
 module: bench_provision_record
 short_description: Record the roles that ran to the end on this host
-options: {}
+options:
+  made:
+    description: >-
+      Role -> what it made (files, binaries, units, sysctls; benchstack.hoststate); each role's OS packages
+      are its fact <role>_os_packages.
+    type: dict
 notes:
   - Reads the fact bench_provision set by bench_provision_state earlier in the run.
 """
@@ -25,7 +31,7 @@ notes:
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS: frozenset[str] = frozenset()
+    _VALID_ARGS: frozenset[str] = frozenset(("made",))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -44,8 +50,9 @@ class ActionModule(ActionBase):
             for name in provision.EXPORTS.get(role, ())
             if name in task_vars
         }
+        made = self._made(task_vars, decision)
         record = provision.record_after(
-            state["record"], decision, variables, datetime.now(UTC).isoformat(timespec="seconds")
+            state["record"], decision, variables, datetime.now(UTC).isoformat(timespec="seconds"), made
         )
         if provision.same_state(state["record"], record):
             # Every role that ran was given what it had last time (every role runs when told to).
@@ -56,3 +63,24 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"bench_provision_record: cannot write {provision.MARKER}: {res}")
         result.update(changed=True, msg=f"recorded: {', '.join(decision.run)}")
         return result
+
+    def _made(self, task_vars: dict[str, Any], decision: provision.Decision) -> dict[str, Any]:
+        """What each role that ran made, and its state now, from the host in one command."""
+        given = self._templar.template(self._task.args.get("made") or {})
+        if not isinstance(given, dict):
+            raise AnsibleActionFail("bench_provision_record: made must be a dict (role -> manifest)")
+        manifests = {}
+        for role in decision.run:
+            manifest = dict(given.get(role) or {})
+            packages = task_vars.get(f"{role}_os_packages")
+            manifest["packages"] = list(self._templar.template(packages) or []) if packages else []
+            manifests[role] = manifest
+        command = provision.hoststate_command(provision.host_python(task_vars), {"manifests": manifests})
+        res = self._low_level_execute_command(command)
+        try:
+            made = json.loads(res.get("stdout") or "")
+        except ValueError:
+            made = None
+        if res.get("rc") != 0 or not isinstance(made, dict):
+            raise AnsibleActionFail(f"bench_provision_record: cannot read what the roles made: {res}")
+        return made

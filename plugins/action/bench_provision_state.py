@@ -42,7 +42,7 @@ def files_hash(role: str) -> str:
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _REQUIRED = frozenset(("roles",))
-    _VALID_ARGS = frozenset(("roles", "units", "skip_unchanged"))
+    _VALID_ARGS = frozenset(("roles", "units", "skip_unchanged", "report_only", "hashes"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -56,15 +56,32 @@ class ActionModule(ActionBase):
         tags = task_vars.get("ansible_run_tags") or ["all"]
         skip_unchanged = boolean(args.get("skip_unchanged", True)) and list(tags) == ["all"]
         facts = task_vars.get("ansible_facts") or {}
-        hashes = {}
-        for role in roles:
+        given = args.get("hashes") or {}
+        hashes = {role: str(given[role]) for role in roles if role in given}
+        for role in [r for r in roles if r not in hashes]:
             variables = provision.role_variables(role, task_vars)
             rendered = {name: self._templar.template(value) for name, value in variables.items()}
             hashes[role] = provision.role_hash(files_hash(role), rendered, facts)
         all_units = [u for role in roles for u in units.get(role, [])]
-        res = self._low_level_execute_command(provision.read_command(all_units))
-        record, active = provision.parse_read(res.get("stdout", ""), all_units)
-        decision = provision.decide(roles, hashes, record, units, active, skip_unchanged)
+        res = self._low_level_execute_command(
+            provision.read_command(all_units, provision.host_python(task_vars))
+        )
+        stdout = res.get("stdout", "")
+        record, active = provision.parse_read(stdout, all_units)
+        decision = provision.decide(
+            roles, hashes, record, units, active, skip_unchanged, provision.parse_now(stdout)
+        )
+        if boolean(args.get("report_only", False)):
+            result.update(
+                changed=False,
+                matches=not decision.run,
+                plan_match={"matches": not decision.run, "differs": decision.run},
+                run=decision.run,
+                skip=decision.skip,
+                drift=decision.drift,
+                msg=summary(decision),
+            )
+            return result
         # A role about to run with other inputs loses its record first: a run that stops half way must not
         # leave a record of a state the host is not in. Same inputs describe the same state: kept.
         entries = record.get("roles") or {}
@@ -79,9 +96,14 @@ class ActionModule(ActionBase):
                 "bench_provision": {**decision.to_dict(), "record": provision.without(record, stale)},
                 **decision.facts,
             },
-            msg=(
-                f"run: {', '.join(f'{r} ({why})' for r, why in decision.run.items()) or 'nothing'}; "
-                f"unchanged, skipped: {', '.join(decision.skip) or 'nothing'}"
-            ),
+            msg=summary(decision),
         )
         return result
+
+
+def summary(decision: provision.Decision) -> str:
+    return (
+        f"run: {', '.join(f'{r} ({why})' for r, why in decision.run.items()) or 'nothing'}; "
+        f"unchanged, skipped: {', '.join(decision.skip) or 'nothing'}"
+        + (f"; reinstalled first: {', '.join(decision.reinstall)}" if decision.reinstall else "")
+    )

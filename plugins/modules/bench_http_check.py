@@ -36,6 +36,12 @@ options:
     description: Seconds to keep asking the endpoints that have not answered as expected yet.
     type: float
     default: 15
+  journal_lines:
+    description: >-
+      Lines of a failed check's systemd unit (its C(unit)) journal shown with the failure: a server that
+      crash-loops says why only there.
+    type: int
+    default: 15
 """
 
 ANSWER_CHARS = 200
@@ -143,6 +149,24 @@ def describe(check: dict[str, Any], result: dict[str, Any]) -> str:
     )
 
 
+def unit_journal(unit: str, lines: int, runner: Any = subprocess.run) -> str:
+    """The unit's state and last journal lines, for a failure message (empty when systemd cannot say)."""
+    try:
+        state = runner(
+            ["systemctl", "is-active", unit], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.strip()
+        journal = runner(
+            ["journalctl", "-u", unit, "-n", str(lines), "--no-pager", "-o", "cat"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.rstrip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"{unit} is {state or 'unknown'}; its last journal lines:\n{journal or '(none)'}"
+
+
 def run_checks(
     checks: list[dict[str, Any]],
     timeout_s: float,
@@ -184,6 +208,7 @@ def main() -> None:
             "checks": {"type": "list", "elements": "dict", "required": True},
             "timeout_s": {"type": "float", "default": 10},
             "retry_for_s": {"type": "float", "default": 15},
+            "journal_lines": {"type": "int", "default": 15},
         },
         supports_check_mode=True,  # read-only requests
     )
@@ -199,7 +224,16 @@ def main() -> None:
     results = run_checks(checks, module.params["timeout_s"], module.params["retry_for_s"])
     failures = [describe(c, r) for c, r in zip(checks, results, strict=True) if not r["ok"]]
     if failures:
-        module.fail_json(msg="; ".join(failures), results=results, failed_count=len(failures))
+        units = sorted(
+            {c["unit"] for c, r in zip(checks, results, strict=True) if not r["ok"] and c.get("unit")}
+        )
+        journals = [j for u in units if (j := unit_journal(u, module.params["journal_lines"]))]
+        module.fail_json(
+            msg="; ".join(failures) + "".join(f"\n{j}" for j in journals),
+            results=results,
+            failed_count=len(failures),
+            journals=journals,
+        )
     module.exit_json(changed=False, results=results, msg=f"{len(results)} endpoints answered as expected")
 
 

@@ -138,3 +138,26 @@ def test_missing_script_fails_although_cgi_fcgi_exits_0() -> None:
     assert result["status"] is None
     assert result["error"] == "Status: 404 Not Found Primary script unknown"
     assert result["answer"] == "File not found.\n"
+
+
+def test_a_failed_instance_shows_its_units_state_and_last_journal_lines() -> None:
+    asked: list[list[str]] = []
+
+    def runner(argv: list[str], **_: Any) -> Any:
+        asked.append(argv)
+        out = "activating\n" if argv[0] == "systemctl" else "puma is not currently included in the bundle\n"
+        return type("Done", (), {"stdout": out})()
+
+    text = check_mod.unit_journal("bench-own-puma@1.service", 5, runner)
+    assert text == (
+        "bench-own-puma@1.service is activating; its last journal lines:\n"
+        "puma is not currently included in the bundle"
+    )
+    assert ["journalctl", "-u", "bench-own-puma@1.service", "-n", "5", "--no-pager", "-o", "cat"] in asked
+
+
+def test_without_systemd_the_failure_says_only_what_the_request_got() -> None:
+    def runner(argv: list[str], **_: Any) -> Any:
+        raise FileNotFoundError(argv[0])
+
+    assert check_mod.unit_journal("x.service", 5, runner) == ""

@@ -426,6 +426,7 @@ def test_instance_checks_ask_every_pool_member_every_check() -> None:
     assert first == {
         "stack": "x2",
         "via": "bench-x2@1.service (unix:/run/bench-stack/x2-1/server.sock)",
+        "unit": "bench-x2@1.service",
         "url": "http://localhost/",
         "unix_socket": "/run/bench-stack/x2-1/server.sock",
         "body": "Hello World! I am sinatra!",

@@ -17,6 +17,9 @@ from benchstack.userapp import scan
 
 USER = "/opt/bench-stack/apps/user"
 
+# Every server the tests run the app on is in its bundle.
+GEMFILE = 'source "https://rubygems.org"\ngem "sinatra"\ngem "puma"\ngem("thin", "~> 1.8")\n'
+
 
 def make_app(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
@@ -28,7 +31,7 @@ def make_app(root: Path, files: dict[str, str]) -> Path:
 @pytest.fixture
 def sinatra_src(tmp_path: Path) -> Path:
     return make_app(
-        tmp_path / "apps" / "shop", {"config.ru": "run Shop\n", "app.rb": "x\n", "Gemfile": "g\n"}
+        tmp_path / "apps" / "shop", {"config.ru": "run Shop\n", "app.rb": "x\n", "Gemfile": GEMFILE}
     )
 
 
@@ -285,3 +288,36 @@ def test_the_plan_carries_each_user_app_and_keeps_env_values_out_of_the_experime
 def test_the_plan_refuses_a_bad_src_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(ExperimentError, match=r"stack 'shop-puma': app.src: .*/apps/gone does not exist"):
         compile_plan(write_experiment(tmp_path, [stack(src="apps/gone")]))
+
+
+def test_a_server_gem_the_apps_gemfile_lacks_is_refused_naming_the_file_and_the_line_to_add(
+    tmp_path: Path,
+) -> None:
+    src = make_app(
+        tmp_path / "apps" / "own",
+        {"config.ru": "run Own\n", "Gemfile": 'gem "sinatra"\n  gem "thin"\n# gem "puma"\n'},
+    )
+    assert resolve_stacks([{**stack(src=str(src), name="own"), "server": {"kind": "thin"}}])
+    with pytest.raises(StackError) as err:
+        resolve_stacks([stack(src=str(src), name="own")])
+    (problem,) = err.value.problems
+    assert f"{src}/Gemfile does not have puma" in problem
+    assert f'add to {src}/Gemfile the line: gem "puma"' in problem
+
+
+def test_with_a_gemfile_lock_the_server_gem_must_be_locked(tmp_path: Path) -> None:
+    lock = "GEM\n  remote: https://rubygems.org/\n  specs:\n    rack (2.2.4)\n    thin (1.8.1)\n      rack\n"
+    src = make_app(
+        tmp_path / "apps" / "own",
+        {"config.ru": "run Own\n", "Gemfile": 'gem "thin"\ngem "puma"\n', "Gemfile.lock": lock},
+    )
+    with pytest.raises(StackError) as err:
+        resolve_stacks([stack(src=str(src), name="own")])
+    (problem,) = err.value.problems
+    assert f"{src}/Gemfile.lock does not have puma" in problem and "bundle lock" in problem
+    assert resolve_stacks([{**stack(src=str(src), name="own"), "server": {"kind": "thin"}}])
+
+
+def test_an_app_without_a_gemfile_runs_its_server_from_the_runtimes_gems(tmp_path: Path) -> None:
+    src = make_app(tmp_path / "apps" / "own", {"config.ru": "run Own\n"})
+    assert resolve_stacks([stack(src=str(src), name="own")])
