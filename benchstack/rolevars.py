@@ -187,6 +187,7 @@ CHECKS: dict[str, Check | None] = {
     "app_server_perl_bin_dir": PATH,
     "app_server_starlet_gem_version": _optional(VERSION),
     "app_server_perl_lib_dir": FOLDER,
+    "app_server_ruby_lib_dir": FOLDER,
     "app_server_php_fpm_bin": PATH,
     # bench_host: the benchmark user, its folders, sysctls, the CPU governor, the fingerprint.
     "bench_host_extra_packages": _each(PACKAGE),
