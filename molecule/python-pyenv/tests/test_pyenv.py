@@ -51,8 +51,8 @@ def test_the_venv_is_made_from_the_pyenv_python_with_its_stdlib_modules(host: Ho
     out = host.check_output(
         "runuser -u bench -- %s/bin/python -c %s",
         VENV,
-        "'import sys, ssl, sqlite3, lzma, bz2, ctypes, readline, gunicorn; "
-        "print(sys.base_prefix, sys.version.split()[0], gunicorn.__version__)'",
+        "import sys, ssl, sqlite3, lzma, bz2, ctypes, readline, gunicorn; "
+        "print(sys.base_prefix, sys.version.split()[0], gunicorn.__version__)",
     )
     assert out == f"{PREFIX} 3.11.2 23.0.0"
 
@@ -62,7 +62,7 @@ def test_the_python_was_built_with_the_scenarios_configure_options(host: Host) -
     wanted = GROUP_VARS["python_pyenv_configure_opts"]
     assert wanted == "CFLAGS=-O1"
     config_args = host.check_output(
-        "%s/bin/python3 -c %s", PREFIX, "'import sysconfig; print(sysconfig.get_config_var(\"CONFIG_ARGS\"))'"
+        "%s/bin/python3 -c %s", PREFIX, "import sysconfig; print(sysconfig.get_config_var('CONFIG_ARGS'))"
     )
     assert "'CFLAGS=-O1'" in config_args and f"'--prefix={PREFIX}'" in config_args
 
