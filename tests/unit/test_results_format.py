@@ -401,6 +401,25 @@ def test_a_run_json_as_a_run_writes_it_fits_the_schema_file(tmp_path: Path) -> N
     assert read_run_info(tmp_path) == data
 
 
+def test_a_fingerprint_names_its_runtimes_built_from_source_by_their_build_markers(tmp_path: Path) -> None:
+    """The markers the ruby (rbenv) and python (pyenv) roles write, as fingerprint.yml records them."""
+    data = write_a_run(tmp_path)
+    marker = {
+        "version": "3.11.2",
+        "options_sha256": "1f" * 32,
+        "configure_opts": "CFLAGS=-O1",
+        "origin": "archive",
+        "archive": "python-3.11.2-debian-12-x86_64-1f1f1f1f1f1f1f1f.tar.gz",
+        "seconds": 9.5,
+    }
+    data["hosts"]["web1"]["runtimes"] = {"python-3.11.2": marker}
+    assert schema_file_errors(RUN_FILE, data) == []
+    data["hosts"]["web1"]["runtimes"] = {"python-3.11.2": "3.11.2"}
+    assert schema_file_errors(RUN_FILE, data) == [
+        "hosts/web1/runtimes/python-3.11.2: '3.11.2' is not of type 'object'"
+    ]
+
+
 def test_a_stop_recorded_before_run_json_was_written_makes_a_valid_record(tmp_path: Path) -> None:
     verdict.record_stop(tmp_path, "s__ab__c1__r1", "timeout", "ab did not finish")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
