@@ -26,6 +26,7 @@ from typing import Any
 from benchstack.interference import MARKER as CPU_MARKER
 from benchstack.interference import SNAPSHOT_FUNCTION, print_snapshot
 
+
 def without_tty(connection: Any) -> None:
     """Send this task's commands over ``connection`` without a terminal. Ansible's ssh connection asks for one
     (``ssh -tt``) for a become command that sends no input; the host then merges stderr into stdout and ends
