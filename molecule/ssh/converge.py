@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ HOSTS = {"target-1": "bench-mol-ssh-target", "loadgen-1": "bench-mol-ssh-lg"}
 WRK_TARBALL = "wrk-4.2.0-without-openssl.tar.gz"
 MIRROR = "http://127.0.0.1:8799"
 PROVISION = "Provision every host"  # playbooks/provision.yml's play
+# Tasks whose wall time the evidence keeps (None: it changed nothing).
+TIMED = ["loadgen : Build wrk with the system's OpenSSL"]
 
 
 def address(container: str) -> str:
@@ -50,14 +53,14 @@ def address(container: str) -> str:
     return out.strip()
 
 
-def wrk_sha256() -> str:
-    """The tarball's sha256 as the mirror part recorded it (tests/mirror/parts/wrk.sh)."""
+def wrk_sha256(tarball: str = WRK_TARBALL) -> str:
+    """A tarball's sha256 as the mirror part recorded it (tests/mirror/parts/wrk.sh)."""
     sums = subprocess.check_output(
         ["docker", "exec", HOSTS["loadgen-1"], "cat", "/srv/bench-mirror/wrk/SHA256SUMS"],
         text=True,
         timeout=60,
     )
-    return sums.split()[0]
+    return {name: sha for sha, name in (line.split() for line in sums.splitlines())}[tarball]
 
 
 def write_inputs(eph: Path) -> tuple[Path, Path]:
@@ -100,26 +103,35 @@ def changed_on_hosts(report: dict[str, Any]) -> list[list[str]]:
     return changed
 
 
+def task_seconds(report: dict[str, Any], name: str) -> float | None:
+    """Wall time of the task ``name`` where it changed a host (a build skipped by creates: does not), from the
+    callback's times."""
+    for play in report["plays"]:
+        for task in play.get("tasks", []):
+            changed = any(r.get("changed") for r in task.get("hosts", {}).values())
+            if task["task"]["name"] == name and changed:
+                span = task["task"]["duration"]
+                start, end = (
+                    datetime.fromisoformat(span[k].replace("Z", "+00:00")) for k in ("start", "end")
+                )
+                return round((end - start).total_seconds(), 1)
+    return None
+
+
 def roles_provisioned(tasks: list[TaskResult], host: str) -> list[str]:
     """The roles provision.yml ran on ``host`` (the markers skip the others)."""
     ran = (t.role for t in tasks if t.play == PROVISION and t.host == host and t.role and not t.skipped)
     return list(dict.fromkeys(ran))
 
 
-def main() -> int:
+def run_bench(name: str, playbook: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run ``playbook`` (relative to the project) over SSH as the user would, with the scenario's inputs and
+    ``extra`` vars; save and return its evidence (``name``)."""
     eph = ephemeral()
-    name = "again" if evidence_path("first").exists() else "first"
     hosts, test_vars = write_inputs(eph)
-    cmd = [
-        "ansible-playbook",
-        "bench-stack.yml",
-        "-i",
-        "inventories/example",
-        "-i",
-        str(hosts),
-        "-e",
-        f"@{test_vars}",
-    ]
+    cmd = ["ansible-playbook", playbook, "-i", "inventories/example", "-i", str(hosts), "-e", f"@{test_vars}"]
+    if extra:
+        cmd += ["-e", json.dumps(extra)]
     # As a user's shell has it: the project's ansible.cfg, none of Molecule's ANSIBLE_* settings.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "MOLECULE_"))}
     env |= {
@@ -136,29 +148,33 @@ def main() -> int:
     (eph / "evidence" / f"{name}.output").write_text(done.stdout + done.stderr, encoding="utf-8")
     report = _reports(done.stdout)
     tasks = _tasks(report)
-    changed = changed_on_hosts(report)
-    failed = [t for t in tasks if t.failed]
-    save(
-        name,
-        {
-            "command": cmd,
-            "rc": done.returncode,
-            "seconds": seconds,
-            "changed_on_hosts": changed,
-            "failed": [[t.play, t.role, t.name, t.host, t.msg] for t in failed],
-            "tasks": len(tasks),
-            "roles_provisioned": {host: roles_provisioned(tasks, host) for host in HOSTS},
-        },
-    )
-    print(f"{name}: bench-stack.yml over SSH, exit {done.returncode}, {seconds} s, {len(tasks)} task results")
-    for play, task, host in changed:
+    evidence = {
+        "command": cmd,
+        "rc": done.returncode,
+        "seconds": seconds,
+        "changed_on_hosts": changed_on_hosts(report),
+        "failed": [[t.play, t.role, t.name, t.host, t.msg] for t in tasks if t.failed],
+        "tasks": len(tasks),
+        "roles_provisioned": {host: roles_provisioned(tasks, host) for host in HOSTS},
+        "task_seconds": {name: task_seconds(report, name) for name in TIMED},
+    }
+    save(name, evidence)
+    print(f"{name}: {playbook} over SSH, exit {done.returncode}, {seconds} s, {len(tasks)} task results")
+    for play, task, host in evidence["changed_on_hosts"]:
         print(f"changed: [{host}] {play} / {task}")
     if done.returncode != 0:
-        for t in failed:
-            print(f"FAILED: [{t.host}] {t.play} / {t.role or '-'} : {t.name}\n{t.msg}")
-        print((done.stdout + done.stderr)[-6000:] if not failed else done.stderr[-3000:])
+        for play, role, task, host, msg in evidence["failed"]:
+            print(f"FAILED: [{host}] {play} / {role or '-'} : {task}\n{msg}")
+        print(done.stderr[-3000:] if evidence["failed"] else (done.stdout + done.stderr)[-6000:])
+    return evidence
+
+
+def main() -> int:
+    name = "again" if evidence_path("first").exists() else "first"
+    evidence = run_bench(name, "bench-stack.yml")
+    if evidence["rc"] != 0:
         return 1
-    if changed:
+    if evidence["changed_on_hosts"]:
         print("CHANGED ON THE HOSTS")
     return 0
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mirror part "wrk": wrk 4.2.0's release files without its bundled OpenSSL tarball (test data from
-# ../shared/mirror, see its README), at wrk/wrk-4.2.0-without-openssl.tar.gz. The loadgen role builds it with
-# the system's OpenSSL (loadgen_wrk_method: source), as on Amazon Linux 2023.
+# ../shared/mirror, see its README), at wrk/wrk-4.2.0-without-openssl.tar.gz, and the same files gzipped
+# again (another sha256, wrk/wrk-4.2.0-repacked.tar.gz: "a new tarball" for the rebuild test). The loadgen role
+# builds them with the system's OpenSSL (loadgen_wrk_method: source), as on Amazon Linux 2023.
 set -euo pipefail
 out=$1
 file=wrk-4.2.0-without-openssl.tar.gz
@@ -11,4 +12,5 @@ if [ ! -f "/shared/$file" ]; then
 fi
 mkdir -p "$out/wrk"
 cp "/shared/$file" "$out/wrk/$file"
-(cd "$out/wrk" && sha256sum "$file" >SHA256SUMS)
+gzip -dc "/shared/$file" | gzip -1n >"$out/wrk/wrk-4.2.0-repacked.tar.gz"
+(cd "$out/wrk" && sha256sum ./*.tar.gz | sed 's| \./| |' >SHA256SUMS)
