@@ -19,6 +19,9 @@ testinfra_hosts = ["bench-mol-ssh-target"]
 EXPERIMENT = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml")
 STACKS = EXPERIMENT.stacks
 RUN = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "run"
+# A cell's notes when the loadgen's output came through a terminal (CRLF, stderr merged): its marker lines
+# were not found. (A cell shorter than vmstat's 1 s interval is noted too, rightly: not this.)
+LOST_OVER_A_TERMINAL = ("vmstat printed nothing", "no CPU snapshots", "ab wrote no -g file")
 
 
 def cells() -> dict[str, dict[str, Any]]:
@@ -50,7 +53,8 @@ def test_over_ssh_every_cell_kept_the_loadgens_and_the_targets_samples() -> None
     """Without a terminal (benchstack.remote.without_tty): with one, the loadgen's vmstat, CPU snapshots and
     ab's -g file were lost in every cell, and the noise probe found none of its runs."""
     for cell_id, cell in cells().items():
-        assert cell["notes"] == [], cell_id
+        lost = [n for n in cell["notes"] if any(w in n for w in LOST_OVER_A_TERMINAL)]
+        assert lost == [], cell_id
         assert set(cell["interference"]["hosts"]) == {"loadgen-1", "target-1"}
         assert all(cell["interference"]["hosts"].values()), cell_id
     floor = json.loads((RUN / "run.json").read_text(encoding="utf-8"))["noise_floor"]["loadgen-1"]
