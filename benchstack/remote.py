@@ -21,12 +21,24 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Any
 
 from benchstack.hostevents import AFTER as STATE_AFTER
 from benchstack.hostevents import BEFORE as STATE_BEFORE
 from benchstack.hostevents import STATE_FUNCTION, print_state
 from benchstack.interference import MARKER as CPU_MARKER
 from benchstack.interference import SNAPSHOT_FUNCTION, print_snapshot
+
+
+def without_tty(connection: Any) -> None:
+    """Send this task's commands over ``connection`` without a terminal. Ansible's ssh connection asks for one
+    (``ssh -tt``) for a become command that sends no input; the host then merges stderr into stdout and ends
+    lines with CRLF, so the runner's marker lines (the window, vmstat, ab's -g file, the CPU snapshots, the
+    noise probe) were not found over SSH. Other connections (docker) have no such option. sudo without a
+    terminal needs ``requiretty`` off, as pipelining does."""
+    if connection.has_option("use_tty"):
+        connection.set_option("use_tty", False)
+
 
 TEMP_ROOT = "/tmp"
 PREFIX = "bench-stack-run"

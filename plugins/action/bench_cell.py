@@ -48,6 +48,7 @@ from benchstack.barrier import (
 )
 from benchstack.files import read_json
 from benchstack.merge import loadgen_dir
+from benchstack.remote import without_tty
 from benchstack.resume import decide, set_aside
 from benchstack.runlock import worker
 from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
@@ -172,6 +173,8 @@ class ActionModule(ActionBase):
                 except (TimeoutError, BarrierBroken) as exc:
                     raise CellFailed(f"{plan['cell_id']}: {exc}") from exc
 
+        without_tty(self._connection)
+
         def execute(command: str) -> tuple[int, str, str]:
             res = self._low_level_execute_command(command)
             return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
@@ -245,6 +248,7 @@ class ActionModule(ActionBase):
             options.setdefault("ansible_host", hv.get("ansible_host") or target)
             conn.set_options(var_options=options)
             conn.set_become_plugin(None)  # vmstat needs no privileges
+            without_tty(conn)
         except (AnsibleError, KeyError, TypeError) as exc:
             return _failing(f"no connection to the target: {exc}")
 

@@ -12,6 +12,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.probe import noise_floor, probe_stack, probe_tool
+from benchstack.remote import without_tty
 
 DOCUMENTATION = """
 module: bench_noise_probe
@@ -40,6 +41,8 @@ class ActionModule(ActionBase):
         if stack is None or tool is None:
             result.update(changed=False, floor=None, msg="no stack or no closed-loop tool to probe with")
             return result
+
+        without_tty(self._connection)
 
         def execute(command: str) -> tuple[int, str, str]:
             res = self._low_level_execute_command(command)

@@ -193,3 +193,20 @@ def test_output_cut_before_the_markers_is_all_the_tools() -> None:
 def test_a_run_id_that_is_not_a_plain_word_is_refused() -> None:
     with pytest.raises(ValueError, match="run id"):
         remote.sweep_command("x; rm -rf /")
+
+
+@pytest.mark.parametrize("plugin", ["ssh", "local"])
+def test_commands_go_without_a_terminal_on_every_connection(plugin: str) -> None:
+    """Ansible's ssh connection would ask for one (-tt) for a become command without input; the others have
+    no such option (local, docker) and are left alone."""
+    from ansible.playbook.play_context import PlayContext
+    from ansible.plugins.loader import connection_loader
+
+    conn = connection_loader.get(plugin, PlayContext(), None)
+    conn.set_options(var_options={})
+    had_tty = conn.has_option("use_tty") and conn.get_option("use_tty")
+    remote.without_tty(conn)
+    if plugin == "ssh":
+        assert had_tty and conn.get_option("use_tty") is False
+    else:
+        assert not conn.has_option("use_tty")
