@@ -137,7 +137,13 @@ def interrupted_run() -> None:
         evidence["stored_after_resume"] = stored(run)
         evidence["left_after_resume"] = leftovers()
         # One loadgen stored the first cell, the other did not (nothing merged yet).
-        (run / "loadgens" / LOADGENS[1] / "cells" / f"{first}.json").unlink()
+        lone = run / "loadgens" / LOADGENS[1] / "cells" / f"{first}.json"
+        if not lone.exists():
+            raise SystemExit(
+                f"{lone} missing after the resume; stored: {sorted(stored(run))}\n"
+                + evidence["resume"]["output"][-4000:]
+            )
+        lone.unlink()
         (run / "cells" / f"{first}.json").unlink()
         lone_started = time.time()
         evidence["lone"] = playbook("benchmark.yml", extra=extra, limit=FIRST_TARGET_ONLY).to_dict()
