@@ -15,7 +15,8 @@ whether every quiet run ranks the stacks the same per tool; for the disturbed ru
 disturbed and how far each median moved from the quiet runs' median of medians.
 
 Run from the project folder with ./run's tools:
-``.venv/bin/python scripts/measure-precision.py [--runs 3] [--disturbed 1] [--floor 8]``.
+``.venv/bin/python scripts/measure-precision.py [--runs 3] [--disturbed 1] [--floor 8]``; ``--analyse DIR``
+prints the figures again for the runs an earlier call left in DIR, and the comparisons with the baseline.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchstack.cell import counted, is_disturbed, load_cells  # noqa: E402
+from benchstack.comparison import FASTER, SLOWER, Comparison, run_comparisons  # noqa: E402
 from benchstack.loadpoints import by_load_point  # noqa: E402
+from benchstack.report import read_run_info  # noqa: E402
 from benchstack.stats import median_ci, relative_half_width  # noqa: E402
 
 CONTAINER = "bench-local"
@@ -78,11 +81,15 @@ def hog(stop: multiprocessing.synchronize.Event, on_s: float, off_s: float) -> N
         stop.wait(off_s)
 
 
-def one_run(results: Path, label: str, log: Path, disturb: tuple[float, float] | None) -> tuple[Path, float]:
+def one_run(
+    results: Path, label: str, log: Path, disturb: tuple[float, float] | None, experiment: str | None
+) -> tuple[Path, float]:
     run_dir = results / label
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
     command = [str(Path(sys.executable).with_name("ansible-playbook")), "bench-stack.yml",
                "-e", f"bench_results_dir={results}", "-e", f"bench_run_dir={run_dir}"]  # fmt: skip
+    if experiment:
+        command += ["-e", f"experiment={experiment}"]
     stop = multiprocessing.Event()
     hogger = None
     if disturb:
@@ -124,6 +131,38 @@ def ranking(run: dict[Point, dict[str, object]], tool: str) -> list[str]:
     return [stack for stack, _ in sorted(rows, key=lambda r: -float(r[1]))]  # type: ignore[arg-type]
 
 
+def comparisons_report(compared: list[tuple[str, list[Comparison]]]) -> None:
+    """Each stack against the baseline in every run: the ratio and its interval, whether each quiet run's
+    ratio lies inside the other quiet runs' intervals, and whether a difference one run calls (faster or
+    slower) is called the other way by another."""
+    table: dict[tuple[str, str, int], list[tuple[str, Comparison]]] = {}
+    for kind, found in compared:
+        for c in found:
+            table.setdefault((c.stack, c.tool, c.level), []).append((kind, c))
+    print("\ncomparisons with the baseline: ratio [95 % interval] per run")
+    inside = total = flips = 0
+    for (stack, tool, level), row in sorted(table.items()):
+        shown = []
+        for kind, c in row:
+            ratio = f"{c.ratio:.3f}" if c.ratio is not None else "-"
+            interval = f"[{c.low:.3f}-{c.high:.3f}]" if c.low is not None else "[-]"
+            shown.append(f"{ratio} {interval}{' (disturbed run)' if kind == 'disturbed' else ''}")
+        print(f"  {stack} {tool} c{level}: " + " | ".join(shown))
+        quiet = [c for kind, c in row if kind == "quiet"]
+        for a in quiet:
+            for b in quiet:
+                if a is b or a.ratio is None or b.low is None or b.high is None:
+                    continue
+                total += 1
+                inside += b.low <= a.ratio <= b.high
+        called = {c.verdict for c in quiet if c.verdict in (FASTER, SLOWER)}
+        flips += len(called) > 1
+    if total:
+        share = 100 * inside / total
+        print(f"  quiet ratios inside the other quiet runs' intervals: {inside} of {total} ({share:.0f} %)")
+    print(f"  differences called faster in one quiet run and slower in another: {flips}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=3, help="quiet runs (default 3)")
@@ -132,16 +171,33 @@ def main() -> int:
     parser.add_argument("--floor-seconds", type=int, default=5)
     parser.add_argument("--hog-on", type=float, default=4.0)
     parser.add_argument("--hog-off", type=float, default=6.0)
+    parser.add_argument("--experiment", help="an experiment name or file instead of the default one")
+    parser.add_argument(
+        "--analyse",
+        metavar="DIR",
+        type=Path,
+        help="only analyse the NN-quiet / NN-disturbed runs an earlier call left in DIR",
+    )
     args = parser.parse_args()
 
-    results = Path(tempfile.mkdtemp(prefix="bench-precision-"))
-    print(f"results and logs under {results}", flush=True)
     runs: list[tuple[str, dict[Point, dict[str, object]], float]] = []
+    compared: list[tuple[str, list[Comparison]]] = []
+    if args.analyse:
+        for run_dir in sorted(
+            d for d in args.analyse.iterdir() if not d.is_symlink() and (d / "run.json").exists()
+        ):
+            kind = run_dir.name.split("-", 1)[-1]
+            runs.append((kind, points(run_dir), float("nan")))
+            compared.append((kind, run_comparisons(load_cells(run_dir), read_run_info(run_dir))))
+        args.floor = 0
+    results = args.analyse or Path(tempfile.mkdtemp(prefix="bench-precision-"))
+    print(f"results and logs under {results}", flush=True)
     plan = [("quiet", None)] * args.runs + [("disturbed", (args.hog_on, args.hog_off))] * args.disturbed
-    for i, (kind, disturb) in enumerate(plan, 1):
+    for i, (kind, disturb) in enumerate([] if args.analyse else plan, 1):
         label = f"{i:02d}-{kind}"
-        run_dir, took = one_run(results, label, results / f"{label}.log", disturb)
+        run_dir, took = one_run(results, label, results / f"{label}.log", disturb, args.experiment)
         runs.append((kind, points(run_dir), took))
+        compared.append((kind, run_comparisons(load_cells(run_dir), read_run_info(run_dir))))
         print(f"{label}: {took:.0f} s", flush=True)
     if args.floor:
         floor(args.floor, args.floor_seconds)
@@ -153,7 +209,7 @@ def main() -> int:
         cells = []
         for _, r, _ in runs:
             p = r.get(key)
-            if not p:
+            if not p or p["median"] is None:
                 cells.append("-")
                 continue
             interval = f"[{p['low']:,.0f}-{p['high']:,.0f}]" if p["low"] is not None else "[-]"
@@ -184,6 +240,7 @@ def main() -> int:
         same = all(o == orders[0] for o in orders)
         print(f"  {tool} ranking {'the same in every run' if same else 'differs'}: " + " / ".join(
             " > ".join(o) for o in orders))  # fmt: skip
+    comparisons_report(compared)
     for kind, r, took in runs:
         if kind != "disturbed":
             continue
