@@ -62,6 +62,13 @@ def more_needed(cells_of_point: Sequence[dict[str, Any]], load: dict[str, Any]) 
     return reached is None or reached > target
 
 
+def first_extra_round(planned: Sequence[CellPlan], exp: Experiment) -> bool:
+    """Whether ``planned`` (an answer of :func:`extra_cells`) is the run's first extra round: it holds the
+    first repetition after the regular ones. Later rounds hold none: a load point is due again only while it
+    was due in every round before (its stored cells change only when it is measured)."""
+    return bool(planned) and min(int(c.repetition) for c in planned) == int(exp.load["repetitions"]) + 1
+
+
 def _over_budget(stored: Sequence[dict[str, Any]], load: dict[str, Any], now: datetime | None) -> bool:
     budget = load.get("max_seconds")
     started = [c.get("started_at") for c in stored if c.get("started_at")]

@@ -196,6 +196,24 @@ def end_of_run_text(cells: list[dict[str, Any]], run_info: dict[str, Any] | None
     return "\n".join(part for part in parts if part)
 
 
+def first_table_text(
+    cells: list[dict[str, Any]], run_info: dict[str, Any] | None, due: int, load: dict[str, Any]
+) -> str:
+    """What a run prints once its regular rounds are stored and extra rounds follow (``due``: the load
+    points of the next round): what is still measured and until when, then the table and the comparisons so
+    far. A user reads a first answer within minutes and may stop there (a resume measures the rest)."""
+    precision = target_precision_of(run_info)
+    budget = load.get("max_seconds")
+    until = f"or {budget} s of measuring have passed (load.max_seconds)" if budget else "or the rounds' bound"
+    head = (
+        f"First table, after {load.get('repetitions')} rounds. More rounds follow for {due} load point(s), "
+        f"until each median is known to +-{100 * precision:.0f} % {until}. Ctrl-C keeps every cell; "
+        "the same command with -e bench_run_dir=<this run> resumes."
+    )
+    parts = [head, summary_tables(cells, run_info), comparisons_text(cells, run_info)]
+    return "\n".join(part for part in parts if part)
+
+
 def target_precision_of(run_info: dict[str, Any] | None) -> float:
     """The experiment's load.target_precision as recorded in run.json, or the default."""
     value = as_number(recorded_load(run_info).get("target_precision"))

@@ -14,8 +14,10 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.cell import load_cells
 from benchstack.plan import experiment_of
-from benchstack.repetitions import extra_cells
+from benchstack.repetitions import extra_cells, first_extra_round
+from benchstack.report import first_table_text, read_run_info
 
 DOCUMENTATION = """
 module: bench_extra_cells
@@ -52,9 +54,15 @@ class ActionModule(ActionBase):
         targets = list(args["plan"].get("targets") or [])
         target = args.get("target") or None
         try:
-            found = extra_cells(Path(args["run_dir"]), exp, target, targets, seed=args["plan"].get("seed"))
+            run_dir = Path(args["run_dir"])
+            found = extra_cells(run_dir, exp, target, targets, seed=args["plan"].get("seed"))
             cells = [asdict(c) for c in found]
-        except ValueError as exc:  # a stored cell that is not a valid cell, named by the message
+            first_table = ""
+            if first_extra_round(found, exp):
+                first_table = first_table_text(
+                    load_cells(run_dir), read_run_info(run_dir), len(found), exp.load
+                )
+        except ValueError as exc:  # a stored cell or run.json that is not valid, named by the message
             raise AnsibleActionFail(str(exc)) from None
-        result.update(changed=False, cells=cells)
+        result.update(changed=False, cells=cells, first_table=first_table)
         return result

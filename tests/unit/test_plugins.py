@@ -596,6 +596,28 @@ def test_bench_extra_cells_returns_the_next_repetition_of_a_noisy_load_point(tmp
     assert check.run(task_vars={})["cells"] == []
 
 
+def test_bench_extra_cells_prints_the_first_table_before_the_first_extra_round_only(tmp_path: Path) -> None:
+    data = small_experiment(repetitions=2, max_repetitions=4, max_seconds=600)
+    plan = run_plan(str(write_experiment(tmp_path, data)))
+    run_dir = tmp_path / "run"
+    normal = read_data("ab", "normal.txt")
+    slow = normal.replace("second:    18967.23", "second:    9000.00")
+    outputs = {1: normal, 2: slow, 3: normal}
+    for cell in plan["cells"]:
+        args = {"cell": cell, "host": "127.0.0.1", "target": "t", "run_dir": str(run_dir)}
+        run_cell({**args, "experiment": "small"}, Loadgen(outputs[cell["repetition"]]))
+    first = make_action(bench_extra_cells, {"run_dir": str(run_dir), "plan": plan}).run(task_vars={})
+    text = first["first_table"]
+    assert text.startswith("First table, after 2 rounds. More rounds follow for 1 load point(s)")
+    assert "600 s of measuring" in text and "| pool | ab | c50 | 2 |" in text
+    [extra] = first["cells"]
+    args = {"cell": extra, "host": "127.0.0.1", "target": "t", "run_dir": str(run_dir), "experiment": "small"}
+    run_cell(args, Loadgen(outputs[3]))
+    second = make_action(bench_extra_cells, {"run_dir": str(run_dir), "plan": plan}).run(task_vars={})
+    assert [c["cell_id"] for c in second["cells"]] == ["pool__ab__c50__r4"]
+    assert second["first_table"] == ""
+
+
 def test_bench_extra_cells_fails_naming_a_cell_of_the_wrong_shape(tmp_path: Path) -> None:
     plan = run_plan(str(write_experiment(tmp_path, small_experiment(repetitions=1, max_repetitions=2))))
     args = cell_args(tmp_path)
