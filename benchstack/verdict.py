@@ -83,6 +83,7 @@ from benchstack.merge import loadgen_dir, window_span
 from benchstack.model import ERROR_KINDS, attempts, failed_rate, slow_rate
 from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
+from benchstack.repetitions import MAX_CELLS_PER_COUNTED
 from benchstack.stats import MIN_MEDIAN_CI_VALUES, median_ci, relative_half_width
 from benchstack.sysstats import parse_vmstat
 from benchstack.targets import TargetPoint, by_target_point, target_of, target_point
@@ -466,16 +467,25 @@ def check_precision(run: _Run) -> tuple[list[Reason], list[str]]:
                 f"{run.label(key)}: median req/s known to +-{_pct(reached)} over {n} rounds, short of "
                 f"load.target_precision +-{_pct(limits.target_precision)}"
             )
-            if cap is not None and n >= cap:
-                message += f" (load.max_repetitions {cap} reached)"
-            else:
-                message += (
-                    " (the time budget, load.max_seconds, or the bound on disturbed cells ended the rounds)"
-                )
+            message += f" ({_what_ended(run, key, n, cap)})"
         else:
             continue
         reasons.append(Reason("precision", "noisy", message, _ids(group)))
     return reasons, []
+
+
+def _what_ended(run: _Run, key: TargetPoint, n: int, cap: int | None) -> str:
+    """What ended a load point's rounds short of its precision target, as far as its cells tell."""
+    if cap is not None and n >= cap:
+        return f"load.max_repetitions {cap} reached"
+    target, point = key
+    measured = sum(1 for c in run.cells if target_of(c) == target and group_key(c) == point)
+    if cap is not None and measured >= MAX_CELLS_PER_COUNTED * cap:
+        return f"{measured} cells in all, the bound of {MAX_CELLS_PER_COUNTED} x load.max_repetitions"
+    budget = as_number(recorded_load(run.info).get("max_seconds"))
+    if budget:
+        return f"the time budget, load.max_seconds {budget:g}, ended the rounds"
+    return "the run ended its rounds early (stopped, or resumed without them)"
 
 
 def check_disturbed(run: _Run) -> tuple[list[Reason], list[str]]:

@@ -380,13 +380,28 @@ def test_a_median_known_to_less_than_the_target_precision_is_noisy(tmp_path: Pat
     [point] = v.load_points
     assert (point.counted, point.disturbed, point.median_rps) == (9, 0, 361.52)
     assert (point.ci_low, point.ci_high, point.precision) == (330.0, 380.0, round(25 / 361.52, 4))
-    run.load["max_repetitions"] = 20
+    # What ended the rounds short of the cap: the time budget, the bound on all cells, or neither.
+    run.load.update(max_repetitions=20, max_seconds=600)
+    assert (
+        run.verdict().reasons[0].message.endswith("(the time budget, load.max_seconds 600, ended the rounds)")
+    )
+    run.load.update(max_repetitions=10, max_seconds=None)
     assert (
         run.verdict()
         .reasons[0]
-        .message.endswith(
-            "(the time budget, load.max_seconds, or the bound on disturbed cells ended the rounds)"
-        )
+        .message.endswith("(the run ended its rounds early (stopped, or resumed without them))")
+    )
+    run.load["max_repetitions"] = 4
+    assert run.verdict().reasons[0].message.endswith("(load.max_repetitions 4 reached)")
+    # 11 disturbed cells beside the 9: 20 in all, the bound for max_repetitions 10.
+    output = read_data("verdict", "ab-steady.txt")
+    for rep in range(10, 21):
+        cell = run.measure("s", AB_STEADY, output, rep, rps=361.0)
+        cell["disturbed"] = ["interference: foreign CPU 30.0 % of the host's CPU time during the cell"]
+        (run.path / "cells" / f"s__ab__c2__r{rep}.json").write_text(json.dumps(cell), encoding="utf-8")
+    run.load.update(max_repetitions=10, max_seconds=600)
+    assert (
+        run.verdict().reasons[0].message.endswith("(20 cells in all, the bound of 2 x load.max_repetitions)")
     )
 
 
