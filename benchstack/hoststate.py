@@ -18,9 +18,12 @@ Two modes, the argument a JSON object:
 * ``{"marker": PATH}``: each role's state now, for the manifests the record at PATH holds;
 * ``{"manifests": {role: manifest}}`` (at the end of provisioning): each manifest resolved (packages not
   installed dropped: virtual names; every file the packages put in a bin folder added to ``binaries``) and
-  its state.
+  its state;
+* ``{"found": true}``: what bench-stack made for any stack, planned or not (:func:`found`), so the
+  controller can tell the units and front configs no stack of the plan owns (benchstack.provision.stale).
 
-Prints one JSON line: ``{role: state}`` or ``{role: {"made": manifest, "state": state}}``.
+Prints one JSON line: ``{role: state}``, ``{role: {"made": manifest, "state": state}}`` or ``{"units":
+{unit: state}, "files": [path]}``.
 """
 
 import glob
@@ -31,6 +34,18 @@ import subprocess
 import sys
 
 BIN_DIRS = ("/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/", "/usr/local/bin/")
+# The names bench-stack gives what it runs for a stack: app server instances (bench-NAME@I, php-fpm pools
+# included) and Apache instances (apache2@bench-NAME on Debian, httpd@bench-NAME on RedHat).
+STACK_UNITS = ("bench-*@*.service", "apache2@bench-*.service", "httpd@bench-*.service")
+# What makes a front listen on a stack's port, and the app servers' template units.
+STACK_FILES = (
+    "/etc/nginx/conf.d/bench-stack.conf",
+    "/etc/systemd/system/nginx.service.d/bench-stack-cpus.conf",
+    "/etc/apache2-bench-*",
+    "/etc/httpd/conf/bench-*.conf",
+    "/etc/systemd/system/bench-*@.service",
+)
+NGINX_CONF = STACK_FILES[0]
 
 
 def _out(argv: list) -> str:
@@ -162,9 +177,25 @@ def resolve(manifest: dict) -> dict:
     }
 
 
+def found() -> dict:
+    """Every stack unit systemd has loaded (:data:`STACK_UNITS`) with its state, nginx.service's too when
+    bench-stack's server blocks are there, and every file of :data:`STACK_FILES` that exists."""
+    text = _out(["systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=service", *STACK_UNITS])
+    # A failed unit's line may start with a bullet.
+    units = sorted({next((w for w in line.split() if w.endswith(".service")), "") for line in text.splitlines()})
+    units = [unit for unit in units if unit]
+    files = sorted({path for pattern in STACK_FILES for path in glob.glob(pattern)})
+    if NGINX_CONF in files:
+        units.append("nginx.service")
+    state = units_state(units)
+    return {"units": {unit[len("unit ") :]: value for unit, value in state.items()}, "files": files}
+
+
 def main(argv: list) -> None:
     request = json.loads(argv[1])
-    if "marker" in request:
+    if request.get("found"):
+        answer = found()
+    elif "marker" in request:
         try:
             with open(request["marker"], encoding="utf-8") as handle:
                 roles = json.load(handle).get("roles") or {}

@@ -477,7 +477,7 @@ def test_bench_run_info_writes_run_json(tmp_path: Path) -> None:
     result = make_action(bench_run_info, {"run_dir": str(tmp_path), "info": info}).run(task_vars={})
     assert result["changed"] is True and result["path"] == str(tmp_path / "run.json")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["experiment"] == {"name": "e"} and data["schema"] == "bench-stack/run/v2"
+    assert data["experiment"] == {"name": "e"} and data["schema"] == "bench-stack/run/v3"
 
 
 def test_bench_run_info_refuses_a_record_off_the_schema_naming_the_field(tmp_path: Path) -> None:
