@@ -37,13 +37,19 @@ BIN_DIRS = ("/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/", "/usr/local/bin/")
 # The names bench-stack gives what it runs for a stack: app server instances (bench-NAME@I, php-fpm pools
 # included) and Apache instances (apache2@bench-NAME on Debian, httpd@bench-NAME on RedHat).
 STACK_UNITS = ("bench-*@*.service", "apache2@bench-*.service", "httpd@bench-*.service")
-# What makes a front listen on a stack's port, and the app servers' template units.
+# What makes a front listen on a stack's port, and the app servers' template units. An Apache instance on
+# Debian is everything its setup-instance made (which refuses to run again while any of it is left).
 STACK_FILES = (
     "/etc/nginx/conf.d/bench-stack.conf",
     "/etc/systemd/system/nginx.service.d/bench-stack-cpus.conf",
-    "/etc/apache2-bench-*",
-    "/etc/httpd/conf/bench-*.conf",
     "/etc/systemd/system/bench-*@.service",
+    "/etc/apache2-bench-*",
+    "/etc/logrotate.d/apache2-bench-*",
+    "/etc/default/apache-htcacheclean-bench-*",
+    "/usr/local/sbin/a2*-bench-*",
+    "/usr/local/sbin/apache2ctl-bench-*",
+    "/var/log/apache2-bench-*",
+    "/etc/httpd/conf/bench-*.conf",
 )
 NGINX_CONF = STACK_FILES[0]
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -154,6 +155,7 @@ def parse_found(stdout: str) -> dict[str, Any]:
 
 # A unit in one of these states runs (or is about to: a crashed one waiting to restart is activating).
 RUNNING = ("active", "activating", "reloading", "deactivating")
+APACHE_INSTANCE_RE = re.compile(r"(bench-[a-z0-9-]+)(?:\.vhost)?(?:\.conf)?$")
 NGINX_FILES = ("/etc/nginx/conf.d/bench-stack.conf", "/etc/systemd/system/nginx.service.d/bench-stack-cpus.conf")
 
 
@@ -162,8 +164,9 @@ def stale(found: Mapping[str, Any], planned_units: Iterable[str], nginx_planned:
     run or start at boot) and ``files`` to remove (front configs, app server template units).
 
     A stack's units are its app server instances (``bench-NAME@I.service``) and its Apache instance
-    (``apache2@bench-NAME.service`` or ``httpd@bench-NAME.service``, config under ``/etc/apache2-bench-NAME``
-    or ``/etc/httpd/conf/bench-NAME*.conf``); ``planned_units`` are those of this plan on this host. nginx
+    (``apache2@bench-NAME.service`` or ``httpd@bench-NAME.service``, its files all that Debian's setup-instance
+    made, ``/etc/apache2-bench-NAME`` and the rest, or ``/etc/httpd/conf/bench-NAME*.conf``); ``planned_units``
+    are those of this plan on this host. nginx
     serves every nginx stack from one file, which the nginx role rewrites when the stacks change: it is
     stale, with nginx itself, only when no stack of the plan is behind nginx."""
     planned = set(planned_units)
@@ -182,10 +185,9 @@ def stale(found: Mapping[str, Any], planned_units: Iterable[str], nginx_planned:
             owned = nginx_planned
         elif path.startswith("/etc/systemd/system/"):
             owned = name.removesuffix("@.service") in templates
-        elif path.startswith("/etc/apache2-"):
-            owned = path.removeprefix("/etc/apache2-") in apaches
-        else:  # /etc/httpd/conf/bench-NAME.conf, bench-NAME.vhost.conf
-            owned = name.removesuffix(".conf").removesuffix(".vhost") in apaches
+        else:  # an Apache instance's: /etc/apache2-bench-NAME, a2enmod-bench-NAME, bench-NAME.vhost.conf ...
+            instance = APACHE_INSTANCE_RE.search(name)
+            owned = instance is not None and instance.group(1) in apaches
         if not owned:
             files.append(path)
     return {"units": units, "files": files}
