@@ -166,9 +166,9 @@ def stale(found: Mapping[str, Any], planned_units: Iterable[str], nginx_planned:
     A stack's units are its app server instances (``bench-NAME@I.service``) and its Apache instance
     (``apache2@bench-NAME.service`` or ``httpd@bench-NAME.service``, its files all that Debian's setup-instance
     made, ``/etc/apache2-bench-NAME`` and the rest, or ``/etc/httpd/conf/bench-NAME*.conf``); ``planned_units``
-    are those of this plan on this host. nginx
-    serves every nginx stack from one file, which the nginx role rewrites when the stacks change: it is
-    stale, with nginx itself, only when no stack of the plan is behind nginx."""
+    are those of this plan on this host. nginx serves every nginx stack from one file, which the nginx role
+    rewrites when the stacks change: it is stale, with nginx itself, only when no stack of the plan is behind
+    nginx. A unit is stale when it runs or starts at boot; one stopped and disabled already is left alone."""
     planned = set(planned_units)
     templates = {u.partition("@")[0] for u in planned if u.startswith("bench-")}
     apaches = {u.partition("@")[2].removesuffix(".service") for u in planned if not u.startswith("bench-")}
