@@ -291,7 +291,6 @@ def test_each_run_released_its_lock(run: tuple[Path, str, str]) -> None:
         ["docker", "exec", CONTAINER, "cat", HOST_LOCK_FILE], capture_output=True, text=True, check=True, timeout=60
     )
     assert host_lock.stdout == ""
-    assert "took over its lock" not in first + second
 
 
 # Last in this file: it measures once more in the same run folder.
