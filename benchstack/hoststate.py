@@ -186,9 +186,13 @@ def resolve(manifest: dict) -> dict:
 def found() -> dict:
     """Every stack unit systemd has loaded (:data:`STACK_UNITS`) with its state, nginx.service's too when
     bench-stack's server blocks are there, and every file of :data:`STACK_FILES` that exists."""
-    text = _out(["systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=service", *STACK_UNITS])
+    text = _out(
+        ["systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=service", *STACK_UNITS]
+    )
     # A failed unit's line may start with a bullet.
-    units = sorted({next((w for w in line.split() if w.endswith(".service")), "") for line in text.splitlines()})
+    units = sorted(
+        {next((w for w in line.split() if w.endswith(".service")), "") for line in text.splitlines()}
+    )
     units = [unit for unit in units if unit]
     files = sorted({path for pattern in STACK_FILES for path in glob.glob(pattern)})
     if NGINX_CONF in files:

@@ -156,19 +156,25 @@ def parse_found(stdout: str) -> dict[str, Any]:
 # A unit in one of these states runs (or is about to: a crashed one waiting to restart is activating).
 RUNNING = ("active", "activating", "reloading", "deactivating")
 APACHE_INSTANCE_RE = re.compile(r"(bench-[a-z0-9-]+)(?:\.vhost)?(?:\.conf)?$")
-NGINX_FILES = ("/etc/nginx/conf.d/bench-stack.conf", "/etc/systemd/system/nginx.service.d/bench-stack-cpus.conf")
+NGINX_FILES = (
+    "/etc/nginx/conf.d/bench-stack.conf",
+    "/etc/systemd/system/nginx.service.d/bench-stack-cpus.conf",
+)
 
 
-def stale(found: Mapping[str, Any], planned_units: Iterable[str], nginx_planned: bool) -> dict[str, list[str]]:
+def stale(
+    found: Mapping[str, Any], planned_units: Iterable[str], nginx_planned: bool
+) -> dict[str, list[str]]:
     """What no stack of the plan owns (``found``: :func:`parse_found`): ``units`` to stop and disable (they
     run or start at boot) and ``files`` to remove (front configs, app server template units).
 
     A stack's units are its app server instances (``bench-NAME@I.service``) and its Apache instance
-    (``apache2@bench-NAME.service`` or ``httpd@bench-NAME.service``, its files all that Debian's setup-instance
-    made, ``/etc/apache2-bench-NAME`` and the rest, or ``/etc/httpd/conf/bench-NAME*.conf``); ``planned_units``
-    are those of this plan on this host. nginx serves every nginx stack from one file, which the nginx role
-    rewrites when the stacks change: it is stale, with nginx itself, only when no stack of the plan is behind
-    nginx. A unit is stale when it runs or starts at boot; one stopped and disabled already is left alone."""
+    (``apache2@bench-NAME.service`` or ``httpd@bench-NAME.service``, its files all that Debian's
+    setup-instance made, ``/etc/apache2-bench-NAME`` and the rest, or ``/etc/httpd/conf/bench-NAME*.conf``);
+    ``planned_units`` are those of this plan on this host. nginx serves every nginx stack from one file,
+    which the nginx role rewrites when the stacks change: it is stale, with nginx itself, only when no stack
+    of the plan is behind nginx. A unit is stale when it runs or starts at boot; one stopped and disabled
+    already is left alone."""
     planned = set(planned_units)
     templates = {u.partition("@")[0] for u in planned if u.startswith("bench-")}
     apaches = {u.partition("@")[2].removesuffix(".service") for u in planned if not u.startswith("bench-")}

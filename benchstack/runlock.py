@@ -214,21 +214,21 @@ def take_host(
         answer = ask({"op": "read" if check_only else "take", "me": me, "over": over})
         was = answer.get("was")
         if answer.get("held") or (check_only and not was):
-            if over is not None:
-                return [f"{host}: took over its lock from a run that ended without releasing it ({_describe_run(over)})"]
-            return []
+            if over is None:
+                return []
+            return [f"{host}: took over its lock from an ended run that kept it ({_describe_run(over)})"]
         if not isinstance(was, dict):
             continue  # freed in between: ask again
         state = alive(was)
         if state is None:
             raise RunLockError(
-                f"{host} is held by a bench-stack run of another controller ({_describe_run(was)}): if that run "
-                f"is over, remove {HOST_LOCK_FILE} on {host} and run again"
+                f"{host} is held by a bench-stack run of another controller ({_describe_run(was)}): if that "
+                f"run is over, remove {HOST_LOCK_FILE} on {host} and run again"
             )
         if state:
             raise RunLockError(
-                f"{host} is in use by another bench-stack run ({_describe_run(was)}): let it end (or stop it), "
-                "then run again"
+                f"{host} is in use by another bench-stack run ({_describe_run(was)}): let it end (or stop "
+                "it), then run again"
             )
         folder = Path(str(was.get("run") or ""))
         workers = live_workers(folder) if was.get("run") and folder.is_dir() else []
@@ -238,11 +238,11 @@ def take_host(
                 continue
             names = ", ".join(_describe(w) for w in workers)
             raise RunLockError(
-                f"{host}: the run that held it ({_describe_run(was)}) has ended, but its workers still measure "
-                f"after {wait_s:g} s ({names}): stop them, then run again"
+                f"{host}: the run that held it ({_describe_run(was)}) has ended, but its workers still "
+                f"measure after {wait_s:g} s ({names}): stop them, then run again"
             )
         if check_only:
-            return [f"{host}: its lock is held by a run that has ended ({_describe_run(was)}): it would be taken over"]
+            return [f"{host}: held by a run that has ended ({_describe_run(was)}): it would be taken over"]
         over = was
 
 

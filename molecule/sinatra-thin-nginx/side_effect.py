@@ -203,7 +203,9 @@ def dropped() -> None:
     path = ephemeral() / "dropped.yml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     gone = [
-        ep["unit"] for ep in endpoints(copy.deepcopy(BASE["stacks"])) if not ep["unit"].startswith(f"bench-{KEPT}@")
+        ep["unit"]
+        for ep in endpoints(copy.deepcopy(BASE["stacks"]))
+        if not ep["unit"].startswith(f"bench-{KEPT}@")
     ] + ["nginx.service"]
     ports = {stack["name"]: stack["port"] for stack in BASE["stacks"]}
 
@@ -211,9 +213,13 @@ def dropped() -> None:
         """Per host, each dropped unit's `is-active is-enabled`, and whether each stack's port takes a TCP
         connection, asked from inside the container."""
         script = "; ".join(
-            [f"echo {u} $(systemctl is-active {u}) $(systemctl is-enabled {u} 2>/dev/null || echo none)" for u in gone]
+            [
+                f"echo {u} $(systemctl is-active {u}) $(systemctl is-enabled {u} 2>/dev/null || echo none)"
+                for u in gone
+            ]
             + [
-                f"echo port-{port} $(timeout 3 bash -c '</dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo open || echo closed)"
+                f"echo port-{port} $(timeout 3 bash -c '</dev/tcp/127.0.0.1/{port}' 2>/dev/null "
+                "&& echo open || echo closed)"
                 for port in ports.values()
             ]
         )

@@ -288,7 +288,11 @@ def test_each_run_released_its_lock(run: tuple[Path, str, str]) -> None:
     assert "took over the run folder's lock" not in first + second
     # ... and the host's, once measuring ended (benchstack.runlock.take_host)
     host_lock = subprocess.run(
-        ["docker", "exec", CONTAINER, "cat", HOST_LOCK_FILE], capture_output=True, text=True, check=True, timeout=60
+        ["docker", "exec", CONTAINER, "cat", HOST_LOCK_FILE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     assert host_lock.stdout == ""
 

@@ -609,7 +609,8 @@ def run_record(**changes: Any) -> dict[str, Any]:
         ({"experiment": {"name": "e"}}, "missing keys: schema"),
         (
             run_record(schema="bench-stack/run/v4"),
-            "schema must be 'bench-stack/run/v3', 'bench-stack/run/v2' or 'bench-stack/run/v1', not 'bench-stack/run/v4'",
+            "schema must be 'bench-stack/run/v3', 'bench-stack/run/v2' or 'bench-stack/run/v1', "
+            "not 'bench-stack/run/v4'",
         ),
         (run_record(mode="lan"), "mode must be one of loopback, network, not 'lan'"),
         (run_record(colour="red"), "unexpected keys: colour"),

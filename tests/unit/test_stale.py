@@ -101,7 +101,11 @@ def test_nginx_and_its_server_blocks_are_stale_only_when_no_stack_of_the_plan_is
 def test_a_host_with_only_the_plans_stacks_has_nothing_stale() -> None:
     found = {
         "units": {u: "enabled active" for u in PLANNED},
-        "files": ["/etc/apache2-bench-web", "/etc/nginx/conf.d/bench-stack.conf", "/etc/systemd/system/bench-kept@.service"],
+        "files": [
+            "/etc/apache2-bench-web",
+            "/etc/nginx/conf.d/bench-stack.conf",
+            "/etc/systemd/system/bench-kept@.service",
+        ],
     }
     assert provision.stale(found, PLANNED, nginx_planned=True) == {"units": [], "files": []}
     assert provision.stale({}, PLANNED, nginx_planned=True) == {"units": [], "files": []}
@@ -109,12 +113,18 @@ def test_a_host_with_only_the_plans_stacks_has_nothing_stale() -> None:
 
 def test_a_loadgen_only_host_stops_every_stack_it_once_ran_as_a_target() -> None:
     stale = provision.stale(FOUND, [], nginx_planned=False)
-    running = [u for u, s in FOUND["units"].items() if s.split()[1] in ("active", "activating") or s.startswith("enabled")]
+    running = [
+        u
+        for u, s in FOUND["units"].items()
+        if s.split()[1] in ("active", "activating") or s.startswith("enabled")
+    ]
     assert sorted(stale["units"]) == sorted(running)
     assert stale["files"] == FOUND["files"]
 
 
-def test_found_lists_the_stack_units_systemd_has_loaded_with_their_state(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_found_lists_the_stack_units_systemd_has_loaded_with_their_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     listed = (
         "bench-a@1.service loaded active running bench-stack a: thin instance 1\n"
         "\u25cf bench-b@1.service loaded failed failed bench-stack b: thin instance 1\n"
@@ -134,7 +144,15 @@ def test_found_lists_the_stack_units_systemd_has_loaded_with_their_state(monkeyp
 
     existing = {"/etc/nginx/conf.d/bench-stack.conf", "/etc/apache2-bench-c"}
     monkeypatch.setattr(hoststate, "_out", out)
-    monkeypatch.setattr(hoststate.glob, "glob", lambda pattern: [p for p in existing if p.startswith(pattern.split("*")[0])] if "*" in pattern else [p for p in existing if p == pattern])
+    monkeypatch.setattr(
+        hoststate.glob,
+        "glob",
+        lambda pattern: (
+            [p for p in existing if p.startswith(pattern.split("*")[0])]
+            if "*" in pattern
+            else [p for p in existing if p == pattern]
+        ),
+    )
     found = hoststate.found()
     assert found == {
         "units": {

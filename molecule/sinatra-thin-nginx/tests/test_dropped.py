@@ -1,7 +1,7 @@
-"""Stacks dropped from the experiment, from the side effect's evidence (side_effect.py, dropped): bench-stack.yml
-with sinatra-thin-x1 alone stops and disables the four other stacks' units and nginx (no stack of the plan is
-behind it any more) before measuring, their ports close, run.json says what was swept; a re-run has nothing
-to stop; the scenario's own experiment brings them back."""
+"""Stacks dropped from the experiment, from the side effect's evidence (side_effect.py, dropped):
+bench-stack.yml with sinatra-thin-x1 alone stops and disables the four other stacks' units and nginx (no
+stack of the plan is behind it any more) before measuring, their ports close, run.json says what was swept;
+a re-run has nothing to stop; the scenario's own experiment brings them back."""
 
 from __future__ import annotations
 
@@ -68,4 +68,6 @@ def test_a_rerun_has_nothing_to_stop_and_the_scenarios_experiment_brings_them_ba
     assert not [t["name"] for t in again["tasks"] if t["changed"]]
     assert evidence["restore"]["rc"] == 0, evidence["restore"]["output"][-3000:]
     assert evidence["restored"][host] == evidence["before"][host]
-    assert all(answer.startswith("200 ") for answer in evidence["answers"][host].values()), evidence["answers"]
+    assert all(answer.startswith("200 ") for answer in evidence["answers"][host].values()), evidence[
+        "answers"
+    ]
