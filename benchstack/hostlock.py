@@ -35,6 +35,10 @@ def main(argv: list) -> None:
     request = json.loads(argv[1])
     path = request.get("path") or PATH
     me, op = request.get("me"), request.get("op")
+    if op != "take" and not os.path.exists(path):
+        # Nothing to read or release; check mode must not create it.
+        sys.stdout.write(json.dumps({"held": False, "was": None}) + "\n")
+        return
     os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     with os.fdopen(fd, "r+", encoding="utf-8") as handle:

@@ -162,6 +162,10 @@ def test_a_lock_of_another_controller_is_refused_naming_the_file(
 def test_check_mode_writes_nothing(tmp_path: Path, lock: Path, ask: Ask) -> None:
     (run,) = runs(tmp_path, "a")
     assert take_host("web", run, os.getpid(), ask, check_only=True) == []
+    assert not lock.exists()
+    assert take_host("web", run, os.getpid(), ask) == []
+    assert release_host(os.getpid(), ask)
+    assert take_host("web", run, os.getpid(), ask, check_only=True) == []
     assert lock.read_text(encoding="utf-8") == ""
 
 
