@@ -33,6 +33,7 @@ options:
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
+    _REQUIRED = frozenset(("run_dir",))
     _VALID_ARGS = frozenset(("run_dir", "state"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
