@@ -25,8 +25,8 @@ the same). The record lives at
 The same command lists what bench-stack made for any stack on the host (:func:`benchstack.hoststate.found`):
 units and front configs that no stack of this plan owns (an earlier experiment's) are :func:`stale`. Their
 CPU would be interference in every cell and their ports may be the ones a new stack takes, so provisioning
-stops and disables them and removes their front configs and unit files before any role runs (provision.yml);
-the roles themselves only ever see the stacks of the plan.
+stops and disables them and removes their front configs and unit files before the app servers and fronts are
+set up (provision.yml); the roles themselves only ever see the stacks of the plan.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Units of stacks no longer in the plan (benchstack.provision.stale, benchstack.hoststate.found): what
 bench-stack made for a stack the plan does not name is found in the command that reads the provisioning
-record, and provisioning stops, disables and removes it before any role runs; run.json keeps it (swept)."""
+record, and provisioning stops, disables and removes it before the app servers and fronts are set up;
+run.json keeps it (swept)."""
 
 from __future__ import annotations
 
