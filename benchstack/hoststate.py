@@ -19,11 +19,12 @@ Two modes, the argument a JSON object:
 * ``{"manifests": {role: manifest}}`` (at the end of provisioning): each manifest resolved (packages not
   installed dropped: virtual names; every file the packages put in a bin folder added to ``binaries``) and
   its state;
-* ``{"found": true}``: what bench-stack made for any stack, planned or not (:func:`found`), so the
-  controller can tell the units and front configs no stack of the plan owns (benchstack.provision.stale).
+* ``"found": SEPARATOR`` beside ``marker``: then also SEPARATOR and what bench-stack made for any stack,
+  planned or not (:func:`found`), so the controller can tell the units and front configs no stack of the
+  plan owns (benchstack.provision.stale); in the same Python, which costs more to start than the reads.
 
-Prints one JSON line: ``{role: state}``, ``{role: {"made": manifest, "state": state}}`` or ``{"units":
-{unit: state}, "files": [path]}``.
+Prints one JSON line: ``{role: state}`` (then SEPARATOR and ``{"units": {unit: state}, "files": [path]}``)
+or ``{role: {"made": manifest, "state": state}}``.
 """
 
 import glob
@@ -203,9 +204,7 @@ def found() -> dict:
 
 def main(argv: list) -> None:
     request = json.loads(argv[1])
-    if request.get("found"):
-        answer = found()
-    elif "marker" in request:
+    if "marker" in request:
         try:
             with open(request["marker"], encoding="utf-8") as handle:
                 roles = json.load(handle).get("roles") or {}
@@ -222,6 +221,8 @@ def main(argv: list) -> None:
             made = resolve(manifest)
             answer[role] = {"made": made, "state": state_of(made)}
     sys.stdout.write(json.dumps(answer, sort_keys=True) + "\n")
+    if request.get("found"):
+        sys.stdout.write(request["found"] + "\n" + json.dumps(found(), sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -134,11 +134,10 @@ def read_command(units: Sequence[str], python: str = "python3") -> str:
     """One shell command: the record (or nothing), each unit's ``systemctl is-active`` answer, the state
     now of what each recorded role made, then what bench-stack made for any stack (:func:`parse_found`)."""
     check = f"systemctl is-active {' '.join(shlex.quote(u) for u in units)}" if units else "true"
-    made = hoststate_command(python, {"marker": MARKER})
-    found = hoststate_command(python, {"found": True})
+    made = hoststate_command(python, {"marker": MARKER, "found": FOUND_SEPARATOR})
     return (
         f"cat {MARKER} 2>/dev/null; echo; echo {shlex.quote(SEPARATOR)}; {check}; "
-        f"echo {shlex.quote(STATE_SEPARATOR)}; {made}; echo {shlex.quote(FOUND_SEPARATOR)}; {found}; true"
+        f"echo {shlex.quote(STATE_SEPARATOR)}; {made}; true"
     )
 
 

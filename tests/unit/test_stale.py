@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -169,7 +171,8 @@ def test_found_lists_the_stack_units_systemd_has_loaded_with_their_state(
 
 def test_the_read_command_finds_them_in_the_same_command_and_parses_back() -> None:
     command = provision.read_command(["nginx.service"], "/usr/bin/python3")
-    assert command.count("/usr/bin/python3 -c") == 2 and provision.FOUND_SEPARATOR in command
+    # One Python on the host for the state of what the roles made and what any stack left.
+    assert command.count("/usr/bin/python3 -c") == 1 and provision.FOUND_SEPARATOR in command
     state = {"nginx": {"file /etc/nginx/nginx.conf": "cc"}}
     stdout = "\n".join(
         [
@@ -202,3 +205,14 @@ def test_run_json_keeps_what_was_swept_and_what_still_runs() -> None:
     assert schema_file_errors("run.schema.json", data) == []
     bad = {**data, "swept": {"t": {"units": "bench-gone@1.service"}}}
     assert schema_file_errors("run.schema.json", bad) != []
+
+
+def test_the_host_side_answers_both_in_one_python_and_they_parse_back(tmp_path: Path) -> None:
+    command = provision.hoststate_command(
+        "python3", {"marker": str(tmp_path / "none.json"), "found": provision.FOUND_SEPARATOR}
+    )
+    out = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True).stdout
+    stdout = f"{provision.STATE_SEPARATOR}\n{out}"
+    assert provision.parse_now(stdout) == {}
+    found = provision.parse_found(stdout)
+    assert set(found) == {"units", "files"} and isinstance(found["units"], dict)
