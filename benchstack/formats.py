@@ -1,10 +1,10 @@
 """The published results format: JSON Schemas for a cell and for run.json, and the one checker that uses them.
 
 The schemas are package data, ``benchstack/schemas/cell.schema.json`` (``bench-stack/cell/v2``, reading
-v1) and ``run.schema.json`` (``bench-stack/run/v2``, reading v1), JSON Schema draft 2020-12, documented field
-by field in docs/results-format.md. :func:`benchstack.cell.validate_cell` and :func:`validate_run_info` check
-a document against its schema first and add only what a schema cannot say (rules across fields), so the
-published files and the code cannot drift apart.
+v1) and ``run.schema.json`` (``bench-stack/run/v3``, reading v1 and v2), JSON Schema draft 2020-12,
+documented field by field in docs/results-format.md. :func:`benchstack.cell.validate_cell` and
+:func:`validate_run_info` check a document against its schema first and add only what a schema cannot say
+(rules across fields), so the published files and the code cannot drift apart.
 
 Beyond JSON Schema, this checker refuses two things Python's json module reads but the format never holds: an
 integer written with a fraction (``2.0`` where an integer is due; JSON Schema counts it as an integer) and
@@ -30,7 +30,7 @@ from jsonschema import Draft202012Validator, validators
 
 CELL_SCHEMA_FILE = "cell.schema.json"
 RUN_SCHEMA_FILE = "run.schema.json"
-RUN_SCHEMA = "bench-stack/run/v2"
+RUN_SCHEMA = "bench-stack/run/v3"
 RUN_INFO = "run.json"
 # Longest value quoted in a message (a whole latency distribution would fill a screen).
 SHOWN_CHARS = 60

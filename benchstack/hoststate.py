@@ -18,9 +18,13 @@ Two modes, the argument a JSON object:
 * ``{"marker": PATH}``: each role's state now, for the manifests the record at PATH holds;
 * ``{"manifests": {role: manifest}}`` (at the end of provisioning): each manifest resolved (packages not
   installed dropped: virtual names; every file the packages put in a bin folder added to ``binaries``) and
-  its state.
+  its state;
+* ``"found": SEPARATOR`` beside ``marker``: then also SEPARATOR and what bench-stack made for any stack,
+  planned or not (:func:`found`), so the controller can tell the units and front configs no stack of the
+  plan owns (benchstack.provision.stale); in the same Python, which costs more to start than the reads.
 
-Prints one JSON line: ``{role: state}`` or ``{role: {"made": manifest, "state": state}}``.
+Prints one JSON line: ``{role: state}`` (then SEPARATOR and ``{"units": {unit: state}, "files": [path]}``)
+or ``{role: {"made": manifest, "state": state}}``.
 """
 
 import glob
@@ -31,6 +35,24 @@ import subprocess
 import sys
 
 BIN_DIRS = ("/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/", "/usr/local/bin/")
+# The names bench-stack gives what it runs for a stack: app server instances (bench-NAME@I, php-fpm pools
+# included) and Apache instances (apache2@bench-NAME on Debian, httpd@bench-NAME on RedHat).
+STACK_UNITS = ("bench-*@*.service", "apache2@bench-*.service", "httpd@bench-*.service")
+# What makes a front listen on a stack's port, and the app servers' template units. An Apache instance on
+# Debian is everything its setup-instance made (which refuses to run again while any of it is left).
+STACK_FILES = (
+    "/etc/nginx/conf.d/bench-stack.conf",
+    "/etc/systemd/system/nginx.service.d/bench-stack-cpus.conf",
+    "/etc/systemd/system/bench-*@.service",
+    "/etc/apache2-bench-*",
+    "/etc/logrotate.d/apache2-bench-*",
+    "/etc/default/apache-htcacheclean-bench-*",
+    "/usr/local/sbin/a2*-bench-*",
+    "/usr/local/sbin/apache2ctl-bench-*",
+    "/var/log/apache2-bench-*",
+    "/etc/httpd/conf/bench-*.conf",
+)
+NGINX_CONF = STACK_FILES[0]
 
 
 def _out(argv: list) -> str:
@@ -162,6 +184,24 @@ def resolve(manifest: dict) -> dict:
     }
 
 
+def found() -> dict:
+    """Every stack unit systemd has loaded (:data:`STACK_UNITS`) with its state, nginx.service's too when
+    bench-stack's server blocks are there, and every file of :data:`STACK_FILES` that exists."""
+    text = _out(
+        ["systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=service", *STACK_UNITS]
+    )
+    # A failed unit's line may start with a bullet.
+    units = sorted(
+        {next((w for w in line.split() if w.endswith(".service")), "") for line in text.splitlines()}
+    )
+    units = [unit for unit in units if unit]
+    files = sorted({path for pattern in STACK_FILES for path in glob.glob(pattern)})
+    if NGINX_CONF in files:
+        units.append("nginx.service")
+    state = units_state(units)
+    return {"units": {unit[len("unit ") :]: value for unit, value in state.items()}, "files": files}
+
+
 def main(argv: list) -> None:
     request = json.loads(argv[1])
     if "marker" in request:
@@ -181,6 +221,8 @@ def main(argv: list) -> None:
             made = resolve(manifest)
             answer[role] = {"made": made, "state": state_of(made)}
     sys.stdout.write(json.dumps(answer, sort_keys=True) + "\n")
+    if request.get("found"):
+        sys.stdout.write(request["found"] + "\n" + json.dumps(found(), sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

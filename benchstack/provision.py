@@ -21,12 +21,19 @@ with other inputs, its record is removed from the host, so a run that stops half
 a state the host is not in; after provisioning the new hashes are written (nothing is written when they are
 the same). The record lives at
 ``/var/lib/bench-stack/provisioned.json`` (:data:`MARKER`) and says when each role last ran.
+
+The same command lists what bench-stack made for any stack on the host (:func:`benchstack.hoststate.found`):
+units and front configs that no stack of this plan owns (an earlier experiment's) are :func:`stale`. Their
+CPU would be interference in every cell and their ports may be the ones a new stack takes, so provisioning
+stops and disables them and removes their front configs and unit files before the app servers and fronts are
+set up (provision.yml); the roles themselves only ever see the stacks of the plan.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +46,7 @@ SCHEMA = "bench-stack/provisioned/v1"
 # one command that reads them all.
 SEPARATOR = "--- bench-stack units ---"
 STATE_SEPARATOR = "--- bench-stack made ---"
+FOUND_SEPARATOR = "--- bench-stack found ---"
 # Runs on the host (standard library only), sent as ``python3 -c``.
 HOSTSTATE = Path(__file__).with_name("hoststate.py")
 
@@ -123,19 +131,77 @@ def hoststate_command(python: str, request: Mapping[str, Any]) -> str:
 
 
 def read_command(units: Sequence[str], python: str = "python3") -> str:
-    """One shell command: the record (or nothing), each unit's ``systemctl is-active`` answer, then the
-    state now of what each recorded role made."""
+    """One shell command: the record (or nothing), each unit's ``systemctl is-active`` answer, the state
+    now of what each recorded role made, then what bench-stack made for any stack (:func:`parse_found`)."""
     check = f"systemctl is-active {' '.join(shlex.quote(u) for u in units)}" if units else "true"
-    made = hoststate_command(python, {"marker": MARKER})
+    made = hoststate_command(python, {"marker": MARKER, "found": FOUND_SEPARATOR})
     return (
         f"cat {MARKER} 2>/dev/null; echo; echo {shlex.quote(SEPARATOR)}; {check}; "
         f"echo {shlex.quote(STATE_SEPARATOR)}; {made}; true"
     )
 
 
+def parse_found(stdout: str) -> dict[str, Any]:
+    """What bench-stack made for any stack (``units``: unit -> ``<UnitFileState> <ActiveState>``, ``files``),
+    from :func:`read_command`'s output (empty when unreadable)."""
+    _, _, text = stdout.partition(FOUND_SEPARATOR)
+    try:
+        found = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+# A unit in one of these states runs (or is about to: a crashed one waiting to restart is activating).
+RUNNING = ("active", "activating", "reloading", "deactivating")
+APACHE_INSTANCE_RE = re.compile(r"(bench-[a-z0-9-]+)(?:\.vhost)?(?:\.conf)?$")
+NGINX_FILES = (
+    "/etc/nginx/conf.d/bench-stack.conf",
+    "/etc/systemd/system/nginx.service.d/bench-stack-cpus.conf",
+)
+
+
+def stale(
+    found: Mapping[str, Any], planned_units: Iterable[str], nginx_planned: bool
+) -> dict[str, list[str]]:
+    """What no stack of the plan owns (``found``: :func:`parse_found`): ``units`` to stop and disable (they
+    run or start at boot) and ``files`` to remove (front configs, app server template units).
+
+    A stack's units are its app server instances (``bench-NAME@I.service``) and its Apache instance
+    (``apache2@bench-NAME.service`` or ``httpd@bench-NAME.service``, its files all that Debian's
+    setup-instance made, ``/etc/apache2-bench-NAME`` and the rest, or ``/etc/httpd/conf/bench-NAME*.conf``);
+    ``planned_units`` are those of this plan on this host. nginx serves every nginx stack from one file,
+    which the nginx role rewrites when the stacks change: it is stale, with nginx itself, only when no stack
+    of the plan is behind nginx. A unit is stale when it runs or starts at boot; one stopped and disabled
+    already is left alone."""
+    planned = set(planned_units)
+    templates = {u.partition("@")[0] for u in planned if u.startswith("bench-")}
+    apaches = {u.partition("@")[2].removesuffix(".service") for u in planned if not u.startswith("bench-")}
+    units = []
+    for unit, state in sorted((found.get("units") or {}).items()):
+        enabled, _, active = str(state).partition(" ")
+        owned = nginx_planned if unit == "nginx.service" else unit in planned
+        if not owned and (active in RUNNING or enabled == "enabled"):
+            units.append(unit)
+    files = []
+    for path in sorted(found.get("files") or []):
+        name = path.rpartition("/")[2]
+        if path in NGINX_FILES:
+            owned = nginx_planned
+        elif path.startswith("/etc/systemd/system/"):
+            owned = name.removesuffix("@.service") in templates
+        else:  # an Apache instance's: /etc/apache2-bench-NAME, a2enmod-bench-NAME, bench-NAME.vhost.conf ...
+            instance = APACHE_INSTANCE_RE.search(name)
+            owned = instance is not None and instance.group(1) in apaches
+        if not owned:
+            files.append(path)
+    return {"units": units, "files": files}
+
+
 def parse_now(stdout: str) -> dict[str, dict[str, str]]:
     """Role -> the state now of what it made, from :func:`read_command`'s output (empty when unreadable)."""
     _, _, text = stdout.partition(STATE_SEPARATOR)
+    text = text.partition(FOUND_SEPARATOR)[0]
     try:
         now = json.loads(text) if text.strip() else {}
     except ValueError:

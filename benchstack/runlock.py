@@ -11,6 +11,13 @@ holds ``<run>/.bench-stack.lock`` (JSON: its pid, its start, host name, time) fr
 it; waits, bounded, while a dead holder's workers still measure (they store nothing: their playbook is
 gone, plugins/action/bench_cell.py), then takes the lock over with a message. A holder on another host
 cannot be checked from here: refused, naming the file to remove once that run is over.
+
+The run folder's lock does not see a run in another folder, or from another controller, that measures the
+same host. So each host also holds a lock of its own, naming the controller and the run folder that hold it
+(:mod:`benchstack.hostlock`, on the host), taken by provision.yml and benchmark.yml before they change or
+load anything there and given up when measuring ends (:func:`take_host`, :func:`release_host`;
+plugins/action/bench_host_lock.py). The holder is judged as above: a live one refused, naming its run
+folder and pid; an ended one's workers waited for (bounded), then the lock taken over.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.barrier import process_started
+
+HOSTLOCK = Path(__file__).with_name("hostlock.py")
+HOST_LOCK_FILE = "/var/lib/bench-stack/run.lock"
 
 LOCK_FILE = ".bench-stack.lock"
 WORKERS_DIR = ".bench-stack.workers"
@@ -170,3 +181,75 @@ def worker(run_dir: str | os.PathLike[str], pid: int) -> Iterator[Path]:
         yield path
     finally:
         path.unlink(missing_ok=True)
+
+
+def host_lock_command(python: str, request: dict[str, Any]) -> str:
+    """The shell command that runs :mod:`benchstack.hostlock` on a host with ``request``."""
+    source = HOSTLOCK.read_text(encoding="utf-8")
+    return f"{shlex.quote(python)} -c {shlex.quote(source)} {shlex.quote(json.dumps(request))}"
+
+
+def _describe_run(entry: dict[str, Any]) -> str:
+    return f"run folder {entry.get('run')}, {_describe(entry)}"
+
+
+def take_host(
+    host: str,
+    run_dir: str | os.PathLike[str],
+    pid: int,
+    ask: Callable[[dict[str, Any]], dict[str, Any]],
+    check_only: bool = False,
+    wait_s: float = WAIT_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[str]:
+    """Hold ``host``'s lock for the controller ``pid`` measuring into ``run_dir``; ``ask`` sends a request to
+    :mod:`benchstack.hostlock` on the host and returns its answer. What was done, as messages (an ended
+    run's lock taken over). RunLockError, naming the holder's run folder and pid, while another run holds
+    it (module docstring). ``check_only`` (check mode): the same judgement, nothing written."""
+    me = holder(pid, run=str(Path(run_dir).resolve()))
+    over: dict[str, Any] | None = None
+    deadline = clock() + wait_s
+    while True:
+        answer = ask({"op": "read" if check_only else "take", "me": me, "over": over})
+        was = answer.get("was")
+        if answer.get("held") or (check_only and not was):
+            if over is None:
+                return []
+            return [f"{host}: took over its lock from an ended run that kept it ({_describe_run(over)})"]
+        if not isinstance(was, dict):
+            continue  # freed in between: ask again
+        state = alive(was)
+        if state is None:
+            raise RunLockError(
+                f"{host} is held by a bench-stack run of another controller ({_describe_run(was)}): if that "
+                f"run is over, remove {HOST_LOCK_FILE} on {host} and run again"
+            )
+        if state:
+            raise RunLockError(
+                f"{host} is in use by another bench-stack run ({_describe_run(was)}): let it end (or stop "
+                "it), then run again"
+            )
+        folder = Path(str(was.get("run") or ""))
+        workers = live_workers(folder) if was.get("run") and folder.is_dir() else []
+        if workers:
+            if clock() < deadline:
+                sleep(POLL_S)
+                continue
+            names = ", ".join(_describe(w) for w in workers)
+            raise RunLockError(
+                f"{host}: the run that held it ({_describe_run(was)}) has ended, but its workers still "
+                f"measure after {wait_s:g} s ({names}): stop them, then run again"
+            )
+        if check_only:
+            return [f"{host}: held by a run that has ended ({_describe_run(was)}): it would be taken over"]
+        over = was
+
+
+def release_host(pid: int, ask: Callable[[dict[str, Any]], dict[str, Any]]) -> bool:
+    """Give up a host's lock if the controller ``pid`` holds it; whether it did."""
+    try:
+        me = holder(pid)
+    except ProcessLookupError:
+        return False
+    return bool(ask({"op": "release", "me": me, "over": None}).get("held"))

@@ -11,7 +11,10 @@ evidence (tests/sideeffect.py); the tests in tests/ say what must hold. In order
 3. stock-switch: the Debian 12 host (tuned) switched to nginx's stock main config;
 4. reconfigure: sinatra-thin-x2-nginx given 3 instances (the Debian 12 host back to tuned in the same run);
 5. restore: the scenario's own experiment again (3 instances back to 2), the hosts as the converge left them;
-6. drift: on the Debian 12 host, every kind of drift of the drift table (DRIFT) by hand at once, then
+6. dropped: bench-stack.yml (one short cell) with sinatra-thin-x1 alone, the other four stacks dropped (so
+   no stack is behind nginx any more), then provision.yml with it once more (nothing to stop), then the
+   scenario's own experiment again;
+7. drift: on the Debian 12 host, every kind of drift of the drift table (DRIFT) by hand at once, then
    playbooks/doctor.yml (lists it, changes nothing), a normal re-run (repairs it) and one more (nothing
    to do).
 
@@ -188,6 +191,76 @@ def reconfigure() -> None:
     )
 
 
+KEPT = "sinatra-thin-x1"
+
+
+def dropped() -> None:
+    data = copy.deepcopy(BASE)
+    data["stacks"] = [stack for stack in data["stacks"] if stack["name"] == KEPT]
+    # One short cell: what matters is what runs on the hosts when measuring begins, and run.json.
+    data["load"].update(repetitions=1, max_repetitions=1, max_seconds=None, warmup={"duration_s": 1})
+    data["load"]["plans"] = [{"tool": "wrk", "concurrency": [8], "threads": 1, "duration_s": 1}]
+    path = ephemeral() / "dropped.yml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    gone = [
+        ep["unit"]
+        for ep in endpoints(copy.deepcopy(BASE["stacks"]))
+        if not ep["unit"].startswith(f"bench-{KEPT}@")
+    ] + ["nginx.service"]
+    ports = {stack["name"]: stack["port"] for stack in BASE["stacks"]}
+
+    def probe() -> dict[str, dict[str, str]]:
+        """Per host, each dropped unit's `is-active is-enabled`, and whether each stack's port takes a TCP
+        connection, asked from inside the container."""
+        script = "; ".join(
+            [
+                f"echo {u} $(systemctl is-active {u}) $(systemctl is-enabled {u} 2>/dev/null || echo none)"
+                for u in gone
+            ]
+            + [
+                f"echo port-{port} $(timeout 3 bash -c '</dev/tcp/127.0.0.1/{port}' 2>/dev/null "
+                "&& echo open || echo closed)"
+                for port in ports.values()
+            ]
+        )
+        return {
+            host: {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in sh(host, script).splitlines()}
+            for host in HOSTS
+        }
+
+    before = probe()
+    run_dir = ephemeral() / "dropped-run"
+    run = playbook(
+        "bench-stack.yml",
+        extra={
+            **SKIP,
+            "experiment": str(path),
+            "bench_results_dir": str(ephemeral()),
+            "bench_run_dir": str(run_dir),
+        },
+    )
+    after = probe()
+    info = run_dir / "run.json"
+    again = playbook("provision.yml", extra={**SKIP, "experiment": str(path)})
+    restore = playbook("provision.yml", extra=SKIP)
+    save(
+        "dropped",
+        {
+            "kept": KEPT,
+            "units": gone,
+            "ports": ports,
+            "before": before,
+            "run": run.to_dict(),
+            "after": after,
+            "run_json": yaml.safe_load(info.read_text(encoding="utf-8")) if info.is_file() else None,
+            "again": again.to_dict(),
+            "restore": restore.to_dict(),
+            "restored": probe(),
+            "answers": {h: state()[h]["answers"] for h in HOSTS},
+        },
+    )
+
+
 # The drift table: kind -> (what a user or a package manager does by hand, how the host shows it). Each probe
 # prints one line; the side effect keeps it before, after the drift and after the re-run.
 DRIFT_UNIT = "bench-sinatra-thin-x1-nginx@.service"
@@ -284,6 +357,7 @@ def main() -> None:
     bad_inputs()
     stock_switch()
     reconfigure()
+    dropped()
     drift()
 
 

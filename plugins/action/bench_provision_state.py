@@ -2,7 +2,8 @@
 
 Hashes each role's inputs on the controller, reads the host's record and the state of the services the
 roles keep running in one command, and returns the decision as the fact ``bench_provision`` (``run``: role
--> why it runs; ``skip``: roles whose inputs did not change), with the facts the skipped roles export. Before
+-> why it runs; ``skip``: roles whose inputs did not change; ``stale``: the units and files no stack of the
+plan owns, which provision.yml stops, disables and removes), with the facts the skipped roles export. Before
 roles run, their old records are removed from the host.
 """
 
@@ -71,39 +72,48 @@ class ActionModule(ActionBase):
         decision = provision.decide(
             roles, hashes, record, units, active, skip_unchanged, provision.parse_now(stdout)
         )
+        stale = provision.stale(provision.parse_found(stdout), all_units, "nginx" in roles)
         if boolean(args.get("report_only", False)):
+            left = stale["units"] + stale["files"]
             result.update(
                 changed=False,
-                matches=not decision.run,
-                plan_match={"matches": not decision.run, "differs": decision.run},
+                matches=not decision.run and not left,
+                plan_match={"matches": not decision.run and not left, "differs": decision.run, "stale": left},
                 run=decision.run,
                 skip=decision.skip,
                 drift=decision.drift,
-                msg=summary(decision),
+                stale=stale,
+                msg=summary(decision, stale),
             )
             return result
         # A role about to run with other inputs loses its record first: a run that stops half way must not
         # leave a record of a state the host is not in. Same inputs describe the same state: kept.
         entries = record.get("roles") or {}
-        stale = [r for r in decision.run if r in entries and entries[r].get("hash") != hashes[r]]
-        if stale and not self._task.check_mode:
-            res = self._low_level_execute_command(provision.write_command(provision.without(record, stale)))
+        rerun = [r for r in decision.run if r in entries and entries[r].get("hash") != hashes[r]]
+        if rerun and not self._task.check_mode:
+            res = self._low_level_execute_command(provision.write_command(provision.without(record, rerun)))
             if res.get("rc") != 0:
                 raise AnsibleActionFail(f"bench_provision_state: cannot write {provision.MARKER}: {res}")
         result.update(
             changed=False,
             ansible_facts={
-                "bench_provision": {**decision.to_dict(), "record": provision.without(record, stale)},
+                "bench_provision": {
+                    **decision.to_dict(),
+                    "record": provision.without(record, rerun),
+                    "stale": stale,
+                },
                 **decision.facts,
             },
-            msg=summary(decision),
+            msg=summary(decision, stale),
         )
         return result
 
 
-def summary(decision: provision.Decision) -> str:
+def summary(decision: provision.Decision, stale: dict[str, list[str]]) -> str:
+    left = stale["units"] + stale["files"]
     return (
         f"run: {', '.join(f'{r} ({why})' for r, why in decision.run.items()) or 'nothing'}; "
         f"unchanged, skipped: {', '.join(decision.skip) or 'nothing'}"
         + (f"; reinstalled first: {', '.join(decision.reinstall)}" if decision.reinstall else "")
+        + (f"; no stack of the plan owns: {', '.join(left)}" if left else "")
     )

@@ -17,7 +17,7 @@ from benchstack.cli import main as cli_main
 from benchstack.experiment import cells, load_experiment
 from benchstack.interference import share_of
 from benchstack.loadpoints import by_load_point
-from benchstack.runlock import LOCK_FILE
+from benchstack.runlock import HOST_LOCK_FILE, LOCK_FILE
 
 PROJECT = Path(__file__).resolve().parents[2]
 INVENTORY = Path(__file__).resolve().parent / "inventory"
@@ -286,6 +286,15 @@ def test_each_run_released_its_lock(run: tuple[Path, str, str]) -> None:
     run_dir, first, second = run
     assert not (run_dir / LOCK_FILE).exists()
     assert "took over the run folder's lock" not in first + second
+    # ... and the host's, once measuring ended (benchstack.runlock.take_host)
+    host_lock = subprocess.run(
+        ["docker", "exec", CONTAINER, "cat", HOST_LOCK_FILE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert host_lock.stdout == ""
 
 
 # Last in this file: it measures once more in the same run folder.

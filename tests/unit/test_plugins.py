@@ -18,6 +18,7 @@ import yaml
 from ansible.errors import AnsibleActionFail
 from conftest import STORED_META, Helpers, read_data
 
+from benchstack import runlock
 from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan, cells
 from benchstack.plan import experiment_of, seed_for
@@ -48,6 +49,7 @@ bench_run_info = load_plugin("action", "bench_run_info")
 bench_report = load_plugin("action", "bench_report")
 bench_extra_cells = load_plugin("action", "bench_extra_cells")
 bench_merge = load_plugin("action", "bench_merge")
+bench_host_lock = load_plugin("action", "bench_host_lock")
 
 
 @pytest.fixture(autouse=True)
@@ -343,7 +345,7 @@ def test_bench_front_checks_filter_uses_the_host() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    [bench_cell, bench_run_info, bench_report, bench_extra_cells, bench_merge, bench_plan],
+    [bench_cell, bench_run_info, bench_report, bench_extra_cells, bench_merge, bench_plan, bench_host_lock],
     ids=lambda m: m.__name__,
 )
 def test_action_documentation_lists_exactly_the_valid_args(module: ModuleType) -> None:
@@ -477,7 +479,7 @@ def test_bench_run_info_writes_run_json(tmp_path: Path) -> None:
     result = make_action(bench_run_info, {"run_dir": str(tmp_path), "info": info}).run(task_vars={})
     assert result["changed"] is True and result["path"] == str(tmp_path / "run.json")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["experiment"] == {"name": "e"} and data["schema"] == "bench-stack/run/v2"
+    assert data["experiment"] == {"name": "e"} and data["schema"] == "bench-stack/run/v3"
 
 
 def test_bench_run_info_refuses_a_record_off_the_schema_naming_the_field(tmp_path: Path) -> None:
@@ -870,3 +872,119 @@ def test_a_resume_is_refused_in_its_plan_while_another_live_run_holds_the_folder
     run_cell(args, Loadgen(read_data("ab", "normal.txt")))
     make_action(bench_report, {"run_dir": str(run)}).run(task_vars={})
     assert not (run / LOCK_FILE).exists()
+
+
+# ---------------------------------------------------------------- bench_host_lock
+
+
+@pytest.fixture
+def host_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The host side as bench_host_lock sends it, on a lock file of the test's (the host is this machine)."""
+    lock = tmp_path / "host" / "run.lock"
+    script = tmp_path / "hostlock.py"
+    source = runlock.HOSTLOCK.read_text(encoding="utf-8")
+    script.write_text(
+        source.replace(f'PATH = "{runlock.HOST_LOCK_FILE}"', f'PATH = "{lock}"'), encoding="utf-8"
+    )
+    monkeypatch.setattr(runlock, "HOSTLOCK", script)
+    return lock
+
+
+def lock_action(run_dir: Path, check_mode: bool = False, **args: Any) -> Any:
+    action = make_action(bench_host_lock, {"run_dir": str(run_dir), **args}, check_mode=check_mode)
+
+    def execute(command: str) -> dict[str, Any]:
+        done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
+        return {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+
+    action._low_level_execute_command = execute
+    return action
+
+
+def test_bench_host_lock_holds_the_host_for_this_playbook_run_changes_nothing_and_releases_it(
+    tmp_path: Path, host_lock: Path
+) -> None:
+    result = lock_action(tmp_path).run(task_vars={"inventory_hostname": "web"})
+    assert result["changed"] is False and result["msg"] == "held by this run"
+    held = json.loads(host_lock.read_text(encoding="utf-8"))
+    assert held["pid"] == os.getppid() and held["run"] == str(tmp_path.resolve())
+    result = lock_action(tmp_path, state="released").run(task_vars={})
+    assert result["changed"] is False and result["msg"] == "released"
+    assert host_lock.read_text(encoding="utf-8") == ""
+
+
+def test_bench_host_lock_refuses_a_host_another_live_run_holds_naming_its_folder_and_pid(
+    tmp_path: Path, host_lock: Path
+) -> None:
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        host_lock.parent.mkdir(parents=True)
+        host_lock.write_text(json.dumps(holder(other.pid, run="/results/other-run")), encoding="utf-8")
+        for check_mode in (False, True):
+            with pytest.raises(
+                AnsibleActionFail,
+                match=rf"^bench_host_lock: web is in use by another bench-stack run \(run folder "
+                rf"/results/other-run, pid {other.pid} on ",
+            ):
+                lock_action(tmp_path, check_mode=check_mode).run(task_vars={"inventory_hostname": "web"})
+        assert json.loads(host_lock.read_text(encoding="utf-8"))["pid"] == other.pid
+    finally:
+        other.kill()
+        other.wait()
+
+
+# ---------------------------------------------------------------- bench_provision_state: stale units
+
+bench_provision_state = load_plugin("action", "bench_provision_state")
+
+
+def provision_state(report_only: bool, found: dict[str, Any]) -> dict[str, Any]:
+    """bench_provision_state on a host whose record matches the plan, with ``found`` left by any stack."""
+    hashes = {"bench_host": "h1", "app_server": "h2"}
+    record = {
+        "schema": "bench-stack/provisioned/v1",
+        "roles": {r: {"hash": h, "facts": {}, "at": "t"} for r, h in hashes.items()},
+    }
+    stdout = "\n".join(
+        [
+            json.dumps(record),
+            "--- bench-stack units ---",
+            "active",
+            "--- bench-stack made ---",
+            "{}",
+            "--- bench-stack found ---",
+            json.dumps(found),
+        ]
+    )
+    args = {
+        "roles": ["bench_host", "app_server"],
+        "units": {"app_server": ["bench-kept@1.service"]},
+        "hashes": hashes,
+        "report_only": report_only,
+    }
+    action = make_action(bench_provision_state, args)
+    action._low_level_execute_command = lambda command: {"rc": 0, "stdout": stdout, "stderr": ""}
+    return action.run(task_vars={"ansible_run_tags": ["all"]})
+
+
+def test_bench_provision_state_hands_provisioning_what_no_stack_of_the_plan_owns() -> None:
+    found = {
+        "units": {"bench-kept@1.service": "enabled active", "bench-gone@1.service": "enabled active"},
+        "files": ["/etc/systemd/system/bench-gone@.service", "/etc/systemd/system/bench-kept@.service"],
+    }
+    result = provision_state(False, found)
+    assert result["ansible_facts"]["bench_provision"]["stale"] == {
+        "units": ["bench-gone@1.service"],
+        "files": ["/etc/systemd/system/bench-gone@.service"],
+    }
+    assert result["msg"].endswith(
+        "; no stack of the plan owns: bench-gone@1.service, /etc/systemd/system/bench-gone@.service"
+    )
+    report = provision_state(True, found)
+    assert report["matches"] is False and report["plan_match"] == {
+        "matches": False,
+        "differs": {},
+        "stale": ["bench-gone@1.service", "/etc/systemd/system/bench-gone@.service"],
+    }
+    clean = {"units": {"bench-kept@1.service": "enabled active"}, "files": found["files"][1:]}
+    assert provision_state(True, clean)["plan_match"] == {"matches": True, "differs": {}, "stale": []}
