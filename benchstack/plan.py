@@ -42,12 +42,13 @@ import hashlib
 import hmac
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
+from benchstack import pyreqs
 from benchstack.experiment import (
     NAME_RE,
     CellPlan,
@@ -58,7 +59,6 @@ from benchstack.experiment import (
     load_experiment,
     load_points,
 )
-from benchstack import pyreqs
 from benchstack.inputs import InputError, read_bounded, shown
 from benchstack.runfolder import check_run_dir, experiment_hash
 from benchstack.stacks import (

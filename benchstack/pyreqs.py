@@ -44,7 +44,12 @@ SYSTEM_PYTHONS = ("3.9.16", "3.10.12", "3.11.2", "3.12.3", "3.13.5")
 MACHINES = ("x86_64", "aarch64")
 # pip's own comment rule (pip/_internal/req/req_file.py): '#' at the start or after whitespace.
 COMMENT_RE = re.compile(r"(^|\s+)#.*$")
-INCLUDES = {"-r": "requirement", "--requirement": "requirement", "-c": "constraint", "--constraint": "constraint"}
+INCLUDES = {
+    "-r": "requirement",
+    "--requirement": "requirement",
+    "-c": "constraint",
+    "--constraint": "constraint",
+}
 # What pip takes as a path or URL rather than a name (an archive, a folder, a VCS or http URL).
 _PATH_LIKE_RE = re.compile(r"(^\.|/|\\|://|\.(whl|zip|tar\.gz|tgz|tar\.bz2|tar\.xz)$)")
 
@@ -104,7 +109,12 @@ def _include(tokens: list[str]) -> tuple[str, str] | None:
             return kind, tokens[1]
         if flag.startswith("--") and head.startswith(flag + "="):
             return kind, head[len(flag) + 1 :]
-        if not flag.startswith("--") and head.startswith(flag) and len(head) > 2 and not head.startswith("--"):
+        if (
+            not flag.startswith("--")
+            and head.startswith(flag)
+            and len(head) > 2
+            and not head.startswith("--")
+        ):
             return kind, head[2:]
     return None
 
@@ -131,7 +141,9 @@ def read(
             try:
                 tokens = shlex.split(line)
             except ValueError as exc:
-                raise RequirementsError(f"{where}: {line!r} is not an option line pip reads ({exc})") from None
+                raise RequirementsError(
+                    f"{where}: {line!r} is not an option line pip reads ({exc})"
+                ) from None
             found = _include(tokens) if tokens else None
             if found is None:
                 continue  # --index-url, -e, --hash ...: no version of a pinned package
@@ -294,7 +306,9 @@ def problems(
         key = canonicalize_name(pin.name)
         why = f"server.kind {servers[key]} runs from it; " if key in servers else ""
         fix = (
-            f"`{pin.name}{pin.specifier}` (or plain `{pin.name}`)" if _exact(pin.specifier) else f"plain `{pin.name}`"
+            f"`{pin.name}{pin.specifier}` (or plain `{pin.name}`)"
+            if _exact(pin.specifier)
+            else f"plain `{pin.name}`"
         )
         out.append(
             f"{root}/{line.where}: `{line.text}` contradicts {pin}, the version pinned in the stacks' venv "

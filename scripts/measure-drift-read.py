@@ -101,7 +101,12 @@ def main() -> int:
     try:
         mc.start_container(NAME, inv)
         done = subprocess.run(
-            [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inv), "playbooks/provision.yml"],
+            [
+                str(Path(sys.executable).with_name("ansible-playbook")),
+                "-i",
+                str(inv),
+                "playbooks/provision.yml",
+            ],
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -114,7 +114,9 @@ def python_settings(task_vars: dict[str, Any], templar: Any) -> dict[str, Any]:
     }
     if given("python_method") == "pyenv":
         versions = given("python_pyenv_versions") or role_default("python_pyenv_versions") or []
-        chosen = given("python_pyenv_global") or (versions[0] if isinstance(versions, list) and versions else None)
+        chosen = given("python_pyenv_global") or (
+            versions[0] if isinstance(versions, list) and versions else None
+        )
         out["python_versions"] = [str(chosen)] if chosen else None
     return out
 

@@ -23,8 +23,17 @@ def experiment(tmp_path: Path, files: dict[str, str], kind: str = "wsgi", server
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_text(text, encoding="utf-8")
     path = tmp_path / "exp.yml"
-    stack = {"name": "shop", "port": 8101, "app": {"kind": kind, "src": "apps/shop"}, "server": {"kind": server}}
-    data = {"name": "mine", "stacks": [stack], "load": {"plans": [{"tool": "ab", "concurrency": 1, "requests": 1}]}}
+    stack = {
+        "name": "shop",
+        "port": 8101,
+        "app": {"kind": kind, "src": "apps/shop"},
+        "server": {"kind": server},
+    }
+    data = {
+        "name": "mine",
+        "stacks": [stack],
+        "load": {"plans": [{"tool": "ab", "concurrency": 1, "requests": 1}]},
+    }
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     return path
 
@@ -46,7 +55,9 @@ def test_a_server_pin_the_venv_contradicts_is_refused_naming_the_file_the_line_a
     assert "write that line as `gunicorn==23.0.0` (or plain `gunicorn`)" in problem
 
 
-def test_a_server_missing_from_requirements_is_accepted_the_python_role_installs_it_first(tmp_path: Path) -> None:
+def test_a_server_missing_from_requirements_is_accepted_the_python_role_installs_it_first(
+    tmp_path: Path,
+) -> None:
     # pip install -r never removes what the venv holds: gunicorn stays at the role's version.
     plan = compile_plan(experiment(tmp_path, {"requirements.txt": "flask==3.0.3\n"}))
     assert plan["needs"]["python_packages"] == ["gunicorn"]
@@ -54,7 +65,14 @@ def test_a_server_missing_from_requirements_is_accepted_the_python_role_installs
 
 @pytest.mark.parametrize(
     "line",
-    ["Gunicorn<23", "GUNICORN[setproctitle]==22.0.0", "Packaging<24", "h11==0.14.0", "Click<8", "uvicorn~=0.30.0"],
+    [
+        "Gunicorn<23",
+        "GUNICORN[setproctitle]==22.0.0",
+        "Packaging<24",
+        "h11==0.14.0",
+        "Click<8",
+        "uvicorn~=0.30.0",
+    ],
 )
 def test_names_are_compared_after_pep503_normalization_whatever_the_extras(tmp_path: Path, line: str) -> None:
     assert len(refused(experiment(tmp_path, {"requirements.txt": f"{line}\n"}))) == 1
@@ -107,9 +125,15 @@ def test_a_conflict_with_a_hash_on_a_continued_line_is_named_at_its_first_line(t
 
 
 def test_an_included_file_is_followed_within_the_app_folder(tmp_path: Path) -> None:
-    files = {"requirements.txt": "-r reqs/base.txt\n", "reqs/base.txt": "--requirement=../more.txt\n", "more.txt": "h11<0.16\n"}
+    files = {
+        "requirements.txt": "-r reqs/base.txt\n",
+        "reqs/base.txt": "--requirement=../more.txt\n",
+        "more.txt": "h11<0.16\n",
+    }
     (problem,) = refused(experiment(tmp_path, files))
-    assert "more.txt line 1 (included from reqs/base.txt line 1): `h11<0.16` contradicts h11==0.16.0" in problem
+    assert (
+        "more.txt line 1 (included from reqs/base.txt line 1): `h11<0.16` contradicts h11==0.16.0" in problem
+    )
 
 
 def test_an_include_through_a_link_to_a_folder_of_the_app_is_followed(tmp_path: Path) -> None:
@@ -124,7 +148,11 @@ def test_an_include_through_a_link_to_a_folder_of_the_app_is_followed(tmp_path: 
     [
         ("-r ../other.txt", {}, "../other.txt is outside the app folder"),
         ("-r /etc/requirements.txt", {}, "/etc/requirements.txt is an absolute path"),
-        ("-r https://example.invalid/r.txt", {}, "https://example.invalid/r.txt is fetched by pip on the target"),
+        (
+            "-r https://example.invalid/r.txt",
+            {},
+            "https://example.invalid/r.txt is fetched by pip on the target",
+        ),
         ("-r base.txt", {}, "base.txt is not in the app folder"),
         ("-r vendor/base.txt", {"vendor/base.txt": "flask\n"}, "vendor/base.txt is not in the app folder"),
         ("-r requirements.txt", {}, "requirements.txt is already being read (an include loop)"),
@@ -138,7 +166,9 @@ def test_includes_pip_cannot_follow_in_the_app_and_unreadable_lines_are_refused(
     assert f"requirements.txt line 2: {said}" in problem
 
 
-@pytest.mark.parametrize("line", ["./local-pkg", "dist/shop-1.0-py3-none-any.whl", "-e .", "git+https://example.invalid/x.git"])
+@pytest.mark.parametrize(
+    "line", ["./local-pkg", "dist/shop-1.0-py3-none-any.whl", "-e .", "git+https://example.invalid/x.git"]
+)
 def test_paths_urls_and_editables_are_left_to_pip(tmp_path: Path, line: str) -> None:
     compile_plan(experiment(tmp_path, {"requirements.txt": f"{line}\n"}))
 
