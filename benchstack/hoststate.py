@@ -25,6 +25,11 @@ Two modes, the argument a JSON object:
 
 Prints one JSON line: ``{role: state}`` (then SEPARATOR and ``{"units": {unit: state}, "files": [path]}``)
 or ``{role: {"made": manifest, "state": state}}``.
+
+Every role is probed at once: one ``dpkg-query -W`` (or ``rpm -q``) for the packages of all roles (and one
+more for their files when recording), one ``systemctl show`` for all units, each path hashed once in this
+process. Each probe costs tens of milliseconds to start, which per role made the read several times slower
+(scripts/measure-drift-read.py).
 """
 
 import glob
@@ -113,26 +118,28 @@ def package_versions(names: list) -> dict:
     return versions
 
 
-def package_binaries(names: list) -> dict:
-    """path -> package, for every file the installed packages ``names`` put in a bin folder."""
+def package_files(names: list) -> dict:
+    """package -> the files it put in a bin folder (and that are there), for the installed packages
+    ``names``, in one query."""
     if not names:
         return {}
     if _dpkg():
         text = _out(["dpkg-query", "-W", "-f", "${Package}\n${db-fsys:Files}\n", *names])
     else:
         text = _out(["rpm", "-q", "--qf", "%{NAME}\n[ %{FILENAMES}\n]", *names])
-    binaries = {}
+    files = {}
     package = ""
     for line in text.splitlines():
         if not line.strip():
             continue
         if not line.startswith(" "):
             package = line.strip()
+            files.setdefault(package, [])
             continue
         path = line.strip()
         if os.path.dirname(path) + "/" in BIN_DIRS and os.path.lexists(path) and not os.path.isdir(path):
-            binaries[path] = package
-    return binaries
+            files.setdefault(package, []).append(path)
+    return files
 
 
 def units_state(units: list) -> dict:
@@ -160,28 +167,59 @@ def sysctls_state(keys: list) -> dict:
     return state
 
 
-def state_of(manifest: dict) -> dict:
-    state = files_state(manifest.get("files") or [])
-    state.update({"package " + n: v for n, v in package_versions(manifest.get("packages") or []).items()})
-    for path in sorted(manifest.get("binaries") or {}):
-        state["binary " + path] = "present" if os.path.lexists(path) else "missing"
-    state.update(units_state(manifest.get("units") or []))
-    state.update(sysctls_state(manifest.get("sysctls") or []))
-    return state
+def _union(manifests: list, key: str) -> list:
+    """Every item of ``key`` in ``manifests``, once each, in first-seen order."""
+    seen = {}
+    for manifest in manifests:
+        for item in manifest.get(key) or []:
+            seen.setdefault(item, None)
+    return list(seen)
 
 
-def resolve(manifest: dict) -> dict:
-    """The manifest as recorded: installed packages only, their binaries added."""
-    installed = [n for n, v in package_versions(manifest.get("packages") or []).items() if v != "absent"]
-    binaries = package_binaries(installed)
-    binaries.update({p: "" for p in manifest.get("binaries") or [] if p not in binaries})
-    return {
-        "files": list(manifest.get("files") or []),
-        "packages": installed,
-        "binaries": binaries,
-        "units": list(manifest.get("units") or []),
-        "sysctls": list(manifest.get("sysctls") or []),
-    }
+def states_of(manifests: dict) -> dict:
+    """role -> state for every manifest, probed together: one package query and one ``systemctl show``
+    for all roles (each costs tens of milliseconds to start, and roles share packages and units), each
+    path hashed once."""
+    listed = list(manifests.values())
+    versions = package_versions(_union(listed, "packages"))
+    units = units_state(_union(listed, "units"))
+    sysctls = sysctls_state(_union(listed, "sysctls"))
+    files = {}
+    out = {}
+    for role, manifest in manifests.items():
+        state = {}
+        for pattern in manifest.get("files") or []:
+            if pattern not in files:
+                files[pattern] = files_state([pattern])
+            state.update(files[pattern])
+        state.update({"package " + n: versions[n] for n in manifest.get("packages") or []})
+        for path in sorted(manifest.get("binaries") or {}):
+            state["binary " + path] = "present" if os.path.lexists(path) else "missing"
+        state.update({"unit " + u: units["unit " + u] for u in manifest.get("units") or []})
+        state.update({"sysctl " + k: sysctls["sysctl " + k] for k in manifest.get("sysctls") or []})
+        out[role] = state
+    return out
+
+
+def resolve_all(manifests: dict) -> dict:
+    """role -> the manifest as recorded: installed packages only, their binaries added (one query for the
+    versions and one for the files of every role's packages)."""
+    listed = list(manifests.values())
+    versions = package_versions(_union(listed, "packages"))
+    owned = package_files([n for n in _union(listed, "packages") if versions[n] != "absent"])
+    out = {}
+    for role, manifest in manifests.items():
+        installed = [n for n in manifest.get("packages") or [] if versions[n] != "absent"]
+        binaries = {path: package for package in installed for path in owned.get(package, [])}
+        binaries.update({p: "" for p in manifest.get("binaries") or [] if p not in binaries})
+        out[role] = {
+            "files": list(manifest.get("files") or []),
+            "packages": installed,
+            "binaries": binaries,
+            "units": list(manifest.get("units") or []),
+            "sysctls": list(manifest.get("sysctls") or []),
+        }
+    return out
 
 
 def found() -> dict:
@@ -210,16 +248,17 @@ def main(argv: list) -> None:
                 roles = json.load(handle).get("roles") or {}
         except (OSError, ValueError, AttributeError):
             roles = {}
-        answer = {
-            role: state_of(entry["made"])
-            for role, entry in roles.items()
-            if isinstance(entry, dict) and isinstance(entry.get("made"), dict)
-        }
+        answer = states_of(
+            {
+                role: entry["made"]
+                for role, entry in roles.items()
+                if isinstance(entry, dict) and isinstance(entry.get("made"), dict)
+            }
+        )
     else:
-        answer = {}
-        for role, manifest in request["manifests"].items():
-            made = resolve(manifest)
-            answer[role] = {"made": made, "state": state_of(made)}
+        made = resolve_all(request["manifests"])
+        states = states_of(made)
+        answer = {role: {"made": made[role], "state": states[role]} for role in made}
     sys.stdout.write(json.dumps(answer, sort_keys=True) + "\n")
     if request.get("found"):
         sys.stdout.write(request["found"] + "\n" + json.dumps(found(), sort_keys=True) + "\n")

@@ -42,11 +42,13 @@ import hashlib
 import hmac
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchstack import pyreqs
 from benchstack.experiment import (
     NAME_RE,
     CellPlan,
@@ -120,15 +122,26 @@ def compile_plan(
     parallel: bool = False,
     seed: int | None = None,
     allow_large: bool = False,
+    python_constraints: Sequence[str] | None = None,
+    python_versions: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The plan of the experiment in ``source`` under ``roots``, measured on ``targets`` (one after the
     other, or all at once when ``parallel``), each round in the random order of ``load.seed`` or else
     ``seed`` (None: rotated stacks, no random order); ExperimentError listing every problem.
-    ``allow_large``: the user said yes to a long plan or many processes (they become warnings)."""
+    ``allow_large``: the user said yes to a long plan or many processes (they become warnings).
+    ``python_constraints`` (default: the python role's) and ``python_versions`` (the targets' Pythons;
+    default: the supported distributions') check Python user apps' requirements (benchstack.pyreqs)."""
     problems = roots.problems()
     if problems:
         raise ExperimentError(problems, str(source))
     exp = load_experiment(source, roots)
+    problems = pyreqs.stack_problems(
+        exp.resolved,
+        pyreqs.role_constraints() if python_constraints is None else python_constraints,
+        python_versions or pyreqs.SYSTEM_PYTHONS,
+    )
+    if problems:
+        raise ExperimentError(problems, str(source))
     targets = list(targets or [])
     parallel = parallel and len(targets) > 1
     # Counted before they are made: a list of 100,000 levels would otherwise be expanded first.

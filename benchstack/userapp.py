@@ -110,6 +110,11 @@ def _walk(root: Path) -> list[tuple[str, os.stat_result]]:
     return sorted(out)
 
 
+def deployed_files(root: str | os.PathLike[str]) -> list[str]:
+    """The relative paths of the files and links :func:`write_archive` packs (nothing is hashed)."""
+    return [rel for rel, _st in _walk(Path(root))]
+
+
 def link_escape(root: Path, rel: str) -> str | None:
     """Why the link ``rel`` of the tree ``root`` reaches outside it, or None when it stays inside.
 

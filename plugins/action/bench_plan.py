@@ -21,6 +21,7 @@ from ansible.plugins.action import ActionBase
 from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 from benchstack.experiment import ExperimentError
 from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, reseeded, run_dir_for, seed_for
+from benchstack.pyreqs import role_default
 from benchstack.rolevars import variable_problems
 from benchstack.runfolder import RunDirError, results_root_problem
 from benchstack.runlock import RunLockError, acquire
@@ -94,6 +95,32 @@ def role_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]
     return problems
 
 
+def python_settings(task_vars: dict[str, Any], templar: Any) -> dict[str, Any]:
+    """What the stacks' venv will hold, for the check of Python user apps' requirements (benchstack.pyreqs):
+    the inventory's python_constraints (else the role's), and with python_method pyenv the one Python the
+    venv is made from (else the supported distributions' python3)."""
+
+    def given(name: str) -> Any:
+        if name not in task_vars:
+            return None
+        try:
+            return templar.template(task_vars[name])
+        except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role's default stands
+            return None
+
+    constraints = given("python_constraints")
+    out: dict[str, Any] = {
+        "python_constraints": [str(c) for c in constraints] if isinstance(constraints, list) else None
+    }
+    if given("python_method") == "pyenv":
+        versions = given("python_pyenv_versions") or role_default("python_pyenv_versions") or []
+        chosen = given("python_pyenv_global") or (
+            versions[0] if isinstance(versions, list) and versions else None
+        )
+        out["python_versions"] = [str(chosen)] if chosen else None
+    return out
+
+
 def project_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]:
     """The project-wide settings outside any role, checked as the roles' variables are."""
     problems = []
@@ -143,6 +170,7 @@ class ActionModule(ActionBase):
                 targets,
                 parallel=boolean(args.get("parallel", False)),
                 allow_large=boolean(args.get("allow_large", False)),
+                **python_settings(task_vars, self._templar),
             )
         except ExperimentError as exc:
             raise AnsibleActionFail("\n".join([str(exc), *problems])) from None

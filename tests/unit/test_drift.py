@@ -212,3 +212,33 @@ def test_units_state_reads_one_systemctl_show_for_all_units_in_order(monkeypatch
 
 def test_the_host_side_runs_on_the_oldest_python_the_hosts_have() -> None:
     ast.parse(provision.HOSTSTATE.read_text(encoding="utf-8"), feature_version=(3, 6))
+
+
+def test_every_role_is_probed_at_once_one_package_query_and_one_systemctl_show(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    conf = tmp_path / "nginx.conf"
+    conf.write_text("worker_connections 10000;\n")
+    calls: list[list[str]] = []
+
+    def out(argv: list[str]) -> str:
+        calls.append(argv)
+        if argv[0] == "dpkg-query":
+            return "nginx installed 1.22.1-9\nwrk installed 4.1.0-3\n"
+        return "Id=nginx.service\nActiveState=active\nUnitFileState=enabled\n\n" * (len(argv) - 2)
+
+    monkeypatch.setattr(hoststate, "_out", out)
+    monkeypatch.setattr(hoststate, "_dpkg", lambda: True)
+    manifests = {
+        "app_server": {"files": [str(conf)], "units": ["bench-a@1.service"]},
+        "nginx": {"files": [str(conf)], "packages": ["nginx"], "units": ["nginx.service"]},
+        "loadgen": {"packages": ["wrk", "nginx"]},
+    }
+    states = hoststate.states_of(manifests)
+    assert [argv[0] for argv in calls] == ["dpkg-query", "systemctl"]
+    # Shared items are asked for once, and every role still gets its own whole state.
+    assert calls[0][-2:] == ["nginx", "wrk"]
+    assert calls[1][-2:] == ["bench-a@1.service", "nginx.service"]
+    assert states["loadgen"] == {"package wrk": "4.1.0-3", "package nginx": "1.22.1-9"}
+    assert states["nginx"]["unit nginx.service"] == "enabled active"
+    assert states["app_server"]["file " + str(conf)] == states["nginx"]["file " + str(conf)]
