@@ -274,11 +274,15 @@ def test_the_run_ends_with_its_verdict_and_validate_strict_gates_on_it(run: tupl
     assert info["verify"]["passed"] is True
     assert set(info["verify"]["stacks"]) == {"sinatra-thin-x1", "sinatra-thin-x4-nginx", "nginx-static"}
     verdict = info["verdict"]
-    # Three counted rounds (or fewer, disturbed): no median has an interval yet; nothing makes it invalid.
-    assert verdict["status"] == "noisy", verdict
+    # Three counted rounds (or fewer, disturbed): no median has an interval yet. The one judgement that may
+    # make it invalid is the host's: ab against the static file can use its whole core (a cell that then
+    # measures ab, and says so), which depends on what else the machine runs.
+    invalid = {r["code"] for r in verdict["reasons"] if r["status"] == "invalid"}
+    assert invalid <= {"loadgen_saturated"}, verdict
+    assert verdict["status"] == ("invalid" if invalid else "noisy"), verdict
     assert {"precision", "disturbed"} & {r["code"] for r in verdict["reasons"]}
-    assert "Verdict: NOISY" in first
-    assert cli_main(["validate", str(run_dir), "--strict"]) == 0
+    assert f"Verdict: {verdict['status'].upper()}" in first
+    assert cli_main(["validate", str(run_dir), "--strict"]) == (3 if invalid else 0)
     assert cli_main(["validate", str(run_dir), "--strict", "--fail-on-noisy"]) == 3
 
 
