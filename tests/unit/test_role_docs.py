@@ -91,6 +91,14 @@ def test_a_variable_without_a_default_shows_its_per_os_value_or_required(tmp_pat
     assert row(readme, "demo_name")[2] == "required"
 
 
+def test_an_os_without_its_own_vars_file_shows_its_family_value(tmp_path: Path) -> None:
+    role = make_role(tmp_path)
+    (role / "vars" / "Amazon.yml").unlink()
+    readme = render(load_role(role))
+    # As the roles' first_found reads it: Amazon Linux (os_family RedHat) falls back to vars/RedHat.yml.
+    assert row(readme, "demo_method")[2] == "per OS: `package` (Debian); `source` (RedHat, Amazon)"
+
+
 def test_a_variable_two_entry_points_take_is_listed_once(tmp_path: Path) -> None:
     readme = render(load_role(make_role(tmp_path)))
     assert readme.count("| `demo_port` |") == 1
