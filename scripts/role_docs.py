@@ -165,12 +165,19 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _description(spec: dict[str, Any]) -> str:
+def _nested(spec: dict[str, Any]) -> bool:
+    """Sub-options with sub-options of their own (a stack): listed under the table, not in its cell."""
+    return any((sub or {}).get("options") for sub in (spec.get("options") or {}).values())
+
+
+def _description(spec: dict[str, Any], keys: bool = True) -> str:
     desc = spec.get("description", "")
     text = " ".join(desc) if isinstance(desc, list) else str(desc)
     if spec.get("choices"):
         text += " One of: " + ", ".join(f"`{c}`" for c in spec["choices"]) + "."
-    if spec.get("options"):
+    if spec.get("options") and keys and _nested(spec):
+        text += " Keys: listed below the table."
+    elif spec.get("options") and keys:
         keys = [
             f"`{key}` ({_type(sub)}{', required' if sub.get('required') else ''}): "
             + _description(sub).rstrip(".")
@@ -206,6 +213,18 @@ def default_of(role: Role, var: Variable) -> str:
     if by_value:
         return "per OS: " + "; ".join(f"{v} ({', '.join(oses)})" for v, oses in by_value.items())
     return "required" if var.spec.get("required") else "unset"
+
+
+def _key_lines(options: dict[str, Any], depth: int = 0) -> list[str]:
+    """A nested list of the keys, one line each: name, type, required, description."""
+    out: list[str] = []
+    for key, sub in options.items():
+        sub = sub or {}
+        required = ", required" if sub.get("required") else ""
+        text = " ".join(_description(sub, keys=False).split())
+        out.append(f"{'  ' * depth}- `{key}` ({_type(sub)}{required}): {text}")
+        out += _key_lines(sub.get("options") or {}, depth + 1)
+    return out
 
 
 def _row(role: Role, var: Variable) -> str:
@@ -254,6 +273,8 @@ def render(role: Role) -> str:
         if own:
             out += ["| variable | type | default | description |", "|---|---|---|---|"]
             out += [_row(role, v) for v in own] + [""]
+            for var in (v for v in own if _nested(v.spec)):
+                out += [f"Keys of `{var.name}`:", "", *_key_lines(var.spec["options"]), ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
