@@ -95,9 +95,16 @@ def restarted(
 def test_the_handler_listens_on_the_topic_every_changing_task_notifies() -> None:
     tasks = yaml.safe_load((ROLE / "tasks" / "main.yml").read_text(encoding="utf-8"))
     notifying = {t["name"] for t in tasks if t.get("notify") == "bench app_server restart"}
-    registered = {t["register"] for t in tasks if t.get("notify") == "bench app_server restart" and "register" in t}
+    registered = {
+        t["register"] for t in tasks if t.get("notify") == "bench app_server restart" and "register" in t
+    }
     assert HANDLER["listen"] == "bench app_server restart"
-    assert registered == {"__app_server_files", "__app_server_configs", "__app_server_perl_lib", "__app_server_ruby_lib"}
+    assert registered == {
+        "__app_server_files",
+        "__app_server_configs",
+        "__app_server_perl_lib",
+        "__app_server_ruby_lib",
+    }
     assert "Name the stacks whose app changed" in notifying
     assert tasks[-1]["ansible.builtin.meta"] == "flush_handlers"
 
@@ -107,7 +114,10 @@ def test_nothing_changed_restarts_nothing() -> None:
 
 
 def test_a_changed_unit_or_env_file_restarts_every_instance_of_its_stack_only() -> None:
-    assert restarted(files=("sinatra-thin",)) == ["bench-sinatra-thin@1.service", "bench-sinatra-thin@2.service"]
+    assert restarted(files=("sinatra-thin",)) == [
+        "bench-sinatra-thin@1.service",
+        "bench-sinatra-thin@2.service",
+    ]
 
 
 def test_a_changed_config_file_restarts_its_own_instance_only() -> None:
