@@ -12,6 +12,8 @@ A plan holds:
   defaults (run.json records this as the experiment as run), and ``sha256`` (benchstack.runfolder);
 * ``roots``: the run, app and unit-config roots every derived path hangs from;
 * ``stacks``: every stack resolved (:func:`benchstack.stacks.resolve_stack`);
+* ``role_stacks``: per role that serves stacks (app_server, nginx, apache), the stacks it serves with only
+  the fields its argument_specs declare (:mod:`benchstack.rolecontract`): what provision.yml hands it;
 * ``needs``: runtimes, packages, apps, fronts and servers the targets need;
 * ``user_apps``: every app deployed from ``app.src`` or ``app.git`` (:func:`benchstack.stacks.user_apps`):
   its folders on the target, its source (a content hash computed here, on the controller, or a git
@@ -60,6 +62,7 @@ from benchstack.experiment import (
     load_points,
 )
 from benchstack.inputs import InputError, read_bounded, shown
+from benchstack.rolecontract import role_stacks
 from benchstack.runfolder import check_run_dir, experiment_hash
 from benchstack.stacks import (
     DEFAULT_ROOTS,
@@ -177,6 +180,7 @@ def compile_plan(
         "experiment": experiment,
         "roots": asdict(roots),
         "stacks": resolved,
+        "role_stacks": role_stacks(resolved),
         "app_env_lines": env_lines,
         "needs": needs(exp.resolved),
         "user_apps": apps,

@@ -285,6 +285,11 @@ CHECKS: dict[str, Check | None] = {
 }
 
 
+def plan_sets(name: str) -> bool:
+    """Whether the run's plan sets this variable (given from outside, it is refused whatever its value)."""
+    return CHECKS.get(name) is _plan_set
+
+
 def variable_problems(values: dict[str, Any]) -> list[str]:
     """One line per role variable in ``values`` whose value does not fit where it lands (:data:`CHECKS`).
     Values are quoted through :func:`benchstack.inputs.shown`: short and escaped."""

@@ -6,8 +6,8 @@ Where each fact comes from:
   whether they are required, and what they mean: the descriptions are the role's documentation.
 - defaults/main.yml holds the default values. Ansible applies role defaults; a ``default:`` in
   argument_specs is never applied (it only documents), so the README shows defaults/main.yml's value.
-  A variable without one there shows its per-OS value (``__NAME`` in vars/<OS>.yml), else "required" or
-  "unset".
+  A variable without one there shows its per-OS value (``__NAME`` in vars/<OS>.yml, or in its
+  os_family's file when the OS has none, as the roles' first_found reads them), else "required" or "unset".
 
 So they cannot drift, these are errors (the check fails, and nothing is written):
 - a variable in defaults/main.yml that no entry point of argument_specs documents;
@@ -33,7 +33,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_COMMENT_LINES = 2
-OS_VARS = ("Debian", "RedHat", "Amazon")
+# The systems a README names -> their Ansible os_family, whose vars file serves them when they have none.
+OS_VARS = {"Debian": "Debian", "RedHat": "RedHat", "Amazon": "RedHat"}
 GENERATOR = "scripts/role_docs.py"
 _MARKUP = {"C": "`{}`", "I": "*{}*", "B": "**{}**", "O": "`{}`", "V": "`{}`", "U": "{}"}
 _MARKUP_RE = re.compile(r"\b([CIBOVU])\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
@@ -88,11 +89,16 @@ def _yaml_file(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+def _os_vars(vars_dir: Path, os_name: str, family: str) -> dict[str, Any]:
+    own = vars_dir / f"{os_name}.yml"
+    return _yaml_file(own if own.is_file() else vars_dir / f"{family}.yml") or {}
+
+
 def load_role(path: Path) -> Role:
     specs = (_yaml_file(path / "meta" / "argument_specs.yml") or {}).get("argument_specs") or {}
     meta = (_yaml_file(path / "meta" / "main.yml") or {}).get("galaxy_info") or {}
     defaults_path = path / "defaults" / "main.yml"
-    per_os = {os_name: _yaml_file(path / "vars" / f"{os_name}.yml") or {} for os_name in OS_VARS}
+    per_os = {os_name: _os_vars(path / "vars", os_name, family) for os_name, family in OS_VARS.items()}
     return Role(
         name=path.name,
         description=str(meta.get("description", "")),
@@ -159,12 +165,19 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _description(spec: dict[str, Any]) -> str:
+def _nested(spec: dict[str, Any]) -> bool:
+    """Sub-options with sub-options of their own (a stack): listed under the table, not in its cell."""
+    return any((sub or {}).get("options") for sub in (spec.get("options") or {}).values())
+
+
+def _description(spec: dict[str, Any], keys: bool = True) -> str:
     desc = spec.get("description", "")
     text = " ".join(desc) if isinstance(desc, list) else str(desc)
     if spec.get("choices"):
         text += " One of: " + ", ".join(f"`{c}`" for c in spec["choices"]) + "."
-    if spec.get("options"):
+    if spec.get("options") and keys and _nested(spec):
+        text += " Keys: listed below the table."
+    elif spec.get("options") and keys:
         keys = [
             f"`{key}` ({_type(sub)}{', required' if sub.get('required') else ''}): "
             + _description(sub).rstrip(".")
@@ -200,6 +213,18 @@ def default_of(role: Role, var: Variable) -> str:
     if by_value:
         return "per OS: " + "; ".join(f"{v} ({', '.join(oses)})" for v, oses in by_value.items())
     return "required" if var.spec.get("required") else "unset"
+
+
+def _key_lines(options: dict[str, Any], depth: int = 0) -> list[str]:
+    """A nested list of the keys, one line each: name, type, required, description."""
+    out: list[str] = []
+    for key, sub in options.items():
+        sub = sub or {}
+        required = ", required" if sub.get("required") else ""
+        text = " ".join(_description(sub, keys=False).split())
+        out.append(f"{'  ' * depth}- `{key}` ({_type(sub)}{required}): {text}")
+        out += _key_lines(sub.get("options") or {}, depth + 1)
+    return out
 
 
 def _row(role: Role, var: Variable) -> str:
@@ -248,6 +273,8 @@ def render(role: Role) -> str:
         if own:
             out += ["| variable | type | default | description |", "|---|---|---|---|"]
             out += [_row(role, v) for v in own] + [""]
+            for var in (v for v in own if _nested(v.spec)):
+                out += [f"Keys of `{var.name}`:", "", *_key_lines(var.spec["options"]), ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -22,7 +22,7 @@ from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 from benchstack.experiment import ExperimentError
 from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, reseeded, run_dir_for, seed_for
 from benchstack.pyreqs import role_default
-from benchstack.rolevars import variable_problems
+from benchstack.rolevars import plan_sets, variable_problems
 from benchstack.runfolder import RunDirError, results_root_problem
 from benchstack.runlock import RunLockError, acquire
 from benchstack.stacks import Roots
@@ -77,13 +77,17 @@ def role_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]
                     given[name] = templar.template(task_vars[name])
                 except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
                     continue
+        role = spec_file.parent.parent.name
+        # What the plan sets is refused whatever its shape; the shape's errors would only hide why.
+        from_plan = {name: value for name, value in given.items() if plan_sets(name)}
+        problems += [f"role {role}: {problem}" for problem in variable_problems(from_plan)]
+        given = {name: value for name, value in given.items() if name not in from_plan}
         if not given:
             continue
         spec = {name: options[name] for name in given}
         for opt in spec.values():
             opt.pop("required", None)
         result = ArgumentSpecValidator(spec).validate(given)
-        role = spec_file.parent.parent.name
         problems += [f"role {role}: {error}" for error in result.error_messages]
         # Then each value for the place it lands in (a unit file, a config): types are not enough.
         typed = {

@@ -12,6 +12,7 @@ import pytest
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
+from benchstack.rolecontract import project, stack_fields
 from benchstack.stacks import resolve_stack
 
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "app_server"
@@ -34,7 +35,9 @@ def render(template: str, stack: dict[str, Any], **extra: Any) -> str:
     variables: dict[str, Any] = {"ansible_managed": "managed"}
     for part in ("defaults/main.yml", "vars/main.yml"):
         variables.update(_trusted(loader.load_from_file(str(ROLE / part))))
-    variables.update(stack=stack, __app_server_starlet_handlers={stack["name"]: HANDLER}, **extra)
+    # As the plan hands it over: only the fields the role's argument_specs declare.
+    declared = project(stack, stack_fields("app_server"))
+    variables.update(stack=declared, __app_server_starlet_handlers={stack["name"]: HANDLER}, **extra)
     source = (ROLE / "templates" / template).read_text(encoding="utf-8")
     return Templar(loader=loader, variables=variables).template(trust_as_template(source))
 

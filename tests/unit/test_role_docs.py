@@ -91,6 +91,31 @@ def test_a_variable_without_a_default_shows_its_per_os_value_or_required(tmp_pat
     assert row(readme, "demo_name")[2] == "required"
 
 
+def test_an_os_without_its_own_vars_file_shows_its_family_value(tmp_path: Path) -> None:
+    role = make_role(tmp_path)
+    (role / "vars" / "Amazon.yml").unlink()
+    readme = render(load_role(role))
+    # As the roles' first_found reads it: Amazon Linux (os_family RedHat) falls back to vars/RedHat.yml.
+    assert row(readme, "demo_method")[2] == "per OS: `package` (Debian); `source` (RedHat, Amazon)"
+
+
+def test_nested_keys_are_listed_under_the_table_one_per_line(tmp_path: Path) -> None:
+    specs = copy.deepcopy(SPECS)
+    specs["argument_specs"]["main"]["options"]["demo_hosts"]["options"]["addr"] = {
+        "type": "dict",
+        "description": "Where.",
+        "options": {"port": {"type": "int", "required": True, "description": "Port.", "choices": [80, 443]}},
+    }
+    readme = render(load_role(make_role(tmp_path, specs)))
+    assert row(readme, "demo_hosts")[3] == "Pinned names. Keys: listed below the table."
+    keys = readme[readme.index("Keys of `demo_hosts`:") :].splitlines()
+    assert keys[2:5] == [
+        "- `name` (str, required): Host name.",
+        "- `addr` (dict): Where.",
+        "  - `port` (int, required): Port. One of: `80`, `443`.",
+    ]
+
+
 def test_a_variable_two_entry_points_take_is_listed_once(tmp_path: Path) -> None:
     readme = render(load_role(make_role(tmp_path)))
     assert readme.count("| `demo_port` |") == 1
