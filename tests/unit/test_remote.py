@@ -44,6 +44,13 @@ def gone_within(seconds: float, check: object) -> bool:
     return not check()  # type: ignore[operator]
 
 
+def _default_signals() -> None:
+    # A shell cannot trap a signal ignored when it started: under `nohup` or `&` the runner's SIGHUP or
+    # SIGINT would be ignored here, as no connection's shell has them.
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start(script: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         ["sh", "-c", script],
@@ -51,6 +58,7 @@ def start(script: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_default_signals,
     )
 
 
