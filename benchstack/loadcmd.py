@@ -153,3 +153,20 @@ def build_command(
     if tool == "httperf":
         raise ValueError("httperf is open loop: build it with httperf_command(url, rate, duration_s)")
     raise ValueError(f"unknown tool {tool!r}; known: ab, wrk, httperf")
+
+
+def warmup_tool(plan: dict[str, Any], warmup: dict[str, Any] | None) -> str | None:
+    """The tool a cell's warm-up runs with (``runner.warmup_command``): httperf at the offered rate for an
+    open-loop plan, ab for a request count (wrk has none), wrk for a duration; None without a warm-up."""
+    if not warmup:
+        return None
+    if plan.get("rate") or plan.get("tool") == "httperf":
+        return "httperf"
+    return "ab" if "requests" in warmup else "wrk"
+
+
+def load_tools(load: dict[str, Any]) -> list[str]:
+    """Every tool a loadgen runs for ``load`` (an experiment's load section): its plans' and warm-ups'."""
+    tools = {plan["tool"] for plan in load["plans"]}
+    tools |= {warmup_tool(plan, load.get("warmup")) for plan in load["plans"]} - {None}
+    return sorted(tools)  # type: ignore[type-var]

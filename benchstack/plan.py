@@ -62,6 +62,7 @@ from benchstack.experiment import (
     load_points,
 )
 from benchstack.inputs import InputError, read_bounded, shown
+from benchstack.loadcmd import load_tools
 from benchstack.rolecontract import role_stacks
 from benchstack.runfolder import check_run_dir, experiment_hash
 from benchstack.stacks import (
@@ -183,6 +184,8 @@ def compile_plan(
         "role_stacks": role_stacks(resolved),
         "app_env_lines": env_lines,
         "needs": needs(exp.resolved),
+        # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
+        "tools": load_tools(exp.load),
         "user_apps": apps,
         "instance_checks": instance_checks(exp.resolved),
         "targets": targets,

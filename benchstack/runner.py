@@ -59,7 +59,7 @@ from benchstack.cell import (
 )
 from benchstack.files import write_atomic, write_json
 from benchstack.formats import RUN_SCHEMA
-from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s
+from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s, warmup_tool
 from benchstack.merge import window_span
 from benchstack.model import Parsed, ParseError
 from benchstack.parsers import parse
@@ -134,12 +134,13 @@ def _bounded(cmd: list[str], seconds: int) -> str:
 def warmup_command(plan: dict[str, Any], url: str) -> list[str] | None:
     """The unrecorded warm-up run before a cell, or None when the experiment has none."""
     warm = plan.get("warmup")
-    if not warm:
+    tool = warmup_tool(plan, warm)
+    if tool is None or not warm:
         return None
-    if plan.get("rate"):
+    if tool == "httperf":
         # Open loop: warm up at the offered rate, for the warm-up's duration or request count.
         return httperf_command(url, int(plan["rate"]), _open_warmup_s(plan), httperf_timeout_s(plan))
-    if "requests" in warm:
+    if tool == "ab":
         requests = max(int(warm["requests"]), plan["concurrency"])
         return build_command("ab", url, plan["concurrency"], requests=requests, keepalive=plan["keepalive"])
     return build_command(

@@ -198,18 +198,23 @@ class MedianInterval:
     ranks: tuple[int, int]  # 1-based ranks of low and high among the sorted values
 
 
+def half_binomial_cdf(k: int, n: int) -> float:
+    """P(B <= k) for B ~ Binomial(n, 1/2), exactly: the count of subsets over 2**n in integers. Not
+    scipy.stats.binom: importing scipy.stats takes about 2 s here, and every extra round's Ansible worker
+    (a fresh process) asks for intervals, so that import was most of the time between two rounds."""
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+
+
 def median_ci(values: Sequence[float | int | None], confidence: float = CONFIDENCE) -> MedianInterval | None:
     """The distribution-free confidence interval of the median: the order statistics x(k) and x(n-k+1)
     with the largest k whose coverage 1 - 2 P(B <= k - 1), B ~ Binomial(n, 1/2), is at least
     ``confidence`` (the sign-test interval). None when even the range falls short (fewer than
     :data:`MIN_MEDIAN_CI_VALUES` values at 95 %)."""
-    from scipy.stats import binom  # imported here: the rest of the package loads without scipy's start-up
-
     xs = sorted(_values(values))
     n = len(xs)
     best = None
     for k in range(1, n // 2 + 1):
-        coverage = 1.0 - 2.0 * float(binom.cdf(k - 1, n, 0.5))
+        coverage = 1.0 - 2.0 * half_binomial_cdf(k - 1, n)
         if coverage < confidence:
             break
         best = MedianInterval(xs[k - 1], xs[n - k], coverage, (k, n - k + 1))

@@ -1,6 +1,6 @@
 import pytest
 
-from benchstack.loadcmd import build_command
+from benchstack.loadcmd import build_command, load_tools
 
 URL = "http://127.0.0.1:8001/hello/bar"
 
@@ -75,3 +75,21 @@ def test_unknown_tool_and_bad_url_raise() -> None:
         build_command("siege", URL, 1)
     with pytest.raises(ValueError, match="http:// or https://"):
         build_command("ab", "127.0.0.1:8001/", 1, requests=1)
+
+
+@pytest.mark.parametrize(
+    ("plans", "warmup", "tools"),
+    [
+        # wrk counts no requests: a request-count warm-up runs ab, which the loadgen then needs too
+        ([{"tool": "wrk", "concurrency": [32]}], {"requests": 2000}, ["ab", "wrk"]),
+        ([{"tool": "wrk", "concurrency": [32]}], {"duration_s": 1}, ["wrk"]),
+        ([{"tool": "ab", "concurrency": [8]}], {"duration_s": 1}, ["ab", "wrk"]),
+        ([{"tool": "ab", "concurrency": [8]}], {"requests": 100}, ["ab"]),
+        ([{"tool": "httperf", "rate": [100]}], {"requests": 100}, ["httperf"]),
+        ([{"tool": "httperf", "rate": [100]}, {"tool": "wrk", "concurrency": [4]}], None, ["httperf", "wrk"]),
+    ],
+)
+def test_load_tools_are_the_plans_and_their_warmups(
+    plans: list[dict[str, object]], warmup: dict[str, int] | None, tools: list[str]
+) -> None:
+    assert load_tools({"plans": plans, "warmup": warmup}) == tools

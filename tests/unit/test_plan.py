@@ -53,6 +53,13 @@ def test_a_plan_resolves_its_stacks_once_and_carries_every_derived_value() -> No
     assert len(plan["instance_checks"]) == 4
 
 
+def test_the_plan_names_every_load_tool_its_warmups_included() -> None:
+    # The default experiment measures with wrk and warms up with ab (2,000 requests): both get installed.
+    plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml")
+    assert plan["experiment"]["load"]["warmup"] == {"requests": 2000}
+    assert plan["tools"] == ["ab", "wrk"]
+
+
 def test_a_new_run_folder_is_named_by_time_and_experiment_and_not_made(tmp_path: Path) -> None:
     plan = compile_plan(ROOT / "experiments" / "perf-one-stack.yml")
     run = run_dir_for(plan, tmp_path)

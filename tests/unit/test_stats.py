@@ -2,7 +2,15 @@ import math
 
 import pytest
 
-from benchstack.stats import betainc, shown_interval, summarize, t_cdf, t_quantile, welch_t_test
+from benchstack.stats import (
+    betainc,
+    half_binomial_cdf,
+    shown_interval,
+    summarize,
+    t_cdf,
+    t_quantile,
+    welch_t_test,
+)
 
 # Two-sided 95 % critical values of Student's t, as printed in every t table (and by scipy.stats.t.ppf).
 T_TABLE_975 = {1: 12.7062047, 2: 4.30265273, 3: 3.18244631, 4: 2.77644511, 9: 2.26215716, 29: 2.04522964}
@@ -109,3 +117,10 @@ def test_an_interval_reaching_below_zero_is_clamped_and_marked() -> None:
     assert s is not None and shown is not None
     assert s.ci_low == pytest.approx(-48.41, abs=0.01)
     assert (shown.low, round(shown.high, 2), shown.clamped) == (0.0, 448.41, True)
+
+
+@pytest.mark.parametrize("n", [1, 6, 7, 20, 41, 120, 400])
+def test_the_exact_binomial_tail_is_scipys(n: int) -> None:
+    binom = pytest.importorskip("scipy.stats").binom
+    for k in range(n + 1):
+        assert half_binomial_cdf(k, n) == pytest.approx(float(binom.cdf(k, n, 0.5)), rel=1e-12, abs=1e-300)
