@@ -107,3 +107,18 @@ def floor_text(floors: dict[str, Any] | None) -> list[str]:
             parts.append(f"steal {100 * f['steal']:.1f} %")
         lines.append(f"{loadgen}: {f.get('command')} on {f.get('stack')}: {', '.join(parts)}")
     return lines
+
+
+def busy_warning(loadgen: str, floor: dict[str, Any] | None, limit: float) -> str | None:
+    """A warning when the probe saw more foreign CPU + steal than a cell may have (``load.max_interference``):
+    while that lasts every cell is disturbed and measured again, so a user should know before the cells."""
+    share = interference.share_of(floor)
+    if share is None or share <= limit:
+        return None
+    return (
+        f"{loadgen} is busy now: {100 * share:.1f} % of its CPU went to other work or to the "
+        f"hypervisor during the noise probe, above load.max_interference {100 * limit:g} %. Cells "
+        "measured beside such work are disturbed and measured again, so while it lasts few cells count "
+        "and load points may end imprecise when load.max_seconds runs out. Stop the other work, or run "
+        "when the host is quiet."
+    )

@@ -11,7 +11,8 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from benchstack.probe import noise_floor, probe_stack, probe_tool
+from benchstack.experiment import DEFAULT_MAX_INTERFERENCE
+from benchstack.probe import busy_warning, floor_text, noise_floor, probe_stack, probe_tool
 from benchstack.remote import without_tty
 
 DOCUMENTATION = """
@@ -48,6 +49,15 @@ class ActionModule(ActionBase):
             res = self._low_level_execute_command(command)
             return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
 
-        floor = noise_floor(execute, str(args["host"]), stack, plan["experiment"]["load"]["path"], tool)
-        result.update(changed=False, floor=floor)
+        load = plan["experiment"]["load"]
+        floor = noise_floor(execute, str(args["host"]), stack, load["path"], tool)
+        loadgen = str((task_vars or {}).get("inventory_hostname", "loadgen"))
+        limit = float(load.get("max_interference", DEFAULT_MAX_INTERFERENCE))
+        warning = busy_warning(loadgen, floor, limit)
+        # Printed before the cells: a busy host is the user's to fix, and the cells take minutes.
+        result.update(
+            changed=False, floor=floor, summary=floor_text({loadgen: floor}) + ([warning] if warning else [])
+        )
+        if warning:
+            result["warnings"] = [warning]
         return result

@@ -7,7 +7,15 @@ import statistics
 import pytest
 from conftest import read_data
 
-from benchstack.probe import RUNS, floor_text, noise_floor, probe_script, probe_stack, probe_tool
+from benchstack.probe import (
+    RUNS,
+    busy_warning,
+    floor_text,
+    noise_floor,
+    probe_script,
+    probe_stack,
+    probe_tool,
+)
 
 STATIC = {"name": "nginx-static", "port": 8010, "path": "/index.html", "app": {"kind": "static"}}
 RUBY = {"name": "sinatra-thin-x1", "port": 8001, "path": None, "app": {"kind": "sinatra"}}
@@ -59,3 +67,19 @@ def test_the_probe_loads_the_first_static_stack_with_wrk_if_the_plan_has_it() ->
     assert probe_stack([RUBY])["name"] == "sinatra-thin-x1"
     assert probe_stack([]) is None
     assert (probe_tool(["ab", "wrk"]), probe_tool(["ab"]), probe_tool(["httperf"])) == ("wrk", "ab", None)
+
+
+@pytest.mark.parametrize(
+    ("foreign", "steal", "busy"), [(0.1, 0.0, False), (0.06, 0.0401, True), (None, None, False)]
+)
+def test_a_host_busier_than_a_cell_may_be_is_named_before_the_cells(
+    foreign: float | None, steal: float | None, busy: bool
+) -> None:
+    # At exactly load.max_interference a cell still counts, so the host is not called busy.
+    warning = busy_warning("bench-local", {"foreign": foreign, "steal": steal}, 0.10)
+    assert (warning is not None) is busy
+    if busy:
+        assert (
+            warning.startswith("bench-local is busy now: 10.0 % of its CPU")
+            and "max_interference 10 %" in warning
+        )
