@@ -1,17 +1,22 @@
-"""The cell: one stack x one load point x one repetition, stored as one JSON object (bench-stack/cell/v1).
+"""The cell: one load point measured once (one repetition), stored as one JSON object (bench-stack/cell/v2).
 
 The format is published as ``benchstack/schemas/cell.schema.json`` and documented field by field in
 docs/results-format.md; :func:`validate_cell` checks with that file (:mod:`benchstack.formats`).
 
 A cell is written once, atomically, into ``<run>/cells/<cell_id>.json`` and never edited afterwards. Beyond
-the fields DESIGN.md lists, v1 carries ``keepalive`` (part of the load point), ``keepalive_requests`` (ab -k:
-how many requests really reused a connection), ``error_count`` (distinct failed requests, see
-:mod:`benchstack.model`), ``status`` and ``notes`` (what the parser saw that a reader should know), and
-``system``: CPU averages taken during the cell (:mod:`benchstack.sysstats`) as ``{"loadgen": {...} | null,
-"target": {...} | null}``. ``system`` was added after the first v1 cells were written, so a cell without it
-is still valid v1 (read as null). Beside ``raw/<cell>.txt`` a cell may have ``raw/<cell>.vmstat.txt``
-(vmstat during the cell) and ``raw/<cell>.requests.tsv`` (ab -g: one line per request). ``merged`` (also
-optional, null for one loadgen) marks a cell merged from several loadgens' cells (:mod:`benchstack.merge`).
+the first design's fields (experiment, stack, hosts and mode, tool and version, command, url, concurrency,
+requests or duration, repetition, start, elapsed seconds, requests completed, req/s, bytes, latency in ms,
+errors by kind, error rate, threshold_ms, raw output; docs/results-format.md, "A cell", lists them all), v1
+carries ``keepalive`` (part of the load point), ``keepalive_requests`` (ab -k: how many requests really reused
+a connection), ``error_count`` (distinct failed requests, see :mod:`benchstack.model`), ``status`` and
+``notes`` (what the parser saw that a reader should know), and ``system``: CPU averages taken during the cell
+(:mod:`benchstack.sysstats`) as ``{"loadgen": {...} | null, "target": {...} | null}``. ``system`` was added
+after the first v1 cells were written, so a cell without it is still valid v1 (read as null). Beside
+``raw/<cell>.txt`` a cell may have ``raw/<cell>.vmstat.txt`` (vmstat during the cell) and
+``raw/<cell>.requests.tsv`` (ab -g: one line per request). ``merged`` (also optional, null for one loadgen)
+marks a cell merged from several loadgens' cells (:mod:`benchstack.merge`). v2 made ``interference`` and
+``disturbed`` required (:mod:`benchstack.interference`); a v1 cell, written before interference was measured,
+is read as undisturbed.
 
 Latency distributions (issue 15) are v1 too, as optional additions: ``latency_dist`` (every sample of the
 cell as sparse ``[value_us, count]`` pairs, :mod:`benchstack.distribution`), ``window`` (when the load tool

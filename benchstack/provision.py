@@ -1,11 +1,11 @@
 """Provisioning markers: skip a role whose inputs did not change since it last ran to the end on a host.
 
-A re-run with nothing changed should cost what a plain playbook costs (DESIGN.md, "Resolve once"). Each
-role's inputs are hashed on the controller: the role's own files (and the internal roles it includes), the
-project's plugins, every variable with the role's prefix as the play sees it (the plan's part for the role
-included, since provision hands it over as role variables), and the host facts that choose per-OS paths.
-The host keeps, in one JSON file, the hash each role last ran with to the end and the facts the role exports
-(``ruby_bin_dir``, ...). On the next run a role runs when:
+A re-run with nothing changed should cost what a plain playbook costs (docs/how-it-works.md, "Provisioning
+markers"). Each role's inputs are hashed on the controller: the role's own files (and the internal roles it
+includes), the project's plugins, every variable with the role's prefix as the play sees it (the plan's part
+for the role included, since provision hands it over as role variables), and the host facts that choose per-OS
+paths. The host keeps, in one JSON file, the hash each role last ran with to the end and the facts the role
+exports (``ruby_bin_dir``, ...). On the next run a role runs when:
 
 * its hash differs, or the host has no record of it;
 * a role it depends on runs (app_server needs the runtimes' facts and the app's changes);
