@@ -8,12 +8,14 @@ can still look plausible. Around the measured command the runner prints one line
 
     BENCH-STACK-CPU state0 <boot id> <PID 1 start (ticks)> <ticks/s> <uptime s> <systemd state> <units>
 
-``<units>`` lists the loaded units of ours (``bench-*``, nginx, apache2/httpd, php-fpm) as
-``Id=ActiveState/ActiveEnterTimestampMonotonic/NRestarts/InactiveEnterTimestampMonotonic`` joined by
-commas (``-`` when none). :func:`reasons` compares the two lines of a host: a cell is disturbed (kept,
-left out of the statistics and measured again) when the boot id or PID 1's start changed (a reboot, a
-container restart), when systemd was still starting or PID 1 had run less than :data:`BOOT_SETTLE_S` when
-the cell began, or when any unit of ours changed (stopped, started, restarted by systemd). A host whose
+``<units>`` is what ``systemctl show`` says of the loaded units of ours (``bench-*``, nginx, apache2/httpd,
+php-fpm): the :data:`UNIT_PROPERTIES` of each, its lines joined by commas (two between units; ``-`` when
+none), read back by the drift read's own parser (:func:`benchstack.hoststate.show_blocks`).
+
+:func:`reasons` compares the two lines of a host: a cell is disturbed (kept, left out of the statistics and
+measured again) when the boot id or PID 1's start changed (a reboot, a container restart), when systemd was
+still starting or PID 1 had run less than :data:`BOOT_SETTLE_S` when the cell began, or when any unit of
+ours changed (stopped, started, restarted by systemd). A host whose
 state after the cell could not be read at all is disturbed too: it stopped answering during the cell.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from benchstack.hoststate import show_blocks
 from benchstack.interference import MARKER, marked
 
 BEFORE, AFTER = "state0", "state1"
@@ -29,6 +32,14 @@ BEFORE, AFTER = "state0", "state1"
 BOOT_SETTLE_S = 15.0
 REASONS = ("restart:", "booting:", "failure:")
 UNIT_PATTERNS = "'bench-*' 'nginx*.service' 'apache2*.service' 'httpd*.service' 'php*-fpm.service'"
+# What a unit's state holds, in this order after its Id: a changed activation or NRestarts is a restart.
+UNIT_PROPERTIES = (
+    "Id",
+    "ActiveState",
+    "ActiveEnterTimestampMonotonic",
+    "NRestarts",
+    "InactiveEnterTimestampMonotonic",
+)
 
 STATE_FUNCTION = (
     "bench_state() { "
@@ -36,13 +47,9 @@ STATE_FUNCTION = (
     "i=$(sed 's/.*) //' /proc/1/stat 2>/dev/null | cut -d' ' -f20); "
     "u=$(cut -d' ' -f1 /proc/uptime 2>/dev/null); "
     "s=$(systemctl is-system-running 2>/dev/null); "
-    "n=$(systemctl show -p Id -p ActiveState -p ActiveEnterTimestampMonotonic -p NRestarts "
-    f"-p InactiveEnterTimestampMonotonic {UNIT_PATTERNS} 2>/dev/null | "
-    'awk -F= \'function out() { if (id != "") { printf "%s%s=%s/%s/%s/%s", sep, id, st, a, r, x; '
-    'sep = "," } id = st = a = r = x = "" } '
-    '$0 == "" { out(); next } $1 == "Id" { id = $2 } $1 == "ActiveState" { st = $2 } '
-    '$1 == "ActiveEnterTimestampMonotonic" { a = $2 } $1 == "NRestarts" { r = $2 } '
-    '$1 == "InactiveEnterTimestampMonotonic" { x = $2 } END { out() }\'); '
+    # Names and numbers only (no space, no comma): one word of the line, its lines joined by commas.
+    f"n=$(systemctl show {' '.join(f'-p {p}' for p in UNIT_PROPERTIES)} {UNIT_PATTERNS} 2>/dev/null | "
+    "tr '\\n' ,); "
     'echo "$b ${i:--} $(getconf CLK_TCK 2>/dev/null || echo 100) ${u:--} ${s:--} ${n:--}"; '
     "}"
 )
@@ -84,10 +91,9 @@ def parse_state(text: str) -> State | None:
         return None
     found: dict[str, tuple[str, ...]] = {}
     if units != "-":
-        for item in units.split(","):
-            name, _, values = item.partition("=")
-            if name:
-                found[name] = tuple(values.split("/"))
+        for props in show_blocks(units.replace(",", "\n")):
+            if props.get("Id"):
+                found[props["Id"]] = tuple(props.get(p, "") for p in UNIT_PROPERTIES[1:])
     return State(boot, init_n, hz_n, up, system, found)
 
 

@@ -142,14 +142,23 @@ def package_files(names: list) -> dict:
     return files
 
 
+def show_blocks(text: str) -> list:
+    """``systemctl show`` output as one dict of property -> value per unit, in the order shown (a blank line
+    parts two units). The one reader of that output: here for the drift read, on the controller for the
+    state lines around a cell (benchstack.hostevents)."""
+    return [
+        dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+        for block in text.split("\n\n")
+        if block.strip()
+    ]
+
+
 def units_state(units: list) -> dict:
     if not units:
         return {}
-    text = _out(["systemctl", "show", "--property=Id,UnitFileState,ActiveState", *units])
-    blocks = [b for b in text.split("\n\n") if b.strip()]
+    blocks = show_blocks(_out(["systemctl", "show", "--property=Id,UnitFileState,ActiveState", *units]))
     state = {}
-    for unit, block in zip(units, blocks + [""] * (len(units) - len(blocks))):  # noqa: B905 (3.6)
-        props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+    for unit, props in zip(units, blocks + [{}] * (len(units) - len(blocks))):  # noqa: B905 (3.6)
         state["unit " + unit] = (
             f"{props.get('UnitFileState') or 'none'} {props.get('ActiveState') or 'unknown'}"
         )

@@ -8,6 +8,7 @@ The plan is returned as the fact ``bench_plan`` (with ``run_once`` it reaches ev
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -63,13 +64,24 @@ ROLES_DIR = PROJECT_DIR / "roles"
 SPEC_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+@functools.cache
+def role_options() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """(role, the options of its main entry point) for every role, read once per process: the project's own
+    files, which a run does not change (a process that plans many times, like the tests, read them ~1,500
+    times)."""
+    found = []
+    for spec_file in sorted(ROLES_DIR.glob("*/meta/argument_specs.yml")):
+        specs = yaml.load(spec_file.read_text(encoding="utf-8"), Loader=SPEC_LOADER) or {}
+        options = ((specs.get("argument_specs") or {}).get("main") or {}).get("options") or {}
+        found.append((spec_file.parent.parent.name, options))
+    return tuple(found)
+
+
 def role_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]:
     """Every role variable set outside the roles (inventory, play, command line) that its role's
     argument_specs refuses, one line each."""
     problems = []
-    for spec_file in sorted(ROLES_DIR.glob("*/meta/argument_specs.yml")):
-        specs = yaml.load(spec_file.read_text(encoding="utf-8"), Loader=SPEC_LOADER) or {}
-        options = ((specs.get("argument_specs") or {}).get("main") or {}).get("options") or {}
+    for role, options in role_options():
         given = {}
         for name in options:
             if name in task_vars:
@@ -77,16 +89,14 @@ def role_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]
                     given[name] = templar.template(task_vars[name])
                 except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
                     continue
-        role = spec_file.parent.parent.name
         # What the plan sets is refused whatever its shape; the shape's errors would only hide why.
         from_plan = {name: value for name, value in given.items() if plan_sets(name)}
         problems += [f"role {role}: {problem}" for problem in variable_problems(from_plan)]
         given = {name: value for name, value in given.items() if name not in from_plan}
         if not given:
             continue
-        spec = {name: options[name] for name in given}
-        for opt in spec.values():
-            opt.pop("required", None)
+        # Set outside the role, so never missing: without "required" (a copy: the options are shared).
+        spec = {name: {k: v for k, v in options[name].items() if k != "required"} for name in given}
         result = ArgumentSpecValidator(spec).validate(given)
         problems += [f"role {role}: {error}" for error in result.error_messages]
         # Then each value for the place it lands in (a unit file, a config): types are not enough.

@@ -5,6 +5,7 @@ import io
 import json
 import re
 import subprocess
+import sys
 import threading
 import traceback
 from collections.abc import Iterator
@@ -227,3 +228,109 @@ def _env_key_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     folder of the test session, never in the user's home."""
     key = tmp_path_factory.getbasetemp() / "env-fingerprint.key"
     monkeypatch.setenv("BENCH_STACK_KEY_FILE", str(key))
+
+
+# Rendering a role's templates by Ansible's own templating, without a host (test_app_server_units,
+# test_app_server_restarts, test_role_contracts, test_nginx_server_blocks).
+ROLES = Path(__file__).resolve().parents[2] / "roles"
+
+
+def trusted(value: Any) -> Any:
+    """A value read from a role file, marked as a trusted template as a play marks the role's files."""
+    from ansible.template import trust_as_template
+
+    if isinstance(value, str):
+        return trust_as_template(value)
+    if isinstance(value, dict):
+        return {k: trusted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [trusted(v) for v in value]
+    return value
+
+
+@functools.cache
+def _role_files(files: tuple[str, ...]) -> dict[str, Any]:
+    from ansible.parsing.dataloader import DataLoader
+
+    loader = DataLoader()
+    merged: dict[str, Any] = {}
+    for name in files:
+        merged.update(trusted(loader.load_from_file(str(ROLES / name))))
+    return merged
+
+
+def role_files(*files: str) -> dict[str, Any]:
+    """The variables of ``files`` (paths under roles/, later ones winning), trusted. Read once a session (each
+    render re-reading them was most of its time); a new dict each call, so a test's additions stay its own."""
+    return dict(_role_files(files))
+
+
+def role_vars(role: str, os_vars: str | None = None) -> dict[str, Any]:
+    """The role's defaults, then vars/main.yml, then vars/``os_vars``.yml when given: as a play has them."""
+    parts = ["defaults/main.yml", "vars/main.yml", *([f"vars/{os_vars}.yml"] if os_vars else [])]
+    return role_files(*(f"{role}/{part}" for part in parts if (ROLES / role / part).is_file()))
+
+
+def templated(text: str, variables: dict[str, Any], basedir: Path | None = None) -> Any:
+    """``text`` (a template source or an expression) rendered by Ansible's Templar over ``variables``;
+    ``basedir``: where an ``{% include %}`` looks, as the template module sets it."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+
+    loader = DataLoader()
+    if basedir is not None:
+        loader.set_basedir(str(basedir))
+    return Templar(loader=loader, variables=variables).template(trust_as_template(text))
+
+
+def render_template(role: str, template: str, os_vars: str | None = None, **variables: Any) -> str:
+    """roles/ROLE/templates/TEMPLATE as the template module writes it: the role's variables
+    (:func:`role_vars`), ansible_managed, then ``variables``."""
+    folder = ROLES / role / "templates"
+    values = {"ansible_managed": "managed", **role_vars(role, os_vars), **variables}
+    return templated((folder / template).read_text(encoding="utf-8"), values, folder)
+
+
+def resolved_stack(
+    name: str, port: int, app: str, kind: str | None = None, front: str = "nginx", **server: Any
+) -> dict[str, Any]:
+    """A stack resolved by benchstack.stacks (an app, a server of ``kind`` with ``server``'s fields when
+    given, a front), as the plan holds it before projecting it for a role."""
+    from benchstack.stacks import resolve_stack
+
+    servers = {"server": {"kind": kind, **server}} if kind is not None else {}
+    return resolve_stack(
+        {"name": name, "port": port, "app": {"kind": app}, **servers, "front": {"kind": front}}
+    )
+
+
+def run_module(module: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """The result an Ansible module (loaded with test_plugins.load_plugin) prints for ``args``: its main()
+    in this process, the arguments handed over by ansible.module_utils.testing. A new interpreter per run
+    cost ~0.15 s; each module's script entry is still run for real once (:func:`run_module_script`)."""
+    from unittest import mock
+
+    from ansible.module_utils.common import warnings
+    from ansible.module_utils.testing import patch_module_args
+
+    out = io.StringIO()
+    with (
+        patch_module_args(args),
+        # Ansible keeps a module's warnings in globals: empty, as in the module's own process.
+        mock.patch.dict(warnings._global_warnings, clear=True),
+        mock.patch.dict(warnings._global_deprecations, clear=True),
+        contextlib.redirect_stdout(out),
+        pytest.raises(SystemExit),
+    ):
+        module.main()
+    return json.loads(out.getvalue())
+
+
+def run_module_script(path: Path, args: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """The result the module file at ``path`` prints run as a script with ``args`` in a file in ``folder``."""
+    argfile = folder / "args.json"
+    argfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}), encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, str(path), str(argfile)], capture_output=True, text=True, check=False
+    )
+    return json.loads(out.stdout)

@@ -5,14 +5,13 @@ repository lacks named with the stack and field."""
 from __future__ import annotations
 
 import grp
-import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_module, run_module_script
 from test_plugins import load_plugin
 
 git_mod = load_plugin("modules", "bench_app_git")
@@ -49,7 +48,8 @@ def repo(tmp_path: Path) -> Path:
     return bare
 
 
-def run(tmp_path: Path, repo: Path, version: str, **extra: Any) -> dict[str, Any]:
+def run(tmp_path: Path, repo: Path, version: str, script: bool = False, **extra: Any) -> dict[str, Any]:
+    """bench_app_git's result: in this process, or with ``script`` as its own process."""
     args = {
         "repo": str(repo),
         "version": version,
@@ -62,12 +62,7 @@ def run(tmp_path: Path, repo: Path, version: str, **extra: Any) -> dict[str, Any
         **extra,
     }
     (tmp_path / "releases").mkdir(exist_ok=True)
-    argfile = tmp_path / "args.json"
-    argfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}), encoding="utf-8")
-    out = subprocess.run(
-        [sys.executable, str(MODULE), str(argfile)], capture_output=True, text=True, check=False
-    )
-    return json.loads(out.stdout)
+    return run_module_script(MODULE, args, tmp_path) if script else run_module(git_mod, args)
 
 
 def commit_of(repo: Path, ref: str) -> str:
@@ -76,7 +71,7 @@ def commit_of(repo: Path, ref: str) -> str:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the release is chowned to root")
 def test_a_tag_is_exported_into_a_release_named_after_its_commit(tmp_path: Path, repo: Path) -> None:
-    result = run(tmp_path, repo, "v1")
+    result = run(tmp_path, repo, "v1", script=True)
     commit = commit_of(repo, "v1")
     assert (result["commit"], result["ref_type"], result["changed"]) == (commit, "tag", True)
     release = Path(result["release"])

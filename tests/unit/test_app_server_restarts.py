@@ -3,48 +3,26 @@ templating over the results the role's tasks register: a change restarts exactly
 affects, each once, and not one the start task has just started with the new files. Molecule's idempotence
 step proves the other half: a re-run with nothing changed notifies nothing."""
 
-from pathlib import Path
 from typing import Any
 
 import yaml
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from conftest import ROLES, resolved_stack, role_vars, templated, trusted
 
 from benchstack.rolecontract import project, stack_fields
-from benchstack.stacks import resolve_stack
 
-ROLE = Path(__file__).resolve().parents[2] / "roles" / "app_server"
+ROLE = ROLES / "app_server"
 (HANDLER,) = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text(encoding="utf-8"))
 
 
 def stack(name: str, port: int, app: str, kind: str, instances: int = 2) -> dict[str, Any]:
     """A stack as the role receives it from the plan."""
-    resolved = resolve_stack(
-        {
-            "name": name,
-            "port": port,
-            "app": {"kind": app},
-            "server": {"kind": kind, "instances": instances},
-            "front": {"kind": "nginx"},
-        }
-    )
-    return project(resolved, stack_fields("app_server"))
+    return project(resolved_stack(name, port, app, kind, instances=instances), stack_fields("app_server"))
 
 
 THIN = stack("sinatra-thin", 8001, "sinatra", "thin")
 PUMA = stack("sinatra-puma", 8002, "sinatra", "puma")
 STARMAN = stack("psgi-starman", 8003, "psgi", "starman", instances=1)
 STACKS = [THIN, PUMA, STARMAN]
-
-
-def _trusted(value: Any) -> Any:
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return {k: _trusted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_trusted(v) for v in value]
-    return value
 
 
 def restarted(
@@ -59,11 +37,8 @@ def restarted(
     changed, the instances in ``configs`` their config file, the apps of the stacks in ``apps`` changed,
     and the start task started the ``started`` units (inactive before) and enabled ``enabled_again``
     (active before)."""
-    loader = DataLoader()
-    variables: dict[str, Any] = {}
-    for part in ("defaults/main.yml", "vars/main.yml"):
-        variables.update(_trusted(loader.load_from_file(str(ROLE / part))))
-    variables.update(_trusted(HANDLER["vars"]))
+    variables = role_vars("app_server")
+    variables.update(trusted(HANDLER["vars"]))
     pairs = [(s, ep) for s in STACKS for ep in s["endpoints"]]
     variables.update(
         app_server_stacks=STACKS,
@@ -89,7 +64,7 @@ def restarted(
             ]
         },
     )
-    return Templar(loader=loader, variables=variables).template(trust_as_template(HANDLER["loop"]))
+    return templated(HANDLER["loop"], variables)
 
 
 def test_the_handler_listens_on_the_topic_every_changing_task_notifies() -> None:

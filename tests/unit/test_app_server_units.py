@@ -9,37 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from conftest import ROLES, render_template, resolved_stack, role_files, templated
 
 from benchstack.rolecontract import project, stack_fields
 from benchstack.stacks import resolve_stack
 
-ROLE = Path(__file__).resolve().parents[2] / "roles" / "app_server"
+ROLE = ROLES / "app_server"
 HANDLER = "/var/lib/gems/3.1.0/gems/prefork_engine-0.0.7/example/starlet.rb"
 
 
-def _trusted(value: Any) -> Any:
-    """Role files are trusted templates in a play; mark them so here too."""
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return {k: _trusted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_trusted(v) for v in value]
-    return value
-
-
 def render(template: str, stack: dict[str, Any], **extra: Any) -> str:
-    loader = DataLoader()
-    variables: dict[str, Any] = {"ansible_managed": "managed"}
-    for part in ("defaults/main.yml", "vars/main.yml"):
-        variables.update(_trusted(loader.load_from_file(str(ROLE / part))))
     # As the plan hands it over: only the fields the role's argument_specs declare.
     declared = project(stack, stack_fields("app_server"))
-    variables.update(stack=declared, __app_server_starlet_handlers={stack["name"]: HANDLER}, **extra)
-    source = (ROLE / "templates" / template).read_text(encoding="utf-8")
-    return Templar(loader=loader, variables=variables).template(trust_as_template(source))
+    handlers = {stack["name"]: HANDLER}
+    return render_template(
+        "app_server", template, stack=declared, __app_server_starlet_handlers=handlers, **extra
+    )
 
 
 def unit_lines(stack: dict[str, Any], prefix: str, **extra: Any) -> list[str]:
@@ -54,23 +39,8 @@ def listen(stack: dict[str, Any], instance: int = 1) -> str:
     return next(line for line in text.splitlines() if line.startswith(f"BENCH_LISTEN_{instance}="))
 
 
-def one_server_stack(
-    name: str, port: int, app: str, kind: str, front: str = "nginx", **server: Any
-) -> dict[str, Any]:
-    """A resolved one-server stack, as the role receives it from the plan."""
-    return resolve_stack(
-        {
-            "name": name,
-            "port": port,
-            "app": {"kind": app},
-            "server": {"kind": kind, **server},
-            "front": {"kind": front},
-        }
-    )
-
-
 def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:
-    return one_server_stack("sinatra-starlet", 8035, "sinatra", "starlet", front, **server)
+    return resolved_stack("sinatra-starlet", 8035, "sinatra", "starlet", front, **server)
 
 
 def test_starlet_runs_rackup_with_the_gems_handler_under_start_server() -> None:
@@ -91,7 +61,7 @@ def test_starlet_hot_restarts_by_sighup_to_start_server() -> None:
 
 
 def test_a_server_without_a_reload_signal_gets_no_exec_reload() -> None:
-    thin = one_server_stack("t", 8004, "sinatra", "thin")
+    thin = resolved_stack("t", 8004, "sinatra", "thin")
     assert unit_lines(thin, "ExecReload=") == []
 
 
@@ -113,7 +83,7 @@ def test_start_server_holds_a_tcp_port_behind_a_front_and_the_stack_port_without
 
 
 def test_one_env_file_per_stack_holds_every_instance_and_nothing_else() -> None:
-    text = render("stack.env.j2", one_server_stack("t", 8004, "sinatra", "thin", instances=2, bind="tcp"))
+    text = render("stack.env.j2", resolved_stack("t", 8004, "sinatra", "thin", instances=2, bind="tcp"))
     assert [line for line in text.splitlines() if not line.startswith("#")] == [
         'BENCH_LISTEN_1="--address 127.0.0.1 --port 20041"',
         'BENCH_LISTEN_2="--address 127.0.0.1 --port 20042"',
@@ -121,7 +91,7 @@ def test_one_env_file_per_stack_holds_every_instance_and_nothing_else() -> None:
 
 
 def test_a_unit_reads_its_instance_listen_arguments_and_its_runtime_folder_from_the_plan() -> None:
-    stack = one_server_stack("t", 8004, "sinatra", "thin", instances=2)
+    stack = resolved_stack("t", 8004, "sinatra", "thin", instances=2)
     (start,) = unit_lines(stack, "ExecStart=")
     assert start.endswith(" $BENCH_LISTEN_%i")
     assert unit_lines(stack, "EnvironmentFile=") == ["EnvironmentFile=/etc/bench-stack/units/t.env"]
@@ -129,7 +99,7 @@ def test_a_unit_reads_its_instance_listen_arguments_and_its_runtime_folder_from_
 
 
 def test_a_config_file_server_names_its_instance_config_and_no_listen_variable() -> None:
-    stack = one_server_stack("u", 8006, "sinatra", "unicorn", instances=2, bind="tcp")
+    stack = resolved_stack("u", 8006, "sinatra", "unicorn", instances=2, bind="tcp")
     (start,) = unit_lines(stack, "ExecStart=")
     assert "--config-file /etc/bench-stack/units/u-%i.unicorn.rb config.ru" in start
     assert "BENCH_LISTEN" not in start
@@ -139,12 +109,7 @@ def test_a_config_file_server_names_its_instance_config_and_no_listen_variable()
 
 def role_value(expression: str, *files: str, **extra: Any) -> Any:
     """Evaluate an expression against role files (defaults, vars) as a play would."""
-    loader = DataLoader()
-    variables: dict[str, Any] = {}
-    for name in files:
-        variables.update(_trusted(loader.load_from_file(str(ROLE.parent / name))))
-    variables.update(extra)
-    return Templar(loader=loader, variables=variables).template(trust_as_template(expression))
+    return templated(expression, {**role_files(*files), **extra})
 
 
 def test_the_starlet_handler_is_looked_up_at_the_ruby_roles_pin_of_prefork_engine() -> None:
@@ -166,7 +131,7 @@ def test_the_ruby_role_asks_gem_install_for_pinned_gems_by_name_and_version() ->
 
 
 def starman(front: str = "nginx", **server: Any) -> dict[str, Any]:
-    return one_server_stack("s", 8104, "psgi", "starman", front, **server)
+    return resolved_stack("s", 8104, "psgi", "starman", front, **server)
 
 
 def exec_argv(stack: dict[str, Any]) -> list[str]:

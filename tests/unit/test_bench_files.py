@@ -4,16 +4,14 @@ owner or mode differ; check mode writes nothing; a secret never lies on disk rea
 from __future__ import annotations
 
 import grp
-import json
 import os
 import pwd
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_module, run_module_script
 from test_plugins import load_plugin
 
 files_mod = load_plugin("modules", "bench_files")
@@ -22,14 +20,13 @@ OWNER = pwd.getpwuid(os.geteuid()).pw_name
 GROUP = grp.getgrgid(os.getegid()).gr_name
 
 
-def run(tmp_path: Path, check: bool = False, diff: bool = False, **args: Any) -> dict[str, Any]:
-    argfile = tmp_path / "args.json"
+def run(
+    tmp_path: Path, check: bool = False, diff: bool = False, script: bool = False, **args: Any
+) -> dict[str, Any]:
+    """bench_files' result for ``args``: in this process, or with ``script`` as its own process (its argument
+    file in ``tmp_path``)."""
     payload = {**args, "_ansible_check_mode": check, "_ansible_diff": diff}
-    argfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": payload}), encoding="utf-8")
-    out = subprocess.run(
-        [sys.executable, str(MODULE), str(argfile)], capture_output=True, text=True, check=False
-    )
-    return json.loads(out.stdout)
+    return run_module_script(MODULE, payload, tmp_path) if script else run_module(files_mod, payload)
 
 
 def mode(path: Path) -> str:
@@ -49,7 +46,7 @@ def unit_and_env(root: Path, env: str = "PORT=1\n") -> dict[str, Any]:
 def test_files_and_their_folder_are_written_once_then_left_alone(tmp_path: Path) -> None:
     root = tmp_path / "etc"
     root.mkdir()
-    first = run(tmp_path, **unit_and_env(root))
+    first = run(tmp_path, script=True, **unit_and_env(root))
     assert first["changed"] is True
     assert first["changed_paths"] == [
         str(root / "units"),
@@ -136,7 +133,7 @@ def test_a_file_that_fails_validation_leaves_the_old_one_in_place(tmp_path: Path
     assert failed["failed"] is True
     assert failed["msg"].startswith(f"{conf}: failed to validate: no ok in {tmp_path}/.nginx.conf.")
     assert conf.read_text() == "ok 1\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["args.json", "nginx.conf"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nginx.conf"]
     passed = run(tmp_path, files=[{"path": str(conf), "content": "ok 2\n", "validate": check}])
     assert (passed["changed"], conf.read_text()) == (True, "ok 2\n")
 
@@ -158,4 +155,4 @@ def test_an_owner_the_host_lacks_is_named_and_nothing_is_left_behind(tmp_path: P
         failed["msg"]
         == f"{env}: no such user or group on this host: getpwnam(): name not found: 'no-such-user-here'"
     )
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["args.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

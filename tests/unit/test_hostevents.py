@@ -3,10 +3,12 @@ boot not settled, a unit of ours that stopped or restarted during the cell distu
 
 STATE0/RESTARTED/BOOTING were printed by the real state function in a systemd container of
 bench-stack/debian:bookworm on this machine: with a unit bench-x@1.service running, then across
-`docker restart`, then 3.7 s after it."""
+`docker restart`, then 3.7 s after it (the units word as the function prints it since it hands systemctl's
+lines over as they are: joined by commas)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -23,7 +25,10 @@ from benchstack.hostevents import (
 )
 
 BOOT = "e77ee28f-3095-49a9-9e29-491284ece4ff"
-UNIT = "bench-x@1.service=active/11213128761/0/0"
+UNIT = (
+    "NRestarts=0,Id=bench-x@1.service,ActiveState=active,ActiveEnterTimestampMonotonic=11213128761,"
+    "InactiveEnterTimestampMonotonic=0,"
+)
 STATE0 = f"BENCH-STACK-CPU state0 {BOOT} 1099081 100 11213.32 running {UNIT}"
 RESTARTED = f"BENCH-STACK-CPU state1 {BOOT} 1121600 100 11218.64 - -"
 BOOTING = f"BENCH-STACK-CPU state0 {BOOT} 1121600 100 11219.70 initializing -"
@@ -48,6 +53,33 @@ def test_the_state_function_runs_under_sh_and_prints_a_line_the_parser_reads() -
     ).stdout
     [before, _] = states(out)
     assert before is not None and before.boot_id not in ("", "-") and before.hz > 0
+
+
+def test_the_state_line_holds_every_unit_systemctl_shows(tmp_path: Path) -> None:
+    """systemctl's lines, joined into one word of the state line, read back unit by unit."""
+    shown = (
+        "NRestarts=2\nId=bench-x@1.service\nActiveState=active\nActiveEnterTimestampMonotonic=5\n"
+        "InactiveEnterTimestampMonotonic=4\n\n"
+        "Id=nginx.service\nActiveState=failed\nActiveEnterTimestampMonotonic=3\nInactiveEnterTimestampMonotonic=0\n"
+    )
+    (tmp_path / "shown").write_text(shown, encoding="utf-8")
+    fake = tmp_path / "systemctl"
+    fake.write_text(f'#!/bin/sh\n[ "$1" = show ] && cat {tmp_path / "shown"}\nexit 0\n', encoding="utf-8")
+    fake.chmod(0o755)
+    out = subprocess.run(
+        ["sh", "-c", f"{STATE_FUNCTION}; {print_state('state0')}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+        env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"},
+    ).stdout
+    [before, _] = states(out)
+    assert before is not None
+    assert before.units == {
+        "bench-x@1.service": ("active", "5", "2", "4"),
+        "nginx.service": ("failed", "3", "", "0"),
+    }
 
 
 def test_a_quiet_host_disturbs_nothing() -> None:
@@ -84,11 +116,15 @@ def test_boot_settles_at_its_limit() -> None:
 
 
 def test_a_unit_of_ours_that_stops_restarts_or_goes_during_the_cell_is_a_failure() -> None:
-    stopped = after(STATE0).replace("=active/", "=inactive/")
+    stopped = after(STATE0).replace("ActiveState=active,", "ActiveState=inactive,")
     assert judge(STATE0, stopped) == [
         "failure: units of ours on h1 changed during the cell: bench-x@1.service (active -> inactive)"
     ]
-    restarted = after(STATE0).replace("/11213128761/0/0", "/11214000000/1/11213990000")
+    restarted = after(STATE0).replace(
+        UNIT,
+        "NRestarts=1,Id=bench-x@1.service,ActiveState=active,ActiveEnterTimestampMonotonic=11214000000,"
+        "InactiveEnterTimestampMonotonic=11213990000,",
+    )
     [reason] = judge(STATE0, restarted)
     assert reason.endswith("bench-x@1.service (restarted by systemd: NRestarts 0 -> 1)")
     gone = after(STATE0).replace(UNIT, "-")

@@ -41,10 +41,14 @@ class UnixHTTPServer(socketserver.UnixStreamServer):
         return conn, ("local", 0)
 
 
+# How often a test server looks for its shutdown: serve_forever's default (0.5 s) was half a second a test.
+POLL_S = 0.02
+
+
 @pytest.fixture
 def tcp_port() -> Iterator[int]:
     server = http.server.HTTPServer(("127.0.0.1", 0), Hello)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(POLL_S,), daemon=True).start()
     yield server.server_address[1]
     server.shutdown()
     server.server_close()
@@ -54,7 +58,7 @@ def tcp_port() -> Iterator[int]:
 def unix_path(tmp_path: Path) -> Iterator[str]:
     path = str(tmp_path / "server.sock")
     server = UnixHTTPServer(path, Hello)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(POLL_S,), daemon=True).start()
     yield path
     server.shutdown()
     server.server_close()

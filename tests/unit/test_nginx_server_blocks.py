@@ -2,28 +2,18 @@
 resolved by benchstack.stacks: what nginx serves from an app folder (issue 29, item 2)."""
 
 import re
-from pathlib import Path
 from typing import Any
 
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from conftest import render_template
 
 from benchstack.rolecontract import project, stack_fields
 from benchstack.stacks import resolve_stack
 
-ROLE = Path(__file__).resolve().parents[2] / "roles" / "nginx"
-
 
 def server_block(stack: dict[str, Any]) -> str:
-    loader = DataLoader()
-    variables: dict[str, Any] = {"ansible_managed": "managed"}
-    for part in ("defaults/main.yml", "vars/main.yml", "vars/Debian.yml"):
-        variables.update(loader.load_from_file(str(ROLE / part)))
-    variables = {k: trust_as_template(v) if isinstance(v, str) else v for k, v in variables.items()}
     # As the plan hands it over: only the fields the role's argument_specs declare.
-    variables["nginx_stacks"] = [project(resolve_stack(stack), stack_fields("nginx"))]
-    source = (ROLE / "templates" / "bench-stack.conf.j2").read_text(encoding="utf-8")
-    text = Templar(loader=loader, variables=variables).template(trust_as_template(source))
+    stacks = [project(resolve_stack(stack), stack_fields("nginx"))]
+    text = render_template("nginx", "bench-stack.conf.j2", "Debian", nginx_stacks=stacks)
     return text[text.index("server {") :]
 
 

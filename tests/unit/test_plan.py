@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from conftest import bench_stack
 
 from benchstack.experiment import ExperimentError
 from benchstack.plan import (
@@ -141,11 +142,16 @@ def test_the_command_line_says_yes_with_yes(tmp_path: Path) -> None:
     import sys
 
     path = long_experiment(tmp_path, levels=13)
-    run = [sys.executable, "-m", "benchstack", "experiment", str(path)]
-    refused = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, check=False, timeout=60)
+    refused = bench_stack("experiment", path)
     assert refused.returncode == 1 and "--yes" in refused.stderr
+    # The yes through `python -m benchstack` for real: the other tests call its main() in-process.
     accepted = subprocess.run(
-        [*run, "--yes"], cwd=ROOT, capture_output=True, text=True, check=False, timeout=60
+        [sys.executable, "-m", "benchstack", "experiment", str(path), "--yes"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
     assert accepted.returncode == 0, accepted.stderr
     assert "warning: load: the 13 cells take at least 2.2 h" in accepted.stderr

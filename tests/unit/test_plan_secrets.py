@@ -7,10 +7,10 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import bench_stack
 from test_app_server_units import render
 
 from benchstack.experiment import ExperimentError
@@ -128,14 +128,7 @@ def test_ansible_playbook_vvv_of_the_plan_never_prints_a_value(tmp_path: Path) -
 
 
 def test_the_printed_plan_names_the_values_without_them(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "benchstack", "experiment", "--plan", str(experiment(tmp_path))],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    out = bench_stack("experiment", "--plan", experiment(tmp_path))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["app_env_lines"] == {"sinatra-thin": ["API_TOKEN=(not shown)"]}
     assert SECRET not in out.stdout + out.stderr

@@ -17,9 +17,11 @@ import pytest
 from benchstack import remote
 from benchstack.runner import window_of
 
-# Unique durations, so the processes of these tests can be told from any other sleep or vmstat here.
-TOOL = "sleep 41.7"
-VMSTAT_S = 97
+# Unique durations, so the processes of these tests can be told from any other sleep or vmstat here, those
+# of another test session on the machine included (pgrep and pkill look machine-wide): this process's pid.
+TOOL = f"sleep 41.{os.getpid():07d}"
+VMSTAT_S = 100 + os.getpid() % 900
+OWN = f"sleep 30.{os.getpid():07d}"
 
 
 def run_id() -> str:
@@ -69,6 +71,15 @@ def wait_for_folder(rid: str) -> str:
             return found[0]
         time.sleep(0.05)
     raise AssertionError(f"no folder for run {rid}")
+
+
+@pytest.fixture(autouse=True)
+def own_temp_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run folders in this session's own root: a sweep stops every other run's script it finds, and
+    another session's (or a real run's) in /tmp is not this one's to stop."""
+    root = tmp_path_factory.getbasetemp() / "remote-root"
+    root.mkdir(exist_ok=True)
+    monkeypatch.setattr(remote, "TEMP_ROOT", str(root))
 
 
 @pytest.fixture(autouse=True)
@@ -134,9 +145,9 @@ def test_the_sweep_stops_another_runs_leftover_and_removes_a_dead_ones_folder_bu
     old, mine = run_id(), run_id()
     leftover = start(remote.measured_script(old, f"timeout 60 {TOOL}", VMSTAT_S))
     wait_for_folder(old)
-    own = start(remote.load_script(mine, "sleep 30.3"))
+    own = start(remote.load_script(mine, OWN))
     own_folder = wait_for_folder(mine)
-    dead = Path(f"/tmp/{remote.PREFIX}.{run_id()}.abc123")
+    dead = Path(f"{remote.TEMP_ROOT}/{remote.PREFIX}.{run_id()}.abc123")
     dead.mkdir()
     (dead / "pid").write_text("999999\n")  # no such process: a script that was killed outright
     try:
@@ -150,7 +161,7 @@ def test_the_sweep_stops_another_runs_leftover_and_removes_a_dead_ones_folder_bu
         assert own.poll() is None and Path(own_folder).exists()  # this run's own command goes on
     finally:
         own.kill()
-        subprocess.run(["pkill", "-f", "sleep 30.3"], check=False)
+        subprocess.run(["pkill", "-f", OWN], check=False)
         subprocess.run(["rm", "-rf", own_folder, str(dead)], check=False)
 
 
@@ -158,7 +169,7 @@ def test_the_sweep_never_kills_a_process_that_only_reuses_a_leftovers_pid() -> N
     # A folder whose pid now belongs to another process (not working in that folder) is removed, the
     # process left alone.
     other = subprocess.Popen(["sleep", "30.7"], cwd="/")
-    stale = Path(f"/tmp/{remote.PREFIX}.{run_id()}.xyz789")
+    stale = Path(f"{remote.TEMP_ROOT}/{remote.PREFIX}.{run_id()}.xyz789")
     stale.mkdir()
     (stale / "pid").write_text(f"{other.pid}\n")
     try:

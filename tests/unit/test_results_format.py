@@ -284,7 +284,14 @@ def runner_cells(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[s
     plan["cell_id"] = qualified_cell_id("web2", plan["cell_id"])
     helpers = Helpers(tsv=tsv_of("ab/normal"))
     where = Target(host="127.0.0.1", target="web2", loadgen="gen2")
-    measure_cell(plan, where, run, lambda c: helpers.reply(c) or (0, output, ""), "results-format")
+    measure_cell(
+        plan,
+        where,
+        run,
+        lambda c: helpers.reply(c) or (0, output, ""),
+        "results-format",
+        sleep=lambda s: None,
+    )
     return run, refused
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from conftest import ROLES
+from conftest import render_template as render
 
 from benchstack.plan import compile_plan
 from benchstack.rolecontract import STACK_ROLES, entry_points, project, stack_fields
@@ -23,7 +23,6 @@ from benchstack.stacks import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-ROLES = ROOT / "roles"
 EXPERIMENTS = sorted(
     str(p.relative_to(ROOT))
     for p in [*ROOT.glob("experiments/*.yml"), *ROOT.glob("molecule/*/experiment.yml")]
@@ -137,29 +136,6 @@ def test_the_declared_choices_are_the_packages_own() -> None:
 
 # Rendering: each template that prints stacks, from the projected stacks alone. A field a template reads but
 # the spec leaves out is missing here, and Ansible's templating fails on it.
-
-
-def _trusted(value: Any) -> Any:
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return {k: _trusted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_trusted(v) for v in value]
-    return value
-
-
-def render(role: str, template: str, os_vars: str | None = None, **extra: Any) -> str:
-    loader = DataLoader()
-    # Where a template's {% include %} looks, as the template module sets it.
-    loader.set_basedir(str(ROLES / role / "templates"))
-    variables: dict[str, Any] = {"ansible_managed": "managed"}
-    for part in ("defaults/main.yml", "vars/main.yml", f"vars/{os_vars}.yml" if os_vars else ""):
-        if part and (ROLES / role / part).is_file():
-            variables.update(_trusted(loader.load_from_file(str(ROLES / role / part))))
-    variables.update(extra)
-    source = (ROLES / role / "templates" / template).read_text(encoding="utf-8")
-    return Templar(loader=loader, variables=variables).template(trust_as_template(source))
 
 
 def all_stacks(role: str) -> list[dict[str, Any]]:

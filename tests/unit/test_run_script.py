@@ -170,3 +170,14 @@ def test_bench_passes_what_follows_the_experiment_to_ansible_playbook(tmp_path: 
     )
     result = run_script(stubs + "main bench", tmp_path)
     assert result.stdout.splitlines()[-1] == "<bench-stack.yml>"
+
+
+def test_the_venv_is_compiled_once_but_ansible_collections(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    calls = tmp_path / "python-calls"
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\necho "$*" >>{calls}\n')
+    (venv / "bin" / "python").chmod(0o755)
+    result = run_script(f"VENV={venv}; compile_python; compile_python", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert calls.read_text() == f"-m compileall -q -j 0 -x /ansible_collections/ {venv}/lib\n"
