@@ -114,7 +114,8 @@ PLANTED_MARKS = ("RAN-OTHER", "SOURCE-")
 
 
 def planted_answers(host: Any, port: int, app_dir: str) -> dict[str, str]:
-    """``status body`` of each planted file's URL on ``port`` (the files are removed again), and of ``/``."""
+    """``status body`` of each planted file's URL on ``port`` (the files are removed again), and of ``/``.
+    (testinfra quotes each argument, strings only.)"""
     paths = [f"{app_dir}/{name}" for name in PLANTED]
     try:
         for path, content in zip(paths, PLANTED.values(), strict=True):
@@ -122,7 +123,7 @@ def planted_answers(host: Any, port: int, app_dir: str) -> dict[str, str]:
         answers = {}
         for url_path in ["/", *(f"/{name}" for name in PLANTED)]:
             out = host.check_output(
-                "curl -sS --max-time 10 -w '\\n%%{http_code}' http://127.0.0.1:%s%s", port, url_path
+                "curl -sS --max-time 10 -w '\\n%%{http_code}' %s", f"http://127.0.0.1:{port}{url_path}"
             )
             body, _, status = out.rpartition("\n")
             answers[url_path] = f"{status} {body}"

@@ -82,7 +82,7 @@ def look(stacks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def configtests(stacks: list[dict[str, Any]]) -> dict[str, str]:
-    """Each instance's `apachectl configtest`: its exit code and last line."""
+    """Each instance's `apachectl configtest`: its last line of output and its exit code."""
     out = {}
     for s in stacks:
         text = sh(
@@ -90,7 +90,8 @@ def configtests(stacks: list[dict[str, Any]]) -> dict[str, str]:
             f"APACHE_CONFDIR=/etc/apache2-{s['front']['instance']} apachectl configtest 2>&1; echo rc=$?",
             check=False,
         )
-        out[s["name"]] = " ".join(text.split()[-2:])
+        *said, rc = text.strip().splitlines() or [""]
+        out[s["name"]] = f"{said[-1] if said else ''} {rc}"
     return out
 
 
