@@ -20,11 +20,13 @@ Two modes, the argument a JSON object:
   installed dropped: virtual names; every file the packages put in a bin folder added to ``binaries``) and
   its state;
 * ``"found": SEPARATOR`` beside ``marker``: then also SEPARATOR and what bench-stack made for any stack,
-  planned or not (:func:`found`), so the controller can tell the units and front configs no stack of the
-  plan owns (benchstack.provision.stale); in the same Python, which costs more to start than the reads.
+  planned or not (:func:`found`), so the controller can tell the units, front configs, env files and app
+  folders no stack of the plan owns (benchstack.provision.stale); in the same Python, which costs more to
+  start than the reads. ``paths`` and ``links`` beside it: globs of what bench-stack writes under its roots
+  (benchstack.provision.stack_paths), matches of ``links`` counted only when they are symbolic links.
 
-Prints one JSON line: ``{role: state}`` (then SEPARATOR and ``{"units": {unit: state}, "files": [path]}``)
-or ``{role: {"made": manifest, "state": state}}``.
+Prints one JSON line: ``{role: state}`` (then SEPARATOR and ``{"units": {unit: state}, "files": [path],
+"paths": [path]}``) or ``{role: {"made": manifest, "state": state}}``.
 
 Every role is probed at once: one ``dpkg-query -W`` (or ``rpm -q``) for the packages of all roles (and one
 more for their files when recording), one ``systemctl show`` for all units, each path hashed once in this
@@ -231,9 +233,10 @@ def resolve_all(manifests: dict) -> dict:
     return out
 
 
-def found() -> dict:
+def found(paths: tuple = (), links: tuple = ()) -> dict:
     """Every stack unit systemd has loaded (:data:`STACK_UNITS`) with its state, nginx.service's too when
-    bench-stack's server blocks are there, and every file of :data:`STACK_FILES` that exists."""
+    bench-stack's server blocks are there, every file of :data:`STACK_FILES` that exists, and what the globs
+    ``paths`` match, with the symbolic links the globs ``links`` match."""
     text = _out(
         ["systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=service", *STACK_UNITS]
     )
@@ -245,8 +248,14 @@ def found() -> dict:
     files = sorted({path for pattern in STACK_FILES for path in glob.glob(pattern)})
     if NGINX_CONF in files:
         units.append("nginx.service")
+    made = {path for pattern in paths for path in glob.glob(pattern)}
+    made |= {path for pattern in links for path in glob.glob(pattern) if os.path.islink(path)}
     state = units_state(units)
-    return {"units": {unit[len("unit ") :]: value for unit, value in state.items()}, "files": files}
+    return {
+        "units": {unit[len("unit ") :]: value for unit, value in state.items()},
+        "files": files,
+        "paths": sorted(made),
+    }
 
 
 def main(argv: list) -> None:
@@ -270,7 +279,8 @@ def main(argv: list) -> None:
         answer = {role: {"made": made[role], "state": states[role]} for role in made}
     sys.stdout.write(json.dumps(answer, sort_keys=True) + "\n")
     if request.get("found"):
-        sys.stdout.write(request["found"] + "\n" + json.dumps(found(), sort_keys=True) + "\n")
+        made = found(tuple(request.get("paths") or ()), tuple(request.get("links") or ()))
+        sys.stdout.write(request["found"] + "\n" + json.dumps(made, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

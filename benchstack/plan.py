@@ -18,6 +18,8 @@ A plan holds:
 * ``user_apps``: every app deployed from ``app.src`` or ``app.git`` (:func:`benchstack.stacks.user_apps`):
   its folders on the target, its source (a content hash computed here, on the controller, or a git
   repository and version) and the key the app role compares with the target's deployment record;
+* ``owned``: what the stacks own under the roots, by role (:func:`benchstack.provision.owned`): the rest of
+  what bench-stack wrote there for a stack is removed before the app servers start (provision.yml);
 * ``instance_checks``: one request per app server instance and expected answer (verify);
 * ``targets``: the targets the run measures (those the loadgens load, in inventory order; none when the
   command line compiles the plan), and ``target_order``: ``sequential`` (one target after the other) or
@@ -63,6 +65,7 @@ from benchstack.experiment import (
 )
 from benchstack.inputs import InputError, read_bounded, shown
 from benchstack.loadcmd import load_tools
+from benchstack.provision import owned
 from benchstack.rolecontract import role_stacks
 from benchstack.runfolder import check_run_dir, experiment_hash
 from benchstack.stacks import (
@@ -187,6 +190,7 @@ def compile_plan(
         # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
         "tools": load_tools(exp.load),
         "user_apps": apps,
+        "owned": owned(exp.resolved, needs(exp.resolved)["app_kinds"], apps, asdict(roots)),
         "instance_checks": instance_checks(exp.resolved),
         "targets": targets,
         "target_order": PARALLEL if parallel else SEQUENTIAL,

@@ -26,7 +26,10 @@ The same command lists what bench-stack made for any stack on the host (:func:`b
 units and front configs that no stack of this plan owns (an earlier experiment's) are :func:`stale`. Their
 CPU would be interference in every cell and their ports may be the ones a new stack takes, so provisioning
 stops and disables them and removes their front configs and unit files before the app servers and fronts are
-set up (provision.yml); the roles themselves only ever see the stacks of the plan.
+set up (provision.yml); the roles themselves only ever see the stacks of the plan. What bench-stack wrote for
+a stack under the roots goes too (:func:`stack_paths`, :func:`owned`): env files and server configs no planned
+instance reads, bundled app folders of kinds no stack of the plan runs, users' apps (folder link, releases,
+record, gems, clone) no stack deploys; never a path outside those names, nor a folder a planned stack serves.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchstack.stacks import APP_KINDS, NAME_RE, SERVER_KINDS
 
 MARKER = "/var/lib/bench-stack/provisioned.json"
 SCHEMA = "bench-stack/provisioned/v1"
@@ -130,11 +135,15 @@ def hoststate_command(python: str, request: Mapping[str, Any]) -> str:
     return f"{shlex.quote(python)} -c {shlex.quote(source)} {shlex.quote(json.dumps(request))}"
 
 
-def read_command(units: Sequence[str], python: str = "python3") -> str:
+def read_command(
+    units: Sequence[str], python: str = "python3", roots: Mapping[str, str] | None = None
+) -> str:
     """One shell command: the record (or nothing), each unit's ``systemctl is-active`` answer, the state
-    now of what each recorded role made, then what bench-stack made for any stack (:func:`parse_found`)."""
+    now of what each recorded role made, then what bench-stack made for any stack (:func:`parse_found`),
+    its files under ``roots`` included (:func:`stack_paths`)."""
     check = f"systemctl is-active {' '.join(shlex.quote(u) for u in units)}" if units else "true"
-    made = hoststate_command(python, {"marker": MARKER, "found": FOUND_SEPARATOR})
+    request = {"marker": MARKER, "found": FOUND_SEPARATOR, **(stack_paths(roots) if roots else {})}
+    made = hoststate_command(python, request)
     return (
         f"cat {MARKER} 2>/dev/null; echo; echo {shlex.quote(SEPARATOR)}; {check}; "
         f"echo {shlex.quote(STATE_SEPARATOR)}; {made}; true"
@@ -152,6 +161,106 @@ def parse_found(stdout: str) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
+# Bundled apps with files (one folder each under the apps root) and the server configs' extensions.
+BUNDLED_KINDS = tuple(kind for kind, spec in APP_KINDS.items() if spec["entry"])
+CONFIG_EXTENSIONS = tuple(spec["config"] for spec in SERVER_KINDS.values() if spec.get("config"))
+_NAME = NAME_RE.pattern.strip("^$")
+
+
+def stack_paths(roots: Mapping[str, str]) -> dict[str, list[str]]:
+    """The globs of what bench-stack writes for a stack under ``roots`` (the plan's ``roots``), for the host's
+    :func:`benchstack.hoststate.found`: ``paths`` (env files, server configs, bundled app folders, users'
+    releases, records, gems and clones) and ``links`` (a user app's folder is a link to its release: a real
+    folder there is not bench-stack's)."""
+    units, user = roots["units"].rstrip("/"), f"{roots['apps'].rstrip('/')}/user"
+    return {
+        "paths": [
+            f"{units}/*.env",
+            *(f"{units}/*-*.{ext}" for ext in CONFIG_EXTENSIONS),
+            *(f"{roots['apps'].rstrip('/')}/{kind}" for kind in BUNDLED_KINDS),
+            f"{user}/.releases/*",
+            f"{user}/.records/*.json",
+            f"{user}/.bundle/*",
+            f"{user}/.git/*.git",
+        ],
+        "links": [f"{user}/*"],
+    }
+
+
+def path_owner(path: str, roots: Mapping[str, str]) -> tuple[str, str] | None:
+    """Who a path of :func:`stack_paths` belongs to: ``("file", path)`` for an env file or server config,
+    ``("kind", KIND)`` for a bundled app's folder, ``("app", NAME)`` for what a user app's deployment made;
+    None for a name bench-stack does not give (left alone)."""
+    units, apps = re.escape(roots["units"].rstrip("/")), re.escape(roots["apps"].rstrip("/"))
+    configs = "|".join(re.escape(ext) for ext in CONFIG_EXTENSIONS)
+    if re.fullmatch(rf"{units}/{_NAME}\.env|{units}/{_NAME}-[0-9]+\.(?:{configs})", path):
+        return ("file", path)
+    kinds = "|".join(re.escape(kind) for kind in BUNDLED_KINDS)
+    if match := re.fullmatch(rf"{apps}/({kinds})", path):
+        return ("kind", match.group(1))
+    user = rf"{apps}/user"
+    for pattern in (
+        rf"{user}/({_NAME})",
+        # A release is named after the content hash or commit (16 hex), being written while .partial.
+        rf"{user}/\.releases/({_NAME})-[0-9a-f]{{16}}(?:\.partial)?",
+        rf"{user}/\.records/({_NAME})\.json",
+        rf"{user}/\.bundle/({_NAME})",
+        rf"{user}/\.git/({_NAME})\.git",
+    ):
+        if match := re.fullmatch(pattern, path):
+            return ("app", match.group(1))
+    return None
+
+
+def owned(
+    stacks: Sequence[Mapping[str, Any]],
+    app_kinds: Sequence[str],
+    user_apps: Sequence[Mapping[str, Any]],
+    roots: Mapping[str, str],
+) -> dict[str, Any]:
+    """What the plan's stacks own under ``roots`` (the plan's ``owned``), by the role that writes it:
+    ``app_server``, every instance's env file and server config; ``app``, the bundled kinds it deploys
+    (``app_kinds``, the plan's needs), the users' apps and every stack's app folder (which no sweep touches,
+    nor a folder holding one)."""
+    files = []
+    for s in stacks:
+        if s.get("server"):
+            files.append(s["server"]["env_file"])
+            files += [ep["config_file"] for ep in s["endpoints"] if ep.get("config_file")]
+    return {
+        "roots": {"apps": roots["apps"], "units": roots["units"]},
+        "app_server": files,
+        "app": {
+            "kinds": sorted(app_kinds),
+            "user_apps": [app["name"] for app in user_apps],
+            "dirs": sorted({s["app"]["dir"] for s in stacks if s["app"].get("dir")}),
+        },
+    }
+
+
+def _stale_paths(paths: Iterable[str], owned: Mapping[str, Any], roles: Iterable[str]) -> list[str]:
+    """The paths of :func:`stack_paths` found on a host that no stack of the plan owns (:func:`owned`;
+    ``roles``: those the host runs, without which it owns nothing of theirs)."""
+    roles = set(roles)
+    files = set(owned.get("app_server") or []) if "app_server" in roles else set()
+    app = (owned.get("app") or {}) if "app" in roles else {}
+    kinds, apps = set(app.get("kinds") or []), set(app.get("user_apps") or [])
+    dirs = [d.rstrip("/") for d in app.get("dirs") or []]
+    out = []
+    for path in sorted(paths):
+        owner = path_owner(path, owned["roots"])
+        if owner is None or any(
+            path == d or d.startswith(path + "/") or path.startswith(d + "/") for d in dirs
+        ):
+            continue
+        kind, name = owner
+        if (kind == "file" and name not in files) or (kind == "kind" and name not in kinds):
+            out.append(path)
+        elif kind == "app" and name not in apps:
+            out.append(path)
+    return out
+
+
 # A unit in one of these states runs (or is about to: a crashed one waiting to restart is activating).
 RUNNING = ("active", "activating", "reloading", "deactivating")
 APACHE_INSTANCE_RE = re.compile(r"(bench-[a-z0-9-]+)(?:\.vhost)?(?:\.conf)?$")
@@ -162,10 +271,16 @@ NGINX_FILES = (
 
 
 def stale(
-    found: Mapping[str, Any], planned_units: Iterable[str], nginx_planned: bool
+    found: Mapping[str, Any],
+    planned_units: Iterable[str],
+    nginx_planned: bool,
+    owned_paths: Mapping[str, Any] | None = None,
+    roles: Iterable[str] = (),
 ) -> dict[str, list[str]]:
     """What no stack of the plan owns (``found``: :func:`parse_found`): ``units`` to stop and disable (they
-    run or start at boot) and ``files`` to remove (front configs, app server template units).
+    run or start at boot) and ``files`` to remove (front configs, app server template units, and with
+    ``owned_paths``, the plan's :func:`owned`, the ``paths`` found under its roots that no stack of the
+    plan on this host, which runs ``roles``, owns: :func:`_stale_paths`).
 
     A stack's units are its app server instances (``bench-NAME@I.service``) and its Apache instance
     (``apache2@bench-NAME.service`` or ``httpd@bench-NAME.service``, its files all that Debian's
@@ -195,6 +310,8 @@ def stale(
             owned = instance is not None and instance.group(1) in apaches
         if not owned:
             files.append(path)
+    if owned_paths is not None:
+        files += _stale_paths(found.get("paths") or [], owned_paths, roles)
     return {"units": units, "files": files}
 
 

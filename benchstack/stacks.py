@@ -246,7 +246,8 @@ APACHE_MPM_OPTIONS: dict[str, dict[str, tuple[str, int, int, int]]] = {
 APACHE_HANDLER_MODULES: dict[str, list[str]] = {
     "proxy": ["proxy", "proxy_http", "slotmem_shm", "proxy_balancer", "lbmethod_byrequests"],
     "static": [],
-    "mod_php": ["php"],
+    # mod_alias maps every path to the entry (the vhost's AliasMatch).
+    "mod_php": ["php", "alias"],
     "lua-inline": ["lua"],
     "lua-file": ["lua"],
     # mod_mruby is built by the apache role (apache_mod_mruby_repo), which writes its mruby.load.

@@ -101,3 +101,33 @@ def kill_main_and_wait(host: Any, unit: str, tries: int = 75) -> tuple[str, str]
         unit,
     )
     return before, after
+
+
+# Files planted in a PHP app's folder: another script and a config with a "secret". A front that serves the
+# folder as it is answers with one of the marks; a front controller runs the entry, which answers 404.
+PLANTED = {
+    "other.php": "<?php echo 'RAN-OTHER'; // SOURCE-OTHER\n",
+    "config.ini": "password = SOURCE-CONFIG\n",
+    ".env": "SECRET=SOURCE-DOTENV\n",
+}
+PLANTED_MARKS = ("RAN-OTHER", "SOURCE-")
+
+
+def planted_answers(host: Any, port: int, app_dir: str) -> dict[str, str]:
+    """``status body`` of each planted file's URL on ``port`` (the files are removed again), and of ``/``.
+    (testinfra quotes each argument, strings only.)"""
+    paths = [f"{app_dir}/{name}" for name in PLANTED]
+    try:
+        for path, content in zip(paths, PLANTED.values(), strict=True):
+            host.run_expect([0], "printf '%%s' %s > %s && chmod 0644 %s", content, path, path)
+        answers = {}
+        for url_path in ["/", *(f"/{name}" for name in PLANTED)]:
+            out = host.check_output(
+                "curl -sS --max-time 10 -w '\\n%%{http_code}' %s", f"http://127.0.0.1:{port}{url_path}"
+            )
+            body, _, status = out.rpartition("\n")
+            answers[url_path] = f"{status} {body}"
+        return answers
+    finally:
+        for path in paths:
+            host.run("rm -f %s", path)

@@ -13,7 +13,8 @@ evidence (tests/sideeffect.py); the tests in tests/ say what must hold. In order
 5. restore: the scenario's own experiment again (3 instances back to 2), the hosts as the converge left them;
 6. dropped: bench-stack.yml (one short cell) with sinatra-thin-x1 alone, the other four stacks dropped (so
    no stack is behind nginx any more), then provision.yml with it once more (nothing to stop), then the
-   scenario's own experiment again;
+   scenario's own experiment again; before it, an earlier experiment's user app is planted as its
+   deployment leaves one (folder link, release, record, gems, clone), with a user's own folders beside it;
 7. drift: on the Debian 12 host, every kind of drift of the drift table (DRIFT) by hand at once, then
    playbooks/doctor.yml (lists it, changes nothing), a normal re-run (repairs it) and one more (nothing
    to do).
@@ -192,6 +193,44 @@ def reconfigure() -> None:
 
 
 KEPT = "sinatra-thin-x1"
+USER_APPS = f"{DEFAULT_ROOTS.apps}/user"
+OLD_RELEASE = f"{USER_APPS}/.releases/old-0123456789abcdef"
+# What an earlier experiment's user app 'old' left, as the app role deploys one: bench-stack's, to go.
+OLD_APP = [
+    f"{USER_APPS}/old",
+    OLD_RELEASE,
+    f"{USER_APPS}/.records/old.json",
+    f"{USER_APPS}/.bundle/old",
+    f"{USER_APPS}/.git/old.git",
+]
+# A user's own folders among bench-stack's (a real folder where a deployed app's link would be, a name no
+# bundled app has): never bench-stack's to remove.
+OWN = [f"{USER_APPS}/own", f"{DEFAULT_ROOTS.apps}/mine"]
+PLANT = " && ".join(
+    [
+        f"mkdir -p {OLD_RELEASE} {USER_APPS}/.records {USER_APPS}/.bundle/old {USER_APPS}/.git/old.git",
+        f"echo old > {OLD_RELEASE}/config.ru",
+        f"ln -sfn {OLD_RELEASE} {USER_APPS}/old",
+        f"echo '{{}}' > {USER_APPS}/.records/old.json",
+        *(f"mkdir -p {path} && echo own > {path}/config.ru" for path in OWN),
+    ]
+)
+
+
+def stack_files(experiment: dict[str, Any]) -> list[str]:
+    """Every env file and server config, and every app folder, of the experiment's stacks."""
+    stacks = resolved(experiment)
+    files = [s["server"]["env_file"] for s in stacks if s["server"]]
+    files += [ep["config_file"] for s in stacks for ep in s["endpoints"] if ep.get("config_file")]
+    return sorted(set(files) | {s["app"]["dir"] for s in stacks})
+
+
+def present(paths: list[str]) -> dict[str, dict[str, str]]:
+    """Per host, each path: ``present`` (a link counts, whatever it points to) or ``absent``."""
+    script = "; ".join(
+        f"if [ -e {p} ] || [ -L {p} ]; then echo {p} present; else echo {p} absent; fi" for p in paths
+    )
+    return {host: dict(line.split(" ", 1) for line in sh(host, script).splitlines()) for host in HOSTS}
 
 
 def dropped() -> None:
@@ -228,6 +267,10 @@ def dropped() -> None:
             for host in HOSTS
         }
 
+    for host in HOSTS:
+        sh(host, PLANT)
+    paths = sorted(set(stack_files(BASE)) | set(OLD_APP) | set(OWN))
+    files_before = present(paths)
     before = probe()
     run_dir = ephemeral() / "dropped-run"
     run = playbook(
@@ -240,9 +283,13 @@ def dropped() -> None:
         },
     )
     after = probe()
+    files_after = present(paths)
     info = run_dir / "run.json"
     again = playbook("provision.yml", extra={**SKIP, "experiment": str(path)})
     restore = playbook("provision.yml", extra=SKIP)
+    files_restored = present(paths)
+    for host in HOSTS:
+        sh(host, f"rm -rf {USER_APPS} {' '.join(OWN)}")
     save(
         "dropped",
         {
@@ -252,6 +299,12 @@ def dropped() -> None:
             "before": before,
             "run": run.to_dict(),
             "after": after,
+            "kept_files": stack_files(data),
+            "old_app": OLD_APP,
+            "own": OWN,
+            "files_before": files_before,
+            "files_after": files_after,
+            "files_restored": files_restored,
             "run_json": yaml.safe_load(info.read_text(encoding="utf-8")) if info.is_file() else None,
             "again": again.to_dict(),
             "restore": restore.to_dict(),

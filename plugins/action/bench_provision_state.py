@@ -4,7 +4,8 @@ Hashes each role's inputs on the controller, reads the host's record and the sta
 roles keep running in one command, and returns the decision as the fact ``bench_provision`` (``run``: role
 -> why it runs; ``skip``: roles whose inputs did not change; ``stale``: the units and files no stack of the
 plan owns, which provision.yml stops, disables and removes), with the facts the skipped roles export. Before
-roles run, their old records are removed from the host.
+roles run, their old records are removed from the host. With ``owned`` (the plan's ``owned``), ``stale`` also
+holds the env files, server configs and app folders under the plan's roots that no stack of the plan owns.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ short_description: Decide which roles run on this host (skip those whose inputs 
 options:
   roles: {description: The roles this host runs, in order., type: list, elements: str, required: true}
   units: {description: Role -> systemd units it keeps running., type: dict}
+  owned:
+    description: >-
+      What the plan's stacks own under its roots (the plan's owned, benchstack.provision.owned); without it
+      nothing under the roots is looked for.
+    type: dict
   skip_unchanged:
     description: Skip roles whose inputs did not change (false, or any --tags, runs every role).
     type: bool
@@ -43,7 +49,7 @@ def files_hash(role: str) -> str:
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _REQUIRED = frozenset(("roles",))
-    _VALID_ARGS = frozenset(("roles", "units", "skip_unchanged", "report_only", "hashes"))
+    _VALID_ARGS = frozenset(("roles", "units", "owned", "skip_unchanged", "report_only", "hashes"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -64,15 +70,21 @@ class ActionModule(ActionBase):
             rendered = {name: self._templar.template(value) for name, value in variables.items()}
             hashes[role] = provision.role_hash(files_hash(role), rendered, facts)
         all_units = [u for role in roles for u in units.get(role, [])]
+        owned = args.get("owned") or None
+        roots = owned.get("roots") if isinstance(owned, dict) else None
+        if owned is not None and not (
+            isinstance(roots, dict) and all(isinstance(roots.get(k), str) for k in ("apps", "units"))
+        ):
+            raise AnsibleActionFail("bench_provision_state: owned: the plan's owned (with its roots)")
         res = self._low_level_execute_command(
-            provision.read_command(all_units, provision.host_python(task_vars))
+            provision.read_command(all_units, provision.host_python(task_vars), roots)
         )
         stdout = res.get("stdout", "")
         record, active = provision.parse_read(stdout, all_units)
         decision = provision.decide(
             roles, hashes, record, units, active, skip_unchanged, provision.parse_now(stdout)
         )
-        stale = provision.stale(provision.parse_found(stdout), all_units, "nginx" in roles)
+        stale = provision.stale(provision.parse_found(stdout), all_units, "nginx" in roles, owned, roles)
         if boolean(args.get("report_only", False)):
             left = stale["units"] + stale["files"]
             result.update(

@@ -938,8 +938,11 @@ def test_bench_host_lock_refuses_a_host_another_live_run_holds_naming_its_folder
 bench_provision_state = load_plugin("action", "bench_provision_state")
 
 
-def provision_state(report_only: bool, found: dict[str, Any]) -> dict[str, Any]:
-    """bench_provision_state on a host whose record matches the plan, with ``found`` left by any stack."""
+def provision_state(
+    report_only: bool, found: dict[str, Any], owned: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """bench_provision_state on a host whose record matches the plan, with ``found`` left by any stack
+    (and the plan's ``owned``: the read command must ask for its roots)."""
     hashes = {"bench_host": "h1", "app_server": "h2"}
     record = {
         "schema": "bench-stack/provisioned/v1",
@@ -961,9 +964,16 @@ def provision_state(report_only: bool, found: dict[str, Any]) -> dict[str, Any]:
         "units": {"app_server": ["bench-kept@1.service"]},
         "hashes": hashes,
         "report_only": report_only,
+        **({"owned": owned} if owned is not None else {}),
     }
     action = make_action(bench_provision_state, args)
-    action._low_level_execute_command = lambda command: {"rc": 0, "stdout": stdout, "stderr": ""}
+
+    def execute(command: str) -> dict[str, Any]:
+        if owned is not None:
+            assert f"{owned['roots']['units']}/*.env" in command
+        return {"rc": 0, "stdout": stdout, "stderr": ""}
+
+    action._low_level_execute_command = execute
     return action.run(task_vars={"ansible_run_tags": ["all"]})
 
 
@@ -988,3 +998,21 @@ def test_bench_provision_state_hands_provisioning_what_no_stack_of_the_plan_owns
     }
     clean = {"units": {"bench-kept@1.service": "enabled active"}, "files": found["files"][1:]}
     assert provision_state(True, clean)["plan_match"] == {"matches": True, "differs": {}, "stale": []}
+
+
+def test_bench_provision_state_hands_provisioning_the_env_files_and_app_folders_no_stack_owns() -> None:
+    owned = {
+        "roots": {"apps": "/opt/b/apps", "units": "/etc/b/units"},
+        "app_server": ["/etc/b/units/kept.env"],
+        "app": {"kinds": ["sinatra"], "user_apps": [], "dirs": ["/opt/b/apps/sinatra"]},
+    }
+    paths = ["/etc/b/units/kept.env", "/etc/b/units/gone.env", "/opt/b/apps/sinatra", "/opt/b/apps/php"]
+    found = {"units": {"bench-kept@1.service": "enabled active"}, "files": [], "paths": paths}
+    result = provision_state(False, found, owned)
+    # app_server runs here, app does not (a host's roles say which of the plan's paths it owns).
+    assert result["ansible_facts"]["bench_provision"]["stale"] == {
+        "units": [],
+        "files": ["/etc/b/units/gone.env", "/opt/b/apps/php", "/opt/b/apps/sinatra"],
+    }
+    with pytest.raises(AnsibleActionFail, match="owned: the plan's owned"):
+        provision_state(False, found, {"app_server": []})

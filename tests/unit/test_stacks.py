@@ -843,7 +843,7 @@ def test_php_without_a_server_under_apache_runs_on_mod_php_with_prefork() -> Non
     s = resolve_stack(apache("php-apache", kind="php", mpm="prefork"))
     assert s["server"] is None and s["endpoints"] == []
     assert s["front"]["handler"] == "mod_php"
-    assert s["front"]["modules"] == ["mpm_prefork", "php"]
+    assert s["front"]["modules"] == ["mpm_prefork", "php", "alias"]
     assert "php" not in s["front"]["modules_off"]
     assert s["runtime"]["kind"] == "php"
 

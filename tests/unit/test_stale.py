@@ -15,6 +15,7 @@ import pytest
 from conftest import schema_file_errors
 
 from benchstack import hoststate, provision
+from benchstack.plan import compile_plan
 
 PLANNED = [
     "bench-kept@1.service",
@@ -165,6 +166,7 @@ def test_found_lists_the_stack_units_systemd_has_loaded_with_their_state(
             "nginx.service": "enabled active",
         },
         "files": ["/etc/apache2-bench-c", "/etc/nginx/conf.d/bench-stack.conf"],
+        "paths": [],
     }
     assert calls[0][-3:] == list(hoststate.STACK_UNITS) and len(calls) == 2
 
@@ -215,4 +217,156 @@ def test_the_host_side_answers_both_in_one_python_and_they_parse_back(tmp_path: 
     stdout = f"{provision.STATE_SEPARATOR}\n{out}"
     assert provision.parse_now(stdout) == {}
     found = provision.parse_found(stdout)
-    assert set(found) == {"units", "files"} and isinstance(found["units"], dict)
+    assert set(found) == {"units", "files", "paths"} and isinstance(found["units"], dict)
+
+
+# ---------------------------------------------------------------- env files and app folders
+
+ROOTS = {"apps": "/opt/bench-stack/apps", "units": "/etc/bench-stack/units"}
+UNITS, APPS, USER = ROOTS["units"], ROOTS["apps"], ROOTS["apps"] + "/user"
+OWNED: dict[str, Any] = {
+    "roots": ROOTS,
+    "app_server": [f"{UNITS}/kept.env", f"{UNITS}/kept-1.puma.rb", f"{UNITS}/kept-2.puma.rb"],
+    "app": {
+        "kinds": ["sinatra"],
+        "user_apps": ["mine"],
+        # a stack serving a folder of its own below the apps root, one holding the static kind's folder
+        "dirs": [f"{APPS}/sinatra", f"{USER}/mine", "/srv/own-app", f"{APPS}/static/site"],
+    },
+}
+RELEASE = "0123456789abcdef"
+PATHS = [
+    f"{UNITS}/kept.env",
+    f"{UNITS}/kept-1.puma.rb",
+    f"{UNITS}/kept-2.puma.rb",
+    # an instance beyond the kept stack's count (it was lowered)
+    f"{UNITS}/kept-3.puma.rb",
+    f"{UNITS}/gone.env",
+    f"{UNITS}/gone-1.php-fpm.conf",
+    f"{UNITS}/gone-x2-12.unicorn.rb",
+    f"{APPS}/sinatra",
+    f"{APPS}/php",
+    f"{APPS}/static",
+    f"{USER}/mine",
+    f"{USER}/.releases/mine-{RELEASE}",
+    f"{USER}/.records/mine.json",
+    f"{USER}/.bundle/mine",
+    f"{USER}/old",
+    f"{USER}/.releases/old-{RELEASE}",
+    f"{USER}/.releases/old-fedcba9876543210.partial",
+    f"{USER}/.records/old.json",
+    f"{USER}/.bundle/old",
+    f"{USER}/.git/old.git",
+    # names bench-stack never gives: someone else's
+    f"{UNITS}/notes.env.txt",
+    f"{USER}/.releases/old-backup",
+    f"{USER}/.git/old",
+]
+DROPPED = [
+    f"{UNITS}/gone-1.php-fpm.conf",
+    f"{UNITS}/gone-x2-12.unicorn.rb",
+    f"{UNITS}/gone.env",
+    f"{UNITS}/kept-3.puma.rb",
+    f"{APPS}/php",
+    f"{USER}/.bundle/old",
+    f"{USER}/.git/old.git",
+    f"{USER}/.records/old.json",
+    f"{USER}/.releases/old-{RELEASE}",
+    f"{USER}/.releases/old-fedcba9876543210.partial",
+    f"{USER}/old",
+]
+
+
+def test_a_dropped_stacks_env_file_configs_and_app_folders_go_the_plans_stay() -> None:
+    stale = provision.stale({"paths": PATHS}, PLANNED, True, OWNED, ["app", "app_server"])
+    assert stale == {"units": [], "files": DROPPED}
+
+
+def test_a_folder_a_planned_stack_serves_or_one_holding_it_is_never_removed() -> None:
+    owned = {**OWNED, "app": {**OWNED["app"], "kinds": []}}
+    files = provision.stale({"paths": PATHS}, PLANNED, True, owned, ["app", "app_server"])["files"]
+    # sinatra: a stack's app.dir; static: holds one.
+    assert f"{APPS}/sinatra" not in files and f"{APPS}/static" not in files
+    assert f"{APPS}/php" in files
+
+
+def test_without_the_roles_that_wrote_them_a_host_owns_none_of_them() -> None:
+    names = ("notes.env.txt", "old-backup", "/.git/old")
+    ours = [p for p in PATHS if not p.endswith(names)]
+    loadgen = provision.stale({"paths": PATHS}, [], False, OWNED, ["bench_host", "loadgen"])
+    assert loadgen["files"] == sorted(ours)
+    # Without the plan's owned (an older caller), nothing under the roots is judged.
+    assert provision.stale({"paths": PATHS}, PLANNED, True)["files"] == []
+
+
+@pytest.mark.parametrize(
+    ("path", "owner"),
+    [
+        (f"{UNITS}/a-1.env", ("file", f"{UNITS}/a-1.env")),
+        (f"{UNITS}/a-1-2.puma.rb", ("file", f"{UNITS}/a-1-2.puma.rb")),
+        (f"{UNITS}/a.puma.rb", None),
+        (f"{UNITS}/A.env", None),
+        (f"{APPS}/mruby-file", ("kind", "mruby-file")),
+        (f"{APPS}/lua-inline", None),
+        (f"{APPS}/mine", None),
+        (f"{USER}/a-b", ("app", "a-b")),
+        (f"{USER}/.releases/a-b-{RELEASE}", ("app", "a-b")),
+        (f"{USER}/.releases/a-b-{RELEASE[:15]}", None),
+        (f"{USER}/.git/a.git", ("app", "a")),
+        ("/etc/bench-stack/units-other/a.env", None),
+    ],
+)
+def test_only_the_names_bench_stack_gives_under_its_roots_have_an_owner(
+    path: str, owner: tuple[str, str] | None
+) -> None:
+    assert provision.path_owner(path, ROOTS) == owner
+
+
+def test_the_host_lists_what_the_globs_match_and_a_user_apps_folder_only_as_a_link(tmp_path: Path) -> None:
+    roots = {"apps": str(tmp_path / "apps"), "units": str(tmp_path / "units")}
+    user = tmp_path / "apps" / "user"
+    for folder in ("units", "apps/php", "apps/mine", "apps/user/.releases/old-" + RELEASE, "own"):
+        (tmp_path / folder).mkdir(parents=True)
+    for name in ("units/gone.env", "units/gone-1.php-fpm.conf", "units/README"):
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    (user / "old").symlink_to(user / ".releases" / f"old-{RELEASE}")
+    # a folder of the user's own in bench-stack's, and a link to a folder outside: neither is followed
+    (user / "own").mkdir()
+    (user / ".releases" / f"old-{RELEASE}" / "outside").symlink_to(tmp_path / "own")
+    command = provision.hoststate_command(
+        "python3", {"marker": str(tmp_path / "none.json"), "found": "SEP", **provision.stack_paths(roots)}
+    )
+    out = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True).stdout
+    found = json.loads(out.partition("SEP\n")[2])
+    assert found["paths"] == [
+        str(tmp_path / p)
+        for p in (
+            "apps/php",
+            "apps/user/.releases/old-" + RELEASE,
+            "apps/user/old",
+            "units/gone-1.php-fpm.conf",
+        )
+    ] + [str(tmp_path / "units/gone.env")]
+    stale = provision.stale(found, [], False, {"roots": roots, "app": {}}, ["app", "app_server"])
+    assert stale["files"] == found["paths"]
+
+
+def test_the_read_command_asks_for_the_roots_globs() -> None:
+    command = provision.read_command([], "python3", {"apps": "/srv/b/apps", "units": "/etc/b/units"})
+    assert "/etc/b/units/*.env" in command and "/srv/b/apps/user/*" in command
+    assert "/srv/b/apps" not in provision.read_command([], "python3")
+
+
+def test_the_plan_says_what_its_stacks_own_under_the_roots() -> None:
+    root = Path(__file__).resolve().parents[2]
+    plan = compile_plan(root / "molecule" / "python-perl-php-servers" / "experiment.yml", allow_large=True)
+    owned = plan["owned"]
+    assert owned["roots"] == {"apps": "/opt/bench-stack/apps", "units": "/etc/bench-stack/units"}
+    assert "/etc/bench-stack/units/php-fpm-x2-2.php-fpm.conf" in owned["app_server"]
+    assert "/etc/bench-stack/units/user-wsgi-gunicorn.env" in owned["app_server"]
+    assert owned["app"] == {
+        "kinds": ["asgi", "php", "psgi", "wsgi"],
+        "user_apps": [],
+        "dirs": [f"/opt/bench-stack/apps/{k}" for k in ("asgi", "php", "psgi", "wsgi")]
+        + ["/srv/user-apps/wsgi"],
+    }

@@ -14,7 +14,7 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_stack_answers_through_its_front,
     test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only,
 )
-from stackcheck import children, main_pid
+from stackcheck import PLANTED, PLANTED_MARKS, children, main_pid, planted_answers
 from testinfra.host import Host
 
 from benchstack.experiment import load_experiment
@@ -165,3 +165,14 @@ def test_the_distributions_own_apache_is_stopped_and_nothing_listens_on_80(host:
     assert not host.service("apache2").is_running
     assert not host.service("apache2").is_enabled
     assert not host.socket("tcp://0.0.0.0:80").is_listening
+
+
+def test_mod_php_runs_only_its_entry_and_serves_no_other_file_of_the_app_folder(host: Host) -> None:
+    # FallbackResource served existing files as they are: another .php file ran, a config was read.
+    stack = BY_NAME["php-apache-prefork"]
+    answers = planted_answers(host, stack["port"], stack["app"]["dir"])
+    assert answers["/"] == "200 Hello World! I am php!"
+    for name in PLANTED:
+        # The entry's own answer for a path it does not route.
+        assert answers[f"/{name}"] == "404 Not Found", answers
+    assert not [a for a in answers.values() if any(mark in a for mark in PLANTED_MARKS)], answers

@@ -15,7 +15,16 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_stack_answers_through_its_front,
     test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only,
 )
-from stackcheck import ask, children, instance_checks, kill_main_and_wait, main_pid
+from stackcheck import (
+    PLANTED,
+    PLANTED_MARKS,
+    ask,
+    children,
+    instance_checks,
+    kill_main_and_wait,
+    main_pid,
+    planted_answers,
+)
 from testinfra.host import Host
 
 from benchstack.experiment import load_experiment
@@ -175,6 +184,19 @@ def test_php_fpm_pool_config_and_front_controller(host: Host) -> None:
     nginx = host.file("/etc/nginx/conf.d/bench-stack.conf").content_string
     assert "rewrite ^ /index.php last;" in nginx
     assert "fastcgi_keep_conn" not in nginx
+
+
+@pytest.mark.parametrize("stack", ["php-fpm-x2", "php-fpm-tcp"])
+def test_nginx_runs_only_the_php_entry_and_serves_no_other_file_of_the_app_folder(
+    host: Host, stack: str
+) -> None:
+    # try_files $uri served the app folder's other files as they are (another .php file as its source).
+    s = BY_NAME[stack]
+    answers = planted_answers(host, s["port"], s["app"]["dir"])
+    assert answers["/"] == "200 Hello World! I am php!"
+    for name in PLANTED:
+        assert answers[f"/{name}"] == "404 Not Found", answers
+    assert not [a for a in answers.values() if any(mark in a for mark in PLANTED_MARKS)], answers
 
 
 def test_the_distro_php_fpm_service_is_stopped(host: Host) -> None:

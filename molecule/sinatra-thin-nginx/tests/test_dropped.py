@@ -1,7 +1,8 @@
 """Stacks dropped from the experiment, from the side effect's evidence (side_effect.py, dropped):
 bench-stack.yml with sinatra-thin-x1 alone stops and disables the four other stacks' units and nginx (no
-stack of the plan is behind it any more) before measuring, their ports close, run.json says what was swept;
-a re-run has nothing to stop; the scenario's own experiment brings them back."""
+stack of the plan is behind it any more) before measuring, their ports close, their env files and the
+static app's folder go, as does an earlier experiment's user app, but not a user's own folders; run.json
+says what was swept; a re-run has nothing to stop; the scenario's own experiment brings them back."""
 
 from __future__ import annotations
 
@@ -71,3 +72,26 @@ def test_a_rerun_has_nothing_to_stop_and_the_scenarios_experiment_brings_them_ba
     assert all(answer.startswith("200 ") for answer in evidence["answers"][host].values()), evidence[
         "answers"
     ]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_the_dropped_stacks_env_files_and_app_folders_go_and_a_users_own_folders_stay(
+    evidence: dict[str, Any], host: str
+) -> None:
+    before, after = evidence["files_before"][host], evidence["files_after"][host]
+    assert set(before.values()) == {"present"}, before
+    kept = set(evidence["kept_files"]) | set(evidence["own"])
+    assert {p for p, state in after.items() if state == "present"} == kept, after
+    swept = evidence["run_json"]["swept"][host]["files"]
+    assert set(evidence["old_app"]) <= set(swept)
+    assert "/opt/bench-stack/apps/static" in swept
+    assert "/etc/bench-stack/units/sinatra-thin-x4-nginx.env" in swept
+    assert not set(evidence["own"]) & set(swept)
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_the_scenarios_experiment_writes_the_dropped_stacks_files_again(
+    evidence: dict[str, Any], host: str
+) -> None:
+    restored = evidence["files_restored"][host]
+    assert {p for p, state in restored.items() if state == "absent"} == set(evidence["old_app"]), restored
