@@ -3,8 +3,8 @@ boot not settled, a unit of ours that stopped or restarted during the cell distu
 
 STATE0/RESTARTED/BOOTING were printed by the real state function in a systemd container of
 bench-stack/debian:bookworm on this machine: with a unit bench-x@1.service running, then across
-`docker restart`, then 3.7 s after it (the units word as the function prints it since it hands systemctl's
-lines over as they are: joined by commas)."""
+`docker restart`, then 3.7 s after it. Their units word is in today's form (systemctl's own lines joined by
+commas), in the order the function printed them there for a unit started with systemd-run."""
 
 from __future__ import annotations
 
