@@ -1,8 +1,10 @@
 """Interference: the CPU time that was not ours while a cell was measured.
 
 We start every process of a benchmark, so we know which CPU time is ours: a local host's whole container,
-or on a real host our units (the stacks' instances under ``system-bench*.slice`` and the fronts' services)
-plus the load tool (the measured shell's children's CPU, from ``times`` just before and after the tool).
+or on a real host our units (the stacks' instances under ``system-bench*.slice``, the fronts' services and
+the per-stack Apache instances ``apache2@``/``httpd@``, which systemd puts in ``system-apache2.slice`` /
+``system-httpd.slice``) plus the load tool (the measured shell's children's CPU, from ``times`` just before
+and after the tool).
 The host's CPU time comes from the first line of ``/proc/stat``, which inside a container is the whole
 machine's. Around the measured command
 the runner takes a snapshot of both (:data:`SNAPSHOT_FUNCTION`, one line, :func:`parse_snapshot`); the
@@ -44,12 +46,12 @@ SNAPSHOT_FUNCTION = (
     "for f in /sys/fs/cgroup/cpuacct$p/cpuacct.usage /sys/fs/cgroup/cpu,cpuacct$p/cpuacct.usage; do "
     'if [ -r "$f" ]; then o="container-ns $(cat "$f")"; break; fi; '
     "done; fi; "
-    "elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then u=0; "
-    "for f in /sys/fs/cgroup/system.slice/system-bench*.slice/cpu.stat "
-    "/sys/fs/cgroup/system.slice/nginx.service/cpu.stat "
-    "/sys/fs/cgroup/system.slice/apache2.service/cpu.stat "
-    "/sys/fs/cgroup/system.slice/httpd.service/cpu.stat "
-    "/sys/fs/cgroup/system.slice/php*-fpm.service/cpu.stat; "
+    'elif r=${BENCH_STACK_CGROUP_ROOT:-/sys/fs/cgroup}; [ -f "$r/cgroup.controllers" ]; then u=0; '
+    "for f in $r/system.slice/system-bench*.slice/cpu.stat "
+    "$r/system.slice/nginx.service/cpu.stat "
+    "$r/system.slice/apache2.service/cpu.stat $r/system.slice/system-apache2.slice/cpu.stat "
+    "$r/system.slice/httpd.service/cpu.stat $r/system.slice/system-httpd.slice/cpu.stat "
+    "$r/system.slice/php*-fpm.service/cpu.stat; "
     'do [ -r "$f" ] && u=$((u + $(awk \'$1 == "usage_usec" {print $2}\' "$f"))); done; '
     'o="units-usec $u"; fi; '
     "b=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo -); "

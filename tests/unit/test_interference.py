@@ -7,6 +7,7 @@ on this machine; the others below are the same format with chosen counters, to d
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,41 @@ def test_the_snapshot_function_runs_under_sh_and_prints_a_line_the_parser_reads(
     ).stdout
     parsed = parse_snapshot(out)
     assert parsed is not None and len(parsed.cpu) >= 8 and parsed.hz > 0
+
+
+def test_on_a_cgroup_v2_host_every_unit_of_ours_counts_apache_instances_included(tmp_path: Path) -> None:
+    # usage_usec per cgroup; systemd puts apache2@NAME.service (one per Apache stack) in system-apache2.slice.
+    ours = {
+        "system.slice/system-bench\\x2dthin.slice": 1_000_000,
+        "system.slice/nginx.service": 200_000,
+        "system.slice/system-apache2.slice": 30_000,
+        "system.slice/system-httpd.slice": 4_000,
+        "system.slice/php8.2-fpm.service": 500,
+    }
+    for path, usec in {**ours, "system.slice/cron.service": 7_777_777}.items():
+        (tmp_path / path).mkdir(parents=True)
+        (tmp_path / path / "cpu.stat").write_text(f"usage_usec {usec}\nuser_usec 1\nsystem_usec 2\n")
+    (tmp_path / "cgroup.controllers").write_text("cpu memory\n")
+    # A host, not a container (where the snapshot reads the container's own cgroup), whatever runs the test.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "systemd-detect-virt").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "systemd-detect-virt").chmod(0o755)
+    out = subprocess.run(
+        ["sh", "-c", f"{SNAPSHOT_FUNCTION}; bench_snap"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+        env={
+            **os.environ,
+            "BENCH_STACK_CGROUP_ROOT": str(tmp_path),
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        },
+    ).stdout
+    parsed = parse_snapshot(out)
+    assert parsed is not None and parsed.ours_kind == "units-usec"
+    assert parsed.ours_s == pytest.approx(sum(ours.values()) / 1e6)
 
 
 def test_times_of_dash_and_bash_give_the_childrens_cpu() -> None:
