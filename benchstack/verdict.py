@@ -60,6 +60,7 @@ from __future__ import annotations
 import fcntl
 import html
 import json
+import math
 import os
 import statistics
 from collections.abc import Callable, Iterable
@@ -467,11 +468,23 @@ def check_precision(run: _Run) -> tuple[list[Reason], list[str]]:
                 f"{run.label(key)}: median req/s known to +-{_pct(reached)} over {n} rounds, short of "
                 f"load.target_precision +-{_pct(limits.target_precision)}"
             )
-            message += f" ({_what_ended(run, key, n, cap)})"
+            needed = rounds_needed_text(reached, limits.target_precision, n)
+            message += f" ({_what_ended(run, key, n, cap)}; {needed})"
         else:
             continue
         reasons.append(Reason("precision", "noisy", message, _ids(group)))
     return reasons, []
+
+
+def rounds_needed(reached: float, target: float, n: int) -> int:
+    """Counted rounds that would bring a median known to +-``reached`` over ``n`` rounds to +-``target`` at
+    the same spread: an interval's width shrinks as 1 / sqrt(n)."""
+    return math.ceil(n * (reached / target) ** 2 - 1e-9)
+
+
+def rounds_needed_text(reached: float, target: float, n: int) -> str:
+    needed = rounds_needed(reached, target, n)
+    return f"at this spread about {needed} counted rounds would reach it, {needed - n} more"
 
 
 def _what_ended(run: _Run, key: TargetPoint, n: int, cap: int | None) -> str:

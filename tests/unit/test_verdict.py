@@ -22,6 +22,7 @@ from benchstack.verdict import (
     cpu_split_problem,
     drift,
     record_stop,
+    rounds_needed,
     run_verdict,
     starts_per_second,
     verdict_markdown,
@@ -375,24 +376,19 @@ def test_a_median_known_to_less_than_the_target_precision_is_noisy(tmp_path: Pat
     assert codes(v, precision=True) == ["precision"] and v.status == "noisy"
     assert v.reasons[0].message == (
         "s ab c2: median req/s known to +-6.9 % over 9 rounds, short of load.target_precision +-5.0 % "
-        "(load.max_repetitions 9 reached)"
+        "(load.max_repetitions 9 reached; at this spread about 18 counted rounds would reach it, 9 more)"
     )
     [point] = v.load_points
     assert (point.counted, point.disturbed, point.median_rps) == (9, 0, 361.52)
     assert (point.ci_low, point.ci_high, point.precision) == (330.0, 380.0, round(25 / 361.52, 4))
     # What ended the rounds short of the cap: the time budget, the bound on all cells, or neither.
     run.load.update(max_repetitions=20, max_seconds=600)
-    assert (
-        run.verdict().reasons[0].message.endswith("(the time budget, load.max_seconds 600, ended the rounds)")
-    )
+    assert "(the time budget, load.max_seconds 600, ended the rounds; " in run.verdict().reasons[0].message
     run.load.update(max_repetitions=10, max_seconds=None)
-    assert (
-        run.verdict()
-        .reasons[0]
-        .message.endswith("(the run ended its rounds early (stopped, or resumed without them))")
-    )
+    ended = "(the run ended its rounds early (stopped, or resumed without them); "
+    assert ended in run.verdict().reasons[0].message
     run.load["max_repetitions"] = 4
-    assert run.verdict().reasons[0].message.endswith("(load.max_repetitions 4 reached)")
+    assert "(load.max_repetitions 4 reached; " in run.verdict().reasons[0].message
     # 11 disturbed cells beside the 9: 20 in all, the bound for max_repetitions 10.
     output = read_data("verdict", "ab-steady.txt")
     for rep in range(10, 21):
@@ -400,9 +396,13 @@ def test_a_median_known_to_less_than_the_target_precision_is_noisy(tmp_path: Pat
         cell["disturbed"] = ["interference: foreign CPU 30.0 % of the host's CPU time during the cell"]
         (run.path / "cells" / f"s__ab__c2__r{rep}.json").write_text(json.dumps(cell), encoding="utf-8")
     run.load.update(max_repetitions=10, max_seconds=600)
-    assert (
-        run.verdict().reasons[0].message.endswith("(20 cells in all, the bound of 2 x load.max_repetitions)")
-    )
+    assert "(20 cells in all, the bound of 2 x load.max_repetitions; " in run.verdict().reasons[0].message
+
+
+def test_the_rounds_a_target_needs_grow_with_the_square_of_the_precision_gap() -> None:
+    assert rounds_needed(0.10, 0.05, 9) == 36  # twice as wide: four times the rounds
+    assert rounds_needed(0.05, 0.05, 9) == 9
+    assert rounds_needed(0.0501, 0.05, 9) == 10  # any gap costs a round more
 
 
 def test_precision_at_the_target_is_reached_and_just_beyond_it_is_not(tmp_path: Path) -> None:
