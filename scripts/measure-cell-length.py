@@ -27,6 +27,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchstack.interference import (  # noqa: E402
+    SNAPSHOT_FUNCTION,
+    print_snapshot,
+    share_of,
+    summarize,
+    usage_from_text,
+)
 from benchstack.stats import relative_half_width  # noqa: E402
 
 CONTAINER = "bench-local"
@@ -40,13 +47,24 @@ STACKS = {
 Variant = tuple[int, str]
 
 
-def wrk(url: str, seconds: int) -> float:
+def wrk_share(url: str, seconds: int) -> tuple[float, float | None]:
+    """req/s of one raw wrk cell and the foreign + steal share of the machine's CPU during it (as a cell's
+    ``interference``: the container's cgroup is ours), None when it cannot be read."""
+    script = (
+        f"{SNAPSHOT_FUNCTION}; {print_snapshot('before')}; "
+        f"timeout {seconds + 30} wrk -t2 -c32 -d{seconds}s {url}; {print_snapshot('after')}"
+    )
     out = subprocess.run(
-        ["docker", "exec", CONTAINER, "timeout", str(seconds + 30), "wrk", "-t2", "-c32", f"-d{seconds}s",
-         url],
+        ["docker", "exec", CONTAINER, "sh", "-c", script],
         capture_output=True, text=True, check=True, timeout=seconds + 60,
     ).stdout  # fmt: skip
-    return float(next(x for x in out.splitlines() if x.startswith("Requests/sec:")).split()[1])
+    rps = float(next(x for x in out.splitlines() if x.startswith("Requests/sec:")).split()[1])
+    usage, _ = usage_from_text(out)
+    return rps, share_of(summarize({CONTAINER: usage}))
+
+
+def wrk(url: str, seconds: int) -> float:
+    return wrk_share(url, seconds)[0]
 
 
 def warm_up(url: str, warmup: str) -> float:
