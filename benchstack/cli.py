@@ -25,7 +25,7 @@ from benchstack.cell import (
     validate_cell,
 )
 from benchstack.compare import compare_table, differences_text
-from benchstack.comparison import comparisons_text
+from benchstack.comparison import baseline_of, comparisons_text
 from benchstack.drop import DropError, drop_cells
 from benchstack.experiment import ExperimentError
 from benchstack.files import read_json
@@ -248,8 +248,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         _err("--strict: not comparing: the hosts or setup differ (listed above)")
         return STRICT_FAILED
     orders = [run_targets(info) for info in infos]
+    bases = {baseline_of(info, cells) for info, cells in zip(infos, runs, strict=True)}
+    baseline = bases.pop() if len(bases) == 1 else None
     print(
-        compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b), differences, *orders),
+        compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b), differences, *orders, baseline),
         end="",
     )
     return 0

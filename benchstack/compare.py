@@ -10,7 +10,13 @@ give. The hosts and setup come first: every difference in run.json that can expl
 Runs with several targets are compared target by target: each run's targets in run.json's order, paired by
 position (as :mod:`benchstack.hostdiff` pairs the hosts), one table per pair; one target on each side is one
 table, whatever the targets are called. Two targets of one run are compared the same way
-(``bench-stack compare RUN --targets A B``)."""
+(``bench-stack compare RUN --targets A B``).
+
+Both runs' absolute figures move with the host's speed: on the 2-core test VM the same stacks measured 20-28 %
+apart in runs minutes apart, while each stack's ratio to the baseline held (docs/how-it-works.md). When both
+runs have the same baseline stack, a second table therefore compares each stack's ratio to it (paired by
+round within each run, :mod:`benchstack.comparison`): a change of the host's speed cancels there, a change of
+one stack does not. Its "significant" is the same rank test on the two runs' paired ratios."""
 
 from __future__ import annotations
 
@@ -18,9 +24,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchstack.cell import GroupKey, counted, level_label
+from benchstack.comparison import paired_ratios
 from benchstack.loadpoints import groups_of, loadgen_count, n_text, point_columns, tool_label
 from benchstack.numbers import fmt, median
-from benchstack.stats import MIN_RANK_TEST_VALUES, mann_whitney
+from benchstack.stats import MIN_RANK_TEST_VALUES, mann_whitney, median_ci
 from benchstack.targets import by_target
 
 ALPHA = 0.05
@@ -48,7 +55,12 @@ def p_text(p: float) -> str:
 def significance(a: list[dict[str, Any]], b: list[dict[str, Any]], alpha: float = ALPHA) -> str:
     """'yes (p=0.008)' / '~ (p=0.40)' (no difference shown) for the req/s of two load points' counted
     repetitions; 'n/a (n<4)' when either side has fewer than 4."""
-    test = mann_whitney([c.get("rps") for c in counted(a)], [c.get("rps") for c in counted(b)])
+    return rank_text([c.get("rps") for c in counted(a)], [c.get("rps") for c in counted(b)], alpha)
+
+
+def rank_text(a: Sequence[float | None], b: Sequence[float | None], alpha: float = ALPHA) -> str:
+    """:func:`significance` of two samples of values."""
+    test = mann_whitney(a, b)
     if test is None:
         return f"n/a (n<{MIN_RANK_TEST_VALUES})"
     return f"{'yes' if test.p < alpha else '~'} (p{p_text(test.p)})"
@@ -83,6 +95,63 @@ def compare_rows(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]]) -
     return rows
 
 
+BASELINE_COLUMNS = ("stack", "tool", "load", "pairs A", "pairs B", "x baseline A", "x baseline B", "change",
+                    "significant")  # fmt: skip
+
+
+def _ratio_text(ratios: list[float]) -> str:
+    if not ratios:
+        return "-"
+    interval = median_ci(ratios)
+    shown = f"{median(ratios):.2f}x"
+    return f"{shown} ({interval.low:.2f}-{interval.high:.2f})" if interval else shown
+
+
+def baseline_rows(
+    cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]], baseline: str
+) -> list[dict[str, str]]:
+    """One row per other stack's load point that both runs measured beside ``baseline``: each run's median
+    ratio to the baseline over paired rounds (with its 95 % interval), the change of that ratio, and the
+    rank test on the two runs' ratios."""
+    groups_a, groups_b = groups_of(cells_a), groups_of(cells_b)
+    rows = []
+    for key in sorted(set(groups_a) & set(groups_b)):
+        stack, tool, keepalive, level = key
+        base = (baseline, tool, keepalive, level)
+        if stack == baseline or base not in groups_a or base not in groups_b:
+            continue
+        ra = paired_ratios(groups_a[key], groups_a[base])
+        rb = paired_ratios(groups_b[key], groups_b[base])
+        rows.append(
+            {
+                **point_columns(key, groups_b[key]),
+                "pairs A": str(len(ra)),
+                "pairs B": str(len(rb)),
+                "x baseline A": _ratio_text(ra),
+                "x baseline B": _ratio_text(rb),
+                "change": _change(median(ra), median(rb)),
+                "significant": rank_text(ra, rb),
+            }
+        )
+    return rows
+
+
+def baseline_table(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]], baseline: str) -> list[str]:
+    """The markdown lines of the second table (module docstring); none when no stack pairs."""
+    rows = baseline_rows(cells_a, cells_b, baseline)
+    if not rows:
+        return []
+    return [
+        "",
+        f"Against each run's baseline, {baseline} (ratios paired by round: a change of the host's speed "
+        "between the runs cancels here, a change of one stack does not):",
+        "",
+        "| " + " | ".join(BASELINE_COLUMNS) + " |",
+        "|" + "|".join("---" for _ in BASELINE_COLUMNS) + "|",
+        *("| " + " | ".join(row[c] for c in BASELINE_COLUMNS) + " |" for row in rows),
+    ]
+
+
 def _label(key: GroupKey) -> str:
     stack, tool, keepalive, conc = key
     return f"{stack} {tool_label(tool, keepalive)} {level_label(tool, conc)}"
@@ -115,9 +184,11 @@ def compare_table(
     differences: list[str] | None = None,
     order_a: Sequence[str] = (),
     order_b: Sequence[str] = (),
+    baseline: str | None = None,
 ) -> str:
     """Markdown: which run is A and B, the host and setup ``differences`` (when given), the table (one per
-    pair of targets when a run has several: :func:`target_pairs`), and the load points only one run has."""
+    pair of targets when a run has several: :func:`target_pairs`), with ``baseline`` (both runs' baseline
+    stack) the ratios to it (:func:`baseline_table`), and the load points only one run has."""
     lines = [f"A: {name_a}", f"B: {name_b}", ""]
     if differences is not None:
         lines += differences_text(differences)
@@ -129,6 +200,8 @@ def compare_table(
         lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
         for row in compare_rows(a, b):
             lines.append("| " + " | ".join(row[c] for c in COLUMNS) + " |")
+        if baseline is not None:
+            lines += baseline_table(a, b, baseline)
         groups_a, groups_b = set(groups_of(a)), set(groups_of(b))
         on = "" if target_a is None else f" (target {target_a} -> {target_b})"
         for name, points in (("A", groups_a - groups_b), ("B", groups_b - groups_a)):

@@ -6,7 +6,7 @@ from conftest import read_data
 
 from benchstack.cell import cell_to_dict, make_cell, write_cell
 from benchstack.cli import main
-from benchstack.compare import compare_rows, compare_table, p_text, significance
+from benchstack.compare import baseline_rows, compare_rows, compare_table, p_text, significance
 from benchstack.parsers import parse
 
 
@@ -92,6 +92,41 @@ def test_cli_compare_prints_the_table_and_exits_0(tmp_path: Path, capsys: pytest
     assert "| s | ab | c50 | 4 | 4 | 101.50 | 150.50 | +48.3% | 4.00 | 4.00 | +0.0% | yes (p=0.029) |" in out
     assert "significant: the Mann-Whitney U test" in out
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "missing")]) == 1
+
+
+# ---------------------------------------------------------------- against each run's baseline
+
+BASE = [5000.0, 5400.0, 4700.0, 5200.0, 4900.0, 5600.0]
+RATIO = [1.12, 1.15, 1.10, 1.14, 1.13, 1.11]
+
+
+def stacks_run(level: float, ratios: list[float] = RATIO) -> list[dict]:
+    """One run of a baseline and a stack "s" whose req/s is ``ratios`` x the baseline's, round by round,
+    on a host running at ``level`` x the first run's speed."""
+    return [cell("base", r, level * v) for r, v in enumerate(BASE, 1)] + [
+        cell("s", r, level * v * q) for r, (v, q) in enumerate(zip(BASE, ratios, strict=True), 1)
+    ]
+
+
+def test_a_slower_host_moves_every_stack_but_not_their_ratio_to_the_baseline() -> None:
+    # The case measured: the same stacks 20-28 % apart in runs minutes apart, their ratios held.
+    a, b = stacks_run(1.0), stacks_run(0.75)
+    assert {row["stack"]: row["significant"] for row in compare_rows(a, b)} == {
+        "base": "yes (p=0.002)",
+        "s": "yes (p=0.002)",
+    }
+    table = compare_table(a, b, baseline="base")
+    assert "Against each run's baseline, base" in table
+    assert "| s | ab | c50 | 6 | 6 | 1.12x (1.10-1.15) | 1.12x (1.10-1.15) | +0.0% | ~ (p=1.00) |" in table
+
+
+def test_a_stack_that_changed_shows_in_its_ratio_to_the_baseline() -> None:
+    faster = [q * 1.1 for q in RATIO]
+    [row] = baseline_rows(stacks_run(1.0), stacks_run(0.75, faster), "base")
+    assert (row["change"], row["significant"]) == ("+10.0%", "yes (p=0.002)")
+    # Without a common baseline there is no second table.
+    assert "Against each run's baseline" not in compare_table(stacks_run(1.0), stacks_run(0.75))
+    assert baseline_rows(stacks_run(1.0), stacks_run(0.75), "missing") == []
 
 
 # ---------------------------------------------------------------- the hosts behind the numbers
