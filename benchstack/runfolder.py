@@ -10,13 +10,16 @@ lie under the results root unless the user insists. The ``latest`` link is only 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from benchstack.files import write_json
+from benchstack.formats import RUN_SCHEMA
 from benchstack.paths import control_character_problem, system_folder_problem
 
 RUN_INFO = "run.json"
@@ -137,3 +140,34 @@ def point_latest(run_dir: str | os.PathLike[str], results_root: str | os.PathLik
     tmp.symlink_to(run.relative_to(root))
     os.replace(tmp, link)
     return link
+
+
+def update_run_json(
+    run_dir: Path, change: Callable[[dict[str, Any]], None], create: bool, unreadable_as_new: bool = False
+) -> bool:
+    """Read, change and rewrite run.json atomically under a lock on the run folder: every writer of run.json
+    goes through here (the run's start, each loadgen's stop, the verdict and comparisons), so two of them at
+    once cannot lose each other's change. False when run.json is missing and ``create`` is false. A run.json
+    that is not JSON raises ValueError, or with ``unreadable_as_new`` is replaced."""
+    path = run_dir / "run.json"
+    if not create and not path.is_file():
+        return False
+    run_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(run_dir, os.O_RDONLY)  # the lock is on the run folder: no lock file left behind
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"schema": RUN_SCHEMA}
+        except json.JSONDecodeError:
+            if not unreadable_as_new:
+                raise
+            data = {"schema": RUN_SCHEMA}
+        if not isinstance(data, dict):
+            if not unreadable_as_new:
+                raise ValueError(f"{path}: not a JSON object")
+            data = {"schema": RUN_SCHEMA}
+        change(data)
+        write_json(path, data)
+    finally:
+        os.close(fd)
+    return True

@@ -57,7 +57,7 @@ from benchstack.cell import (
     validate_cell,
     write_cell,
 )
-from benchstack.files import write_atomic, write_json
+from benchstack.files import write_atomic
 from benchstack.formats import RUN_SCHEMA
 from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s, warmup_tool
 from benchstack.merge import window_span
@@ -74,7 +74,7 @@ from benchstack.remote import (
     target_vmstat_start,
     target_vmstat_stop,
 )
-from benchstack.runfolder import experiment_hash
+from benchstack.runfolder import experiment_hash, update_run_json
 from benchstack.sysstats import parse_vmstat
 
 Executor = Callable[[str], tuple[int, str, str]]
@@ -562,13 +562,14 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
     if isinstance(info.get("experiment"), dict):
         # What a resume checks the run folder against (benchstack.runfolder.check_run_dir).
         data["experiment_sha256"] = experiment_hash(info["experiment"])
-    path = run_dir / "run.json"
-    if "stopped" not in info and path.is_file():
-        try:
-            earlier = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            earlier = None
-        if isinstance(earlier, dict) and earlier.get("stopped"):
-            data["stopped"] = earlier["stopped"]
-    write_json(path, data)
-    return path
+
+    def replace(current: dict[str, Any]) -> None:
+        # A resumed run keeps the earlier attempts' stops; a loadgen may be recording one right now.
+        stopped = current.get("stopped")
+        current.clear()
+        current.update(data)
+        if "stopped" not in info and isinstance(stopped, list) and stopped:
+            current["stopped"] = stopped
+
+    update_run_json(run_dir, replace, create=True, unreadable_as_new=True)
+    return run_dir / "run.json"

@@ -57,7 +57,6 @@ null when the split is off; ``stopped: [{cell, reason: hung|timeout|failed, mess
 
 from __future__ import annotations
 
-import fcntl
 import html
 import json
 import math
@@ -78,13 +77,12 @@ from benchstack.experiment import (
     DEFAULT_MAX_INTERFERENCE,
     DEFAULT_TARGET_PRECISION,
 )
-from benchstack.files import write_json
-from benchstack.formats import RUN_SCHEMA
 from benchstack.merge import loadgen_dir, window_span
 from benchstack.model import ERROR_KINDS, attempts, failed_rate, slow_rate
 from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
 from benchstack.repetitions import MAX_CELLS_PER_COUNTED
+from benchstack.runfolder import update_run_json
 from benchstack.stats import MIN_MEDIAN_CI_VALUES, median_ci, relative_half_width
 from benchstack.sysstats import parse_vmstat
 from benchstack.targets import TargetPoint, by_target_point, target_of, target_point
@@ -1012,34 +1010,15 @@ def verdict_html(v: Verdict) -> str:
 # ---------------------------------------------------------------- run.json
 
 
-def _update_run_json(run_dir: Path, change: Callable[[dict[str, Any]], None], create: bool) -> bool:
-    """Read, change and rewrite run.json atomically under a lock (two loadgens may stop at once)."""
-    path = run_dir / "run.json"
-    if not create and not path.is_file():
-        return False
-    run_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(run_dir, os.O_RDONLY)  # the lock is on the run folder: no lock file left behind
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"schema": RUN_SCHEMA}
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: not a JSON object")
-        change(data)
-        write_json(path, data)
-    finally:
-        os.close(fd)
-    return True
-
-
 def store_verdict(run_dir: str | os.PathLike[str], v: Verdict) -> bool:
     """Put the verdict into the run's run.json (``verdict``); False when the run has no run.json."""
-    return _update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
+    return update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
 
 
 def store_comparisons(run_dir: str | os.PathLike[str], comparisons: list[dict[str, Any]]) -> bool:
     """Put the run's comparisons against its baseline (:mod:`benchstack.comparison`, each as its
     ``to_dict``) into run.json's ``comparisons``; False when the run has no run.json."""
-    return _update_run_json(Path(run_dir), lambda d: d.__setitem__("comparisons", comparisons), create=False)
+    return update_run_json(Path(run_dir), lambda d: d.__setitem__("comparisons", comparisons), create=False)
 
 
 def record_stop(
@@ -1060,7 +1039,7 @@ def record_stop(
     def add(data: dict[str, Any]) -> None:
         data["stopped"] = _stops(data) + [entry]
 
-    _update_run_json(Path(run_dir), add, create=True)
+    update_run_json(Path(run_dir), add, create=True)
 
 
 def stop_of_run(run_dir: str | os.PathLike[str], run: str) -> dict[str, Any] | None:

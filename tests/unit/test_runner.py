@@ -1,7 +1,10 @@
 import dataclasses
+import fcntl
 import json
 import math
+import os
 import shlex
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -390,6 +393,31 @@ def test_write_run_info_is_rewritten_on_a_resumed_run(tmp_path: Path) -> None:
 def test_write_run_info_creates_the_run_folder(tmp_path: Path) -> None:
     path = write_run_info(tmp_path / "results" / "run1", {})
     assert path.is_file()
+
+
+def test_write_run_info_waits_for_a_stop_being_recorded_and_keeps_it(tmp_path: Path) -> None:
+    # A resumed run writes run.json while a loadgen of the killed run may still record its stop: both go
+    # through the run folder's lock, so neither write is lost.
+    write_run_info(tmp_path, {"inventory": "inventories/local"})
+    fd = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as record_stop holds it while it rewrites run.json
+    writer = threading.Thread(target=write_run_info, args=(tmp_path, {"inventory": "inventories/other"}))
+    writer.start()
+    writer.join(0.3)
+    assert writer.is_alive(), "run.json was written while another writer held the run folder's lock"
+    data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    data["stopped"] = [{"cell": "c", "reason": "failed", "message": "m", "at": "2026-12-03T01:00:00Z"}]
+    (tmp_path / "run.json").write_text(json.dumps(data), encoding="utf-8")
+    os.close(fd)
+    writer.join(10)
+    data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert data["inventory"] == "inventories/other" and data["stopped"][0]["cell"] == "c"
+
+
+def test_write_run_info_replaces_a_run_json_that_is_not_json(tmp_path: Path) -> None:
+    (tmp_path / "run.json").write_text("{half", encoding="utf-8")
+    write_run_info(tmp_path, {"inventory": "inventories/local"})
+    assert json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["inventory"] == "inventories/local"
 
 
 # ---------------------------------------------------------------- per-request data and system stats
