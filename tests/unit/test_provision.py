@@ -168,6 +168,22 @@ def test_the_roles_whose_packages_install_at_once_are_the_ones_with_a_packages_e
     assert playbook["bench_packaged_roles"] == list(provision.PACKAGED)
 
 
+def test_provisioning_includes_every_role_a_host_can_get_once_and_in_dependency_order() -> None:
+    root = Path(__file__).resolve().parents[2]
+    play = yaml.safe_load((root / "playbooks" / "provision.yml").read_text())[1]
+    included = []
+    for task in play["tasks"]:
+        include = task.get("ansible.builtin.include_role") or {}
+        if include.get("name") == "{{ bench_role }}" and "tasks_from" not in include:
+            # loop: "{{ ['a', 'b'] | select('in', bench_provision.run) }}"
+            included += yaml.safe_load(task["loop"].removeprefix("{{ ").split(" | ")[0])
+    roles = {p.parent.parent.name for p in (root / "roles").glob("*/tasks/main.yml")}
+    # build_archive is included by ruby and python; dns_check runs in playbooks/dns_check.yml.
+    assert sorted(included) == sorted(roles - {"build_archive", "dns_check"})
+    for role, needs in provision.DEPENDS.items():
+        assert all(included.index(n) < included.index(role) for n in needs), role
+
+
 def test_the_package_list_a_role_names_is_not_one_of_its_inputs() -> None:
     variables = {"ruby_gems": ["thin"], "ruby_os_packages": ["ruby", "thin"], "ruby_install_packages": False}
     expected = {"ruby_gems": ["thin"], "ruby_install_packages": False}
