@@ -35,7 +35,7 @@ from benchstack.hostdiff import run_differences, target_differences
 from benchstack.model import ParseError
 from benchstack.parsers import PARSERS, parse
 from benchstack.plan import compile_plan, experiment_path
-from benchstack.report import end_of_run_text, read_run_info, write_report
+from benchstack.report import end_of_run_text, read_run_info, verdict_of, write_run_report
 from benchstack.stacks import DEFAULT_ROOTS, Roots
 from benchstack.targets import by_target, run_targets
 from benchstack.verdict import run_verdict, slow_above_limit, verdict_text
@@ -217,12 +217,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if not stored:
             _err(f"{args.run_dir}: no cells (expected cells/*.json)")
             return 1
-        path = write_report(args.run_dir)
-        info = read_run_info(args.run_dir)
+        path, run = write_run_report(args.run_dir)
     except ValueError as exc:
         _err(str(exc))
         return 1
-    print(end_of_run_text(stored, info, run_verdict(args.run_dir, stored, info)), end="")
+    print(end_of_run_text(run.cells, run.run_info, verdict_of(run)), end="")
     print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
     return 0
 

@@ -629,6 +629,13 @@ def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> P
     """Write ``report.md``, ``cells.csv`` and (with ``html_report``) ``plots/*.png`` and a self-contained
     ``report.html`` into the run folder, and the verdict and comparisons into run.json; returns the path of
     report.md. Without matplotlib, report.html says so instead of showing plots."""
+    return write_run_report(run_dir, html_report)[0]
+
+
+def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> tuple[Path, RunData]:
+    """:func:`write_report`, also returning the run as read, with the verdict and comparisons it wrote
+    (:func:`verdict_of`, :func:`comparisons_of`): what the end of a run prints, without computing them
+    again."""
     directory = Path(run_dir)
     run = RunData(directory, load_cells(directory), read_run_info(directory))
     store_verdict(directory, verdict_of(run))
@@ -648,4 +655,4 @@ def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> P
         else:
             plots = write_plots(plot_cells(run), directory)
         (directory / "report.html").write_text(render_html(run, plots, problem), encoding="utf-8")
-    return report
+    return report, run

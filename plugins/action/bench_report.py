@@ -14,11 +14,9 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.cell import load_cells
-from benchstack.comparison import run_comparisons
-from benchstack.report import end_of_run_text, read_run_info, write_report
+from benchstack.report import comparisons_of, end_of_run_text, verdict_of, write_run_report
 from benchstack.runfolder import point_latest
 from benchstack.runlock import release
-from benchstack.verdict import run_verdict
 
 DOCUMENTATION = """
 module: bench_report
@@ -45,11 +43,10 @@ class ActionModule(ActionBase):
             cells = load_cells(run_dir) if run_dir.is_dir() else []
             if not cells:
                 raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
-            report = write_report(run_dir)
-            info = read_run_info(run_dir)
-            verdict = run_verdict(run_dir, cells, info)
-            table = end_of_run_text(cells, info, verdict)
-            comparisons = [c.to_dict() for c in run_comparisons(cells, info)]
+            report, run = write_run_report(run_dir)
+            verdict = verdict_of(run)
+            table = end_of_run_text(run.cells, run.run_info, verdict)
+            comparisons = [c.to_dict() for c in comparisons_of(run)]
             results_dir = self._task.args.get("results_dir")
             latest = point_latest(run_dir, results_dir) if results_dir else None
         except ValueError as exc:  # a bad cell or run.json, named by the message

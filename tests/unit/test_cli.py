@@ -4,8 +4,10 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 
+from benchstack import cli, report
 from benchstack.cell import FIELDS, validate_cell
 from benchstack.cli import main
+from benchstack.verdict import run_verdict
 
 
 def parse_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
@@ -91,6 +93,23 @@ def test_cli_validate_and_report_a_run(tmp_path: Path, capsys: pytest.CaptureFix
     assert out.index("| s2 | ab |") < out.index(f"Comparisons (baseline s1):\nab c10:\n{comparison}\n")
     assert out.index(comparison) < out.index("Verdict: ")
     assert (tmp_path / "report.md").is_file() and (tmp_path / "cells.csv").is_file()
+
+
+def test_report_computes_the_verdict_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The report, run.json and the printed end of the run all show the verdict computed once.
+    store(tmp_path, capsys, "length-failures.txt", "s1", 1)
+    calls = []
+
+    def counted(*args: object) -> object:
+        calls.append(args)
+        return run_verdict(*args)
+
+    monkeypatch.setattr(report, "run_verdict", counted)
+    monkeypatch.setattr(cli, "run_verdict", counted)
+    assert main(["report", str(tmp_path)]) == 0
+    assert len(calls) == 1
 
 
 def test_cli_validate_flags_bad_cells_and_misnamed_files(
