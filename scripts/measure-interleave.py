@@ -12,6 +12,9 @@ Then, per stack:
 * CV of B/A (two cells seconds apart: the noise left when nothing has time to drift);
 * the residual CV after each round's common level is taken out (log req/s = stack + round + rest): what a
   comparison paired by round sees;
+* the 95 % interval of the median (+- %) over the A cells as they are, and over the A cells each divided by
+  its round's level as the other stacks' cells of that round tell it (rounds as blocks): how much narrower
+  a blocked estimate would make a load point's interval;
 
 Each table is printed twice: over every round, and over the quiet rounds only (no cell above
 ``--max-interference`` foreign + steal CPU, read as the harness reads a cell's interference). Also
@@ -40,6 +43,7 @@ assert _spec and _spec.loader
 cell_length = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cell_length)
 STACKS: dict[str, str] = cell_length.STACKS
+relative_half_width = cell_length.relative_half_width
 
 
 def calibrate(seconds: float) -> float:
@@ -51,6 +55,10 @@ def calibrate(seconds: float) -> float:
             x += i * i
         n += 1
     return n / elapsed
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
 
 
 def cv(xs: list[float]) -> float:
@@ -80,12 +88,20 @@ def analyse(title: str, a: dict[str, list[float]], b: dict[str, list[float]], sp
     rest_var = statistics.fmean(statistics.pvariance(v) for v in rest.values())
     dof = (len(STACKS) - 1) / len(STACKS)  # the round level takes one value of each round's five
     print(f"{'stack':24} {'median A':>9} {'CV A %':>7} {'CV B %':>7} {'CV B/A %':>9} {'B/A med':>8} "
-          f"{'resid CV %':>10}")  # fmt: skip
+          f"{'resid CV %':>10} {'+-% raw':>8} {'+-% blocked':>11}")  # fmt: skip
     for s in STACKS:
         ratios = [y / x for x, y in zip(a[s], b[s], strict=True)]
         resid = math.sqrt(statistics.pvariance(rest[s]) / dof)
+        # Each cell over its round's level as the other stacks' cells of that round tell it (leave-one-out,
+        # so a cell never explains itself): the rounds as blocks of a randomized complete block design.
+        blocked = [
+            a[s][r] / math.exp(statistics.fmean(logs[o][r] - stack_mean[o] for o in STACKS if o != s))
+            for r in range(rounds)
+        ]
+        raw_hw, blocked_hw = relative_half_width(a[s]), relative_half_width(blocked)
         print(f"{s:24} {statistics.median(a[s]):>9,.0f} {100 * cv(a[s]):>7.1f} {100 * cv(b[s]):>7.1f} "
-              f"{100 * cv(ratios):>9.1f} {statistics.median(ratios):>8.3f} {100 * resid:>10.1f}")  # fmt: skip
+              f"{100 * cv(ratios):>9.1f} {statistics.median(ratios):>8.3f} {100 * resid:>10.1f} "
+              f"{pct(raw_hw):>8} {pct(blocked_hw):>11}")  # fmt: skip
     explained = 1 - rest_var / total_var if total_var else math.nan
     lag1 = correlation(round_level[:-1], round_level[1:])
     level_range = math.exp(max(round_level) - min(round_level)) - 1
