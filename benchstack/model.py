@@ -17,6 +17,9 @@ Error accounting (the honest part). Every tool keeps its own counters, and they 
   read, client/socket timeouts -> timeout, descriptor/port/table exhaustion and other -> exceptions; none
   of them completed. 4xx/5xx replies are completed ``status`` errors. Attempts = replies + those failures.
 
+Each tool's rules are its adapter's ``overlapping_counters``, ``with_latency`` and ``not_completed``
+(:mod:`benchstack.loadtools`).
+
 ``over_threshold`` counts completed requests slower than the experiment's threshold (from per-request data,
 see :mod:`benchstack.perrequest`); it is None when nothing measured it. A request that both failed and was
 slow counts once. Per-request data carries no status, so which slow requests also failed is unknown; the rule
@@ -45,6 +48,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from benchstack.distribution import Distribution
+    from benchstack.loadtools.base import LoadTool
 
 ERROR_KINDS: tuple[str, ...] = (
     "connect",
@@ -59,9 +63,6 @@ ERROR_KINDS: tuple[str, ...] = (
 LATENCY_KEYS: tuple[str, ...] = ("mean", "stdev", "min", "max", "p50", "p75", "p90", "p99")
 # Tail percentiles, from a latency distribution only (:mod:`benchstack.distribution`); optional in a cell.
 TAIL_KEYS: tuple[str, ...] = ("p99.9", "p99.99")
-TOOLS: tuple[str, ...] = ("ab", "wrk", "httperf")
-# Tools whose load is an offered rate of new requests, not a number of concurrent clients.
-OPEN_LOOP_TOOLS: tuple[str, ...] = ("httperf",)
 
 
 class ParseError(ValueError):
@@ -88,35 +89,28 @@ def _n(value: int | None) -> int:
     return value or 0
 
 
-# Failed requests that still have a latency, so may also be among the slow ones (see module doc).
-WITH_LATENCY: dict[str, tuple[str, ...]] = {
-    "ab": ("read", "write", "length", "exceptions", "status"),
-    "wrk": ("status",),
-    "httperf": ("status",),
-}
+def _adapter(tool: str) -> LoadTool | None:
+    # Imported here: the adapters import this module for Parsed and the error kinds.
+    from benchstack.loadtools import find
+
+    return find(tool)
 
 
 def error_count(tool: str, errors: dict[str, int | None]) -> int:
     """Distinct failed requests, as well as the tool's overlapping counters allow (see module doc)."""
-    if tool == "ab":
-        failed = max(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold")
-        with_latency = max(_n(errors.get(k)) for k in WITH_LATENCY["ab"])
+    adapter = _adapter(tool)
+    if adapter is not None:
+        failed, with_latency = adapter.failed_counts(errors)
     else:
-        failed = sum(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold")
-        with_latency = sum(_n(errors.get(k)) for k in WITH_LATENCY.get(tool, ()))
+        failed, with_latency = sum(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold"), 0
     return failed + max(0, _n(errors.get("over_threshold")) - with_latency)
 
 
 def attempts(tool: str, requests_completed: int, errors: dict[str, int | None]) -> int:
     """Requests tried: completed ones plus attempts the tool counted as failed without completing."""
-    if tool == "ab":
-        # ab's Complete requests include non-2xx, length and (with -r) receive failures; failed connects
-        # are not in it (ab aborts after 10 of them anyway).
-        return requests_completed + _n(errors.get("connect"))
-    if tool == "httperf":
-        # httperf counts each failed connection once, under one kind; none of them completed.
-        failed = ("connect", "read", "timeout", "exceptions")
-        return requests_completed + sum(_n(errors.get(k)) for k in failed)
+    adapter = _adapter(tool)
+    if adapter is not None:
+        return adapter.attempts(requests_completed, errors)
     return requests_completed + sum(_n(errors.get(k)) for k in ("connect", "read", "write"))
 
 

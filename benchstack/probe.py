@@ -17,6 +17,7 @@ from typing import Any
 
 from benchstack import interference
 from benchstack.loadcmd import http_url
+from benchstack.loadtools import by_name, find
 
 Executor = Callable[[str], tuple[int, str, str]]
 RUNS = 5
@@ -36,16 +37,18 @@ def probe_stack(stacks: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def probe_command(tool: str, url: str) -> str:
-    """One probe run: wrk for SECONDS, or ab for at most SECONDS (``-t``, with a request count it cannot
-    reach first)."""
-    if tool == "wrk":
-        return f"wrk -t1 -c{CONNECTIONS} -d{SECONDS}s {url}"
-    return f"ab -q -t {SECONDS} -n 10000000 -c {CONNECTIONS} {url}"
+    """One probe run of SECONDS at CONNECTIONS with ``tool`` (its adapter's ``probe_command``)."""
+    command = by_name(tool).probe_command(url, SECONDS, CONNECTIONS)
+    if command is None:
+        raise ValueError(f"{tool} cannot run the noise probe")
+    return command
 
 
 def probe_tool(tools: list[str]) -> str | None:
-    """The tool the probe runs: wrk when the plan uses it, else ab, else none (httperf alone)."""
-    return "wrk" if "wrk" in tools else "ab" if "ab" in tools else None
+    """The tool the probe runs: of the plan's tools, the one whose adapter ranks first (wrk, then ab);
+    None when none can probe (httperf alone)."""
+    able = [t for t in map(find, tools) if t is not None and t.probe_rank is not None]
+    return min(able, key=lambda t: t.probe_rank or 0).name if able else None
 
 
 def probe_script(url: str, tool: str = "wrk") -> str:

@@ -30,9 +30,9 @@ from benchstack.cell import (
 )
 from benchstack.cpusplit import cpu_split
 from benchstack.experiment import LOAD_KEYS, PLAN_KEYS, WARMUP_KEYS, CellPlan, cells, experiment_from_dict
+from benchstack.loadtools import TOOLS, ab, parse, wrk
 from benchstack.merge import loadgen_dir, merge_stored
-from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, TOOLS
-from benchstack.parsers import ab, parse, wrk
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.perrequest import WRK_REPORT_MARKER
 from benchstack.plan import compile_plan
 from benchstack.report import read_run_info
@@ -93,7 +93,7 @@ def test_the_distribution_schema_is_what_a_distribution_stores_source_by_source(
     dist = schema(CELL_FILE)["$defs"]["latency_dist"]
     stored = distribution.from_counts("wrk", [(1200, 3)]).to_dict()
     assert props(dist) == dist["required"] == list(stored)
-    assert dist["properties"]["source"]["enum"] == list(distribution.SOURCES)
+    assert sorted(dist["properties"]["source"]["enum"]) == sorted(distribution.sources())
     assert dist["properties"]["unsupported"]["propertyNames"]["enum"] == list(TAIL_KEYS)
     by_source = {
         rule["if"]["properties"]["source"]["const"]: {
@@ -102,8 +102,9 @@ def test_the_distribution_schema_is_what_a_distribution_stores_source_by_source(
         for rule in dist["allOf"]
     }
     assert by_source == {
-        source: {"unit_us": s["unit_us"], "significant_bits": s["bits"], "corrected": s["corrected"]}
-        for source, s in distribution.SOURCES.items()
+        source: {"unit_us": s.unit_us, "significant_bits": s.bits, "corrected": s.corrected}
+        for source, s in ((name, distribution.resolution(name)) for name in distribution.sources())
+        if s is not None
     }
 
 
