@@ -303,7 +303,6 @@ class Ab(LoadTool):
         "RedHat": ("httpd-tools",),
         "Amazon": ("httpd-tools",),
     }
-    fingerprint_package = "apache2-utils"
 
     def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
         if "requests" not in plan:

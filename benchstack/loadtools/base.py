@@ -100,9 +100,9 @@ class LoadTool(ABC):
     # Shell that prints the version when the tool's own output does not (None: the output says it).
     version_probe: ClassVar[str | None] = None
     # OS packages per distribution family, as roles/loadgen/vars/<family>.yml ``__loadgen_packages`` lists
-    # them (None: not installable there); the package the host fingerprint asks the version of.
+    # them (None: not installable there; empty: the role builds it); each is also in the host fingerprint's
+    # ``bench_host_fingerprint_packages`` (tests/unit/test_loadtools.py holds the role to these).
     packages: ClassVar[dict[str, tuple[str, ...] | None]]
-    fingerprint_package: ClassVar[str]
 
     # ------------------------------------------------------------ the load plan
 

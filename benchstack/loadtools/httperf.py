@@ -261,7 +261,6 @@ class Httperf(LoadTool):
         "RedHat": ("httperf",),
         "Amazon": None,
     }
-    fingerprint_package = "httperf"
 
     def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
         before = len(problems)

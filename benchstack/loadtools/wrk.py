@@ -292,7 +292,6 @@ class Wrk(LoadTool):
     version_probe = "wrk -v 2>&1 | head -n 1"
     # Amazon Linux / RHEL have no wrk package: roles/loadgen builds it from source there.
     packages: ClassVar[dict[str, tuple[str, ...] | None]] = {"Debian": ("wrk",), "RedHat": (), "Amazon": ()}
-    fingerprint_package = "wrk"
 
     def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
         if "duration_s" not in plan:
