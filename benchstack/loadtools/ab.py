@@ -290,7 +290,6 @@ class Ab(LoadTool):
     name = "ab"
     bound = "requests"
     keepalive_choice = True
-    per_second_data = True
     with_latency = ("read", "write", "length", "exceptions", "status")
     # One bad request under several counters (see the module doc of benchstack.model).
     overlapping_counters = True

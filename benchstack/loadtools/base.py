@@ -86,8 +86,6 @@ class LoadTool(ABC):
     threaded: ClassVar[bool] = False
     # Polls its sockets without sleeping: its own CPU use says nothing about being the bottleneck.
     spinning: ClassVar[bool] = False
-    # Leaves per-second request data (ab's -g file): the verdict's steady-state check can read it.
-    per_second_data: ClassVar[bool] = False
     # Descriptors the tool can hold at most whatever the open-files limit (None: that limit only).
     fd_limit: ClassVar[int | None] = None
     # Failed requests that still have a latency, so may also be among the slow ones (:mod:`benchstack.model`).
