@@ -10,7 +10,6 @@ whole probe say how much any single cell can be trusted before a round is measur
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Callable
 from typing import Any
@@ -23,8 +22,6 @@ Executor = Callable[[str], tuple[int, str, str]]
 RUNS = 5
 SECONDS = 1
 CONNECTIONS = 8
-_DONE = re.compile(r"^\s*(\d+) requests in |^Complete requests:\s+(\d+)", re.MULTILINE)
-_RPS = re.compile(r"^(?:Requests/sec:|Requests per second:)\s+([\d.]+)", re.MULTILINE)
 MARK = "BENCH-STACK-PROBE"
 
 
@@ -68,9 +65,11 @@ def noise_floor(
     ``path``."""
     url = http_url(host, int(stack["port"]), stack.get("path") or path)
     rc, out, err = execute(probe_script(url, tool))
-    runs = [_RPS.search(part) for part in out.split(MARK + "\n")[1:]]
+    adapter = by_name(tool)
+    assert adapter.probe_rps is not None and adapter.probe_done is not None  # probe_command refused others
+    runs = [adapter.probe_rps.search(part) for part in out.split(MARK + "\n")[1:]]
     rps = [float(m.group(1)) for m in runs if m]
-    done = sum(int(m.group(1) or m.group(2)) for m in _DONE.finditer(out))
+    done = sum(int(m.group(1)) for m in adapter.probe_done.finditer(out))
     usage, problem = interference.usage_from_text(out)
     summary = interference.summarize({"probe": usage}) if usage else None
     result: dict[str, Any] = {
@@ -87,7 +86,7 @@ def noise_floor(
     }
     if len(rps) < RUNS:
         result["problem"] = (
-            f"{len(rps)} of {RUNS} wrk runs printed req/s (exit code {rc}): {(err or out)[-200:]}"
+            f"{len(rps)} of {RUNS} {tool} runs printed req/s (exit code {rc}): {(err or out)[-200:]}"
         )
     elif problem:
         result["problem"] = problem

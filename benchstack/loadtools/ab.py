@@ -382,6 +382,8 @@ class Ab(LoadTool):
         return []
 
     probe_rank = 1
+    probe_rps = re.compile(r"^Requests per second:\s+([\d.]+)", re.MULTILINE)
+    probe_done = re.compile(r"^Complete requests:\s+(\d+)", re.MULTILINE)
 
     def probe_command(self, url: str, seconds: int, connections: int) -> str | None:
         # At most ``seconds`` (-t), with a request count it cannot reach first.

@@ -9,6 +9,7 @@ adapter (``by_name(cell["tool"])``) instead of comparing tool names.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -232,8 +233,11 @@ class LoadTool(ABC):
 
     # ------------------------------------------------------------ the noise probe (benchstack.probe)
 
-    # Which tool the probe prefers among a plan's tools (lowest first); None: cannot probe.
+    # Which tool the probe prefers among a plan's tools (lowest first); None: cannot probe. The probe's
+    # output: group 1 of ``probe_rps`` is one run's req/s, of ``probe_done`` its completed requests.
     probe_rank: ClassVar[int | None] = None
+    probe_rps: ClassVar[re.Pattern[str] | None] = None
+    probe_done: ClassVar[re.Pattern[str] | None] = None
 
     def probe_command(self, url: str, seconds: int, connections: int) -> str | None:
         """A shell command loading ``url`` for ``seconds`` at ``connections`` whose output says its req/s."""

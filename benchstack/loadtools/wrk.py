@@ -383,6 +383,8 @@ class Wrk(LoadTool):
         return [note] if note else []
 
     probe_rank = 0
+    probe_rps = re.compile(r"^Requests/sec:\s+([\d.]+)", re.MULTILINE)
+    probe_done = re.compile(r"^\s*(\d+) requests in ", re.MULTILINE)
 
     def probe_command(self, url: str, seconds: int, connections: int) -> str | None:
         return f"wrk -t1 -c{connections} -d{seconds}s {url}"
