@@ -138,9 +138,6 @@ class Experiment:
     resolved: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
 
-_bounded_int = bounded_int
-
-
 def _unknown(problems: list[str], where: str, d: dict[str, Any], allowed: set[str]) -> None:
     unknown = sorted(set(d) - allowed, key=str)
     for key in unknown[:MAX_UNKNOWN_LISTED]:
@@ -209,10 +206,10 @@ def _validate_load(load: object) -> list[str]:
         problems.append(
             f"load.pause_s: must be a number of seconds from 0 to {MAX_PAUSE_S}, not {shown(pause)}"
         )
-    reps_ok = _bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
+    reps_ok = bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
     if "max_repetitions" in load:
         cap = load["max_repetitions"]
-        if _bounded_int(problems, "load.max_repetitions", cap, MAX_REPETITIONS) and reps_ok:
+        if bounded_int(problems, "load.max_repetitions", cap, MAX_REPETITIONS) and reps_ok:
             reps = load.get("repetitions", 1)
             if cap < reps:
                 problems.append(
@@ -243,7 +240,7 @@ def _validate_load(load: object) -> list[str]:
             f"1 = never disturbed), not {shown(interference)}"
         )
     if load.get("max_seconds") is not None:
-        _bounded_int(problems, "load.max_seconds", load["max_seconds"], MAX_SECONDS)
+        bounded_int(problems, "load.max_seconds", load["max_seconds"], MAX_SECONDS)
     if "seed" in load and (not is_int(load["seed"]) or not 0 <= load["seed"] < 2**32):
         problems.append(f"load.seed: must be an integer from 0 to {2**32 - 1}, not {shown(load['seed'])}")
     warmup = load.get("warmup")
@@ -253,9 +250,9 @@ def _validate_load(load: object) -> list[str]:
         else:
             _unknown(problems, "load.warmup.", warmup, WARMUP_KEYS)
             if "requests" in warmup:
-                _bounded_int(problems, "load.warmup.requests", warmup["requests"], MAX_REQUESTS)
+                bounded_int(problems, "load.warmup.requests", warmup["requests"], MAX_REQUESTS)
             if "duration_s" in warmup:
-                _bounded_int(problems, "load.warmup.duration_s", warmup["duration_s"], MAX_DURATION_S)
+                bounded_int(problems, "load.warmup.duration_s", warmup["duration_s"], MAX_DURATION_S)
     plans = load.get("plans")
     if not isinstance(plans, list) or not plans:
         problems.append("load.plans: must be a non-empty list of load plans")
@@ -288,7 +285,7 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
         problems.append(f"{where}.keepalive: must be true or false")
         ok = False
     if "timeout_s" in plan:
-        ok = _bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S) and ok
+        ok = bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S) and ok
     if not ok:
         return problems
     keepalive = plan_keepalive(plan)

@@ -57,7 +57,7 @@ from benchstack.files import write_atomic, write_json
 from benchstack.formats import RUN_SCHEMA
 from benchstack.loadcmd import http_url
 from benchstack.loadtools import by_name, warmup_tool
-from benchstack.loadtools.base import TIMEOUT_SLACK_S
+from benchstack.loadtools.base import TIMEOUT_SLACK_S, Executor
 from benchstack.merge import window_span
 from benchstack.remote import (
     WINDOW_MARKER,
@@ -71,9 +71,8 @@ from benchstack.remote import (
 from benchstack.runfolder import experiment_hash
 from benchstack.sysstats import parse_vmstat
 
-Executor = Callable[[str], tuple[int, str, str]]
 RAW_DIR = "raw"
-__all__ = ["TIMEOUT_SLACK_S", "CellFailed", "Target", "measure_cell", "write_run_info"]
+__all__ = ["TIMEOUT_SLACK_S", "CellFailed", "Executor", "Target", "measure_cell", "write_run_info"]
 _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
 

@@ -83,8 +83,6 @@ class LoadTool(ABC):
     keepalive_choice: ClassVar[bool] = False
     # Keep-alive cannot be turned off.
     always_keepalive: ClassVar[bool] = False
-    # Takes a thread count (``threads`` in a load plan).
-    threaded: ClassVar[bool] = False
     # Polls its sockets without sleeping: its own CPU use says nothing about being the bottleneck.
     spinning: ClassVar[bool] = False
     # Descriptors the tool can hold at most whatever the open-files limit (None: that limit only).

@@ -280,7 +280,6 @@ class Wrk(LoadTool):
     name = "wrk"
     bound = "duration_s"
     always_keepalive = True
-    threaded = True
     # Connect/read/write errors never completed, and timeouts are left out of wrk's latency data.
     with_latency = ("status",)
     not_completed = ("connect", "read", "write")
