@@ -2,7 +2,7 @@
 
 Encoding. Each stored value is a bucket of the tool's own resolution unit (``unit_us``: wrk 1 µs, ab 1 ms,
 httperf 0.5 ms because its 1 ms bins are reported at their centres), floored to a number of significant
-bits (``significant_bits``, per source: :func:`resolution`): values below 2**bits units are exact, larger ones
+bits (``significant_bits``, per source in :data:`SOURCES`): values below 2**bits units are exact, larger ones
 are rounded down by less than 2**(1 - bits). ab and httperf (11 bits) keep every request exactly at their
 own resolution up to 2 s (httperf: 1 s) and within 0.1 % beyond, like an HdrHistogram with 3 significant
 digits; wrk (9 bits) to the microsecond below 0.5 ms and within 0.4 % above: its microseconds are finer
@@ -37,39 +37,19 @@ from typing import TYPE_CHECKING, Any
 from benchstack.numbers import is_int
 
 if TYPE_CHECKING:
-    from benchstack.loadtools.base import Resolution
     from benchstack.model import Parsed
 
-
-def resolution(source: str) -> Resolution | None:
-    """Where a distribution from ``source`` (a tool) comes from: the tool's resolution, the significant bits
-    kept, whether the samples are corrected for coordinated omission (its adapter's ``resolution``,
-    :mod:`benchstack.loadtools`); None for an unknown source."""
-    # Imported here: the adapters import this module to build their distributions.
-    from benchstack.loadtools import resolution as of_tool
-
-    return of_tool(source)
-
-
-def _res(source: str) -> Resolution:
-    found = resolution(source)
-    if found is None:
-        raise DistributionError(f"unknown latency source {source!r}")
-    return found
-
-
-def sources() -> list[str]:
-    """Every source a distribution can come from: the load tools."""
-    from benchstack.loadtools import TOOLS
-
-    return list(TOOLS)
-
-
-def source_label(source: str) -> str:
-    """How the source's percentiles are to be read (the report's legend and docs/latency.md)."""
-    return _res(source).label
-
-
+# Where each distribution comes from: the tool's resolution, the significant bits kept, whether the samples
+# are corrected for coordinated omission (wrk's own correction), and whether they are every request's own
+# time (their mean and stdev then replace the tool's rounded ones). benchstack/data/wrk_report.lua buckets
+# wrk's histogram with the same 9 bits. A table of the results format (cell.schema.json has the same rules),
+# here rather than in each tool's adapter (benchstack.loadtools) because the parsers build distributions:
+# the adapters import this module, not the other way (tests/unit/test_loadtools.py keeps the keys equal).
+SOURCES: dict[str, dict[str, Any]] = {
+    "wrk": {"unit_us": 1, "bits": 9, "corrected": True, "every_request": False},
+    "ab": {"unit_us": 1000, "bits": 11, "corrected": False, "every_request": True},
+    "httperf": {"unit_us": 500, "bits": 12, "corrected": False, "every_request": False},
+}
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p75", 75), ("p90", 90), ("p99", 99))
 # The tail percentiles (model.TAIL_KEYS) and the real requests each needs (Distribution.unsupported).
 TAIL_MIN_REQUESTS: dict[str, tuple[float, int]] = {"p99.9": (99.9, 1_000), "p99.99": (99.99, 10_000)}
@@ -88,7 +68,7 @@ def bucket(units: int, bits: int) -> int:
 
 def bucket_width_us(source: str, value_us: int) -> int:
     """The width of ``source``'s bucket holding ``value_us``: every value in it is stored as its lowest."""
-    unit, bits = _res(source).unit_us, _res(source).bits
+    unit, bits = int(SOURCES[source]["unit_us"]), int(SOURCES[source]["bits"])
     return unit << max(0, (value_us // unit).bit_length() - bits)
 
 
@@ -176,7 +156,7 @@ class Distribution:
         return {
             "source": self.source,
             "unit_us": self.unit_us,
-            "significant_bits": _res(self.source).bits,
+            "significant_bits": SOURCES[self.source]["bits"],
             "corrected": self.corrected,
             "requests": self.requests,
             "samples": self.samples,
@@ -190,9 +170,9 @@ def from_counts(
 ) -> Distribution:
     """A distribution of ``source`` from (value_us, count) pairs; values are bucketed in the source's unit
     (a value between two units is floored to the unit). ``requests`` defaults to the number of samples."""
-    if resolution(source) is None:
+    if source not in SOURCES:
         raise DistributionError(f"unknown distribution source {source!r}")
-    unit, bits = _res(source).unit_us, _res(source).bits
+    unit, bits = int(SOURCES[source]["unit_us"]), int(SOURCES[source]["bits"])
     pairs = counts.items() if isinstance(counts, Mapping) else counts
     summed: dict[int, int] = {}
     exact_below = 1 << bits
@@ -210,7 +190,7 @@ def from_counts(
         unit_us=unit,
         counts=ordered,
         requests=total if requests is None else int(requests),
-        corrected=_res(source).corrected,
+        corrected=bool(SOURCES[source]["corrected"]),
     )
 
 
@@ -253,15 +233,15 @@ def validate(d: object) -> list[str]:
         return ["latency_dist must be an object"]
     problems = []
     source = d.get("source")
-    if resolution(source) is None:
-        return [f"latency_dist.source must be one of {', '.join(sources())}, not {source!r}"]
-    if d.get("unit_us") != _res(source).unit_us:
-        problems.append(f"latency_dist.unit_us must be {_res(source).unit_us} for {source}")
-    bits = _res(source).bits
+    if source not in SOURCES:
+        return [f"latency_dist.source must be one of {', '.join(SOURCES)}, not {source!r}"]
+    if d.get("unit_us") != SOURCES[source]["unit_us"]:
+        problems.append(f"latency_dist.unit_us must be {SOURCES[source]['unit_us']} for {source}")
+    bits = int(SOURCES[source]["bits"])
     if d.get("significant_bits") != bits:
         problems.append(f"latency_dist.significant_bits must be {bits} for {source}")
-    if d.get("corrected") is not _res(source).corrected:
-        problems.append(f"latency_dist.corrected must be {str(_res(source).corrected).lower()}")
+    if d.get("corrected") is not SOURCES[source]["corrected"]:
+        problems.append(f"latency_dist.corrected must be {str(SOURCES[source]['corrected']).lower()}")
     for key in ("requests", "samples"):
         if not _is_count(d.get(key)):
             problems.append(f"latency_dist.{key} must be an integer >= 0")
@@ -270,7 +250,7 @@ def validate(d: object) -> list[str]:
     counts = d.get("counts")
     if not isinstance(counts, list):
         return problems + ["latency_dist.counts must be a list of [value_us, count] pairs"]
-    unit = _res(source).unit_us
+    unit = int(SOURCES[source]["unit_us"])
     previous = -1
     for pair in counts:
         # type() is, not isinstance(): a bool is not a count
@@ -320,7 +300,7 @@ def attach(parsed: Parsed, dist: Distribution) -> None:
     parsed.latency_ms.update(dist.latency_ms())
     if parsed.latency_ms.get("min") is None and dist.counts:  # wrk prints no minimum
         parsed.latency_ms["min"] = dist.counts[0][0] / 1000
-    if dist.counts and _res(dist.source).every_request:
+    if dist.counts and SOURCES[dist.source]["every_request"]:
         # ab's -g file holds every request: its mean is the Total row's without the rounding to whole ms,
         # and the one a merged cell computes from the same files (benchstack.merge).
         moments = dist.moments_ms()
@@ -335,3 +315,11 @@ def pooled(cells: Sequence[Mapping[str, Any]]) -> Distribution | None:
     if not dists or any(d is None for d in dists):
         return None
     return merge([d for d in dists if d is not None])
+
+
+# How each source's percentiles are to be read (the report's legend and docs/latency.md).
+SOURCE_LABELS: dict[str, str] = {
+    "wrk": "wrk: corrected for coordinated omission by wrk itself, 1 µs (within 0.4 %)",
+    "ab": "ab: every request, closed loop, 1 ms",
+    "httperf": "httperf: open loop (connection lifetimes), 1 ms bins",
+}

@@ -70,7 +70,7 @@ def csv_text(dist: Distribution) -> str:
 
 def describe(title: str, dist: Distribution, cells: list[dict[str, Any]]) -> str:
     """A human-readable summary: what the samples are, the tail rule, and a percentile ladder."""
-    lines = [f"{title}", f"  {distribution.source_label(dist.source)}"]
+    lines = [f"{title}", f"  {distribution.SOURCE_LABELS[dist.source]}"]
     samples = f"{dist.samples:,} samples"
     if dist.samples != dist.requests:
         samples += f" ({dist.requests:,} requests; wrk's correction added the rest)"

@@ -17,8 +17,7 @@ Error accounting (the honest part). Every tool keeps its own counters, and they 
   read, client/socket timeouts -> timeout, descriptor/port/table exhaustion and other -> exceptions; none
   of them completed. 4xx/5xx replies are completed ``status`` errors. Attempts = replies + those failures.
 
-Each tool's rules are its adapter's ``overlapping_counters``, ``with_latency`` and ``not_completed``
-(:mod:`benchstack.loadtools`).
+Each tool's rules are one :class:`Counting` in :data:`COUNTING`.
 
 ``over_threshold`` counts completed requests slower than the experiment's threshold (from per-request data,
 see :mod:`benchstack.perrequest`); it is None when nothing measured it. A request that both failed and was
@@ -48,7 +47,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from benchstack.distribution import Distribution
-    from benchstack.loadtools.base import LoadTool
 
 ERROR_KINDS: tuple[str, ...] = (
     "connect",
@@ -89,29 +87,48 @@ def _n(value: int | None) -> int:
     return value or 0
 
 
-def _adapter(tool: str) -> LoadTool | None:
-    # Imported here: the adapters import this module for Parsed and the error kinds.
-    from benchstack.loadtools import find
+@dataclass(frozen=True)
+class Counting:
+    """How one tool's error counters become distinct failed requests and attempts (see module doc)."""
 
-    return find(tool)
+    # One bad request is counted under several counters at once: the distinct ones are the largest counter.
+    overlapping: bool
+    # Failed requests that still have a latency, so may also be among the slow ones.
+    with_latency: tuple[str, ...]
+    # Error kinds whose requests never completed: attempts = completed + these.
+    not_completed: tuple[str, ...]
+
+
+# Each tool's rules, as the module doc explains them. Here rather than in the tool's adapter
+# (benchstack.loadtools, which exposes them as ``counting``) because the parsers build Parsed, whose
+# error_count needs them: the adapters import this module, not the other way (tests/unit/test_imports.py);
+# tests/unit/test_loadtools.py keeps the keys equal to the registry's.
+COUNTING: dict[str, Counting] = {
+    "ab": Counting(True, ("read", "write", "length", "exceptions", "status"), ("connect",)),
+    "wrk": Counting(False, ("status",), ("connect", "read", "write")),
+    "httperf": Counting(False, ("status",), ("connect", "read", "timeout", "exceptions")),
+}
+# An unknown tool's counters are summed, none of them with a latency.
+_UNKNOWN = Counting(False, (), ("connect", "read", "write"))
 
 
 def error_count(tool: str, errors: dict[str, int | None]) -> int:
     """Distinct failed requests, as well as the tool's overlapping counters allow (see module doc)."""
-    adapter = _adapter(tool)
-    if adapter is not None:
-        failed, with_latency = adapter.failed_counts(errors)
+    rules = COUNTING.get(tool, _UNKNOWN)
+    kinds = [k for k in ERROR_KINDS if k != "over_threshold"]
+    if rules.overlapping:
+        failed = max(_n(errors.get(k)) for k in kinds)
+        with_latency = max(_n(errors.get(k)) for k in rules.with_latency)
     else:
-        failed, with_latency = sum(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold"), 0
+        failed = sum(_n(errors.get(k)) for k in kinds)
+        with_latency = sum(_n(errors.get(k)) for k in rules.with_latency)
     return failed + max(0, _n(errors.get("over_threshold")) - with_latency)
 
 
 def attempts(tool: str, requests_completed: int, errors: dict[str, int | None]) -> int:
     """Requests tried: completed ones plus attempts the tool counted as failed without completing."""
-    adapter = _adapter(tool)
-    if adapter is not None:
-        return adapter.attempts(requests_completed, errors)
-    return requests_completed + sum(_n(errors.get(k)) for k in ("connect", "read", "write"))
+    rules = COUNTING.get(tool, _UNKNOWN)
+    return requests_completed + sum(_n(errors.get(k)) for k in rules.not_completed)
 
 
 def _share(count: int, tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:

@@ -195,7 +195,7 @@ def spectrum_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
             else:
                 ax.set_ylim(bottom=0)
             sources = sorted({str(pool_source(g)) for g in at_level.values() if pool_source(g)})
-            where = "; ".join(distribution.source_label(s).split(":")[1].strip() for s in sources)
+            where = "; ".join(distribution.SOURCE_LABELS[s].split(":")[1].strip() for s in sources)
             ax.set(
                 title=f"Latency by percentile ({label}, {level_label(tool, level)})",
                 xlabel=f"percentile ({where})" if where else "percentile",

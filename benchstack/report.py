@@ -454,7 +454,7 @@ def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
 
 def _distribution_legend(cells: list[dict[str, Any]]) -> str:
     sources = sorted({str(c["latency_dist"]["source"]) for c in cells if c.get("latency_dist")})
-    return DIST_LEGEND + " ".join(distribution.source_label(s) + "." for s in sources)
+    return DIST_LEGEND + " ".join(distribution.SOURCE_LABELS[s] + "." for s in sources)
 
 
 def _per_target(run: RunData) -> list[tuple[str | None, list[dict[str, Any]]]]:

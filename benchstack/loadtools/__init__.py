@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchstack.loadtools import ab, httperf, wrk
-from benchstack.loadtools.base import LoadTool, Resolution
+from benchstack.loadtools.base import LoadTool
 from benchstack.model import Parsed
 
 # In the order messages list them (the schemas' ``tool`` enums are in this order too).
@@ -23,7 +23,7 @@ TOOLS: tuple[str, ...] = tuple(REGISTRY)
 # The most concurrent clients a closed-loop plan may ask for: ab's own limit (wrk has none of its own).
 MAX_CONCURRENCY = ab.AB_MAX_CONCURRENCY
 
-__all__ = ["REGISTRY", "TOOLS", "LoadTool", "Resolution", "by_name", "find", "parse"]
+__all__ = ["REGISTRY", "TOOLS", "LoadTool", "by_name", "find", "parse"]
 
 
 def find(name: object) -> LoadTool | None:
@@ -42,12 +42,6 @@ def by_name(name: object) -> LoadTool:
 def parse(tool: str, text: str) -> Parsed:
     """Parse ``text`` as output of ``tool``."""
     return by_name(tool).parse(text)
-
-
-def resolution(source: str) -> Resolution | None:
-    """How a distribution from ``source`` (a tool's name) is kept; None for an unknown source."""
-    tool = find(source)
-    return None if tool is None else tool.resolution
 
 
 def warmup_tool(plan: dict[str, Any], warmup: dict[str, Any] | None) -> str | None:

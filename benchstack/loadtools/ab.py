@@ -36,7 +36,6 @@ from benchstack.loadtools.base import (
     TIMEOUT_SLACK_S,
     Executor,
     LoadTool,
-    Resolution,
     bounded_int,
     positive_int,
 )
@@ -290,13 +289,6 @@ class Ab(LoadTool):
     name = "ab"
     bound = "requests"
     keepalive_choice = True
-    with_latency = ("read", "write", "length", "exceptions", "status")
-    # One bad request under several counters (see the module doc of benchstack.model).
-    overlapping_counters = True
-    # Complete requests include non-2xx, length and (with -r) receive failures; failed connects are not in
-    # it (ab aborts after 10 of them anyway).
-    not_completed = ("connect",)
-    resolution = Resolution(1000, 11, False, "ab: every request, closed loop, 1 ms", every_request=True)
     packages: ClassVar[dict[str, tuple[str, ...] | None]] = {
         "Debian": ("apache2-utils",),
         "RedHat": ("httpd-tools",),

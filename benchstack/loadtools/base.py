@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
+from benchstack.distribution import SOURCES
 from benchstack.inputs import shown
-from benchstack.model import ERROR_KINDS, Parsed
+from benchstack.model import COUNTING, Counting, Parsed, attempts, failed_count
 from benchstack.numbers import is_int
 
 # Runs a shell command on the loadgen: (rc, stdout, stderr) (:data:`benchstack.runner.Executor`).
@@ -51,24 +51,6 @@ def check_url(tool: str, url: str) -> None:
         raise ValueError(f"{tool} needs a path in the URL, e.g. {url}/ (ab rejects {url!r} as invalid)")
 
 
-def _n(value: int | None) -> int:
-    return value or 0
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """How a tool's latency distribution is kept (:mod:`benchstack.distribution`): its unit, the
-    significant bits per bucket, whether the samples are corrected for coordinated omission, how the
-    report's legend reads it, and whether it holds every request's own time (its mean and stdev then
-    replace the tool's rounded ones)."""
-
-    unit_us: int
-    bits: int
-    corrected: bool
-    label: str
-    every_request: bool = False
-
-
 class LoadTool(ABC):
     """A load tool. Subclasses set the class attributes and implement the abstract methods; the registry
     holds one instance of each."""
@@ -87,13 +69,6 @@ class LoadTool(ABC):
     spinning: ClassVar[bool] = False
     # Descriptors the tool can hold at most whatever the open-files limit (None: that limit only).
     fd_limit: ClassVar[int | None] = None
-    # Failed requests that still have a latency, so may also be among the slow ones (:mod:`benchstack.model`).
-    with_latency: ClassVar[tuple[str, ...]] = ()
-    # The tool counts one bad request under several counters at once: distinct failures are the largest.
-    overlapping_counters: ClassVar[bool] = False
-    # Error kinds whose requests never completed: attempts = completed + these.
-    not_completed: ClassVar[tuple[str, ...]] = ("connect", "read", "write")
-    resolution: ClassVar[Resolution]
     # Shell that prints the version when the tool's own output does not (None: the output says it).
     version_probe: ClassVar[str | None] = None
     # OS packages per distribution family, as roles/loadgen/vars/<family>.yml ``__loadgen_packages`` lists
@@ -248,17 +223,23 @@ class LoadTool(ABC):
         """The tool's output as a :class:`Parsed`; :class:`benchstack.model.ParseError` when it is not
         this tool's output or is cut short."""
 
-    def failed_counts(self, errors: dict[str, int | None]) -> tuple[int, int]:
-        """(distinct failed requests, failed requests that have a latency), as well as the counters allow
-        (:mod:`benchstack.model`)."""
-        kinds = [k for k in ERROR_KINDS if k != "over_threshold"]
-        if self.overlapping_counters:
-            return max(_n(errors.get(k)) for k in kinds), max(_n(errors.get(k)) for k in self.with_latency)
-        return sum(_n(errors.get(k)) for k in kinds), sum(_n(errors.get(k)) for k in self.with_latency)
+    @property
+    def counting(self) -> Counting:
+        """How its error counters become failed requests and attempts (:data:`benchstack.model.COUNTING`)."""
+        return COUNTING[self.name]
+
+    @property
+    def resolution(self) -> dict[str, Any]:
+        """Its latency distribution's unit, bits and flags (:data:`benchstack.distribution.SOURCES`)."""
+        return SOURCES[self.name]
+
+    def failed_count(self, errors: dict[str, int | None]) -> int:
+        """Distinct failed requests, slow ones left out unless they also failed (:mod:`benchstack.model`)."""
+        return failed_count(self.name, errors)
 
     def attempts(self, requests_completed: int, errors: dict[str, int | None]) -> int:
         """Requests tried: completed ones plus attempts the tool counted as failed without completing."""
-        return requests_completed + sum(_n(errors.get(k)) for k in self.not_completed)
+        return attempts(self.name, requests_completed, errors)
 
     # ------------------------------------------------------------ per-request data
 

@@ -33,7 +33,6 @@ from benchstack.loadtools.base import (
     MAX_DURATION_S,
     TIMEOUT_SLACK_S,
     LoadTool,
-    Resolution,
     bounded_int,
     check_url,
     positive_int,
@@ -249,10 +248,6 @@ class Httperf(LoadTool):
     open_loop = True
     spinning = True
     fd_limit = HTTPERF_MAX_FDS
-    with_latency = ("status",)
-    # Each failed connection is counted once, under one kind; none of them completed.
-    not_completed = ("connect", "read", "timeout", "exceptions")
-    resolution = Resolution(500, 12, False, "httperf: open loop (connection lifetimes), 1 ms bins")
     # `httperf --version` prints "httperf: httperf-0.9.0 compiled ..." then a test run against localhost.
     version_probe = "dpkg-query -W -f '${Version}' httperf 2>/dev/null || rpm -q --qf '%{VERSION}' httperf"
     # EPEL's httperf on RHEL; no httperf package on Amazon Linux 2023 (and no EPEL): the role refuses it.

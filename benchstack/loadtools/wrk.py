@@ -27,7 +27,6 @@ from benchstack.loadtools.base import (
     TIMEOUT_SLACK_S,
     Executor,
     LoadTool,
-    Resolution,
     bounded_int,
     positive_int,
 )
@@ -280,13 +279,6 @@ class Wrk(LoadTool):
     name = "wrk"
     bound = "duration_s"
     always_keepalive = True
-    # Connect/read/write errors never completed, and timeouts are left out of wrk's latency data.
-    with_latency = ("status",)
-    not_completed = ("connect", "read", "write")
-    # benchstack/data/wrk_report.lua buckets wrk's histogram with the same 9 bits.
-    resolution = Resolution(
-        1, 9, True, "wrk: corrected for coordinated omission by wrk itself, 1 µs (within 0.4 %)"
-    )
     # `wrk -v` exits non-zero.
     version_probe = "wrk -v 2>&1 | head -n 1"
     # Amazon Linux / RHEL have no wrk package: roles/loadgen builds it from source there.

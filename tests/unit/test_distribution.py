@@ -11,6 +11,7 @@ from conftest import DATA, read_data
 
 from benchstack import distribution
 from benchstack.distribution import (
+    SOURCES,
     Distribution,
     DistributionError,
     bucket,
@@ -20,7 +21,7 @@ from benchstack.distribution import (
     from_values,
     merge,
 )
-from benchstack.loadtools import parse, wrk
+from benchstack.loadtools import parse
 from benchstack.loadtools.wrk import time_ms
 from benchstack.model import ParseError
 from benchstack.perrequest import ab_requests, wrk_report
@@ -124,10 +125,10 @@ def test_wrk_run_where_every_request_failed_has_no_distribution() -> None:
 def test_the_lua_script_buckets_wrk_values_with_the_bits_python_expects() -> None:
     lua = (DATA.parent.parent / "benchstack" / "data" / "wrk_report.lua").read_text(encoding="utf-8")
     exact_below = int(re.search(r"^local EXACT_BELOW = (\d+)", lua, re.M).group(1))
-    assert exact_below == 1 << wrk.TOOL.resolution.bits
+    assert exact_below == 1 << SOURCES["wrk"]["bits"]
     # and the values in a real capture are already buckets: bucketing again changes nothing
     histogram = wrk_report(read_data("latency", "wrk-fast.txt"))["histogram"]
-    assert all(bucket(v, wrk.TOOL.resolution.bits) == v for v, _ in histogram)
+    assert all(bucket(v, SOURCES["wrk"]["bits"]) == v for v, _ in histogram)
     assert len({v for v, _ in histogram}) == len(histogram)
 
 

@@ -7,6 +7,7 @@ from conftest import read_data
 
 from benchstack.loadtools.wrk import TOOL as WRK
 from benchstack.loadtools.wrk import install_script_command, wrk_script
+from benchstack.model import error_count
 
 URL = "http://127.0.0.1:8002/"
 PLAN = {"tool": "wrk", "concurrency": 8, "duration_s": 10, "threads": 2, "keepalive": True}
@@ -64,7 +65,9 @@ def test_the_report_counts_the_slow_requests() -> None:
 
 def test_errors_that_never_completed_are_attempts_and_timeouts_have_no_latency() -> None:
     errors = {"connect": 3, "read": 2, "write": 1, "timeout": 4, "status": 5}
-    assert WRK.failed_counts(errors) == (15, 5)
+    assert WRK.failed_count(errors) == 15
+    # Only the 5 status errors have a latency: 7 slow responses are at least 2 more bad requests.
+    assert error_count("wrk", {**errors, "over_threshold": 7}) == 17
     assert WRK.attempts(100, errors) == 106
 
 

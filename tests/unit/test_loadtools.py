@@ -12,8 +12,10 @@ import pytest
 import yaml
 
 from benchstack import loadtools
+from benchstack.distribution import SOURCES
 from benchstack.loadtools import REGISTRY, TOOLS, by_name, load_tools, warmup_tool
 from benchstack.loadtools.base import LoadTool
+from benchstack.model import COUNTING
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "benchstack" / "schemas"
@@ -50,6 +52,14 @@ def test_the_registry_holds_each_tool_modules_adapter_under_its_own_name() -> No
         assert isinstance(tool, LoadTool)
         assert tool.name == name
         assert not inspect.isabstract(type(tool))
+
+
+def test_the_results_format_tables_have_a_row_per_tool() -> None:
+    # The counting rules and distribution resolutions live beside Parsed and Distribution (the adapters import
+    # those modules); each adapter reads its own row.
+    assert set(COUNTING) == set(SOURCES) == set(REGISTRY)
+    for tool in REGISTRY.values():
+        assert tool.counting is COUNTING[tool.name] and tool.resolution is SOURCES[tool.name]
 
 
 def test_an_unknown_tool_is_refused_naming_the_known_ones() -> None:
