@@ -6,15 +6,12 @@ measures refused connections and dropped SYNs, not the stack. These checks warn 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from benchstack.loadcmd import httperf_timeout_s
+from benchstack.loadtools import by_name, find
 
 # File descriptors a load tool needs beside its connections (stdio, epoll, timers, its own files).
 TOOL_FD_OVERHEAD = 32
-# httperf uses select(): it holds at most FD_SETSIZE descriptors, whatever the open-files limit.
-HTTPERF_MAX_FDS = 1024
 
 
 def _int(value: object) -> int | None:
@@ -29,7 +26,7 @@ def connections(plan: dict[str, Any]) -> int:
     times its timeout (every connection of that window still waiting)."""
     if plan.get("concurrency") is not None:
         return int(plan["concurrency"])
-    return math.ceil(int(plan["rate"]) * httperf_timeout_s(plan))
+    return by_name(plan["tool"]).open_connections(plan)
 
 
 def capacity_warnings(
@@ -40,14 +37,16 @@ def capacity_warnings(
         return []
     conc = max(connections(c) for c in cells)
     out: list[str] = []
-    open_loop = [c for c in cells if c.get("concurrency") is None and c.get("tool") == "httperf"]
-    worst = max(open_loop, key=connections, default=None)
-    if worst is not None and connections(worst) + TOOL_FD_OVERHEAD > HTTPERF_MAX_FDS:
-        out.append(
-            f"httperf at {worst['rate']}/s with a {httperf_timeout_s(worst):g} s timeout may hold "
-            f"{connections(worst)} connections; it can hold about {HTTPERF_MAX_FDS - TOOL_FD_OVERHEAD} "
-            "(select's FD_SETSIZE) and counts the rest as fd-unavail errors"
-        )
+    # Tools that hold fewer descriptors than the open-files limit allows (httperf: select's FD_SETSIZE).
+    limited = [
+        c for c in cells if c.get("concurrency") is None and getattr(find(c.get("tool")), "fd_limit", None)
+    ]
+    worst = max(limited, key=connections, default=None)
+    if worst is not None:
+        tool = by_name(worst["tool"])
+        limit = int(tool.fd_limit or 0)
+        if connections(worst) + TOOL_FD_OVERHEAD > limit:
+            out.append(tool.fd_warning(worst, connections(worst), limit - TOOL_FD_OVERHEAD))
     somaxconn = _int(((target or {}).get("sysctls") or {}).get("net.core.somaxconn"))
     if somaxconn is not None and conc > somaxconn:
         out.append(

@@ -43,7 +43,8 @@ from typing import Any
 
 from benchstack import distribution, formats
 from benchstack.files import read_json
-from benchstack.model import OPEN_LOOP_TOOLS, Parsed
+from benchstack.loadtools import find
+from benchstack.model import Parsed
 
 SCHEMA = "bench-stack/cell/v2"
 # Earlier cells still read as they are: no interference was measured and none was left out.
@@ -205,7 +206,8 @@ def cell_id(
 
     (wrk always keeps connections alive, so only ab has two variants.)
     """
-    tool_part = f"{_safe(tool)}-k" if keepalive and tool == "ab" else _safe(tool)
+    adapter = find(tool)
+    tool_part = adapter.cell_part(keepalive) if adapter is not None else _safe(tool)
     level_part = f"rate{int(level)}" if open_loop else f"c{int(level)}"
     return f"{_safe(stack)}__{tool_part}__{level_part}__r{int(repetition)}"
 
@@ -245,7 +247,8 @@ def group_key(d: dict[str, Any]) -> GroupKey:
 
 def level_label(tool: str, level: int) -> str:
     """``c100`` for 100 concurrent clients, ``500/s`` for an offered rate of 500 requests per second."""
-    return f"{level}/s" if tool in OPEN_LOOP_TOOLS else f"c{level}"
+    adapter = find(tool)
+    return adapter.level_label(level) if adapter is not None else f"c{level}"
 
 
 # ---------------------------------------------------------------- validation
@@ -282,7 +285,8 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
             f"with error_count {d['error_count']}"
         )
 
-    if d.get("tool") in OPEN_LOOP_TOOLS and require_meta:
+    adapter = find(d.get("tool"))
+    if adapter is not None and adapter.open_loop and require_meta:
         if d.get("rate") is None:
             problems.append(f"{d['tool']} is open loop: a stored cell needs its offered rate")
     if require_meta:

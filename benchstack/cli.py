@@ -32,8 +32,8 @@ from benchstack.files import read_json
 from benchstack.formats import RUN_INFO, validate_run_info
 from benchstack.hist import HistError, csv_name, csv_text, hist
 from benchstack.hostdiff import run_differences, target_differences
+from benchstack.loadtools import TOOLS, parse
 from benchstack.model import ParseError
-from benchstack.parsers import PARSERS, parse
 from benchstack.plan import compile_plan, experiment_path
 from benchstack.report import end_of_run_text, read_run_info, verdict_of, write_run_report
 from benchstack.stacks import DEFAULT_ROOTS, Roots
@@ -51,7 +51,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("parse", help="parse one load-tool output file and print the cell JSON")
-    p.add_argument("--tool", required=True, choices=sorted(PARSERS))
+    p.add_argument("--tool", required=True, choices=sorted(TOOLS))
     p.add_argument("file", type=Path, help="captured output ('-' for stdin)")
     p.add_argument("--experiment")
     p.add_argument("--stack")

@@ -39,13 +39,16 @@ from benchstack.numbers import is_int
 if TYPE_CHECKING:
     from benchstack.model import Parsed
 
-# Where each distribution comes from: the tool's resolution, the significant bits kept, and whether the
-# samples are corrected for coordinated omission (wrk's own correction). benchstack/data/wrk_report.lua
-# buckets wrk's histogram with the same 9 bits.
+# Where each distribution comes from: the tool's resolution, the significant bits kept, whether the samples
+# are corrected for coordinated omission (wrk's own correction), and whether they are every request's own
+# time (their mean and stdev then replace the tool's rounded ones). benchstack/data/wrk_report.lua buckets
+# wrk's histogram with the same 9 bits. A table of the results format (cell.schema.json has the same rules),
+# here rather than in each tool's adapter (benchstack.loadtools) because the parsers build distributions:
+# the adapters import this module, not the other way (tests/unit/test_loadtools.py keeps the keys equal).
 SOURCES: dict[str, dict[str, Any]] = {
-    "wrk": {"unit_us": 1, "bits": 9, "corrected": True},
-    "ab": {"unit_us": 1000, "bits": 11, "corrected": False},
-    "httperf": {"unit_us": 500, "bits": 12, "corrected": False},
+    "wrk": {"unit_us": 1, "bits": 9, "corrected": True, "every_request": False},
+    "ab": {"unit_us": 1000, "bits": 11, "corrected": False, "every_request": True},
+    "httperf": {"unit_us": 500, "bits": 12, "corrected": False, "every_request": False},
 }
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p75", 75), ("p90", 90), ("p99", 99))
 # The tail percentiles (model.TAIL_KEYS) and the real requests each needs (Distribution.unsupported).
@@ -297,7 +300,7 @@ def attach(parsed: Parsed, dist: Distribution) -> None:
     parsed.latency_ms.update(dist.latency_ms())
     if parsed.latency_ms.get("min") is None and dist.counts:  # wrk prints no minimum
         parsed.latency_ms["min"] = dist.counts[0][0] / 1000
-    if dist.source == "ab" and dist.counts:
+    if dist.counts and SOURCES[dist.source]["every_request"]:
         # ab's -g file holds every request: its mean is the Total row's without the rounding to whole ms,
         # and the one a merged cell computes from the same files (benchstack.merge).
         moments = dist.moments_ms()

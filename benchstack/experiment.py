@@ -31,14 +31,14 @@ from typing import Any
 
 from benchstack.cell import cell_id
 from benchstack.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_bounded, shown, shown_key
-from benchstack.loadcmd import AB_MAX_CONCURRENCY, build_command
-from benchstack.model import OPEN_LOOP_TOOLS, TOOLS
+from benchstack.loadcmd import build_command
+from benchstack.loadtools import MAX_CONCURRENCY as TOOL_MAX_CONCURRENCY
+from benchstack.loadtools import REGISTRY, TOOLS, by_name, find
+from benchstack.loadtools.base import MAX_DURATION_S, MAX_REQUESTS, bounded_int
 from benchstack.numbers import is_finite_number, is_int, is_number
 from benchstack.stacks import DEFAULT_ROOTS, Roots, StackError, resolve_stacks, url_path_problem
 from benchstack.trace import note
 
-MAX_REQUESTS = 1_000_000
-MAX_DURATION_S = 600
 MAX_REPETITIONS = 100
 DEFAULT_MAX_CV = 0.05
 DEFAULT_MAX_ERROR_RATE = 0.01
@@ -56,7 +56,7 @@ NAME_RE = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}$")
 # (one socket and about 10 kB per connection) inside the benchmark user's 65,536 open files
 # (bench_host_nofile) and one loadgen address's 64,511 ports to a target port, even in loopback mode where
 # both ends of every connection are on one host. A billion made wrk abort out of memory.
-MAX_CONCURRENCY = AB_MAX_CONCURRENCY
+MAX_CONCURRENCY = TOOL_MAX_CONCURRENCY
 # Open loop: at most this many new connections a second. httperf is one process on one core that watches
 # its connections with select() (1,024 descriptors): at 20,000/s an answer of 50 ms already holds 1,000 of
 # them, so above it the cell measures httperf's limits, not the stack's.
@@ -138,13 +138,6 @@ class Experiment:
     resolved: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
 
-def _bounded_int(problems: list[str], where: str, v: object, maximum: int) -> bool:
-    if not is_int(v) or not 1 <= v <= maximum:  # type: ignore[operator]
-        problems.append(f"{where}: must be an integer from 1 to {maximum:_}, not {shown(v)}")
-        return False
-    return True
-
-
 def _unknown(problems: list[str], where: str, d: dict[str, Any], allowed: set[str]) -> None:
     unknown = sorted(set(d) - allowed, key=str)
     for key in unknown[:MAX_UNKNOWN_LISTED]:
@@ -213,10 +206,10 @@ def _validate_load(load: object) -> list[str]:
         problems.append(
             f"load.pause_s: must be a number of seconds from 0 to {MAX_PAUSE_S}, not {shown(pause)}"
         )
-    reps_ok = _bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
+    reps_ok = bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
     if "max_repetitions" in load:
         cap = load["max_repetitions"]
-        if _bounded_int(problems, "load.max_repetitions", cap, MAX_REPETITIONS) and reps_ok:
+        if bounded_int(problems, "load.max_repetitions", cap, MAX_REPETITIONS) and reps_ok:
             reps = load.get("repetitions", 1)
             if cap < reps:
                 problems.append(
@@ -247,7 +240,7 @@ def _validate_load(load: object) -> list[str]:
             f"1 = never disturbed), not {shown(interference)}"
         )
     if load.get("max_seconds") is not None:
-        _bounded_int(problems, "load.max_seconds", load["max_seconds"], MAX_SECONDS)
+        bounded_int(problems, "load.max_seconds", load["max_seconds"], MAX_SECONDS)
     if "seed" in load and (not is_int(load["seed"]) or not 0 <= load["seed"] < 2**32):
         problems.append(f"load.seed: must be an integer from 0 to {2**32 - 1}, not {shown(load['seed'])}")
     warmup = load.get("warmup")
@@ -257,9 +250,9 @@ def _validate_load(load: object) -> list[str]:
         else:
             _unknown(problems, "load.warmup.", warmup, WARMUP_KEYS)
             if "requests" in warmup:
-                _bounded_int(problems, "load.warmup.requests", warmup["requests"], MAX_REQUESTS)
+                bounded_int(problems, "load.warmup.requests", warmup["requests"], MAX_REQUESTS)
             if "duration_s" in warmup:
-                _bounded_int(problems, "load.warmup.duration_s", warmup["duration_s"], MAX_DURATION_S)
+                bounded_int(problems, "load.warmup.duration_s", warmup["duration_s"], MAX_DURATION_S)
     plans = load.get("plans")
     if not isinstance(plans, list) or not plans:
         problems.append("load.plans: must be a non-empty list of load plans")
@@ -277,47 +270,22 @@ def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int])
     problems: list[str] = []
     _unknown(problems, f"{where}.", plan, PLAN_KEYS)
     tool = plan.get("tool")
-    if tool not in TOOLS:
+    adapter = find(tool)
+    if adapter is None:
         problems.append(f"{where}.tool: must be one of {', '.join(TOOLS)}, not {shown(tool)}")
         return problems
-    if tool in OPEN_LOOP_TOOLS:
+    if adapter.open_loop:
         return problems + _validate_open_plan(where, plan, seen, i)
     levels = _levels(problems, where, plan, "concurrency", MAX_CONCURRENCY)
     if "rate" in plan:
-        problems.append(f"{where}.rate: {tool} is closed loop (concurrency); rate applies to httperf")
-    ok = True
-    if tool == "ab":
-        if "requests" not in plan:
-            problems.append(f"{where}.requests: ab needs a number of requests")
-            ok = False
-        else:
-            ok = _bounded_int(problems, f"{where}.requests", plan["requests"], MAX_REQUESTS)
-        if "duration_s" in plan:
-            ok = _bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S) and ok
-        if "threads" in plan:
-            problems.append(f"{where}.threads: ab is single-threaded; threads applies to wrk only")
-            ok = False
-    else:
-        if "duration_s" not in plan:
-            problems.append(f"{where}.duration_s: wrk needs a duration in seconds")
-            ok = False
-        else:
-            ok = _bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S)
-        if "requests" in plan:
-            problems.append(f"{where}.requests: wrk runs for a duration, not a number of requests")
-            ok = False
-        if "threads" in plan:
-            ok = _bounded_int(problems, f"{where}.threads", plan["threads"], 1024) and ok
-        if plan.get("keepalive") is False:
-            problems.append(
-                f"{where}.keepalive: wrk always keeps connections alive; use ab for keepalive: false"
-            )
-            ok = False
+        open_loop = ", ".join(t.name for t in REGISTRY.values() if t.open_loop)
+        problems.append(f"{where}.rate: {tool} is closed loop (concurrency); rate applies to {open_loop}")
+    ok = adapter.check_plan(where, plan, problems)
     if "keepalive" in plan and not isinstance(plan["keepalive"], bool):
         problems.append(f"{where}.keepalive: must be true or false")
         ok = False
     if "timeout_s" in plan:
-        ok = _bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S) and ok
+        ok = bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S) and ok
     if not ok:
         return problems
     keepalive = plan_keepalive(plan)
@@ -364,25 +332,11 @@ def _levels(problems: list[str], where: str, plan: dict[str, Any], key: str, max
 def _validate_open_plan(
     where: str, plan: dict[str, Any], seen: dict[tuple[str, bool, int], int], i: int
 ) -> list[str]:
-    """httperf: a list of offered rates for a bounded duration, one request per connection."""
+    """An open-loop tool: a list of offered rates for a bounded duration (the rest: its adapter)."""
     problems: list[str] = []
     tool = plan["tool"]
     levels = _levels(problems, where, plan, "rate", MAX_RATE)
-    for key, why in (
-        ("concurrency", "open loop: the load is the offered rate, not a number of clients"),
-        ("requests", "the run is bounded by duration_s (rate x duration_s connections)"),
-        ("threads", "httperf is single-threaded"),
-    ):
-        if key in plan:
-            problems.append(f"{where}.{key}: not for {tool} ({why})")
-    if plan.get("keepalive"):
-        problems.append(f"{where}.keepalive: {tool} runs one request per connection here")
-    if "duration_s" not in plan:
-        problems.append(f"{where}.duration_s: {tool} needs a duration in seconds")
-    else:
-        _bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S)
-    if "timeout_s" in plan:
-        _bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S)
+    by_name(tool).check_plan(where, plan, problems)
     for level in levels:
         if is_int(plan.get("duration_s")) and level * plan["duration_s"] > MAX_REQUESTS:
             problems.append(
@@ -397,7 +351,7 @@ def _validate_open_plan(
 
 
 def plan_keepalive(plan: dict[str, Any]) -> bool:
-    return True if plan["tool"] == "wrk" else bool(plan.get("keepalive", False))
+    return by_name(plan["tool"]).keepalive(plan)
 
 
 def experiment_from_dict(data: object, source: str | None = None, roots: Roots = DEFAULT_ROOTS) -> Experiment:
@@ -496,7 +450,7 @@ def load_points(exp: Experiment) -> list[tuple[dict[str, Any], int]]:
     offered rate for an open-loop tool."""
     points = []
     for plan in exp.load["plans"]:
-        levels = plan["rate"] if plan["tool"] in OPEN_LOOP_TOOLS else plan["concurrency"]
+        levels = plan["rate"] if by_name(plan["tool"]).open_loop else plan["concurrency"]
         points += [(plan, level) for level in ([levels] if isinstance(levels, int) else levels)]
     return points
 
@@ -506,9 +460,10 @@ def cell_plan(
 ) -> CellPlan:
     """The cell of one stack, one load point and one repetition."""
     load = exp.load
-    keepalive = plan_keepalive(plan)
-    threads = plan.get("threads", min(2, level)) if plan["tool"] == "wrk" else None
-    rate = level if plan["tool"] in OPEN_LOOP_TOOLS else None
+    tool = by_name(plan["tool"])
+    keepalive = tool.keepalive(plan)
+    threads = tool.threads(plan, level)
+    rate = level if tool.open_loop else None
     open_loop = rate is not None
     return CellPlan(
         cell_id=cell_id(stack["name"], plan["tool"], level, repetition, keepalive, open_loop=open_loop),

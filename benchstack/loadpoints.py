@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchstack.cell import GroupKey, group_key, level_label
-from benchstack.model import OPEN_LOOP_TOOLS
+from benchstack.loadtools import find
 
 
 def by_load_point(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
@@ -27,9 +27,8 @@ def groups_of(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]
 
 def tool_label(tool: str, keepalive: bool) -> str:
     """``ab -k`` for ab with keep-alive, ``httperf (open loop)``, else the tool."""
-    if tool in OPEN_LOOP_TOOLS:
-        return f"{tool} (open loop)"
-    return f"{tool} -k" if keepalive and tool == "ab" else tool
+    adapter = find(tool)
+    return adapter.label(keepalive) if adapter is not None else tool
 
 
 def loadgen_count(cells: list[dict[str, Any]]) -> int:

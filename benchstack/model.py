@@ -17,6 +17,8 @@ Error accounting (the honest part). Every tool keeps its own counters, and they 
   read, client/socket timeouts -> timeout, descriptor/port/table exhaustion and other -> exceptions; none
   of them completed. 4xx/5xx replies are completed ``status`` errors. Attempts = replies + those failures.
 
+Each tool's rules are one :class:`Counting` in :data:`COUNTING`.
+
 ``over_threshold`` counts completed requests slower than the experiment's threshold (from per-request data,
 see :mod:`benchstack.perrequest`); it is None when nothing measured it. A request that both failed and was
 slow counts once. Per-request data carries no status, so which slow requests also failed is unknown; the rule
@@ -59,9 +61,6 @@ ERROR_KINDS: tuple[str, ...] = (
 LATENCY_KEYS: tuple[str, ...] = ("mean", "stdev", "min", "max", "p50", "p75", "p90", "p99")
 # Tail percentiles, from a latency distribution only (:mod:`benchstack.distribution`); optional in a cell.
 TAIL_KEYS: tuple[str, ...] = ("p99.9", "p99.99")
-TOOLS: tuple[str, ...] = ("ab", "wrk", "httperf")
-# Tools whose load is an offered rate of new requests, not a number of concurrent clients.
-OPEN_LOOP_TOOLS: tuple[str, ...] = ("httperf",)
 
 
 class ParseError(ValueError):
@@ -88,36 +87,48 @@ def _n(value: int | None) -> int:
     return value or 0
 
 
-# Failed requests that still have a latency, so may also be among the slow ones (see module doc).
-WITH_LATENCY: dict[str, tuple[str, ...]] = {
-    "ab": ("read", "write", "length", "exceptions", "status"),
-    "wrk": ("status",),
-    "httperf": ("status",),
+@dataclass(frozen=True)
+class Counting:
+    """How one tool's error counters become distinct failed requests and attempts (see module doc)."""
+
+    # One bad request is counted under several counters at once: the distinct ones are the largest counter.
+    overlapping: bool
+    # Failed requests that still have a latency, so may also be among the slow ones.
+    with_latency: tuple[str, ...]
+    # Error kinds whose requests never completed: attempts = completed + these.
+    not_completed: tuple[str, ...]
+
+
+# Each tool's rules, as the module doc explains them. Here rather than in the tool's adapter
+# (benchstack.loadtools, which exposes them as ``counting``) because the parsers build Parsed, whose
+# error_count needs them: the adapters import this module, not the other way (tests/unit/test_imports.py);
+# tests/unit/test_loadtools.py keeps the keys equal to the registry's.
+COUNTING: dict[str, Counting] = {
+    "ab": Counting(True, ("read", "write", "length", "exceptions", "status"), ("connect",)),
+    "wrk": Counting(False, ("status",), ("connect", "read", "write")),
+    "httperf": Counting(False, ("status",), ("connect", "read", "timeout", "exceptions")),
 }
+# An unknown tool's counters are summed, none of them with a latency.
+_UNKNOWN = Counting(False, (), ("connect", "read", "write"))
 
 
 def error_count(tool: str, errors: dict[str, int | None]) -> int:
     """Distinct failed requests, as well as the tool's overlapping counters allow (see module doc)."""
-    if tool == "ab":
-        failed = max(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold")
-        with_latency = max(_n(errors.get(k)) for k in WITH_LATENCY["ab"])
+    rules = COUNTING.get(tool, _UNKNOWN)
+    kinds = [k for k in ERROR_KINDS if k != "over_threshold"]
+    if rules.overlapping:
+        failed = max(_n(errors.get(k)) for k in kinds)
+        with_latency = max(_n(errors.get(k)) for k in rules.with_latency)
     else:
-        failed = sum(_n(errors.get(k)) for k in ERROR_KINDS if k != "over_threshold")
-        with_latency = sum(_n(errors.get(k)) for k in WITH_LATENCY.get(tool, ()))
+        failed = sum(_n(errors.get(k)) for k in kinds)
+        with_latency = sum(_n(errors.get(k)) for k in rules.with_latency)
     return failed + max(0, _n(errors.get("over_threshold")) - with_latency)
 
 
 def attempts(tool: str, requests_completed: int, errors: dict[str, int | None]) -> int:
     """Requests tried: completed ones plus attempts the tool counted as failed without completing."""
-    if tool == "ab":
-        # ab's Complete requests include non-2xx, length and (with -r) receive failures; failed connects
-        # are not in it (ab aborts after 10 of them anyway).
-        return requests_completed + _n(errors.get("connect"))
-    if tool == "httperf":
-        # httperf counts each failed connection once, under one kind; none of them completed.
-        failed = ("connect", "read", "timeout", "exceptions")
-        return requests_completed + sum(_n(errors.get(k)) for k in failed)
-    return requests_completed + sum(_n(errors.get(k)) for k in ("connect", "read", "write"))
+    rules = COUNTING.get(tool, _UNKNOWN)
+    return requests_completed + sum(_n(errors.get(k)) for k in rules.not_completed)
 
 
 def _share(count: int, tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:

@@ -64,7 +64,7 @@ from benchstack.experiment import (
     load_points,
 )
 from benchstack.inputs import InputError, read_bounded, shown
-from benchstack.loadcmd import load_tools
+from benchstack.loadtools import load_tools
 from benchstack.provision import owned
 from benchstack.rolecontract import role_stacks
 from benchstack.runfolder import check_run_dir, experiment_hash

@@ -14,7 +14,7 @@ from typing import Any
 from benchstack import distribution
 from benchstack.cell import level_label
 from benchstack.loadpoints import groups_of, tool_label
-from benchstack.model import OPEN_LOOP_TOOLS
+from benchstack.loadtools import find
 from benchstack.numbers import median
 from benchstack.stats import summarize
 
@@ -59,7 +59,8 @@ def throughput_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     plt = _pyplot()
     paths = []
     for (label, tool), groups in _by_tool(cells).items():
-        axis = "offered req/s" if tool in OPEN_LOOP_TOOLS else "concurrency"
+        adapter = find(tool)
+        axis = "offered req/s" if adapter is not None and adapter.open_loop else "concurrency"
         fig, ax = plt.subplots(figsize=(7, 4))
         stacks = sorted({s for s, _ in groups})
         levels = sorted({c for _, c in groups})

@@ -10,20 +10,18 @@ whole probe say how much any single cell can be trusted before a round is measur
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Callable
 from typing import Any
 
 from benchstack import interference
 from benchstack.loadcmd import http_url
+from benchstack.loadtools import by_name, find
 
 Executor = Callable[[str], tuple[int, str, str]]
 RUNS = 5
 SECONDS = 1
 CONNECTIONS = 8
-_DONE = re.compile(r"^\s*(\d+) requests in |^Complete requests:\s+(\d+)", re.MULTILINE)
-_RPS = re.compile(r"^(?:Requests/sec:|Requests per second:)\s+([\d.]+)", re.MULTILINE)
 MARK = "BENCH-STACK-PROBE"
 
 
@@ -36,16 +34,18 @@ def probe_stack(stacks: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def probe_command(tool: str, url: str) -> str:
-    """One probe run: wrk for SECONDS, or ab for at most SECONDS (``-t``, with a request count it cannot
-    reach first)."""
-    if tool == "wrk":
-        return f"wrk -t1 -c{CONNECTIONS} -d{SECONDS}s {url}"
-    return f"ab -q -t {SECONDS} -n 10000000 -c {CONNECTIONS} {url}"
+    """One probe run of SECONDS at CONNECTIONS with ``tool`` (its adapter's ``probe_command``)."""
+    command = by_name(tool).probe_command(url, SECONDS, CONNECTIONS)
+    if command is None:
+        raise ValueError(f"{tool} cannot run the noise probe")
+    return command
 
 
 def probe_tool(tools: list[str]) -> str | None:
-    """The tool the probe runs: wrk when the plan uses it, else ab, else none (httperf alone)."""
-    return "wrk" if "wrk" in tools else "ab" if "ab" in tools else None
+    """The tool the probe runs: of the plan's tools, the one whose adapter ranks first (wrk, then ab);
+    None when none can probe (httperf alone)."""
+    able = [t for t in map(find, tools) if t is not None and t.probe_rank is not None]
+    return min(able, key=lambda t: t.probe_rank or 0).name if able else None
 
 
 def probe_script(url: str, tool: str = "wrk") -> str:
@@ -65,9 +65,11 @@ def noise_floor(
     ``path``."""
     url = http_url(host, int(stack["port"]), stack.get("path") or path)
     rc, out, err = execute(probe_script(url, tool))
-    runs = [_RPS.search(part) for part in out.split(MARK + "\n")[1:]]
+    adapter = by_name(tool)
+    assert adapter.probe_rps is not None and adapter.probe_done is not None  # probe_command refused others
+    runs = [adapter.probe_rps.search(part) for part in out.split(MARK + "\n")[1:]]
     rps = [float(m.group(1)) for m in runs if m]
-    done = sum(int(m.group(1) or m.group(2)) for m in _DONE.finditer(out))
+    done = sum(int(m.group(1)) for m in adapter.probe_done.finditer(out))
     usage, problem = interference.usage_from_text(out)
     summary = interference.summarize({"probe": usage}) if usage else None
     result: dict[str, Any] = {
@@ -84,7 +86,7 @@ def noise_floor(
     }
     if len(rps) < RUNS:
         result["problem"] = (
-            f"{len(rps)} of {RUNS} wrk runs printed req/s (exit code {rc}): {(err or out)[-200:]}"
+            f"{len(rps)} of {RUNS} {tool} runs printed req/s (exit code {rc}): {(err or out)[-200:]}"
         )
     elif problem:
         result["problem"] = problem

@@ -32,10 +32,7 @@ command, and each cell first stops what an earlier, interrupted run left running
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import math
 import re
 import shlex
 import time
@@ -43,11 +40,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from benchstack import distribution, hostevents, interference
+from benchstack import hostevents, interference
 from benchstack.cell import (
     CELLS_DIR,
     cell_to_dict,
@@ -59,13 +55,11 @@ from benchstack.cell import (
 )
 from benchstack.files import write_atomic
 from benchstack.formats import RUN_SCHEMA
-from benchstack.loadcmd import build_command, http_url, httperf_command, httperf_timeout_s, warmup_tool
+from benchstack.loadcmd import http_url
+from benchstack.loadtools import by_name, warmup_tool
+from benchstack.loadtools.base import TIMEOUT_SLACK_S, Executor
 from benchstack.merge import window_span
-from benchstack.model import Parsed, ParseError
-from benchstack.parsers import parse
-from benchstack.perrequest import WRK_REPORT_MARKER, ab_requests, wrk_over_threshold, wrk_report
 from benchstack.remote import (
-    REQUESTS_FILE,
     WINDOW_MARKER,
     load_script,
     measured_script,
@@ -77,15 +71,8 @@ from benchstack.remote import (
 from benchstack.runfolder import experiment_hash, update_run_json
 from benchstack.sysstats import parse_vmstat
 
-Executor = Callable[[str], tuple[int, str, str]]
 RAW_DIR = "raw"
-# Head room on top of the tool's own bound before `timeout` kills it.
-TIMEOUT_SLACK_S = 60
-# ab's bound is a request count; give it this long at most.
-AB_MAX_S = 600
-WRK_SCRIPT = "wrk_report.lua"
-THRESHOLD_ENV = "BENCH_STACK_THRESHOLD_MS"
-CONNECTIONS_ENV = "BENCH_STACK_CONNECTIONS"
+__all__ = ["TIMEOUT_SLACK_S", "CellFailed", "Executor", "Target", "measure_cell", "write_run_info"]
 _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
 
@@ -120,11 +107,7 @@ def cell_path(run_dir: Path, cell_id: str) -> Path:
 
 
 def _bound_s(plan: dict[str, Any]) -> int:
-    if plan["tool"] == "httperf":
-        return int(plan["duration_s"]) + math.ceil(httperf_timeout_s(plan)) + TIMEOUT_SLACK_S
-    if plan["tool"] == "wrk":
-        return int(plan["duration_s"]) + TIMEOUT_SLACK_S
-    return int(plan["duration_s"] or AB_MAX_S) + TIMEOUT_SLACK_S
+    return by_name(plan["tool"]).bound_s(plan)
 
 
 def _bounded(cmd: list[str], seconds: int) -> str:
@@ -133,44 +116,8 @@ def _bounded(cmd: list[str], seconds: int) -> str:
 
 def warmup_command(plan: dict[str, Any], url: str) -> list[str] | None:
     """The unrecorded warm-up run before a cell, or None when the experiment has none."""
-    warm = plan.get("warmup")
-    tool = warmup_tool(plan, warm)
-    if tool is None or not warm:
-        return None
-    if tool == "httperf":
-        # Open loop: warm up at the offered rate, for the warm-up's duration or request count.
-        return httperf_command(url, int(plan["rate"]), _open_warmup_s(plan), httperf_timeout_s(plan))
-    if tool == "ab":
-        requests = max(int(warm["requests"]), plan["concurrency"])
-        return build_command("ab", url, plan["concurrency"], requests=requests, keepalive=plan["keepalive"])
-    return build_command(
-        "wrk", url, plan["concurrency"], duration_s=int(warm["duration_s"]), threads=plan.get("threads")
-    )
-
-
-def _open_warmup_s(plan: dict[str, Any]) -> int:
-    warm = plan["warmup"]
-    if "duration_s" in warm:
-        return int(warm["duration_s"])
-    return max(1, math.ceil(int(warm["requests"]) / int(plan["rate"])))
-
-
-def wrk_script() -> str:
-    """The Lua report script shipped with the package."""
-    return resources.files("benchstack").joinpath("data", WRK_SCRIPT).read_text(encoding="utf-8")
-
-
-def install_script_command(text: str) -> str:
-    """Shell that puts ``text`` on the loadgen once (kept while its SHA-256 matches) and prints its path."""
-    sha = hashlib.sha256(text.encode()).hexdigest()
-    b64 = base64.b64encode(text.encode()).decode()
-    return (
-        'd=/var/lib/bench-stack; { [ -d "$d" ] && [ -w "$d" ]; } || d=/tmp; '
-        f'p="$d/bench-stack-wrk-report-{sha[:16]}.lua"; '
-        f'if ! echo "{sha}  $p" | sha256sum -c --status 2>/dev/null; then '
-        f't=$(mktemp "$d/.bench-stack-wrk-report.XXXXXX") && echo {b64} | base64 -d > "$t" '
-        '&& chmod 644 "$t" && mv -f "$t" "$p" || exit 1; fi; echo "$p"'
-    )
+    tool = warmup_tool(plan, plan.get("warmup"))
+    return None if tool is None else by_name(tool).warmup_command(plan, url)
 
 
 def _utc(seconds: float) -> str:
@@ -187,41 +134,11 @@ def window_of(text: str) -> dict[str, str] | None:
     return {"start": _utc(start), "end": _utc(max(start, end))}
 
 
-def wrk_timeout_s(plan: dict[str, Any]) -> int | None:
-    """wrk's --timeout: the plan's, or above the threshold so slow responses are measured, not dropped."""
-    if plan.get("timeout_s") is not None:
-        return int(plan["timeout_s"])
-    if plan.get("threshold_ms"):
-        return max(2, math.ceil(2 * float(plan["threshold_ms"]) / 1000))
-    return None
-
-
-def load_command(
-    plan: dict[str, Any], url: str, gnuplot_file: str | None = None, script: str | None = None
-) -> list[str]:
+def load_command(plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
     """The measured command of a cell ``plan`` (:class:`benchstack.experiment.CellPlan` as a dict) against
-    ``url``: httperf at the plan's rate, or ab or wrk at its concurrency. ``gnuplot_file``: ab's ``-g``
-    file; ``script``: wrk's report script, run with the threshold and connection count in its environment.
-    """
-    if plan.get("rate"):
-        return httperf_command(url, int(plan["rate"]), int(plan["duration_s"]), httperf_timeout_s(plan))
-    env: list[str] = []
-    if plan["tool"] == "wrk" and script is not None:
-        threshold = plan.get("threshold_ms")
-        env = ["env", *([f"{THRESHOLD_ENV}={threshold:g}"] if threshold else [])]
-        env.append(f"{CONNECTIONS_ENV}={plan['concurrency']}")
-    return env + build_command(
-        plan["tool"],
-        url,
-        plan["concurrency"],
-        requests=plan.get("requests"),
-        duration_s=plan.get("duration_s"),
-        threads=plan.get("threads"),
-        keepalive=plan["keepalive"],
-        timeout_s=wrk_timeout_s(plan) if plan["tool"] == "wrk" else plan.get("timeout_s"),
-        gnuplot_file=gnuplot_file,
-        script=script,
-    )
+    ``url``; ``per_request`` is what the tool's :meth:`~benchstack.loadtools.base.LoadTool.per_request_setup`
+    gave (ab's ``-g`` file, wrk's report script)."""
+    return by_name(plan["tool"]).command(plan, url, per_request)
 
 
 class _TargetVmStat:
@@ -292,35 +209,18 @@ def measure_cell(
     if rc == 0 and out.strip().isdigit() and int(out.strip()):
         notes.append(_swept_note(int(out.strip()), "loadgen"))
     url = http_url(where.host, plan["port"], plan["path"])
+    tool = by_name(plan["tool"])
     warm = warmup_command(plan, url)
     if warm is not None:
-        # wrk and httperf warm-ups run for their own duration; an ab warm-up is bounded like any ab run.
-        warm_s = None
-        if warm[0] == "wrk":
-            warm_s = plan["warmup"].get("duration_s")
-        elif warm[0] == "httperf":
-            warm_s = _open_warmup_s(plan)
-        bound = _bound_s({**plan, "tool": warm[0], "duration_s": warm_s})
+        bound = by_name(warmup_tool(plan, plan["warmup"])).warmup_bound_s(plan)
         execute(load_script(run_id, _bounded(_pinned(warm, cpus), bound)))
     if plan.get("pause_s"):
         sleep(float(plan["pause_s"]))
     threshold = plan.get("threshold_ms")
-    gnuplot_file = script = None
-    if plan["tool"] == "ab":
-        gnuplot_file = REQUESTS_FILE
-    elif plan["tool"] == "wrk":
-        rc, out, err = execute(install_script_command(wrk_script()))
-        script = out.strip().splitlines()[-1] if rc == 0 and out.strip() else None
-        if script is None:
-            notes.append(
-                f"no per-request data: the wrk script could not be written: {(err or out).strip()[:200]}"
-            )
-    cmd = load_command(plan, url, gnuplot_file=gnuplot_file, script=script)
-    if plan.get("rate") and threshold:
-        notes.append(
-            f"httperf aborted responses slower than the threshold ({threshold:g} ms) and counted them as "
-            "timeout errors (it keeps no per-request times, so over_threshold is not counted separately)"
-        )
+    per_request, more = tool.per_request_setup(execute)
+    notes += more
+    cmd = load_command(plan, url, per_request)
+    notes += tool.cell_notes(plan)
     cmd = _pinned(cmd, cpus)
     if before_measure is not None:
         before_measure()
@@ -356,7 +256,7 @@ def measure_cell(
             reason="timeout",
         )
     try:
-        parsed = parse(plan["tool"], raw)
+        parsed = tool.parse(raw)
     except ValueError as exc:
         raise CellFailed(f"{plan['cell_id']}: {exc} (exit code {rc}; raw output in {raw_rel})") from exc
     if parsed.requests_completed == 0 and parsed.error_count == 0:
@@ -367,19 +267,12 @@ def measure_cell(
             f"the stack did not answer within the run (raw output in {raw_rel})",
             reason="hung",
         )
-    if script is not None and wrk_report(raw) is None:
-        # The script prints its line after wrk's own report, from done(): without it the output was cut
-        # short (or the script failed), and the cell would silently lose its distribution.
-        raise CellFailed(
-            f"{plan['cell_id']}: wrk ran with the report script but printed no {WRK_REPORT_MARKER.strip()} "
-            f"line: its output is incomplete (exit code {rc}; raw output in {raw_rel})"
-        )
+    incomplete = tool.incomplete(raw, per_request)
+    if incomplete is not None:
+        raise CellFailed(f"{plan['cell_id']}: {incomplete} (exit code {rc}; raw output in {raw_rel})")
     if parsed.tool_version is None and tool_version:
         parsed.tool_version = tool_version
-    if gnuplot_file is not None:
-        notes += _ab_per_request(parsed, threshold, tsv)
-    if threshold and script is not None:
-        notes += _wrk_over_threshold(parsed, raw)
+    notes += tool.per_request(parsed, threshold, raw, tsv, per_request)
     if parsed.latency_dist is None and parsed.requests_completed:
         notes.append("no latency distribution: the percentiles are the tool's own, p99.9 and p99.99 unknown")
     window = window_of(raw)
@@ -431,38 +324,6 @@ def measure_cell(
     return data, True
 
 
-def _ab_per_request(parsed: Parsed, threshold: float | None, tsv: str | None) -> list[str]:
-    """ab's distribution (and, with a threshold, its slow requests) from its -g file; a file that is
-    missing, unreadable or holds another number of requests than ab completed is not used (a note says
-    why)."""
-    unmeasured = " (over_threshold not measured)" if threshold else ""
-    if not tsv:
-        return [f"no per-request data: ab wrote no -g file{unmeasured}"]
-    try:
-        requests = ab_requests(tsv)
-    except ParseError as exc:
-        return [f"unreadable ab -g data, not used: {exc}{unmeasured}"]
-    if len(requests) != parsed.requests_completed:
-        return [
-            f"ab -g holds {len(requests)} request times for {parsed.requests_completed} complete requests: "
-            f"not used{unmeasured}"
-        ]
-    times = [ms for _, ms in requests]
-    if threshold:
-        parsed.errors["over_threshold"] = sum(1 for t in times if t > threshold)
-    distribution.attach(parsed, distribution.from_values("ab", (t * 1000 for t in times)))
-    return []
-
-
-def _wrk_over_threshold(parsed: Parsed, raw: str) -> list[str]:
-    """Fill over_threshold from the report script's count; a note when it is an estimate."""
-    report = wrk_report(raw)  # present: measure_cell refused output without it
-    assert report is not None
-    over, note = wrk_over_threshold(report, parsed.requests_completed, parsed.errors.get("timeout") or 0)
-    parsed.errors["over_threshold"] = over
-    return [note] if note else []
-
-
 def _swept_note(count: int, host: str) -> str:
     return (
         f"stopped {count} load command(s) or vmstat of an earlier, interrupted run still running on the "
@@ -495,8 +356,8 @@ def _system_stats(
     return {"loadgen": loadgen, "target": target}, notes
 
 
-# A duration-bound run (wrk, httperf) that took longer than its duration by this share plus
-# OVERRUN_SLACK_S stalled: the host was paused, starved or swapping, and its req/s averages a gap.
+# A duration-bound run (LoadTool.duration_bound: wrk, httperf) that took longer than its duration by this
+# share plus OVERRUN_SLACK_S stalled: the host was paused, starved or swapping, and its req/s averages a gap.
 OVERRUN_SHARE = 0.25
 OVERRUN_SLACK_S = 1.0
 
@@ -505,7 +366,7 @@ def overrun_reasons(plan: dict[str, Any], window: dict[str, str] | None) -> list
     """Why a duration-bound cell is disturbed by its own length: its window (the tool's start and end on
     the loadgen's clock) overran ``duration_s``."""
     duration = plan.get("duration_s")
-    if not duration or plan.get("tool") == "ab" or window is None:
+    if not duration or not by_name(plan["tool"]).duration_bound(plan) or window is None:
         return []
     start, end = window_span({"window": window}) or (0.0, 0.0)
     took = end - start

@@ -77,6 +77,8 @@ from benchstack.experiment import (
     DEFAULT_MAX_INTERFERENCE,
     DEFAULT_TARGET_PRECISION,
 )
+from benchstack.loadtools import find
+from benchstack.loadtools.base import no_steady_data_note, unmeasured_slow_note
 from benchstack.merge import loadgen_dir, window_span
 from benchstack.model import ERROR_KINDS, attempts, failed_rate, slow_rate
 from benchstack.numbers import as_number, is_int
@@ -250,7 +252,9 @@ class _Run:
 
 def _point_label(key: GroupKey) -> str:
     stack, tool, keepalive, level = key
-    return f"{stack} {tool}{' -k' if keepalive and tool == 'ab' else ''} {level_label(tool, level)}"
+    adapter = find(tool)
+    shown_tool = adapter.short_label(keepalive) if adapter is not None else tool
+    return f"{stack} {shown_tool} {level_label(tool, level)}"
 
 
 def _ids(cells: Iterable[dict[str, Any]]) -> list[str]:
@@ -426,16 +430,8 @@ def slow_load_points(run: _Run) -> tuple[list[SlowLoadPoint], list[str]]:
         )
     notes = []
     for tool, n in sorted(unmeasured.items()):
-        if tool == "httperf":
-            notes.append(
-                f"slow responses: {n} httperf cells: httperf aborts a response slower than the threshold "
-                "(its --timeout) and counts it as a failed request (timeout)"
-            )
-        else:
-            notes.append(
-                f"slow responses: {n} {tool} cells with a threshold kept no per-request data (over_threshold "
-                "not measured)"
-            )
+        adapter = find(tool)
+        notes.append(adapter.unmeasured_slow_note(n) if adapter else unmeasured_slow_note(tool, n))
     return found, notes
 
 
@@ -568,19 +564,9 @@ def tool_cores(cell: dict[str, Any], usage: dict[str, Any]) -> float | None:
     if len(command) > 2 and command[0] == "taskset":
         pinned = parse_cpulist(command[2])
         cores = min(cores, len(pinned)) if pinned else cores
-    threads = 1
-    if cell.get("tool") == "wrk":
-        for i, arg in enumerate(command[:-1]):
-            if arg == "-t" and str(command[i + 1]).isdigit():
-                threads = int(command[i + 1])
-            elif arg.startswith("-t") and arg[2:].isdigit():
-                threads = int(arg[2:])
+    adapter = find(cell.get("tool"))
+    threads = adapter.cores(command) if adapter is not None else 1
     return min(float(threads), cores) if cores > 0 else None
-
-
-# httperf polls its sockets without sleeping: it keeps its core busy whatever the load, so its own CPU says
-# nothing about being the bottleneck (an open-loop tool that falls behind misses its rate instead).
-SPINNING_TOOLS = frozenset({"httperf"})
 
 
 def _window_s(cell: dict[str, Any]) -> float | None:
@@ -594,7 +580,10 @@ def tool_busy(cell: dict[str, Any]) -> dict[str, float]:
     """Per loadgen of a v2 cell, the load tool's CPU over what it could use (1.0: every core it could run
     on, for the whole run), from the CPU time its shell's ``times`` counted around it
     (``interference.hosts``) over the tool's window (else the snapshots' span)."""
-    if cell.get("tool") in SPINNING_TOOLS:
+    adapter = find(cell.get("tool"))
+    if adapter is not None and adapter.spinning:
+        # It keeps its core busy whatever the load, so its own CPU says nothing about being the
+        # bottleneck (an open-loop tool that falls behind misses its rate instead).
         return {}
     hosts = (cell.get("interference") or {}).get("hosts") or {}
     merged = cell.get("merged")
@@ -847,12 +836,8 @@ def check_steady_state(run: _Run) -> tuple[list[Reason], list[str]]:
         reasons.append(Reason("not_steady", "noisy", message, _ids(cells)))
     notes = []
     for tool, n in sorted(no_data.items()):
-        if tool == "ab":
-            notes.append(
-                f"steady state: {n} ab cells ran without -g (the runner asks for it with load.threshold_ms)"
-            )
-        else:
-            notes.append(f"steady state: {n} {tool} cells: {tool} keeps no per-second data")
+        adapter = find(tool)
+        notes.append(adapter.no_steady_data_note(n) if adapter else no_steady_data_note(tool, n))
     if short:
         notes.append(
             f"steady state: {short} ab cells have fewer than {MIN_DRIFT_SECONDS} whole seconds of -g data"

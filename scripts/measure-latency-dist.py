@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 from benchstack import distribution  # noqa: E402
 from benchstack.cell import dumps_cell, write_cell  # noqa: E402
 from benchstack.experiment import cells, experiment_from_dict  # noqa: E402
+from benchstack.loadtools import parse  # noqa: E402
 from benchstack.merge import merge_cells  # noqa: E402
-from benchstack.parsers import parse  # noqa: E402
 from benchstack.perrequest import ab_requests  # noqa: E402
 from benchstack.runner import Target, measure_cell  # noqa: E402
 

@@ -47,6 +47,7 @@ from benchstack.barrier import (
     wait_for_peers,
 )
 from benchstack.files import read_json
+from benchstack.loadtools import by_name
 from benchstack.merge import loadgen_dir
 from benchstack.remote import without_tty
 from benchstack.resume import decide, set_aside
@@ -92,14 +93,6 @@ options:
 
 # How long a loadgen waits at the barrier for the others (their warm-ups may differ in length).
 BARRIER_TIMEOUT_S = 300
-
-
-# Tools that print no version in their report: how to ask them. `wrk -v` exits non-zero;
-# `httperf --version` prints "httperf: httperf-0.9.0 compiled ..." then a test run against localhost.
-VERSION_PROBES = {
-    "wrk": "wrk -v 2>&1 | head -n 1",
-    "httperf": "dpkg-query -W -f '${Version}' httperf 2>/dev/null || rpm -q --qf '%{VERSION}' httperf",
-}
 
 
 class ActionModule(ActionBase):
@@ -184,7 +177,7 @@ class ActionModule(ActionBase):
             target_execute = self._target_executor(task_vars, args["target"])
 
         version = None
-        probe = VERSION_PROBES.get(plan["tool"])
+        probe = by_name(plan["tool"]).version_probe
         if probe and not cell_path(store, plan["cell_id"]).exists():
             _, out, err = execute(probe)
             version = (out or err).strip() or None

@@ -18,7 +18,7 @@ from benchstack.cell import (
     validate_cell,
     write_cell,
 )
-from benchstack.parsers import ab, httperf, wrk
+from benchstack.loadtools import ab, httperf, wrk
 
 META = {
     "experiment": "sinatra-thin-nginx",

@@ -10,7 +10,7 @@ import pytest
 from conftest import STORED_META, bench_stack, read_data
 
 from benchstack.cell import cell_id_of, cell_to_dict, make_cell, write_cell
-from benchstack.parsers import ab
+from benchstack.loadtools import ab
 
 ROOT = Path(__file__).resolve().parents[2]
 ELF_HEAD = b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x03\x00>\x00\x01\x00\x00\x00\xd0a"

@@ -7,7 +7,7 @@ from conftest import read_data
 from benchstack.cell import cell_to_dict, make_cell, write_cell
 from benchstack.cli import main
 from benchstack.compare import baseline_rows, compare_rows, compare_table, p_text, significance
-from benchstack.parsers import parse
+from benchstack.loadtools import parse
 
 
 def cell(stack: str, repetition: int, rps: float, p99: float = 4.0, name: str = "normal.txt") -> dict:

@@ -21,9 +21,9 @@ from benchstack.distribution import (
     from_values,
     merge,
 )
+from benchstack.loadtools import parse
+from benchstack.loadtools.wrk import time_ms
 from benchstack.model import ParseError
-from benchstack.parsers import parse
-from benchstack.parsers.wrk import time_ms
 from benchstack.perrequest import ab_requests, wrk_report
 
 WRK_CAPTURES = ["wrk-fast", "wrk-slow", "wrk-pair-lg1", "wrk-pair-lg2", "wrk-late-lg1", "wrk-late-lg2"]

@@ -263,6 +263,6 @@ def test_every_field_of_a_shipped_experiment_given_a_wrong_value_is_a_problem_no
 
 
 def test_the_concurrency_limit_is_abs_own() -> None:
-    from benchstack.loadcmd import AB_MAX_CONCURRENCY
+    from benchstack.loadtools.ab import AB_MAX_CONCURRENCY
 
     assert MAX_CONCURRENCY == AB_MAX_CONCURRENCY == 20_000

@@ -1,6 +1,7 @@
 import pytest
 
-from benchstack.loadcmd import build_command, load_tools
+from benchstack.loadcmd import build_command
+from benchstack.loadtools import load_tools
 
 URL = "http://127.0.0.1:8001/hello/bar"
 

@@ -2,8 +2,8 @@ import re
 
 from conftest import read_data
 
+from benchstack.loadtools import ab, wrk
 from benchstack.model import error_count, failed_count, failed_rate, fatal_messages, slow_rate
-from benchstack.parsers import ab, wrk
 
 
 def test_fatal_messages_are_each_patterns_lines_stripped_in_pattern_order() -> None:

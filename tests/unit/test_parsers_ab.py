@@ -3,8 +3,8 @@ import re
 import pytest
 from conftest import DATA, read_data
 
+from benchstack.loadtools import ab, parse
 from benchstack.model import ParseError
-from benchstack.parsers import ab, parse
 
 
 def test_ab_normal_run_gives_every_summary_figure() -> None:

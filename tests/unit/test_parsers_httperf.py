@@ -1,9 +1,9 @@
 import pytest
 from conftest import read_data
 
-from benchstack.loadcmd import httperf_command
+from benchstack.loadtools import parse
+from benchstack.loadtools.httperf import httperf_command
 from benchstack.model import Parsed, ParseError
-from benchstack.parsers import parse
 
 
 def httperf(name: str) -> Parsed:

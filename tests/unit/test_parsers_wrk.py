@@ -3,8 +3,8 @@ import re
 import pytest
 from conftest import DATA, read_data
 
+from benchstack.loadtools import wrk
 from benchstack.model import ParseError
-from benchstack.parsers import wrk
 
 
 def test_wrk_latency_run_gives_every_summary_figure() -> None:

@@ -1,8 +1,8 @@
 import pytest
 from conftest import read_data
 
+from benchstack.loadtools import parse
 from benchstack.model import ParseError, error_count, error_rate
-from benchstack.parsers import parse
 from benchstack.perrequest import (
     ab_request_times,
     nearest_rank,

@@ -555,7 +555,7 @@ def test_bench_report_writes_the_report_and_returns_the_table(tmp_path: Path) ->
 
 def test_bench_report_prints_the_comparisons_between_the_table_and_the_verdict(tmp_path: Path) -> None:
     from benchstack.cell import cell_to_dict, make_cell, write_cell
-    from benchstack.parsers import parse
+    from benchstack.loadtools import parse
 
     parsed = parse("ab", read_data("ab", "normal.txt"))
     for stack, rps in (("a", 1000.0), ("b", 1250.0)):

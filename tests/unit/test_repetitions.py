@@ -7,7 +7,7 @@ from conftest import STORED_META, read_data
 
 from benchstack.cell import COLLAPSE_SHARE, counted, left_out, make_cell, write_cell
 from benchstack.experiment import experiment_from_dict
-from benchstack.parsers import parse
+from benchstack.loadtools import parse
 from benchstack.repetitions import MAX_CELLS_PER_COUNTED, extra_cells, more_needed, precision
 from benchstack.stats import relative_half_width
 

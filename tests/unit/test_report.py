@@ -6,7 +6,7 @@ import pytest
 from conftest import STORED_META, read_data, schema_file_errors
 
 from benchstack.cell import cell_to_dict, make_cell, write_cell
-from benchstack.parsers import ab, wrk
+from benchstack.loadtools import ab, wrk
 from benchstack.report import (
     RunData,
     plot_cells,
@@ -312,7 +312,7 @@ def test_throughput_plot_draws_lines_over_several_concurrency_levels(tmp_path: P
 
 def test_open_loop_rows_are_labelled_with_their_offered_rate(tmp_path: Path) -> None:
     from benchstack.cell import cell_to_dict, make_cell
-    from benchstack.parsers import parse
+    from benchstack.loadtools import parse
 
     parsed = parse("httperf", read_data("httperf", "ok.txt"))
     cell = {**cell_to_dict(make_cell(parsed, stack="s", repetition=1, rate=200))}

@@ -10,7 +10,7 @@ from conftest import STORED_META, read_data
 
 from benchstack import distribution
 from benchstack.cell import cell_to_dict, make_cell, write_cell
-from benchstack.parsers import parse
+from benchstack.loadtools import parse
 from benchstack.perrequest import ab_requests
 from benchstack.report import distribution_rows, write_report
 

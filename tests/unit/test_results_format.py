@@ -30,9 +30,9 @@ from benchstack.cell import (
 )
 from benchstack.cpusplit import cpu_split
 from benchstack.experiment import LOAD_KEYS, PLAN_KEYS, WARMUP_KEYS, CellPlan, cells, experiment_from_dict
+from benchstack.loadtools import TOOLS, ab, parse, wrk
 from benchstack.merge import loadgen_dir, merge_stored
-from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, TOOLS
-from benchstack.parsers import ab, parse, wrk
+from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.perrequest import WRK_REPORT_MARKER
 from benchstack.plan import compile_plan
 from benchstack.report import read_run_info

@@ -17,7 +17,7 @@ from conftest import STORED_META, read_data
 from benchstack.cell import load_cells, make_cell, write_cell
 from benchstack.cli import main
 from benchstack.drop import DROPPED_DIR, DropError, drop_cells
-from benchstack.parsers import parse
+from benchstack.loadtools import parse
 from benchstack.runlock import LOCK_FILE, WORKERS_DIR, RunLockError, acquire, holder, release, worker
 
 

@@ -14,7 +14,7 @@ from conftest import AB_G_FILE, Helpers, is_helper, read_data, unwrap
 
 from benchstack.cell import validate_cell
 from benchstack.experiment import cells, experiment_from_dict
-from benchstack.parsers import parse
+from benchstack.loadtools import parse
 from benchstack.runfolder import experiment_hash
 from benchstack.runner import CellFailed, Target, measure_cell, write_run_info
 
@@ -522,7 +522,7 @@ def test_wrk_timeout_is_above_a_long_threshold_unless_the_plan_sets_one(tmp_path
 
 
 def test_wrk_script_is_installed_once_by_its_hash_and_the_shipped_script_is_valid() -> None:
-    from benchstack.runner import install_script_command, wrk_script
+    from benchstack.loadtools.wrk import install_script_command, wrk_script
 
     text = wrk_script()
     assert "done = function(summary, latency, requests)" in text

@@ -9,8 +9,8 @@ import pytest
 from conftest import Helpers, read_data
 
 from benchstack.experiment import cells, experiment_from_dict
+from benchstack.loadtools import parse
 from benchstack.model import ParseError
-from benchstack.parsers import parse
 from benchstack.runner import CellFailed, Target, measure_cell
 
 

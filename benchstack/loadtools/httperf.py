@@ -23,9 +23,20 @@ must be the sum of the error kinds (a number cut short in the last line breaks i
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from benchstack import distribution
+from benchstack.loadtools.base import (
+    MAX_DURATION_S,
+    TIMEOUT_SLACK_S,
+    LoadTool,
+    bounded_int,
+    check_url,
+    positive_int,
+)
 from benchstack.model import Parsed, ParseError, empty_errors, empty_latency
 
 _COMMAND = re.compile(r"^httperf (.*--server=.*)$", re.M)
@@ -180,3 +191,135 @@ def _histogram(text: str, replies: int, calls: int) -> distribution.Distribution
             f"{replies} replies"
         )
     return distribution.from_counts("httperf", counts)
+
+
+# httperf without --timeout waits forever for a silent server.
+HTTPERF_DEFAULT_TIMEOUT_S = 5.0
+# httperf uses select(): it holds at most FD_SETSIZE descriptors, whatever the open-files limit.
+HTTPERF_MAX_FDS = 1024
+
+
+def httperf_timeout_s(plan: dict[str, Any]) -> float:
+    """httperf's --timeout for a cell plan: the threshold (slower is an error), else the plan's, else 5 s."""
+    if plan.get("threshold_ms"):
+        return float(plan["threshold_ms"]) / 1000
+    if plan.get("timeout_s") is not None:
+        return float(plan["timeout_s"])
+    return HTTPERF_DEFAULT_TIMEOUT_S
+
+
+def httperf_command(url: str, rate: int, duration_s: int, timeout_s: float | None = None) -> list[str]:
+    """httperf offering ``rate`` new connections (one request each) per second for ``duration_s``.
+
+    httperf takes server, port and URI separately, a rate of new connections and a connection count (rate
+    x duration bounds the run), one request per connection; ``--timeout`` takes fractions of a second;
+    ``--hog`` lets it use the whole ephemeral port range, which high rates need. It waits for answers
+    forever unless given a timeout, so it always gets one. ``--verbose --verbose`` (``-v -v``) makes it
+    print its connection lifetime histogram, the cell's latency distribution; the only other lines it adds
+    are a reply rate every 5 s and the descriptor limit.
+    """
+    positive_int("rate", rate)
+    positive_int("duration_s", duration_s)
+    check_url("httperf", url)
+    timeout = HTTPERF_DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
+    if not timeout > 0:
+        raise ValueError(f"timeout_s must be above 0, not {timeout_s!r}")
+    parts = urlsplit(url)
+    uri = parts.path + (f"?{parts.query}" if parts.query else "")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    cmd = ["httperf", "--verbose", "--verbose", "--hog", "--server", str(parts.hostname), "--port", str(port)]
+    cmd += ["--uri", uri]
+    if parts.scheme == "https":
+        cmd.append("--ssl")
+    return [
+        *cmd,
+        "--rate", str(rate),
+        "--num-conns", str(rate * duration_s),
+        "--num-calls", "1",
+        "--timeout", f"{timeout:g}",
+    ]  # fmt: skip
+
+
+class Httperf(LoadTool):
+    """httperf: open loop, an offered rate of new connections (one request each) for a duration; its
+    lifetime histogram is the distribution."""
+
+    name = "httperf"
+    open_loop = True
+    spinning = True
+    fd_limit = HTTPERF_MAX_FDS
+    # `httperf --version` prints "httperf: httperf-0.9.0 compiled ..." then a test run against localhost.
+    version_probe = "dpkg-query -W -f '${Version}' httperf 2>/dev/null || rpm -q --qf '%{VERSION}' httperf"
+    # EPEL's httperf on RHEL; no httperf package on Amazon Linux 2023 (and no EPEL): the role refuses it.
+    packages: ClassVar[dict[str, tuple[str, ...] | None]] = {
+        "Debian": ("httperf",),
+        "RedHat": ("httperf",),
+        "Amazon": None,
+    }
+
+    def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
+        before = len(problems)
+        for key, why in (
+            ("concurrency", "open loop: the load is the offered rate, not a number of clients"),
+            ("requests", "the run is bounded by duration_s (rate x duration_s connections)"),
+            ("threads", "httperf is single-threaded"),
+        ):
+            if key in plan:
+                problems.append(f"{where}.{key}: not for httperf ({why})")
+        if plan.get("keepalive"):
+            problems.append(f"{where}.keepalive: httperf runs one request per connection here")
+        if "duration_s" not in plan:
+            problems.append(f"{where}.duration_s: httperf needs a duration in seconds")
+        else:
+            bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S)
+        if "timeout_s" in plan:
+            bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S)
+        return len(problems) == before
+
+    def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
+        return httperf_command(url, int(plan["rate"]), int(plan["duration_s"]), httperf_timeout_s(plan))
+
+    def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
+        # At the offered rate, for the warm-up's duration or request count.
+        return httperf_command(url, int(plan["rate"]), self.warmup_s(plan), httperf_timeout_s(plan))
+
+    def warmup_s(self, plan: dict[str, Any]) -> int:
+        warm = plan["warmup"]
+        if "duration_s" in warm:
+            return int(warm["duration_s"])
+        return max(1, math.ceil(int(warm["requests"]) / int(plan["rate"])))
+
+    def bound_s(self, plan: dict[str, Any]) -> int:
+        return int(plan["duration_s"]) + math.ceil(httperf_timeout_s(plan)) + TIMEOUT_SLACK_S
+
+    def open_connections(self, plan: dict[str, Any]) -> int:
+        # Every connection of one timeout's window still waiting.
+        return math.ceil(int(plan["rate"]) * httperf_timeout_s(plan))
+
+    def fd_warning(self, plan: dict[str, Any], connections: int, room: int) -> str:
+        return (
+            f"httperf at {plan['rate']}/s with a {httperf_timeout_s(plan):g} s timeout may hold "
+            f"{connections} connections; it can hold about {room} (select's FD_SETSIZE) and counts the rest "
+            "as fd-unavail errors"
+        )
+
+    def cell_notes(self, plan: dict[str, Any]) -> list[str]:
+        threshold = plan.get("threshold_ms")
+        if not threshold:
+            return []
+        return [
+            f"httperf aborted responses slower than the threshold ({threshold:g} ms) and counted them as "
+            "timeout errors (it keeps no per-request times, so over_threshold is not counted separately)"
+        ]
+
+    def parse(self, text: str) -> Parsed:
+        return parse(text)
+
+    def unmeasured_slow_note(self, cells: int) -> str:
+        return (
+            f"slow responses: {cells} httperf cells: httperf aborts a response slower than the threshold "
+            "(its --timeout) and counts it as a failed request (timeout)"
+        )
+
+
+TOOL = Httperf()

@@ -27,8 +27,21 @@ Fields, as ab 2.3 prints them (httpd support/ab.c, output_results):
 from __future__ import annotations
 
 import re
+from typing import Any, ClassVar
 
+from benchstack import distribution
+from benchstack.loadtools.base import (
+    MAX_DURATION_S,
+    MAX_REQUESTS,
+    TIMEOUT_SLACK_S,
+    Executor,
+    LoadTool,
+    bounded_int,
+    positive_int,
+)
 from benchstack.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
+from benchstack.perrequest import ab_requests
+from benchstack.remote import REQUESTS_FILE
 
 _VERSION = re.compile(r"^This is ApacheBench, Version (\S+)", re.M)
 _FATAL = (
@@ -225,3 +238,156 @@ def parse(text: str) -> Parsed:
         notes=notes,
         extra=extra,
     )
+
+
+# ab requires at most this many concurrent connections.
+AB_MAX_CONCURRENCY = 20000
+# ab's bound is a request count; give it this long at most.
+AB_MAX_S = 600
+
+
+def ab_command(
+    url: str,
+    concurrency: int,
+    requests: int | None = None,
+    duration_s: int | None = None,
+    threads: int | None = None,
+    keepalive: bool | None = None,
+    timeout_s: int | None = None,
+    gnuplot_file: str | None = None,
+) -> list[str]:
+    """ab's argv (arguments checked by :func:`benchstack.loadcmd.build_command` first). ab's ``-t`` sets
+    the request count to 50000 when it is parsed, so ``-n`` must come *after* ``-t`` or the configured
+    count is silently dropped (checked with ab 2.3: ``ab -n 300 -t 1`` ran 20284 requests). ab requires
+    ``-n >= -c`` and at most 20000 concurrent connections, and a URL with a path."""
+    if requests is None:
+        raise ValueError("ab needs requests (-n)")
+    positive_int("requests", requests)
+    if requests < concurrency:
+        raise ValueError(f"ab needs requests >= concurrency (-n {requests} < -c {concurrency})")
+    if concurrency > AB_MAX_CONCURRENCY:
+        raise ValueError(f"ab allows at most {AB_MAX_CONCURRENCY} concurrent requests, not {concurrency}")
+    if threads is not None:
+        raise ValueError("ab is single-threaded; threads applies to wrk only")
+    cmd = ["ab"]
+    if duration_s is not None:
+        cmd += ["-t", str(duration_s)]  # before -n: -t resets the request count
+    cmd += ["-n", str(requests), "-c", str(concurrency)]
+    if keepalive:
+        cmd.append("-k")
+    if timeout_s is not None:
+        cmd += ["-s", str(timeout_s)]
+    if gnuplot_file is not None:
+        cmd += ["-g", gnuplot_file]
+    return [*cmd, url]
+
+
+class Ab(LoadTool):
+    """ApacheBench: closed loop, a request count, keep-alive optional, one thread; ``-g`` gives every
+    request's time and start second."""
+
+    name = "ab"
+    bound = "requests"
+    keepalive_choice = True
+    packages: ClassVar[dict[str, tuple[str, ...] | None]] = {
+        "Debian": ("apache2-utils",),
+        "RedHat": ("httpd-tools",),
+        "Amazon": ("httpd-tools",),
+    }
+
+    def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
+        if "requests" not in plan:
+            problems.append(f"{where}.requests: ab needs a number of requests")
+            ok = False
+        else:
+            ok = bounded_int(problems, f"{where}.requests", plan["requests"], MAX_REQUESTS)
+        if "duration_s" in plan:
+            ok = bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S) and ok
+        if "threads" in plan:
+            problems.append(f"{where}.threads: ab is single-threaded; threads applies to wrk only")
+            ok = False
+        return ok
+
+    def argv(
+        self,
+        url: str,
+        concurrency: int,
+        *,
+        requests: int | None = None,
+        duration_s: int | None = None,
+        threads: int | None = None,
+        keepalive: bool | None = None,
+        timeout_s: int | None = None,
+        per_request: str | None = None,
+    ) -> list[str]:
+        return ab_command(url, concurrency, requests, duration_s, threads, keepalive, timeout_s, per_request)
+
+    def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
+        return self.closed_command(plan, url, plan.get("timeout_s"), per_request)
+
+    def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
+        requests = max(int(plan["warmup"]["requests"]), plan["concurrency"])
+        return ab_command(url, plan["concurrency"], requests=requests, keepalive=plan["keepalive"])
+
+    def bound_s(self, plan: dict[str, Any]) -> int:
+        return int(plan["duration_s"] or AB_MAX_S) + TIMEOUT_SLACK_S
+
+    def warmup_s(self, plan: dict[str, Any]) -> int | None:
+        return None  # a request count: bounded like any ab run
+
+    def duration_bound(self, plan: dict[str, Any]) -> bool:
+        return False  # -t only caps a run that is bounded by its request count
+
+    def per_request_setup(self, execute: Executor) -> tuple[str | None, list[str]]:
+        # -g in the command's folder; the measured script prints it after ab's report (benchstack.remote).
+        return REQUESTS_FILE, []
+
+    def per_request(
+        self,
+        parsed: Parsed,
+        threshold_ms: float | None,
+        raw: str,
+        tsv: str | None,
+        per_request: str | None,
+    ) -> list[str]:
+        """ab's distribution (and, with a threshold, its slow requests) from its -g file; a file that is
+        missing, unreadable or holds another number of requests than ab completed is not used (a note
+        says why)."""
+        if per_request is None:
+            return []
+        unmeasured = " (over_threshold not measured)" if threshold_ms else ""
+        if not tsv:
+            return [f"no per-request data: ab wrote no -g file{unmeasured}"]
+        try:
+            requests = ab_requests(tsv)
+        except ParseError as exc:
+            return [f"unreadable ab -g data, not used: {exc}{unmeasured}"]
+        if len(requests) != parsed.requests_completed:
+            return [
+                f"ab -g holds {len(requests)} request times for {parsed.requests_completed} complete "
+                f"requests: not used{unmeasured}"
+            ]
+        times = [ms for _, ms in requests]
+        if threshold_ms:
+            parsed.errors["over_threshold"] = sum(1 for t in times if t > threshold_ms)
+        distribution.attach(parsed, distribution.from_values("ab", (t * 1000 for t in times)))
+        return []
+
+    probe_rank = 1
+    probe_rps = re.compile(r"^Requests per second:\s+([\d.]+)", re.MULTILINE)
+    probe_done = re.compile(r"^Complete requests:\s+(\d+)", re.MULTILINE)
+
+    def probe_command(self, url: str, seconds: int, connections: int) -> str | None:
+        # At most ``seconds`` (-t), with a request count it cannot reach first.
+        return f"ab -q -t {seconds} -n 10000000 -c {connections} {url}"
+
+    def parse(self, text: str) -> Parsed:
+        return parse(text)
+
+    def no_steady_data_note(self, cells: int) -> str:
+        return (
+            f"steady state: {cells} ab cells ran without -g (the runner asks for it with load.threshold_ms)"
+        )
+
+
+TOOL = Ab()

@@ -14,12 +14,24 @@ histogram does not add up to its sample count is incomplete output: ParseError.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import math
 import re
+from importlib import resources
+from typing import Any, ClassVar
 
 from benchstack import distribution
+from benchstack.loadtools.base import (
+    MAX_DURATION_S,
+    TIMEOUT_SLACK_S,
+    Executor,
+    LoadTool,
+    bounded_int,
+    positive_int,
+)
 from benchstack.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
-from benchstack.perrequest import WRK_REPORT_MARKER, wrk_report
+from benchstack.perrequest import WRK_REPORT_MARKER, wrk_over_threshold, wrk_report
 
 TIME_UNITS_MS: dict[str, float] = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 METRIC_UNITS: dict[str, float] = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -193,3 +205,192 @@ def _attach_histogram(parsed: Parsed, text: str) -> None:
     recorded = parsed.requests_completed - (parsed.errors.get("timeout") or 0)
     if samples and recorded > 0:
         distribution.attach(parsed, distribution.from_counts("wrk", pairs, requests=recorded))
+
+
+WRK_SCRIPT = "wrk_report.lua"
+# The report script's environment: the threshold to count slow responses at, and the connection count.
+THRESHOLD_ENV = "BENCH_STACK_THRESHOLD_MS"
+CONNECTIONS_ENV = "BENCH_STACK_CONNECTIONS"
+# The largest thread count a load plan may give.
+MAX_THREADS = 1024
+
+
+def wrk_command(
+    url: str,
+    concurrency: int,
+    requests: int | None = None,
+    duration_s: int | None = None,
+    threads: int | None = None,
+    keepalive: bool | None = None,
+    timeout_s: int | None = None,
+    script: str | None = None,
+) -> list[str]:
+    """wrk's argv (arguments checked by :func:`benchstack.loadcmd.build_command` first). wrk always keeps
+    connections alive, needs a duration, and needs ``-c >= -t``; ``--timeout`` and ``-d`` take whole
+    seconds ("500ms" is rejected with a usage message). ``threads`` defaults to min(2, concurrency)."""
+    if duration_s is None:
+        raise ValueError("wrk needs duration_s (-d); it runs for a time, not a request count")
+    if requests is not None:
+        raise ValueError("wrk cannot run a fixed number of requests; give duration_s only")
+    if keepalive is False:
+        raise ValueError("wrk always keeps connections alive; use keepalive=True (or ab for no keep-alive)")
+    threads = min(2, concurrency) if threads is None else positive_int("threads", threads)
+    if threads > concurrency:
+        raise ValueError(f"wrk needs threads <= connections (-t {threads} > -c {concurrency})")
+    cmd = ["wrk", "-t", str(threads), "-c", str(concurrency), "-d", f"{duration_s}s", "--latency"]
+    if timeout_s is not None:
+        cmd += ["--timeout", f"{timeout_s}s"]
+    if script is not None:
+        cmd += ["-s", script]
+    return [*cmd, url]
+
+
+def wrk_timeout_s(plan: dict[str, Any]) -> int | None:
+    """wrk's --timeout: the plan's, or above the threshold so slow responses are measured, not dropped."""
+    if plan.get("timeout_s") is not None:
+        return int(plan["timeout_s"])
+    if plan.get("threshold_ms"):
+        return max(2, math.ceil(2 * float(plan["threshold_ms"]) / 1000))
+    return None
+
+
+def wrk_script() -> str:
+    """The Lua report script shipped with the package."""
+    return resources.files("benchstack").joinpath("data", WRK_SCRIPT).read_text(encoding="utf-8")
+
+
+def install_script_command(text: str) -> str:
+    """Shell that puts ``text`` on the loadgen once (kept while its SHA-256 matches) and prints its path."""
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    b64 = base64.b64encode(text.encode()).decode()
+    return (
+        'd=/var/lib/bench-stack; { [ -d "$d" ] && [ -w "$d" ]; } || d=/tmp; '
+        f'p="$d/bench-stack-wrk-report-{sha[:16]}.lua"; '
+        f'if ! echo "{sha}  $p" | sha256sum -c --status 2>/dev/null; then '
+        f't=$(mktemp "$d/.bench-stack-wrk-report.XXXXXX") && echo {b64} | base64 -d > "$t" '
+        '&& chmod 644 "$t" && mv -f "$t" "$p" || exit 1; fi; echo "$p"'
+    )
+
+
+class Wrk(LoadTool):
+    """wrk: closed loop, a duration, always keep-alive, threaded; its histogram comes from the report
+    script (``-s``), corrected for coordinated omission."""
+
+    name = "wrk"
+    bound = "duration_s"
+    always_keepalive = True
+    # `wrk -v` exits non-zero.
+    version_probe = "wrk -v 2>&1 | head -n 1"
+    # Amazon Linux / RHEL have no wrk package: roles/loadgen builds it from source there.
+    packages: ClassVar[dict[str, tuple[str, ...] | None]] = {"Debian": ("wrk",), "RedHat": (), "Amazon": ()}
+
+    def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
+        if "duration_s" not in plan:
+            problems.append(f"{where}.duration_s: wrk needs a duration in seconds")
+            ok = False
+        else:
+            ok = bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S)
+        if "requests" in plan:
+            problems.append(f"{where}.requests: wrk runs for a duration, not a number of requests")
+            ok = False
+        if "threads" in plan:
+            ok = bounded_int(problems, f"{where}.threads", plan["threads"], MAX_THREADS) and ok
+        if plan.get("keepalive") is False:
+            problems.append(
+                f"{where}.keepalive: wrk always keeps connections alive; use ab for keepalive: false"
+            )
+            ok = False
+        return ok
+
+    def threads(self, plan: dict[str, Any], level: int) -> int | None:
+        return plan.get("threads", min(2, level))
+
+    def argv(
+        self,
+        url: str,
+        concurrency: int,
+        *,
+        requests: int | None = None,
+        duration_s: int | None = None,
+        threads: int | None = None,
+        keepalive: bool | None = None,
+        timeout_s: int | None = None,
+        per_request: str | None = None,
+    ) -> list[str]:
+        return wrk_command(url, concurrency, requests, duration_s, threads, keepalive, timeout_s, per_request)
+
+    def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
+        """With the report script (``per_request``), the threshold and connection count go in its
+        environment."""
+        env: list[str] = []
+        if per_request is not None:
+            threshold = plan.get("threshold_ms")
+            env = ["env", *([f"{THRESHOLD_ENV}={threshold:g}"] if threshold else [])]
+            env.append(f"{CONNECTIONS_ENV}={plan['concurrency']}")
+        return env + self.closed_command(plan, url, wrk_timeout_s(plan), per_request)
+
+    def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
+        duration_s = int(plan["warmup"]["duration_s"])
+        return self.build(url, plan["concurrency"], duration_s=duration_s, threads=plan.get("threads"))
+
+    def bound_s(self, plan: dict[str, Any]) -> int:
+        return int(plan["duration_s"]) + TIMEOUT_SLACK_S
+
+    def per_request_setup(self, execute: Executor) -> tuple[str | None, list[str]]:
+        """Write the report script to the loadgen once (named by its SHA-256); its path."""
+        rc, out, err = execute(install_script_command(wrk_script()))
+        script = out.strip().splitlines()[-1] if rc == 0 and out.strip() else None
+        if script is None:
+            return None, [
+                f"no per-request data: the wrk script could not be written: {(err or out).strip()[:200]}"
+            ]
+        return script, []
+
+    def incomplete(self, raw: str, per_request: str | None) -> str | None:
+        # The script prints its line after wrk's own report, from done(): without it the output was cut
+        # short (or the script failed), and the cell would silently lose its distribution.
+        if per_request is not None and wrk_report(raw) is None:
+            return (
+                f"wrk ran with the report script but printed no {WRK_REPORT_MARKER.strip()} line: its output "
+                "is incomplete"
+            )
+        return None
+
+    def per_request(
+        self,
+        parsed: Parsed,
+        threshold_ms: float | None,
+        raw: str,
+        tsv: str | None,
+        per_request: str | None,
+    ) -> list[str]:
+        """Fill over_threshold from the report script's count; a note when it is an estimate."""
+        if not threshold_ms or per_request is None:
+            return []
+        report = wrk_report(raw)  # present: the runner refused output without it (incomplete)
+        assert report is not None
+        over, note = wrk_over_threshold(report, parsed.requests_completed, parsed.errors.get("timeout") or 0)
+        parsed.errors["over_threshold"] = over
+        return [note] if note else []
+
+    probe_rank = 0
+    probe_rps = re.compile(r"^Requests/sec:\s+([\d.]+)", re.MULTILINE)
+    probe_done = re.compile(r"^\s*(\d+) requests in ", re.MULTILINE)
+
+    def probe_command(self, url: str, seconds: int, connections: int) -> str | None:
+        return f"wrk -t1 -c{connections} -d{seconds}s {url}"
+
+    def parse(self, text: str) -> Parsed:
+        return parse(text)
+
+    def cores(self, command: list[Any]) -> int:
+        threads = 1
+        for i, arg in enumerate(command[:-1]):
+            if arg == "-t" and str(command[i + 1]).isdigit():
+                threads = int(command[i + 1])
+            elif arg.startswith("-t") and arg[2:].isdigit():
+                threads = int(arg[2:])
+        return threads
+
+
+TOOL = Wrk()
