@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.barrier import process_started
+from benchstack.hoststate import IDENTITY
 from benchstack.hoststate import LOCK_PATH as HOST_LOCK_FILE
 
 LOCK_FILE = ".bench-stack.lock"
@@ -43,6 +44,8 @@ WORKERS_DIR = ".bench-stack.workers"
 # How long a resume waits for a dead run's workers to finish their cells before it refuses.
 WAIT_S = 600.0
 POLL_S = 2.0
+# How often take_host asks a host whose lock it found free (or ended, to take over) before it gives up.
+ASK_TRIES = 5
 
 
 class RunLockError(RuntimeError):
@@ -212,6 +215,11 @@ def lock_wait_seconds(value: Any) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two holders are the same controller process (as benchstack.hoststate.same judges)."""
+    return all(a.get(k) == b.get(k) for k in IDENTITY)
+
+
 def _describe_run(entry: dict[str, Any]) -> str:
     return f"run folder {entry.get('run')}, {_describe(entry)}"
 
@@ -240,6 +248,7 @@ def take_host(
     # Counted from when a live holder, or an ended one's workers, are first seen.
     waited_since: float | None = None
     waited_for = ""
+    unanswered = 0
     deadline: float | None = None
     messages: list[str] = []
     while True:
@@ -256,8 +265,16 @@ def take_host(
                     f"{host}: took over its lock from an ended run that kept it ({_describe_run(over)})"
                 )
             return messages
-        if not isinstance(was, dict):
-            continue  # freed in between: ask again
+        # Freed in between, or the ended holder's lock not taken over as asked: ask again, a few times (a host
+        # side that never answers held would otherwise be asked for ever).
+        if not isinstance(was, dict) or (over is not None and _same(was, over)):
+            unanswered += 1
+            if unanswered > ASK_TRIES:
+                raise RunLockError(
+                    f"{host}: its lock at {HOST_LOCK_FILE} was not taken after {ASK_TRIES} tries"
+                )
+            if not isinstance(was, dict):
+                continue
         state = alive(was)
         if state is not False:
             if state is None:

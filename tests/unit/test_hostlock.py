@@ -357,3 +357,18 @@ def test_the_read_asks_systemd_once_for_every_unit_it_needs(
 def test_the_host_side_runs_on_the_oldest_python_the_hosts_have_and_names_the_same_file() -> None:
     ast.parse(provision.HOSTSTATE.read_text(encoding="utf-8"), feature_version=(3, 6))
     assert hoststate.LOCK_PATH == HOST_LOCK_FILE
+
+
+def test_a_host_side_that_never_gives_the_lock_is_asked_a_few_times_then_refused(tmp_path: Path) -> None:
+    (run,) = runs(tmp_path, "a")
+    asked: list[dict[str, Any]] = []
+
+    def free_but_never_held(request: dict[str, Any]) -> dict[str, Any]:
+        asked.append(request)
+        return {"held": False, "was": None}
+
+    with pytest.raises(
+        RunLockError, match=rf"^web: its lock at {HOST_LOCK_FILE} was not taken after 5 tries"
+    ):
+        take_host("web", run, os.getpid(), free_but_never_held)
+    assert len(asked) == 6
