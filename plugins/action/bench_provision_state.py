@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
@@ -188,11 +189,16 @@ class ActionModule(ActionBase):
                 ask,
                 check_only=check_only,
                 lock_wait=lock_wait,
-                waiting=display.warning,
+                waiting=waiting,
             )
         except RunLockError as exc:
             raise AnsibleActionFail(f"bench_provision_state: {exc}") from None
         return last["stdout"]
+
+
+def waiting(message: str) -> None:
+    """Said at once, while the task waits (a warning would be held back until the task ends)."""
+    display.display(f"[WAITING]: {message}", color=C.COLOR_WARN, stderr=True)
 
 
 def summary(decision: provision.Decision, stale: dict[str, list[str]]) -> str:
