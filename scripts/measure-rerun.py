@@ -21,7 +21,8 @@ Prints each time, then per subject the median and range, the ratios of the media
 floor, after / before) and the read times. Containers and the worktree are removed afterwards.
 
 Run from the project folder with ./run's tools: ``.venv/bin/python scripts/measure-rerun.py [--before main]
-[--rounds 3] [--reads 15] [--experiment perf-one-stack] [--lock released|ended] [--keep]``. Load is not sent.
+[--rounds 3 (0: the reads alone)] [--reads 15] [--experiment perf-one-stack] [--lock released|ended]
+[--keep]``. Load is not sent.
 """
 
 from __future__ import annotations
@@ -103,11 +104,9 @@ def playbook(tree: Path, inv: Path, books: list[str], log: Path) -> tuple[float,
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-2000:])
         raise SystemExit(f"{tree} {books}: ansible-playbook failed (log: {log})")
-    recap = next(
-        (f"ok={m[2]} changed={m[3]} skipped={m[6]}" for m in map(RECAP.match, proc.stdout.splitlines()) if m
-         and m[1] != "localhost"),
-        "",
-    )  # fmt: skip
+    # Each playbook file prints its recap: the last one's (provision.yml's) line of the container.
+    recaps = [m for m in map(RECAP.match, proc.stdout.splitlines()) if m and m[1] != "localhost"]
+    recap = f"ok={recaps[-1][2]} changed={recaps[-1][3]} skipped={recaps[-1][6]}" if recaps else ""
     return seconds, recap
 
 
@@ -139,11 +138,14 @@ def read_commands(tree: Path) -> list[str]:
     return json.loads(done.stdout)
 
 
-def timed_read(commands: list[str]) -> float:
-    start = time.monotonic()
+def timed_read(commands: list[str]) -> list[float]:
+    """Seconds of each command, one ``docker exec`` each."""
+    times = []
     for command in commands:
+        start = time.monotonic()
         sh("docker", "exec", HOST, "sh", "-c", command)
-    return time.monotonic() - start
+        times.append(time.monotonic() - start)
+    return times
 
 
 def summary(times: list[float]) -> str:
@@ -180,7 +182,7 @@ def main() -> int:
             seconds, recap = playbook(tree, inv, run, logs / f"{name.replace(' ', '-')}.log")
             print(f"{name:12} {seconds:6.1f} s  {recap}", flush=True)
         # One untimed re-run of each revision: whatever either finds to do is done before the timing.
-        for subject in ("before", "after"):
+        for subject in ("before", "after") if args.rounds else ():
             seconds, recap = playbook(trees[subject], host_inv, books, logs / f"{subject}-warm.log")
             print(f"{subject + ' warm':12} {seconds:6.1f} s  {recap}", flush=True)
         order = ["after", "before", "floor"]
@@ -203,27 +205,36 @@ def main() -> int:
                     seconds, recap = playbook(trees[subject], host_inv, books, logs / f"{subject}-{i}.log")
                 times[subject].append(seconds)
                 print(f"round {i + 1} {subject:7} {seconds:6.1f} s  {recap}", flush=True)
-        reads: dict[str, list[float]] = {"after": [], "before": []}
         commands = {subject: read_commands(tree) for subject, tree in trees.items()}
+        # before: the lock request, then the read; after: the one command; "docker exec" alone beside them.
+        labels = {"after": ["after"], "before": ["before lock", "before read"], "exec": ["docker exec true"]}
+        commands["exec"] = ["true"]
+        reads: dict[str, list[float]] = {label: [] for names in labels.values() for label in names}
+        reads["before"] = []
         for _ in range(args.reads):
-            for subject in ("after", "before"):
+            for subject in ("after", "before", "exec"):
                 # Free before each, as after a whole run: the lock taken in the first request.
                 sh("docker", "exec", HOST, "sh", "-c", f"if [ -f {HOST_LOCK} ]; then : > {HOST_LOCK}; fi")
-                reads[subject].append(timed_read(commands[subject]))
+                each = timed_read(commands[subject])
+                for label, seconds in zip(labels[subject], each, strict=True):
+                    reads[label].append(seconds)
+                if subject == "before":
+                    reads["before"].append(sum(each))
     finally:
         if not args.keep:
             sh("docker", "rm", "-f", HOST, FLOOR, check=False)
             sh("git", "worktree", "remove", "--force", str(before), cwd=ROOT, check=False)
-    print(f"\nre-runs of hosts.yml + provision.yml ({args.experiment}; lock {args.lock} before each):")
-    for subject, values in times.items():
-        print(f"  {subject:7} {summary(values)}")
-    med = {subject: statistics.median(values) for subject, values in times.items()}
-    print(f"  after / floor  = {med['after'] / med['floor']:.2f}x")
-    print(f"  before / floor = {med['before'] / med['floor']:.2f}x")
-    print(f"  after / before = {med['after'] / med['before']:.2f}x")
-    print("the per-host read alone (docker exec; before: lock command + read command, after: one command):")
-    for subject, values in reads.items():
-        print(f"  {subject:7} {summary(values)}")
+    if args.rounds:
+        print(f"\nre-runs of hosts.yml + provision.yml ({args.experiment}; lock {args.lock} before each):")
+        for subject, values in times.items():
+            print(f"  {subject:7} {summary(values)}")
+        med = {subject: statistics.median(values) for subject, values in times.items()}
+        print(f"  after / floor  = {med['after'] / med['floor']:.2f}x")
+        print(f"  before / floor = {med['before'] / med['floor']:.2f}x")
+        print(f"  after / before = {med['after'] / med['before']:.2f}x")
+    print("the per-host read alone (one docker exec a command; before: lock command + read command):")
+    for label, values in reads.items():
+        print(f"  {label:16} {summary(values)}")
     return 0
 
 
