@@ -364,7 +364,8 @@ def read(request: dict) -> None:
     shown = show(active + _union(list(manifests.values()), "units") + stack[0])
     out = sys.stdout
     out.write(text.strip() + "\n" + SEPARATOR + "\n")
-    out.write("".join((shown.get(u) or {}).get("ActiveState", "unknown") + "\n" for u in active))
+    # One word a line, as systemctl is-active answered: an empty one would shift the later units' answers.
+    out.write("".join(((shown.get(u) or {}).get("ActiveState") or "unknown") + "\n" for u in active))
     out.write(STATE_SEPARATOR + "\n" + json.dumps(states_of(manifests, shown), sort_keys=True) + "\n")
     if request.get("found"):
         made = found(tuple(request.get("paths") or ()), tuple(request.get("links") or ()), stack, shown)
