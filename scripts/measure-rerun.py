@@ -128,8 +128,10 @@ def start_floor() -> None:
 
 def read_commands(tree: Path) -> list[str]:
     env = dict(os.environ, PYTHONPATH=str(tree))
+    # cwd too: ``python -c`` puts the current folder before PYTHONPATH.
     done = subprocess.run(
         [sys.executable, "-c", COMMANDS, json.dumps(UNITS)],
+        cwd=tree,
         env=env,
         text=True,
         capture_output=True,
