@@ -9,9 +9,10 @@ benchstack run, through this tree's .venv with PYTHONPATH set to it). The roles 
 revision's record describes the host and a re-run finds nothing to do. The floor (tests/perf/floor.yml, the
 same one-stack chain in the fewest plain tasks) gets a container of its own, converged once. Then each round
 re-runs ``hosts.yml provision.yml`` of after and before, and the floor, in an order that turns every round,
-and times each run (wall seconds of ansible-playbook). Before each bench-stack re-run the host's lock is left
-as a whole bench-stack.yml run leaves it (given up when measuring ended; ``--lock ended``: as provision.yml
-alone leaves it, held by a run that has ended, which each re-run then takes over).
+and times each run (wall seconds of ansible-playbook, as scripts/measure-converge.py runs it, profile_tasks
+on). Before each bench-stack re-run the host's lock is left as a whole bench-stack.yml run leaves it (given up
+when measuring ended; ``--lock ended``: as provision.yml alone leaves it, held by a run that has ended, which
+each re-run then takes over).
 
 It also times the per-host read alone, interleaved, through ``docker exec`` as the docker connection runs it:
 before, the lock request (benchstack/hostlock.py) and the read command as two commands; after, the one
@@ -28,9 +29,9 @@ Run from the project folder with ./run's tools: ``.venv/bin/python scripts/measu
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -39,12 +40,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-IMAGE = "bench-stack/debian:bookworm"
+spec = importlib.util.spec_from_file_location("measure_converge", ROOT / "scripts" / "measure-converge.py")
+assert spec and spec.loader
+mc = importlib.util.module_from_spec(spec)
+sys.modules["measure_converge"] = mc
+spec.loader.exec_module(mc)
 HOST, FLOOR = "bench-perf-rerun", "bench-perf-rerun-floor"
 HOST_LOCK = "/var/lib/bench-stack/run.lock"
-RECAP = re.compile(
-    r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)"
-)
 # Prints, from a tree's own benchstack, the commands its provision.yml sends to read a host (JSON list; the
 # lock request first where it is one of its own).
 COMMANDS = r"""
@@ -71,59 +73,11 @@ def sh(*args: str, check: bool = True, cwd: Path | None = None) -> subprocess.Co
     return subprocess.run(args, check=check, text=True, capture_output=True, cwd=cwd)
 
 
-def inventory(folder: Path, name: str, experiment: str | None) -> Path:
-    """The container as the only target and loadgen (docker connection); with ``experiment``, bench-stack's
-    settings (Debian's Ruby, the local image)."""
-    lines = ["all:", "  vars:", "    ansible_connection: community.docker.docker", "    ruby_method: system"]
-    if experiment:
-        lines += [f"    experiment: {experiment}", f"    bench_container: {{image: '{IMAGE}'}}"]
-    lines += [
-        "  children:",
-        f"    targets: {{hosts: {{{name}: {{}}}}}}",
-        f"    loadgens: {{hosts: {{{name}: {{}}}}}}",
-    ]
-    path = folder / f"{name}.yml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def playbook(tree: Path, inv: Path, books: list[str], log: Path) -> tuple[float, str]:
-    """Run ``books`` of ``tree`` (its ansible.cfg, its benchstack first on the path); wall seconds and the
-    recap of the container."""
-    env = dict(os.environ, ANSIBLE_CONFIG=str(tree / "ansible.cfg"), PYTHONPATH=str(tree))
-    start = time.monotonic()
-    proc = subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inv), *books],
-        cwd=tree,
-        env=env,
-        text=True,
-        capture_output=True,
-    )
-    seconds = time.monotonic() - start
-    log.write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-2000:])
-        raise SystemExit(f"{tree} {books}: ansible-playbook failed (log: {log})")
-    # Each playbook file prints its recap: the last one's (provision.yml's) line of the container.
-    recaps = [m for m in map(RECAP.match, proc.stdout.splitlines()) if m and m[1] != "localhost"]
-    recap = f"ok={recaps[-1][2]} changed={recaps[-1][3]} skipped={recaps[-1][6]}" if recaps else ""
-    return seconds, recap
-
-
-def start_floor() -> None:
-    sh("docker", "rm", "-f", FLOOR, check=False)
-    sh(
-        "docker", "run", "-d", "--name", FLOOR, "--hostname", FLOOR, "--restart", "unless-stopped",
-        "--tmpfs", "/run", "--tmpfs", "/run/lock", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:ro",
-        IMAGE, "/lib/systemd/systemd",
-    )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        out = sh("docker", "exec", FLOOR, "systemctl", "is-system-running", check=False).stdout.strip()
-        if out in ("running", "degraded"):
-            return
-        time.sleep(0.5)
-    raise SystemExit(f"{FLOOR}: systemd did not finish booting")
+    """Run ``books`` of ``tree`` (its ansible.cfg, its benchstack first on the path) as measure-converge
+    runs a converge; wall seconds and the container's recap (provision.yml's)."""
+    r = mc.converge(tree.name, log.stem, inv, books, [], log, {"PYTHONPATH": str(tree)}, tree=tree)
+    return r.seconds, f"ok={r.ok} changed={r.changed} skipped={r.skipped}"
 
 
 def read_commands(tree: Path) -> list[str]:
@@ -169,7 +123,11 @@ def main() -> int:
     rev = sh("git", "rev-parse", "--short", args.before, cwd=ROOT).stdout.strip()
     sh("git", "worktree", "add", "--detach", str(before), args.before, cwd=ROOT)
     trees = {"after": ROOT, "before": before}
-    host_inv, floor_inv = inventory(logs, HOST, args.experiment), inventory(logs, FLOOR, None)
+    docker = "community.docker.docker"
+    host_inv, floor_inv = (
+        mc.inventory(logs, HOST, args.experiment, docker),
+        mc.inventory(logs, FLOOR, None, docker),
+    )
     books = ["playbooks/hosts.yml", "playbooks/provision.yml"]
     times: dict[str, list[float]] = {"after": [], "before": [], "floor": []}
     try:
@@ -180,7 +138,7 @@ def main() -> int:
             "floor cold": (ROOT, floor_inv, ["tests/perf/floor.yml"]),
         }.items():
             if name == "floor cold":
-                start_floor()
+                mc.start_container(FLOOR)  # booted, unprovisioned, as measure-converge starts it
             seconds, recap = playbook(tree, inv, run, logs / f"{name.replace(' ', '-')}.log")
             print(f"{name:12} {seconds:6.1f} s  {recap}", flush=True)
         # One untimed re-run of each revision: whatever either finds to do is done before the timing.
