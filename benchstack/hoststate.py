@@ -13,33 +13,58 @@ owning package, "" when no package owns it), ``units`` and ``sysctls``. Its *sta
 * ``unit NAME``: ``<UnitFileState> <ActiveState>`` (``enabled active``);
 * ``sysctl KEY``: the value now, whitespace collapsed.
 
-Two modes, the argument a JSON object:
+The argument is a JSON object; its modes:
 
-* ``{"marker": PATH}``: each role's state now, for the manifests the record at PATH holds;
+* ``{"marker": PATH}``: the record at PATH as it is on disk, then :data:`SEPARATOR` and, for each unit of
+  ``active`` (the units the roles keep running), ``active`` or another ActiveState, one a line, then
+  :data:`STATE_SEPARATOR` and each role's state now, for the manifests the record holds;
 * ``{"manifests": {role: manifest}}`` (at the end of provisioning): each manifest resolved (packages not
   installed dropped: virtual names; every file the packages put in a bin folder added to ``binaries``) and
   its state;
-* ``"found": SEPARATOR`` beside ``marker``: then also SEPARATOR and what bench-stack made for any stack,
-  planned or not (:func:`found`), so the controller can tell the units, front configs, env files and app
-  folders no stack of the plan owns (benchstack.provision.stale); in the same Python, which costs more to
+* ``"found": true`` beside ``marker``: then also :data:`FOUND_SEPARATOR` and what bench-stack made for any
+  stack, planned or not (:func:`found`), so the controller can tell the units, front configs, env files and
+  app folders no stack of the plan owns (benchstack.provision.stale); in the same Python, which costs more to
   start than the reads. ``paths`` and ``links`` beside it: globs of what bench-stack writes under its roots
-  (benchstack.provision.stack_paths), matches of ``links`` counted only when they are symbolic links.
+  (benchstack.provision.stack_paths), matches of ``links`` counted only when they are symbolic links;
+* ``"lock": {"op": ..., "me": ..., "over": ...}`` beside ``marker`` or alone: the host's lock (:func:`lock`),
+  taken FIRST, so that what is read is what the holder may change; then :data:`LOCK_SEPARATOR` and its
+  answer come last. When ``take`` does not get it, nothing else is read (the controller judges the holder
+  and asks again, benchstack.runlock.take_host): one command per host reads the host and holds it.
 
-Prints one JSON line: ``{role: state}`` (then SEPARATOR and ``{"units": {unit: state}, "files": [path],
-"paths": [path]}``) or ``{role: {"made": manifest, "state": state}}``.
+With ``manifests`` it prints ``{role: {"made": manifest, "state": state}}`` (one JSON line).
+
+The host's lock, :data:`LOCK_PATH`: one bench-stack run at a time provisions and measures a host, whatever
+run folder or controller it comes from (a second run's provisioning would stop the first one's stacks; its
+cells would load the first one's). It is JSON naming the holder (``host``: its controller's host name,
+``pid`` and ``started``: the controller process, ``run``: its run folder, ``at``: since when); empty or
+unreadable means free (a writer killed half way). It is read and written under ``flock``, so two runs
+asking at once cannot both take it; the controller judges who holds it (benchstack.runlock). ``op``:
+``take`` writes ``me`` when the lock is free or still exactly ``over`` (a holder the controller found
+ended); ``read`` writes nothing (check mode); ``release`` empties it when it is ``me``'s. ``path``: another
+lock file (the tests). The answer: ``{"held": bool, "was": the holder found before (null when free)}``,
+``held`` whether ``me`` holds it now (for ``release``: held it).
 
 Every role is probed at once: one ``dpkg-query -W`` (or ``rpm -q``) for the packages of all roles (and one
-more for their files when recording), one ``systemctl show`` for all units, each path hashed once in this
-process. Each probe costs tens of milliseconds to start, which per role made the read several times slower
-(scripts/measure-drift-read.py).
+more for their files when recording), one ``systemctl show`` for all units (the roles' services, what the
+roles made and what any stack left), each path hashed once in this process. Each probe costs tens of
+milliseconds to start, which per role made the read several times slower (scripts/measure-drift-read.py).
 """
 
+import fcntl
 import glob
 import hashlib
 import json
 import os
 import subprocess
 import sys
+
+# The sections of the marker mode's output, in order (benchstack.provision parses them).
+SEPARATOR = "--- bench-stack units ---"
+STATE_SEPARATOR = "--- bench-stack made ---"
+FOUND_SEPARATOR = "--- bench-stack found ---"
+LOCK_SEPARATOR = "--- bench-stack lock ---"
+LOCK_PATH = "/var/lib/bench-stack/run.lock"
+IDENTITY = ("host", "pid", "started")
 
 BIN_DIRS = ("/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/", "/usr/local/bin/")
 # The names bench-stack gives what it runs for a stack: app server instances (bench-NAME@I, php-fpm pools
@@ -155,12 +180,24 @@ def show_blocks(text: str) -> list:
     ]
 
 
-def units_state(units: list) -> dict:
+def show(units: list) -> dict:
+    """unit -> its properties (UnitFileState, ActiveState), for every unit of ``units`` in one
+    ``systemctl show``."""
+    units = list(dict.fromkeys(units))
     if not units:
         return {}
     blocks = show_blocks(_out(["systemctl", "show", "--property=Id,UnitFileState,ActiveState", *units]))
+    return dict(zip(units, blocks + [{}] * (len(units) - len(blocks))))  # noqa: B905 (3.6)
+
+
+def units_state(units: list, shown: dict = None) -> dict:
+    """``unit UNIT`` -> ``<UnitFileState> <ActiveState>``; ``shown``: :func:`show` for them, done already."""
+    if not units:
+        return {}
+    shown = show(units) if shown is None else shown
     state = {}
-    for unit, props in zip(units, blocks + [{}] * (len(units) - len(blocks))):  # noqa: B905 (3.6)
+    for unit in units:
+        props = shown.get(unit) or {}
         state["unit " + unit] = (
             f"{props.get('UnitFileState') or 'none'} {props.get('ActiveState') or 'unknown'}"
         )
@@ -187,13 +224,13 @@ def _union(manifests: list, key: str) -> list:
     return list(seen)
 
 
-def states_of(manifests: dict) -> dict:
+def states_of(manifests: dict, shown: dict = None) -> dict:
     """role -> state for every manifest, probed together: one package query and one ``systemctl show``
-    for all roles (each costs tens of milliseconds to start, and roles share packages and units), each
-    path hashed once."""
+    for all roles (each costs tens of milliseconds to start, and roles share packages and units; ``shown``:
+    that :func:`show`, done already), each path hashed once."""
     listed = list(manifests.values())
     versions = package_versions(_union(listed, "packages"))
-    units = units_state(_union(listed, "units"))
+    units = units_state(_union(listed, "units"), shown)
     sysctls = sysctls_state(_union(listed, "sysctls"))
     files = {}
     out = {}
@@ -233,10 +270,9 @@ def resolve_all(manifests: dict) -> dict:
     return out
 
 
-def found(paths: tuple = (), links: tuple = ()) -> dict:
-    """Every stack unit systemd has loaded (:data:`STACK_UNITS`) with its state, nginx.service's too when
-    bench-stack's server blocks are there, every file of :data:`STACK_FILES` that exists, and what the globs
-    ``paths`` match, with the symbolic links the globs ``links`` match."""
+def stack_units() -> tuple:
+    """Every stack unit systemd has loaded (:data:`STACK_UNITS`), nginx.service too when bench-stack's
+    server blocks are there, and every file of :data:`STACK_FILES` that exists."""
     text = _out(
         ["systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=service", *STACK_UNITS]
     )
@@ -248,9 +284,17 @@ def found(paths: tuple = (), links: tuple = ()) -> dict:
     files = sorted({path for pattern in STACK_FILES for path in glob.glob(pattern)})
     if NGINX_CONF in files:
         units.append("nginx.service")
+    return units, files
+
+
+def found(paths: tuple = (), links: tuple = (), stack: tuple = None, shown: dict = None) -> dict:
+    """Every stack unit with its state and every stack file (:func:`stack_units`, or ``stack`` when listed
+    already; ``shown``: :func:`show` for its units), and what the globs ``paths`` match, with the symbolic
+    links the globs ``links`` match."""
+    units, files = stack_units() if stack is None else stack
     made = {path for pattern in paths for path in glob.glob(pattern)}
     made |= {path for pattern in links for path in glob.glob(pattern) if os.path.islink(path)}
-    state = units_state(units)
+    state = units_state(units, shown)
     return {
         "units": {unit[len("unit ") :]: value for unit, value in state.items()},
         "files": files,
@@ -258,29 +302,88 @@ def found(paths: tuple = (), links: tuple = ()) -> dict:
     }
 
 
+def same(a: object, b: object) -> bool:
+    """Whether two holders are the same controller process (when they wrote it does not count)."""
+    return isinstance(a, dict) and isinstance(b, dict) and all(a.get(k) == b.get(k) for k in IDENTITY)
+
+
+def lock(request: dict) -> dict:
+    """The host's lock: read, taken or given up as ``request`` says (module docstring); the answer."""
+    path = request.get("path") or LOCK_PATH
+    me, op = request.get("me"), request.get("op")
+    if op != "take" and not os.path.exists(path):
+        # Nothing to read or release; check mode must not create it.
+        return {"held": False, "was": None}
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    with os.fdopen(fd, "r+", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        text = handle.read()
+        try:
+            was = json.loads(text) if text.strip() else None
+        except ValueError:
+            was = None
+        if not isinstance(was, dict):
+            was = None
+        held = same(was, me)
+        write = None
+        # Already this run's (benchmark.yml after provision.yml): nothing written.
+        if op == "take" and not held and (was is None or same(was, request.get("over"))):
+            held, write = True, json.dumps(me, sort_keys=True) + "\n"
+        elif op == "release" and held:
+            write = ""
+        if write is not None:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(write)
+            handle.flush()
+            os.fsync(handle.fileno())
+    return {"held": held, "was": was}
+
+
+def read(request: dict) -> None:
+    """The marker mode (module docstring), printed."""
+    path = request["marker"]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        text = ""
+    try:
+        roles = json.loads(text).get("roles") or {}
+    except (ValueError, AttributeError):
+        roles = {}
+    manifests = {
+        role: entry["made"]
+        for role, entry in (roles.items() if isinstance(roles, dict) else ())
+        if isinstance(entry, dict) and isinstance(entry.get("made"), dict)
+    }
+    active = [str(u) for u in request.get("active") or []]
+    stack = stack_units() if request.get("found") else ([], [])
+    # One systemctl for the roles' services, what they made and what any stack left.
+    shown = show(active + _union(list(manifests.values()), "units") + stack[0])
+    out = sys.stdout
+    out.write(text.strip() + "\n" + SEPARATOR + "\n")
+    # One word a line, as systemctl is-active answered: an empty one would shift the later units' answers.
+    out.write("".join(((shown.get(u) or {}).get("ActiveState") or "unknown") + "\n" for u in active))
+    out.write(STATE_SEPARATOR + "\n" + json.dumps(states_of(manifests, shown), sort_keys=True) + "\n")
+    if request.get("found"):
+        made = found(tuple(request.get("paths") or ()), tuple(request.get("links") or ()), stack, shown)
+        out.write(FOUND_SEPARATOR + "\n" + json.dumps(made, sort_keys=True) + "\n")
+
+
 def main(argv: list) -> None:
     request = json.loads(argv[1])
-    if "marker" in request:
-        try:
-            with open(request["marker"], encoding="utf-8") as handle:
-                roles = json.load(handle).get("roles") or {}
-        except (OSError, ValueError, AttributeError):
-            roles = {}
-        answer = states_of(
-            {
-                role: entry["made"]
-                for role, entry in roles.items()
-                if isinstance(entry, dict) and isinstance(entry.get("made"), dict)
-            }
-        )
-    else:
+    held = lock(request["lock"]) if request.get("lock") else None
+    if "manifests" in request:
         made = resolve_all(request["manifests"])
         states = states_of(made)
         answer = {role: {"made": made[role], "state": states[role]} for role in made}
-    sys.stdout.write(json.dumps(answer, sort_keys=True) + "\n")
-    if request.get("found"):
-        made = found(tuple(request.get("paths") or ()), tuple(request.get("links") or ()))
-        sys.stdout.write(request["found"] + "\n" + json.dumps(made, sort_keys=True) + "\n")
+        sys.stdout.write(json.dumps(answer, sort_keys=True) + "\n")
+    elif "marker" in request and (held is None or held["held"] or request["lock"].get("op") == "read"):
+        read(request)
+    if held is not None:
+        sys.stdout.write(LOCK_SEPARATOR + "\n" + json.dumps(held, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ exports (``ruby_bin_dir``, ...). On the next run a role runs when:
 
 * its hash differs, or the host has no record of it;
 * a role it depends on runs (app_server needs the runtimes' facts and the app's changes);
-* a service it manages is not active now (``systemctl is-active`` in the same command that reads the file);
+* a service it manages is not active now (its ActiveState, in the same command that reads the file);
 * what it made drifted: at the end of provisioning each role that ran records its manifest (the files it
   manages, units included; its OS packages and the binaries they install; its units; the sysctls it set) and
   their state (:mod:`benchstack.hoststate`); the same command computes that state again, and a role whose
@@ -43,17 +43,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchstack import hoststate
 from benchstack.stacks import APP_KINDS, NAME_RE, SERVER_KINDS
 
 MARKER = "/var/lib/bench-stack/provisioned.json"
 SCHEMA = "bench-stack/provisioned/v1"
-# Separates the record from systemctl's answers, and those from the state of what the roles made, in the
-# one command that reads them all.
-SEPARATOR = "--- bench-stack units ---"
-STATE_SEPARATOR = "--- bench-stack made ---"
-FOUND_SEPARATOR = "--- bench-stack found ---"
+# Separate the record, the services' states, the state of what the roles made, what any stack left and the
+# host's lock in the output of the one command that reads them all (benchstack.hoststate).
+SEPARATOR = hoststate.SEPARATOR
+STATE_SEPARATOR = hoststate.STATE_SEPARATOR
+FOUND_SEPARATOR = hoststate.FOUND_SEPARATOR
+LOCK_SEPARATOR = hoststate.LOCK_SEPARATOR
 # Runs on the host (standard library only), sent as ``python3 -c``.
-HOSTSTATE = Path(__file__).with_name("hoststate.py")
+HOSTSTATE = Path(hoststate.__file__)
 
 # Facts that choose per-OS paths, packages and units in the roles.
 HASHED_FACTS = ("distribution", "distribution_major_version", "os_family", "architecture")
@@ -136,24 +138,51 @@ def hoststate_command(python: str, request: Mapping[str, Any]) -> str:
 
 
 def read_command(
-    units: Sequence[str], python: str = "python3", roots: Mapping[str, str] | None = None
+    units: Sequence[str],
+    python: str = "python3",
+    roots: Mapping[str, str] | None = None,
+    lock: Mapping[str, Any] | None = None,
 ) -> str:
-    """One shell command: the record (or nothing), each unit's ``systemctl is-active`` answer, the state
-    now of what each recorded role made, then what bench-stack made for any stack (:func:`parse_found`),
-    its files under ``roots`` included (:func:`stack_paths`)."""
-    check = f"systemctl is-active {' '.join(shlex.quote(u) for u in units)}" if units else "true"
-    request = {"marker": MARKER, "found": FOUND_SEPARATOR, **(stack_paths(roots) if roots else {})}
-    made = hoststate_command(python, request)
-    return (
-        f"cat {MARKER} 2>/dev/null; echo; echo {shlex.quote(SEPARATOR)}; {check}; "
-        f"echo {shlex.quote(STATE_SEPARATOR)}; {made}; true"
-    )
+    """One command, one Python on the host: with ``lock`` (a request of
+    :func:`benchstack.runlock.take_host`) the host's lock first, then the record (or nothing), each unit's
+    ActiveState, the state now of what each recorded role made, then what bench-stack made for any stack
+    (:func:`parse_found`), its files under ``roots`` included (:func:`stack_paths`), and the lock's answer
+    (:func:`parse_lock`)."""
+    return hoststate_command(python, read_request(units, roots, lock))
+
+
+def read_request(
+    units: Sequence[str], roots: Mapping[str, str] | None = None, lock: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """What :func:`read_command` asks :mod:`benchstack.hoststate` for."""
+    request: dict[str, Any] = {"marker": MARKER, "active": list(units), "found": True}
+    request.update(stack_paths(roots) if roots else {})
+    if lock is not None:
+        request["lock"] = dict(lock)
+    return request
+
+
+def lock_command(python: str, lock: Mapping[str, Any]) -> str:
+    """The command that only reads, takes or gives up the host's lock (:func:`parse_lock`)."""
+    return hoststate_command(python, {"lock": dict(lock)})
+
+
+def parse_lock(stdout: str) -> dict[str, Any] | None:
+    """The host lock's answer (``held``, ``was``) from :func:`read_command` or :func:`lock_command`'s output;
+    None when there is none (the command failed)."""
+    _, sep, text = stdout.partition(LOCK_SEPARATOR)
+    try:
+        answer = json.loads(text) if sep else None
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) and "held" in answer else None
 
 
 def parse_found(stdout: str) -> dict[str, Any]:
     """What bench-stack made for any stack (``units``: unit -> ``<UnitFileState> <ActiveState>``, ``files``),
     from :func:`read_command`'s output (empty when unreadable)."""
     _, _, text = stdout.partition(FOUND_SEPARATOR)
+    text = text.partition(LOCK_SEPARATOR)[0]
     try:
         found = json.loads(text) if text.strip() else {}
     except ValueError:
@@ -318,7 +347,7 @@ def stale(
 def parse_now(stdout: str) -> dict[str, dict[str, str]]:
     """Role -> the state now of what it made, from :func:`read_command`'s output (empty when unreadable)."""
     _, _, text = stdout.partition(STATE_SEPARATOR)
-    text = text.partition(FOUND_SEPARATOR)[0]
+    text = text.partition(FOUND_SEPARATOR)[0].partition(LOCK_SEPARATOR)[0]
     try:
         now = json.loads(text) if text.strip() else {}
     except ValueError:

@@ -14,18 +14,20 @@ cannot be checked from here: refused, naming the file to remove once that run is
 
 The run folder's lock does not see a run in another folder, or from another controller, that measures the
 same host. So each host also holds a lock of its own, naming the controller and the run folder that hold it
-(:mod:`benchstack.hostlock`, on the host), taken by provision.yml and benchmark.yml before they change or
-load anything there and given up when measuring ends (:func:`take_host`, :func:`release_host`;
+(:func:`benchstack.hoststate.lock`, on the host), taken by provision.yml and benchmark.yml in the one command
+that reads the host before they change or load anything there (plugins/action/bench_provision_state.py)
+and given up when measuring ends (:func:`take_host`, :func:`release_host`;
 plugins/action/bench_host_lock.py). The holder is judged as above: a live one refused, naming its run
-folder and pid; an ended one's workers waited for (bounded), then the lock taken over.
+folder and pid (or, with ``bench_lock_wait``, polled for until it ends or that many seconds have passed);
+an ended one's workers waited for (bounded), then the lock taken over.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
-import shlex
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -34,15 +36,16 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.barrier import process_started
-
-HOSTLOCK = Path(__file__).with_name("hostlock.py")
-HOST_LOCK_FILE = "/var/lib/bench-stack/run.lock"
+from benchstack.hoststate import IDENTITY
+from benchstack.hoststate import LOCK_PATH as HOST_LOCK_FILE
 
 LOCK_FILE = ".bench-stack.lock"
 WORKERS_DIR = ".bench-stack.workers"
 # How long a resume waits for a dead run's workers to finish their cells before it refuses.
 WAIT_S = 600.0
 POLL_S = 2.0
+# How often take_host asks a host whose lock it found free (or ended, to take over) before it gives up.
+ASK_TRIES = 5
 
 
 class RunLockError(RuntimeError):
@@ -105,6 +108,30 @@ def live_workers(run_dir: Path) -> list[dict[str, Any]]:
     return found
 
 
+def _workers_gone(
+    run: Path,
+    ended: str,
+    then: str,
+    deadline: float,
+    wait_s: float,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+) -> bool:
+    """Whether the workers of ``run``, a run that ended (``ended`` names it), have stopped measuring: False
+    after one poll while they still do, RunLockError once ``wait_s`` (until ``deadline``) has passed."""
+    workers = live_workers(run) if run.is_dir() else []
+    if not workers:
+        return True
+    if clock() < deadline:
+        sleep(POLL_S)
+        return False
+    names = ", ".join(_describe(w) for w in workers)
+    raise RunLockError(
+        f"{ended} has ended, but its workers still measure after {wait_s:g} s ({names}): stop them, "
+        f"then {then}"
+    )
+
+
 def acquire(
     run_dir: str | os.PathLike[str],
     pid: int,
@@ -137,16 +164,9 @@ def acquire(
                 f"run folder {run} is in use by another bench-stack run ({_describe(current)}): let it end "
                 "(or stop it), then resume"
             )
-        workers = live_workers(run)
-        if workers:
-            if clock() < deadline:
-                sleep(POLL_S)
-                continue
-            names = ", ".join(_describe(w) for w in workers)
-            raise RunLockError(
-                f"run folder {run}: the run that held it ({_describe(current)}) has ended, but its workers "
-                f"still measure after {wait_s:g} s ({names}): stop them, then resume"
-            )
+        ended = f"run folder {run}: the run that held it ({_describe(current)})"
+        if not _workers_gone(run, ended, "resume", deadline, wait_s, sleep, clock):
+            continue
         tmp = run / f"{LOCK_FILE}.{pid}.tmp"
         tmp.write_text(json.dumps(me), encoding="utf-8")
         os.replace(tmp, path)
@@ -183,10 +203,21 @@ def worker(run_dir: str | os.PathLike[str], pid: int) -> Iterator[Path]:
         path.unlink(missing_ok=True)
 
 
-def host_lock_command(python: str, request: dict[str, Any]) -> str:
-    """The shell command that runs :mod:`benchstack.hostlock` on a host with ``request``."""
-    source = HOSTLOCK.read_text(encoding="utf-8")
-    return f"{shlex.quote(python)} -c {shlex.quote(source)} {shlex.quote(json.dumps(request))}"
+def lock_wait_seconds(value: Any) -> float | None:
+    """``bench_lock_wait`` (how long :func:`take_host` waits for a live holder) as seconds: a whole or decimal
+    number, 0 or more; None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two holders are the same controller process (as benchstack.hoststate.same judges)."""
+    return all(a.get(k) == b.get(k) for k in IDENTITY)
 
 
 def _describe_run(entry: dict[str, Any]) -> str:
@@ -202,45 +233,80 @@ def take_host(
     wait_s: float = WAIT_S,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    lock_wait: float = 0.0,
+    waiting: Callable[[str], None] | None = None,
 ) -> list[str]:
-    """Hold ``host``'s lock for the controller ``pid`` measuring into ``run_dir``; ``ask`` sends a request to
-    :mod:`benchstack.hostlock` on the host and returns its answer. What was done, as messages (an ended
-    run's lock taken over). RunLockError, naming the holder's run folder and pid, while another run holds
-    it (module docstring). ``check_only`` (check mode): the same judgement, nothing written."""
+    """Hold ``host``'s lock for the controller ``pid`` measuring into ``run_dir``; ``ask`` sends a request
+    (``op``, ``me``, ``over``) to :func:`benchstack.hoststate.lock` on the host and returns its answer. What
+    was done, as messages (waited for, an ended run's lock taken over). RunLockError, naming the holder's run
+    folder and pid, while another run holds it (module docstring); with ``lock_wait`` (seconds,
+    ``bench_lock_wait``), only once it has held it that long, asked again every :data:`POLL_S` (``waiting``
+    is told once, when the wait begins). ``check_only`` (check mode): the same judgement, nothing written,
+    nothing waited for."""
     me = holder(pid, run=str(Path(run_dir).resolve()))
     over: dict[str, Any] | None = None
-    deadline = clock() + wait_s
+    # Counted from when a live holder, or an ended one's workers, are first seen.
+    waited_since: float | None = None
+    waited_for = ""
+    unanswered = 0
+    deadline: float | None = None
+    messages: list[str] = []
     while True:
         answer = ask({"op": "read" if check_only else "take", "me": me, "over": over})
         was = answer.get("was")
         if answer.get("held") or (check_only and not was):
-            if over is None:
-                return []
-            return [f"{host}: took over its lock from an ended run that kept it ({_describe_run(over)})"]
-        if not isinstance(was, dict):
-            continue  # freed in between: ask again
-        state = alive(was)
-        if state is None:
-            raise RunLockError(
-                f"{host} is held by a bench-stack run of another controller ({_describe_run(was)}): if that "
-                f"run is over, remove {HOST_LOCK_FILE} on {host} and run again"
-            )
-        if state:
-            raise RunLockError(
-                f"{host} is in use by another bench-stack run ({_describe_run(was)}): let it end (or stop "
-                "it), then run again"
-            )
-        folder = Path(str(was.get("run") or ""))
-        workers = live_workers(folder) if was.get("run") and folder.is_dir() else []
-        if workers:
-            if clock() < deadline:
-                sleep(POLL_S)
+            if waited_since is not None:
+                messages.append(
+                    f"{host}: waited {clock() - waited_since:.0f} s for another bench-stack run "
+                    f"({waited_for}) to end"
+                )
+            if over is not None:
+                messages.append(
+                    f"{host}: took over its lock from an ended run that kept it ({_describe_run(over)})"
+                )
+            return messages
+        # Freed in between, or the ended holder's lock not taken over as asked: ask again, a few times (a host
+        # side that never answers held would otherwise be asked for ever).
+        if not isinstance(was, dict) or (over is not None and _same(was, over)):
+            unanswered += 1
+            if unanswered > ASK_TRIES:
+                raise RunLockError(
+                    f"{host}: its lock at {HOST_LOCK_FILE} was not taken after {ASK_TRIES} tries"
+                )
+            if not isinstance(was, dict):
                 continue
-            names = ", ".join(_describe(w) for w in workers)
-            raise RunLockError(
-                f"{host}: the run that held it ({_describe_run(was)}) has ended, but its workers still "
-                f"measure after {wait_s:g} s ({names}): stop them, then run again"
-            )
+        state = alive(was)
+        if state is not False:
+            if state is None:
+                refusal = (
+                    f"{host} is held by a bench-stack run of another controller ({_describe_run(was)}): if "
+                    f"that run is over, remove {HOST_LOCK_FILE} on {host} and run again"
+                )
+            else:
+                refusal = (
+                    f"{host} is in use by another bench-stack run ({_describe_run(was)}): let it end (or "
+                    "stop it), then run again"
+                )
+            if check_only or not lock_wait:
+                raise RunLockError(refusal)
+            now = clock()
+            if waited_since is None:
+                waited_since, waited_for = now, _describe_run(was)
+                if waiting is not None:
+                    waiting(
+                        f"{host} is held by another bench-stack run ({_describe_run(was)}): waiting up to "
+                        f"{lock_wait:g} s for it to end (bench_lock_wait)"
+                    )
+            if now - waited_since >= lock_wait:
+                raise RunLockError(f"{refusal} (still held after bench_lock_wait, {lock_wait:g} s)")
+            sleep(POLL_S)
+            continue
+        if was.get("run"):
+            if deadline is None:
+                deadline = clock() + wait_s
+            ended = f"{host}: the run that held it ({_describe_run(was)})"
+            if not _workers_gone(Path(str(was["run"])), ended, "run again", deadline, wait_s, sleep, clock):
+                continue
         if check_only:
             return [f"{host}: held by a run that has ended ({_describe_run(was)}): it would be taken over"]
         over = was

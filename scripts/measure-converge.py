@@ -118,12 +118,15 @@ def converge(
     extra: list[str],
     log: Path,
     env_extra: dict[str, str],
+    tree: Path = ROOT,
 ) -> Result:
+    """Run ``playbooks`` of ``tree`` (another revision's checkout: its ansible.cfg, and its benchstack first
+    with PYTHONPATH in ``env_extra``) once, timed."""
     resolve_log = log.with_suffix(".resolves")
     resolve_log.unlink(missing_ok=True)
     env = dict(
         os.environ,
-        ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+        ANSIBLE_CONFIG=str(tree / "ansible.cfg"),
         BENCH_STACK_RESOLVE_LOG=str(resolve_log),
         # Per-task times in each log, for finding where a converge spends them.
         ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
@@ -132,7 +135,7 @@ def converge(
     start = time.monotonic()
     proc = subprocess.run(
         [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inv), *playbooks, *extra],
-        cwd=ROOT,
+        cwd=tree,
         env=env,
         text=True,
         capture_output=True,

@@ -48,10 +48,18 @@ UNITS = [
 
 
 def read_command(hoststate: Path | None) -> str:
-    """The read command with ``hoststate`` as the host-side source (None: without the state)."""
+    """The read command with ``hoststate`` as the host-side source (None: without the state). A hoststate.py
+    older than the lock in it (it did not print the record and the units' states itself) is sent in the
+    shell form of its time: the record by cat, the units by ``systemctl is-active``, then the Python."""
+    check = f"systemctl is-active {' '.join(UNITS)}"
+    legacy = f"cat {provision.MARKER} 2>/dev/null; echo; echo {shlex.quote(provision.SEPARATOR)}; {check}; "
     if hoststate is None:
-        full = provision.read_command(UNITS, "/usr/bin/python3")
-        return full.partition(f"echo {shlex.quote(provision.STATE_SEPARATOR)}")[0] + "true"
+        return legacy + "true"
+    source = hoststate.read_text(encoding="utf-8")
+    if "LOCK_SEPARATOR" not in source:
+        request = shlex.quote(json.dumps({"marker": provision.MARKER}))
+        made = f"/usr/bin/python3 -c {shlex.quote(source)} {request}"
+        return legacy + f"echo {shlex.quote(provision.STATE_SEPARATOR)}; {made}; true"
     saved = provision.HOSTSTATE
     provision.HOSTSTATE = hoststate
     try:

@@ -150,9 +150,24 @@ def playbook(
         cmd, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
     seconds = round(time.monotonic() - start, 1)
-    return PlaybookRun(
-        cmd, done.returncode, seconds, _tasks(_reports(done.stdout)), done.stdout + done.stderr
-    )
+    return ended_run(cmd, done.returncode, seconds, done.stdout, done.stderr)
+
+
+def ended_run(cmd: list[str], rc: int, seconds: float, stdout: str, stderr: str) -> PlaybookRun:
+    """A playbook run with the JSON callback (:func:`playbook`, or one started in the background), ended."""
+    return PlaybookRun(cmd, rc, seconds, _tasks(_reports(stdout)), stdout + stderr)
+
+
+def task_results(stdout: str, name: str) -> dict[str, dict[str, Any]]:
+    """host -> the whole result of the task ``name`` (every key its action returned), from the JSON report
+    in ``stdout``."""
+    return {
+        host: res
+        for play in _reports(stdout)["plays"]
+        for task in play.get("tasks", [])
+        if task.get("task", {}).get("name") == name
+        for host, res in task.get("hosts", {}).items()
+    }
 
 
 def _reports(stdout: str) -> dict[str, Any]:

@@ -17,7 +17,10 @@ evidence (tests/sideeffect.py); the tests in tests/ say what must hold. In order
    deployment leaves one (folder link, release, record, gems, clone), with a user's own folders beside it;
 7. drift: on the Debian 12 host, every kind of drift of the drift table (DRIFT) by hand at once, then
    playbooks/doctor.yml (lists it, changes nothing), a normal re-run (repairs it) and one more (nothing
-   to do).
+   to do);
+8. held: a first run holds both hosts (hold.yml, as provision.yml holds them, until told to let go); a
+   second provision.yml is refused before it changes anything; a third, with bench_lock_wait, waits, and
+   goes on once the first has ended.
 
 Before and after each step: every unit's main pid, every stack's answer through its front, and the sha256 of
 every file under /etc/nginx, /etc/systemd/system, the units' env folder and the app folders.
@@ -26,7 +29,11 @@ every file under /etc/nginx, /etc/systemd/system, the units' env folder and the 
 from __future__ import annotations
 
 import copy
+import json
+import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +43,17 @@ PROJECT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 
 from sideeffect import (  # noqa: E402
+    ended_run,
     ephemeral,
     fresh_evidence,
     main_pids,
     playbook,
+    playbook_command,
     proc_sys_writable,
     save,
     sh,
     snapshot,
+    task_results,
 )
 from stackcheck import endpoints, front_checks  # noqa: E402
 
@@ -402,6 +412,95 @@ def drift() -> None:
     )
 
 
+DECIDE_TASK = "Decide which roles run (inputs changed since they last ran here, or a service is down)"
+HOST_LOCK = "/var/lib/bench-stack/run.lock"
+
+
+def wait_until(what: str, done: Any, timeout: float = 180) -> float:
+    """Poll ``done()`` every second until it is true; the seconds it took (RuntimeError after ``timeout``)."""
+    start = time.monotonic()
+    while not done():
+        if time.monotonic() - start > timeout:
+            raise RuntimeError(f"held: {what} did not happen within {timeout:g} s")
+        time.sleep(1)
+    return round(time.monotonic() - start, 1)
+
+
+def held() -> None:
+    folder = ephemeral() / "held"
+    folder.mkdir(exist_ok=True)
+    release = folder / "release"
+    release.unlink(missing_ok=True)
+    first_dir = folder / "first-run"
+    env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json", "ANSIBLE_NOCOLOR": "1"}
+
+    def start(name: str, *playbooks: str, extra: dict[str, Any]) -> tuple[subprocess.Popen[bytes], Any]:
+        """A playbook run in the background: its JSON report to NAME.json, its warnings to NAME.err."""
+        out, err = (folder / f"{name}.json").open("wb"), (folder / f"{name}.err").open("wb")
+        cmd = playbook_command(*playbooks, extra=extra)
+        return subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=out, stderr=err), time.monotonic()
+
+    def holder(host: str) -> dict[str, Any]:
+        text = sh(host, f"cat {HOST_LOCK} 2>/dev/null; true").strip()
+        return json.loads(text) if text else {}
+
+    first, _ = start(
+        "first",
+        str(Path(__file__).with_name("hold.yml")),
+        extra={"bench_hold_run_dir": str(first_dir), "bench_hold_release": str(release)},
+    )
+    try:
+        took = wait_until(
+            "the first run holding both hosts",
+            lambda: all(holder(h).get("pid") == first.pid for h in HOSTS) or first.poll() is not None,
+        )
+        first_holds = {h: holder(h) for h in HOSTS}
+        # A second run, as a user starts one: refused before it changes anything on either host.
+        before = state()
+        refused = playbook("provision.yml", extra=SKIP)
+        after = state()
+        # A third with bench_lock_wait: it waits (and says so) until the first run ends, then goes on.
+        third, third_start = start("third", "provision.yml", extra={**SKIP, "bench_lock_wait": 300})
+        err = folder / "third.err"
+        said_after = wait_until(
+            "the third run saying it waits",
+            lambda: (
+                "waiting up to" in err.read_text(encoding="utf-8", errors="replace")
+                or third.poll() is not None
+            ),
+        )
+        time.sleep(5)  # still waiting, polling: not done
+        waiting_still = third.poll() is None
+    finally:
+        release.touch()
+        first_rc = first.wait(timeout=300)
+    released_at = time.monotonic()
+    third_rc = third.wait(timeout=900)
+    third_end = time.monotonic()
+    stdout = (folder / "third.json").read_text(encoding="utf-8", errors="replace")
+    warnings = err.read_text(encoding="utf-8", errors="replace")
+    third_run = ended_run([], third_rc, round(third_end - third_start, 1), stdout, warnings)
+    locks = {host: res.get("lock") for host, res in task_results(stdout, DECIDE_TASK).items()}
+    save(
+        "held",
+        {
+            "first": {"pid": first.pid, "run_dir": str(first_dir), "rc": first_rc, "took_s": took},
+            "first_holds": first_holds,
+            "refused": refused.to_dict(),
+            "before": before,
+            "after": after,
+            "third": third_run.to_dict(),
+            "third_warnings": warnings,
+            "third_said_after_s": said_after,
+            "third_waiting_still": waiting_still,
+            "third_ended_after_release_s": round(third_end - released_at, 1),
+            "third_locks": locks,
+            "holds_after": {h: holder(h) for h in HOSTS},
+            "answers": {h: state()[h]["answers"] for h in HOSTS},
+        },
+    )
+
+
 def main() -> None:
     fresh_evidence()
     save("expected", {"answers": expected_answers(), "units": units(BASE)})
@@ -412,6 +511,7 @@ def main() -> None:
     reconfigure()
     dropped()
     drift()
+    held()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, r
 from benchstack.pyreqs import role_default
 from benchstack.rolevars import plan_sets, variable_problems
 from benchstack.runfolder import RunDirError, results_root_problem
-from benchstack.runlock import RunLockError, acquire
+from benchstack.runlock import RunLockError, acquire, lock_wait_seconds
 from benchstack.stacks import Roots
 
 DOCUMENTATION = """
@@ -142,6 +142,10 @@ def project_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[s
         value = str(templar.template(task_vars["bench_cpu_split"]))
         if value not in CPU_SPLIT_SETTINGS:
             problems.append(f"bench_cpu_split: must be one of {', '.join(CPU_SPLIT_SETTINGS)}, not {value!r}")
+    if "bench_lock_wait" in task_vars:
+        value = templar.template(task_vars["bench_lock_wait"])
+        if lock_wait_seconds(value) is None:
+            problems.append(f"bench_lock_wait: must be a number of seconds, 0 or more, not {value!r}")
     for name in ("bench_provision_skip_unchanged", "bench_targets_parallel", "bench_yes", "bench_keep_going"):
         if name in task_vars:
             value = templar.template(task_vars[name])

@@ -6,18 +6,32 @@ roles keep running in one command, and returns the decision as the fact ``bench_
 plan owns, which provision.yml stops, disables and removes), with the facts the skipped roles export. Before
 roles run, their old records are removed from the host. With ``owned`` (the plan's ``owned``), ``stale`` also
 holds the env files, server configs and app folders under the plan's roots that no stack of the plan owns.
+
+With ``run_dir``, the same one command first holds the host for this playbook run (benchstack.runlock
+take_host, the lock in benchstack.hoststate): refused, naming the run folder and pid of another live run
+that holds it (after waiting up to ``lock_wait`` seconds for it to end, polling); an ended run's lock taken
+over once its workers are gone (what holding it took, as messages: the result's ``lock``). Held until
+measuring ends (bench_host_lock gives it up). A host this run holds already (benchmark.yml after
+provision.yml) costs nothing more: the read is needed anyway, and the lock is not written again. In check
+mode (``--check``, whatever the task's check_mode) the holder is judged and nothing is written.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
 from benchstack import provision
+from benchstack.runlock import RunLockError, lock_wait_seconds, take_host
+
+display = Display()
 
 DOCUMENTATION = """
 module: bench_provision_state
@@ -34,6 +48,25 @@ options:
     description: Skip roles whose inputs did not change (false, or any --tags, runs every role).
     type: bool
     default: true
+  report_only:
+    description: >-
+      Only say whether the host is as the plan says (matches, plan_match, run, drift, stale); no fact set,
+      no record written (benchmark.yml, doctor.yml).
+    type: bool
+    default: false
+  hashes:
+    description: Role -> its input hash as this run's provisioning computed it (the rest are computed here).
+    type: dict
+  run_dir:
+    description: >-
+      Hold this host for this playbook run, which measures into this run folder (named in the lock), in the
+      same command; without it the lock is not looked at.
+    type: path
+  lock_wait:
+    description: >-
+      Seconds to wait for another live run's hold on the host to end before refusing (bench_lock_wait).
+    type: float
+    default: 0
 """
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -49,10 +82,13 @@ def files_hash(role: str) -> str:
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _REQUIRED = frozenset(("roles",))
-    _VALID_ARGS = frozenset(("roles", "units", "owned", "skip_unchanged", "report_only", "hashes"))
+    _VALID_ARGS = frozenset(
+        ("roles", "units", "owned", "skip_unchanged", "report_only", "hashes", "run_dir", "lock_wait")
+    )
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
+        self._held: list[str] = []
         task_vars = task_vars or {}
         args = self._task.args
         unknown = sorted(set(args) - self._VALID_ARGS)
@@ -76,10 +112,7 @@ class ActionModule(ActionBase):
             isinstance(roots, dict) and all(isinstance(roots.get(k), str) for k in ("apps", "units"))
         ):
             raise AnsibleActionFail("bench_provision_state: owned: the plan's owned (with its roots)")
-        res = self._low_level_execute_command(
-            provision.read_command(all_units, provision.host_python(task_vars), roots)
-        )
-        stdout = res.get("stdout", "")
+        stdout = self._read(task_vars, all_units, roots)
         record, active = provision.parse_read(stdout, all_units)
         decision = provision.decide(
             roles, hashes, record, units, active, skip_unchanged, provision.parse_now(stdout)
@@ -95,6 +128,7 @@ class ActionModule(ActionBase):
                 skip=decision.skip,
                 drift=decision.drift,
                 stale=stale,
+                lock=self._held,
                 msg=summary(decision, stale),
             )
             return result
@@ -108,6 +142,7 @@ class ActionModule(ActionBase):
                 raise AnsibleActionFail(f"bench_provision_state: cannot write {provision.MARKER}: {res}")
         result.update(
             changed=False,
+            lock=self._held,
             ansible_facts={
                 "bench_provision": {
                     **decision.to_dict(),
@@ -119,6 +154,51 @@ class ActionModule(ActionBase):
             msg=summary(decision, stale),
         )
         return result
+
+    def _read(self, task_vars: dict[str, Any], units: list[str], roots: dict[str, str] | None) -> str:
+        """The one command's output; with ``run_dir``, once it holds the host (module docstring)."""
+        python = provision.host_python(task_vars)
+        args = self._task.args
+        if not args.get("run_dir"):
+            res = self._low_level_execute_command(provision.read_command(units, python, roots))
+            return str(res.get("stdout") or "")
+        host = str(task_vars.get("inventory_hostname", "this host"))
+        lock_wait = lock_wait_seconds(args.get("lock_wait") or 0)
+        if lock_wait is None:
+            raise AnsibleActionFail(
+                f"bench_provision_state: lock_wait: seconds (0 or more), not {args.get('lock_wait')!r}"
+            )
+        last: dict[str, str] = {}
+
+        def ask(request: dict[str, Any]) -> dict[str, Any]:
+            res = self._low_level_execute_command(provision.read_command(units, python, roots, request))
+            answer = provision.parse_lock(str(res.get("stdout") or ""))
+            if res.get("rc") != 0 or answer is None:
+                raise AnsibleActionFail(f"bench_provision_state: cannot read {host}: {res}")
+            last["stdout"] = str(res.get("stdout") or "")
+            return answer
+
+        # --check, even where the task reads with check_mode false (benchmark.yml): the holder judged only.
+        check_only = bool(self._task.check_mode) or boolean(task_vars.get("ansible_check_mode", False))
+        try:
+            # The workers' parent is ansible-playbook: the lock is this playbook run's (as the run folder's).
+            self._held = take_host(
+                host,
+                args["run_dir"],
+                os.getppid(),
+                ask,
+                check_only=check_only,
+                lock_wait=lock_wait,
+                waiting=waiting,
+            )
+        except RunLockError as exc:
+            raise AnsibleActionFail(f"bench_provision_state: {exc}") from None
+        return last["stdout"]
+
+
+def waiting(message: str) -> None:
+    """Said at once, while the task waits (a warning would be held back until the task ends)."""
+    display.display(f"[WAITING]: {message}", color=C.COLOR_WARN, stderr=True)
 
 
 def summary(decision: provision.Decision, stale: dict[str, list[str]]) -> str:

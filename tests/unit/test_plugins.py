@@ -18,7 +18,7 @@ import yaml
 from ansible.errors import AnsibleActionFail
 from conftest import STORED_META, Helpers, read_data
 
-from benchstack import runlock
+from benchstack import provision, runlock
 from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan, cells
 from benchstack.plan import experiment_of, seed_for
@@ -50,6 +50,7 @@ bench_report = load_plugin("action", "bench_report")
 bench_extra_cells = load_plugin("action", "bench_extra_cells")
 bench_merge = load_plugin("action", "bench_merge")
 bench_host_lock = load_plugin("action", "bench_host_lock")
+bench_provision_state = load_plugin("action", "bench_provision_state")
 
 
 @pytest.fixture(autouse=True)
@@ -345,7 +346,16 @@ def test_bench_front_checks_filter_uses_the_host() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    [bench_cell, bench_run_info, bench_report, bench_extra_cells, bench_merge, bench_plan, bench_host_lock],
+    [
+        bench_cell,
+        bench_run_info,
+        bench_report,
+        bench_extra_cells,
+        bench_merge,
+        bench_plan,
+        bench_host_lock,
+        bench_provision_state,
+    ],
     ids=lambda m: m.__name__,
 )
 def test_action_documentation_lists_exactly_the_valid_args(module: ModuleType) -> None:
@@ -874,68 +884,113 @@ def test_a_resume_is_refused_in_its_plan_while_another_live_run_holds_the_folder
     assert not (run / LOCK_FILE).exists()
 
 
-# ---------------------------------------------------------------- bench_host_lock
+# ---------------------------------------------------------------- the host's lock (bench_provision_state)
 
 
 @pytest.fixture
 def host_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The host side as bench_host_lock sends it, on a lock file of the test's (the host is this machine)."""
+    """The host side as the actions send it, on a lock file and a record of the test's (the host is this
+    machine)."""
     lock = tmp_path / "host" / "run.lock"
-    script = tmp_path / "hostlock.py"
-    source = runlock.HOSTLOCK.read_text(encoding="utf-8")
+    script = tmp_path / "hoststate.py"
+    source = provision.HOSTSTATE.read_text(encoding="utf-8")
     script.write_text(
-        source.replace(f'PATH = "{runlock.HOST_LOCK_FILE}"', f'PATH = "{lock}"'), encoding="utf-8"
+        source.replace(f'LOCK_PATH = "{runlock.HOST_LOCK_FILE}"', f'LOCK_PATH = "{lock}"'), encoding="utf-8"
     )
-    monkeypatch.setattr(runlock, "HOSTLOCK", script)
+    monkeypatch.setattr(provision, "HOSTSTATE", script)
+    monkeypatch.setattr(provision, "MARKER", str(tmp_path / "host" / "provisioned.json"))
     return lock
 
 
-def lock_action(run_dir: Path, check_mode: bool = False, **args: Any) -> Any:
-    action = make_action(bench_host_lock, {"run_dir": str(run_dir), **args}, check_mode=check_mode)
+def on_this_host(action: Any) -> Any:
+    commands: list[str] = []
 
     def execute(command: str) -> dict[str, Any]:
+        commands.append(command)
         done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
         return {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
 
     action._low_level_execute_command = execute
+    action.commands = commands
     return action
 
 
-def test_bench_host_lock_holds_the_host_for_this_playbook_run_changes_nothing_and_releases_it(
+def holding_state(run_dir: Path, check_mode: bool = False, **args: Any) -> Any:
+    """bench_provision_state as provision.yml runs it (holding the host for the run), one role recorded."""
+    given = {"roles": ["bench_host"], "hashes": {"bench_host": "h1"}, "run_dir": str(run_dir), **args}
+    return on_this_host(make_action(bench_provision_state, given, check_mode=check_mode))
+
+
+def test_bench_provision_state_holds_the_host_in_its_one_command_and_bench_host_lock_releases_it(
     tmp_path: Path, host_lock: Path
 ) -> None:
-    result = lock_action(tmp_path).run(task_vars={"inventory_hostname": "web"})
-    assert result["changed"] is False and result["msg"] == "held by this run"
+    record = {"schema": provision.SCHEMA, "roles": {"bench_host": {"hash": "h1", "facts": {}, "at": "t"}}}
+    Path(provision.MARKER).parent.mkdir(parents=True)
+    Path(provision.MARKER).write_text(json.dumps(record), encoding="utf-8")
+    action = holding_state(tmp_path)
+    result = action.run(task_vars={"inventory_hostname": "web", "ansible_run_tags": ["all"]})
+    assert len(action.commands) == 1 and result["changed"] is False and result["lock"] == []
+    # The record read in the same command: the role is skipped.
+    assert result["ansible_facts"]["bench_provision"]["skip"] == ["bench_host"]
     held = json.loads(host_lock.read_text(encoding="utf-8"))
     assert held["pid"] == os.getppid() and held["run"] == str(tmp_path.resolve())
-    result = lock_action(tmp_path, state="released").run(task_vars={})
+    release = on_this_host(make_action(bench_host_lock, {"state": "released"}))
+    result = release.run(task_vars={})
     assert result["changed"] is False and result["msg"] == "released"
     assert host_lock.read_text(encoding="utf-8") == ""
+    with pytest.raises(AnsibleActionFail, match="state is released"):
+        make_action(bench_host_lock, {"state": "held"}).run(task_vars={})
 
 
-def test_bench_host_lock_refuses_a_host_another_live_run_holds_naming_its_folder_and_pid(
+def test_bench_provision_state_refuses_a_host_another_live_run_holds_naming_its_folder_and_pid(
     tmp_path: Path, host_lock: Path
 ) -> None:
     other = subprocess.Popen(["sleep", "60"])
     try:
         host_lock.parent.mkdir(parents=True)
         host_lock.write_text(json.dumps(holder(other.pid, run="/results/other-run")), encoding="utf-8")
-        for check_mode in (False, True):
+        # check mode: the task's, or --check where the task reads with check_mode false (benchmark.yml)
+        for check_mode, cli_check in ((False, False), (True, False), (False, True)):
             with pytest.raises(
                 AnsibleActionFail,
-                match=rf"^bench_host_lock: web is in use by another bench-stack run \(run folder "
+                match=rf"^bench_provision_state: web is in use by another bench-stack run \(run folder "
                 rf"/results/other-run, pid {other.pid} on ",
             ):
-                lock_action(tmp_path, check_mode=check_mode).run(task_vars={"inventory_hostname": "web"})
+                holding_state(tmp_path, check_mode=check_mode, report_only=True).run(
+                    task_vars={"inventory_hostname": "web", "ansible_check_mode": cli_check}
+                )
         assert json.loads(host_lock.read_text(encoding="utf-8"))["pid"] == other.pid
+        with pytest.raises(AnsibleActionFail, match="lock_wait: seconds"):
+            holding_state(tmp_path, lock_wait="soon").run(task_vars={"inventory_hostname": "web"})
     finally:
         other.kill()
         other.wait()
 
 
-# ---------------------------------------------------------------- bench_provision_state: stale units
+def test_bench_provision_state_under_check_takes_no_lock_even_where_the_task_reads_in_check_mode_false(
+    tmp_path: Path, host_lock: Path
+) -> None:
+    result = holding_state(tmp_path, report_only=True).run(
+        task_vars={"inventory_hostname": "web", "ansible_check_mode": True}
+    )
+    assert result["lock"] == [] and not host_lock.exists()
+    holding_state(tmp_path, report_only=True).run(task_vars={"inventory_hostname": "web"})
+    assert json.loads(host_lock.read_text(encoding="utf-8"))["pid"] == os.getppid()
 
-bench_provision_state = load_plugin("action", "bench_provision_state")
+
+def test_bench_lock_wait_is_checked_with_the_plan_before_any_host() -> None:
+    templar = MagicMock()
+    templar.template.side_effect = lambda value: value
+    problems = bench_plan.project_variable_problems
+    assert problems({"bench_lock_wait": "300"}, templar) == []
+    assert problems({"bench_lock_wait": 0}, templar) == []
+    assert problems({"bench_lock_wait": "5m"}, templar) == [
+        "bench_lock_wait: must be a number of seconds, 0 or more, not '5m'"
+    ]
+    assert problems({"bench_lock_wait": -1}, templar) != []
+
+
+# ---------------------------------------------------------------- bench_provision_state: stale units
 
 
 def provision_state(

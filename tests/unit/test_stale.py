@@ -210,11 +210,8 @@ def test_run_json_keeps_what_was_swept_and_what_still_runs() -> None:
 
 
 def test_the_host_side_answers_both_in_one_python_and_they_parse_back(tmp_path: Path) -> None:
-    command = provision.hoststate_command(
-        "python3", {"marker": str(tmp_path / "none.json"), "found": provision.FOUND_SEPARATOR}
-    )
-    out = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True).stdout
-    stdout = f"{provision.STATE_SEPARATOR}\n{out}"
+    command = provision.hoststate_command("python3", {"marker": str(tmp_path / "none.json"), "found": True})
+    stdout = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True).stdout
     assert provision.parse_now(stdout) == {}
     found = provision.parse_found(stdout)
     assert set(found) == {"units", "files", "paths"} and isinstance(found["units"], dict)
@@ -334,10 +331,10 @@ def test_the_host_lists_what_the_globs_match_and_a_user_apps_folder_only_as_a_li
     (user / "own").mkdir()
     (user / ".releases" / f"old-{RELEASE}" / "outside").symlink_to(tmp_path / "own")
     command = provision.hoststate_command(
-        "python3", {"marker": str(tmp_path / "none.json"), "found": "SEP", **provision.stack_paths(roots)}
+        "python3", {"marker": str(tmp_path / "none.json"), "found": True, **provision.stack_paths(roots)}
     )
     out = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True).stdout
-    found = json.loads(out.partition("SEP\n")[2])
+    found = provision.parse_found(out)
     assert found["paths"] == [
         str(tmp_path / p)
         for p in (
