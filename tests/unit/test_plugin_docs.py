@@ -1,6 +1,7 @@
 """Every action plugin is documented where ansible-doc reads it (plugins/modules/NAME.py), and accepts exactly
 the options documented there, checked by Ansible's own validator (benchstack.actionargs)."""
 
+import ast
 import functools
 import json
 import os
@@ -140,3 +141,39 @@ def test_defaults_come_from_the_documentation() -> None:
     action = make_action(plugin("bench_cell"), required_given("bench_cell"))
     args = plugin("bench_cell").ARGS.check(action)
     assert (args["target_stats"], args["keep_going"], args["peers"]) == (True, False, None)
+
+
+def options_read(name: str) -> set[str]:
+    """The options the plugin's code reads: ``args["k"]``/``args.get("k")`` on the checked arguments (named
+    ``args`` or ``a``, or kept as ``self._args``) or on ``self._task.args``."""
+    tree = ast.parse((ROOT / "plugins" / "action" / f"{name}.py").read_text(encoding="utf-8"))
+
+    def is_args(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id in ("args", "a")) or (
+            isinstance(node, ast.Attribute) and node.attr in ("_args", "args")
+        )
+
+    read = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and is_args(node.value):
+            key = node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and is_args(node.func.value)
+            and node.args
+        ):
+            key = node.args[0]
+        else:
+            continue
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            read.add(key.value)
+    return read
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_the_plugin_reads_exactly_the_documented_options(name: str) -> None:
+    # Read but not documented: refused by the check, so the plugin can never get it. Documented but not
+    # read: accepted and ignored.
+    assert options_read(name) == set(options(name))
