@@ -14,30 +14,19 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.userapp import AppSourceError, write_archive
 
-DOCUMENTATION = """
-module: bench_app_unpack
-short_description: Copy a user app's source folder to its release folder on the target
-options:
-  src: {description: The source folder on the controller., type: path, required: true}
-  sha256: {description: The content hash the plan computed for it., type: str, required: true}
-  dest: {description: The release folder on the target., type: path, required: true}
-  group: {description: Group owning the files (the benchmark group)., type: str, required: true}
-  stack: {description: A stack of the app, named in errors., type: str, required: true}
-"""
+# What a task may pass: the options documented in plugins/modules/bench_app_unpack.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = True
-    _VALID_ARGS = frozenset(("src", "sha256", "dest", "group", "stack"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        args = self._task.args
-        missing = sorted(self._VALID_ARGS - set(args))
-        if missing:
-            raise AnsibleActionFail(f"bench_app_unpack: missing arguments: {', '.join(missing)}")
+        args = ARGS.check(self)
         folder = self._execute_module(
             "ansible.builtin.file",
             module_args={

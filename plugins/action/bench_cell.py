@@ -35,9 +35,9 @@ from typing import Any, NoReturn
 
 from ansible import constants as C
 from ansible.errors import AnsibleActionFail, AnsibleError
-from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.barrier import (
     BarrierBroken,
     barrier_dir,
@@ -55,61 +55,20 @@ from benchstack.runlock import worker
 from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
 from benchstack.verdict import record_stop, stop_of_run
 
-DOCUMENTATION = """
-module: bench_cell
-short_description: Measure one bench-stack cell
-options:
-  cell:
-    description: One entry of the plan's cells (bench_plan.cells).
-    type: dict
-    required: true
-  host: {description: Address of the target as this loadgen reaches it., type: str, required: true}
-  target: {description: Inventory name of the target., type: str, required: true}
-  run_dir: {description: Run folder on the controller., type: path, required: true}
-  experiment: {description: Experiment name., type: str, required: true}
-  peers:
-    description: >-
-      Every loadgen loading this target at the same time (this one included), in inventory order. More
-      than one: cells go to loadgens/<loadgen>/ and are merged afterwards by bench_merge.
-    type: list
-    elements: str
-    required: false
-  cpus:
-    description: >-
-      Loopback hosts: the CPUs the load tool runs on (taskset -c), apart from the stacks' (bench_cpu_split).
-    type: str
-    required: false
-  target_stats:
-    description: Take the target's vmstat during the cell in network mode (needs a connection to it).
-    type: bool
-    default: true
-  keep_going:
-    description: >-
-      After a failed cell of this playbook run, measure the later cells anyway (the failure is recorded,
-      the action does not fail). Default: a failed cell stops the run.
-    type: bool
-    default: false
-"""
-
 # How long a loadgen waits at the barrier for the others (their warm-ups may differ in length).
 BARRIER_TIMEOUT_S = 300
+
+# What a task may pass: the options documented in plugins/modules/bench_cell.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _REQUIRED = frozenset(("cell", "host", "target", "run_dir", "experiment"))
-    _VALID_ARGS = _REQUIRED | {"peers", "target_stats", "cpus", "keep_going"}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
-        args = self._task.args
-        missing = [k for k in self._REQUIRED if not args.get(k)]
-        if missing:
-            raise AnsibleActionFail(f"bench_cell: missing arguments: {', '.join(sorted(missing))}")
-        unknown = sorted(set(args) - self._VALID_ARGS)
-        if unknown:
-            raise AnsibleActionFail(f"bench_cell: unknown arguments: {', '.join(unknown)}")
+        args = ARGS.check(self)
         if self._task.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no load is sent")
             return result
@@ -132,7 +91,7 @@ class ActionModule(ActionBase):
             orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended")
         # Processes of this playbook run on the hosts are its own; those of other runs are leftovers.
         run_id = f"{os.getppid()}-{process_started(os.getppid())}"
-        keep_going = boolean(args.get("keep_going", False))
+        keep_going = args["keep_going"]
         stop = None if keep_going else stop_of_run(run_dir, run_id)
         if stop is not None and not cell_path(store, plan["cell_id"]).exists():
             result.update(
@@ -173,7 +132,7 @@ class ActionModule(ActionBase):
             return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
 
         target_execute = None
-        if where.mode == "network" and args.get("target_stats", True) and loadgen == peers[0]:
+        if where.mode == "network" and args["target_stats"] and loadgen == peers[0]:
             target_execute = self._target_executor(task_vars, args["target"])
 
         version = None

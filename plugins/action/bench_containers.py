@@ -16,37 +16,22 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.localdocker import DockerError, current_containers, images_by_tag, inspect, settings_hash
 
-DOCUMENTATION = """
-module: bench_containers
-short_description: Tell which containers run as wanted; give each one's settings hash for its label
-options:
-  containers:
-    description: Per container name, the docker_container settings hosts.yml starts it with (image included).
-    type: dict
-    required: true
-  label: {description: The label that holds a container's settings hash., type: str, required: true}
-"""
-RETURN = """
-current: {description: Names whose container runs its tag's image and has the wanted hash., type: list}
-stale: {description: "The others, in the order given: missing, stopped, older image or settings.", type: list}
-hashes: {description: Per name, the hash of its wanted settings (the label's value)., type: dict}
-"""
+# What a task may pass: the options documented in plugins/modules/bench_containers.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("containers", "label"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        wanted = self._task.args.get("containers")
-        label = self._task.args.get("label")
-        if not isinstance(wanted, dict) or not all(isinstance(s, dict) for s in wanted.values()):
+        args = ARGS.check(self)
+        wanted, label = args["containers"], args["label"]
+        if not all(isinstance(s, dict) for s in wanted.values()):
             raise AnsibleActionFail("bench_containers: containers must map each name to its settings")
-        if not isinstance(label, str) or not label:
-            raise AnsibleActionFail("bench_containers: label must name the label that holds the hash")
         hashes = {name: settings_hash(s) for name, s in wanted.items()}
         current: list[str] = []
         if wanted:

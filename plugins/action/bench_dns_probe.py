@@ -15,50 +15,19 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.dns import probe_name, probe_rows, probe_table
 from benchstack.loadcmd import http_url
-
-DOCUMENTATION = """
-module: bench_dns_probe
-short_description: Count the DNS lookups each runtime makes for N HTTP requests, without and with a cache
-options:
-  runtimes: {description: "Each {runtime, client, argv}; argv + [url, N] makes N requests and prints the
-             number answered 200.", type: list, elements: dict, required: true}
-  requests: {description: Requests per runtime and phase (1-1000)., type: int, required: true}
-  zone: {description: The test zone dnsmasq answers., type: str, required: true}
-  caches: {description: Caching resolvers to probe through (nscd, unbound)., type: list, elements: str}
-  dns_address: {description: Loopback address dnsmasq listens on (port 53)., type: str, required: true}
-  unbound_address: {description: Loopback address the probe's unbound listens on., type: str}
-  http_port: {description: Port of the probe's HTTP server on 127.0.0.1., type: int, required: true}
-  units: {description: "systemd units {dnsmasq, http, unbound, nscd}.", type: dict, required: true}
-  log: {description: dnsmasq's query log on the host., type: path, required: true}
-  backup: {description: Where resolv.conf is saved during the probe., type: path, required: true}
-  user: {description: Account the runtimes run as., type: str, required: true}
-  resolv_conf: {description: The resolver file., type: path, default: /etc/resolv.conf}
-"""
 
 MAX_REQUESTS = 1000
 CACHES = ("nscd", "unbound")
 
+# What a task may pass: the options documented in plugins/modules/bench_dns_probe.py (ansible-doc).
+ARGS = action_args(__file__)
+
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(
-        (
-            "runtimes",
-            "requests",
-            "zone",
-            "caches",
-            "dns_address",
-            "unbound_address",
-            "http_port",
-            "units",
-            "log",
-            "backup",
-            "user",
-            "resolv_conf",
-        )
-    )
 
     def _cmd(self, argv: list[str], check: bool = True) -> dict[str, Any]:
         res = self._execute_module(
@@ -85,32 +54,14 @@ class ActionModule(ActionBase):
         self._cmd(["sh", "-c", 'cat "$1" > "$2" && rm -f "$1"', "sh", a["backup"], a["resolv_conf"]])
 
     def _check_args(self) -> dict[str, Any]:
-        a = dict(self._task.args)
-        a.setdefault("resolv_conf", "/etc/resolv.conf")
-        a["caches"] = list(a.get("caches") or [])
-        missing = [
-            k
-            for k in (
-                "runtimes",
-                "requests",
-                "zone",
-                "dns_address",
-                "http_port",
-                "units",
-                "log",
-                "backup",
-                "user",
-            )
-            if a.get(k) in (None, "", [])
-        ]
-        if missing:
-            raise AnsibleActionFail(f"bench_dns_probe: missing {', '.join(missing)}")
-        if not 1 <= int(a["requests"]) <= MAX_REQUESTS:
+        a = ARGS.check(self)
+        a["caches"] = a["caches"] or []
+        # What the spec cannot say: the range of requests, and unbound's own address.
+        if not a["runtimes"]:
+            raise AnsibleActionFail("bench_dns_probe: runtimes names no runtime")
+        if not 1 <= a["requests"] <= MAX_REQUESTS:
             raise AnsibleActionFail(f"bench_dns_probe: requests must be 1-{MAX_REQUESTS}")
-        bad = [c for c in a["caches"] if c not in CACHES]
-        if bad:
-            raise AnsibleActionFail(f"bench_dns_probe: unknown cache {bad}; known: {', '.join(CACHES)}")
-        if "unbound" in a["caches"] and not a.get("unbound_address"):
+        if "unbound" in a["caches"] and not a["unbound_address"]:
             raise AnsibleActionFail("bench_dns_probe: unbound needs unbound_address")
         return a
 

@@ -11,29 +11,25 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.dns import resolution_failures, resolution_record
 
-DOCUMENTATION = """
-module: bench_dns_resolve
-short_description: Check that names resolve on a host; record answers, lookup times and the resolver
-options:
-  names: {description: Names to resolve (addresses are fine too)., type: list, elements: str, required: true}
-  timeout_s: {description: Seconds one lookup may take., type: float, default: 5}
-"""
+# What a task may pass: the options documented in plugins/modules/bench_dns_resolve.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("names", "timeout_s"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        names = self._task.args.get("names")
-        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        args = ARGS.check(self)
+        names = args["names"]
+        if not all(names):
             raise AnsibleActionFail("bench_dns_resolve: names must be a list of non-empty strings")
         raw = self._execute_module(
             module_name="bench_dns_resolve",
-            module_args={"names": names, "timeout_s": float(self._task.args.get("timeout_s", 5))},
+            module_args={"names": names, "timeout_s": args["timeout_s"]},
             task_vars=task_vars,
         )
         if raw.get("failed"):

@@ -14,38 +14,22 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.cell import load_cells
 from benchstack.plan import experiment_of
 from benchstack.repetitions import extra_cells, first_extra_round
 from benchstack.report import first_table_text, read_run_info
 
-DOCUMENTATION = """
-module: bench_extra_cells
-short_description: List the extra repetitions a bench-stack run needs
-options:
-  run_dir: {description: Run folder on the controller., type: path, required: true}
-  plan:
-    description: The run's plan (the fact bench_plan, benchstack.plan).
-    type: dict
-    required: true
-  target:
-    description: >-
-      Only this target's load points (a run with several targets: each target's loadgens ask for their own).
-    type: str
-"""
+# What a task may pass: the options documented in plugins/modules/bench_extra_cells.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _REQUIRED = frozenset(("run_dir", "plan"))
-    _VALID_ARGS = _REQUIRED | {"target"}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        args = self._task.args
-        missing = [k for k in sorted(self._REQUIRED) if not args.get(k)]
-        if missing:
-            raise AnsibleActionFail(f"bench_extra_cells: missing arguments: {', '.join(missing)}")
+        args = ARGS.check(self)
         if self._task.check_mode:
             # Nothing was measured in check mode, so nothing can be noisy.
             result.update(changed=False, cells=[])

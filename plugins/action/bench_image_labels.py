@@ -15,20 +15,8 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.localdocker import DockerError, images_by_tag, inspect
-
-DOCUMENTATION = """
-module: bench_image_labels
-short_description: Start the local Docker engine when none answers; return the labels of the given images
-options:
-  tags: {description: Image tags to inspect; a missing one is left out., type: list, elements: str}
-  engine_script:
-    description: Run first (not in check mode); it installs and starts the engine when none answers.
-    type: path
-"""
-RETURN = """
-labels: {description: "Per present tag, its labels ({} when it has none).", type: dict}
-"""
 
 
 def labels_by_tag(inspect_json: str, tags: list[str]) -> dict[str, dict[str, str]]:
@@ -39,19 +27,23 @@ def labels_by_tag(inspect_json: str, tags: list[str]) -> dict[str, dict[str, str
     }
 
 
+# What a task may pass: the options documented in plugins/modules/bench_image_labels.py (ansible-doc).
+ARGS = action_args(__file__)
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("tags", "engine_script"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        tags = self._task.args.get("tags") or []
-        if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
+        args = ARGS.check(self)
+        tags = args["tags"] or []
+        if not all(tags):
             raise AnsibleActionFail("bench_image_labels: tags must be a list of image tags")
         result.update(changed=False, labels={})
         if not tags:
             return result
-        engine = self._task.args.get("engine_script")
+        engine = args["engine_script"]
         if engine and not self._task.check_mode:
             started = subprocess.run([engine], capture_output=True, text=True, check=False)
             if started.returncode != 0:

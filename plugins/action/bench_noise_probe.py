@@ -8,31 +8,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.experiment import DEFAULT_MAX_INTERFERENCE
 from benchstack.probe import busy_warning, floor_text, noise_floor, probe_stack, probe_tool
 from benchstack.remote import without_tty
 
-DOCUMENTATION = """
-module: bench_noise_probe
-short_description: Measure how noisy a loadgen's host is before a bench-stack run's cells
-options:
-  plan: {description: The run's plan (the fact bench_plan)., type: dict, required: true}
-  host: {description: Address of the target as this loadgen reaches it., type: str, required: true}
-"""
+# What a task may pass: the options documented in plugins/modules/bench_noise_probe.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("plan", "host"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        args = self._task.args
-        if not isinstance(args.get("plan"), dict) or not args.get("host"):
-            raise AnsibleActionFail("bench_noise_probe: plan (a dict) and host are required")
+        args = ARGS.check(self)
         if self._task.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no load is sent")
             return result

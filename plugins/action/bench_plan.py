@@ -19,6 +19,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 from benchstack.experiment import ExperimentError
 from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, reseeded, run_dir_for, seed_for
@@ -27,35 +28,6 @@ from benchstack.rolevars import plan_sets, variable_problems
 from benchstack.runfolder import RunDirError, results_root_problem
 from benchstack.runlock import RunLockError, acquire, lock_wait_seconds
 from benchstack.stacks import Roots
-
-DOCUMENTATION = """
-module: bench_plan
-short_description: Compile a bench-stack run's plan (validate every input first)
-options:
-  experiment: {description: Experiment name (experiments/NAME.yml) or path., type: str}
-  results_dir: {description: Results root on the controller., type: path, required: true}
-  run_dir: {description: A run folder to write or resume (bench_run_dir)., type: path}
-  allow_outside: {description: Let run_dir lie outside results_dir., type: bool, default: false}
-  targets:
-    description: >-
-      The targets the run measures (the ones its loadgens load), in inventory order; with several, every
-      cell is planned once per target and its id starts with the target (benchstack.targets).
-    type: list
-    elements: str
-  parallel:
-    description: Measure the targets at the same time instead of one after the other (bench_targets_parallel).
-    type: bool
-    default: false
-  allow_large:
-    description: >-
-      Accept a plan over the limits a user may lift: cells taking hours, hundreds of app server processes
-      (bench_yes; benchstack.plan). They are then warnings.
-    type: bool
-    default: false
-notes:
-  - The roots of every derived path come from the variables bench_run_root, bench_app_root and
-    bench_unit_config_dir when set (defaults in benchstack.stacks.Roots, the one place they live).
-"""
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 ROLES_DIR = PROJECT_DIR / "roles"
@@ -154,21 +126,18 @@ def project_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[s
     return problems
 
 
+# What a task may pass: the options documented in plugins/modules/bench_plan.py (ansible-doc).
+ARGS = action_args(__file__)
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _REQUIRED = frozenset(("results_dir",))
-    _VALID_ARGS = frozenset(
-        ("experiment", "results_dir", "run_dir", "allow_outside", "targets", "parallel", "allow_large")
-    )
     ROOT_VARS = {"run": "bench_run_root", "apps": "bench_app_root", "units": "bench_unit_config_dir"}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
-        args = self._task.args
-        unknown = sorted(set(args) - self._VALID_ARGS)
-        if unknown:
-            raise AnsibleActionFail(f"bench_plan: unknown arguments: {', '.join(unknown)}")
+        args = ARGS.check(self)
         roots = Roots(
             **{
                 key: str(self._templar.template(task_vars[var]))
@@ -186,8 +155,8 @@ class ActionModule(ActionBase):
                 source,
                 roots,
                 targets,
-                parallel=boolean(args.get("parallel", False)),
-                allow_large=boolean(args.get("allow_large", False)),
+                parallel=args["parallel"],
+                allow_large=args["allow_large"],
                 **python_settings(task_vars, self._templar),
             )
         except ExperimentError as exc:
@@ -200,7 +169,7 @@ class ActionModule(ActionBase):
         plan["results_dir"] = str(Path(args["results_dir"]).expanduser().resolve())
         try:
             plan["run_dir"] = run_dir_for(
-                plan, args["results_dir"], args.get("run_dir"), bool(args.get("allow_outside"))
+                plan, args["results_dir"], args.get("run_dir"), args["allow_outside"]
             )
         except RunDirError as exc:
             raise AnsibleActionFail(f"bench_run_dir: {exc}") from None

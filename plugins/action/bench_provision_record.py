@@ -14,27 +14,18 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack import provision
+from benchstack.actionargs import action_args
 
-DOCUMENTATION = """
-module: bench_provision_record
-short_description: Record the roles that ran to the end on this host
-options:
-  made:
-    description: >-
-      Role -> what it made (files, binaries, units, sysctls; benchstack.hoststate); each role's OS packages
-      are its fact <role>_os_packages.
-    type: dict
-notes:
-  - Reads the fact bench_provision set by bench_provision_state earlier in the run.
-"""
+# What a task may pass: the options documented in plugins/modules/bench_provision_record.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS: frozenset[str] = frozenset(("made",))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
+        ARGS.check(self)
         task_vars = task_vars or {}
         state = task_vars.get("bench_provision")
         if not isinstance(state, dict):

@@ -13,32 +13,27 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.cell import load_cells
 from benchstack.report import comparisons_of, end_of_run_text, verdict_of, write_run_report
 from benchstack.runfolder import point_latest
 from benchstack.runlock import release
 
-DOCUMENTATION = """
-module: bench_report
-short_description: Write report.md, report.html, plots and cells.csv for a bench-stack run
-options:
-  run_dir: {description: Run folder on the controller., type: path, required: true}
-  results_dir: {description: Results root whose C(latest) link points at the run., type: path}
-"""
+# What a task may pass: the options documented in plugins/modules/bench_report.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _REQUIRED = frozenset(("run_dir",))
-    _VALID_ARGS = frozenset(("run_dir", "results_dir"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
+        args = ARGS.check(self)
         if self._task.check_mode:
             # bench_cell measures nothing in check mode, so there are no cells to report on.
             result.update(changed=False, skipped=True, msg="check mode: no report is written")
             return result
-        run_dir = Path(self._task.args.get("run_dir") or "")
+        run_dir = Path(args["run_dir"])
         try:
             cells = load_cells(run_dir) if run_dir.is_dir() else []
             if not cells:
@@ -47,7 +42,7 @@ class ActionModule(ActionBase):
             verdict = verdict_of(run)
             table = end_of_run_text(run.cells, run.run_info, verdict)
             comparisons = [c.to_dict() for c in comparisons_of(run)]
-            results_dir = self._task.args.get("results_dir")
+            results_dir = args["results_dir"]
             latest = point_latest(run_dir, results_dir) if results_dir else None
         except ValueError as exc:  # a bad cell or run.json, named by the message
             raise AnsibleActionFail(f"bench_report: {exc}") from None

@@ -13,27 +13,20 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.runlock import RunLockError, acquire
 from benchstack.runner import write_run_info
 
-DOCUMENTATION = """
-module: bench_run_info
-short_description: Write a bench-stack run's run.json
-options:
-  run_dir: {description: Run folder on the controller., type: path, required: true}
-  info: {description: The experiment, hosts and their fingerprints., type: dict, required: true}
-"""
+# What a task may pass: the options documented in plugins/modules/bench_run_info.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("run_dir", "info"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        args = self._task.args
-        if not args.get("run_dir") or not isinstance(args.get("info"), dict):
-            raise AnsibleActionFail("bench_run_info: run_dir and info (a dict) are required")
+        args = ARGS.check(self)
         if self._task.check_mode:
             result.update(changed=False, skipped=True)
             return result

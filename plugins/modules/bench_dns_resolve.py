@@ -16,10 +16,28 @@ from ansible.module_utils.basic import AnsibleModule
 
 DOCUMENTATION = r"""
 module: bench_dns_resolve
-short_description: Resolve names with getaddrinfo, timed; return the resolver configuration
+short_description: Check that names resolve on a host; record answers, lookup times and the resolver
+description:
+  - This module resolves the names on the host with getaddrinfo, timed, and returns the raw answers and the
+    resolver files.
+  - The action plugin of the same name (plugins/action/bench_dns_resolve.py), which a task runs, turns them
+    into the fingerprint's C(dns) record and fails the task naming each name that did not resolve. These
+    options are also its argument spec (benchstack.actionargs).
 options:
-  names: {description: Names to resolve., type: list, elements: str, required: true}
+  names: {description: Names to resolve (addresses are fine too)., type: list, elements: str, required: true}
   timeout_s: {description: Seconds one lookup may take before it counts as failed., type: float, default: 5}
+"""
+
+EXAMPLES = r"""
+- name: Check that the names a run depends on resolve
+  bench_dns_resolve:
+    names: [deb.debian.org, web1]
+    timeout_s: 2
+  register: resolved
+"""
+
+RETURN = r"""
+record: {description: The fingerprint's dns record (benchstack.dns)., type: dict, returned: success}
 """
 
 

@@ -211,7 +211,11 @@ def test_runtime_that_caches_by_itself_shows_as_caching_without_a_cache() -> Non
 
 @pytest.mark.parametrize(
     ("over", "message"),
-    [({"requests": 0}, "requests must be 1-1000"), ({"caches": ["dnscrypt"]}, "unknown cache")],
+    [
+        ({"requests": 0}, "requests must be 1-1000"),
+        ({"caches": ["dnscrypt"]}, "caches must be one or more of: nscd, unbound. Got no match for: dnscr"),
+        ({"caches": ["unbound"], "unbound_address": None}, "unbound needs unbound_address"),
+    ],
 )
 def test_probe_refuses_bad_arguments(over: dict[str, Any], message: str) -> None:
     with pytest.raises(AnsibleActionFail, match=message):

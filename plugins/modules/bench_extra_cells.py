@@ -1,0 +1,50 @@
+#!/usr/bin/python
+"""Documentation of the action plugins/action/bench_extra_cells.py, where ansible-doc reads it.
+
+No code: the action runs on the controller. Its argument spec is this DOCUMENTATION's options
+(benchstack.actionargs), so what is documented is what a task may pass.
+"""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: bench_extra_cells
+short_description: List the extra repetitions a bench-stack run needs
+description:
+  - >-
+    The extra cells (next repetitions of noisy load points) a run still needs, for benchmark.yml (one
+    target's, with ``target``).
+  - The work is done by the action plugin of the same name (plugins/action/bench_extra_cells.py); these
+    options are also its argument spec (benchstack.actionargs).
+options:
+  run_dir: {description: Run folder on the controller., type: path, required: true}
+  plan:
+    description: The run's plan (the fact bench_plan, benchstack.plan).
+    type: dict
+    required: true
+  target:
+    description: >-
+      Only this target's load points (a run with several targets: each target's loadgens ask for their own).
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: The extra repetitions target web1 still needs
+  bench_extra_cells:
+    run_dir: "{{ bench_plan.run_dir }}"
+    plan: "{{ bench_plan }}"
+    target: web1
+  register: bench_extra
+"""
+
+RETURN = r"""
+cells:
+  description: The cells to measure next (bench_cell's cell).
+  type: list
+  elements: dict
+  returned: always
+first_table:
+  description: The summary table so far, when these are the first extra repetitions ("" otherwise).
+  type: str
+  returned: success
+"""

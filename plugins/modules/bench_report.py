@@ -1,0 +1,46 @@
+#!/usr/bin/python
+"""Documentation of the action plugins/action/bench_report.py, where ansible-doc reads it.
+
+No code: the action runs on the controller. Its argument spec is this DOCUMENTATION's options
+(benchstack.actionargs), so what is documented is what a task may pass.
+"""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: bench_report
+short_description: Write report.md, report.html, plots and cells.csv for a bench-stack run
+description:
+  - >-
+    Write a run's report (report.md, report.html, plots, cells.csv) and return its summary table followed by
+    the comparisons against the baseline and the run's verdict (both also stored in run.json), which the run
+    prints at the end. With ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever
+    inside the results folder). Then the run folder's lock is released (``benchstack.runlock``).
+  - The work is done by the action plugin of the same name (plugins/action/bench_report.py); these
+    options are also its argument spec (benchstack.actionargs).
+options:
+  run_dir: {description: Run folder on the controller., type: path, required: true}
+  results_dir: {description: Results root whose C(latest) link points at the run., type: path}
+"""
+
+EXAMPLES = r"""
+- name: Write the run's report
+  bench_report:
+    run_dir: "{{ bench_plan.run_dir }}"
+    results_dir: "{{ bench_plan.results_dir }}"
+  register: bench_report_result
+"""
+
+RETURN = r"""
+report: {description: Path of report.md., type: path, returned: success}
+report_html: {description: Path of report.html., type: path, returned: success}
+table: {description: The summary table, comparisons and verdict as text., type: str, returned: success}
+table_lines: {description: The same, one line per item., type: list, elements: str, returned: success}
+verdict: {description: The run's verdict (also in run.json)., type: dict, returned: success}
+comparisons:
+  description: The comparisons against the baseline (also in run.json).
+  type: list
+  elements: dict
+  returned: success
+latest: {description: The C(latest) link, when results_dir was given., type: path, returned: success}
+"""

@@ -1,0 +1,34 @@
+#!/usr/bin/python
+"""Documentation of the action plugins/action/bench_run_info.py, where ansible-doc reads it.
+
+No code: the action runs on the controller. Its argument spec is this DOCUMENTATION's options
+(benchstack.actionargs), so what is documented is what a task may pass.
+"""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: bench_run_info
+short_description: Write a bench-stack run's run.json
+description:
+  - >-
+    Write run.json (the experiment as run, every host's fingerprint) on the controller.
+  - The work is done by the action plugin of the same name (plugins/action/bench_run_info.py); these
+    options are also its argument spec (benchstack.actionargs).
+options:
+  run_dir: {description: Run folder on the controller., type: path, required: true}
+  info: {description: The experiment, hosts and their fingerprints., type: dict, required: true}
+"""
+
+EXAMPLES = r"""
+- name: Write run.json
+  bench_run_info:
+    run_dir: "{{ bench_plan.run_dir }}"
+    info:
+      experiment: "{{ bench_plan.experiment }}"
+      targets: "{{ groups['targets'] }}"
+"""
+
+RETURN = r"""
+path: {description: Path of the run.json written., type: path, returned: success}
+"""
