@@ -5,6 +5,7 @@
   freedom). The report shows the median as the headline number because one disturbed repetition moves it
   least; the interval is of the mean because a distribution-free interval of the median needs at least six
   repetitions to reach 95 % (order statistics: 1 - 2 * 0.5**n >= 0.95), and runs usually have three.
+* :func:`median_ci` is that distribution-free interval of the median (Hettmansperger-Sheather).
 * :func:`shown_interval` is that interval as a reader should see it: none below three values (with two, one
   degree of freedom makes t = 12.7 and the interval says nothing), and clamped at 0 when its lower bound is
   negative (req/s and latencies cannot be; clamping keeps the coverage, since the true mean is >= 0).
@@ -194,8 +195,13 @@ OUTLIER_Z = 3.5
 class MedianInterval:
     low: float
     high: float
-    coverage: float  # the interval's exact coverage (>= the confidence asked for)
-    ranks: tuple[int, int]  # 1-based ranks of low and high among the sorted values
+    coverage: float  # the sign-test coverage of the bracketing pair x(k), x(n-k+1) (>= the confidence)
+    ranks: tuple[int, int]  # 1-based ranks of that pair; low and high lie between it and the next pair in
+
+
+def _sign_coverage(k: int, n: int) -> float:
+    """P(x(k) <= median <= x(n-k+1)) for any continuous distribution: 1 - 2 P(B <= k - 1)."""
+    return 1.0 - 2.0 * half_binomial_cdf(k - 1, n)
 
 
 def half_binomial_cdf(k: int, n: int) -> float:
@@ -206,19 +212,29 @@ def half_binomial_cdf(k: int, n: int) -> float:
 
 
 def median_ci(values: Sequence[float | int | None], confidence: float = CONFIDENCE) -> MedianInterval | None:
-    """The distribution-free confidence interval of the median: the order statistics x(k) and x(n-k+1)
-    with the largest k whose coverage 1 - 2 P(B <= k - 1), B ~ Binomial(n, 1/2), is at least
-    ``confidence`` (the sign-test interval). None when even the range falls short (fewer than
+    """The distribution-free confidence interval of the median, by Hettmansperger and Sheather (1986):
+    the sign-test pair x(k), x(n-k+1) with the largest k whose coverage is at least ``confidence``,
+    interpolated towards the next pair x(k+1), x(n-k), whose coverage is below it, so that the coverage is
+    ``confidence`` rather than anything up to the next step above it (97 % at 23 values, 96.5 % at 36). This
+    is scipy's ``scipy.stats.mstats.median_cihs`` (the tests hold it to that), written here for the import
+    time :func:`half_binomial_cdf` explains. None when even the range falls short (fewer than
     :data:`MIN_MEDIAN_CI_VALUES` values at 95 %)."""
     xs = sorted(_values(values))
     n = len(xs)
-    best = None
-    for k in range(1, n // 2 + 1):
-        coverage = 1.0 - 2.0 * half_binomial_cdf(k - 1, n)
-        if coverage < confidence:
-            break
-        best = MedianInterval(xs[k - 1], xs[n - k], coverage, (k, n - k + 1))
-    return best
+    k = 0
+    while k + 1 <= n // 2 and _sign_coverage(k + 1, n) >= confidence:
+        k += 1
+    if k == 0:
+        return None
+    outer = _sign_coverage(k, n)
+    low, high = xs[k - 1], xs[n - k]
+    if k + 1 <= n - k:
+        inner = _sign_coverage(k + 1, n)
+        share = (outer - confidence) / (outer - inner)
+        lam = (n - k) * share / (k + (n - 2 * k) * share)
+        low = lam * xs[k] + (1 - lam) * low
+        high = lam * xs[n - k - 1] + (1 - lam) * high
+    return MedianInterval(low, high, outer, (k, n - k + 1))
 
 
 def relative_half_width(values: Sequence[float | int | None], confidence: float = CONFIDENCE) -> float | None:

@@ -83,8 +83,9 @@ def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
 def test_six_repetitions_show_the_interval_of_the_median_and_its_precision() -> None:
     cells = reps([990.0, 1010.0, 1000.0, 995.0, 1005.0, 1002.0])
     [row] = rows(summary_table(cells))
-    # n = 6: the order-statistic interval is the range (coverage 0.969); median 1001, +-10 / 1001 = 1.0 %
-    assert row[3:8] == ["6", "1001.00", "990.00–1010.00", "990.00–1010.00", "1.0%"]
+    # n = 6: the range covers 96.9 %, the 2nd lowest and highest 78.1 %; the 95 % interval lies 0.357 of the
+    # way from the range towards them (stats.median_ci); median 1001, +-8.21 / 1001 = 0.8 %
+    assert row[3:8] == ["6", "1001.00", "990.00–1010.00", "991.79–1008.21", "0.8%"]
 
 
 @pytest.mark.parametrize("n", [2, 5])
@@ -95,9 +96,10 @@ def test_fewer_than_six_repetitions_show_no_interval_of_the_median(n: int) -> No
 
 def test_a_precision_above_the_target_is_marked_noisy() -> None:
     cells = reps([900.0, 1100.0, 1000.0, 950.0, 1050.0, 1020.0])
-    # median 1010, interval 900-1100: +-100 / 1010 = 9.9 %
-    assert rows(summary_table(cells))[0][7] == "9.9% noisy"
-    assert rows(summary_table(cells, target_precision=0.1))[0][7] == "9.9%"
+    # median 1010, interval 917.86-1082.14: +-82.14 / 1010 = 8.1 %
+    assert rows(summary_table(cells))[0][7] == "8.1% noisy"
+    assert rows(summary_table(cells, target_precision=0.082))[0][7] == "8.1%"
+    assert rows(summary_table(cells, target_precision=0.081))[0][7] == "8.1% noisy"
 
 
 def test_disturbed_cells_are_listed_in_n_and_counted_by_no_figure() -> None:

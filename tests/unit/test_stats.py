@@ -1,10 +1,12 @@
 import math
+import random
 
 import pytest
 
 from benchstack.stats import (
     betainc,
     half_binomial_cdf,
+    median_ci,
     shown_interval,
     summarize,
     t_cdf,
@@ -124,3 +126,27 @@ def test_the_exact_binomial_tail_is_scipys(n: int) -> None:
     binom = pytest.importorskip("scipy.stats").binom
     for k in range(n + 1):
         assert half_binomial_cdf(k, n) == pytest.approx(float(binom.cdf(k, n, 0.5)), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("n", [6, 7, 8, 13, 23, 36, 40, 80])
+def test_the_median_interval_is_scipys_hettmansperger_sheather(n: int) -> None:
+    median_cihs = pytest.importorskip("scipy.stats.mstats").median_cihs
+    rng = random.Random(n)
+    values = [rng.lognormvariate(8.5, 0.12) for _ in range(n)]
+    ci = median_ci(values)
+    assert ci is not None
+    low, high = median_cihs(values, alpha=0.05)
+    assert (ci.low, ci.high) == (pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
+
+
+def test_the_median_interval_lies_between_the_sign_test_pairs_around_95_percent() -> None:
+    xs = [float(x) for x in range(1, 37)]  # 36 values: the pair (12, 25) covers 97.1 %, (13, 24) 93.5 %
+    ci = median_ci(xs)
+    assert ci is not None and ci.ranks == (12, 25) and ci.coverage > 0.95
+    assert 12 < ci.low < 13 and 24 < ci.high < 25
+
+
+def test_five_values_have_no_median_interval_and_six_have_one() -> None:
+    assert median_ci([1.0, 2.0, 3.0, 4.0, 5.0]) is None
+    six = median_ci([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    assert six is not None and 1.0 < six.low < 2.0 and 5.0 < six.high < 6.0
