@@ -19,6 +19,7 @@ reused pid is never hit) and removes the folders of scripts that were killed out
 
 from __future__ import annotations
 
+import base64
 import re
 import shlex
 from typing import Any
@@ -157,3 +158,42 @@ def target_vmstat_stop(pid: int, folder: str) -> str:
         f"{SNAPSHOT_FUNCTION}; {print_snapshot('after')} > {where}/snap.after; "
         f"sleep 0.2; cat {where}/vmstat.txt {where}/snap {where}/snap.after; rm -rf {where}"
     )
+
+
+BATCH_MARKER = "BENCH-STACK-BATCH"
+
+
+def batch_script(commands: list[str]) -> str:
+    """Shell that runs ``commands`` one after another, each as its own ``sh`` process as a separate call
+    would (its own ``$$``, which :func:`in_own_folder` writes for the sweep), and prints one line per
+    command: the marker, its exit code, its stdout and its stderr in base64 (:func:`split_batch`). One
+    round trip instead of one per command: over Docker's exec or SSH each costs about 0.1 s, and a cell's
+    helpers and warm-up were three of them (issue 25: more cells per minute is more precision)."""
+    parts = [
+        f"b=$(mktemp -d {TEMP_ROOT}/bench-stack-batch.XXXXXX) || exit {NO_FOLDER_RC}",
+        "trap 'rm -rf \"$b\"' EXIT",
+        "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 141' PIPE; trap 'exit 143' TERM",
+    ]
+    for command in commands:
+        encoded = base64.b64encode(command.encode()).decode()
+        parts.append(
+            f'echo {encoded} | base64 -d > "$b/c"; sh "$b/c" > "$b/o" 2> "$b/e" < /dev/null; r=$?; '
+            f'echo "{BATCH_MARKER} $r $(base64 < "$b/o" | tr -d \'\\n\') $(base64 < "$b/e" | tr -d \'\\n\')"'
+        )
+    return "; ".join(parts)
+
+
+def split_batch(stdout: str, count: int) -> list[tuple[int, str, str]]:
+    """(exit code, stdout, stderr) of each of the ``count`` commands of a :func:`batch_script`; a command
+    that printed no line (the batch ended first) gets exit code 1 and no output."""
+    found: list[tuple[int, str, str]] = []
+    for line in stdout.splitlines():
+        fields = line.split(" ")
+        if len(fields) != 4 or fields[0] != BATCH_MARKER or not fields[1].isdigit():
+            continue
+        try:
+            out, err = (base64.b64decode(f, validate=True).decode("utf-8", "replace") for f in fields[2:])
+        except ValueError:
+            continue
+        found.append((int(fields[1]), out, err))
+    return (found + [(1, "", "not run: the batch ended before it")] * count)[:count]

@@ -166,6 +166,10 @@ class _TargetVmStat:
         return out
 
 
+def _one_by_one(execute: Executor) -> Callable[[list[str]], list[tuple[int, str, str]]]:
+    return lambda commands: [execute(command) for command in commands]
+
+
 def _pinned(cmd: list[str], cpus: str | None) -> list[str]:
     """The command on ``cpus`` (taskset -c), or as it is."""
     return ["taskset", "-c", cpus, *cmd] if cpus else cmd
@@ -185,6 +189,8 @@ def measure_cell(
     run_id: str | None = None,
     notes: list[str] | None = None,
     before_store: Callable[[], None] | None = None,
+    probe_version: bool = False,
+    execute_many: Callable[[list[str]], list[tuple[int, str, str]]] | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
@@ -199,26 +205,43 @@ def measure_cell(
     ``before_store`` is called when the measured command returns and again just before the cell is stored;
     it raises (or ends the process) when nothing may be stored any more (the bench_cell action: its
     playbook has ended), so a killed run's worker writes no raw file and no cell.
+    ``probe_version``: ask the loadgen for the tool's version (its ``version_probe``) when ``tool_version``
+    is not given. ``execute_many`` runs several commands in one round trip
+    (:func:`benchstack.remote.batch_script`); without it they go one by one through ``execute``.
     """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8")), False
     run_id = run_id or uuid.uuid4().hex[:12]
     notes = list(notes or [])
-    rc, out, _ = execute(sweep_command(run_id))
-    if rc == 0 and out.strip().isdigit() and int(out.strip()):
-        notes.append(_swept_note(int(out.strip()), "loadgen"))
     url = http_url(where.host, plan["port"], plan["path"])
     tool = by_name(plan["tool"])
+    # Everything before the measured run goes in one batch (one round trip): the sweep first, so no
+    # leftover loads the stack during the warm-up; the warm-up last, so only the pause lies between it and
+    # the measured run.
+    batch = [sweep_command(run_id)]
+    probe = tool.version_probe if probe_version and tool_version is None else None
+    if probe:
+        batch.append(probe)
+    setup = tool.setup_command()
+    if setup:
+        batch.append(setup)
     warm = warmup_command(plan, url)
     if warm is not None:
         bound = by_name(warmup_tool(plan, plan["warmup"])).warmup_bound_s(plan)
-        execute(load_script(run_id, _bounded(_pinned(warm, cpus), bound)))
+        batch.append(load_script(run_id, _bounded(_pinned(warm, cpus), bound)))
+    replies = iter((execute_many or _one_by_one(execute))(batch))
+    rc, out, _ = next(replies)
+    if rc == 0 and out.strip().isdigit() and int(out.strip()):
+        notes.append(_swept_note(int(out.strip()), "loadgen"))
+    if probe:
+        _, out, err = next(replies)
+        tool_version = (out or err).strip() or None
+    per_request, more = tool.setup_result(*(next(replies) if setup else (0, "", "")))
+    notes += more
     if plan.get("pause_s"):
         sleep(float(plan["pause_s"]))
     threshold = plan.get("threshold_ms")
-    per_request, more = tool.per_request_setup(execute)
-    notes += more
     cmd = load_command(plan, url, per_request)
     notes += tool.cell_notes(plan)
     cmd = _pinned(cmd, cpus)

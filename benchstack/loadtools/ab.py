@@ -34,7 +34,6 @@ from benchstack.loadtools.base import (
     MAX_DURATION_S,
     MAX_REQUESTS,
     TIMEOUT_SLACK_S,
-    Executor,
     LoadTool,
     bounded_int,
     positive_int,
@@ -338,7 +337,7 @@ class Ab(LoadTool):
     def duration_bound(self, plan: dict[str, Any]) -> bool:
         return False  # -t only caps a run that is bounded by its request count
 
-    def per_request_setup(self, execute: Executor) -> tuple[str | None, list[str]]:
+    def setup_result(self, rc: int, out: str, err: str) -> tuple[str | None, list[str]]:
         # -g in the command's folder; the measured script prints it after ab's report (benchstack.remote).
         return REQUESTS_FILE, []
 

@@ -245,7 +245,18 @@ class LoadTool(ABC):
 
     def per_request_setup(self, execute: Executor) -> tuple[str | None, list[str]]:
         """Prepare the loadgen for collecting per-request data: (what :meth:`command` takes as
-        ``per_request``, notes for the cell)."""
+        ``per_request``, notes for the cell). The runner sends :meth:`setup_command` with the cell's other
+        commands in one round trip and hands its reply to :meth:`setup_result`; this is both at once."""
+        command = self.setup_command()
+        return self.setup_result(*(execute(command) if command else (0, "", "")))
+
+    def setup_command(self) -> str | None:
+        """The shell that prepares the loadgen for per-request data, or None when nothing needs it."""
+        return None
+
+    def setup_result(self, rc: int, out: str, err: str) -> tuple[str | None, list[str]]:
+        """(what :meth:`command` takes as ``per_request``, notes for the cell) from the reply to
+        :meth:`setup_command` (rc 0 and no output when there was none)."""
         return None, []
 
     def incomplete(self, raw: str, per_request: str | None) -> str | None:

@@ -25,7 +25,6 @@ from benchstack import distribution
 from benchstack.loadtools.base import (
     MAX_DURATION_S,
     TIMEOUT_SLACK_S,
-    Executor,
     LoadTool,
     bounded_int,
     positive_int,
@@ -336,9 +335,11 @@ class Wrk(LoadTool):
     def bound_s(self, plan: dict[str, Any]) -> int:
         return int(plan["duration_s"]) + TIMEOUT_SLACK_S
 
-    def per_request_setup(self, execute: Executor) -> tuple[str | None, list[str]]:
-        """Write the report script to the loadgen once (named by its SHA-256); its path."""
-        rc, out, err = execute(install_script_command(wrk_script()))
+    def setup_command(self) -> str | None:
+        """Write the report script to the loadgen once (named by its SHA-256) and print its path."""
+        return install_script_command(wrk_script())
+
+    def setup_result(self, rc: int, out: str, err: str) -> tuple[str | None, list[str]]:
         script = out.strip().splitlines()[-1] if rc == 0 and out.strip() else None
         if script is None:
             return None, [

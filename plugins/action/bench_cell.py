@@ -47,9 +47,8 @@ from benchstack.barrier import (
     wait_for_peers,
 )
 from benchstack.files import read_json
-from benchstack.loadtools import by_name
 from benchstack.merge import loadgen_dir
-from benchstack.remote import without_tty
+from benchstack.remote import batch_script, split_batch, without_tty
 from benchstack.resume import decide, set_aside
 from benchstack.runlock import worker
 from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
@@ -135,11 +134,10 @@ class ActionModule(ActionBase):
         if where.mode == "network" and args["target_stats"] and loadgen == peers[0]:
             target_execute = self._target_executor(task_vars, args["target"])
 
-        version = None
-        probe = by_name(plan["tool"]).version_probe
-        if probe and not cell_path(store, plan["cell_id"]).exists():
-            _, out, err = execute(probe)
-            version = (out or err).strip() or None
+        def execute_many(commands: list[str]) -> list[tuple[int, str, str]]:
+            _, out, _ = execute(batch_script(commands))
+            return split_batch(out, len(commands))
+
         try:
             # Registered while it measures: a resume of a killed run waits for it (benchstack.runlock).
             with worker(run_dir, os.getpid()):
@@ -149,7 +147,8 @@ class ActionModule(ActionBase):
                     store,
                     execute,
                     experiment=args["experiment"],
-                    tool_version=version,
+                    probe_version=True,
+                    execute_many=execute_many,
                     target_execute=target_execute,
                     before_measure=before,
                     cpus=args.get("cpus") or None,

@@ -1,3 +1,4 @@
+import base64
 import contextlib
 import functools
 import hashlib
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchstack.remote import REQUESTS_MARKER, VMSTAT_MARKER
+from benchstack.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_MARKER
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 # The run metadata a stored cell carries (benchstack.cell.RUN_REQUIRED) besides experiment, stack and
@@ -215,6 +216,22 @@ def unwrap(command: str) -> str:
         r'cd "\$d" \|\| exit 125; (.*?) & t=\$!; wait \$t;', command
     )
     return m.group(1) if m else command
+
+
+def batch_commands(script: str) -> list[str] | None:
+    """The commands inside a :func:`benchstack.remote.batch_script`, None for any other command."""
+    if not script.startswith(f"b=$(mktemp -d {TEMP_ROOT}/bench-stack-batch."):
+        return None
+    return [base64.b64decode(m).decode() for m in re.findall(r"echo ([A-Za-z0-9+/=]+) \| base64 -d", script)]
+
+
+def batch_reply(replies: list[tuple[int, str, str]]) -> str:
+    """What a batch script prints for commands that replied ``replies``."""
+
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
+    return "".join(f"{BATCH_MARKER} {rc} {b64(out)} {b64(err)}\n" for rc, out, err in replies)
 
 
 def is_helper(command: str) -> bool:

@@ -16,7 +16,7 @@ from unittest.mock import MagicMock
 import pytest
 import yaml
 from ansible.errors import AnsibleActionFail
-from conftest import STORED_META, Helpers, read_data
+from conftest import STORED_META, Helpers, batch_commands, batch_reply, read_data
 
 from benchstack import provision, runlock
 from benchstack.cell import validate_cell
@@ -376,6 +376,10 @@ class Loadgen:
         self.commands: list[str] = []
 
     def __call__(self, command: str) -> dict[str, Any]:
+        inside = batch_commands(command)
+        if inside is not None:
+            replies = [self(c) for c in inside]
+            return {"rc": 0, "stdout": batch_reply([(r["rc"], r["stdout"], r["stderr"]) for r in replies])}
         helper = self.helpers.reply(command)
         if helper is not None:
             return dict(zip(("rc", "stdout", "stderr"), helper, strict=True))

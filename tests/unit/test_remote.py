@@ -229,3 +229,52 @@ def test_commands_go_without_a_terminal_on_every_connection(plugin: str) -> None
         assert had_tty and conn.get_option("use_tty") is False
     else:
         assert not conn.has_option("use_tty")
+
+
+def test_a_batch_replies_as_each_command_run_on_its_own_would() -> None:
+    commands = [
+        "echo out; echo err >&2; exit 3",
+        "printf 'no newline, ünïcode'",
+        "exit 0",
+        remote.sweep_command(run_id()),
+    ]
+    alone = [subprocess.run(["sh", "-c", c], capture_output=True, text=True, check=False) for c in commands]
+    batch = subprocess.run(
+        ["sh", "-c", remote.batch_script(commands)], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert batch.returncode == 0
+    assert remote.split_batch(batch.stdout, len(commands)) == [
+        (p.returncode, p.stdout, p.stderr) for p in alone
+    ]
+
+
+def test_a_load_script_in_a_batch_is_its_own_process_so_another_runs_sweep_stops_it() -> None:
+    old = run_id()
+    batch = start(remote.batch_script(["true", remote.load_script(old, f"timeout 60 {TOOL}")]))
+    folder = wait_for_folder(old)
+    try:
+        pid = int(Path(folder, "pid").read_text())
+        assert os.readlink(f"/proc/{pid}/cwd") == folder  # what the sweep checks
+        swept = subprocess.run(
+            ["sh", "-c", remote.sweep_command(run_id())],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert swept.stdout == "1\n"
+        out, _ = batch.communicate(timeout=10)
+        assert [rc for rc, _, _ in remote.split_batch(out, 2)] == [0, 128 + signal.SIGTERM]
+        assert gone_within(2, lambda: running(TOOL)) and folders(old) == []
+    finally:
+        batch.kill()
+        subprocess.run(["pkill", "-f", TOOL], check=False)
+
+
+def test_a_batch_cut_short_says_which_commands_did_not_run() -> None:
+    done = subprocess.run(["sh", "-c", remote.batch_script(["echo a"])], capture_output=True, text=True)
+    assert remote.split_batch(done.stdout, 3) == [
+        (0, "a\n", ""),
+        (1, "", "not run: the batch ended before it"),
+        (1, "", "not run: the batch ended before it"),
+    ]

@@ -14,7 +14,7 @@ from conftest import AB_G_FILE, Helpers, is_helper, read_data, unwrap
 
 from benchstack.cell import validate_cell
 from benchstack.experiment import cells, experiment_from_dict
-from benchstack.loadtools import parse
+from benchstack.loadtools import by_name, parse
 from benchstack.runfolder import experiment_hash
 from benchstack.runner import CellFailed, Target, measure_cell, write_run_info
 
@@ -25,6 +25,7 @@ NETWORK = Target(host="127.0.0.1", target="target1", loadgen="loadgen1")
 AB_PLAN = {"tool": "ab", "concurrency": 50, "requests": 2000}
 AB_K_PLAN = {"tool": "ab", "concurrency": 100, "requests": 5000, "keepalive": True}
 WRK_PLAN = {"tool": "wrk", "concurrency": 32, "threads": 2, "duration_s": 3}
+WRK = by_name("wrk")
 
 
 def plans(*load_plans: dict[str, Any], warmup: dict[str, int] | None = None, **load: Any) -> list[dict]:
@@ -162,6 +163,36 @@ def test_wrk_plan_with_a_request_warmup_warms_up_with_ab_keepalive(tmp_path: Pat
     assert (
         fake.commands[0] == "timeout --kill-after=5 660 ab -n 200 -c 32 -k http://127.0.0.1:18080/hello/bar"
     )
+
+
+def test_everything_before_the_measured_run_goes_to_the_loadgen_in_one_batch(tmp_path: Path) -> None:
+    # sweep, version probe, report script, warm-up: one round trip (benchstack.remote.batch_script), in
+    # that order, so the sweep comes before any load and only the pause lies between warm-up and cell.
+    plan = one_plan(WRK_PLAN, warmup={"requests": 200}, pause_s=0.5)
+    fake = FakeLoadgen(read_data("latency", "wrk-fast.txt")).expect(2)
+    events: list[Any] = []
+
+    def execute_many(commands: list[str]) -> list[tuple[int, str, str]]:
+        events.append([unwrap(c) if not is_helper(c) else c.split(" ", 1)[0] for c in commands])
+        return [(0, "wrk 4.2.0 [epoll] Copyright (C) 2012 Will Glozer\n", "") if c == WRK.version_probe
+                else fake(c) for c in commands]  # fmt: skip
+
+    def execute(command: str) -> tuple[int, str, str]:
+        events.append("measured")
+        return fake(command)
+
+    cell, _ = measure_cell(
+        plan, LOOPBACK, tmp_path, execute, experiment="runner-test", sleep=events.append,
+        probe_version=True, execute_many=execute_many,
+    )  # fmt: skip
+    assert events == [
+        ["n=0;", WRK.version_probe, "d=/var/lib/bench-stack;",
+         "timeout --kill-after=5 660 ab -n 200 -c 32 -k http://127.0.0.1:18080/hello/bar"],
+        0.5,
+        "measured",
+    ]  # fmt: skip
+    assert cell["tool_version"] == "wrk 4.2.0 [epoll] Copyright (C) 2012 Will Glozer"
+    assert "-s /var/lib/bench-stack/bench-stack-wrk-report-" in " ".join(cell["command"])
 
 
 def test_without_warmup_only_the_measured_command_runs(tmp_path: Path) -> None:
