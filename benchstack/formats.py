@@ -157,6 +157,11 @@ def _validator(name: str) -> Any:
     return _Validator(schema)
 
 
+def validator(name: str) -> Any:
+    """The checker of the published schema ``name`` (the schema itself checked once; cached)."""
+    return _validator(name)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One problem with a document: where (``path``, keys and list indices) and the message naming it."""
