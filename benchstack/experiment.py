@@ -1,9 +1,12 @@
 """Experiment files: load, validate, expand into cells.
 
 An experiment names its stacks and a load plan (see ``experiments/*.yml``). Validation reports every problem
-at once, each naming its field (``load.plans[1].duration_s: ...``). Stacks are validated by
-:func:`benchstack.stacks.resolve_stacks`, the one stack validator, so this command line and the playbook's
-plan (:mod:`benchstack.plan`) accept and refuse exactly the same experiments.
+at once, each naming its field (``load.plans[1].duration_s: ...``): the published schema's first
+(:mod:`benchstack.experiment_schema`), then the rules across fields, the stacks' in
+:func:`benchstack.stacks.resolve_stacks` (the one stack validator) and the load section's here. This command
+line and the playbook's plan (:mod:`benchstack.plan`) run the same validation, so they accept and refuse
+exactly the same experiments. Validation never changes its input; an accepted load section becomes a
+:class:`benchstack.loadplan.Load`.
 
 Cells are measured in rounds (repetitions): every load point once before any twice, so slow drift on the
 hosts spreads over every stack instead of biasing one. A run takes each round's load points in a random

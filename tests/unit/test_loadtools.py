@@ -37,7 +37,7 @@ def _tool_enums(node: Any) -> list[list[str]]:
     return found
 
 
-@pytest.mark.parametrize("name", ["cell.schema.json", "run.schema.json"])
+@pytest.mark.parametrize("name", ["cell.schema.json", "run.schema.json", "experiment.schema.json"])
 def test_every_tool_a_schema_allows_has_an_adapter_and_every_adapter_is_allowed(name: str) -> None:
     enums = _tool_enums(json.loads((SCHEMAS / name).read_text(encoding="utf-8")))
     assert enums, f"{name} names no tool enum"
