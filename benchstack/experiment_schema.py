@@ -8,15 +8,17 @@ Editors read the same file (docs/experiment.md), so what an editor flags and wha
 One line per problem, named like the Python checks name theirs: ``load.plans[1].duration_s: ...``,
 ``stack 'web': server.workers: ...`` (``stacks[2]: ...`` for a stack without a usable name). The text after
 the field is the schema's ``errorMessage`` for the keyword that failed, followed by the value found unless
-the message places it itself (``{value}``, or ``{length}`` for a string's length).
+the message places it itself (``{value}``; ``{length}``, a string's length; ``{twice}``, the values a list
+holds twice).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from benchstack.formats import load_schema, validator
+from benchstack.formats import first_error_validator, load_schema
 from benchstack.inputs import shown, shown_key
 
 EXPERIMENT_SCHEMA_FILE = "experiment.schema.json"
@@ -75,6 +77,14 @@ def _message(schema: object, keyword: str) -> Any:
     return message.get(keyword) if isinstance(message, dict) else message
 
 
+def _twice(items: object) -> object:
+    """The values a list holds more than once, sorted (the list itself when they cannot be counted)."""
+    try:
+        return sorted(k for k, n in Counter(items).items() if n > 1)  # type: ignore[call-overload]
+    except TypeError:
+        return items
+
+
 def _line(prefix: str, field: str, text: str) -> str:
     if field:
         return f"{prefix}{field}: {text}"
@@ -85,7 +95,7 @@ def schema_problems(data: dict[str, Any]) -> list[SchemaProblem]:
     """Every problem of the experiment mapping ``data`` against the published schema, in the order of its
     fields (name, description, stacks in order, load)."""
     found: list[SchemaProblem] = []
-    for error in validator(EXPERIMENT_SCHEMA_FILE).iter_errors(data):
+    for error in first_error_validator(EXPERIMENT_SCHEMA_FILE).iter_errors(data):
         path: Path_ = tuple(error.absolute_path)
         prefix, field = _where(data, path)
         instance, keyword = error.instance, str(error.validator)
@@ -112,9 +122,10 @@ def schema_problems(data: dict[str, Any]) -> list[SchemaProblem]:
                 )
         else:
             text = _message(error.schema, keyword) or error.message
-            if "{value}" in text or "{length}" in text:
+            if "{value}" in text or "{length}" in text or "{twice}" in text:
                 length = f"{len(instance):_}" if hasattr(instance, "__len__") else "?"
                 text = text.replace("{value}", shown(instance)).replace("{length}", length)
+                text = text.replace("{twice}", shown(_twice(instance)))
             else:
                 text = f"{text}, not {shown(instance)}"
             found.append(SchemaProblem(path, _line(prefix, field, text)))
