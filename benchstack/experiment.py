@@ -1,9 +1,12 @@
 """Experiment files: load, validate, expand into cells.
 
 An experiment names its stacks and a load plan (see ``experiments/*.yml``). Validation reports every problem
-at once, each naming its field (``load.plans[1].duration_s: ...``). Stacks are validated by
-:func:`benchstack.stacks.resolve_stacks`, the one stack validator, so this command line and the playbook's
-plan (:mod:`benchstack.plan`) accept and refuse exactly the same experiments.
+at once, each naming its field (``load.plans[1].duration_s: ...``): the published schema's first
+(:mod:`benchstack.experiment_schema`), then the rules across fields, the stacks' in
+:func:`benchstack.stacks.resolve_stacks` (the one stack validator) and the load section's here. This command
+line and the playbook's plan (:mod:`benchstack.plan`) run the same validation, so they accept and refuse
+exactly the same experiments. Validation never changes its input; an accepted load section becomes a
+:class:`benchstack.loadplan.Load`.
 
 Cells are measured in rounds (repetitions): every load point once before any twice, so slow drift on the
 hosts spreads over every stack instead of biasing one. A run takes each round's load points in a random
@@ -24,34 +27,58 @@ import codecs
 import os
 import random
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchstack.cell import cell_id
+from benchstack.experiment_schema import experiment_schema, schema_problems, stack_prefix
 from benchstack.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_bounded, shown, shown_key
 from benchstack.loadcmd import build_command
+from benchstack.loadplan import (
+    DEFAULT_MAX_CV,
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MAX_INTERFERENCE,
+    DEFAULT_PAUSE_S,
+    DEFAULT_TARGET_PRECISION,
+    Load,
+    LoadPlan,
+)
 from benchstack.loadtools import MAX_CONCURRENCY as TOOL_MAX_CONCURRENCY
-from benchstack.loadtools import REGISTRY, TOOLS, by_name, find
-from benchstack.loadtools.base import MAX_DURATION_S, MAX_REQUESTS, bounded_int
-from benchstack.numbers import is_finite_number, is_int, is_number
-from benchstack.stacks import DEFAULT_ROOTS, Roots, StackError, resolve_stacks, url_path_problem
+from benchstack.loadtools import REGISTRY, by_name
+from benchstack.loadtools.base import MAX_DURATION_S, MAX_REQUESTS
+from benchstack.numbers import is_int
+from benchstack.stacks import DEFAULT_ROOTS, Roots, StackError, resolve_stacks
 from benchstack.trace import note
 
+__all__ = [
+    "DEFAULT_MAX_CV",
+    "DEFAULT_MAX_ERROR_RATE",
+    "DEFAULT_MAX_INTERFERENCE",
+    "DEFAULT_PAUSE_S",
+    "DEFAULT_TARGET_PRECISION",
+    "CellPlan",
+    "Experiment",
+    "ExperimentError",
+    "ExperimentFileError",
+    "Load",
+    "LoadPlan",
+    "cell_plan",
+    "cells",
+    "experiment_from_dict",
+    "load_experiment",
+    "load_points",
+    "validate_experiment",
+]
+
+# The limits below are the published schema's too (benchstack/schemas/experiment.schema.json; a test holds
+# the schema to them).
 MAX_REPETITIONS = 100
-DEFAULT_MAX_CV = 0.05
-DEFAULT_MAX_ERROR_RATE = 0.01
-# Half-width of a load point's 95 % interval of the median req/s, over the median, that ends its extra rounds.
-DEFAULT_TARGET_PRECISION = 0.05
-# Foreign CPU (host busy minus our processes, plus steal), as a share of all the host's CPU time during a
-# cell, above which the cell is disturbed: kept, not counted, measured again (benchstack.interference).
-DEFAULT_MAX_INTERFERENCE = 0.10
 MAX_SECONDS = 7 * 24 * 3600
 # The name ends the run folder's name (<UTC timestamp>-<name>): 300 characters passed every check and
 # failed at 'Write run.json', 22 s into a run, as "File name too long".
 MAX_NAME = 64
-NAME_RE = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}$")
+NAME_RE = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}\Z")
 # Closed loop: at most this many concurrent connections. It is ab's own compiled-in limit, and it keeps wrk
 # (one socket and about 10 kB per connection) inside the benchmark user's 65,536 open files
 # (bench_host_nofile) and one loadgen address's 64,511 ports to a target port, even in loopback mode where
@@ -63,20 +90,13 @@ MAX_CONCURRENCY = TOOL_MAX_CONCURRENCY
 MAX_RATE = 20_000
 # A slow request's limit: above the longest timeout (MAX_DURATION_S) no request waits that long.
 MAX_THRESHOLD_MS = MAX_DURATION_S * 1000
-# Unknown fields listed by name; past these, counted. A file that is not an experiment has many.
-MAX_UNKNOWN_LISTED = 5
-
-TOP_KEYS = {"name", "description", "stacks", "load"}
-LOAD_KEYS = {
-    "path", "threshold_ms", "warmup", "pause_s", "repetitions", "max_repetitions", "max_cv", "max_error_rate",
-    "plans", "baseline", "target_precision", "max_seconds", "max_interference", "seed",
-}  # fmt: skip
-# Seconds between a cell's warm-up and its measurement by default: closed connections leave TIME_WAIT and
-# the servers finish their backlog, so the measurement does not start on the warm-up's tail.
-DEFAULT_PAUSE_S = 1
 MAX_PAUSE_S = 60
-PLAN_KEYS = {"tool", "concurrency", "rate", "requests", "duration_s", "threads", "keepalive", "timeout_s"}
-WARMUP_KEYS = {"requests", "duration_s"}
+
+_SCHEMA = experiment_schema()
+TOP_KEYS = frozenset(_SCHEMA["properties"])
+LOAD_KEYS = frozenset(_SCHEMA["$defs"]["load"]["properties"])
+PLAN_KEYS = frozenset(_SCHEMA["$defs"]["load"]["properties"]["plans"]["items"]["properties"])
+WARMUP_KEYS = frozenset(_SCHEMA["$defs"]["load"]["properties"]["warmup"]["properties"])
 
 
 class ExperimentError(ValueError):
@@ -126,25 +146,18 @@ class CellPlan:
     max_interference: float = DEFAULT_MAX_INTERFERENCE
 
 
-@dataclass
+@dataclass(frozen=True)
 class Experiment:
+    """An experiment that validation accepted: its stacks as written, its load section typed."""
+
     name: str
     description: str
     stacks: list[dict[str, Any]]
-    load: dict[str, Any]
+    load: Load
     source: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     # The stacks with everything derived (benchstack.stacks.resolve_stacks).
     resolved: list[dict[str, Any]] = field(default_factory=list, repr=False)
-
-
-def _unknown(problems: list[str], where: str, d: dict[str, Any], allowed: set[str]) -> None:
-    unknown = sorted(set(d) - allowed, key=str)
-    for key in unknown[:MAX_UNKNOWN_LISTED]:
-        problems.append(f"{where}{shown_key(key)}: unknown field (allowed: {', '.join(sorted(allowed))})")
-    if len(unknown) > MAX_UNKNOWN_LISTED:
-        more = len(unknown) - MAX_UNKNOWN_LISTED
-        problems.append(f"{where.rstrip('.') or 'the experiment'}: {more} more unknown fields")
 
 
 def validate_experiment(data: object, roots: Roots = DEFAULT_ROOTS) -> list[str]:
@@ -156,202 +169,111 @@ def _validated(
     data: object, roots: Roots, base_dir: Path | None = None
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """Every problem with an experiment mapping, and its stacks resolved (when they are valid); a relative
-    ``app.src`` is taken from ``base_dir``, the experiment file's folder."""
+    ``app.src`` is taken from ``base_dir``, the experiment file's folder.
+
+    The published schema first (:mod:`benchstack.experiment_schema`), then the rules across fields: the
+    stacks' (:func:`benchstack.stacks.resolve_stacks`, the one stack validator, which the playbook's plan
+    uses too) for every stack the schema let through, and the load section's."""
     if not isinstance(data, dict):
         return [f"an experiment must be a mapping, not {type(data).__name__}"], []
-    problems: list[str] = []
-    _unknown(problems, "", data, TOP_KEYS)
-    name = data.get("name")
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        problems.append(
-            f"name: must be a word of 1 to {MAX_NAME} letters, digits, '.', '_' or '-' (it names the run "
-            f"folder), not {shown(name)}"
-        )
-    if "description" in data and not isinstance(data["description"], str):
-        problems.append("description: must be a string")
-    # The one stack validator, the one the playbook's plan uses too.
+    found = schema_problems(data)
+    problems = [p.message for p in found]
     resolved: list[dict[str, Any]] = []
-    try:
-        resolved = resolve_stacks(data.get("stacks"), roots, base_dir)
-    except StackError as exc:
-        problems += exc.problems
-    problems += _validate_load(data.get("load"))
-    baseline = data.get("load", {}).get("baseline") if isinstance(data.get("load"), dict) else None
-    if baseline is not None:
-        names = [s.get("name") for s in data.get("stacks") or [] if isinstance(s, dict)]
+    # A stack the schema refused is not checked again: its problems would be told twice, worded apart.
+    if not any(p.path[:1] == ("stacks",) and p.stack is None for p in found):
+        try:
+            resolved = resolve_stacks(data["stacks"], roots, base_dir)
+        except StackError as exc:
+            refused = tuple(f"{stack_prefix(data, i)}: " for i in {p.stack for p in found} - {None})
+            problems += [p for p in exc.problems if not p.startswith(refused)]
+    load = data.get("load")
+    if isinstance(load, dict):
+        refused_plans = {p.path[2] for p in found if p.path[:2] == ("load", "plans") and len(p.path) > 2}
+        problems += _load_problems(load, data.get("stacks"), refused_plans)
+    return problems, resolved
+
+
+def _load_problems(load: dict[str, Any], stacks: object, refused_plans: set[str | int]) -> list[str]:
+    """What the schema cannot say about a load section: rules across its fields, and each plan's fields
+    against its tool (the plans the schema refused are left out)."""
+    problems: list[str] = []
+    reps, cap = load.get("repetitions", 1), load.get("max_repetitions")
+    if all(is_int(v) and 1 <= v <= MAX_REPETITIONS for v in (reps, cap)) and cap < reps:
+        problems.append(f"load.max_repetitions: must be at least load.repetitions ({reps}), not {cap}")
+    baseline = load.get("baseline")
+    if isinstance(baseline, str) and isinstance(stacks, list):
+        names = [s.get("name") for s in stacks if isinstance(s, dict)]
         if baseline not in names:
             problems.append(
                 f"load.baseline: must name one of the stacks ({', '.join(map(shown_key, names))}), "
                 f"not {shown(baseline)}"
             )
-    return problems, resolved
-
-
-def _validate_load(load: object) -> list[str]:
-    if not isinstance(load, dict):
-        return ["load: must be a mapping with plans"]
-    problems: list[str] = []
-    _unknown(problems, "load.", load, LOAD_KEYS)
-    path = load.get("path", "/")
-    if problem := url_path_problem(path):
-        problems.append(f"load.path: {problem}")
-    threshold = load.get("threshold_ms")
-    if threshold is not None and (not is_finite_number(threshold) or not 0 < threshold <= MAX_THRESHOLD_MS):
-        problems.append(
-            "load.threshold_ms: must be a positive number of milliseconds (finite, at most "
-            f"{MAX_THRESHOLD_MS:_}), not {shown(threshold)}"
-        )
-    pause = load.get("pause_s", DEFAULT_PAUSE_S)
-    if not is_number(pause) or not 0 <= pause <= MAX_PAUSE_S:
-        problems.append(
-            f"load.pause_s: must be a number of seconds from 0 to {MAX_PAUSE_S}, not {shown(pause)}"
-        )
-    reps_ok = bounded_int(problems, "load.repetitions", load.get("repetitions", 1), MAX_REPETITIONS)
-    if "max_repetitions" in load:
-        cap = load["max_repetitions"]
-        if bounded_int(problems, "load.max_repetitions", cap, MAX_REPETITIONS) and reps_ok:
-            reps = load.get("repetitions", 1)
-            if cap < reps:
-                problems.append(
-                    f"load.max_repetitions: must be at least load.repetitions ({reps}), not {cap}"
-                )
-    if "max_cv" in load:
-        max_cv = load["max_cv"]
-        if not is_number(max_cv) or not 0 < max_cv <= 10:
-            problems.append(
-                f"load.max_cv: must be a coefficient of variation above 0 (0.05 = 5 %), not {shown(max_cv)}"
-            )
-    if "max_error_rate" in load:
-        rate = load["max_error_rate"]
-        if not is_number(rate) or not 0 <= rate <= 1:
-            problems.append(
-                f"load.max_error_rate: must be a share from 0 to 1 (0.01 = 1 %), not {shown(rate)}"
-            )
-    precision = load.get("target_precision", DEFAULT_TARGET_PRECISION)
-    if not is_number(precision) or not 0 < precision < 1:
-        problems.append(
-            "load.target_precision: must be a share above 0 and below 1 (0.05 = +-5 %), "
-            f"not {shown(precision)}"
-        )
-    interference = load.get("max_interference", DEFAULT_MAX_INTERFERENCE)
-    if not is_number(interference) or not 0 < interference <= 1:
-        problems.append(
-            "load.max_interference: must be a share of the host's CPU above 0 and at most 1 (0.1 = 10 %, "
-            f"1 = never disturbed), not {shown(interference)}"
-        )
-    if load.get("max_seconds") is not None:
-        bounded_int(problems, "load.max_seconds", load["max_seconds"], MAX_SECONDS)
-    if "seed" in load and (not is_int(load["seed"]) or not 0 <= load["seed"] < 2**32):
-        problems.append(f"load.seed: must be an integer from 0 to {2**32 - 1}, not {shown(load['seed'])}")
-    warmup = load.get("warmup")
-    if warmup is not None:
-        if not isinstance(warmup, dict) or len(set(warmup) & WARMUP_KEYS) != 1:
-            problems.append("load.warmup: must be a mapping with one of requests or duration_s")
-        else:
-            _unknown(problems, "load.warmup.", warmup, WARMUP_KEYS)
-            if "requests" in warmup:
-                bounded_int(problems, "load.warmup.requests", warmup["requests"], MAX_REQUESTS)
-            if "duration_s" in warmup:
-                bounded_int(problems, "load.warmup.duration_s", warmup["duration_s"], MAX_DURATION_S)
     plans = load.get("plans")
-    if not isinstance(plans, list) or not plans:
-        problems.append("load.plans: must be a non-empty list of load plans")
+    if not isinstance(plans, list):
         return problems
     seen: dict[tuple[str, bool, int], int] = {}
     for i, plan in enumerate(plans):
-        problems += _validate_plan(i, plan, seen)
+        if i not in refused_plans and isinstance(plan, dict):
+            problems += _plan_problems(i, plan, seen)
     return problems
 
 
-def _validate_plan(i: int, plan: object, seen: dict[tuple[str, bool, int], int]) -> list[str]:
+def _plan_problems(i: int, plan: dict[str, Any], seen: dict[tuple[str, bool, int], int]) -> list[str]:
+    """A load plan the schema accepted, against its tool: the fields the tool needs and refuses (its
+    adapter's rules), a command at every level, and no load point measured by two plans."""
     where = f"load.plans[{i}]"
-    if not isinstance(plan, dict):
-        return [f"{where}: must be a mapping"]
+    adapter = by_name(plan["tool"])
     problems: list[str] = []
-    _unknown(problems, f"{where}.", plan, PLAN_KEYS)
-    tool = plan.get("tool")
-    adapter = find(tool)
-    if adapter is None:
-        problems.append(f"{where}.tool: must be one of {', '.join(TOOLS)}, not {shown(tool)}")
-        return problems
-    if adapter.open_loop:
-        return problems + _validate_open_plan(where, plan, seen, i)
-    levels = _levels(problems, where, plan, "concurrency", MAX_CONCURRENCY)
-    if "rate" in plan:
-        open_loop = ", ".join(t.name for t in REGISTRY.values() if t.open_loop)
-        problems.append(f"{where}.rate: {tool} is closed loop (concurrency); rate applies to {open_loop}")
-    ok = adapter.check_plan(where, plan, problems)
-    if "keepalive" in plan and not isinstance(plan["keepalive"], bool):
-        problems.append(f"{where}.keepalive: must be true or false")
-        ok = False
-    if "timeout_s" in plan:
-        ok = bounded_int(problems, f"{where}.timeout_s", plan["timeout_s"], MAX_DURATION_S) and ok
-    if not ok:
-        return problems
-    keepalive = plan_keepalive(plan)
-    for level in levels:
-        try:
-            build_command(
-                tool,
-                "http://127.0.0.1:1/",
-                level,
-                requests=plan.get("requests"),
-                duration_s=plan.get("duration_s"),
-                threads=plan.get("threads"),
-                keepalive=keepalive,
-                timeout_s=plan.get("timeout_s"),
-            )
-        except ValueError as exc:
-            problems.append(f"{where}: at concurrency {level}: {exc}")
-        key = (tool, keepalive, level)
-        if key in seen:
-            problems.append(
-                f"{where}: {tool} at concurrency {level} (keep-alive {'on' if keepalive else 'off'}) "
-                f"is already measured by load.plans[{seen[key]}]; the cells would collide"
-            )
-        else:
-            seen[key] = i
-    return problems
-
-
-def _levels(problems: list[str], where: str, plan: dict[str, Any], key: str, maximum: int) -> list[int]:
-    given = plan.get(key)
-    levels = [given] if is_int(given) else given
-    if not isinstance(levels, list) or not levels or not all(is_int(c) and 1 <= c <= maximum for c in levels):
+    key = "rate" if adapter.open_loop else "concurrency"
+    if key not in plan:
+        maximum = MAX_RATE if adapter.open_loop else MAX_CONCURRENCY
         problems.append(
-            f"{where}.{key}: must be a positive integer or a list of them (at most {maximum:_}), "
-            f"not {shown(given)}"
+            f"{where}.{key}: must be a positive integer or a list of them (at most {maximum:_}), not None"
         )
-        return []
-    if len(set(levels)) != len(levels):
-        twice = sorted(c for c, n in Counter(levels).items() if n > 1)
-        problems.append(f"{where}.{key}: lists a level twice: {shown(twice)}")
-    return levels
-
-
-def _validate_open_plan(
-    where: str, plan: dict[str, Any], seen: dict[tuple[str, bool, int], int], i: int
-) -> list[str]:
-    """An open-loop tool: a list of offered rates for a bounded duration (the rest: its adapter)."""
-    problems: list[str] = []
-    tool = plan["tool"]
-    levels = _levels(problems, where, plan, "rate", MAX_RATE)
-    by_name(tool).check_plan(where, plan, problems)
-    for level in levels:
-        if is_int(plan.get("duration_s")) and level * plan["duration_s"] > MAX_REQUESTS:
-            problems.append(
-                f"{where}: rate {level} for {plan['duration_s']} s is more than {MAX_REQUESTS:_} requests"
-            )
-        key = (tool, False, level)
-        if key in seen:
-            problems.append(f"{where}: {tool} at rate {level} is already measured by load.plans[{seen[key]}]")
+    if not adapter.open_loop and "rate" in plan:
+        open_loop = ", ".join(t.name for t in REGISTRY.values() if t.open_loop)
+        problems.append(
+            f"{where}.rate: {adapter.name} is closed loop (concurrency); rate applies to {open_loop}"
+        )
+    if not adapter.check_plan(where, plan, problems) or problems:
+        return problems
+    typed = LoadPlan.from_dict(plan)
+    keepalive = typed.keeps_alive
+    for level in typed.levels:
+        if adapter.open_loop:
+            if level * plan["duration_s"] > MAX_REQUESTS:
+                problems.append(
+                    f"{where}: rate {level} for {plan['duration_s']} s is more than {MAX_REQUESTS:_} requests"
+                )
         else:
-            seen[key] = i
+            try:
+                build_command(
+                    adapter.name,
+                    "http://127.0.0.1:1/",
+                    level,
+                    requests=typed.requests,
+                    duration_s=typed.duration_s,
+                    threads=typed.threads,
+                    keepalive=keepalive,
+                    timeout_s=typed.timeout_s,
+                )
+            except ValueError as exc:
+                problems.append(f"{where}: at concurrency {level}: {exc}")
+        point = (adapter.name, keepalive, level)
+        if point in seen:
+            problems.append(
+                f"{where}: {_point_text(adapter.name, keepalive, level)} is already measured by "
+                f"load.plans[{seen[point]}]{'' if adapter.open_loop else '; the cells would collide'}"
+            )
+        else:
+            seen[point] = i
     return problems
 
 
-def plan_keepalive(plan: dict[str, Any]) -> bool:
-    return by_name(plan["tool"]).keepalive(plan)
+def _point_text(tool: str, keepalive: bool, level: int) -> str:
+    if by_name(tool).open_loop:
+        return f"{tool} at rate {level}"
+    return f"{tool} at concurrency {level} (keep-alive {'on' if keepalive else 'off'})"
 
 
 def experiment_from_dict(data: object, source: str | None = None, roots: Roots = DEFAULT_ROOTS) -> Experiment:
@@ -361,19 +283,7 @@ def experiment_from_dict(data: object, source: str | None = None, roots: Roots =
     if problems:
         raise ExperimentError(problems, source)
     assert isinstance(data, dict)
-    load = dict(data["load"])
-    load.setdefault("path", "/")
-    load.setdefault("threshold_ms", None)
-    load.setdefault("warmup", None)
-    load.setdefault("pause_s", DEFAULT_PAUSE_S)
-    load.setdefault("repetitions", 1)
-    load.setdefault("max_repetitions", load["repetitions"])
-    load.setdefault("max_cv", DEFAULT_MAX_CV)
-    load.setdefault("max_error_rate", DEFAULT_MAX_ERROR_RATE)
-    load.setdefault("target_precision", DEFAULT_TARGET_PRECISION)
-    load.setdefault("max_interference", DEFAULT_MAX_INTERFERENCE)
-    load.setdefault("max_seconds", None)
-    load.setdefault("baseline", data["stacks"][0]["name"])
+    load = Load.from_dict(data["load"], first_stack=data["stacks"][0]["name"])
     return Experiment(
         name=data["name"],
         description=data.get("description", ""),
@@ -445,44 +355,38 @@ def rotated(stacks: list[dict[str, Any]], repetition: int) -> list[dict[str, Any
     return stacks[k:] + stacks[:k]
 
 
-def load_points(exp: Experiment) -> list[tuple[dict[str, Any], int]]:
+def load_points(exp: Experiment) -> list[tuple[LoadPlan, int]]:
     """The (plan, level) pairs measured on every stack, in plan order; a level is a concurrency, or an
     offered rate for an open-loop tool."""
-    points = []
-    for plan in exp.load["plans"]:
-        levels = plan["rate"] if by_name(plan["tool"]).open_loop else plan["concurrency"]
-        points += [(plan, level) for level in ([levels] if isinstance(levels, int) else levels)]
-    return points
+    return [(plan, level) for plan in exp.load.plans for level in plan.levels]
 
 
 def cell_plan(
-    exp: Experiment, stack: dict[str, Any], plan: dict[str, Any], level: int, repetition: int
+    exp: Experiment, stack: dict[str, Any], plan: LoadPlan, level: int, repetition: int
 ) -> CellPlan:
     """The cell of one stack, one load point and one repetition."""
     load = exp.load
-    tool = by_name(plan["tool"])
-    keepalive = tool.keepalive(plan)
-    threads = tool.threads(plan, level)
+    tool = plan.adapter
+    keepalive = plan.keeps_alive
     rate = level if tool.open_loop else None
-    open_loop = rate is not None
     return CellPlan(
-        cell_id=cell_id(stack["name"], plan["tool"], level, repetition, keepalive, open_loop=open_loop),
+        cell_id=cell_id(stack["name"], plan.tool, level, repetition, keepalive, open_loop=tool.open_loop),
         stack=stack["name"],
         port=stack["port"],
-        tool=plan["tool"],
-        concurrency=None if rate is not None else level,
+        tool=plan.tool,
+        concurrency=None if tool.open_loop else level,
         rate=rate,
-        requests=plan.get("requests"),
-        duration_s=plan.get("duration_s"),
-        threads=threads,
+        requests=plan.requests,
+        duration_s=plan.duration_s,
+        threads=tool.threads(plan, level),
         keepalive=keepalive,
-        timeout_s=plan.get("timeout_s"),
+        timeout_s=plan.timeout_s,
         repetition=repetition,
-        path=stack.get("path", load["path"]),
-        threshold_ms=load["threshold_ms"],
-        warmup=load["warmup"],
-        pause_s=load["pause_s"],
-        max_interference=load.get("max_interference", DEFAULT_MAX_INTERFERENCE),
+        path=stack.get("path", load.path),
+        threshold_ms=load.threshold_ms,
+        warmup=load.warmup.as_dict() if load.warmup else None,
+        pause_s=load.pause_s,
+        max_interference=load.max_interference,
     )
 
 
@@ -500,7 +404,7 @@ def cells(exp: Experiment, seed: int | None = None) -> list[CellPlan]:
     drift and bursts on the hosts hit every stack alike (Abedi and Brecht, ICPE 2017); without one, the
     stacks are rotated round by round and each stack's load points kept in plan order."""
     plans: list[CellPlan] = []
-    for repetition in range(1, exp.load["repetitions"] + 1):
+    for repetition in range(1, exp.load.repetitions + 1):
         if seed is None:
             plans += [
                 cell_plan(exp, stack, plan, level, repetition)

@@ -64,7 +64,7 @@ from benchstack.experiment import (
     load_points,
 )
 from benchstack.inputs import InputError, read_bounded, shown
-from benchstack.loadtools import load_tools
+from benchstack.loadplan import Load
 from benchstack.provision import owned
 from benchstack.rolecontract import role_stacks
 from benchstack.runfolder import check_run_dir, experiment_hash
@@ -152,7 +152,7 @@ def compile_plan(
     targets = list(targets or [])
     parallel = parallel and len(targets) > 1
     # Counted before they are made: a list of 100,000 levels would otherwise be expanded first.
-    count = exp.load["repetitions"] * len(exp.stacks) * len(load_points(exp)) * max(1, len(targets))
+    count = exp.load.repetitions * len(exp.stacks) * len(load_points(exp)) * max(1, len(targets))
     if count > MAX_CELLS:
         raise ExperimentError(
             [
@@ -161,7 +161,7 @@ def compile_plan(
             ],
             str(source),
         )
-    seed = exp.load.get("seed", seed)
+    seed = seed if exp.load.seed is None else exp.load.seed
     planned = target_cells(cells(exp, seed), targets, parallel)
     large = size_problems(exp, planned, parallel)
     if large and not allow_large:
@@ -174,7 +174,8 @@ def compile_plan(
         # As written, but app.env values only as keyed fingerprints: run.json keeps this, and env values may
         # be secrets.
         "stacks": redacted_stacks(exp.stacks, env_key() if has_env else b""),
-        "load": exp.load,
+        # The plan fact, YAML and run.json take the load section as a mapping (Load.as_dict).
+        "load": exp.load.as_dict(),
     }
     apps = user_apps(exp.resolved, roots)
     experiment["sha256"] = experiment_hash(experiment)
@@ -188,7 +189,7 @@ def compile_plan(
         "app_env_lines": env_lines,
         "needs": needs(exp.resolved),
         # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
-        "tools": load_tools(exp.load),
+        "tools": exp.load.tools(),
         "user_apps": apps,
         "owned": owned(exp.resolved, needs(exp.resolved)["app_kinds"], apps, asdict(roots)),
         "instance_checks": instance_checks(exp.resolved),
@@ -408,7 +409,7 @@ def experiment_of(plan: dict[str, Any]) -> Experiment:
         name=exp["name"],
         description=exp["description"],
         stacks=exp["stacks"],
-        load=exp["load"],
+        load=Load.from_dict(exp["load"]),
         source=exp["source"],
         resolved=plan["stacks"],
     )

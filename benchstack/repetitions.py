@@ -25,15 +25,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchstack.cell import counted, load_cells
-from benchstack.experiment import (
-    DEFAULT_TARGET_PRECISION,
-    CellPlan,
-    Experiment,
-    cell_plan,
-    load_points,
-    plan_keepalive,
-    shuffled,
-)
+from benchstack.experiment import CellPlan, Experiment, cell_plan, load_points, shuffled
+from benchstack.loadplan import Load, LoadPlan
 from benchstack.loadpoints import by_load_point
 from benchstack.stats import relative_half_width
 from benchstack.targets import for_target
@@ -48,29 +41,28 @@ def precision(cells_of_point: Sequence[dict[str, Any]]) -> float | None:
     return relative_half_width([c.get("rps") for c in counted(list(cells_of_point))])
 
 
-def more_needed(cells_of_point: Sequence[dict[str, Any]], load: dict[str, Any]) -> bool:
+def more_needed(cells_of_point: Sequence[dict[str, Any]], load: Load) -> bool:
     """Whether one load point's stored cells call for another round (module docstring)."""
     cells = list(cells_of_point)
     good = counted(cells)
-    cap = int(load["max_repetitions"])
+    cap = load.repetition_cap
     if len(good) >= cap or len(cells) >= MAX_CELLS_PER_COUNTED * cap:
         return False
-    if len(good) < int(load["repetitions"]):
+    if len(good) < load.repetitions:
         return True
     reached = precision(good)
-    target = float(load.get("target_precision") or DEFAULT_TARGET_PRECISION)
-    return reached is None or reached > target
+    return reached is None or reached > load.target_precision
 
 
 def first_extra_round(planned: Sequence[CellPlan], exp: Experiment) -> bool:
     """Whether ``planned`` (an answer of :func:`extra_cells`) is the run's first extra round: it holds the
     first repetition after the regular ones. Later rounds hold none: a load point is due again only while it
     was due in every round before (its stored cells change only when it is measured)."""
-    return bool(planned) and min(int(c.repetition) for c in planned) == int(exp.load["repetitions"]) + 1
+    return bool(planned) and min(int(c.repetition) for c in planned) == exp.load.repetitions + 1
 
 
-def _over_budget(stored: Sequence[dict[str, Any]], load: dict[str, Any], now: datetime | None) -> bool:
-    budget = load.get("max_seconds")
+def _over_budget(stored: Sequence[dict[str, Any]], load: Load, now: datetime | None) -> bool:
+    budget = load.max_seconds
     started = [c.get("started_at") for c in stored if c.get("started_at")]
     if not budget or not started:
         return False
@@ -102,33 +94,31 @@ def extra_cells(
         return []
     groups = by_load_point(stored)
     points = [(stack, plan, level) for stack in exp.stacks for plan, level in load_points(exp)]
-    due: dict[tuple[str, str, bool, int], tuple[dict[str, Any], dict[str, Any], int, int]] = {}
+
+    def key_of(stack: dict[str, Any], plan: LoadPlan, level: int) -> tuple[str, str, bool, int]:
+        return (stack["name"], plan.tool, plan.keeps_alive, level)
+
+    due: dict[tuple[str, str, bool, int], tuple[dict[str, Any], LoadPlan, int, int]] = {}
     for stack, plan, level in points:
-        key = (stack["name"], plan["tool"], plan_keepalive(plan), level)
+        key = key_of(stack, plan, level)
         cells = groups.get(key, [])
         done = {int(c["repetition"]) for c in cells if c.get("repetition") is not None}
-        if not set(range(1, load["repetitions"] + 1)) <= done:
+        if not set(range(1, load.repetitions + 1)) <= done:
             continue
         if more_needed(cells, load):
             due[key] = (stack, plan, level, max(done) + 1)
-    baseline = load.get("baseline") or (exp.stacks[0]["name"] if exp.stacks else None)
+    cap = load.repetition_cap
     for stack, plan, level in points:
-        key = (stack["name"], plan["tool"], plan_keepalive(plan), level)
-        if stack["name"] != baseline or key in due:
+        key = key_of(stack, plan, level)
+        if stack["name"] != load.baseline or key in due:
             continue
         if not any(k[1:] == key[1:] for k in due):
             continue
         cells = groups.get(key, [])
-        if len(counted(cells)) < load["max_repetitions"] and len(cells) < MAX_CELLS_PER_COUNTED * int(
-            load["max_repetitions"]
-        ):
+        if len(counted(cells)) < cap and len(cells) < MAX_CELLS_PER_COUNTED * cap:
             done = {int(c["repetition"]) for c in cells if c.get("repetition") is not None}
             due[key] = (stack, plan, level, max(done, default=0) + 1)
-    order = [
-        due[(s["name"], p["tool"], plan_keepalive(p), lv)]
-        for s, p, lv in points
-        if (s["name"], p["tool"], plan_keepalive(p), lv) in due
-    ]
+    order = [due[key_of(*point)] for point in points if key_of(*point) in due]
     if seed is not None and order:
         order = shuffled(order, seed, max(item[3] for item in order))
     planned = [cell_plan(exp, stack, plan, level, repetition) for stack, plan, level, repetition in order]

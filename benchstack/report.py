@@ -40,9 +40,9 @@ from benchstack.comparison import (
     run_comparisons,
 )
 from benchstack.dns import probe_table
-from benchstack.experiment import DEFAULT_TARGET_PRECISION
 from benchstack.files import read_json
 from benchstack.formats import RUN_INFO, validate_run_info
+from benchstack.loadplan import DEFAULT_TARGET_PRECISION, Load
 from benchstack.loadpoints import groups_of, n_text, point_columns
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
@@ -197,16 +197,16 @@ def end_of_run_text(cells: list[dict[str, Any]], run_info: dict[str, Any] | None
 
 
 def first_table_text(
-    cells: list[dict[str, Any]], run_info: dict[str, Any] | None, due: int, load: dict[str, Any]
+    cells: list[dict[str, Any]], run_info: dict[str, Any] | None, due: int, load: Load
 ) -> str:
     """What a run prints once its regular rounds are stored and extra rounds follow (``due``: the load
     points of the next round): what is still measured and until when, then the table and the comparisons so
     far. A user reads a first answer within minutes and may stop there (a resume measures the rest)."""
     precision = target_precision_of(run_info)
-    budget = load.get("max_seconds")
+    budget = load.max_seconds
     until = f"or {budget} s of measuring have passed (load.max_seconds)" if budget else "or the rounds' bound"
     head = (
-        f"First table, after {load.get('repetitions')} rounds. More rounds follow for {due} load point(s), "
+        f"First table, after {load.repetitions} rounds. More rounds follow for {due} load point(s), "
         f"until each median is known to +-{100 * precision:.0f} % {until}. Ctrl-C keeps every cell; "
         "the same command with -e bench_run_dir=<this run> resumes."
     )

@@ -55,10 +55,3 @@ def warmup_tool(plan: dict[str, Any], warmup: dict[str, Any] | None) -> str | No
         return own.name
     bound = "requests" if "requests" in warmup else "duration_s"
     return next(t.name for t in REGISTRY.values() if not t.open_loop and t.bound == bound)
-
-
-def load_tools(load: dict[str, Any]) -> list[str]:
-    """Every tool a loadgen runs for ``load`` (an experiment's load section): its plans' and warm-ups'."""
-    tools = {plan["tool"] for plan in load["plans"]}
-    tools |= {warmup_tool(plan, load.get("warmup")) for plan in load["plans"]} - {None}
-    return sorted(tools)  # type: ignore[type-var]

@@ -12,13 +12,16 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from benchstack.distribution import SOURCES
 from benchstack.inputs import shown
 from benchstack.model import COUNTING, Counting, Parsed, attempts, failed_count
 from benchstack.numbers import is_int
+
+if TYPE_CHECKING:
+    from benchstack.loadplan import LoadPlan
 
 # Runs a shell command on the loadgen: (rc, stdout, stderr) (:data:`benchstack.runner.Executor`).
 Executor = Callable[[str], tuple[int, str, str]]
@@ -80,14 +83,15 @@ class LoadTool(ABC):
 
     @abstractmethod
     def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
-        """Add to ``problems`` what is wrong with the tool-specific fields of the load plan ``plan``
-        (found at ``where``); whether those fields are fine (only then is a command built from it)."""
+        """Add to ``problems`` what is wrong with the load plan ``plan`` (found at ``where``) for this tool:
+        the fields it needs and those it refuses (types and ranges are the published experiment schema's,
+        checked before); whether the plan is fine (only then is a command built from it)."""
 
-    def keepalive(self, plan: dict[str, Any]) -> bool:
+    def keepalive(self, plan: LoadPlan) -> bool:
         """Whether cells of the load plan ``plan`` keep connections alive."""
-        return True if self.always_keepalive else bool(plan.get("keepalive", False))
+        return True if self.always_keepalive else bool(plan.keepalive)
 
-    def threads(self, plan: dict[str, Any], level: int) -> int | None:
+    def threads(self, plan: LoadPlan, level: int) -> int | None:
         """The thread count of a cell at ``level``; None for a single-threaded tool."""
         return None
 

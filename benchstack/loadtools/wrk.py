@@ -19,18 +19,19 @@ import hashlib
 import math
 import re
 from importlib import resources
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchstack import distribution
 from benchstack.loadtools.base import (
-    MAX_DURATION_S,
     TIMEOUT_SLACK_S,
     LoadTool,
-    bounded_int,
     positive_int,
 )
 from benchstack.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
 from benchstack.perrequest import WRK_REPORT_MARKER, wrk_over_threshold, wrk_report
+
+if TYPE_CHECKING:
+    from benchstack.loadplan import LoadPlan
 
 TIME_UNITS_MS: dict[str, float] = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 METRIC_UNITS: dict[str, float] = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -284,16 +285,13 @@ class Wrk(LoadTool):
     packages: ClassVar[dict[str, tuple[str, ...] | None]] = {"Debian": ("wrk",), "RedHat": (), "Amazon": ()}
 
     def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
+        ok = True
         if "duration_s" not in plan:
             problems.append(f"{where}.duration_s: wrk needs a duration in seconds")
             ok = False
-        else:
-            ok = bounded_int(problems, f"{where}.duration_s", plan["duration_s"], MAX_DURATION_S)
         if "requests" in plan:
             problems.append(f"{where}.requests: wrk runs for a duration, not a number of requests")
             ok = False
-        if "threads" in plan:
-            ok = bounded_int(problems, f"{where}.threads", plan["threads"], MAX_THREADS) and ok
         if plan.get("keepalive") is False:
             problems.append(
                 f"{where}.keepalive: wrk always keeps connections alive; use ab for keepalive: false"
@@ -301,8 +299,8 @@ class Wrk(LoadTool):
             ok = False
         return ok
 
-    def threads(self, plan: dict[str, Any], level: int) -> int | None:
-        return plan.get("threads", min(2, level))
+    def threads(self, plan: LoadPlan, level: int) -> int | None:
+        return min(2, level) if plan.threads is None else plan.threads
 
     def argv(
         self,

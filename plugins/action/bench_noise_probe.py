@@ -11,7 +11,7 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.experiment import DEFAULT_MAX_INTERFERENCE
+from benchstack.loadplan import Load
 from benchstack.probe import busy_warning, floor_text, noise_floor, probe_stack, probe_tool
 from benchstack.remote import without_tty
 
@@ -29,8 +29,10 @@ class ActionModule(ActionBase):
             result.update(changed=False, skipped=True, msg="check mode: no load is sent")
             return result
         plan = args["plan"]
+        # The plan fact holds the load section as a mapping (it crossed YAML); typed again here.
+        load = Load.from_dict(plan["experiment"]["load"])
         stack = probe_stack(list(plan.get("stacks") or []))
-        tool = probe_tool([p.get("tool") for p in plan["experiment"]["load"]["plans"]])
+        tool = probe_tool([p.tool for p in load.plans])
         if stack is None or tool is None:
             result.update(changed=False, floor=None, msg="no stack or no closed-loop tool to probe with")
             return result
@@ -41,11 +43,9 @@ class ActionModule(ActionBase):
             res = self._low_level_execute_command(command)
             return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
 
-        load = plan["experiment"]["load"]
-        floor = noise_floor(execute, str(args["host"]), stack, load["path"], tool)
+        floor = noise_floor(execute, str(args["host"]), stack, load.path, tool)
         loadgen = str((task_vars or {}).get("inventory_hostname", "loadgen"))
-        limit = float(load.get("max_interference", DEFAULT_MAX_INTERFERENCE))
-        warning = busy_warning(loadgen, floor, limit)
+        warning = busy_warning(loadgen, floor, load.max_interference)
         # Printed before the cells: a busy host is the user's to fix, and the cells take minutes.
         result.update(
             changed=False, floor=floor, summary=floor_text({loadgen: floor}) + ([warning] if warning else [])

@@ -119,17 +119,17 @@ def test_max_cv_and_max_repetitions_default_to_five_percent_and_no_extra_repetit
     data = example()
     data["load"]["repetitions"] = 3
     load = experiment_from_dict(data).load
-    assert (load["max_cv"], load["max_repetitions"]) == (0.05, 3)
+    assert (load.max_cv, load.max_repetitions) == (0.05, 3)
     data["load"].update(max_cv=0.02, max_repetitions=7)
     load = experiment_from_dict(data).load
-    assert (load["max_cv"], load["max_repetitions"]) == (0.02, 7)
+    assert (load.max_cv, load.max_repetitions) == (0.02, 7)
 
 
 def test_max_error_rate_defaults_to_one_percent() -> None:
     data = example()
-    assert experiment_from_dict(data).load["max_error_rate"] == 0.01
+    assert experiment_from_dict(data).load.max_error_rate == 0.01
     data["load"]["max_error_rate"] = 1
-    assert experiment_from_dict(data).load["max_error_rate"] == 1
+    assert experiment_from_dict(data).load.max_error_rate == 1
 
 
 def test_defaults_path_repetitions_and_wrk_threads() -> None:
@@ -256,7 +256,11 @@ def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None
         (lambda d: d["load"].update(threshold_ms=0), "load.threshold_ms: must be a positive number"),
         (lambda d: d["load"].update(threshold_ms=600_001), "load.threshold_ms: must be a positive number"),
         (lambda d: d["load"]["plans"][0].update(concurrency=20_001), "at most 20_000), not 20001"),
-        (lambda d: d["load"].update(warmup={"seconds": 3}), "load.warmup: must be a mapping with one of"),
+        (lambda d: d["load"].update(warmup={"seconds": 3}), "load.warmup.seconds: unknown field"),
+        (
+            lambda d: d["load"].update(warmup={"requests": 3, "duration_s": 3}),
+            "load.warmup: must be a mapping with one of requests or duration_s",
+        ),
         (lambda d: d["load"].update(repetitions=0), "load.repetitions: must be an integer from 1"),
         (
             lambda d: d["load"].update(repetitions=3, max_repetitions=2),

@@ -1,7 +1,7 @@
 import pytest
 
 from benchstack.loadcmd import build_command
-from benchstack.loadtools import load_tools
+from benchstack.loadplan import Load
 
 URL = "http://127.0.0.1:8001/hello/bar"
 
@@ -93,4 +93,4 @@ def test_unknown_tool_and_bad_url_raise() -> None:
 def test_load_tools_are_the_plans_and_their_warmups(
     plans: list[dict[str, object]], warmup: dict[str, int] | None, tools: list[str]
 ) -> None:
-    assert load_tools({"plans": plans, "warmup": warmup}) == tools
+    assert Load.from_dict({"plans": plans, "warmup": warmup}, first_stack="a").tools() == tools

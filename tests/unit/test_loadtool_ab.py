@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import read_data
 
+from benchstack.loadplan import LoadPlan
 from benchstack.loadtools.ab import TOOL as AB
 from benchstack.model import error_count
 
@@ -73,5 +74,5 @@ def test_plan_checks_name_the_field() -> None:
 def test_labels_tell_the_keepalive_variant_apart() -> None:
     assert (AB.cell_part(True), AB.cell_part(False)) == ("ab-k", "ab")
     assert (AB.label(True), AB.short_label(False), AB.level_label(8)) == ("ab -k", "ab", "c8")
-    assert AB.keepalive({"keepalive": True}) and not AB.keepalive({})
-    assert AB.threads(PLAN, 20) is None and AB.cores(["ab", "-c", "20", URL]) == 1
+    assert AB.keepalive(LoadPlan("ab", keepalive=True)) and not AB.keepalive(LoadPlan("ab"))
+    assert AB.threads(LoadPlan("ab", concurrency=20), 20) is None and AB.cores(["ab", "-c", "20", URL]) == 1

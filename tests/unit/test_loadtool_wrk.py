@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import read_data
 
+from benchstack.loadplan import LoadPlan
 from benchstack.loadtools.wrk import TOOL as WRK
 from benchstack.loadtools.wrk import install_script_command, wrk_script
 from benchstack.model import error_count
@@ -72,8 +73,9 @@ def test_errors_that_never_completed_are_attempts_and_timeouts_have_no_latency()
 
 
 def test_threads_and_keepalive() -> None:
-    assert WRK.keepalive({"keepalive": False}) is True
-    assert (WRK.threads({}, 1), WRK.threads({}, 8), WRK.threads({"threads": 4}, 8)) == (1, 2, 4)
+    assert WRK.keepalive(LoadPlan("wrk", keepalive=False)) is True
+    plain, four = LoadPlan("wrk"), LoadPlan("wrk", threads=4)
+    assert (WRK.threads(plain, 1), WRK.threads(plain, 8), WRK.threads(four, 8)) == (1, 2, 4)
     assert WRK.cores(["taskset", "-c", "0-3", "wrk", "-t", "4", "-c", "8", URL]) == 4
     assert WRK.cores(["wrk", "-t3", "-c", "8", URL]) == 3
     assert WRK.warmup_command({**PLAN, "warmup": {"duration_s": 2}}, URL)[:7] == [

@@ -13,7 +13,8 @@ import yaml
 
 from benchstack import loadtools
 from benchstack.distribution import SOURCES
-from benchstack.loadtools import REGISTRY, TOOLS, by_name, load_tools, warmup_tool
+from benchstack.loadplan import Load
+from benchstack.loadtools import REGISTRY, TOOLS, by_name, warmup_tool
 from benchstack.loadtools.base import LoadTool
 from benchstack.model import COUNTING
 
@@ -36,7 +37,7 @@ def _tool_enums(node: Any) -> list[list[str]]:
     return found
 
 
-@pytest.mark.parametrize("name", ["cell.schema.json", "run.schema.json"])
+@pytest.mark.parametrize("name", ["cell.schema.json", "run.schema.json", "experiment.schema.json"])
 def test_every_tool_a_schema_allows_has_an_adapter_and_every_adapter_is_allowed(name: str) -> None:
     enums = _tool_enums(json.loads((SCHEMAS / name).read_text(encoding="utf-8")))
     assert enums, f"{name} names no tool enum"
@@ -99,4 +100,5 @@ def test_a_warmup_runs_the_open_loop_plans_own_tool_else_the_closed_loop_tool_of
     closed = [t for t in REGISTRY.values() if not t.open_loop]
     # Each bound a warm-up can have names exactly one closed-loop tool.
     assert sorted(t.bound for t in closed) == ["duration_s", "requests"]
-    assert load_tools({"plans": [{"tool": "wrk"}], "warmup": {"requests": 5}}) == ["ab", "wrk"]
+    load = Load.from_dict({"plans": [{"tool": "wrk"}], "warmup": {"requests": 5}}, first_stack="a")
+    assert load.tools() == ["ab", "wrk"]

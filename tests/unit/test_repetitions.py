@@ -7,6 +7,7 @@ from conftest import STORED_META, read_data
 
 from benchstack.cell import COLLAPSE_SHARE, counted, left_out, make_cell, write_cell
 from benchstack.experiment import experiment_from_dict
+from benchstack.loadplan import Load
 from benchstack.loadtools import parse
 from benchstack.repetitions import MAX_CELLS_PER_COUNTED, extra_cells, more_needed, precision
 from benchstack.stats import relative_half_width
@@ -56,7 +57,8 @@ def rounds(stack: str, values: list[float], first: int = 1) -> list[dict[str, An
     return [cell(stack, first + i, v) for i, v in enumerate(values)]
 
 
-LOAD = {"repetitions": 6, "max_repetitions": 10, "target_precision": 0.05}
+WRITTEN = {"repetitions": 6, "max_repetitions": 10, "target_precision": 0.05}
+LOAD = Load(plans=(), baseline="a", **WRITTEN)
 
 
 def test_a_precise_load_point_needs_no_more_rounds() -> None:
@@ -69,22 +71,22 @@ def test_an_imprecise_load_point_gets_rounds_until_the_cap() -> None:
     group = rounds("a", SPREAD)
     assert precision(group) is not None and precision(group) > 0.05
     assert more_needed(group, LOAD)
-    assert not more_needed(group, {**LOAD, "max_repetitions": 6})
-    assert not more_needed(group, {**LOAD, "target_precision": 0.5})
+    assert not more_needed(group, dataclasses.replace(LOAD, max_repetitions=6))
+    assert not more_needed(group, dataclasses.replace(LOAD, target_precision=0.5))
 
 
 def test_precision_at_the_target_ends_the_rounds_just_above_it_does_not() -> None:
     group = rounds("a", SPREAD)
     reached = precision(group)
     assert reached is not None
-    assert not more_needed(group, {**LOAD, "target_precision": reached})
-    assert more_needed(group, {**LOAD, "target_precision": reached * 0.999})
+    assert not more_needed(group, dataclasses.replace(LOAD, target_precision=reached))
+    assert more_needed(group, dataclasses.replace(LOAD, target_precision=reached * 0.999))
 
 
 def test_below_six_counted_cells_the_precision_is_unknown_and_more_are_measured() -> None:
     group = rounds("a", QUIET[:5])
     assert precision(group) is None
-    assert more_needed(group, {**LOAD, "repetitions": 5})
+    assert more_needed(group, dataclasses.replace(LOAD, repetitions=5))
 
 
 def test_a_disturbed_cell_is_not_counted_and_is_measured_again() -> None:
@@ -94,8 +96,8 @@ def test_a_disturbed_cell_is_not_counted_and_is_measured_again() -> None:
 
 
 def test_disturbed_cells_are_bounded() -> None:
-    bad = [cell("a", i, 1000.0, disturbed=["overrun"]) for i in range(1, 2 * LOAD["max_repetitions"] + 1)]
-    assert len(bad) == MAX_CELLS_PER_COUNTED * LOAD["max_repetitions"]
+    bad = [cell("a", i, 1000.0, disturbed=["overrun"]) for i in range(1, 2 * LOAD.repetition_cap + 1)]
+    assert len(bad) == MAX_CELLS_PER_COUNTED * LOAD.repetition_cap
     assert not more_needed(bad, LOAD)
     assert more_needed(bad[:-1], LOAD)
 
@@ -103,7 +105,7 @@ def test_disturbed_cells_are_bounded() -> None:
 def test_extra_cells_continue_the_repetitions_of_imprecise_load_points_and_their_baseline(
     tmp_path: Path,
 ) -> None:
-    exp = experiment(**LOAD, baseline="b")
+    exp = experiment(**WRITTEN, baseline="b")
     store(tmp_path, *rounds("a", SPREAD), *rounds("b", QUIET))
     cells = extra_cells(tmp_path, exp)
     # b is precise, but as the baseline it gets the round too: comparisons pair by round.
@@ -113,13 +115,13 @@ def test_extra_cells_continue_the_repetitions_of_imprecise_load_points_and_their
 
 
 def test_a_precise_baseline_alone_gets_no_round(tmp_path: Path) -> None:
-    exp = experiment(**LOAD, baseline="b")
+    exp = experiment(**WRITTEN, baseline="b")
     store(tmp_path, *rounds("a", QUIET), *rounds("b", QUIET))
     assert extra_cells(tmp_path, exp) == []
 
 
 def test_a_round_is_in_the_seeds_random_order_and_the_same_for_the_same_seed(tmp_path: Path) -> None:
-    exp = experiment(**LOAD)
+    exp = experiment(**WRITTEN)
     store(tmp_path, *rounds("a", SPREAD), *rounds("b", SPREAD))
     orders = {tuple(p.stack for p in extra_cells(tmp_path, exp, seed=s)) for s in range(20)}
     assert orders == {("a", "b"), ("b", "a")}
@@ -127,7 +129,7 @@ def test_a_round_is_in_the_seeds_random_order_and_the_same_for_the_same_seed(tmp
 
 
 def test_no_extra_cells_before_the_regular_rounds_are_stored(tmp_path: Path) -> None:
-    exp = experiment(**LOAD)
+    exp = experiment(**WRITTEN)
     store(tmp_path, *rounds("a", SPREAD[:3]))
     assert extra_cells(tmp_path, exp) == []
     assert extra_cells(tmp_path / "empty", exp) == []
@@ -140,7 +142,7 @@ def test_without_max_repetitions_there_are_never_extra_cells(tmp_path: Path) -> 
 
 
 def test_no_round_starts_once_the_time_budget_is_spent(tmp_path: Path) -> None:
-    exp = experiment(**LOAD, max_seconds=60)
+    exp = experiment(**WRITTEN, max_seconds=60)
     started = "2026-12-02T10:00:00Z"
     store(
         tmp_path,
@@ -169,9 +171,10 @@ def test_a_cell_whose_throughput_collapsed_is_left_out_and_measured_again(tmp_pa
     # only the collapse calls for a seventh round, of that load point alone.
     six = rounds("a", [5012.0, 4990.0, 5003.0, 329.7, 4987.0, 5001.0])
     load = {"repetitions": 6, "max_repetitions": 8, "target_precision": 0.9}
+    typed = Load(plans=(), baseline="a", **load)
     reached = relative_half_width([c["rps"] for c in six])
     assert reached is not None and reached < 0.9
-    assert more_needed(six, load)
+    assert more_needed(six, typed)
     store(tmp_path, *six, *rounds("b", QUIET))
     [again] = extra_cells(tmp_path, experiment(**load), seed=None)
     assert (again.stack, again.repetition) == ("a", 7)

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def as_looked_up(name: str) -> dict[str, Any]:
     """A repository experiment the way the bench_experiment lookup hands it to the playbook."""
     exp = load_experiment(ROOT / "experiments" / f"{name}.yml")
-    return {"name": exp.name, "description": exp.description, "stacks": exp.stacks, "load": exp.load}
+    load = exp.load.as_dict()
+    return {"name": exp.name, "description": exp.description, "stacks": exp.stacks, "load": load}
 
 
 THIN = as_looked_up("sinatra-thin-nginx")

@@ -95,7 +95,8 @@ def measure_run(run: Path, slow_runs: tuple[tuple[str, str], ...] = SLOW_RUNS) -
 
 def compile_plan_like() -> dict[str, Any]:
     exp = experiment_from_dict(EXPERIMENT)
-    return {"name": exp.name, "description": exp.description, "stacks": exp.stacks, "load": exp.load}
+    load = exp.load.as_dict()
+    return {"name": exp.name, "description": exp.description, "stacks": exp.stacks, "load": load}
 
 
 # ---------------------------------------------------------------- the plan
