@@ -4,14 +4,17 @@ and vars, for stacks resolved by benchstack.stacks: what systemd would run, with
 Kinds whose packages cannot be fetched here (starlet) are covered by this and by the failure run in the
 README; the others also run in Molecule."""
 
+import json
 import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
+from app_server_cases import CASES, role_variables
 from conftest import ROLES, render_template, resolved_stack, role_files, templated
 
 from benchstack.rolecontract import project, stack_fields
+from benchstack.servers import HOST_VALUES
 from benchstack.stacks import resolve_stack
 
 ROLE = ROLES / "app_server"
@@ -37,6 +40,66 @@ def listen(stack: dict[str, Any], instance: int = 1) -> str:
     """Instance ``instance``'s line of the stack's env file (its unit reads $BENCH_LISTEN_<instance>)."""
     text = render("stack.env.j2", stack)
     return next(line for line in text.splitlines() if line.startswith(f"BENCH_LISTEN_{instance}="))
+
+
+GOLDEN = json.loads(
+    (Path(__file__).parents[1] / "data" / "app_server" / "files.json").read_text(encoding="utf-8")
+)
+
+
+def files_of(case: str) -> dict[str, str]:
+    """Every file the role writes for the case's stack: its unit, its env file and each instance's config,
+    by name (as tests/data/app_server/files.json holds them)."""
+    spec, extra = CASES[case]
+    stack = project(resolve_stack(spec), stack_fields("app_server"))
+    variables = role_variables(stack, extra)
+    files = {
+        "unit": render_template("app_server", "server@.service.j2", stack=stack, **variables),
+        "env": render_template("app_server", "stack.env.j2", stack=stack, **variables),
+    }
+    for ep in stack["endpoints"]:
+        if ep["config_file"]:
+            files[ep["config_file"]] = render_template(
+                "app_server",
+                stack["server"]["config_template"],
+                item=[stack, ep],
+                app_server_stacks=[stack],
+                **variables,
+            )
+    return files
+
+
+def test_the_cases_cover_every_kind_that_ran_before_the_move() -> None:
+    kinds = {spec["server"]["kind"] for spec, _ in CASES.values()}
+    assert kinds == {
+        "thin",
+        "webrick",
+        "unicorn",
+        "puma",
+        "starlet",
+        "starman",
+        "gunicorn",
+        "uvicorn",
+        "php-fpm",
+    }
+    assert sorted(GOLDEN) == sorted(CASES)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_file_is_byte_identical_to_the_roles_before_start_commands_moved_into_python(case: str) -> None:
+    assert files_of(case) == GOLDEN[case]
+
+
+def test_the_role_has_a_value_for_every_placeholder_and_no_other() -> None:
+    values = templated("{{ __app_server_host_values | list }}", role_files("app_server/vars/main.yml"))
+    assert sorted(values) == sorted(HOST_VALUES)
+
+
+def test_a_placeholder_the_host_has_no_value_for_fails_the_unit_naming_it() -> None:
+    stack = resolved_stack("t", 8004, "sinatra", "thin")
+    stack["server"]["exec"] = "{ruby_bin}/thin {nowhere_bin}/x"
+    with pytest.raises(Exception, match="no host value for nowhere_bin"):
+        unit_lines(stack, "ExecStart=")
 
 
 def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:

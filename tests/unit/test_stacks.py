@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from benchstack.servers import processes as server_processes
 from benchstack.stacks import (
     MAX_URL_PATH,
     STATIC_1K_BODY,
@@ -16,7 +17,6 @@ from benchstack.stacks import (
     port_warnings,
     resolve_stack,
     resolve_stacks,
-    server_processes,
 )
 
 
@@ -1001,7 +1001,7 @@ def test_a_front_on_a_system_port_is_warned_about() -> None:
     ],
 )
 def test_server_processes_count_masters_and_workers(server: dict[str, Any], processes: int) -> None:
-    kind = {"thin": "sinatra", "unicorn": "sinatra", "puma": "sinatra", "uvicorn": "asgi"}[server["kind"]]
+    kind = "asgi" if server["kind"] == "uvicorn" else "sinatra"
     stack = {"name": "s", "port": 8001, "app": {"kind": kind}, "server": server, "front": {"kind": "nginx"}}
     assert server_processes(resolve_stack(stack)) == processes
     assert server_processes(resolve_stack(static())) == 0
