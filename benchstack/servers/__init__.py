@@ -15,6 +15,7 @@ from typing import Any
 
 from benchstack.servers import (
     gunicorn,
+    passenger,
     php_fpm,
     puma,
     starlet,
@@ -39,6 +40,7 @@ REGISTRY: dict[str, ServerKind] = {
         gunicorn.KIND,
         uvicorn.KIND,
         php_fpm.KIND,
+        passenger.KIND,
     )
 }
 KINDS: tuple[str, ...] = tuple(REGISTRY)

@@ -102,6 +102,47 @@ def test_a_placeholder_the_host_has_no_value_for_fails_the_unit_naming_it() -> N
         unit_lines(stack, "ExecStart=")
 
 
+def passenger(front: str = "nginx", **server: Any) -> dict[str, Any]:
+    return resolved_stack("p", 8300, "sinatra", "passenger", front, **server)
+
+
+def test_passenger_runs_its_builtin_engine_in_the_foreground_on_the_stacks_ruby() -> None:
+    stack = passenger(workers=3)
+    stack["runtime"]["version"] = "3.1.2"
+    rbenv = {"ruby_bin_dirs": {"3.1.2": "/opt/rbenv/versions/3.1.2/bin"}}
+    (line,) = unit_lines(stack, "ExecStart=", **rbenv)
+    argv = line.removeprefix("ExecStart=").split()
+    assert argv[:4] == ["/opt/rbenv/versions/3.1.2/bin/passenger", "start", "--engine", "builtin"]
+    assert argv[argv.index("--ruby") + 1] == "/opt/rbenv/versions/3.1.2/bin/ruby"
+    assert argv[argv.index("--min-instances") + 1] == argv[argv.index("--max-pool-size") + 1] == "3"
+    # Where the unit's RuntimeDirectory is: the bench user may write there, not in the app folder.
+    assert argv[argv.index("--pid-file") + 1] == "%t/bench-stack/p-%i/passenger.pid"
+    assert argv[argv.index("--log-file") + 1] == "%t/bench-stack/p-%i/passenger.log"
+    assert unit_lines(stack, "RuntimeDirectory=", **rbenv) == ["RuntimeDirectory=bench-stack/p-%i"]
+    assert "--daemonize" not in argv and "-d" not in argv
+    assert {"--disable-security-update-check", "--disable-anonymous-telemetry"} <= set(argv)
+    assert argv[-1] == "$BENCH_LISTEN_%i"
+    assert unit_lines(stack, "ExecReload=", **rbenv) == []
+
+
+def test_passenger_is_not_run_through_bundle_exec(tmp_path: Path) -> None:
+    stack = users_sinatra_app(tmp_path, "passenger")
+    (start,) = unit_lines(stack, "ExecStart=", app_server_bundled_apps=[stack["app"]["dir"]])
+    assert start.startswith("ExecStart=/usr/bin/passenger start ")
+
+
+@pytest.mark.parametrize(
+    ("front", "bind", "args"),
+    [
+        ("nginx", "unix", "--socket /run/bench-stack/p-1/server.sock"),
+        ("nginx", "tcp", "--address 127.0.0.1 --port 23001"),
+        ("none", "tcp", "--address 0.0.0.0 --port 8300"),
+    ],
+)
+def test_passenger_listens_where_the_plan_says(front: str, bind: str, args: str) -> None:
+    assert listen(passenger(front, bind=bind)) == f'BENCH_LISTEN_1="{args}"'
+
+
 def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:
     return resolved_stack("sinatra-starlet", 8035, "sinatra", "starlet", front, **server)
 

@@ -15,7 +15,7 @@ from conftest import ROLES, resolved_stack
 from benchstack import servers
 from benchstack.servers import BINDS, HOST_VALUES, KINDS, REGISTRY, by_name, host_command
 from benchstack.servers.base import PLACEHOLDER_RE, ServerKind
-from benchstack.stacks import APP_KINDS
+from benchstack.stacks import APP_KINDS, StackError, needs, resolve_stack
 
 
 def role_yaml(path: str) -> Any:
@@ -98,6 +98,43 @@ def test_the_perl_and_python_roles_install_every_kinds_modules_and_packages() ->
     for kind in REGISTRY.values():
         assert set(kind.perl) <= set(perl), kind.name
         assert set(kind.pip) <= pinned, kind.name
+
+
+def passenger(**server: Any) -> dict[str, Any]:
+    return {
+        "name": "p",
+        "port": 8300,
+        "app": {"kind": "sinatra"},
+        "server": {"kind": "passenger", **server},
+        "front": {"kind": "nginx"},
+    }
+
+
+def test_passenger_needs_its_gem_which_the_ruby_role_maps_to_debians_package() -> None:
+    found = needs([resolve_stack(passenger())])
+    assert found["ruby_gems"] == ["rack", "sinatra", "passenger"]
+    assert found["servers"] == ["passenger"]
+    assert role_yaml("ruby/vars/Debian.yml")["__ruby_gem_packages"]["passenger"] == "passenger"
+
+
+@pytest.mark.parametrize(
+    ("server", "message"),
+    [
+        ({"workers": 0}, "server.workers: must be an integer from 1 to 64, not 0"),
+        ({"threads": 4}, "server.threads: unknown option of passenger"),
+        ({"bind": "udp"}, "server.bind: must be one of unix, tcp"),
+    ],
+)
+def test_passengers_options_are_checked(server: dict[str, Any], message: str) -> None:
+    with pytest.raises(StackError, match=message):
+        resolve_stack(passenger(**server))
+
+
+def test_passenger_serves_only_ruby_apps() -> None:
+    stack = passenger()
+    stack["app"] = {"kind": "wsgi"}
+    with pytest.raises(StackError, match="server.kind: passenger cannot serve app wsgi"):
+        resolve_stack(stack)
 
 
 def test_a_starlet_limit_range_is_checked_by_its_adapter() -> None:

@@ -998,6 +998,7 @@ def test_a_front_on_a_system_port_is_warned_about() -> None:
         ({"kind": "puma", "instances": 2, "workers": 3}, 8),
         ({"kind": "uvicorn", "instances": 3}, 3),  # one worker runs in the listening process
         ({"kind": "uvicorn", "instances": 1, "workers": 4}, 5),
+        ({"kind": "passenger", "instances": 2, "workers": 3}, 2 * (3 + 7)),  # its own 7 besides the app's
     ],
 )
 def test_server_processes_count_masters_and_workers(server: dict[str, Any], processes: int) -> None:
