@@ -87,6 +87,9 @@ class ServerKind(ABC):
     gems: ClassVar[tuple[str, ...]] = ()
     pip: ClassVar[tuple[str, ...]] = ()
     perl: ClassVar[tuple[str, ...]] = ()
+    # Files of the app_server role (roles/app_server/files/) its instances load -> where the role installs
+    # them, under a folder of HOST_VALUES ({perl_lib}, {ruby_lib}); a change restarts the instances.
+    helper_files: ClassVar[dict[str, str]] = {}
 
     @property
     def bundle_gems(self) -> tuple[str, ...]:
@@ -110,9 +113,10 @@ class ServerKind(ABC):
 
     def plan_fields(self, stack: dict[str, Any]) -> dict[str, Any]:
         """What the kind adds to a resolved stack's ``server`` (whose units and files are derived): the start
-        command, the reload signal and the config template the app_server role prints."""
+        command, the reload signal, the config template and the helper files the app_server role writes."""
         return {
             "exec": self.command(stack),
             "reload_signal": self.reload_signal,
             "config_template": f"{self.config}.j2" if self.config else None,
+            "helper_files": [{"src": src, "dest": dest} for src, dest in self.helper_files.items()],
         }

@@ -27,6 +27,8 @@ class Starlet(ServerKind):
     # The Starlet handler requires pico_http_parser itself; prefork_engine brings proc-wait3. Both compile C.
     gems = ("pico_http_parser", "prefork_engine")
     perl = ("Server-Starter",)
+    # Keeps a worker alive when its client has gone (loaded with rackup --require, below).
+    helper_files = {"ruby/bench_stack/starlet_peer_gone.rb": "{ruby_lib}/bench_stack/starlet_peer_gone.rb"}
 
     def option_problems(self, server: dict[str, Any]) -> list[tuple[str, str]]:
         low, high = server.get("min_request_per_child"), server.get("max_request_per_child")

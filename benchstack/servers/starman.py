@@ -17,6 +17,8 @@ class Starman(ServerKind):
     # Starman's graceful shutdown, so the socket never closes.
     reload_signal = "HUP"
     perl = ("Starman", "Server-Starter")
+    # Lets Starman under start_server take a unix socket (loaded with perl -M, below).
+    helper_files = {"perl/BenchStack/StarterUnix.pm": "{perl_lib}/BenchStack/StarterUnix.pm"}
 
     def command(self, stack: dict[str, Any]) -> str:
         # On a unix socket Starman needs BenchStack::StarterUnix ({perl_lib}): Debian's

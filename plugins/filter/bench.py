@@ -1,6 +1,6 @@
 """Filters over the run's plan (benchstack.plan) for the playbooks and roles: front checks as a loadgen
 reaches the target, capacity warnings, which loadgens load which target and which targets a run measures,
-and an app server's start command with this host's folders in it."""
+and an app server's start command and helper files with this host's folders in them."""
 
 from __future__ import annotations
 
@@ -53,6 +53,17 @@ def bench_server_command(command: str, values: dict[str, Any]) -> str:
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def bench_helper_files(helpers: list[dict[str, str]], folders: dict[str, Any]) -> list[dict[str, str]]:
+    """The helper files of the stacks' servers (``server.helper_files``), each once, their ``dest`` under the
+    host's ``folders``."""
+    out: dict[str, dict[str, str]] = {}
+    for helper in helpers:
+        out.setdefault(
+            helper["src"], {"src": helper["src"], "dest": bench_server_command(helper["dest"], folders)}
+        )
+    return list(out.values())
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -61,4 +72,5 @@ class FilterModule:
             "bench_loadgen_targets": bench_loadgen_targets,
             "bench_measured_targets": bench_measured_targets,
             "bench_server_command": bench_server_command,
+            "bench_helper_files": bench_helper_files,
         }

@@ -273,11 +273,27 @@ def test_starman_runs_under_start_server_on_both_binds_with_the_unix_socket_fix_
     assert server[-1] == "app.psgi"
 
 
-def test_the_unix_socket_fix_is_the_module_the_role_installs() -> None:
-    tasks = (ROLE / "tasks" / "main.yml").read_text(encoding="utf-8")
-    module = ROLE / "files" / "perl" / "BenchStack" / "StarterUnix.pm"
-    assert "src: perl/BenchStack/StarterUnix.pm" in tasks
+def test_the_unix_socket_fix_is_the_module_the_role_installs_where_starman_loads_it() -> None:
+    stacks = [starman(), starman(bind="tcp"), starlet(), resolved_stack("t", 8004, "sinatra", "thin")]
+    helpers = templated(
+        "{{ __app_server_helper_files }}",
+        {
+            **role_files("app_server/defaults/main.yml", "app_server/vars/main.yml"),
+            "app_server_stacks": stacks,
+        },
+    )
+    # Each file once, however many stacks load it, under the role's folders.
+    assert helpers == [
+        {"src": "perl/BenchStack/StarterUnix.pm", "dest": "/opt/bench-stack/perl5/BenchStack/StarterUnix.pm"},
+        {
+            "src": "ruby/bench_stack/starlet_peer_gone.rb",
+            "dest": "/opt/bench-stack/ruby/bench_stack/starlet_peer_gone.rb",
+        },
+    ]
+    module = ROLE / "files" / helpers[0]["src"]
     assert module.read_text(encoding="utf-8").startswith("package BenchStack::StarterUnix;\n")
+    assert (ROLE / "files" / helpers[1]["src"]).is_file()
+    assert "-I/opt/bench-stack/perl5 -MBenchStack::StarterUnix " in unit_lines(starman(), "ExecStart=")[0]
 
 
 @pytest.mark.parametrize("bind", ["unix", "tcp"])

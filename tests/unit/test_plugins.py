@@ -305,7 +305,17 @@ def test_filter_module_exposes_its_filters() -> None:
         "bench_loadgen_targets",
         "bench_measured_targets",
         "bench_server_command",
+        "bench_helper_files",
     }
+
+
+def test_each_helper_file_is_installed_once_under_the_hosts_folder() -> None:
+    helper = {"src": "perl/M.pm", "dest": "{perl_lib}/M.pm"}
+    assert filters.bench_helper_files([helper, helper], {"perl_lib": "/p5"}) == [
+        {"src": "perl/M.pm", "dest": "/p5/M.pm"}
+    ]
+    with pytest.raises(AnsibleFilterError, match="no host value for perl_lib"):
+        filters.bench_helper_files([helper], {})
 
 
 def test_a_start_commands_placeholders_take_the_hosts_values_and_a_missing_one_fails_the_task() -> None:

@@ -72,6 +72,14 @@ def test_every_start_command_is_one_line_naming_only_the_roles_host_values(name:
         assert stack["server"]["reload_signal"] == kind.reload_signal
 
 
+@pytest.mark.parametrize("name", KINDS)
+def test_each_helper_file_is_a_file_of_the_role_going_under_a_folder_the_role_names(name: str) -> None:
+    folders = role_yaml("app_server/vars/main.yml")["__app_server_lib_dirs"]
+    for src, dest in by_name(name).helper_files.items():
+        assert (ROLES / "app_server" / "files" / src).is_file()
+        assert PLACEHOLDER_RE.match(dest) and set(PLACEHOLDER_RE.findall(dest)) <= set(folders)
+
+
 def test_host_values_fill_every_placeholder_and_an_unknown_one_is_named() -> None:
     assert host_command("{ruby_bin}/x --y {ruby_bin}", {"ruby_bin": "/usr/bin"}) == "/usr/bin/x --y /usr/bin"
     assert host_command("{keepalive_timeout}", {"keepalive_timeout": 30}) == "30"
