@@ -68,6 +68,7 @@ from benchstack.loadplan import Load
 from benchstack.provision import owned
 from benchstack.rolecontract import role_stacks
 from benchstack.runfolder import check_run_dir, experiment_hash
+from benchstack.servers import processes as server_processes
 from benchstack.stacks import (
     DEFAULT_ROOTS,
     Roots,
@@ -75,7 +76,6 @@ from benchstack.stacks import (
     instance_checks,
     needs,
     port_warnings,
-    server_processes,
     user_apps,
 )
 from benchstack.targets import PARALLEL, SEQUENTIAL, target_cells

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import hoststate
-from benchstack.stacks import APP_KINDS, NAME_RE, SERVER_KINDS
+from benchstack.servers import REGISTRY as SERVERS
+from benchstack.stacks import APP_KINDS, NAME_RE
 
 MARKER = "/var/lib/bench-stack/provisioned.json"
 SCHEMA = "bench-stack/provisioned/v1"
@@ -192,7 +193,7 @@ def parse_found(stdout: str) -> dict[str, Any]:
 
 # Bundled apps with files (one folder each under the apps root) and the server configs' extensions.
 BUNDLED_KINDS = tuple(kind for kind, spec in APP_KINDS.items() if spec["entry"])
-CONFIG_EXTENSIONS = tuple(spec["config"] for spec in SERVER_KINDS.values() if spec.get("config"))
+CONFIG_EXTENSIONS = tuple(kind.config for kind in SERVERS.values() if kind.config)
 _NAME = NAME_RE.pattern.strip("^$")
 
 

@@ -32,7 +32,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from benchstack.inputs import shown
-from benchstack.stacks import PIP_BY_SERVER
+from benchstack.servers import REGISTRY as SERVERS
 from benchstack.userapp import AppSourceError, deployed_files
 
 FILE = "requirements.txt"
@@ -328,7 +328,7 @@ def stack_problems(
     ``stacks``, read on the controller, against ``constraints`` (python_constraints) on ``pythons``. An app
     from ``app.git`` is cloned on the target: pip's own message says it there."""
     pinned = pins(constraints)
-    servers = {canonicalize_name(pkg): kind for kind, pkgs in PIP_BY_SERVER.items() for pkg in pkgs}
+    servers = {canonicalize_name(pkg): name for name, kind in SERVERS.items() for pkg in kind.pip}
     out: list[str] = []
     done: set[str] = set()
     for s in stacks:

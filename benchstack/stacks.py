@@ -28,6 +28,7 @@ from benchstack.inputs import shown, shown_key
 from benchstack.loadcmd import http_url
 from benchstack.numbers import is_int
 from benchstack.paths import system_folder_problem
+from benchstack.servers import BINDS, REGISTRY, ServerKind, TypedOption, by_name
 from benchstack.trace import note
 from benchstack.userapp import (
     DEPENDENCY_FILES,
@@ -108,97 +109,6 @@ EMBEDDED_MODULE = {
     kind: f"mod_{kind.split('-')[0]}" for kind, spec in APP_KINDS.items() if spec.get("embedded")
 }
 
-# Typed server options: name -> (type, minimum, maximum, default). Integers are bounded; bools are bools.
-_WORKERS = (int, 1, 64, 2)
-_MAX_REQUESTS = (int, 0, 10_000_000, 0)
-SERVER_KINDS: dict[str, dict[str, Any]] = {
-    # kind -> runtime, apps it serves, binds it supports, protocol it speaks to a front, typed options, and
-    # upstream_keepalive: whether a front should keep idle connections to it. Only servers that keep
-    # connections open longer than the front's pool timeout qualify: unicorn and gunicorn (sync) close after
-    # every response, WEBrick closes idle ones after 2 s (a pool would race those closes into 502s), and a
-    # prefork worker (Starman, php-fpm) would sit on one idle pooled connection while others wait.
-    #
-    # How an instance is told where to listen: ``listen`` (per bind) are command-line arguments, formatted
-    # with the endpoint (``{socket}``, ``{host}``, ``{port}``); a kind with a ``config`` file (its extension)
-    # reads ``config_listen`` from it instead.
-    "thin": {
-        "runtime": "ruby",
-        "apps": ["sinatra"],
-        "upstream_keepalive": True,
-        "options": {},
-        "listen": {"unix": "--socket {socket}", "tcp": "--address {host} --port {port}"},
-    },
-    # rackup's WEBrick handler only listens on TCP.
-    "webrick": {
-        "runtime": "ruby",
-        "apps": ["sinatra"],
-        "binds": ["tcp"],
-        "options": {},
-        "listen": {"tcp": "--host {host} --port {port}"},
-    },
-    "unicorn": {
-        "runtime": "ruby",
-        "apps": ["sinatra"],
-        "options": {"workers": _WORKERS, "preload": (bool, None, None, True)},
-        "config": "unicorn.rb",
-        "config_listen": {"unix": "{socket}", "tcp": "{host}:{port}"},
-    },
-    # workers 0 is puma's single mode (one process, `threads` threads).
-    "puma": {
-        "runtime": "ruby",
-        "apps": ["sinatra"],
-        "upstream_keepalive": True,
-        "options": {
-            "workers": (int, 0, 64, 0),
-            "threads": (int, 1, 256, 5),
-            "preload": (bool, None, None, False),
-        },
-        "config": "puma.rb",
-        "config_listen": {"unix": "unix://{socket}", "tcp": "tcp://{host}:{port}"},
-    },
-    # The seed's Starlet-style server: the Rack handler Rack::Handler::Starlet that the prefork_engine gem
-    # ships as example/starlet.rb, run by rackup under Server::Starter's start_server (which holds the unix
-    # or TCP socket). It answers HTTP/1.0 with Connection: close, so a front keeps no idle connections to
-    # it. min_request_per_child (optional, None: unset) makes each worker's limit random in min..max.
-    "starlet": {
-        "runtime": "ruby",
-        "apps": ["sinatra"],
-        "options": {
-            "workers": _WORKERS,
-            "max_request_per_child": (int, 1, 10_000_000, 1000),
-            "min_request_per_child": (int, 1, 10_000_000, None),
-        },
-        "listen": {"unix": "--path {socket}", "tcp": "--port {host}:{port}"},
-    },
-    "starman": {
-        "runtime": "perl",
-        "apps": ["psgi"],
-        "options": {"workers": _WORKERS, "max_requests": (int, 1, 10_000_000, 1000)},
-        "listen": {"unix": "--path {socket}", "tcp": "--port {host}:{port}"},
-    },
-    "gunicorn": {
-        "runtime": "python",
-        "apps": ["wsgi"],
-        "options": {"workers": _WORKERS, "max_requests": _MAX_REQUESTS},
-        "listen": {"unix": "--bind unix:{socket}", "tcp": "--bind {host}:{port}"},
-    },
-    "uvicorn": {
-        "runtime": "python",
-        "apps": ["asgi"],
-        "upstream_keepalive": True,
-        "options": {"workers": (int, 1, 64, 1)},
-        "listen": {"unix": "--uds {socket}", "tcp": "--host {host} --port {port}"},
-    },
-    # php-fpm speaks FastCGI, so it always sits behind a front.
-    "php-fpm": {
-        "runtime": "php",
-        "apps": ["php"],
-        "protocol": "fastcgi",
-        "options": {"workers": _WORKERS, "max_requests": _MAX_REQUESTS},
-        "config": "php-fpm.conf",
-        "config_listen": {"unix": "{socket}", "tcp": "{host}:{port}"},
-    },
-}
 SERVER_COMMON_KEYS = {"kind", "instances", "bind", "port_base"}
 STACK_KEYS = {"name", "port", "path", "app", "runtime", "server", "front"}
 APP_KEYS = {"kind", "dir", "checks", "src", "git", "env", "name"}
@@ -254,7 +164,6 @@ APACHE_HANDLER_MODULES: dict[str, list[str]] = {
     "mruby-inline": ["mruby"],
     "mruby-file": ["mruby"],
 }
-BINDS = ("unix", "tcp")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
 # Backends behind a front listen on 127.0.0.1:BASE + (port % 1000) * 10 + instance when bound to TCP
 # and no port_base is given: distinct for stacks whose ports differ modulo 1000, up to 9 instances.
@@ -697,23 +606,23 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> N
         return
     if not isinstance(server, dict):
         hint = " (or front.kind apache, which runs it with mod_php)" if kind == "php" else ""
-        raise _err(who, "server", f"app {kind} needs an app server (one of {', '.join(SERVER_KINDS)}){hint}")
+        raise _err(who, "server", f"app {kind} needs an app server (one of {', '.join(REGISTRY)}){hint}")
     skind = server.get("kind")
-    if not _one_of(skind, SERVER_KINDS):
-        raise _err(who, "server.kind", f"must be one of {', '.join(SERVER_KINDS)}, not {shown(skind)}")
-    if kind not in SERVER_KINDS[skind]["apps"]:
+    if not _one_of(skind, REGISTRY):
+        raise _err(who, "server.kind", f"must be one of {', '.join(REGISTRY)}, not {shown(skind)}")
+    spec = by_name(skind)
+    if kind not in spec.apps:
         raise _err(who, "server.kind", f"{skind} cannot serve app {kind}")
     instances = server.setdefault("instances", 1)
     if not is_int(instances) or not 1 <= instances <= MAX_INSTANCES:
         raise _err(who, "server.instances", f"must be an integer from 1 to {MAX_INSTANCES}")
-    spec = SERVER_KINDS[skind]
-    binds = spec.get("binds", list(BINDS))
+    binds = spec.binds
     bind = server.setdefault("bind", "tcp" if front["kind"] == "none" else binds[0])
     if bind not in BINDS:
         raise _err(who, "server.bind", f"must be one of {', '.join(BINDS)}, not {shown(bind)}")
     if bind not in binds:
         raise _err(who, "server.bind", f"{skind} listens on {' or '.join(binds)} only, not {bind}")
-    protocol = spec.get("protocol", "http")
+    protocol = spec.protocol
     if protocol != "http" and front["kind"] == "none":
         raise _err(who, "front.kind", f"{skind} speaks {protocol}, not HTTP: it needs a front")
     if front["kind"] == "apache":
@@ -725,12 +634,9 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> N
                 "(for PHP under Apache leave out the server: mod_php runs it)",
             )
         _apache_handler(who, front, "proxy")
-    _server_options(who, server, spec["options"])
-    low, high = server.get("min_request_per_child"), server.get("max_request_per_child")
-    if low is not None and high is not None and low > high:
-        raise _err(
-            who, "server.min_request_per_child", f"must be at most server.max_request_per_child ({high})"
-        )
+    _server_options(who, server, spec.options)
+    for field, message in spec.option_problems(server):
+        raise _err(who, field, message)
     if front["kind"] == "none" and (instances != 1 or bind != "tcp"):
         raise _err(
             who, "server", "without a front, the server is one instance bound to TCP on the stack port"
@@ -759,14 +665,14 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> N
     _derive_server(s, spec, roots, base)
 
 
-def _derive_server(s: dict[str, Any], spec: dict[str, Any], roots: Roots, base: int) -> None:
+def _derive_server(s: dict[str, Any], spec: ServerKind, roots: Roots, base: int) -> None:
     """Units, files and every instance's addresses, as the app_server, nginx and apache roles print them."""
     name, server, front = s["name"], s["server"], s["front"]
     units = roots.units.rstrip("/")
-    config = spec.get("config")
+    config = spec.config
     server.update(
-        protocol=spec.get("protocol", "http"),
-        upstream_keepalive=spec.get("upstream_keepalive", False),
+        protocol=spec.protocol,
+        upstream_keepalive=spec.upstream_keepalive,
         # One systemd template unit per stack; %i is the instance number.
         unit=f"bench-{name}@.service",
         unit_runtime_directory=f"{roots.run_relative}/{name}-%i",
@@ -796,11 +702,13 @@ def _derive_server(s: dict[str, Any], spec: dict[str, Any], roots: Roots, base: 
             ),
             runtime_directory=f"{roots.run_relative}/{name}-{i}",
             config_file=f"{units}/{name}-{i}.{config}" if config else None,
-            listen_args=spec["listen"][bind].format(**ep) if "listen" in spec else "",
-            config_listen=spec["config_listen"][bind].format(**ep) if config else None,
+            listen_args=spec.listen[bind].format(**ep) if spec.listen else "",
+            config_listen=spec.config_listen[bind].format(**ep) if config else None,
         )
         endpoints.append(ep)
     s["endpoints"] = endpoints
+    # The instances' start command (the unit's ExecStart), reload signal and config template: the kind's.
+    server.update(spec.plan_fields(s))
     app = s["app"]
     bundle = app.get("bundle") or {}
     server["environment"] = {
@@ -894,11 +802,6 @@ def _runtime_version(who: str, runtime: dict[str, Any]) -> None:
         raise _err(
             who, "runtime.version", f"must be a Ruby version string such as '3.1.2', not {shown(version)}"
         )
-
-
-# A typed option of a stack section: (type, minimum, maximum, default). An int is bounded (minimum and maximum
-# included); a bool is true or false (no bounds).
-TypedOption = tuple[type, Any, Any, Any]
 
 
 def _server_options(who: str, server: dict[str, Any], options: dict[str, TypedOption]) -> None:
@@ -1005,7 +908,7 @@ def _bundle_problems(s: dict[str, Any]) -> list[str]:
     """A user app's server runs through ``bundle exec``, which loads only the bundle's gems: a server gem the
     app's Gemfile (or Gemfile.lock) lacks would crash-loop the unit. Read on the controller (app.src)."""
     app, server = s["app"], s["server"]
-    gems = GEMS_BY_SERVER.get(server["kind"], []) if server else []
+    gems = by_name(server["kind"]).bundle_gems if server else ()
     if not gems or not app.get("bundle") or "Gemfile" not in (app.get("dependency_files") or []):
         return []
     which, bundled = bundle_gems(Path(app["src"]))
@@ -1138,41 +1041,9 @@ def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:
     return warnings
 
 
-# Servers whose one worker runs in the process that listens (no master): uvicorn --workers 1. Puma's
-# single mode (workers 0) has no workers at all.
-_NO_MASTER_WITH_ONE_WORKER = ("uvicorn",)
-
-
-def server_processes(stack: dict[str, Any]) -> int:
-    """The app server processes a resolved stack keeps running on its target: per instance one process, or a
-    master and its workers."""
-    server = stack.get("server")
-    if not server:
-        return 0
-    workers = server.get("workers") or 0
-    single = workers == 0 or (workers == 1 and server["kind"] in _NO_MASTER_WITH_ONE_WORKER)
-    return int(server["instances"]) * (1 if single else 1 + workers)
-
-
 # Stacks whose app.dir is the bundled app's folder (or the user's own folder already on the target).
 BUNDLED_DEPLOYS = ("bundled", "dir")
 GEMS_BY_APP: dict[str, list[str]] = {"sinatra": ["rack", "sinatra"]}
-GEMS_BY_SERVER: dict[str, list[str]] = {
-    "thin": ["thin"],
-    "webrick": ["webrick"],
-    "unicorn": ["unicorn"],
-    "puma": ["puma"],
-    # The Starlet handler requires pico_http_parser itself; prefork_engine brings proc-wait3. Both compile C.
-    "starlet": ["pico_http_parser", "prefork_engine"],
-}
-# Perl modules (CPAN distributions, installed by the perl role) each server kind needs: Starman runs on
-# Perl; the Ruby Starlet runs under Server::Starter's start_server, a Perl program.
-PERL_BY_SERVER: dict[str, list[str]] = {
-    "starman": ["Starman", "Server-Starter"],
-    "starlet": ["Server-Starter"],
-}
-# Python packages (installed into the python role's venv) each server kind needs.
-PIP_BY_SERVER: dict[str, list[str]] = {"gunicorn": ["gunicorn"], "uvicorn": ["uvicorn"]}
 
 
 def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1182,20 +1053,17 @@ def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
     perls: list[str] = []
     for s in stacks:
         skind = s["server"]["kind"] if s["server"] else None
-        for pkg in PIP_BY_SERVER.get(skind, []) if skind else []:
+        kind = by_name(skind) if skind else None
+        for pkg in kind.pip if kind else ():
             if pkg not in pips:
                 pips.append(pkg)
-        for module in PERL_BY_SERVER.get(skind, []) if skind else []:
+        for module in kind.perl if kind else ():
             if module not in perls:
                 perls.append(module)
         # A user's Ruby app brings its own gems (Bundler, from its Gemfile) when it has a Gemfile.
         user_ruby = s["app"]["deploy"] in ("src", "git") and s["runtime"]["kind"] == "ruby"
         app_gems = ["bundler"] if user_ruby else []
-        for gem in (
-            GEMS_BY_APP.get(s["app"]["kind"], [])
-            + (GEMS_BY_SERVER.get(skind, []) if skind else [])
-            + app_gems
-        ):
+        for gem in GEMS_BY_APP.get(s["app"]["kind"], []) + list(kind.gems if kind else ()) + app_gems:
             if gem not in gems:
                 gems.append(gem)
     return {

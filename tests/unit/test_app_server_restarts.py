@@ -22,14 +22,15 @@ def stack(name: str, port: int, app: str, kind: str, instances: int = 2) -> dict
 THIN = stack("sinatra-thin", 8001, "sinatra", "thin")
 PUMA = stack("sinatra-puma", 8002, "sinatra", "puma")
 STARMAN = stack("psgi-starman", 8003, "psgi", "starman", instances=1)
-STACKS = [THIN, PUMA, STARMAN]
+STARMAN_2 = stack("psgi-starman-2", 8004, "psgi", "starman", instances=1)
+STACKS = [THIN, PUMA, STARMAN, STARMAN_2]
 
 
 def restarted(
     files: tuple[str, ...] = (),
     configs: tuple[str, ...] = (),
     apps: tuple[str, ...] = (),
-    perl_lib: bool = False,
+    helpers: tuple[str, ...] = (),
     started: tuple[str, ...] = (),
     enabled_again: tuple[str, ...] = (),
 ) -> list[str]:
@@ -51,8 +52,13 @@ def restarted(
                 if s["server"]["unit_config_file"]
             ]
         },
-        __app_server_perl_lib={"changed": perl_lib},
-        __app_server_ruby_lib={"changed": False, "skipped": True},
+        # The copy task's results: one per helper file of the stacks' servers (each once), as it loops.
+        __app_server_helpers={
+            "results": [
+                {"item": {"src": src, "dest": f"/x/{src}"}, "changed": src in helpers}
+                for src in dict.fromkeys(h["src"] for s in STACKS for h in s["server"]["helper_files"])
+            ]
+        },
         __app_server_started={
             "results": [
                 {
@@ -77,8 +83,7 @@ def test_the_handler_listens_on_the_topic_every_changing_task_notifies() -> None
     assert registered == {
         "__app_server_files",
         "__app_server_configs",
-        "__app_server_perl_lib",
-        "__app_server_ruby_lib",
+        "__app_server_helpers",
     }
     assert "Name the stacks whose app changed" in notifying
     assert tasks[-1]["ansible.builtin.meta"] == "flush_handlers"
@@ -100,11 +105,19 @@ def test_a_changed_config_file_restarts_its_own_instance_only() -> None:
 
 
 def test_a_changed_app_restarts_the_instances_serving_it() -> None:
-    assert restarted(apps=("psgi-starman",)) == ["bench-psgi-starman@1.service"]
+    # Both starman stacks serve the bundled PSGI app.
+    assert restarted(apps=("psgi-starman",)) == [
+        "bench-psgi-starman@1.service",
+        "bench-psgi-starman-2@1.service",
+    ]
 
 
-def test_a_changed_helper_restarts_the_kind_that_loads_it() -> None:
-    assert restarted(perl_lib=True) == ["bench-psgi-starman@1.service"]
+def test_a_changed_helper_restarts_every_stack_whose_server_loads_it() -> None:
+    assert restarted(helpers=("perl/BenchStack/StarterUnix.pm",)) == [
+        "bench-psgi-starman@1.service",
+        "bench-psgi-starman-2@1.service",
+    ]
+    assert restarted(helpers=("ruby/bench_stack/starlet_peer_gone.rb",)) == []
 
 
 def test_an_instance_changed_twice_restarts_once() -> None:

@@ -4,14 +4,17 @@ and vars, for stacks resolved by benchstack.stacks: what systemd would run, with
 Kinds whose packages cannot be fetched here (starlet) are covered by this and by the failure run in the
 README; the others also run in Molecule."""
 
+import json
 import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
+from app_server_cases import CASES, role_variables
 from conftest import ROLES, render_template, resolved_stack, role_files, templated
 
 from benchstack.rolecontract import project, stack_fields
+from benchstack.servers import HOST_VALUES
 from benchstack.stacks import resolve_stack
 
 ROLE = ROLES / "app_server"
@@ -37,6 +40,107 @@ def listen(stack: dict[str, Any], instance: int = 1) -> str:
     """Instance ``instance``'s line of the stack's env file (its unit reads $BENCH_LISTEN_<instance>)."""
     text = render("stack.env.j2", stack)
     return next(line for line in text.splitlines() if line.startswith(f"BENCH_LISTEN_{instance}="))
+
+
+GOLDEN = json.loads(
+    (Path(__file__).parents[1] / "data" / "app_server" / "files.json").read_text(encoding="utf-8")
+)
+
+
+def files_of(case: str) -> dict[str, str]:
+    """Every file the role writes for the case's stack: its unit, its env file and each instance's config,
+    by name (as tests/data/app_server/files.json holds them)."""
+    spec, extra = CASES[case]
+    stack = project(resolve_stack(spec), stack_fields("app_server"))
+    variables = role_variables(stack, extra)
+    files = {
+        "unit": render_template("app_server", "server@.service.j2", stack=stack, **variables),
+        "env": render_template("app_server", "stack.env.j2", stack=stack, **variables),
+    }
+    for ep in stack["endpoints"]:
+        if ep["config_file"]:
+            files[ep["config_file"]] = render_template(
+                "app_server",
+                stack["server"]["config_template"],
+                item=[stack, ep],
+                app_server_stacks=[stack],
+                **variables,
+            )
+    return files
+
+
+def test_the_cases_cover_every_kind_that_ran_before_the_move() -> None:
+    kinds = {spec["server"]["kind"] for spec, _ in CASES.values()}
+    assert kinds == {
+        "thin",
+        "webrick",
+        "unicorn",
+        "puma",
+        "starlet",
+        "starman",
+        "gunicorn",
+        "uvicorn",
+        "php-fpm",
+    }
+    assert sorted(GOLDEN) == sorted(CASES)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_file_is_byte_identical_to_the_roles_before_start_commands_moved_into_python(case: str) -> None:
+    assert files_of(case) == GOLDEN[case]
+
+
+def test_the_role_has_a_value_for_every_placeholder_and_no_other() -> None:
+    values = templated("{{ __app_server_host_values | list }}", role_files("app_server/vars/main.yml"))
+    assert sorted(values) == sorted(HOST_VALUES)
+
+
+def test_a_placeholder_the_host_has_no_value_for_fails_the_unit_naming_it() -> None:
+    stack = resolved_stack("t", 8004, "sinatra", "thin")
+    stack["server"]["exec"] = "{ruby_bin}/thin {nowhere_bin}/x"
+    with pytest.raises(Exception, match="no host value for nowhere_bin"):
+        unit_lines(stack, "ExecStart=")
+
+
+def passenger(front: str = "nginx", **server: Any) -> dict[str, Any]:
+    return resolved_stack("p", 8300, "sinatra", "passenger", front, **server)
+
+
+def test_passenger_runs_its_builtin_engine_in_the_foreground_on_the_stacks_ruby() -> None:
+    stack = passenger(workers=3)
+    stack["runtime"]["version"] = "3.1.2"
+    rbenv = {"ruby_bin_dirs": {"3.1.2": "/opt/rbenv/versions/3.1.2/bin"}}
+    (line,) = unit_lines(stack, "ExecStart=", **rbenv)
+    argv = line.removeprefix("ExecStart=").split()
+    assert argv[:4] == ["/opt/rbenv/versions/3.1.2/bin/passenger", "start", "--engine", "builtin"]
+    assert argv[argv.index("--ruby") + 1] == "/opt/rbenv/versions/3.1.2/bin/ruby"
+    assert argv[argv.index("--min-instances") + 1] == argv[argv.index("--max-pool-size") + 1] == "3"
+    # Where the unit's RuntimeDirectory is: the bench user may write there, not in the app folder.
+    assert argv[argv.index("--pid-file") + 1] == "%t/bench-stack/p-%i/passenger.pid"
+    assert argv[argv.index("--log-file") + 1] == "%t/bench-stack/p-%i/passenger.log"
+    assert unit_lines(stack, "RuntimeDirectory=", **rbenv) == ["RuntimeDirectory=bench-stack/p-%i"]
+    assert "--daemonize" not in argv and "-d" not in argv
+    assert {"--disable-security-update-check", "--disable-anonymous-telemetry"} <= set(argv)
+    assert argv[-1] == "$BENCH_LISTEN_%i"
+    assert unit_lines(stack, "ExecReload=", **rbenv) == []
+
+
+def test_passenger_is_not_run_through_bundle_exec(tmp_path: Path) -> None:
+    stack = users_sinatra_app(tmp_path, "passenger")
+    (start,) = unit_lines(stack, "ExecStart=", app_server_bundled_apps=[stack["app"]["dir"]])
+    assert start.startswith("ExecStart=/usr/bin/passenger start ")
+
+
+@pytest.mark.parametrize(
+    ("front", "bind", "args"),
+    [
+        ("nginx", "unix", "--socket /run/bench-stack/p-1/server.sock"),
+        ("nginx", "tcp", "--address 127.0.0.1 --port 23001"),
+        ("none", "tcp", "--address 0.0.0.0 --port 8300"),
+    ],
+)
+def test_passenger_listens_where_the_plan_says(front: str, bind: str, args: str) -> None:
+    assert listen(passenger(front, bind=bind)) == f'BENCH_LISTEN_1="{args}"'
 
 
 def starlet(front: str = "nginx", **server: Any) -> dict[str, Any]:
@@ -169,11 +273,27 @@ def test_starman_runs_under_start_server_on_both_binds_with_the_unix_socket_fix_
     assert server[-1] == "app.psgi"
 
 
-def test_the_unix_socket_fix_is_the_module_the_role_installs() -> None:
-    tasks = (ROLE / "tasks" / "main.yml").read_text(encoding="utf-8")
-    module = ROLE / "files" / "perl" / "BenchStack" / "StarterUnix.pm"
-    assert "src: perl/BenchStack/StarterUnix.pm" in tasks
+def test_the_unix_socket_fix_is_the_module_the_role_installs_where_starman_loads_it() -> None:
+    stacks = [starman(), starman(bind="tcp"), starlet(), resolved_stack("t", 8004, "sinatra", "thin")]
+    helpers = templated(
+        "{{ __app_server_helper_files }}",
+        {
+            **role_files("app_server/defaults/main.yml", "app_server/vars/main.yml"),
+            "app_server_stacks": stacks,
+        },
+    )
+    # Each file once, however many stacks load it, under the role's folders.
+    assert helpers == [
+        {"src": "perl/BenchStack/StarterUnix.pm", "dest": "/opt/bench-stack/perl5/BenchStack/StarterUnix.pm"},
+        {
+            "src": "ruby/bench_stack/starlet_peer_gone.rb",
+            "dest": "/opt/bench-stack/ruby/bench_stack/starlet_peer_gone.rb",
+        },
+    ]
+    module = ROLE / "files" / helpers[0]["src"]
     assert module.read_text(encoding="utf-8").startswith("package BenchStack::StarterUnix;\n")
+    assert (ROLE / "files" / helpers[1]["src"]).is_file()
+    assert "-I/opt/bench-stack/perl5 -MBenchStack::StarterUnix " in unit_lines(starman(), "ExecStart=")[0]
 
 
 @pytest.mark.parametrize("bind", ["unix", "tcp"])

@@ -13,6 +13,7 @@ import yaml
 from conftest import schema_file_errors
 
 from benchstack import stacks as S
+from benchstack.servers import BINDS, REGISTRY
 from benchstack.experiment import (
     LOAD_KEYS,
     MAX_CONCURRENCY,
@@ -67,8 +68,8 @@ def branches(node: dict[str, Any], field: str) -> dict[str, dict[str, Any]]:
 def test_the_schema_names_the_kinds_and_tools_the_code_knows() -> None:
     app, server, front = STACK["app"]["properties"], STACK["server"], STACK["front"]
     assert app["kind"]["enum"] == list(S.APP_KINDS)
-    assert server["properties"]["kind"]["enum"] == list(S.SERVER_KINDS)
-    assert server["properties"]["bind"]["enum"] == list(S.BINDS)
+    assert server["properties"]["kind"]["enum"] == list(REGISTRY)
+    assert server["properties"]["bind"]["enum"] == list(BINDS)
     assert front["properties"]["kind"]["enum"] == list(S.FRONT_KINDS)
     assert sorted(STACK["runtime"]["properties"]["kind"]["enum"]) == sorted(
         {spec["runtime"] for spec in S.APP_KINDS.values()}
@@ -82,18 +83,18 @@ def test_the_schema_names_the_kinds_and_tools_the_code_knows() -> None:
 
 def test_each_server_kind_has_exactly_its_typed_options() -> None:
     kinds = branches(STACK["server"], "kind")
-    assert list(kinds) == list(S.SERVER_KINDS)
-    for kind, spec in S.SERVER_KINDS.items():
+    assert list(kinds) == list(REGISTRY)
+    for kind, spec in REGISTRY.items():
         props = kinds[kind]["properties"]
-        assert set(props) == S.SERVER_COMMON_KEYS | set(spec["options"]), kind
+        assert set(props) == S.SERVER_COMMON_KEYS | set(spec.options), kind
         assert kinds[kind]["additionalProperties"] is False
-        for option, (typ, low, high, _default) in spec["options"].items():
+        for option, (typ, low, high, _default) in spec.options.items():
             if typ is bool:
                 assert props[option]["type"] == "boolean", (kind, option)
             else:
                 assert (props[option]["minimum"], props[option]["maximum"]) == (low, high), (kind, option)
-        if "binds" in spec:
-            assert props["bind"]["enum"] == spec["binds"], kind
+        if spec.binds != BINDS:
+            assert props["bind"]["enum"] == list(spec.binds), kind
 
 
 def test_each_apache_mpm_has_exactly_its_tuning_keys() -> None:

@@ -15,7 +15,7 @@ from unittest.mock import MagicMock
 
 import pytest
 import yaml
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from conftest import STORED_META, Helpers, batch_commands, batch_reply, read_data
 
 from benchstack import provision, runlock
@@ -304,7 +304,26 @@ def test_filter_module_exposes_its_filters() -> None:
         "bench_capacity_warnings",
         "bench_loadgen_targets",
         "bench_measured_targets",
+        "bench_server_command",
+        "bench_helper_files",
     }
+
+
+def test_each_helper_file_is_installed_once_under_the_hosts_folder() -> None:
+    helper = {"src": "perl/M.pm", "dest": "{perl_lib}/M.pm"}
+    assert filters.bench_helper_files([helper, helper], {"perl_lib": "/p5"}) == [
+        {"src": "perl/M.pm", "dest": "/p5/M.pm"}
+    ]
+    with pytest.raises(AnsibleFilterError, match="no host value for perl_lib"):
+        filters.bench_helper_files([helper], {})
+
+
+def test_a_start_commands_placeholders_take_the_hosts_values_and_a_missing_one_fails_the_task() -> None:
+    assert filters.bench_server_command("{php_fpm} --nodaemonize", {"php_fpm": "/usr/sbin/php-fpm8.2"}) == (
+        "/usr/sbin/php-fpm8.2 --nodaemonize"
+    )
+    with pytest.raises(AnsibleFilterError, match="no host value for php_fpm"):
+        filters.bench_server_command("{php_fpm} --nodaemonize", {})
 
 
 def test_the_targets_a_run_measures_are_the_ones_its_loadgens_load() -> None:

@@ -7,19 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from conftest import ROLES
 from conftest import render_template as render
 
 from benchstack.plan import compile_plan
 from benchstack.rolecontract import STACK_ROLES, entry_points, project, stack_fields
+from benchstack.servers import REGISTRY as SERVERS
 from benchstack.stacks import (
     APACHE_HANDLER_MODULES,
     APACHE_MPMS,
-    FRONT_KINDS,
     FRONT_PROFILES,
-    SERVER_KINDS,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,17 +116,12 @@ def test_every_declared_field_is_read_by_the_role(role: str) -> None:
     assert unread == []
 
 
-KINDS = yaml.safe_load((ROLES / "app_server" / "vars" / "main.yml").read_text(encoding="utf-8"))
-
-
 def test_the_declared_choices_are_the_packages_own() -> None:
     app_server, nginx, apache = (stack_fields(role) for role in ("app_server", "nginx", "apache"))
-    assert sorted(app_server["server"]["options"]["kind"]["choices"]) == sorted(SERVER_KINDS)
-    assert sorted(KINDS["__app_server_kinds"]) == sorted(SERVER_KINDS)
-    assert sorted(app_server["front"]["options"]["kind"]["choices"]) == sorted(FRONT_KINDS)
+    assert sorted(app_server["server"]["options"]["kind"]["choices"]) == sorted(SERVERS)
     assert sorted(nginx["front"]["options"]["profile"]["choices"]) == sorted(FRONT_PROFILES)
     assert sorted(nginx["server"]["options"]["protocol"]["choices"]) == sorted(
-        {spec.get("protocol", "http") for spec in SERVER_KINDS.values()}
+        {kind.protocol for kind in SERVERS.values()}
     )
     assert sorted(apache["front"]["options"]["mpm"]["choices"]) == sorted(APACHE_MPMS)
     assert sorted(apache["front"]["options"]["handler"]["choices"]) == sorted(APACHE_HANDLER_MODULES)
@@ -162,11 +155,11 @@ def test_the_app_server_templates_render_from_the_declared_fields() -> None:
         for template in ("server@.service.j2", "stack.env.j2"):
             assert stack["name"] in render("app_server", template, stack=stack, **common)
         if stack["server"]["unit_config_file"]:
-            template = KINDS["__app_server_kinds"][stack["server"]["kind"]]["config"]
+            template = stack["server"]["config_template"]
             for ep in stack["endpoints"]:
                 assert ep["config_listen"] in render("app_server", template, item=[stack, ep], **common)
     # Every kind the role runs, with and without a config file.
-    assert kinds == set(SERVER_KINDS)
+    assert kinds == set(SERVERS)
 
 
 def test_the_nginx_server_blocks_render_from_the_declared_fields() -> None:

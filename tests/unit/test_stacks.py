@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from benchstack.servers import processes as server_processes
 from benchstack.stacks import (
     MAX_URL_PATH,
     STATIC_1K_BODY,
@@ -16,7 +17,6 @@ from benchstack.stacks import (
     port_warnings,
     resolve_stack,
     resolve_stacks,
-    server_processes,
 )
 
 
@@ -998,10 +998,11 @@ def test_a_front_on_a_system_port_is_warned_about() -> None:
         ({"kind": "puma", "instances": 2, "workers": 3}, 8),
         ({"kind": "uvicorn", "instances": 3}, 3),  # one worker runs in the listening process
         ({"kind": "uvicorn", "instances": 1, "workers": 4}, 5),
+        ({"kind": "passenger", "instances": 2, "workers": 3}, 2 * (3 + 7)),  # its own 7 besides the app's
     ],
 )
 def test_server_processes_count_masters_and_workers(server: dict[str, Any], processes: int) -> None:
-    kind = {"thin": "sinatra", "unicorn": "sinatra", "puma": "sinatra", "uvicorn": "asgi"}[server["kind"]]
+    kind = "asgi" if server["kind"] == "uvicorn" else "sinatra"
     stack = {"name": "s", "port": 8001, "app": {"kind": kind}, "server": server, "front": {"kind": "nginx"}}
     assert server_processes(resolve_stack(stack)) == processes
     assert server_processes(resolve_stack(static())) == 0

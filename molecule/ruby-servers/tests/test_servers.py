@@ -1,5 +1,6 @@
 """Every Ruby server kind, checked from outside: through nginx and directly, every instance, units run by
-the benchmark user with the typed options in effect, restart after kill -9 of the master."""
+the benchmark user with the typed options in effect, restart after kill -9 of the master. Passenger's
+watchdog and core leave `passenger start`'s process tree, so its checks read every process of the unit."""
 
 import time
 from pathlib import Path
@@ -44,8 +45,42 @@ def test_webrick_without_front_listens_on_the_stack_port(host: Host) -> None:
     assert host.socket("tcp://0.0.0.0:8201").is_listening
 
 
+def unit_processes(host: Host, unit: str) -> list[tuple[str, str]]:
+    """(user, command line) of every process of ``unit`` (its cgroup), however they were forked."""
+    rows = [line.split(None, 2) for line in host.check_output("ps -e -o user=,unit=,args=").splitlines()]
+    return [(row[0], row[2]) for row in rows if len(row) == 3 and row[1] == unit]
+
+
+@pytest.mark.parametrize("stack", ["sinatra-passenger", "sinatra-passenger-unix-x2"])
+def test_passenger_runs_its_app_processes_and_all_its_own_as_the_benchmark_user(
+    host: Host, stack: str
+) -> None:
+    s = BY_NAME[stack]
+    for ep in s["endpoints"]:
+        # The app processes are spawned after the first request (verify asked every instance), one by one.
+        for _ in range(50):
+            processes = unit_processes(host, ep["unit"])
+            apps = [args for _, args in processes if args.startswith("Passenger RubyApp")]
+            if len(apps) == s["server"]["workers"]:
+                break
+            time.sleep(0.2)
+        assert len(apps) == s["server"]["workers"], processes
+        assert {user for user, _ in processes} == {"bench"}
+        assert any(args.startswith("Passenger core") for _, args in processes)
+        # `passenger start` in the foreground is the unit's main process.
+        main = host.check_output("ps -o args= -p %s", main_pid(host, ep["unit"]))
+        assert "passenger start --engine builtin" in main and "--daemonize" not in main
+
+
 @pytest.mark.parametrize(
-    "stack", ["sinatra-webrick", "sinatra-unicorn-x2", "sinatra-puma-unix", "sinatra-puma-tcp-x2"]
+    "stack",
+    [
+        "sinatra-webrick",
+        "sinatra-unicorn-x2",
+        "sinatra-puma-unix",
+        "sinatra-puma-tcp-x2",
+        "sinatra-passenger-unix-x2",
+    ],
 )
 def test_a_killed_master_comes_back_and_serves(host: Host, stack: str) -> None:
     s = BY_NAME[stack]
