@@ -13,7 +13,6 @@ import yaml
 from conftest import schema_file_errors
 
 from benchstack import stacks as S
-from benchstack.servers import BINDS, REGISTRY
 from benchstack.experiment import (
     LOAD_KEYS,
     MAX_CONCURRENCY,
@@ -36,6 +35,7 @@ from benchstack.loadplan import Load, LoadPlan, Warmup
 from benchstack.loadtools import TOOLS
 from benchstack.loadtools.base import MAX_DURATION_S, MAX_REQUESTS
 from benchstack.loadtools.wrk import MAX_THREADS
+from benchstack.servers import BINDS, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = experiment_schema()
