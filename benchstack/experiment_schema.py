@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from benchstack.formats import first_error_validator, load_schema
+from benchstack.formats import Path_, Problem, first_error_validator, load_schema
 from benchstack.inputs import shown, shown_key
 
 EXPERIMENT_SCHEMA_FILE = "experiment.schema.json"
@@ -26,15 +26,10 @@ EXPERIMENT_SCHEMA_FILE = "experiment.schema.json"
 MAX_UNKNOWN_LISTED = 5
 TOP_ORDER = ("name", "description", "stacks", "load")
 
-Path_ = tuple[str | int, ...]
-
 
 @dataclass(frozen=True)
-class SchemaProblem:
+class SchemaProblem(Problem):
     """A problem the schema found: where it is (keys and list indices) and its message."""
-
-    path: Path_
-    message: str
 
     @property
     def stack(self) -> int | None:

@@ -64,6 +64,13 @@ def start(script: str) -> subprocess.Popen[str]:
     )
 
 
+def sweep(rid: str) -> subprocess.CompletedProcess[str]:
+    """Run the sweep of run ``rid`` here, as a loadgen would before a cell."""
+    return subprocess.run(
+        ["sh", "-c", remote.sweep_command(rid)], capture_output=True, text=True, timeout=30, check=False
+    )
+
+
 def wait_for_folder(rid: str) -> str:
     for _ in range(100):
         found = folders(rid)
@@ -151,9 +158,7 @@ def test_the_sweep_stops_another_runs_leftover_and_removes_a_dead_ones_folder_bu
     dead.mkdir()
     (dead / "pid").write_text("999999\n")  # no such process: a script that was killed outright
     try:
-        swept = subprocess.run(
-            ["sh", "-c", remote.sweep_command(mine)], capture_output=True, text=True, timeout=30, check=False
-        )
+        swept = sweep(mine)
         assert (swept.returncode, swept.stdout) == (0, "1\n")
         assert leftover.wait(timeout=5) == 128 + signal.SIGTERM
         assert gone_within(2, lambda: running(TOOL) or running(f"timeout {VMSTAT_S} vmstat"))
@@ -173,13 +178,7 @@ def test_the_sweep_never_kills_a_process_that_only_reuses_a_leftovers_pid() -> N
     stale.mkdir()
     (stale / "pid").write_text(f"{other.pid}\n")
     try:
-        swept = subprocess.run(
-            ["sh", "-c", remote.sweep_command(run_id())],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        swept = sweep(run_id())
         assert swept.stdout == "0\n"
         assert other.poll() is None and not stale.exists()
     finally:
@@ -255,13 +254,7 @@ def test_a_load_script_in_a_batch_is_its_own_process_so_another_runs_sweep_stops
     try:
         pid = int(Path(folder, "pid").read_text())
         assert os.readlink(f"/proc/{pid}/cwd") == folder  # what the sweep checks
-        swept = subprocess.run(
-            ["sh", "-c", remote.sweep_command(run_id())],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        swept = sweep(run_id())
         assert swept.stdout == "1\n"
         out, _ = batch.communicate(timeout=10)
         assert [rc for rc, _, _ in remote.split_batch(out, 2)] == [0, 128 + signal.SIGTERM]
