@@ -67,7 +67,7 @@ def query_counts(queries: list[Query], name: str) -> dict[str, int]:
 def probe_name(runtime: str, phase: str, zone: str) -> str:
     """The test name one runtime asks for in one phase (``direct`` or a caching resolver)."""
     for label in (runtime, phase):
-        if not LABEL_RE.match(label):
+        if not LABEL_RE.fullmatch(label):
             raise ValueError(f"{label!r} is not a DNS label (lowercase letters, digits, '-')")
     return f"{runtime}.{phase}.{zone.lower().rstrip('.')}"
 

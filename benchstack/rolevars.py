@@ -50,7 +50,7 @@ def _pattern(regex: re.Pattern[str], what: str, empty: bool = False) -> Check:
             return None
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             return f"must be {what}, not {shown(value)}"
-        if not regex.match(str(value)):
+        if not regex.fullmatch(str(value)):
             return f"must be {what}, not {shown(value)}"
         return None
 

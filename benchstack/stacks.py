@@ -199,7 +199,7 @@ WELL_KNOWN_PORTS = {
 
 def safe_path_problem(value: object) -> str | None:
     """Why ``value`` cannot be a folder path in a config file, or None when it can."""
-    if not isinstance(value, str) or not SAFE_PATH_RE.match(value):
+    if not isinstance(value, str) or not SAFE_PATH_RE.fullmatch(value):
         return (
             "must be an absolute path of letters, digits, '.', '_', '+', '-' and '/' "
             f"(no spaces, quotes, ';', braces or newlines), not {shown(value)}"
@@ -211,7 +211,7 @@ def safe_path_problem(value: object) -> str | None:
 
 def url_path_problem(value: object) -> str | None:
     """Why ``value`` cannot be a URL path (load path, check path), or None when it can."""
-    if not isinstance(value, str) or not URL_PATH_RE.match(value):
+    if not isinstance(value, str) or not URL_PATH_RE.fullmatch(value):
         return (
             f"must be a URL path starting with '/' without spaces or control characters, not {shown(value)}"
         )
@@ -347,7 +347,7 @@ def _identity(s: dict[str, Any], roots: Roots, who: str) -> None:
     elif not isinstance(name, str):
         # YAML reads `name: no` as false and `name: 8080` as a number: quoting makes them names.
         problems.append(f"{who}: name: must be a string of {rule}, not {shown(name)} (quote it)")
-    elif not NAME_RE.match(name):
+    elif not NAME_RE.fullmatch(name):
         problems.append(f"{who}: name: must be {rule}")
     port = s.get("port")
     if not is_int(port) or not 1 <= port <= 65535:
@@ -406,7 +406,7 @@ def _user_app(who: str, app: dict[str, Any], roots: Roots, base_dir: Path | None
     kind, deploy = app["kind"], app["deploy"]
     where = f"{who}: app.{deploy}"
     app_name = app["name"]
-    if not isinstance(app_name, str) or not NAME_RE.match(app_name):
+    if not isinstance(app_name, str) or not NAME_RE.fullmatch(app_name):
         return [
             f"{who}: app.name: must be 1-48 lowercase letters, digits or '-' (it names the app's "
             f"folder on the target), not {shown(app_name)}"
@@ -478,11 +478,11 @@ def _git_problems(where: str, app: dict[str, Any]) -> list[str]:
     ]
     repo, version = git.get("repo"), git.get("version")
     moving = git.setdefault("moving_ref", False)
-    if not isinstance(repo, str) or not GIT_REPO_RE.match(repo):
+    if not isinstance(repo, str) or not GIT_REPO_RE.fullmatch(repo):
         problems.append(
             f"{where}.repo: must be a repository URL or path without spaces or quotes, not {shown(repo)}"
         )
-    if not isinstance(version, str) or not GIT_VERSION_RE.match(version):
+    if not isinstance(version, str) or not GIT_VERSION_RE.fullmatch(version):
         problems.append(
             f"{where}.version: must be a tag or a commit sha (a branch with moving_ref: true), "
             f"not {shown(version)}"
@@ -511,7 +511,7 @@ def _env_problems(who: str, app: dict[str, Any]) -> list[str]:
         return [f"{where}: must be a mapping of at most {MAX_ENV_VARS} NAME: value pairs, not {shown(env)}"]
     problems = []
     for key, value in env.items():
-        if not isinstance(key, str) or not ENV_NAME_RE.match(key):
+        if not isinstance(key, str) or not ENV_NAME_RE.fullmatch(key):
             problems.append(
                 f"{where}: {shown(key)}: a name must be uppercase letters, digits and '_', not a digit first"
             )
@@ -798,7 +798,7 @@ def _runtime_version(who: str, runtime: dict[str, Any]) -> None:
     version = runtime["version"]
     if runtime["kind"] != "ruby":
         raise _err(who, "runtime.version", "only a ruby runtime takes a version (installed with rbenv)")
-    if not isinstance(version, str) or not RUBY_VERSION_RE.match(version):
+    if not isinstance(version, str) or not RUBY_VERSION_RE.fullmatch(version):
         raise _err(
             who, "runtime.version", f"must be a Ruby version string such as '3.1.2', not {shown(version)}"
         )

@@ -68,7 +68,7 @@ def resolve(refs: dict[str, str], version: str, moving_ref: bool) -> tuple[str, 
                 "or set app.git.moving_ref: true",
             )
         return "branch", branch or refs.get("HEAD"), None
-    if SHA_RE.match(version):
+    if SHA_RE.fullmatch(version):
         return "commit", None, None
     tags = sorted(r.removeprefix("refs/tags/") for r in refs if r.startswith("refs/tags/") and "^" not in r)
     return (
