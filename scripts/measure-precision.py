@@ -131,6 +131,20 @@ def ranking(run: dict[Point, dict[str, object]], tool: str) -> list[str]:
     return [stack for stack, _ in sorted(rows, key=lambda r: -float(r[1]))]  # type: ignore[arg-type]
 
 
+def order(run: dict[Point, dict[str, object]], tool: str, a: str, b: str) -> str | None:
+    """'>' or '<' when the two stacks' intervals at this tool do not overlap, '~' when they do; None when one
+    has no interval. Slower level changes between runs move both, so this is the ranking a run can defend."""
+    pa = next((v for k, v in run.items() if k[0] == a and k[1] == tool), None)
+    pb = next((v for k, v in run.items() if k[0] == b and k[1] == tool), None)
+    if not pa or not pb or pa["low"] is None or pb["low"] is None:
+        return None
+    if float(pa["low"]) > float(pb["high"]):  # type: ignore[arg-type]
+        return ">"
+    if float(pb["low"]) > float(pa["high"]):  # type: ignore[arg-type]
+        return "<"
+    return "~"
+
+
 def comparisons_report(compared: list[tuple[str, list[Comparison]]]) -> None:
     """Each stack against the baseline in every run: the ratio and its interval, whether each quiet run's
     ratio lies inside the other quiet runs' intervals, and whether a difference one run calls (faster or
@@ -240,6 +254,19 @@ def main() -> int:
         same = all(o == orders[0] for o in orders)
         print(f"  {tool} ranking {'the same in every run' if same else 'differs'}: " + " / ".join(
             " > ".join(o) for o in orders))  # fmt: skip
+    for tool in sorted({k[1] for k in keys}):
+        stacks = sorted({k[0] for k in keys if k[1] == tool})
+        told = contradicted = 0
+        shown = []
+        for i, a in enumerate(stacks):
+            for b in stacks[i + 1 :]:
+                seen = [order(r, tool, a, b) for r in quiet]
+                called = {o for o in seen if o in (">", "<")}
+                told += bool(called)
+                contradicted += len(called) > 1
+                shown.append(f"{a} {'/'.join(o or '-' for o in seen)} {b}")
+        print(f"  {tool}: of {len(shown)} pairs, {told} told apart by a run (intervals apart), "
+              f"{contradicted} ordered both ways: " + "; ".join(shown))  # fmt: skip
     comparisons_report(compared)
     for kind, r, took in runs:
         if kind != "disturbed":
