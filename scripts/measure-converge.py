@@ -14,8 +14,14 @@ bench-stack's cold converge still runs hosts.yml, which finds its container as w
 It also counts how often an experiment file was read and how often its stacks were resolved during each
 converge (``BENCH_STACK_RESOLVE_LOG``, appended to by benchstack). Containers are removed afterwards.
 
+With ``--ssh`` every subject's container is first made what a fresh cloud host is (sshd, a login user
+``admin`` with passwordless sudo and a key made for the measurement, as the Molecule scenario ``ssh`` makes
+them), untimed; both sides then converge over SSH as that user with become, so the ratios are those of a
+user's real hosts.
+
 Run from the project folder with ./run's tools: ``.venv/bin/python scripts/measure-converge.py
-[--subjects default,one-stack,floor] [--runs N] [--extra-args '...']``. Load is not sent; only Ansible runs.
+[--subjects default,one-stack,floor] [--runs N] [--extra-args '...'] [--ssh]``. Load is not sent; only
+Ansible runs.
 """
 
 from __future__ import annotations
@@ -91,16 +97,66 @@ def start_container(name: str, inventory: Path | None = None) -> None:
     raise SystemExit(f"{name}: systemd did not finish booting")
 
 
-def inventory(folder: Path, name: str, experiment: str | None, connection: str) -> Path:
+# A fresh cloud host, as molecule/ssh/prepare.yml makes one: sshd, admin with passwordless sudo and a key.
+CLOUD_HOST = """set -e
+apt-get update -q >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssh-server sudo >/dev/null
+id admin >/dev/null 2>&1 || useradd -m -s /bin/bash admin
+install -d -m 700 -o admin -g admin /home/admin/.ssh
+cat > /home/admin/.ssh/authorized_keys
+chown admin:admin /home/admin/.ssh/authorized_keys
+chmod 600 /home/admin/.ssh/authorized_keys
+echo 'admin ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/90-admin
+chmod 440 /etc/sudoers.d/90-admin
+printf 'PermitRootLogin no\nPasswordAuthentication no\n' > /etc/ssh/sshd_config.d/50-bench-perf.conf
+systemctl enable --now ssh >/dev/null 2>&1
+systemctl restart ssh
+"""
+
+
+def cloud_host(name: str, key: Path) -> str:
+    """Make container ``name`` a host reached over SSH as admin with sudo; its address."""
+    if not key.exists():
+        sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "bench-perf", "-f", str(key))
+    subprocess.run(
+        ["docker", "exec", "-i", name, "sh", "-c", CLOUD_HOST],
+        input=key.with_suffix(".pub").read_text(),
+        text=True,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    return sh("docker", "inspect", "-f", "{{.NetworkSettings.IPAddress}}", name).stdout.strip()
+
+
+def inventory(
+    folder: Path,
+    name: str,
+    experiment: str | None,
+    connection: str,
+    ssh: tuple[str, Path] | None = None,
+) -> Path:
+    """One host in both groups: a local container reached over ``connection``, or with ``ssh`` (its address
+    and key) a host reached over SSH as admin with become, as inventories/example's hosts are."""
     path = folder / f"{name}.yml"
-    lines = [
-        "all:",
-        "  vars:",
-        f"    ansible_connection: {connection}",
-        "    ruby_method: system",
-    ]
+    lines = ["all:", "  vars:"]
+    if ssh:
+        address, key = ssh
+        lines += [
+            "    ansible_connection: ssh",
+            f"    ansible_host: {address}",
+            "    ansible_user: admin",
+            "    ansible_become: true",
+            f"    ansible_ssh_private_key_file: {key}",
+            "    ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
+        ]
+    else:
+        lines.append(f"    ansible_connection: {connection}")
+    lines.append("    ruby_method: system")
     if experiment:
-        lines += [f"    experiment: {experiment}", f"    bench_container: {{image: '{IMAGE}'}}"]
+        lines.append(f"    experiment: {experiment}")
+        if not ssh:
+            lines.append(f"    bench_container: {{image: '{IMAGE}'}}")
     lines += [
         "  children:",
         "    targets: {hosts: {" + name + ": {}}}",
@@ -184,6 +240,7 @@ def main() -> int:
     parser.add_argument("--extra-args", default="", help="extra ansible-playbook arguments for bench-stack")
     parser.add_argument("--keep", action="store_true", help="keep the containers")
     parser.add_argument("--mitogen", action="store_true", help="bench-stack (not the floor) under Mitogen")
+    parser.add_argument("--ssh", action="store_true", help="converge over SSH as a sudo user (not docker)")
     args = parser.parse_args()
     subjects = args.subjects.split(",")
     results: list[Result] = []
@@ -193,7 +250,18 @@ def main() -> int:
         try:
             env: dict[str, str] = {}
             connection = "community.docker.docker"
-            if subject == "floor":
+            if args.ssh:
+                if args.mitogen:
+                    raise SystemExit("--ssh and --mitogen: choose one")
+                start_container(name)
+                ssh = (cloud_host(name, logs / "id_ed25519"), logs / "id_ed25519")
+                experiment = {"floor": None, "default": "sinatra-thin-nginx"}.get(subject, "perf-one-stack")
+                inv = inventory(logs, name, experiment, "ssh", ssh)
+                books = ["tests/perf/floor.yml"]
+                extra = [] if subject == "floor" else args.extra_args.split()
+                if subject != "floor":
+                    books = ["playbooks/hosts.yml", "playbooks/provision.yml"]
+            elif subject == "floor":
                 inv, books, extra = inventory(logs, name, None, connection), ["tests/perf/floor.yml"], []
                 start_container(name)
             else:
