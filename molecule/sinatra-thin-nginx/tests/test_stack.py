@@ -10,7 +10,7 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_stack_answers_through_its_front,
     test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only,
 )
-from stackcheck import endpoints, experiment_stacks, kill_main_and_wait
+from stackcheck import endpoints, experiment_stacks, kill_main_and_wait, resolved
 from testinfra.host import Host
 
 STACKS = experiment_stacks("sinatra-thin-nginx")
@@ -69,3 +69,25 @@ def test_a_killed_instance_comes_back(host: Host) -> None:
     )
     assert answer == "Hello World! I am sinatra!"
     assert after not in ("none", before)
+
+
+def test_nginx_follows_no_link_out_of_a_static_app(host: Host) -> None:
+    """A link planted in a served folder after the plan checked it (a user's deploy step, a hostile app)
+    serves nothing outside the folder: nginx's disable_symlinks refuses it, while a plain file beside it is
+    served. Removing disable_symlinks from the server block turns this red (it then serves /etc/passwd)."""
+    stack = next(s for s in resolved(STACKS) if s["name"] == "nginx-static")
+    folder, port = stack["app"]["dir"], stack["port"]
+    url = f"http://127.0.0.1:{port}"
+    planted = [f"{folder}/bench-test-plain.txt", f"{folder}/bench-test-passwd", f"{folder}/bench-test-etc"]
+    try:
+        host.run_test("echo plain > %s", planted[0])
+        host.run_test("ln -sfn /etc/passwd %s && ln -sfn /etc %s", planted[1], planted[2])
+        assert host.check_output("curl -sS --max-time 5 %s/bench-test-plain.txt", url) == "plain"
+        for path in ("bench-test-passwd", "bench-test-etc/passwd"):
+            out = host.run("curl -sS --max-time 5 -o /dev/stdout -w '\\n%%{http_code}' %s/%s", url, path)
+            body, code = out.stdout.rsplit("\n", 1)
+            # try_files finds no file it may open: 404 (403 where a location serves without try_files).
+            assert code in ("403", "404"), f"{path}: HTTP {code}"
+            assert "root:" not in body
+    finally:
+        host.run("rm -f %s %s %s", *planted)
