@@ -47,14 +47,13 @@ from benchstack.loadpoints import groups_of, n_text, point_columns
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
 from benchstack.probe import floor_text
+from benchstack.runfolder import store_comparisons, store_verdict
 from benchstack.stats import median_ci, outliers, relative_half_width
 from benchstack.targets import by_target, host_type, run_targets, target_of
 from benchstack.verdict import (
     Verdict,
     recorded_load,
     run_verdict,
-    store_comparisons,
-    store_verdict,
     verdict_html,
     verdict_markdown,
     verdict_text,

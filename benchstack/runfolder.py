@@ -6,6 +6,10 @@ A run writes run.json, cells/, raw/, loadgens/, plots/ and its reports into its 
 the same experiment (same :func:`experiment_hash`, so a resumed run never mixes two experiments' cells), and
 lie under the results root unless the user insists. The ``latest`` link is only ever made in the results root
 (:func:`point_latest`).
+
+run.json is written only here, each write under a lock on the run folder (:func:`update_run_json`): the
+run's start (benchstack.runner), each loadgen's stop (:func:`record_stop`), the verdict and the comparisons
+(:func:`store_verdict`, :func:`store_comparisons`).
 """
 
 from __future__ import annotations
@@ -15,12 +19,16 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchstack.files import write_json
 from benchstack.formats import RUN_SCHEMA
 from benchstack.paths import control_character_problem, system_folder_problem
+
+if TYPE_CHECKING:  # verdict imports this module
+    from benchstack.verdict import Verdict
 
 RUN_INFO = "run.json"
 LATEST = "latest"
@@ -171,3 +179,54 @@ def update_run_json(
     finally:
         os.close(fd)
     return True
+
+
+def stops(info: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """run.json's ``stopped`` entries that name a cell (one entry or a list, as older runs wrote it)."""
+    stopped = info.get("stopped")
+    found = [stopped] if isinstance(stopped, dict) else stopped if isinstance(stopped, list) else []
+    return [s for s in found if isinstance(s, dict) and s.get("cell")]
+
+
+def store_verdict(run_dir: str | os.PathLike[str], v: Verdict) -> bool:
+    """Put the verdict into the run's run.json (``verdict``); False when the run has no run.json."""
+    return update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
+
+
+def store_comparisons(run_dir: str | os.PathLike[str], comparisons: list[dict[str, Any]]) -> bool:
+    """Put the run's comparisons against its baseline (:mod:`benchstack.comparison`, each as its
+    ``to_dict``) into run.json's ``comparisons``; False when the run has no run.json."""
+    return update_run_json(Path(run_dir), lambda d: d.__setitem__("comparisons", comparisons), create=False)
+
+
+def record_stop(
+    run_dir: str | os.PathLike[str],
+    cell: str,
+    reason: str,
+    message: str,
+    at: str | None = None,
+    run: str | None = None,
+) -> None:
+    """Add where and why a run stopped to run.json's ``stopped`` (``reason``: hung, timeout or failed;
+    ``run``: the playbook run that stopped there, so its later cells know, :func:`stop_of_run`)."""
+    when = at or datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    entry = {"cell": cell, "reason": reason, "message": message, "at": when}
+    if run is not None:
+        entry["run"] = run
+
+    def add(data: dict[str, Any]) -> None:
+        data["stopped"] = stops(data) + [entry]
+
+    update_run_json(Path(run_dir), add, create=True)
+
+
+def stop_of_run(run_dir: str | os.PathLike[str], run: str) -> dict[str, Any] | None:
+    """The first ``stopped`` entry the playbook run ``run`` recorded in run.json (None: it failed no cell)."""
+    path = Path(run_dir) / "run.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return next((s for s in stops(data) if s.get("run") == run), None)

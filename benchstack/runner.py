@@ -79,7 +79,7 @@ _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s
 class CellFailed(RuntimeError):
     """The load tool ran but its output could not be made into a cell.
 
-    ``reason`` says why, for run.json's ``stopped`` (:func:`benchstack.verdict.record_stop`): ``hung`` (the
+    ``reason`` says why, for run.json's ``stopped`` (:func:`benchstack.runfolder.record_stop`): ``hung`` (the
     stack answered nothing and failed nothing), ``timeout`` (the tool did not finish within its bound) or
     ``failed`` (anything else).
     """

@@ -52,19 +52,17 @@ run.json fields the playbooks write for these checks (beside ``experiment``, ``m
 ``verify: {passed: bool, at: ISO 8601 time, stacks: [stack names]}``;
 ``hosts.<name>.cpu_split: {loadgen_cpus: "0", stack_cpus: "1"}`` (cpulists as ``taskset -c`` takes them), or
 null when the split is off; ``stopped: [{cell, reason: hung|timeout|failed, message, at}]``
-(:func:`record_stop`).
+(:func:`benchstack.runfolder.record_stop`).
 """
 
 from __future__ import annotations
 
 import html
-import json
 import math
 import os
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -84,7 +82,7 @@ from benchstack.model import ERROR_KINDS, attempts, failed_rate, slow_rate
 from benchstack.numbers import as_number, is_int
 from benchstack.perrequest import AB_GNUPLOT_HEADER
 from benchstack.repetitions import MAX_CELLS_PER_COUNTED
-from benchstack.runfolder import update_run_json
+from benchstack.runfolder import stops
 from benchstack.stats import MIN_MEDIAN_CI_VALUES, median_ci, relative_half_width
 from benchstack.sysstats import parse_vmstat
 from benchstack.targets import TargetPoint, by_target_point, target_of, target_point
@@ -303,19 +301,13 @@ def check_verified(run: _Run) -> tuple[list[Reason], list[str]]:
     ], []
 
 
-def _stops(info: dict[str, Any]) -> list[dict[str, Any]]:
-    stopped = info.get("stopped")
-    stops = [stopped] if isinstance(stopped, dict) else stopped if isinstance(stopped, list) else []
-    return [s for s in stops if isinstance(s, dict) and s.get("cell")]
-
-
 STOP_WHAT = {"hung": "the stack hung", "timeout": "the load tool did not finish within its time bound"}
 
 
 def check_stopped(run: _Run) -> tuple[list[Reason], list[str]]:
     stored = set(_ids(run.cells))
     reasons = []
-    for stop in _stops(run.info):
+    for stop in stops(run.info):
         cell, why = str(stop["cell"]), stop.get("reason")
         code = "hung_stack" if why in ("hung", "timeout") else "stopped"
         what = STOP_WHAT.get(str(why), "the cell failed")
@@ -990,50 +982,3 @@ def verdict_html(v: Verdict) -> str:
             "<p>Not checked:</p><ul>" + "".join(f"<li>{esc(n)}</li>" for n in v.not_checked) + "</ul>"
         )
     return "\n".join(parts)
-
-
-# ---------------------------------------------------------------- run.json
-
-
-def store_verdict(run_dir: str | os.PathLike[str], v: Verdict) -> bool:
-    """Put the verdict into the run's run.json (``verdict``); False when the run has no run.json."""
-    return update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
-
-
-def store_comparisons(run_dir: str | os.PathLike[str], comparisons: list[dict[str, Any]]) -> bool:
-    """Put the run's comparisons against its baseline (:mod:`benchstack.comparison`, each as its
-    ``to_dict``) into run.json's ``comparisons``; False when the run has no run.json."""
-    return update_run_json(Path(run_dir), lambda d: d.__setitem__("comparisons", comparisons), create=False)
-
-
-def record_stop(
-    run_dir: str | os.PathLike[str],
-    cell: str,
-    reason: str,
-    message: str,
-    at: str | None = None,
-    run: str | None = None,
-) -> None:
-    """Add where and why a run stopped to run.json's ``stopped`` (``reason``: hung, timeout or failed;
-    ``run``: the playbook run that stopped there, so its later cells know, :func:`stop_of_run`)."""
-    when = at or datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    entry = {"cell": cell, "reason": reason, "message": message, "at": when}
-    if run is not None:
-        entry["run"] = run
-
-    def add(data: dict[str, Any]) -> None:
-        data["stopped"] = _stops(data) + [entry]
-
-    update_run_json(Path(run_dir), add, create=True)
-
-
-def stop_of_run(run_dir: str | os.PathLike[str], run: str) -> dict[str, Any] | None:
-    """The first ``stopped`` entry the playbook run ``run`` recorded in run.json (None: it failed no cell)."""
-    path = Path(run_dir) / "run.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    return next((s for s in _stops(data) if s.get("run") == run), None)

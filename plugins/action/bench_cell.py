@@ -50,9 +50,9 @@ from benchstack.files import read_json
 from benchstack.merge import loadgen_dir
 from benchstack.remote import batch_script, split_batch, without_tty
 from benchstack.resume import decide, set_aside
+from benchstack.runfolder import record_stop, stop_of_run
 from benchstack.runlock import worker
 from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
-from benchstack.verdict import record_stop, stop_of_run
 
 # How long a loadgen waits at the barrier for the others (their warm-ups may differ in length).
 BARRIER_TIMEOUT_S = 300

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import BUSY_CPU, DATA, SCHEMAS, Helpers, read_data, schema_file_errors
 
-from benchstack import comparison, distribution, formats, verdict
+from benchstack import comparison, distribution, formats, runfolder, verdict
 from benchstack.cell import (
     FIELDS,
     MODES,
@@ -394,9 +394,9 @@ def write_a_run(run: Path) -> dict[str, Any]:
         if plan_cell["tool"] != tool:
             continue
         measure_capture(run, tool, capture, "web1", target_vmstat=False)
-    verdict.record_stop(run, plan["cells"][-1]["cell_id"], "hung", "wrk completed no request")
+    runfolder.record_stop(run, plan["cells"][-1]["cell_id"], "hung", "wrk completed no request")
     stored = load_cells(run)
-    verdict.store_verdict(run, verdict.run_verdict(run, stored, read_run_info(run)))
+    runfolder.store_verdict(run, verdict.run_verdict(run, stored, read_run_info(run)))
     return json.loads((run / "run.json").read_text(encoding="utf-8"))
 
 
@@ -428,7 +428,7 @@ def test_a_fingerprint_names_its_runtimes_built_from_source_by_their_build_marke
 
 
 def test_a_stop_recorded_before_run_json_was_written_makes_a_valid_record(tmp_path: Path) -> None:
-    verdict.record_stop(tmp_path, "s__ab__c1__r1", "timeout", "ab did not finish")
+    runfolder.record_stop(tmp_path, "s__ab__c1__r1", "timeout", "ab did not finish")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert data["schema"] == "bench-stack/run/v3"
     assert schema_file_errors(RUN_FILE, data) == []

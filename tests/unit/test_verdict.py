@@ -15,13 +15,13 @@ from conftest import Helpers, read_data
 
 from benchstack.cell import cell_id_of, load_cells
 from benchstack.experiment import cells, experiment_from_dict
+from benchstack.runfolder import record_stop
 from benchstack.runner import Target, measure_cell, write_run_info
 from benchstack.sysstats import parse_vmstat
 from benchstack.verdict import (
     Verdict,
     cpu_split_problem,
     drift,
-    record_stop,
     rounds_needed,
     run_verdict,
     starts_per_second,
