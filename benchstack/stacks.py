@@ -220,7 +220,7 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> N
     if not one_of(skind, REGISTRY):
         raise err(who, "server.kind", f"must be one of {', '.join(REGISTRY)}, not {shown(skind)}")
     spec = by_name(skind)
-    if kind not in spec.apps:
+    if spec.interface != app_kind.interface:
         raise err(who, "server.kind", f"{skind} cannot serve app {kind}")
     instances = server.setdefault("instances", 1)
     if not is_int(instances) or not 1 <= instances <= MAX_INSTANCES:

@@ -7,6 +7,7 @@ from benchstack.apps.base import AppKind
 
 class Asgi(AppKind):
     name = "asgi"
+    interface = "asgi"
     runtime = "python"
     entry = "app.py"
 

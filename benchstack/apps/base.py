@@ -41,8 +41,11 @@ class AppKind:
     app's); the registry holds one instance of each."""
 
     name: ClassVar[str]
-    # The runtime it runs on (ruby, perl, python, php), none for an app its front serves.
+    # The runtime it runs on (ruby, perl, python, php), none for an app its front serves ...
     runtime: ClassVar[str]
+    # ... and the interface an app server serves it through (rack, psgi, wsgi, asgi, php): every server kind
+    # of that interface serves it (ServerKind.interface); None when only its front serves it.
+    interface: ClassVar[str | None] = None
     # The file a deployment holds (the bundled app's, which a user's app folder must have too); None for an
     # app whose code is in the front's config (nothing to deploy).
     entry: ClassVar[str | None]

@@ -8,6 +8,7 @@ from benchstack.apps.base import AppKind
 
 class Php(AppKind):
     name = "php"
+    interface = "php"
     runtime = "php"
     entry = "index.php"
     # Without a server, an Apache front runs it itself.

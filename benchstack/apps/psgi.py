@@ -7,6 +7,7 @@ from benchstack.apps.base import AppKind
 
 class Psgi(AppKind):
     name = "psgi"
+    interface = "psgi"
     runtime = "perl"
     entry = "app.psgi"
 

@@ -9,6 +9,7 @@ from benchstack.apps.base import AppKind
 
 class Sinatra(AppKind):
     name = "sinatra"
+    interface = "rack"
     runtime = "ruby"
     entry = "config.ru"
     # What the bundled app requires (a user's app brings its own through Bundler).

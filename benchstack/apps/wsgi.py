@@ -7,6 +7,7 @@ from benchstack.apps.base import AppKind
 
 class Wsgi(AppKind):
     name = "wsgi"
+    interface = "wsgi"
     runtime = "python"
     entry = "app.py"
 

@@ -37,8 +37,10 @@ def test_an_unknown_kind_is_refused_naming_the_known_ones() -> None:
         by_name("rails")
 
 
-def test_the_bundled_apps_are_the_app_roles_folders() -> None:
+def test_the_bundled_apps_are_the_app_roles_folders_and_choices() -> None:
     assert set(BUNDLED_KINDS) == {p.name for p in (ROLES / "app" / "files").iterdir()}
+    spec = role_yaml("app/meta/argument_specs.yml")["argument_specs"]["main"]["options"]["app_kinds"]
+    assert spec["choices"] == list(BUNDLED_KINDS)
 
 
 @pytest.mark.parametrize("name", KINDS)
@@ -60,7 +62,7 @@ def test_each_kinds_default_answers_are_what_its_bundled_code_says(name: str) ->
 @pytest.mark.parametrize("name", KINDS)
 def test_someone_serves_each_kind(name: str) -> None:
     kind = by_name(name)
-    servers = [s.name for s in SERVERS.values() if name in s.apps]
+    servers = [s.name for s in SERVERS.values() if s.interface == kind.interface]
     assert servers or kind.front_only, name
     assert not (servers and kind.front_only), name
     # The fronts that serve it are fronts, never none, and an Apache front knows its handler.
