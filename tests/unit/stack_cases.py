@@ -206,17 +206,19 @@ def experiment_outcome(path: Path) -> dict[str, Any]:
     return relative(outcome(experiment_stacks(path), base_dir=path.parent))
 
 
-def digest(value: Any) -> str:
-    """The first 16 hex digits of the sha256 of ``json.dumps(value, sort_keys=True)``."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+def digest(value: Any, sort_keys: bool = True) -> str:
+    """The first 16 hex digits of the sha256 of ``json.dumps(value, sort_keys=sort_keys)``."""
+    return hashlib.sha256(json.dumps(value, sort_keys=sort_keys).encode()).hexdigest()[:16]
 
 
 def digests(result: dict[str, Any]) -> dict[str, Any]:
     """A resolved outcome as digests: one per stack (by name) and one per derived part, so a difference
-    names the stack or part it is in."""
+    names the stack or part it is in; and one of the whole in its keys' order (``as_built``), so the plan's
+    JSON stays the same byte for byte, not only once sorted."""
     return {
         "stacks": {s["name"]: digest(s) for s in result["stacks"]},
         **{part: digest(value) for part, value in result.items() if part != "stacks"},
+        "as_built": digest(result, sort_keys=False),
     }
 
 
