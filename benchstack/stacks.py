@@ -15,6 +15,7 @@ the checks across stacks. What a kind is and what it checks is its adapter's; th
 from __future__ import annotations
 
 import copy
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +51,18 @@ from benchstack.trace import note
 
 __all__ = [
     "DEFAULT_ROOTS",
+    "Endpoint",
     "MAX_URL_PATH",
     "NAME_RE",
     "Roots",
+    "Stack",
     "StackError",
     "env_file_line",
     "front_checks",
     "instance_checks",
     "needs",
     "port_warnings",
+    "resolve",
     "resolve_stack",
     "resolve_stacks",
     "safe_path_problem",
@@ -86,6 +90,68 @@ WELL_KNOWN_PORTS = {
 }
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """One instance of a stack's app server: its unit and where it listens, as every role and check that
+    reaches it prints it (a unix socket, or a host and port)."""
+
+    instance: int
+    unit: str
+    socket: str | None
+    host: str | None
+    port: int | None
+    # The upstream `server` nginx prints (unix:/run/... or 127.0.0.1:PORT).
+    address: str
+    # The BalancerMember URL Apache prints.
+    balancer_member: str
+    runtime_directory: str
+    config_file: str | None
+    # The instance's line of the stack's env file ($BENCH_LISTEN_i), or the listen value its config file
+    # prints.
+    listen_args: str
+    config_listen: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The endpoint as the plan holds it (``stacks[].endpoints[]``)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A resolved stack: every field filled in, checked and derived (:func:`resolve`). ``app``, ``runtime``,
+    ``server`` (None when the front serves the app) and ``front`` are its sections with their defaults and
+    derived fields; ``upstream`` names the front's pool of its endpoints (None without a front or server)."""
+
+    name: str
+    port: int
+    app: dict[str, Any]
+    runtime: dict[str, Any]
+    front: dict[str, Any]
+    server: dict[str, Any] | None
+    upstream: str | None
+    endpoints: tuple[Endpoint, ...]
+    # The URL path the load asks for, when the stack names its own.
+    path: str | None = None
+    # The order of the plan's keys: the experiment's, then the derived ones (to_dict keeps it, so the plan
+    # reads like the experiment and stays what it was before this type).
+    key_order: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stack as the plan holds it (``stacks[]``): a dict of its own, sections copied."""
+        fields: dict[str, Any] = {
+            "name": self.name,
+            "port": self.port,
+            **({"path": self.path} if self.path is not None else {}),
+            "app": copy.deepcopy(self.app),
+            "runtime": copy.deepcopy(self.runtime),
+            "front": copy.deepcopy(self.front),
+            "server": copy.deepcopy(self.server),
+            "upstream": self.upstream,
+            "endpoints": [ep.to_dict() for ep in self.endpoints],
+        }
+        return {key: fields[key] for key in self.key_order or fields}
+
+
 def stack_label(stack: dict[str, Any], where: str | None = None) -> str:
     """How messages name a stack: ``stack 'NAME'``, or by its place (``stacks[2]``) when its name is
     missing or not a string (``name: no`` is YAML's false, ``name: 8080`` a number)."""
@@ -101,10 +167,20 @@ def resolve_stack(
     base_dir: Path | None = None,
     where: str | None = None,
 ) -> dict[str, Any]:
+    """The stack resolved (:func:`resolve`), as the plan holds it."""
+    return resolve(stack, roots, base_dir, where).to_dict()
+
+
+def resolve(
+    stack: object,
+    roots: Roots = DEFAULT_ROOTS,
+    base_dir: Path | None = None,
+    where: str | None = None,
+) -> Stack:
     """The stack with defaults filled in and everything derived (upstream, units, endpoints with their
     addresses, files and listen arguments); StackError listing every problem otherwise. A relative
     ``app.src`` is taken from ``base_dir`` (the experiment file's folder); ``where`` (``stacks[2]``) names a
-    stack without a name in messages.
+    stack without a name in messages. The stack as written is not changed.
 
     Independent parts (name and port, app, runtime, front) are each checked even when another one failed, so
     one run reports every problem of the stack; the server is checked once the app and front are valid, and
@@ -129,11 +205,23 @@ def resolve_stack(
     if app_ok:
         check(_runtime)
     front_ok = check(_front)
+    endpoints: list[Endpoint] = []
     if app_ok and front_ok:
-        check(lambda s, roots, who: _server(s, roots, who, derive=identity_ok))
+        check(lambda s, roots, who: endpoints.extend(_server(s, roots, who, derive=identity_ok)))
     if problems:
         raise StackError(problems)
-    return s
+    return Stack(
+        name=s["name"],
+        port=s["port"],
+        app=s["app"],
+        runtime=s["runtime"],
+        front=s["front"],
+        server=s["server"],
+        upstream=s["upstream"],
+        endpoints=tuple(endpoints),
+        path=s.get("path"),
+        key_order=tuple(s),
+    )
 
 
 def _identity(s: dict[str, Any], roots: Roots, who: str) -> None:
@@ -193,7 +281,9 @@ def _front(s: dict[str, Any], roots: Roots, who: str) -> None:
     fronts.by_name(front["kind"]).resolve(front, who, s.get("name"))
 
 
-def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> None:
+def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> list[Endpoint]:
+    """Check the stack's server against its app and front; its instances' endpoints, derived (none when
+    the front serves the app, or when the name or port that they derive from is wrong)."""
     port, app, front = s.get("port"), s["app"], s["front"]
     kind = app["kind"]
     app_kind, front_kind = apps.by_name(kind), fronts.by_name(front["kind"])
@@ -209,7 +299,7 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> N
         front_kind.serve(front, who, app_kind)
         s["server"] = None
         s["endpoints"] = []
-        return
+        return []
     if not isinstance(server, dict):
         raise err(
             who,
@@ -237,7 +327,7 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> N
         raise err(who, field, message)
     front_kind.check_server(s, who)
     if not is_int(port) or not derive:
-        return  # the name's or port's own problem is reported; nothing can be derived from them
+        return []  # the name's or port's own problem is reported; nothing can be derived from them
     base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
     if bind == "tcp" and not front_kind.direct:
         if not is_int(base) or not FIRST_USER_PORT <= base + 1 <= base + instances <= 65535:
@@ -249,12 +339,12 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> N
             )
         if base < port <= base + instances:
             raise err(who, "server.port_base", f"a backend would listen on the stack's own port {port}")
-    _derive_server(s, spec, front_kind, roots, base)
+    return _derive_server(s, spec, front_kind, roots, base)
 
 
 def _derive_server(
     s: dict[str, Any], spec: ServerKind, front_kind: FrontKind, roots: Roots, base: int
-) -> None:
+) -> list[Endpoint]:
     """Units, files and every instance's addresses, as the app_server, nginx and apache roles print them."""
     name, server = s["name"], s["server"]
     units = roots.units.rstrip("/")
@@ -273,35 +363,39 @@ def _derive_server(
         s["upstream"] = f"bench_{name.replace('-', '_')}"
     endpoints = []
     for i in range(1, server["instances"] + 1):
-        ep: dict[str, Any] = {"instance": i, "unit": f"bench-{name}@{i}.service"}
         if front_kind.direct:
-            ep.update(socket=None, host="0.0.0.0", port=s["port"])
+            socket, host, port = None, "0.0.0.0", s["port"]
         elif server["bind"] == "unix":
-            ep.update(socket=f"{roots.run.rstrip('/')}/{name}-{i}/server.sock", host=None, port=None)
+            socket, host, port = f"{roots.run.rstrip('/')}/{name}-{i}/server.sock", None, None
         else:
-            ep.update(socket=None, host="127.0.0.1", port=base + i)
-        bind = "unix" if ep["socket"] else "tcp"
-        ep.update(
-            address=f"unix:{ep['socket']}" if ep["socket"] else f"{ep['host']}:{ep['port']}",
-            # Apache names each unix-socket member after '|': members sharing one name merge into one worker.
-            balancer_member=(
-                f"unix:{ep['socket']}|http://{name}-{i}"
-                if ep["socket"]
-                else f"http://{ep['host']}:{ep['port']}"
-            ),
-            runtime_directory=f"{roots.run_relative}/{name}-{i}",
-            config_file=f"{units}/{name}-{i}.{config}" if config else None,
-            listen_args=spec.listen[bind].format(**ep) if spec.listen else "",
-            config_listen=spec.config_listen[bind].format(**ep) if config else None,
+            socket, host, port = None, "127.0.0.1", base + i
+        where = {"socket": socket, "host": host, "port": port}
+        bind = "unix" if socket else "tcp"
+        endpoints.append(
+            Endpoint(
+                instance=i,
+                unit=f"bench-{name}@{i}.service",
+                socket=socket,
+                host=host,
+                port=port,
+                address=f"unix:{socket}" if socket else f"{host}:{port}",
+                # Apache names each unix-socket member after '|': members sharing one name merge into one
+                # worker.
+                balancer_member=f"unix:{socket}|http://{name}-{i}" if socket else f"http://{host}:{port}",
+                runtime_directory=f"{roots.run_relative}/{name}-{i}",
+                config_file=f"{units}/{name}-{i}.{config}" if config else None,
+                listen_args=spec.listen[bind].format(**where) if spec.listen else "",
+                config_listen=spec.config_listen[bind].format(**where) if config else None,
+            )
         )
-        endpoints.append(ep)
-    s["endpoints"] = endpoints
+    # The kind's start command reads the stack as the plan holds it.
+    s["endpoints"] = [ep.to_dict() for ep in endpoints]
     # The instances' start command (the unit's ExecStart), reload signal and config template: the kind's.
     server.update(spec.plan_fields(s))
     app = s["app"]
     bundle = app.get("bundle") or {}
     server["environment"] = {
-        **{f"BENCH_LISTEN_{ep['instance']}": ep["listen_args"] for ep in endpoints if ep["listen_args"]},
+        **{f"BENCH_LISTEN_{ep.instance}": ep.listen_args for ep in endpoints if ep.listen_args},
         # `bundle exec` finds the app's gems through these (they are unused by an app without a Gemfile).
         **{f"BUNDLE_{key.upper()}": value for key, value in sorted(bundle.items())},
         **({"BUNDLE_FROZEN": "true"} if bundle else {}),
@@ -309,6 +403,7 @@ def _derive_server(
     }
     # What the env file holds, line by line (the app_server role prints them; the file is mode 0640).
     server["env_file_lines"] = [env_file_line(k, v) for k, v in server["environment"].items()]
+    return endpoints
 
 
 def resolve_stacks(
@@ -324,7 +419,7 @@ def resolve_stacks(
     problems: list[str] = []
     for i, stack in enumerate(stacks):
         try:
-            out.append(resolve_stack(stack, roots, base_dir, where=f"stacks[{i}]"))
+            out.append(resolve(stack, roots, base_dir, where=f"stacks[{i}]").to_dict())
         except StackError as exc:
             problems += [
                 p if p.startswith(("stack ", "stacks[")) else f"stacks[{i}]: {p}" for p in exc.problems
