@@ -1,6 +1,7 @@
 """What the stack resolver (:mod:`benchstack.stacks`) and the kinds' adapters (:mod:`benchstack.apps`,
-:mod:`benchstack.fronts`) check a stack's fields with: the error that lists every problem, each naming its
-stack and field, and the checks of names, folder paths, URL paths and typed keys.
+:mod:`benchstack.fronts`) check and derive a stack's fields with: the project-wide roots every derived path
+hangs from (:class:`Roots`), the error that lists every problem, each naming its stack and field, and the
+checks of names, folder paths, URL paths and typed keys.
 
 Every value that reaches a config file is validated for its context: names, paths and URL paths are refused
 when they could break out of a config line (newlines, ``;``, braces, quotes, spaces).
