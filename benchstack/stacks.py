@@ -415,28 +415,27 @@ def resolve_stacks(
     note("resolve")
     if not isinstance(stacks, list) or not stacks:
         raise StackError("stacks: must be a non-empty list of stacks")
-    out: list[dict[str, Any]] = []
+    resolved: list[Stack] = []
     problems: list[str] = []
     for i, stack in enumerate(stacks):
         try:
-            out.append(resolve(stack, roots, base_dir, where=f"stacks[{i}]").to_dict())
+            resolved.append(resolve(stack, roots, base_dir, where=f"stacks[{i}]"))
         except StackError as exc:
             problems += [
                 p if p.startswith(("stack ", "stacks[")) else f"stacks[{i}]: {p}" for p in exc.problems
             ]
     names: set[str] = set()
     ports: dict[int, str] = {}
-    for s in out:
-        if s["name"] in names:
-            problems.append(f"stack {shown(s['name'])}: name: used by two stacks")
-        names.add(s["name"])
-        listening = {s["port"]} | {ep["port"] for ep in s["endpoints"] if ep["port"] is not None}
+    for r in resolved:
+        if r.name in names:
+            problems.append(f"stack {shown(r.name)}: name: used by two stacks")
+        names.add(r.name)
+        listening = {r.port} | {ep.port for ep in r.endpoints if ep.port is not None}
         for p in sorted(listening):
-            if p in ports and ports[p] != s["name"]:
-                problems.append(
-                    f"stack {shown(s['name'])}: port: {p} is also used by stack {shown(ports[p])}"
-                )
-            ports[p] = s["name"]
+            if p in ports and ports[p] != r.name:
+                problems.append(f"stack {shown(r.name)}: port: {p} is also used by stack {shown(ports[p])}")
+            ports[p] = r.name
+    out = [r.to_dict() for r in resolved]
     problems += shared_app_problems(out)
     problems += [p for s in out for p in bundle_problems(s)]
     if problems:
