@@ -100,7 +100,7 @@ def one_of(value: object, known: dict[str, Any]) -> bool:
 
 def safe_path_problem(value: object) -> str | None:
     """Why ``value`` cannot be a folder path in a config file, or None when it can."""
-    if not isinstance(value, str) or not SAFE_PATH_RE.match(value):
+    if not isinstance(value, str) or not SAFE_PATH_RE.fullmatch(value):
         return (
             "must be an absolute path of letters, digits, '.', '_', '+', '-' and '/' "
             f"(no spaces, quotes, ';', braces or newlines), not {shown(value)}"
@@ -112,7 +112,7 @@ def safe_path_problem(value: object) -> str | None:
 
 def url_path_problem(value: object) -> str | None:
     """Why ``value`` cannot be a URL path (load path, check path), or None when it can."""
-    if not isinstance(value, str) or not URL_PATH_RE.match(value):
+    if not isinstance(value, str) or not URL_PATH_RE.fullmatch(value):
         return (
             f"must be a URL path starting with '/' without spaces or control characters, not {shown(value)}"
         )

@@ -239,7 +239,7 @@ def _identity(s: dict[str, Any], roots: Roots, who: str) -> None:
     elif not isinstance(name, str):
         # YAML reads `name: no` as false and `name: 8080` as a number: quoting makes them names.
         problems.append(f"{who}: name: must be a string of {rule}, not {shown(name)} (quote it)")
-    elif not NAME_RE.match(name):
+    elif not NAME_RE.fullmatch(name):
         problems.append(f"{who}: name: must be {rule}")
     port = s.get("port")
     if not is_int(port) or not 1 <= port <= 65535:

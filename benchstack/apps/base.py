@@ -148,7 +148,7 @@ class AppKind:
         version = runtime["version"]
         if runtime["kind"] != "ruby":
             raise err(who, "runtime.version", "only a ruby runtime takes a version (installed with rbenv)")
-        if not isinstance(version, str) or not RUBY_VERSION_RE.match(version):
+        if not isinstance(version, str) or not RUBY_VERSION_RE.fullmatch(version):
             raise err(
                 who, "runtime.version", f"must be a Ruby version string such as '3.1.2', not {shown(version)}"
             )

@@ -55,7 +55,7 @@ def user_app_problems(
     deploy = app["deploy"]
     where = f"{who}: app.{deploy}"
     app_name = app["name"]
-    if not isinstance(app_name, str) or not NAME_RE.match(app_name):
+    if not isinstance(app_name, str) or not NAME_RE.fullmatch(app_name):
         return [
             f"{who}: app.name: must be 1-48 lowercase letters, digits or '-' (it names the app's "
             f"folder on the target), not {shown(app_name)}"
@@ -121,11 +121,11 @@ def _git_problems(where: str, app: dict[str, Any]) -> list[str]:
     ]
     repo, version = git.get("repo"), git.get("version")
     moving = git.setdefault("moving_ref", False)
-    if not isinstance(repo, str) or not GIT_REPO_RE.match(repo):
+    if not isinstance(repo, str) or not GIT_REPO_RE.fullmatch(repo):
         problems.append(
             f"{where}.repo: must be a repository URL or path without spaces or quotes, not {shown(repo)}"
         )
-    if not isinstance(version, str) or not GIT_VERSION_RE.match(version):
+    if not isinstance(version, str) or not GIT_VERSION_RE.fullmatch(version):
         problems.append(
             f"{where}.version: must be a tag or a commit sha (a branch with moving_ref: true), "
             f"not {shown(version)}"

@@ -34,7 +34,7 @@ def env_problems(who: str, app: dict[str, Any]) -> list[str]:
         return [f"{where}: must be a mapping of at most {MAX_ENV_VARS} NAME: value pairs, not {shown(env)}"]
     problems = []
     for key, value in env.items():
-        if not isinstance(key, str) or not ENV_NAME_RE.match(key):
+        if not isinstance(key, str) or not ENV_NAME_RE.fullmatch(key):
             problems.append(
                 f"{where}: {shown(key)}: a name must be uppercase letters, digits and '_', not a digit first"
             )
