@@ -44,8 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import hoststate
+from benchstack.apps import BUNDLED_KINDS
 from benchstack.servers import REGISTRY as SERVERS
-from benchstack.stacks import APP_KINDS, NAME_RE
+from benchstack.stacks import NAME_RE
 
 MARKER = "/var/lib/bench-stack/provisioned.json"
 SCHEMA = "bench-stack/provisioned/v1"
@@ -191,8 +192,7 @@ def parse_found(stdout: str) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-# Bundled apps with files (one folder each under the apps root) and the server configs' extensions.
-BUNDLED_KINDS = tuple(kind for kind, spec in APP_KINDS.items() if spec["entry"])
+# The server configs' extensions (bundled apps: one folder each under the apps root, BUNDLED_KINDS).
 CONFIG_EXTENSIONS = tuple(kind.config for kind in SERVERS.values() if kind.config)
 _NAME = NAME_RE.pattern.strip("^$")
 

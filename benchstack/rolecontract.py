@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from benchstack.fronts import ROLES as FRONT_ROLES
+
 ROLES_DIR = Path(__file__).resolve().parent.parent / "roles"
 
 
@@ -30,11 +32,11 @@ def _front(kind: str) -> Callable[[dict[str, Any]], bool]:
     return lambda stack: stack["front"]["kind"] == kind
 
 
-# Role -> its stack list variable and the stacks of the plan it serves.
+# Role -> its stack list variable and the stacks of the plan it serves: the app servers', and each front's
+# role (benchstack.fronts).
 STACK_ROLES: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     "app_server": ("app_server_stacks", _has_server),
-    "nginx": ("nginx_stacks", _front("nginx")),
-    "apache": ("apache_stacks", _front("apache")),
+    **{role: (f"{role}_stacks", _front(front.name)) for role, front in FRONT_ROLES.items()},
 }
 
 

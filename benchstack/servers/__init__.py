@@ -1,8 +1,8 @@
 """One adapter per app server kind, and the registry of them.
 
 Each module (``thin``, ``puma``, ``passenger``, ...) holds all that bench-stack knows of its server in a
-:class:`~benchstack.servers.base.ServerKind`, ``KIND``: runtime and apps, binds and how an instance is told
-where to listen, protocol, typed options and their checks, what the runtime roles install for it, the
+:class:`~benchstack.servers.base.ServerKind`, ``KIND``: runtime and app interface, binds and how an instance
+is told where to listen, protocol, typed options and their checks, what the runtime roles install for it, the
 processes it keeps, and its full start command (the plan's ``server.exec``, which the app_server role's unit
 prints). The rest of the package asks :func:`by_name` instead of comparing server names. Adding a kind: a
 module here, its entry in :data:`REGISTRY`, a config template when it reads one, the role's ``server.kind``

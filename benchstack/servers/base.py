@@ -1,9 +1,10 @@
 """What the rest of bench-stack asks an app server kind's adapter (:mod:`benchstack.servers`).
 
-One adapter per kind holds everything that differs between app servers: the runtime and apps it serves, the
-binds it listens on and how it is told where (command-line arguments or a config file), the protocol it
-speaks to a front, its typed ``server.*`` options and their cross-checks, the gems, Python packages and Perl
-modules the runtime roles install for it, the processes it keeps running, and its full start command.
+One adapter per kind holds everything that differs between app servers: the runtime and the app interface it
+serves (every app kind of that interface, :mod:`benchstack.apps`), the binds it listens on and how it is told
+where (command-line arguments or a config file), the protocol it speaks to a front, its typed ``server.*``
+options and their cross-checks, the gems, Python packages and Perl modules the runtime roles install for it,
+the processes it keeps running, and its full start command.
 
 The start command is computed here, once per run, into the plan (``server.exec``); the app_server role's unit
 template prints it. What only a target knows - where its Ruby, Perl, venv or php-fpm live, whether a user's
@@ -61,9 +62,10 @@ class ServerKind(ABC):
     holds one instance of each."""
 
     name: ClassVar[str]
-    # The runtime it runs on (ruby, python, perl, php) and the app kinds it serves.
+    # The runtime it runs on (ruby, python, perl, php) and the interface of the apps it serves (rack, psgi,
+    # wsgi, asgi, php): it serves every app kind of that interface (AppKind.interface).
     runtime: ClassVar[str]
-    apps: ClassVar[tuple[str, ...]]
+    interface: ClassVar[str]
     # Where it can listen; the first is the default behind a front.
     binds: ClassVar[tuple[str, ...]] = BINDS
     # What it speaks to a front: http, or fastcgi (it then needs a front, and only nginx speaks it).

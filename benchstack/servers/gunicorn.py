@@ -10,7 +10,7 @@ from benchstack.servers.base import LISTEN, MAX_REQUESTS, WORKERS, ServerKind
 class Gunicorn(ServerKind):
     name = "gunicorn"
     runtime = "python"
-    apps = ("wsgi",)
+    interface = "wsgi"
     options = {"workers": WORKERS, "max_requests": MAX_REQUESTS}
     listen = {"unix": "--bind unix:{socket}", "tcp": "--bind {host}:{port}"}
     pip = ("gunicorn",)

@@ -13,7 +13,7 @@ from benchstack.servers.base import LISTEN, WORKERS, ServerKind
 class Passenger(ServerKind):
     name = "passenger"
     runtime = "ruby"
-    apps = ("sinatra",)
+    interface = "rack"
     # Workers: a fixed pool of app processes (--min-instances = --max-pool-size), each one request at a time.
     options = {"workers": WORKERS}
     listen = {"unix": "--socket {socket}", "tcp": "--address {host} --port {port}"}

@@ -10,7 +10,7 @@ from benchstack.servers.base import MAX_REQUESTS, WORKERS, ServerKind
 class PhpFpm(ServerKind):
     name = "php-fpm"
     runtime = "php"
-    apps = ("php",)
+    interface = "php"
     protocol = "fastcgi"
     options = {"workers": WORKERS, "max_requests": MAX_REQUESTS}
     config = "php-fpm.conf"

@@ -10,7 +10,7 @@ from benchstack.servers.base import ServerKind
 class Puma(ServerKind):
     name = "puma"
     runtime = "ruby"
-    apps = ("sinatra",)
+    interface = "rack"
     upstream_keepalive = True
     options = {
         "workers": (int, 0, 64, 0),

@@ -13,7 +13,7 @@ from benchstack.servers.base import LISTEN, WORKERS, ServerKind
 class Starlet(ServerKind):
     name = "starlet"
     runtime = "ruby"
-    apps = ("sinatra",)
+    interface = "rack"
     # min_request_per_child (optional, None: unset) makes each worker's limit random in min..max.
     options = {
         "workers": WORKERS,

@@ -10,7 +10,7 @@ from benchstack.servers.base import LISTEN, WORKERS, ServerKind
 class Starman(ServerKind):
     name = "starman"
     runtime = "perl"
-    apps = ("psgi",)
+    interface = "psgi"
     options = {"workers": WORKERS, "max_requests": (int, 1, 10_000_000, 1000)}
     listen = {"unix": "--path {socket}", "tcp": "--port {host}:{port}"}
     # A SIGHUP to start_server (systemctl reload) starts a new Starman and then stops the old one with QUIT,

@@ -10,7 +10,7 @@ from benchstack.servers.base import LISTEN, ServerKind
 class Thin(ServerKind):
     name = "thin"
     runtime = "ruby"
-    apps = ("sinatra",)
+    interface = "rack"
     upstream_keepalive = True
     listen = {"unix": "--socket {socket}", "tcp": "--address {host} --port {port}"}
     gems = ("thin",)

@@ -10,7 +10,7 @@ from benchstack.servers.base import WORKERS, ServerKind
 class Unicorn(ServerKind):
     name = "unicorn"
     runtime = "ruby"
-    apps = ("sinatra",)
+    interface = "rack"
     options = {"workers": WORKERS, "preload": (bool, None, None, True)}
     config = "unicorn.rb"
     config_listen = {"unix": "{socket}", "tcp": "{host}:{port}"}

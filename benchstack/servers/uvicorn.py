@@ -10,7 +10,7 @@ from benchstack.servers.base import LISTEN, ServerKind
 class Uvicorn(ServerKind):
     name = "uvicorn"
     runtime = "python"
-    apps = ("asgi",)
+    interface = "asgi"
     upstream_keepalive = True
     options = {"workers": (int, 1, 64, 1)}
     listen = {"unix": "--uds {socket}", "tcp": "--host {host} --port {port}"}

@@ -10,7 +10,7 @@ from benchstack.servers.base import LISTEN, ServerKind
 class Webrick(ServerKind):
     name = "webrick"
     runtime = "ruby"
-    apps = ("sinatra",)
+    interface = "rack"
     binds = ("tcp",)
     listen = {"tcp": "--host {host} --port {port}"}
     gems = ("webrick",)

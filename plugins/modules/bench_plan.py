@@ -38,7 +38,7 @@ options:
     default: false
 notes:
   - The roots of every derived path come from the variables bench_run_root, bench_app_root and
-    bench_unit_config_dir when set (defaults in benchstack.stacks.Roots, the one place they live).
+    bench_unit_config_dir when set (defaults in benchstack.stackfields.Roots, the one place they live).
 """
 
 EXAMPLES = r"""

@@ -13,6 +13,8 @@ import yaml
 from conftest import schema_file_errors
 
 from benchstack import stacks as S
+from benchstack.apps import REGISTRY as APPS
+from benchstack.apps.fields import MAX_CHECKS, MAX_ENV_VARS
 from benchstack.experiment import (
     LOAD_KEYS,
     MAX_CONCURRENCY,
@@ -30,6 +32,8 @@ from benchstack.experiment import (
 )
 from benchstack.experiment_schema import experiment_schema, schema_problems
 from benchstack.formats import first_error_validator
+from benchstack.fronts import REGISTRY as FRONTS
+from benchstack.fronts import apache, nginx
 from benchstack.inputs import InputError, load_yaml
 from benchstack.loadplan import Load, LoadPlan, Warmup
 from benchstack.loadtools import TOOLS
@@ -67,18 +71,18 @@ def branches(node: dict[str, Any], field: str) -> dict[str, dict[str, Any]]:
 
 def test_the_schema_names_the_kinds_and_tools_the_code_knows() -> None:
     app, server, front = STACK["app"]["properties"], STACK["server"], STACK["front"]
-    assert app["kind"]["enum"] == list(S.APP_KINDS)
+    assert app["kind"]["enum"] == list(APPS)
     assert server["properties"]["kind"]["enum"] == list(REGISTRY)
     assert server["properties"]["bind"]["enum"] == list(BINDS)
-    assert front["properties"]["kind"]["enum"] == list(S.FRONT_KINDS)
+    assert front["properties"]["kind"]["enum"] == list(FRONTS)
     assert sorted(STACK["runtime"]["properties"]["kind"]["enum"]) == sorted(
-        {spec["runtime"] for spec in S.APP_KINDS.values()}
+        {kind.runtime for kind in APPS.values()}
     )
     assert PLAN["tool"]["enum"] == list(TOOLS)
     fronts = branches(front, "kind")
-    assert set(fronts) == set(S.FRONT_KINDS)
-    assert fronts["nginx"]["properties"]["profile"]["enum"] == list(S.FRONT_PROFILES)
-    assert fronts["apache"]["properties"]["mpm"]["enum"] == list(S.APACHE_MPMS)
+    assert set(fronts) == set(FRONTS)
+    assert fronts["nginx"]["properties"]["profile"]["enum"] == list(nginx.PROFILES)
+    assert fronts["apache"]["properties"]["mpm"]["enum"] == list(apache.MPMS)
 
 
 def test_each_server_kind_has_exactly_its_typed_options() -> None:
@@ -99,8 +103,8 @@ def test_each_server_kind_has_exactly_its_typed_options() -> None:
 
 def test_each_apache_mpm_has_exactly_its_tuning_keys() -> None:
     mpms = branches(branches(STACK["front"], "kind")["apache"], "mpm")
-    assert list(mpms) == list(S.APACHE_MPMS)
-    for mpm, options in S.APACHE_MPM_OPTIONS.items():
+    assert list(mpms) == list(apache.MPMS)
+    for mpm, options in apache.MPM_OPTIONS.items():
         props = mpms[mpm]["properties"]
         assert set(props) == {"kind", "mpm", *options}, mpm
         for key, (_directive, low, high, _default) in options.items():
@@ -119,8 +123,8 @@ def test_the_schemas_limits_are_the_codes() -> None:
     assert PLAN["concurrency"]["anyOf"][0]["maximum"] == MAX_CONCURRENCY
     assert PLAN["rate"]["anyOf"][0]["maximum"] == MAX_RATE
     assert STACK["server"]["properties"]["instances"]["maximum"] == S.MAX_INSTANCES
-    assert STACK["app"]["properties"]["checks"]["maxItems"] == S.MAX_CHECKS
-    assert STACK["app"]["properties"]["env"]["maxProperties"] == S.MAX_ENV_VARS
+    assert STACK["app"]["properties"]["checks"]["maxItems"] == MAX_CHECKS
+    assert STACK["app"]["properties"]["env"]["maxProperties"] == MAX_ENV_VARS
     assert STACK["path"]["maxLength"] == S.MAX_URL_PATH
     assert f"{{0,{MAX_NAME - 1}}}" in SCHEMA["properties"]["name"]["pattern"]
 

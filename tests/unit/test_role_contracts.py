@@ -11,14 +11,12 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from conftest import ROLES
 from conftest import render_template as render
 
+from benchstack.fronts.apache import HANDLER_MODULES as APACHE_HANDLER_MODULES
+from benchstack.fronts.apache import MPMS as APACHE_MPMS
+from benchstack.fronts.nginx import PROFILES as FRONT_PROFILES
 from benchstack.plan import compile_plan
 from benchstack.rolecontract import STACK_ROLES, entry_points, project, stack_fields
 from benchstack.servers import REGISTRY as SERVERS
-from benchstack.stacks import (
-    APACHE_HANDLER_MODULES,
-    APACHE_MPMS,
-    FRONT_PROFILES,
-)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = sorted(

@@ -13,9 +13,10 @@ import yaml
 from conftest import ROLES, resolved_stack
 
 from benchstack import servers
+from benchstack.apps import REGISTRY as APPS
 from benchstack.servers import BINDS, HOST_VALUES, KINDS, REGISTRY, by_name, host_command
 from benchstack.servers.base import PLACEHOLDER_RE, ServerKind
-from benchstack.stacks import APP_KINDS, StackError, needs, resolve_stack
+from benchstack.stacks import StackError, needs, resolve_stack
 
 
 def role_yaml(path: str) -> Any:
@@ -37,7 +38,7 @@ def test_an_unknown_kind_is_refused_naming_the_known_ones() -> None:
 @pytest.mark.parametrize("name", KINDS)
 def test_each_adapter_says_how_every_bind_it_takes_listens(name: str) -> None:
     kind = by_name(name)
-    assert {APP_KINDS[app]["runtime"] for app in kind.apps} == {kind.runtime}
+    assert {app.runtime for app in APPS.values() if app.interface == kind.interface} == {kind.runtime}
     assert set(kind.binds) <= set(BINDS)
     assert kind.protocol in ("http", "fastcgi")
     # Command-line arguments or a config file, never both: the unit appends $BENCH_LISTEN_%i or the config
@@ -49,7 +50,7 @@ def test_each_adapter_says_how_every_bind_it_takes_listens(name: str) -> None:
 
 
 def app_of(name: str) -> str:
-    return by_name(name).apps[0]
+    return next(app for app, kind in APPS.items() if kind.interface == by_name(name).interface)
 
 
 @pytest.mark.parametrize("name", KINDS)

@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
+from benchstack.apps.static import ONE_KB_BODY
 from benchstack.servers import processes as server_processes
 from benchstack.stacks import (
     MAX_URL_PATH,
-    STATIC_1K_BODY,
     Roots,
     StackError,
     front_checks,
@@ -922,8 +922,8 @@ def test_front_checks_name_the_apache_mpm() -> None:
 
 def test_the_bundled_1k_file_is_exactly_1024_bytes_and_is_what_the_check_expects() -> None:
     bundled = Path(__file__).resolve().parents[2] / "roles/app/files/static/1k.html"
-    assert len(STATIC_1K_BODY.encode()) == 1024
-    assert bundled.read_text(encoding="utf-8") == STATIC_1K_BODY
+    assert len(ONE_KB_BODY.encode()) == 1024
+    assert bundled.read_text(encoding="utf-8") == ONE_KB_BODY
 
 
 # ---------------------------------------------------------------- names, ports and processes (issue 29)

@@ -17,8 +17,9 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
 from stackcheck import PLANTED, PLANTED_MARKS, children, main_pid, planted_answers
 from testinfra.host import Host
 
+from benchstack.apps.static import ONE_KB_BODY
 from benchstack.experiment import load_experiment
-from benchstack.stacks import STATIC_1K_BODY, resolve_stacks
+from benchstack.stacks import resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
 APACHE = [s for s in resolve_stacks(STACKS) if s["front"]["kind"] == "apache"]
@@ -119,7 +120,7 @@ def test_the_proxy_pool_has_one_named_member_per_socket(host: Host) -> None:
 def test_the_seeds_1k_query_string_reaches_the_static_file(host: Host) -> None:
     url = "http://127.0.0.1:8502/1k.html?q=" + "x" * 1022
     body = host.check_output("curl -sSf --max-time 10 %s", url)
-    assert body == STATIC_1K_BODY.rstrip("\n")  # check_output strips the final newline
+    assert body == ONE_KB_BODY.rstrip("\n")  # check_output strips the final newline
 
 
 def test_lua_file_is_read_on_every_request(host: Host) -> None:

@@ -1,0 +1,62 @@
+"""One adapter per app kind, and the registry of them.
+
+Each module (``sinatra``, ``php``, ``static``, ``lua_file``, ...) holds all that bench-stack knows of its
+app kind in an :class:`~benchstack.apps.base.AppKind`, ``KIND``: the runtime it runs on, the entry file a
+deployment holds, its default health checks, what the runtime roles install for the bundled app, whether a
+user's app of it brings a bundle, and whether an app server serves it or its front does (and which fronts
+can). The checks of an ``app`` section are the base class's, the deployment of users' apps is
+:mod:`benchstack.apps.deploy`'s. The rest of the package asks :func:`by_name` instead of comparing app kind
+names. Adding a kind: a module here, its entry in :data:`REGISTRY`, its bundled files in
+``roles/app/files/<kind>/``, the schema's enum, tests (docs/adding-a-kind.md).
+"""
+
+from __future__ import annotations
+
+from benchstack.apps import (
+    asgi,
+    lua_file,
+    lua_inline,
+    mruby_file,
+    mruby_inline,
+    php,
+    psgi,
+    sinatra,
+    static,
+    wsgi,
+)
+from benchstack.apps.base import AppKind, EmbeddedApp
+
+# In the order messages list them.
+REGISTRY: dict[str, AppKind] = {
+    k.name: k
+    for k in (
+        sinatra.KIND,
+        psgi.KIND,
+        wsgi.KIND,
+        asgi.KIND,
+        php.KIND,
+        static.KIND,
+        lua_inline.KIND,
+        lua_file.KIND,
+        mruby_inline.KIND,
+        mruby_file.KIND,
+    )
+}
+KINDS: tuple[str, ...] = tuple(REGISTRY)
+# The kinds with bundled files to deploy (one folder each under the apps root, from roles/app/files/).
+BUNDLED_KINDS: tuple[str, ...] = tuple(name for name, kind in REGISTRY.items() if kind.entry)
+
+__all__ = ["BUNDLED_KINDS", "KINDS", "REGISTRY", "AppKind", "EmbeddedApp", "by_name", "find"]
+
+
+def find(name: object) -> AppKind | None:
+    """The adapter of the app kind ``name``, None when there is none."""
+    return REGISTRY.get(name) if isinstance(name, str) else None
+
+
+def by_name(name: object) -> AppKind:
+    """The adapter of the app kind ``name``; ValueError naming the known kinds when there is none."""
+    kind = find(name)
+    if kind is None:
+        raise ValueError(f"unknown app kind {name!r}; known: {', '.join(REGISTRY)}")
+    return kind

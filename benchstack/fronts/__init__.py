@@ -1,0 +1,36 @@
+"""One adapter per front kind, and the registry of them.
+
+Each module (``none``, ``nginx``, ``apache``) holds all that bench-stack knows of its front in a
+:class:`~benchstack.fronts.base.FrontKind`, ``KIND``: its ``front.*`` keys, their checks and defaults (the
+profile, the MPM and its tuning), what it can stand before (a protocol it refuses), what it derives for its
+role's templates (an Apache instance's handler, modules and MPM directives), what its role installs for the
+run's stacks, and how health checks name it. The rest of the package asks :func:`by_name` instead of
+comparing front names. Adding a kind: a module here, its entry in :data:`REGISTRY`, its role, the schema's
+``front`` branch, tests (docs/adding-a-kind.md).
+"""
+
+from __future__ import annotations
+
+from benchstack.fronts import apache, nginx, none
+from benchstack.fronts.base import FrontKind
+
+# In the order messages list them.
+REGISTRY: dict[str, FrontKind] = {k.name: k for k in (none.KIND, nginx.KIND, apache.KIND)}
+KINDS: tuple[str, ...] = tuple(REGISTRY)
+# Front kinds run by a role, by role.
+ROLES: dict[str, FrontKind] = {k.role: k for k in REGISTRY.values() if k.role}
+
+__all__ = ["KINDS", "REGISTRY", "ROLES", "FrontKind", "by_name", "find"]
+
+
+def find(name: object) -> FrontKind | None:
+    """The adapter of the front kind ``name``, None when there is none."""
+    return REGISTRY.get(name) if isinstance(name, str) else None
+
+
+def by_name(name: object) -> FrontKind:
+    """The adapter of the front kind ``name``; ValueError naming the known kinds when there is none."""
+    kind = find(name)
+    if kind is None:
+        raise ValueError(f"unknown front kind {name!r}; known: {', '.join(REGISTRY)}")
+    return kind
