@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +112,83 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "drawn: the report's plots are rasterized to PNG files (see plots_not_rasterized)"
     )
+    config.addinivalue_line(
+        "markers", "early(commands): commands(folder) start with the session; the test reads early_results"
+    )
+
+
+# ---------------------------------------------------------------- commands started with the session
+
+# A function of a folder -> {name: (argv, environment, working folder)}: the processes a test checks.
+Commands = Callable[[Path], dict[str, tuple[list[str], dict[str, str], Path]]]
+
+
+class Early:
+    """The processes of one ``early`` marker's commands: started in their own folder, stdout and stderr to
+    files there (a pipe nobody reads yet would stop them), waited for by the test that reads them."""
+
+    def __init__(self, commands: Commands, folder: Path, key_file: Path) -> None:
+        self.folder = folder
+        self.procs: dict[str, tuple[list[str], subprocess.Popen[bytes]]] = {}
+        for name, (argv, given, cwd) in commands(folder).items():
+            # Started before any test's fixtures: the fingerprint key where _env_key_file puts it.
+            env = {**given, "BENCH_STACK_KEY_FILE": str(key_file)}
+            with (folder / f"{name}.out").open("wb") as out, (folder / f"{name}.err").open("wb") as err:
+                self.procs[name] = (argv, subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err))
+
+    def results(self, timeout: float = 120) -> dict[str, subprocess.CompletedProcess[str]]:
+        done = {}
+        for name, (argv, proc) in self.procs.items():
+            rc = proc.wait(timeout=timeout)
+            out, err = (
+                (self.folder / f"{name}.{part}").read_text(encoding="utf-8", errors="replace")
+                for part in ("out", "err")
+            )
+            done[name] = subprocess.CompletedProcess(argv, rc, out, err)
+        return done
+
+    def stop(self) -> None:
+        for _, proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+_EARLY: dict[Commands, Early] = {}
+
+
+def _start(commands: Commands, factory: pytest.TempPathFactory) -> Early:
+    if commands not in _EARLY:
+        key_file = factory.getbasetemp() / "env-fingerprint.key"
+        _EARLY[commands] = Early(commands, factory.mktemp(commands.__name__), key_file)
+    return _EARLY[commands]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def early_commands(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """The commands of every selected test marked ``early`` (ansible-playbook runs, ~1 s of CPU each, mostly
+    starting up), started before the first test: they run beside the in-process tests, on the core those
+    leave idle, instead of one after the other later. Under pytest-xdist each starts when first read."""
+    if not hasattr(request.config, "workerinput"):
+        for item in request.session.items:
+            marker = item.get_closest_marker("early")
+            if marker is not None:
+                _start(marker.args[0], tmp_path_factory)
+    yield
+    for early in _EARLY.values():
+        early.stop()
+
+
+@pytest.fixture
+def early_results(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """What the commands of the test's ``early`` marker did: exit code, stdout and stderr by name."""
+    marker = request.node.get_closest_marker("early")
+    assert marker is not None, "early_results needs @pytest.mark.early(commands)"
+    return _start(marker.args[0], tmp_path_factory).results()
 
 
 NOT_DRAWN = b"not drawn: a test not marked drawn (tests/unit/conftest.py)\n"
