@@ -18,6 +18,7 @@ count.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Iterator
@@ -136,7 +137,35 @@ def _items(validator: Any, items: Any, instance: Any, schema: dict[str, Any]) ->
     yield from _plain_items(validator, items, instance, schema)
 
 
-_Validator = validators.extend(Draft202012Validator, {"items": _items}, type_checker=TYPES)
+_plain_ref = Draft202012Validator.VALIDATORS["$ref"]
+# What ``$ref`` found valid: (id of the schema holding the $ref, sha256 of the value's repr). The schemas are
+# kept (by id) so an id cannot be reused by another; the set is emptied when it reaches _VALID_REFS_MAX.
+_valid_refs: set[tuple[int, bytes]] = set()
+_ref_schemas: dict[int, Any] = {}
+_VALID_REFS_MAX = 100_000
+
+
+def _ref(validator: Any, ref: str, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
+    """``$ref``, remembering the values it found valid: a document checked again (a cell written, then
+    read back), or one that differs from another in one place (an experiment and its variants), skips the
+    parts found valid before. A part's validity depends on nothing but its schema and its value (the schemas
+    use no $dynamicRef or unevaluated keywords), and a value as JSON and YAML readers make it is told by its
+    repr (1, 1.0, True and '1' apart; a tuple from a list): only the time changes."""
+    key = (id(schema), hashlib.sha256(repr(instance).encode("utf-8", "surrogatepass")).digest())
+    if key in _valid_refs:
+        return
+    found = False
+    for error in _plain_ref(validator, ref, instance, schema):
+        found = True
+        yield error
+    if not found:
+        if len(_valid_refs) >= _VALID_REFS_MAX:
+            _valid_refs.clear()
+        _ref_schemas.setdefault(id(schema), schema)
+        _valid_refs.add(key)
+
+
+_Validator = validators.extend(Draft202012Validator, {"items": _items, "$ref": _ref}, type_checker=TYPES)
 
 
 def _first_bad_items(validator: Any, items: Any, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:

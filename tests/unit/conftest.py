@@ -9,14 +9,19 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 
 from benchstack.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_MARKER
+
+# Bytecode for the test modules and the package, even where PYTHONDONTWRITEBYTECODE is set (as in our
+# sessions): pytest rewrote and compiled every test module again on each run, ~3 s of the suite's start.
+# It goes to __pycache__ beside each file, which git ignores; only this process, not the ones it starts.
+sys.dont_write_bytecode = False
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 # The run metadata a stored cell carries (benchstack.cell.RUN_REQUIRED) besides experiment, stack and
@@ -33,12 +38,39 @@ STORED_META: dict[str, Any] = {
 SCHEMAS = Path(__file__).resolve().parents[2] / "benchstack" / "schemas"
 
 
+# What the plain validator's ``$ref`` found valid: (id of the schema holding the $ref, sha256 of the value's
+# repr), the schemas kept so their ids stay theirs. Written here, not taken from benchstack.formats (which
+# does the same), so that the second opinion stays independent of the code it checks.
+_VALID_REFS: set[tuple[int, bytes]] = set()
+_REF_SCHEMAS: dict[int, Any] = {}
+
+
+def _remembering_ref(validator: Any, ref: str, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
+    """jsonschema's own ``$ref``, skipped for a value it found valid against the same schema before: the
+    cells of one capture, written by many tests, share their latency distribution (1,800 pairs, ~0.1 s to
+    check plainly). A value as json.loads makes it is told by its repr."""
+    key = (id(schema), hashlib.sha256(repr(instance).encode("utf-8", "surrogatepass")).digest())
+    if key in _VALID_REFS:
+        return
+    found = False
+    for error in Draft202012Validator.VALIDATORS["$ref"](validator, ref, instance, schema):
+        found = True
+        yield error
+    if not found:
+        _REF_SCHEMAS.setdefault(id(schema), schema)
+        _VALID_REFS.add(key)
+
+
+_PlainValidator = validators.extend(Draft202012Validator, {"$ref": _remembering_ref})
+
+
 @functools.cache
 def schema_file_validator(name: str) -> Draft202012Validator:
-    """Plain jsonschema on a published schema file: what anyone else validating our results would run."""
+    """Plain jsonschema on a published schema file: what anyone else validating our results would run
+    (with a memory of the parts found valid, :func:`_remembering_ref`)."""
     schema = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return _PlainValidator(schema)  # type: ignore[no-any-return]
 
 
 _FITTING: set[tuple[str, str]] = set()
@@ -74,6 +106,110 @@ def stored_cells_fit_the_schema_file(monkeypatch: pytest.MonkeyPatch) -> Iterato
 
     monkeypatch.setattr(benchstack.cell, "dumps_cell", dumps_checked)
     yield
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "drawn: the report's plots are rasterized to PNG files (see plots_not_rasterized)"
+    )
+    config.addinivalue_line(
+        "markers", "early(commands): commands(folder) start with the session; the test reads early_results"
+    )
+
+
+# ---------------------------------------------------------------- commands started with the session
+
+# A function of a folder -> {name: (argv, environment, working folder)}: the processes a test checks.
+Commands = Callable[[Path], dict[str, tuple[list[str], dict[str, str], Path]]]
+
+
+class Early:
+    """The processes of one ``early`` marker's commands: started in their own folder, stdout and stderr to
+    files there (a pipe nobody reads yet would stop them), waited for by the test that reads them."""
+
+    def __init__(self, commands: Commands, folder: Path, key_file: Path) -> None:
+        self.folder = folder
+        self.procs: dict[str, tuple[list[str], subprocess.Popen[bytes]]] = {}
+        for name, (argv, given, cwd) in commands(folder).items():
+            # Started before any test's fixtures: the fingerprint key where _env_key_file puts it.
+            env = {**given, "BENCH_STACK_KEY_FILE": str(key_file)}
+            with (folder / f"{name}.out").open("wb") as out, (folder / f"{name}.err").open("wb") as err:
+                self.procs[name] = (argv, subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err))
+
+    def results(self, timeout: float = 120) -> dict[str, subprocess.CompletedProcess[str]]:
+        done = {}
+        for name, (argv, proc) in self.procs.items():
+            rc = proc.wait(timeout=timeout)
+            out, err = (
+                (self.folder / f"{name}.{part}").read_text(encoding="utf-8", errors="replace")
+                for part in ("out", "err")
+            )
+            done[name] = subprocess.CompletedProcess(argv, rc, out, err)
+        return done
+
+    def stop(self) -> None:
+        for _, proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+_EARLY: dict[Commands, Early] = {}
+
+
+def _start(commands: Commands, factory: pytest.TempPathFactory) -> Early:
+    if commands not in _EARLY:
+        key_file = factory.getbasetemp() / "env-fingerprint.key"
+        _EARLY[commands] = Early(commands, factory.mktemp(commands.__name__), key_file)
+    return _EARLY[commands]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def early_commands(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """The commands of every selected test marked ``early`` (ansible-playbook runs, ~1 s of CPU each, mostly
+    starting up), started before the first test: they run beside the in-process tests, on the core those
+    leave idle, instead of one after the other later. Under pytest-xdist each starts when first read."""
+    if not hasattr(request.config, "workerinput"):
+        for item in request.session.items:
+            marker = item.get_closest_marker("early")
+            if marker is not None:
+                _start(marker.args[0], tmp_path_factory)
+    yield
+    for early in _EARLY.values():
+        early.stop()
+
+
+@pytest.fixture
+def early_results(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """What the commands of the test's ``early`` marker did: exit code, stdout and stderr by name."""
+    marker = request.node.get_closest_marker("early")
+    assert marker is not None, "early_results needs @pytest.mark.early(commands)"
+    return _start(marker.args[0], tmp_path_factory).results()
+
+
+NOT_DRAWN = b"not drawn: a test not marked drawn (tests/unit/conftest.py)\n"
+
+
+@pytest.fixture(autouse=True)
+def plots_not_rasterized(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report's plots are made by benchstack.plots as a run makes them, every figure, line and label, but
+    rasterized to PNG (~0.1 s a plot, most of a report's time) only in the tests marked ``drawn``, which
+    check the files; elsewhere each plot file holds :data:`NOT_DRAWN`, which is no PNG."""
+    if request.node.get_closest_marker("drawn"):
+        return
+    import benchstack.plots
+
+    def not_drawn(plt: Any, fig: Any, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        plt.close(fig)
+        path.write_bytes(NOT_DRAWN)
+        return path
+
+    monkeypatch.setattr(benchstack.plots, "_save", not_drawn)
 
 
 def read_data(tool: str, name: str) -> str:

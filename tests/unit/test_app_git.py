@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import grp
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,10 @@ def git(*args: str, cwd: Path) -> str:
     return out.stdout.strip()
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def made_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository, made once (ten git commands; its commits' dates are fixed, so their shas too)."""
+    tmp_path = tmp_path_factory.mktemp("app-git")
     work = tmp_path / "work"
     work.mkdir()
     (work / "app.py").write_text("app = 1\n", encoding="utf-8")
@@ -45,6 +48,14 @@ def repo(tmp_path: Path) -> Path:
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "two", cwd=work)
     bare = tmp_path / "shop.git"
     git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    return bare
+
+
+@pytest.fixture
+def repo(tmp_path: Path, made_repo: Path) -> Path:
+    """A copy of the repository in the test's own folder: a test may push to it."""
+    bare = tmp_path / "shop.git"
+    shutil.copytree(made_repo, bare, symlinks=True)
     return bare
 
 

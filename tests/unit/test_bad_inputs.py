@@ -80,57 +80,55 @@ def nowhere(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return inventory, env
 
 
-def at_once(commands: list[list[str]], env: dict[str, str]) -> list[subprocess.CompletedProcess[str]]:
-    """The ``commands`` (ansible-playbook runs, ~1 s of CPU each, mostly starting up), started together
-    and waited for: independent runs, each with its own output."""
-    procs = [
-        subprocess.Popen(c, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for c in commands
-    ]
-    try:
-        outputs = [p.communicate(timeout=120) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    return [
-        subprocess.CompletedProcess(c, p.returncode, *o)
-        for c, p, o in zip(commands, procs, outputs, strict=True)
-    ]
-
-
-def test_the_playbook_refuses_them_in_its_first_play_before_any_host(tmp_path: Path) -> None:
-    inventory, env = nowhere(tmp_path)
-    paths = [
-        ROOT / "tests" / "bad-inputs" / f"{n}.yml"
-        for n in ("injection-app-dir", "five-problems", "uppercase-name")
-    ]
+def refused(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """bench-stack.yml with three bad experiments, against a host that does not exist (started with the
+    session: conftest's early_commands)."""
+    inventory, env = nowhere(folder)
     playbook = [
         str(Path(sys.executable).with_name("ansible-playbook")),
-        *("-i", str(inventory), "bench-stack.yml"),
+        "-i",
+        str(inventory),
+        "bench-stack.yml",
     ]
-    results = at_once([[*playbook, "-e", f"experiment={path}"] for path in paths], env)
-    for path, result in zip(paths, results, strict=True):
+    names = ("injection-app-dir", "five-problems", "uppercase-name")
+    return {
+        n: ([*playbook, "-e", f"experiment={ROOT / 'tests' / 'bad-inputs' / n}.yml"], env, ROOT)
+        for n in names
+    }
+
+
+@pytest.mark.early.with_args(refused)
+def test_the_playbook_refuses_them_in_its_first_play_before_any_host(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    assert list(early_results) == ["injection-app-dir", "five-problems", "uppercase-name"]
+    for name, result in early_results.items():
         out = result.stdout + result.stderr
         assert result.returncode != 0, out[-2000:]
         assert "TASK [Compile the plan" in out and "Local Docker hosts" not in out, out[-2000:]
         assert "UNREACHABLE" not in out
-        for problem in expected(path):
+        for problem in expected(ROOT / "tests" / "bad-inputs" / f"{name}.yml"):
             assert problem in out.replace("\\n", "\n"), (problem, out[-2000:])
 
 
-def test_the_playbook_says_yes_with_bench_yes_and_nothing_else(tmp_path: Path) -> None:
-    """bench_yes reaches the one validator (benchstack.plan.compile_plan) through the plan play alone."""
-    inventory, env = nowhere(tmp_path)
+def answered(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """playbooks/plan.yml with bench_yes true, false and maybe (started with the session)."""
+    inventory, env = nowhere(folder)
     path = ROOT / "tests" / "bad-inputs" / "unicorn-4160-processes.yml"
     playbook = [
         str(Path(sys.executable).with_name("ansible-playbook")),
         *("-i", str(inventory), "playbooks/plan.yml"),
-        *("-e", f"experiment={path}", "-e", f"bench_results_dir={tmp_path}"),
+        *("-e", f"experiment={path}", "-e", f"bench_results_dir={folder}"),
     ]
-    answers = ("true", "false", "maybe")
-    results = at_once([[*playbook, "-e", f"bench_yes={yes}"] for yes in answers], env)
-    outputs = {yes: (r.returncode, r.stdout + r.stderr) for yes, r in zip(answers, results, strict=True)}
+    return {yes: ([*playbook, "-e", f"bench_yes={yes}"], env, ROOT) for yes in ("true", "false", "maybe")}
+
+
+@pytest.mark.early.with_args(answered)
+def test_the_playbook_says_yes_with_bench_yes_and_nothing_else(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    """bench_yes reaches the one validator (benchstack.plan.compile_plan) through the plan play alone."""
+    outputs = {yes: (r.returncode, r.stdout + r.stderr) for yes, r in early_results.items()}
     assert outputs["true"][0] == 0, outputs["true"][1][-2000:]
     assert "more than 256 (said yes)" in outputs["true"][1]
     assert outputs["false"][0] != 0 and "-e bench_yes=true" in outputs["false"][1]

@@ -90,37 +90,38 @@ def test_the_key_is_made_once_readable_by_its_owner_only(tmp_path: Path) -> None
         env_key(path)
 
 
-def test_ansible_playbook_vvv_of_the_plan_never_prints_a_value(tmp_path: Path) -> None:
-    """The plan play as a user runs it, with -vvv: the plan task's result (the fact bench_plan holds the
-    stacks' env files) printed every value three times."""
+def plan_play_vvv(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """The plan play as a user runs it, with -vvv (started with the session: conftest's early_commands)."""
     env = {
         **os.environ,
         "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
+        "ANSIBLE_LOCAL_TEMP": str(folder / "tmp"),
         "ANSIBLE_NOCOLOR": "1",
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
-    out = subprocess.run(
-        [
-            "ansible-playbook",
-            "-vvv",
-            "-i",
-            "localhost,",
-            "-c",
-            "local",
-            str(ROOT / "playbooks" / "plan.yml"),
-            "-e",
-            f"experiment={experiment(tmp_path)}",
-            "-e",
-            f"bench_results_dir={tmp_path / 'results'}",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    argv = [
+        "ansible-playbook",
+        "-vvv",
+        "-i",
+        "localhost,",
+        "-c",
+        "local",
+        str(ROOT / "playbooks" / "plan.yml"),
+        "-e",
+        f"experiment={experiment(folder)}",
+        "-e",
+        f"bench_results_dir={folder / 'results'}",
+    ]
+    return {"vvv": (argv, env, ROOT)}
+
+
+@pytest.mark.early.with_args(plan_play_vvv)
+def test_ansible_playbook_vvv_of_the_plan_never_prints_a_value(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    """The plan task's result (the fact bench_plan holds the stacks' env files) printed every value three
+    times."""
+    out = early_results["vvv"]
     text = out.stdout + out.stderr
     assert out.returncode == 0, text[-2000:]
     assert "Compile the plan" in text and "ok: [localhost]" in text

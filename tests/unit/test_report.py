@@ -212,6 +212,7 @@ def six_rounds(run_dir: Path) -> None:
             write_cell(run_dir, {**wrk_cell, "rps": base * 2})
 
 
+@pytest.mark.drawn
 def test_write_report_writes_a_self_contained_html_with_png_plots(tmp_path: Path) -> None:
     six_rounds(tmp_path)
     write_report(tmp_path)
@@ -300,6 +301,7 @@ def test_cells_csv_lists_every_cell_with_why_it_was_disturbed(tmp_path: Path) ->
     ]
 
 
+@pytest.mark.drawn
 def test_throughput_plot_draws_lines_over_several_concurrency_levels(tmp_path: Path) -> None:
     from benchstack.plots import throughput_plots
 

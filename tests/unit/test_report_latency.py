@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import STORED_META, read_data
 
 from benchstack import distribution
@@ -64,6 +65,7 @@ def test_pooling_reaches_tail_percentiles_no_single_repetition_supports() -> Non
     assert pooled_row["requests"] == "10,000" and median_row["requests"] == "2,000"
 
 
+@pytest.mark.drawn
 def test_report_has_a_labelled_distribution_table_spectrum_plots_and_tail_columns(tmp_path: Path) -> None:
     for c in wrk_repetitions() + [cell("wrk", "wrk-fast", "b-stack", 1, duration_s=3, concurrency=32)]:
         write_cell(tmp_path, c)

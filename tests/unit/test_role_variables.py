@@ -97,16 +97,23 @@ def test_the_plan_refuses_each_bad_variable_before_anything(path: Path, tmp_path
     assert not (tmp_path / "results").exists()
 
 
-def test_the_issues_command_line_is_refused_in_the_plan_play(tmp_path: Path) -> None:
-    """`-e '{"app_server_cpu_affinity": "0\\nExecStartPre=..."}'` as issue 29 ran it, via ansible-playbook."""
-    inventory, env = nowhere(tmp_path)
-    result = subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
-         "-e", '{"app_server_cpu_affinity": "0\\nExecStartPre=/bin/touch /tmp/relpwn-aff"}',
-         "-e", f"bench_results_dir={tmp_path / 'results'}"],
-        cwd=ROOT, env={**env, "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp")}, capture_output=True, text=True,
-        check=False, timeout=120,
-    )  # fmt: skip
+def issue_29(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """`-e '{"app_server_cpu_affinity": "0\\nExecStartPre=..."}'` as issue 29 ran it, via ansible-playbook
+    (started with the session: conftest's early_commands)."""
+    inventory, env = nowhere(folder)
+    argv = [
+        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
+        "-e", '{"app_server_cpu_affinity": "0\\nExecStartPre=/bin/touch /tmp/relpwn-aff"}',
+        "-e", f"bench_results_dir={folder / 'results'}",
+    ]  # fmt: skip
+    return {"affinity": (argv, {**env, "ANSIBLE_LOCAL_TEMP": str(folder / "tmp")}, ROOT)}
+
+
+@pytest.mark.early.with_args(issue_29)
+def test_the_issues_command_line_is_refused_in_the_plan_play(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    result = early_results["affinity"]
     out = result.stdout + result.stderr
     assert result.returncode != 0, out[-2000:]
     assert "TASK [Compile the plan" in out and "UNREACHABLE" not in out
