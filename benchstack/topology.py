@@ -41,17 +41,17 @@ def measured_targets(mapping: Mapping[str, str], targets: Sequence[str]) -> list
     return [t for t in targets if t in loaded]
 
 
-def loopback(loadgen: str, mapping: Mapping[str, str]) -> bool:
-    """Whether ``loadgen`` loads itself (loopback mode: one host runs the load tool and the stacks it loads);
-    the one definition of a cell's mode (:class:`benchstack.runner.Target`), the run's (:func:`mode`) and
-    which hosts split their CPUs (:mod:`benchstack.cpusplit`)."""
-    return mapping.get(loadgen) == loadgen
+def loopback(loadgen: str, target: str) -> bool:
+    """Whether ``loadgen`` loading ``target`` loads itself (loopback mode: one host runs the load tool and
+    the stacks it loads); the one definition of a cell's mode (:class:`benchstack.runner.Target`), the run's
+    (:func:`mode`) and which hosts split their CPUs (:mod:`benchstack.cpusplit`)."""
+    return loadgen == target
 
 
 def mode(mapping: Mapping[str, str]) -> str:
     """The run's mode (run.json's ``mode``): ``loopback`` when every loadgen loads itself, else
     ``network``."""
-    return "loopback" if mapping and all(loopback(lg, mapping) for lg in mapping) else "network"
+    return "loopback" if mapping and all(loopback(lg, t) for lg, t in mapping.items()) else "network"
 
 
 def loadgen_places(mapping: Mapping[str, str], addresses: Mapping[str, str]) -> dict[str, dict[str, object]]:
@@ -61,9 +61,9 @@ def loadgen_places(mapping: Mapping[str, str], addresses: Mapping[str, str]) -> 
     return {
         lg: {
             "target": target,
-            "address": "127.0.0.1" if loopback(lg, mapping) else addresses[target],
+            "address": "127.0.0.1" if loopback(lg, target) else addresses[target],
             "peers": peers(lg, mapping),
-            "loopback": loopback(lg, mapping),
+            "loopback": loopback(lg, target),
         }
         for lg, target in mapping.items()
     }
