@@ -530,6 +530,18 @@ NGINX_MADE = (
 )
 
 
+# Provisioning runs the roles in two stages around the sweep of what no stack of the plan owns
+# (provision.yml): the host, the runtimes and the apps first (their downloads and builds fail most often,
+# and such a failure leaves the host as it was), then what starts and fronts the stacks, and the load tools.
+SECOND_STAGE = ("app_server", "nginx", "apache", "loadgen")
+
+
+def stages(run: Iterable[str]) -> list[list[str]]:
+    """The roles that run (``run``, in provisioning order), before and after the sweep."""
+    roles = list(run)
+    return [[r for r in roles if r not in SECOND_STAGE], [r for r in roles if r in SECOND_STAGE]]
+
+
 def target_roles(needs: Mapping[str, Any]) -> list[str]:
     """The roles a target runs for the plan's ``needs`` (:func:`benchstack.stacks.needs`), in order."""
     runtimes = set(needs["runtimes"]) | ({"perl"} if needs["perl_modules"] else set())

@@ -241,17 +241,28 @@ def test_the_units_and_files_each_role_keeps_depend_on_the_os_family_where_apach
 def test_provisioning_includes_every_role_a_host_can_get_once_and_in_dependency_order() -> None:
     root = Path(__file__).resolve().parents[2]
     play = yaml.safe_load((root / "playbooks" / "provision.yml").read_text())[1]
-    included = []
-    for task in play["tasks"]:
-        include = task.get("ansible.builtin.include_role") or {}
-        if include.get("name") == "{{ bench_role }}" and "tasks_from" not in include:
-            # loop: "{{ ['a', 'b'] | select('in', bench_provision.run) }}"
-            included += yaml.safe_load(task["loop"].removeprefix("{{ ").split(" | ")[0])
+    loops = [
+        task["loop"]
+        for task in play["tasks"]
+        if (task.get("ansible.builtin.include_role") or {}).get("name") == "{{ bench_role }}"
+        and "tasks_from" not in task["ansible.builtin.include_role"]
+    ]
+    # Both stages, in order, around the sweep of what no stack owns.
+    assert loops == ["{{ bench_provision.stages[0] }}", "{{ bench_provision.stages[1] }}"]
+    every = {
+        "runtimes": provision.RUNTIMES,
+        "perl_modules": [],
+        "servers": ["thin"],
+        "fronts": ["nginx", "apache"],
+    }
+    included = provision.host_roles(every, target=True, loadgen=True)
     roles = {p.parent.parent.name for p in (root / "roles").glob("*/tasks/main.yml")}
     # build_archive is included by ruby and python; dns_check runs in playbooks/dns_check.yml.
     assert sorted(included) == sorted(roles - {"build_archive", "dns_check"})
     for role, needs in provision.DEPENDS.items():
         assert all(included.index(n) < included.index(role) for n in needs), role
+    first, then = provision.stages(included)
+    assert first + then == included and then == list(provision.SECOND_STAGE)
 
 
 def test_the_package_list_a_role_names_is_not_one_of_its_inputs() -> None:
