@@ -1190,3 +1190,18 @@ def test_bench_provision_state_hands_provisioning_the_env_files_and_app_folders_
     }
     with pytest.raises(AnsibleActionFail, match="owned: the plan's owned"):
         provision_state(False, found, {"app_server": []})
+
+
+def test_bench_provision_state_hands_provisioning_its_stages_and_whose_packages_install_at_once() -> None:
+    args = {
+        "roles": ["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"],
+        "hashes": dict.fromkeys(["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"], "h"),
+    }
+    action = make_action(bench_provision_state, args)
+    action._low_level_execute_command = lambda command: {"rc": 0, "stdout": "", "stderr": ""}
+    # No record on the host: every role runs; --skip-tags bench_nginx keeps nginx's packages out of the one
+    # transaction.
+    task_vars = {"ansible_run_tags": ["all"], "ansible_skip_tags": ["bench_nginx"]}
+    state = action.run(task_vars=task_vars)["ansible_facts"]["bench_provision"]
+    assert state["stages"] == [["bench_host", "ruby", "app"], ["app_server", "nginx", "loadgen"]]
+    assert state["package_roles"] == ["bench_host", "ruby", "loadgen"]
