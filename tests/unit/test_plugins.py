@@ -51,6 +51,7 @@ bench_extra_cells = load_plugin("action", "bench_extra_cells")
 bench_merge = load_plugin("action", "bench_merge")
 bench_host_lock = load_plugin("action", "bench_host_lock")
 bench_provision_state = load_plugin("action", "bench_provision_state")
+bench_provision_record = load_plugin("action", "bench_provision_record")
 
 
 @pytest.fixture(autouse=True)
@@ -1205,3 +1206,44 @@ def test_bench_provision_state_hands_provisioning_its_stages_and_whose_packages_
     state = action.run(task_vars=task_vars)["ansible_facts"]["bench_provision"]
     assert state["stages"] == [["bench_host", "ruby", "app"], ["app_server", "nginx", "loadgen"]]
     assert state["package_roles"] == ["bench_host", "ruby", "loadgen"]
+
+
+def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_hosts_sysctls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[dict[str, Any]] = []
+
+    def hoststate_command(python: str, request: dict[str, Any]) -> str:
+        asked.append(request)
+        return "read what the roles made"
+
+    monkeypatch.setattr(provision, "hoststate_command", hoststate_command)
+    plan = run_plan(None, inventory(["box"], ["box"], {}))
+    made = plan["role_made"]["Debian"]
+    action = make_action(bench_provision_record, {"made": made})
+    action._templar = PassThrough()
+    commands: list[str] = []
+
+    def execute(command: str) -> dict[str, Any]:
+        commands.append(command)
+        stdout = json.dumps({"bench_host": {"made": {}, "state": {}}, "nginx": {"made": {}, "state": {}}})
+        return {"rc": 0, "stdout": stdout, "stderr": ""}
+
+    action._low_level_execute_command = execute
+    state = {"hashes": {"bench_host": "h1", "nginx": "h2"}, "run": {"bench_host": "new", "nginx": "new"}}
+    task_vars = {
+        "bench_provision": {**state, "skip": [], "record": {}},
+        "bench_host_profile": "tuned",  # and the role's own bench_host_tuned_sysctls
+        "nginx_os_packages": ["nginx"],
+    }
+    assert action.run(task_vars=task_vars)["changed"] is True
+    manifests = asked[0]["manifests"]
+    assert manifests["bench_host"]["sysctls"] == list(
+        provision.role_default("bench_host", "bench_host_tuned_sysctls")
+    )
+    assert manifests["bench_host"]["files"] == made["bench_host"]["files"]
+    assert manifests["nginx"] == {**made["nginx"], "packages": ["nginx"]}
+    assert commands[-1].startswith("mkdir -p ")  # the record written
+    asked.clear()
+    action.run(task_vars={**task_vars, "bench_host_profile": "stock"})
+    assert asked[0]["manifests"]["bench_host"]["sysctls"] == []
