@@ -21,7 +21,8 @@ A plan holds:
 * ``hosts``: per host of the inventory's targets and loadgens (:func:`with_hosts`; none when the command line
   compiles the plan), the ``roles`` it runs in order, and for a loadgen its ``target``, the ``address`` it
   loads it at, its ``peers``, ``loopback``, and the requests verify sends through the fronts
-  (``front_checks``); for every host the names it must resolve (``dns_names``);
+  (``front_checks``); for every host the names it must resolve (``dns_names``); and ``mode``, the run's
+  (loopback when every loadgen loads itself);
 * ``user_apps``: every app deployed from ``app.src`` or ``app.git`` (:func:`benchstack.stacks.user_apps`):
   its folders on the target, its source (a content hash computed here, on the controller, or a git
   repository and version) and the key the app role compares with the target's deployment record;
@@ -227,25 +228,25 @@ def with_hosts(
     """``plan`` with its ``hosts``: every host of the inventory's ``targets`` and ``loadgens`` groups, the
     roles it runs, and for a loadgen what it loads (:func:`benchstack.topology.loadgen_places`; ``chosen``:
     the loadgens' ``bench_target`` where set; ``address``: where a loadgen reaches a target, asked only for
-    the targets some other host loads). TopologyError when the loadgens load no target of the inventory."""
+    the targets some other host loads), and the run's ``mode`` (:func:`benchstack.topology.mode`).
+    TopologyError when a loadgen's target is not in the targets group, or that group is empty."""
     mapping = loadgen_targets(loadgens, targets, chosen) if loadgens else {}
     loaded = {t for lg, t in mapping.items() if t != lg}
     places = loadgen_places(mapping, {t: address(t) for t in targets if t in loaded})
     hosts: dict[str, Any] = {}
     for host in [*targets, *(lg for lg in loadgens if lg not in targets)]:
         place = places.get(host)
+        reached = str(place["address"]) if place else None
         hosts[host] = {
             "roles": host_roles(plan["needs"], host in targets, host in loadgens),
             "target": None,
             "address": None,
             "peers": [],
             "loopback": False,
-            "front_checks": [],
             **(place or {}),
-            "dns_names": stack_names(plan["stacks"], str(place["address"]) if place else None),
+            "front_checks": front_checks(plan["stacks"], reached) if reached else [],
+            "dns_names": stack_names(plan["stacks"], reached),
         }
-        if place:
-            hosts[host]["front_checks"] = front_checks(plan["stacks"], str(place["address"]))
     return {**plan, "hosts": hosts, "mode": mode(mapping)}
 
 
