@@ -15,6 +15,14 @@ A plan holds:
 * ``role_stacks``: per role that serves stacks (app_server, nginx, apache), the stacks it serves with only
   the fields its argument_specs declare (:mod:`benchstack.rolecontract`): what provision.yml hands it;
 * ``needs``: runtimes, packages, apps, fronts and servers the targets need;
+* ``role_units`` and ``role_made``: per OS family the roles' units and the files and units each makes
+  (:func:`benchstack.provision.role_units`, :func:`benchstack.provision.role_made`), which provisioning
+  keeps running and records;
+* ``hosts``: per host of the inventory's targets and loadgens (:func:`with_hosts`; none when the command line
+  compiles the plan), the ``roles`` it runs in order, and for a loadgen its ``target``, the ``address`` it
+  loads it at, its ``peers``, ``loopback``, and the requests verify sends through the fronts
+  (``front_checks``); for every host the names it must resolve (``dns_names``); and ``mode``, the run's
+  (loopback when every loadgen loads itself);
 * ``user_apps``: every app deployed from ``app.src`` or ``app.git`` (:func:`benchstack.stacks.user_apps`):
   its folders on the target, its source (a content hash computed here, on the controller, or a git
   repository and version) and the key the app role compares with the target's deployment record;
@@ -46,13 +54,14 @@ import hashlib
 import hmac
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from benchstack import pyreqs
+from benchstack.dns import stack_names
 from benchstack.experiment import (
     NAME_RE,
     CellPlan,
@@ -65,7 +74,7 @@ from benchstack.experiment import (
 )
 from benchstack.inputs import InputError, read_bounded, shown
 from benchstack.loadplan import Load
-from benchstack.provision import owned
+from benchstack.provision import FAMILIES, host_roles, owned, role_made, role_units
 from benchstack.rolecontract import role_stacks
 from benchstack.runfolder import check_run_dir, experiment_hash
 from benchstack.servers import processes as server_processes
@@ -73,12 +82,14 @@ from benchstack.stacks import (
     DEFAULT_ROOTS,
     Roots,
     env_file_line,
+    front_checks,
     instance_checks,
     needs,
     port_warnings,
     user_apps,
 )
 from benchstack.targets import PARALLEL, SEQUENTIAL, target_cells
+from benchstack.topology import loadgen_places, loadgen_targets, mode
 
 PLAN_SCHEMA = "bench-stack/plan/v1"
 DEFAULT_EXPERIMENT = "sinatra-thin-nginx"
@@ -180,14 +191,18 @@ def compile_plan(
     apps = user_apps(exp.resolved, roots)
     experiment["sha256"] = experiment_hash(experiment)
     resolved, env_lines = env_apart(exp.resolved, env_key() if has_env else b"")
+    by_role = role_stacks(resolved)
     return {
         "schema": PLAN_SCHEMA,
         "experiment": experiment,
         "roots": asdict(roots),
         "stacks": resolved,
-        "role_stacks": role_stacks(resolved),
+        "role_stacks": by_role,
         "app_env_lines": env_lines,
         "needs": needs(exp.resolved),
+        "role_units": {family: role_units(by_role, family) for family in FAMILIES},
+        "role_made": {family: role_made(by_role, family) for family in FAMILIES},
+        "hosts": {},
         # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
         "tools": exp.load.tools(),
         "user_apps": apps,
@@ -201,6 +216,96 @@ def compile_plan(
         "progress": progress(planned, parallel),
         "warnings": port_warnings(exp.resolved) + [f"{problem} (said yes)" for problem in large],
     }
+
+
+def with_hosts(
+    plan: dict[str, Any],
+    targets: Sequence[str],
+    loadgens: Sequence[str],
+    chosen: Mapping[str, str | None],
+    address: Callable[[str], str],
+) -> dict[str, Any]:
+    """``plan`` with its ``hosts``: every host of the inventory's ``targets`` and ``loadgens`` groups, the
+    roles it runs, and for a loadgen what it loads (:func:`benchstack.topology.loadgen_places`; ``chosen``:
+    the loadgens' ``bench_target`` where set; ``address``: where a loadgen reaches a target, asked only for
+    the targets some other host loads), and the run's ``mode`` (:func:`benchstack.topology.mode`).
+    TopologyError when a loadgen's target is not in the targets group, or that group is empty."""
+    mapping = loadgen_targets(loadgens, targets, chosen) if loadgens else {}
+    loaded = {t for lg, t in mapping.items() if t != lg}
+    places = loadgen_places(mapping, {t: address(t) for t in targets if t in loaded})
+    hosts: dict[str, Any] = {}
+    for host in [*targets, *(lg for lg in loadgens if lg not in targets)]:
+        place = places.get(host)
+        reached = str(place["address"]) if place else None
+        hosts[host] = {
+            "roles": host_roles(plan["needs"], host in targets, host in loadgens),
+            "target": None,
+            "address": None,
+            "peers": [],
+            "loopback": False,
+            **(place or {}),
+            "front_checks": front_checks(plan["stacks"], reached) if reached else [],
+            "dns_names": stack_names(plan["stacks"], reached),
+        }
+    return {**plan, "hosts": hosts, "mode": mode(mapping)}
+
+
+def run_record(
+    plan: Mapping[str, Any],
+    inventory: str | None,
+    targets: Sequence[str],
+    loadgens: Sequence[str],
+    facts: Mapping[str, Mapping[str, Any]],
+    verify: Any = None,
+) -> dict[str, Any]:
+    """run.json's content (:func:`benchstack.runner.write_run_info` adds its schema and version): the
+    plan's experiment as run with its cells, seed and target order, the inventory's ``targets`` and
+    ``loadgens`` and the run's mode, and what the run learnt of each host of the play, from ``facts``
+    (host -> the facts :data:`RUN_FACTS` names, where set): its fingerprint, whether it was as the plan
+    says when measuring began (``hosts_match_plan``), what this run's provisioning swept (``swept``: null
+    when no host was provisioned), a loadgen's noise floor and a target's DNS-caching probe (null when none
+    ran); ``verify``: what verify.yml noted when it ran in this playbook run."""
+    probed = [lg for lg in loadgens if lg in facts]
+    # A target that skipped the probe registered a result without rows.
+    dns = {
+        h: f["dns_check_probe_result"]
+        for h, f in facts.items()
+        if "rows" in (f.get("dns_check_probe_result") or {})
+    }
+    provisioned = any("bench_provision" in f for f in facts.values())
+    return {
+        "experiment": {**plan["experiment"], "cells": plan["cells"]},
+        "inventory": inventory,
+        "targets": list(targets),
+        "loadgens": list(loadgens),
+        "mode": plan["mode"],
+        "seed": plan["seed"],
+        "noise_floor": {lg: (facts[lg].get("bench_noise") or {}).get("floor") for lg in probed},
+        "target_order": plan["target_order"] if len(plan["targets"]) > 1 else None,
+        "hosts": {h: f.get("bench_host_fingerprint") for h, f in facts.items()},
+        # Per host: matches (provisioning would change nothing), else differs: the roles it would run and
+        # why, and stale: what no stack of the plan owns that still runs or is there.
+        "hosts_match_plan": {
+            h: (f.get("bench_plan_match") or {}).get("plan_match") for h, f in facts.items()
+        },
+        "swept": {h: (f.get("bench_provision") or {}).get("stale") for h, f in facts.items()}
+        if provisioned
+        else None,
+        "verify": verify,
+        "dns_probe": dns or None,
+    }
+
+
+# The facts of a host run.json takes (run_record): its fingerprint (the bench_host role), whether it was as
+# the plan says (benchmark.yml), its provisioning (bench_provision_state), a loadgen's noise floor
+# (bench_noise_probe), a target's DNS-caching probe (the dns_check role).
+RUN_FACTS = (
+    "bench_host_fingerprint",
+    "bench_plan_match",
+    "bench_provision",
+    "bench_noise",
+    "dns_check_probe_result",
+)
 
 
 def seed_for(run_dir: str | os.PathLike[str]) -> int:

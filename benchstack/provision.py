@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from benchstack import hoststate
 from benchstack.apps import BUNDLED_KINDS
 from benchstack.servers import REGISTRY as SERVERS
@@ -73,7 +75,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "app": ("app_bundled_dirs",),
 }
 # Roles with a `packages` entry point, whose OS packages provision.yml installs in one transaction
-# (playbooks/vars/roles.yml, bench_packaged_roles).
+# (:func:`package_roles`).
 PACKAGED = ("bench_host", "ruby", "python", "perl", "php", "nginx", "apache", "loadgen")
 # Facts a role sets that are not its inputs (kept out of its hash): the app role's changes in this run, and
 # the OS packages each `packages` entry point names.
@@ -512,3 +514,127 @@ def write_command(record: Mapping[str, Any]) -> str:
         f"mkdir -p {shlex.quote(str(Path(MARKER).parent))} && printf '%s\\n' {shlex.quote(text)} "
         f"> {MARKER}.tmp && mv {MARKER}.tmp {MARKER}"
     )
+
+
+# The roles of a host, in provisioning order: the host, the runtimes (Perl runs Starman, and Server::Starter's
+# start_server for Starman and the Ruby Starlet), the apps, what starts and fronts them, the load tools.
+RUNTIMES = ("ruby", "python", "perl", "php")
+# The OS families whose unit names and files the roles know (their vars/Debian.yml, vars/RedHat.yml).
+FAMILIES = ("Debian", "RedHat")
+# What the bench_host and nginx roles write whatever the stacks (role_made).
+BENCH_HOST_FILES = ("/etc/sysctl.d/60-bench-stack.conf", "/etc/security/limits.d/60-bench-stack.conf")
+NGINX_MADE = (
+    "/etc/nginx/nginx.conf",
+    "/etc/nginx/conf.d/bench-stack.conf",
+    "/etc/systemd/system/nginx.service.d/bench-stack-cpus.conf",
+)
+
+
+# Provisioning runs the roles in two stages around the sweep of what no stack of the plan owns
+# (provision.yml): the host, the runtimes and the apps first (their downloads and builds fail most often,
+# and such a failure leaves the host as it was), then what starts and fronts the stacks, and the load tools.
+SECOND_STAGE = ("app_server", "nginx", "apache", "loadgen")
+
+
+def stages(run: Iterable[str]) -> list[list[str]]:
+    """The roles that run (``run``, in provisioning order), before and after the sweep."""
+    roles = list(run)
+    return [[r for r in roles if r not in SECOND_STAGE], [r for r in roles if r in SECOND_STAGE]]
+
+
+def target_roles(needs: Mapping[str, Any]) -> list[str]:
+    """The roles a target runs for the plan's ``needs`` (:func:`benchstack.stacks.needs`), in order."""
+    runtimes = set(needs["runtimes"]) | ({"perl"} if needs["perl_modules"] else set())
+    return [
+        *(r for r in RUNTIMES if r in runtimes),
+        "app",
+        *(["app_server"] if needs["servers"] else []),
+        *(f for f in ("nginx", "apache") if f in needs["fronts"]),
+    ]
+
+
+def host_roles(needs: Mapping[str, Any], target: bool, loadgen: bool) -> list[str]:
+    """The roles a host runs, in provisioning order: the host's, a target's, a loadgen's."""
+    return ["bench_host", *(target_roles(needs) if target else []), *(["loadgen"] if loadgen else [])]
+
+
+def role_units(role_stacks: Mapping[str, Sequence[Mapping[str, Any]]], family: str) -> dict[str, list[str]]:
+    """Role -> the units it keeps running on a host of OS ``family`` (the plan's ``role_stacks``): a skipped
+    role's units must be active, or it runs again. Apache instances are ``apache2@`` units on Debian and
+    ``httpd@`` ones elsewhere (the apache role's vars/Debian.yml, vars/RedHat.yml)."""
+    apache = "apache2@" if family == "Debian" else "httpd@"
+    return {
+        "app_server": [ep["unit"] for s in role_stacks["app_server"] for ep in s["endpoints"]],
+        "nginx": ["nginx.service"],
+        "apache": [f"{apache}{s['front']['instance']}.service" for s in role_stacks["apache"]],
+    }
+
+
+def role_made(
+    role_stacks: Mapping[str, Sequence[Mapping[str, Any]]], family: str
+) -> dict[str, dict[str, list[str]]]:
+    """Role -> what it makes on a host of OS ``family`` (files, units; the plan's ``role_made``), recorded
+    with its state at the end of provisioning (:mod:`benchstack.hoststate`): a role whose files (sha256),
+    units (enabled, active), sysctls, OS packages or their binaries differ from the record runs again. The
+    bench_host role's sysctls depend on the host's profile (:func:`bench_host_sysctls`), each role's OS
+    packages on what its ``packages`` entry point named: both are added when recorded
+    (bench_provision_record)."""
+    units = role_units(role_stacks, family)
+    apache_files = (
+        [
+            f"/etc/apache2-{s['front']['instance']}/sites-available/bench-stack.conf"
+            for s in role_stacks["apache"]
+        ]
+        if family == "Debian"
+        else []
+    )
+    return {
+        "bench_host": {"files": list(BENCH_HOST_FILES)},
+        "app_server": {
+            "files": [f"/etc/systemd/system/{s['server']['unit']}" for s in role_stacks["app_server"]]
+            + [s["server"]["env_file"] for s in role_stacks["app_server"]],
+            "units": units["app_server"],
+        },
+        "nginx": {"files": list(NGINX_MADE), "units": units["nginx"]},
+        "apache": {"files": apache_files, "units": units["apache"]},
+    }
+
+
+ROLES_DIR = Path(__file__).resolve().parent.parent / "roles"
+
+
+def role_default(role: str, name: str, roles_dir: Path = ROLES_DIR) -> Any:
+    """One of ``role``'s defaults (defaults/main.yml; None when it has no such variable)."""
+    text = (roles_dir / role / "defaults" / "main.yml").read_text(encoding="utf-8")
+    return (yaml.safe_load(text) or {}).get(name)
+
+
+def bench_host_sysctls(profile: str, tuned: Mapping[str, Any] | None) -> list[str]:
+    """The sysctls the bench_host role sets: those of ``bench_host_tuned_sysctls`` with the profile
+    ``tuned``, none with ``stock``."""
+    return list(tuned or {}) if profile == "tuned" else []
+
+
+# A skipped tag names a role (bench_<role>, bench_<role>_install, ...); the bench_host role's is bench_host.
+_ROLE_TAG = re.compile(r"^bench_(.*?)(?:_install)?$")
+
+
+def skipped_roles(skip_tags: Iterable[str]) -> list[str]:
+    """The roles with a ``packages`` entry point whose ``bench_<role>`` or ``bench_<role>_install`` tag is
+    skipped (--skip-tags), in :data:`PACKAGED` order."""
+    named = set()
+    for tag in skip_tags:
+        match = _ROLE_TAG.match(tag)
+        name = match.group(1) if match else tag
+        named.add("bench_host" if name == "host" else name)
+    return [role for role in PACKAGED if role in named]
+
+
+def package_roles(run: Iterable[str], run_tags: Sequence[str], skip_tags: Iterable[str]) -> list[str]:
+    """The roles that run (``run``, in order) whose OS packages provision.yml installs in one transaction:
+    those with a ``packages`` entry point, in a run not limited by --tags (then each role installs its own),
+    less those whose install --skip-tags skips."""
+    if list(run_tags) != ["all"]:
+        return []
+    skipped = set(skipped_roles(skip_tags))
+    return [role for role in run if role in PACKAGED and role not in skipped]

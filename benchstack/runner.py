@@ -70,6 +70,7 @@ from benchstack.remote import (
 )
 from benchstack.runfolder import experiment_hash, update_run_json
 from benchstack.sysstats import parse_vmstat
+from benchstack.topology import loopback
 
 RAW_DIR = "raw"
 __all__ = ["TIMEOUT_SLACK_S", "CellFailed", "Executor", "Target", "measure_cell", "write_run_info"]
@@ -99,7 +100,7 @@ class Target:
 
     @property
     def mode(self) -> str:
-        return "loopback" if self.target == self.loadgen else "network"
+        return "loopback" if loopback(self.loadgen, self.target) else "network"
 
 
 def cell_path(run_dir: Path, cell_id: str) -> Path:

@@ -39,3 +39,31 @@ def measured_targets(mapping: Mapping[str, str], targets: Sequence[str]) -> list
     """The targets some loadgen loads, in the targets group's order: the ones a run measures."""
     loaded = set(mapping.values())
     return [t for t in targets if t in loaded]
+
+
+def loopback(loadgen: str, target: str) -> bool:
+    """Whether ``loadgen`` loading ``target`` loads itself (loopback mode: one host runs the load tool and
+    the stacks it loads); the one definition of a cell's mode (:class:`benchstack.runner.Target`), the run's
+    (:func:`mode`) and which hosts split their CPUs (:mod:`benchstack.cpusplit`)."""
+    return loadgen == target
+
+
+def mode(mapping: Mapping[str, str]) -> str:
+    """The run's mode (run.json's ``mode``): ``loopback`` when every loadgen loads itself, else
+    ``network``."""
+    return "loopback" if mapping and all(loopback(lg, t) for lg, t in mapping.items()) else "network"
+
+
+def loadgen_places(mapping: Mapping[str, str], addresses: Mapping[str, str]) -> dict[str, dict[str, object]]:
+    """Per loadgen: its ``target``, the ``address`` it sends the load to (``127.0.0.1`` when it loads itself,
+    else the target's entry in ``addresses``: its ``bench_address``, else ``ansible_host``, else its name),
+    its ``peers`` (:func:`peers`) and ``loopback``."""
+    return {
+        lg: {
+            "target": target,
+            "address": "127.0.0.1" if loopback(lg, target) else addresses[target],
+            "peers": peers(lg, mapping),
+            "loopback": loopback(lg, target),
+        }
+        for lg, target in mapping.items()
+    }

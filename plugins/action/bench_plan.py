@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
@@ -22,12 +22,21 @@ from ansible.plugins.action import ActionBase
 from benchstack.actionargs import action_args
 from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 from benchstack.experiment import ExperimentError
-from benchstack.plan import DEFAULT_EXPERIMENT, compile_plan, experiment_path, reseeded, run_dir_for, seed_for
+from benchstack.plan import (
+    DEFAULT_EXPERIMENT,
+    compile_plan,
+    experiment_path,
+    reseeded,
+    run_dir_for,
+    seed_for,
+    with_hosts,
+)
 from benchstack.pyreqs import role_default
 from benchstack.rolevars import plan_sets, variable_problems
 from benchstack.runfolder import RunDirError, results_root_problem
 from benchstack.runlock import RunLockError, acquire, lock_wait_seconds
 from benchstack.stacks import Roots
+from benchstack.topology import TopologyError, loadgen_targets, measured_targets
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 ROLES_DIR = PROJECT_DIR / "roles"
@@ -148,7 +157,11 @@ class ActionModule(ActionBase):
         problems = role_variable_problems(task_vars, self._templar) + project_variable_problems(
             task_vars, self._templar
         )
-        targets = [str(t) for t in args.get("targets") or []]
+        inventory = Inventory.of(task_vars)
+        try:
+            targets = inventory.measured()
+        except TopologyError as exc:
+            raise AnsibleActionFail(str(exc)) from None
         try:
             source = experiment_path(args.get("experiment") or DEFAULT_EXPERIMENT, PROJECT_DIR)
             plan = compile_plan(
@@ -181,6 +194,7 @@ class ActionModule(ActionBase):
             except RunLockError as exc:
                 raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
         plan = reseeded(plan, seed_for(plan["run_dir"]))
+        plan = inventory.placed(plan)
         in_play = set(task_vars.get("ansible_play_hosts_all") or [])
         every = (task_vars.get("groups") or {}).get("targets") or []
         unloaded = [t for t in every if t in in_play and t not in targets]
@@ -202,6 +216,59 @@ class ActionModule(ActionBase):
             # the warnings stay.
             result["_ansible_no_log"] = True
         return result
+
+
+class Inventory:
+    """The inventory's shape as the plan takes it: the targets and loadgens groups, the loadgens in the play
+    (--limit), each loadgen's bench_target and each loaded target's address (benchstack.topology)."""
+
+    def __init__(self, groups: dict[str, Any], in_play: list[str], hostvars: Any) -> None:
+        self.targets = [str(t) for t in groups.get("targets") or []]
+        self.loadgens = [str(lg) for lg in groups.get("loadgens") or []]
+        self.in_play = in_play
+        self.hostvars = hostvars
+
+    @classmethod
+    def of(cls, task_vars: dict[str, Any]) -> Inventory:
+        in_play = [str(h) for h in task_vars.get("ansible_play_hosts_all") or []]
+        return cls(task_vars.get("groups") or {}, in_play, task_vars.get("hostvars") or {})
+
+    def _var(self, host: str, name: str) -> Any:
+        """``name`` of ``host`` as the inventory sets it, templated (None when it does not)."""
+        if host not in self.hostvars or name not in self.hostvars[host]:
+            return None
+        try:
+            return self.hostvars[host][name]
+        except AnsibleError as exc:
+            # The plan comes before any fact is gathered: an address must not need one.
+            raise AnsibleActionFail(f"{name} of {host}: {exc.message}") from None
+
+    def chosen(self) -> dict[str, str | None]:
+        """Each loadgen's bench_target, where set."""
+        return {lg: self._var(lg, "bench_target") for lg in self.loadgens}
+
+    def address(self, target: str) -> str:
+        """Where a loadgen reaches ``target``: its bench_address, else its ansible_host, else its name."""
+        for name in ("bench_address", "ansible_host"):
+            value = self._var(target, name)
+            if value is not None:
+                return str(value)
+        return target
+
+    def measured(self) -> list[str]:
+        """The targets the loadgens of the play load, in the targets group's order (none without loadgens
+        in the play: a play of targets alone measures nothing)."""
+        playing = [lg for lg in self.loadgens if lg in self.in_play]
+        if not playing:
+            return []
+        return measured_targets(loadgen_targets(playing, self.targets, self.chosen()), self.targets)
+
+    def placed(self, plan: dict[str, Any]) -> dict[str, Any]:
+        """``plan`` with its hosts (benchstack.plan.with_hosts)."""
+        try:
+            return with_hosts(plan, self.targets, self.loadgens, self.chosen(), self.address)
+        except TopologyError as exc:
+            raise AnsibleActionFail(str(exc)) from None
 
 
 def carries_env_values(plan: dict[str, Any]) -> bool:

@@ -3,7 +3,9 @@
 Hashes each role's inputs on the controller, reads the host's record and the state of the services the
 roles keep running in one command, and returns the decision as the fact ``bench_provision`` (``run``: role
 -> why it runs; ``skip``: roles whose inputs did not change; ``stale``: the units and files no stack of the
-plan owns, which provision.yml stops, disables and removes), with the facts the skipped roles export. Before
+plan owns, which provision.yml stops, disables and removes; ``package_roles``: the roles that run whose OS
+packages provision.yml installs in one transaction; ``stages``: the roles that run, before and after that
+sweep), with the facts the skipped roles export. Before
 roles run, their old records are removed from the host. With ``owned`` (the plan's ``owned``), ``stale`` also
 holds the env files, server configs and app folders under the plan's roots that no stack of the plan owns.
 
@@ -148,6 +150,12 @@ class ActionModule(ActionBase):
                     **decision.to_dict(),
                     "record": provision.without(record, rerun),
                     "stale": stale,
+                    # The roles that run, before and after the sweep of what no stack of the plan owns.
+                    "stages": provision.stages(decision.run),
+                    # Whose OS packages provision.yml installs in one transaction before the roles run.
+                    "package_roles": provision.package_roles(
+                        decision.run, tags, task_vars.get("ansible_skip_tags") or []
+                    ),
                 },
                 **decision.facts,
             },

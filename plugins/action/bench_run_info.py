@@ -1,7 +1,10 @@
 """Action: write run.json (the experiment as run, every host's fingerprint) on the controller.
 
-It first takes the run folder's lock for this playbook run (``benchstack.runlock``; a resumed run took it
-already when its plan was compiled), so no other run measures into the folder meanwhile.
+Its content is the plan's (benchstack.plan.run_record), with what the run learnt of each host of the play,
+read here from the facts ``benchstack.plan.RUN_FACTS`` names, and what verify.yml noted on localhost
+(``bench_verified``). It first takes the run folder's lock for this playbook run (``benchstack.runlock``; a
+resumed run took it already when its plan was compiled), so no other run measures into the folder
+meanwhile.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
+from benchstack.plan import RUN_FACTS, run_record
 from benchstack.runlock import RunLockError, acquire
 from benchstack.runner import write_run_info
 
@@ -26,6 +30,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
         args = ARGS.check(self)
         if self._task.check_mode:
             result.update(changed=False, skipped=True)
@@ -39,9 +44,35 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"bench_run_info: {exc}") from None
         if taken:
             result["warnings"] = taken
+        info = run_record(
+            args["plan"],
+            inventory=task_vars.get("inventory_dir"),
+            targets=(task_vars.get("groups") or {}).get("targets") or [],
+            loadgens=(task_vars.get("groups") or {}).get("loadgens") or [],
+            facts=host_facts(task_vars),
+            verify=fact_of(task_vars, "localhost", "bench_verified"),
+        )
         try:
-            path = write_run_info(run_dir, dict(args["info"]))
+            path = write_run_info(run_dir, info)
         except ValueError as exc:  # a record that does not fit the published schema, named by the message
             raise AnsibleActionFail(f"bench_run_info: {exc}") from None
         result.update(changed=True, path=str(path))
         return result
+
+
+def fact_of(task_vars: dict[str, Any], host: str, name: str) -> Any:
+    """``host``'s variable ``name`` (None when it has none)."""
+    hostvars = task_vars.get("hostvars") or {}
+    if host not in hostvars or name not in hostvars[host]:
+        return None
+    return hostvars[host][name]
+
+
+def host_facts(task_vars: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per host of the play, the facts of RUN_FACTS it has."""
+    hostvars = task_vars.get("hostvars") or {}
+    return {
+        str(host): {name: hostvars[host][name] for name in RUN_FACTS if name in hostvars[host]}
+        for host in task_vars.get("ansible_play_hosts_all") or []
+        if host in hostvars
+    }

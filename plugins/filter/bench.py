@@ -1,6 +1,7 @@
-"""Filters over the run's plan (benchstack.plan) for the playbooks and roles: front checks as a loadgen
-reaches the target, capacity warnings, which loadgens load which target and which targets a run measures,
-and an app server's start command and helper files with this host's folders in them."""
+"""Filters over the run's plan (benchstack.plan) for the playbooks and roles: capacity warnings (they need
+the hosts' fingerprints, which the plan comes before), and an app server's start command and helper files
+with this host's folders in them. What the plan computes without facts (each host's roles, target, address,
+peers, front checks) is in the plan itself (benchstack.plan.with_hosts)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,6 @@ from ansible.errors import AnsibleFilterError
 
 from benchstack.capacity import capacity_warnings
 from benchstack.servers import host_command
-from benchstack.stacks import front_checks
-from benchstack.topology import TopologyError, loadgen_targets, measured_targets
-
-
-def bench_front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str, Any]]:
-    """A request and expected body for every resolved stack's public port on ``host``."""
-    return front_checks(stacks, host)
 
 
 def bench_capacity_warnings(
@@ -24,24 +18,6 @@ def bench_capacity_warnings(
 ) -> list[str]:
     """Warnings when the experiment's connection counts exceed the hosts' backlog or open-files limits."""
     return capacity_warnings(cells, target, loadgen)
-
-
-def bench_loadgen_targets(loadgens: list[str], targets: list[str], hostvars: Any) -> dict[str, str]:
-    """Each loadgen's target (its bench_target, itself when it is a target, else the first target)."""
-    try:
-        return loadgen_targets(
-            loadgens, targets, {lg: hostvars[lg].get("bench_target") for lg in loadgens if lg in hostvars}
-        )
-    except TopologyError as exc:
-        raise AnsibleFilterError(str(exc)) from exc
-
-
-def bench_measured_targets(loadgens: list[str], targets: list[str], hostvars: Any) -> list[str]:
-    """The targets these loadgens load, in the targets group's order: what one run measures (none without
-    loadgens: a play of targets alone measures nothing)."""
-    if not loadgens:
-        return []
-    return measured_targets(bench_loadgen_targets(loadgens, targets, hostvars), targets)
 
 
 def bench_server_command(command: str, values: dict[str, Any]) -> str:
@@ -67,10 +43,7 @@ def bench_helper_files(helpers: list[dict[str, str]], folders: dict[str, Any]) -
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
-            "bench_front_checks": bench_front_checks,
             "bench_capacity_warnings": bench_capacity_warnings,
-            "bench_loadgen_targets": bench_loadgen_targets,
-            "bench_measured_targets": bench_measured_targets,
             "bench_server_command": bench_server_command,
             "bench_helper_files": bench_helper_files,
         }

@@ -1,4 +1,5 @@
-"""Filters for host checks: names a run depends on (DNS check) and kernel settings (host tuning)."""
+"""Filters for host checks: kernel settings (host tuning) and a loopback host's CPU split, which need the
+host's facts."""
 
 from __future__ import annotations
 
@@ -7,13 +8,6 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 
 from benchstack import cpusplit, tuning
-from benchstack.dns import stack_names
-
-
-def bench_dns_names(stacks: list[dict[str, Any]], target_host: str | None = None) -> list[str]:
-    """Host names the resolved stacks depend on (addresses left out); ``target_host`` as a loadgen reaches
-    it."""
-    return stack_names(stacks, target_host)
 
 
 def bench_sysctl_values(stdout: str, names: list[str]) -> dict[str, str | None]:
@@ -59,7 +53,6 @@ def bench_cpu_split(vcpus: Any, setting: str, loopback: bool) -> dict[str, str] 
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
-            "bench_dns_names": bench_dns_names,
             "bench_cpu_split": bench_cpu_split,
             "bench_sysctl_values": bench_sysctl_values,
             "bench_sysctl_to_write": bench_sysctl_to_write,

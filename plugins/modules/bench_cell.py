@@ -51,7 +51,7 @@ options:
 EXAMPLES = r"""
 - name: Measure one cell
   bench_cell:
-    cell: "{{ bench_cell_plan }}"
+    cell: "{{ bench_plan.cells[0] }}"
     host: 10.0.0.5
     target: web1
     run_dir: "{{ bench_plan.run_dir }}"

@@ -26,8 +26,8 @@ short_description: Check that every endpoint gives its expected answer, retrying
 options:
   checks:
     description:
-      - Items of the plan's instance_checks or the bench_front_checks filter (stack, via, url, unix_socket,
-        body, protocol http or fastcgi, fastcgi connect/script/uri).
+      - Items of the plan's instance_checks or of a loadgen's front_checks in the plan's hosts (stack, via,
+        url, unix_socket, body, protocol http or fastcgi, fastcgi connect/script/uri).
     type: list
     elements: dict
     required: true

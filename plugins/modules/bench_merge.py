@@ -30,7 +30,7 @@ EXAMPLES = r"""
 - name: Merge the loadgens' cells of one load point
   bench_merge:
     run_dir: "{{ bench_plan.run_dir }}"
-    cell_id: "{{ bench_cell_plan.cell_id }}"
+    cell_id: "{{ bench_plan.cells[0].cell_id }}"
     loadgens: [loadgen1, loadgen2]
   delegate_to: localhost
 """

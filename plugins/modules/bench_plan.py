@@ -20,12 +20,6 @@ options:
   results_dir: {description: Results root on the controller., type: path, required: true}
   run_dir: {description: A run folder to write or resume (bench_run_dir)., type: path}
   allow_outside: {description: Let run_dir lie outside results_dir., type: bool, default: false}
-  targets:
-    description: >-
-      The targets the run measures (the ones its loadgens load), in inventory order; with several, every
-      cell is planned once per target and its id starts with the target (benchstack.targets).
-    type: list
-    elements: str
   parallel:
     description: Measure the targets at the same time instead of one after the other (bench_targets_parallel).
     type: bool
@@ -37,6 +31,13 @@ options:
     type: bool
     default: false
 notes:
+  - >-
+    The targets the run measures are those the loadgens of the play load (their bench_target, else
+    themselves when they are targets, else the first target), in the targets group's order; with several,
+    every cell is planned once per target and its id starts with the target (benchstack.targets). The plan's
+    hosts give each host of the targets and loadgens groups its roles and each loadgen its target, the address
+    it loads it at (the target's bench_address, else its ansible_host, else its name; 127.0.0.1 when it
+    loads itself), its peers and its loopback flag (benchstack.plan.with_hosts).
   - The roots of every derived path come from the variables bench_run_root, bench_app_root and
     bench_unit_config_dir when set (defaults in benchstack.stackfields.Roots, the one place they live).
 """
@@ -46,7 +47,6 @@ EXAMPLES = r"""
   bench_plan:
     experiment: sinatra-thin-nginx
     results_dir: "{{ playbook_dir }}/../results"
-    targets: [web1]
   run_once: true
 """
 

@@ -18,8 +18,9 @@ description:
 options:
   made:
     description: >-
-      Role -> what it made (files, binaries, units, sysctls; benchstack.hoststate); each role's OS packages
-      are its fact <role>_os_packages.
+      Role -> what it made (files, binaries, units; the plan's role_made for the host's OS family,
+      benchstack.hoststate); each role's OS packages are its fact <role>_os_packages, the bench_host role's
+      sysctls those of its bench_host_tuned_sysctls with bench_host_profile tuned.
     type: dict
 notes:
   - Reads the fact bench_provision set by bench_provision_state earlier in the run.
@@ -28,7 +29,7 @@ notes:
 EXAMPLES = r"""
 - name: Record the roles that ran to the end
   bench_provision_record:
-    made: "{{ bench_role_made }}"
+    made: "{{ bench_plan.role_made[ansible_facts['os_family']] }}"
   tags: [always]
 """
 

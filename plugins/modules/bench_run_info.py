@@ -13,20 +13,25 @@ short_description: Write a bench-stack run's run.json
 description:
   - >-
     Write run.json (the experiment as run, every host's fingerprint) on the controller.
+  - >-
+    Its content is the plan's (benchstack.plan.run_record: the experiment with its cells, seed, target
+    order, the inventory's targets and loadgens, the run's mode) with what the run learnt of each host of
+    the play, from its facts bench_host_fingerprint, bench_plan_match, bench_provision, bench_noise and
+    dns_check_probe_result, and localhost's bench_verified (verify.yml).
   - The work is done by the action plugin of the same name (plugins/action/bench_run_info.py); these
     options are also its argument spec (benchstack.actionargs).
 options:
   run_dir: {description: Run folder on the controller., type: path, required: true}
-  info: {description: The experiment, hosts and their fingerprints., type: dict, required: true}
+  plan: {description: The run's plan (the fact bench_plan)., type: dict, required: true}
 """
 
 EXAMPLES = r"""
 - name: Write run.json
   bench_run_info:
     run_dir: "{{ bench_plan.run_dir }}"
-    info:
-      experiment: "{{ bench_plan.experiment }}"
-      targets: "{{ groups['targets'] }}"
+    plan: "{{ bench_plan }}"
+  delegate_to: localhost
+  run_once: true
 """
 
 RETURN = r"""

@@ -22,9 +22,9 @@ from benchstack import provision, runlock
 from benchstack.cell import validate_cell
 from benchstack.experiment import CellPlan, cells
 from benchstack.plan import experiment_of, seed_for
+from benchstack.runfolder import experiment_hash
 from benchstack.runlock import LOCK_FILE, holder
 from benchstack.runner import measure_cell
-from benchstack.stacks import resolve_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "plugins"
@@ -51,6 +51,7 @@ bench_extra_cells = load_plugin("action", "bench_extra_cells")
 bench_merge = load_plugin("action", "bench_merge")
 bench_host_lock = load_plugin("action", "bench_host_lock")
 bench_provision_state = load_plugin("action", "bench_provision_state")
+bench_provision_record = load_plugin("action", "bench_provision_record")
 
 
 @pytest.fixture(autouse=True)
@@ -300,10 +301,7 @@ def stack(**over: Any) -> dict[str, Any]:
 
 def test_filter_module_exposes_its_filters() -> None:
     assert set(filters.FilterModule().filters()) == {
-        "bench_front_checks",
         "bench_capacity_warnings",
-        "bench_loadgen_targets",
-        "bench_measured_targets",
         "bench_server_command",
         "bench_helper_files",
     }
@@ -326,16 +324,67 @@ def test_a_start_commands_placeholders_take_the_hosts_values_and_a_missing_one_f
         filters.bench_server_command("{php_fpm} --nodaemonize", {})
 
 
-def test_the_targets_a_run_measures_are_the_ones_its_loadgens_load() -> None:
-    hostvars = {"lg1": {"bench_target": "t2"}, "lg2": {}, "t3": {}}
-    assert filters.bench_measured_targets(["lg1", "lg2"], ["t1", "t2", "t3"], hostvars) == ["t1", "t2"]
-    assert filters.bench_measured_targets(["lg1"], ["t1", "t2"], hostvars) == ["t2"]  # --limit lg1
-    assert filters.bench_measured_targets([], ["t1"], hostvars) == []  # a play without loadgens
+def inventory(
+    targets: list[str], loadgens: list[str], hostvars: dict[str, Any], play: list[str] | None = None
+) -> dict[str, Any]:
+    """The task variables the plan reads the inventory from (``play``: the hosts in the play, --limit)."""
+    hosts = [*targets, *(lg for lg in loadgens if lg not in targets)]
+    return {
+        "groups": {"targets": targets, "loadgens": loadgens},
+        "hostvars": {h: hostvars.get(h, {}) for h in hosts},
+        "ansible_play_hosts_all": hosts if play is None else play,
+    }
+
+
+def test_the_targets_a_run_measures_are_the_ones_its_loadgens_in_the_play_load() -> None:
+    hostvars = {"lg1": {"bench_target": "t2"}}
+    assert run_plan(None, inventory(["t1", "t2", "t3"], ["lg1", "lg2"], hostvars))["targets"] == ["t1", "t2"]
+    limited = inventory(["t1", "t2"], ["lg1", "lg2"], hostvars, play=["t1", "t2", "lg1"])
+    assert run_plan(None, limited)["targets"] == ["t2"]  # --limit lg1
+    alone = inventory(["t1"], ["lg1"], {}, play=["t1"])
+    assert run_plan(None, alone)["targets"] == []  # a play without loadgens
+    with pytest.raises(AnsibleActionFail, match="^loadgen lg1: bench_target t9 is not in the targets group"):
+        run_plan(None, inventory(["t1"], ["lg1"], {"lg1": {"bench_target": "t9"}}))
+
+
+def test_the_plan_gives_each_host_its_roles_and_each_loadgen_its_target_address_and_peers() -> None:
+    hostvars = {
+        "t1": {"bench_address": "10.0.0.1", "ansible_host": "192.0.2.1"},
+        "t2": {"ansible_host": "192.0.2.2"},
+        "lg1": {"bench_target": "t1"},
+        "lg2": {"bench_target": "t1"},
+        "lg3": {"bench_target": "t2"},
+    }
+    plan = run_plan(None, inventory(["t1", "t2", "both"], ["lg1", "lg2", "lg3", "both"], hostvars))
+    hosts = plan["hosts"]
+    assert list(hosts) == ["t1", "t2", "both", "lg1", "lg2", "lg3"]
+    target_roles = ["ruby", "app", "app_server", "nginx"]  # sinatra on thin (behind nginx), nginx static
+    assert hosts["t1"]["roles"] == ["bench_host", *target_roles]
+    assert hosts["both"]["roles"] == ["bench_host", *target_roles, "loadgen"]
+    assert hosts["lg1"]["roles"] == ["bench_host", "loadgen"]
+    assert {h: (p["target"], p["address"], p["peers"], p["loopback"]) for h, p in hosts.items()} == {
+        "t1": (None, None, [], False),
+        "t2": (None, None, [], False),
+        # A host in both groups loads itself over loopback; the others at bench_address, else ansible_host.
+        "both": ("both", "127.0.0.1", ["both"], True),
+        "lg1": ("t1", "10.0.0.1", ["lg1", "lg2"], False),
+        "lg2": ("t1", "10.0.0.1", ["lg1", "lg2"], False),
+        "lg3": ("t2", "192.0.2.2", ["lg3"], False),
+    }
+    assert plan["mode"] == "network"
+    # verify asks each stack through its front as the loadgen reaches the target; the names it resolves.
+    assert {c["url"] for c in hosts["lg1"]["front_checks"]} >= {"http://10.0.0.1:8001/hello/bar"}
+    assert hosts["t1"]["front_checks"] == [] and "10.0.0.1" not in hosts["lg1"]["dns_names"]
+    assert hosts["lg3"]["dns_names"] == []  # an address resolves without DNS
+    named = run_plan(None, inventory(["web"], ["lg"], {"web": {"bench_address": "web.lab"}}))
+    assert named["hosts"]["lg"]["dns_names"] == ["web.lab"] and named["hosts"]["web"]["dns_names"] == []
+    loopback = run_plan(None, inventory(["box"], ["box"], {}))
+    assert loopback["mode"] == "loopback" and loopback["hosts"]["box"]["address"] == "127.0.0.1"
 
 
 def test_the_plan_of_two_targets_plans_every_cell_on_each_and_warns_of_an_unloaded_target() -> None:
-    play = {"groups": {"targets": ["t1", "t2", "t3", "t4"]}, "ansible_play_hosts_all": ["t1", "t2", "t3"]}
-    plan = run_plan("multi-host", play, targets=["t1", "t2"], parallel=False)
+    play = inventory(["t1", "t2", "t3", "t4"], ["t1", "t2"], {}, play=["t1", "t2", "t3"])
+    plan = run_plan("multi-host", play, parallel=False)
     assert plan["targets"] == ["t1", "t2"] and plan["target_order"] == "sequential"
     half = len(plan["cells"]) // 2
     assert {c["target"] for c in plan["cells"][:half]} == {"t1"}  # one target after the other
@@ -353,11 +402,6 @@ def test_capacity_filter_warns_from_fingerprints() -> None:
     fp = {"sysctls": {"net.core.somaxconn": "64"}, "nofile_limit": "65536"}
     assert f([{"concurrency": 100}], fp, fp) != []
     assert f([{"concurrency": 10}], fp, fp) == []
-
-
-def test_bench_front_checks_filter_uses_the_host() -> None:
-    checks = filters.bench_front_checks(resolve_stacks([stack()]), "10.0.0.5")
-    assert [c["url"] for c in checks] == ["http://10.0.0.5:8002/", "http://10.0.0.5:8002/hello/bar"]
 
 
 # ---------------------------------------------------------------- action plugins
@@ -499,18 +543,74 @@ def test_bench_cell_in_check_mode_sends_no_load(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
-def test_bench_run_info_writes_run_json(tmp_path: Path) -> None:
-    info = {"experiment": {"name": "e"}}
-    result = make_action(bench_run_info, {"run_dir": str(tmp_path), "info": info}).run(task_vars={})
+def test_bench_run_info_writes_run_json_from_the_plan_and_what_the_run_learnt_of_each_host(
+    tmp_path: Path,
+) -> None:
+    play = inventory(["web"], ["lg1", "lg2"], {"web": {"bench_address": "10.0.0.1"}})
+    plan = run_plan(str(write_experiment(tmp_path, small_experiment())), play)
+    match = {"matches": True, "differs": {}, "stale": []}
+    play["hostvars"]["web"].update(
+        bench_host_fingerprint={"hostname": "web"},
+        bench_plan_match={"plan_match": match},
+        bench_provision={"stale": {"units": ["bench-old@1.service"], "files": []}},
+        dns_check_probe_result={"requests": 5, "rows": []},
+    )
+    floor = {
+        "stack": "s",
+        "url": "http://10.0.0.1:8001/",
+        "command": "wrk -t1 -c8 -d1s, 5 times",
+        "requests": 100,
+        "rps": [20.0] * 5,
+        "cv": 0.01,
+        "foreign": 0.0,
+        "steal": 0.0,
+        "problem": None,
+    }
+    for lg, probed in (("lg1", floor), ("lg2", None)):
+        play["hostvars"][lg].update(
+            bench_host_fingerprint={"hostname": lg},
+            bench_plan_match={"plan_match": match},
+            # lg2's probe was skipped; a skipped DNS probe has no rows.
+            bench_noise={"floor": probed} if probed else {"skipped": True},
+            dns_check_probe_result={"skipped": True},
+        )
+    play["hostvars"]["localhost"] = {"bench_verified": {"passed": True}}
+    task_vars = {**play, "inventory_dir": "/inv"}
+    result = make_action(bench_run_info, {"run_dir": str(tmp_path), "plan": plan}).run(task_vars=task_vars)
     assert result["changed"] is True and result["path"] == str(tmp_path / "run.json")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["experiment"] == {"name": "e"} and data["schema"] == "bench-stack/run/v3"
+    assert data["schema"] == "bench-stack/run/v3"
+    assert data["experiment"] == {**plan["experiment"], "cells": plan["cells"]}
+    assert data["experiment_sha256"] == experiment_hash(data["experiment"])
+    assert {k: data[k] for k in ("inventory", "targets", "loadgens", "mode", "seed", "target_order")} == {
+        "inventory": "/inv",
+        "targets": ["web"],
+        "loadgens": ["lg1", "lg2"],
+        "mode": "network",
+        "seed": plan["seed"],
+        "target_order": None,
+    }
+    assert data["hosts"] == {h: {"hostname": h} for h in ("web", "lg1", "lg2")}
+    assert data["hosts_match_plan"] == {h: match for h in ("web", "lg1", "lg2")}
+    assert data["noise_floor"] == {"lg1": floor, "lg2": None}
+    assert data["swept"] == {"web": {"units": ["bench-old@1.service"], "files": []}, "lg1": None, "lg2": None}
+    assert data["verify"] == {"passed": True}
+    assert data["dns_probe"] == {"web": {"requests": 5, "rows": []}}
+    # Without provisioning, a DNS probe or verify in this playbook run: null.
+    for host in play["hostvars"].values():
+        host.pop("bench_provision", None)
+        host.pop("dns_check_probe_result", None)
+    del play["hostvars"]["localhost"]
+    make_action(bench_run_info, {"run_dir": str(tmp_path), "plan": plan}).run(task_vars=play)
+    data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert data["swept"] is None and data["dns_probe"] is None and data["verify"] is None
+    assert data["inventory"] is None
 
 
 def test_bench_run_info_refuses_a_record_off_the_schema_naming_the_field(tmp_path: Path) -> None:
-    info = {"experiment": {"name": "e"}, "mode": "lan"}
+    plan = {**run_plan(str(write_experiment(tmp_path, small_experiment()))), "mode": "lan"}
     with pytest.raises(AnsibleActionFail) as err:
-        make_action(bench_run_info, {"run_dir": str(tmp_path), "info": info}).run(task_vars={})
+        make_action(bench_run_info, {"run_dir": str(tmp_path), "plan": plan}).run(task_vars={})
     assert err.value.message == (
         f"bench_run_info: {tmp_path / 'run.json'}: not writing an invalid run record: "
         "mode must be one of loopback, network, not 'lan'"
@@ -521,18 +621,18 @@ def test_bench_run_info_refuses_a_record_off_the_schema_naming_the_field(tmp_pat
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"run_dir": "/x"}, "missing required arguments: info"),
-        ({"run_dir": "/x", "info": "text"}, "argument 'info' is of type .* unable to convert to dict"),
-        ({"info": {}}, "missing required arguments: run_dir"),
+        ({"run_dir": "/x"}, "missing required arguments: plan"),
+        ({"run_dir": "/x", "plan": "text"}, "argument 'plan' is of type .* unable to convert to dict"),
+        ({"plan": {}}, "missing required arguments: run_dir"),
     ],
 )
-def test_bench_run_info_requires_run_dir_and_an_info_dict(args: dict[str, Any], message: str) -> None:
+def test_bench_run_info_requires_run_dir_and_a_plan(args: dict[str, Any], message: str) -> None:
     with pytest.raises(AnsibleActionFail, match=f"^bench_run_info: {message}"):
         make_action(bench_run_info, args).run(task_vars={})
 
 
 def test_bench_run_info_in_check_mode_writes_nothing(tmp_path: Path) -> None:
-    args = {"run_dir": str(tmp_path), "info": {"a": 1}}
+    args = {"run_dir": str(tmp_path), "plan": {"a": 1}}
     result = make_action(bench_run_info, args, check_mode=True).run(task_vars={})
     assert result["skipped"] is True
     assert list(tmp_path.iterdir()) == []
@@ -879,9 +979,7 @@ def test_a_resume_is_refused_in_its_plan_while_another_live_run_holds_the_folder
     run = results / "run1"
     path = write_experiment(tmp_path, small_experiment())
     first = run_plan(str(path), results_dir=str(results), run_dir=str(run))
-    make_action(bench_run_info, {"run_dir": str(run), "info": {"experiment": first["experiment"]}}).run(
-        task_vars={}
-    )
+    make_action(bench_run_info, {"run_dir": str(run), "plan": first}).run(task_vars={})
     other = subprocess.Popen(["sleep", "60"])
     try:
         (run / LOCK_FILE).write_text(json.dumps(holder(other.pid)), encoding="utf-8")
@@ -890,7 +988,7 @@ def test_a_resume_is_refused_in_its_plan_while_another_live_run_holds_the_folder
             match=rf"^bench_run_dir: .*in use by another bench-stack run \(pid {other.pid} ",
         ):
             run_plan(str(path), results_dir=str(results), run_dir=str(run))
-        info = {"run_dir": str(run), "info": {"experiment": first["experiment"]}}
+        info = {"run_dir": str(run), "plan": first}
         with pytest.raises(AnsibleActionFail, match="bench_run_info: .*in use by another bench-stack run"):
             make_action(bench_run_info, info).run(task_vars={})
     finally:
@@ -1093,3 +1191,59 @@ def test_bench_provision_state_hands_provisioning_the_env_files_and_app_folders_
     }
     with pytest.raises(AnsibleActionFail, match="owned: the plan's owned"):
         provision_state(False, found, {"app_server": []})
+
+
+def test_bench_provision_state_hands_provisioning_its_stages_and_whose_packages_install_at_once() -> None:
+    args = {
+        "roles": ["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"],
+        "hashes": dict.fromkeys(["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"], "h"),
+    }
+    action = make_action(bench_provision_state, args)
+    action._low_level_execute_command = lambda command: {"rc": 0, "stdout": "", "stderr": ""}
+    # No record on the host: every role runs; --skip-tags bench_nginx keeps nginx's packages out of the one
+    # transaction.
+    task_vars = {"ansible_run_tags": ["all"], "ansible_skip_tags": ["bench_nginx"]}
+    state = action.run(task_vars=task_vars)["ansible_facts"]["bench_provision"]
+    assert state["stages"] == [["bench_host", "ruby", "app"], ["app_server", "nginx", "loadgen"]]
+    assert state["package_roles"] == ["bench_host", "ruby", "loadgen"]
+
+
+def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_hosts_sysctls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[dict[str, Any]] = []
+
+    def hoststate_command(python: str, request: dict[str, Any]) -> str:
+        asked.append(request)
+        return "read what the roles made"
+
+    monkeypatch.setattr(provision, "hoststate_command", hoststate_command)
+    plan = run_plan(None, inventory(["box"], ["box"], {}))
+    made = plan["role_made"]["Debian"]
+    action = make_action(bench_provision_record, {"made": made})
+    action._templar = PassThrough()
+    commands: list[str] = []
+
+    def execute(command: str) -> dict[str, Any]:
+        commands.append(command)
+        stdout = json.dumps({"bench_host": {"made": {}, "state": {}}, "nginx": {"made": {}, "state": {}}})
+        return {"rc": 0, "stdout": stdout, "stderr": ""}
+
+    action._low_level_execute_command = execute
+    state = {"hashes": {"bench_host": "h1", "nginx": "h2"}, "run": {"bench_host": "new", "nginx": "new"}}
+    task_vars = {
+        "bench_provision": {**state, "skip": [], "record": {}},
+        "bench_host_profile": "tuned",  # and the role's own bench_host_tuned_sysctls
+        "nginx_os_packages": ["nginx"],
+    }
+    assert action.run(task_vars=task_vars)["changed"] is True
+    manifests = asked[0]["manifests"]
+    assert manifests["bench_host"]["sysctls"] == list(
+        provision.role_default("bench_host", "bench_host_tuned_sysctls")
+    )
+    assert manifests["bench_host"]["files"] == made["bench_host"]["files"]
+    assert manifests["nginx"] == {**made["nginx"], "packages": ["nginx"]}
+    assert commands[-1].startswith("mkdir -p ")  # the record written
+    asked.clear()
+    action.run(task_vars={**task_vars, "bench_host_profile": "stock"})
+    assert asked[0]["manifests"]["bench_host"]["sysctls"] == []

@@ -7,6 +7,8 @@ from pathlib import Path
 import yaml
 
 from benchstack import provision
+from benchstack.rolecontract import role_stacks
+from benchstack.stacks import resolve_stacks
 
 ROLES = ["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"]
 HASHES = {role: f"h-{role}" for role in ROLES}
@@ -165,25 +167,102 @@ def test_which_users_apps_run_through_bundle_exec_is_restored_when_the_app_role_
 def test_the_roles_whose_packages_install_at_once_are_the_ones_with_a_packages_entry_point() -> None:
     roles = Path(__file__).resolve().parents[2] / "roles"
     with_entry = {p.parent.parent.name for p in roles.glob("*/tasks/packages.yml")}
-    playbook = yaml.safe_load((roles.parent / "playbooks" / "vars" / "roles.yml").read_text())
     assert set(provision.PACKAGED) == with_entry
-    assert playbook["bench_packaged_roles"] == list(provision.PACKAGED)
+    # Each takes <role>_install_packages, which provision.yml sets false for a run that installs at once.
+    playbook = yaml.safe_load((roles.parent / "playbooks" / "vars" / "roles.yml").read_text())
+    assert {
+        name.removesuffix("_install_packages") for name in playbook if name.endswith("_install_packages")
+    } == (with_entry)
+
+
+def test_the_packages_of_the_roles_that_run_install_at_once_unless_tags_limit_or_skip_them() -> None:
+    run = ["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"]
+    assert provision.package_roles(run, ["all"], []) == ["bench_host", "ruby", "nginx", "loadgen"]
+    # --tags: every role installs its own.
+    assert provision.package_roles(run, ["bench_ruby"], []) == []
+    # --skip-tags of a role or of its install stage leaves its packages out (bench_host's tag: bench_host).
+    skipped = ["bench_ruby_install", "bench_nginx", "bench_host", "bench_loadgen_config", "other"]
+    assert provision.skipped_roles(skipped) == ["bench_host", "ruby", "nginx"]
+    assert provision.package_roles(run, ["all"], skipped) == ["loadgen"]
+
+
+def test_a_target_runs_the_roles_its_stacks_need_in_provisioning_order() -> None:
+    needs = {
+        "runtimes": ["python", "ruby"],
+        "perl_modules": [],
+        "servers": ["thin"],
+        "fronts": ["apache", "nginx"],
+    }
+    assert provision.target_roles(needs) == ["ruby", "python", "app", "app_server", "nginx", "apache"]
+    # Server::Starter's start_server runs the Ruby Starlet: Perl without a Perl stack.
+    static = {"runtimes": [], "perl_modules": ["Server::Starter"], "servers": [], "fronts": ["nginx"]}
+    assert provision.target_roles(static) == ["perl", "app", "nginx"]
+    assert provision.host_roles(static, target=True, loadgen=True) == [
+        "bench_host",
+        "perl",
+        "app",
+        "nginx",
+        "loadgen",
+    ]
+    assert provision.host_roles(static, target=False, loadgen=True) == ["bench_host", "loadgen"]
+
+
+def test_the_units_and_files_each_role_keeps_depend_on_the_os_family_where_apache_names_them() -> None:
+    stacks = resolve_stacks(
+        [
+            {
+                "name": "a",
+                "app": {"kind": "sinatra"},
+                "server": {"kind": "thin", "instances": 2},
+                "front": {"kind": "nginx"},
+                "port": 8001,
+            },
+            {"name": "b", "app": {"kind": "static"}, "front": {"kind": "apache"}, "port": 8002},
+        ]
+    )
+    by_role = role_stacks(stacks)
+    debian, redhat = (provision.role_units(by_role, family) for family in ("Debian", "RedHat"))
+    assert debian["app_server"] == redhat["app_server"] == ["bench-a@1.service", "bench-a@2.service"]
+    assert debian["apache"] == ["apache2@bench-b.service"] and redhat["apache"] == ["httpd@bench-b.service"]
+    made = provision.role_made(by_role, "Debian")
+    assert made["app_server"] == {
+        "files": ["/etc/systemd/system/bench-a@.service", stacks[0]["server"]["env_file"]],
+        "units": debian["app_server"],
+    }
+    assert made["apache"] == {
+        "files": ["/etc/apache2-bench-b/sites-available/bench-stack.conf"],
+        "units": ["apache2@bench-b.service"],
+    }
+    assert provision.role_made(by_role, "RedHat")["apache"]["files"] == []
+    assert provision.bench_host_sysctls("tuned", {"net.core.somaxconn": 4096}) == ["net.core.somaxconn"]
+    assert provision.bench_host_sysctls("stock", {"net.core.somaxconn": 4096}) == []
 
 
 def test_provisioning_includes_every_role_a_host_can_get_once_and_in_dependency_order() -> None:
     root = Path(__file__).resolve().parents[2]
     play = yaml.safe_load((root / "playbooks" / "provision.yml").read_text())[1]
-    included = []
-    for task in play["tasks"]:
-        include = task.get("ansible.builtin.include_role") or {}
-        if include.get("name") == "{{ bench_role }}" and "tasks_from" not in include:
-            # loop: "{{ ['a', 'b'] | select('in', bench_provision.run) }}"
-            included += yaml.safe_load(task["loop"].removeprefix("{{ ").split(" | ")[0])
+    loops = [
+        task["loop"]
+        for task in play["tasks"]
+        if (task.get("ansible.builtin.include_role") or {}).get("name") == "{{ bench_role }}"
+        and "tasks_from" not in task["ansible.builtin.include_role"]
+    ]
+    # Both stages, in order, around the sweep of what no stack owns.
+    assert loops == ["{{ bench_provision.stages[0] }}", "{{ bench_provision.stages[1] }}"]
+    every = {
+        "runtimes": provision.RUNTIMES,
+        "perl_modules": [],
+        "servers": ["thin"],
+        "fronts": ["nginx", "apache"],
+    }
+    included = provision.host_roles(every, target=True, loadgen=True)
     roles = {p.parent.parent.name for p in (root / "roles").glob("*/tasks/main.yml")}
     # build_archive is included by ruby and python; dns_check runs in playbooks/dns_check.yml.
     assert sorted(included) == sorted(roles - {"build_archive", "dns_check"})
     for role, needs in provision.DEPENDS.items():
         assert all(included.index(n) < included.index(role) for n in needs), role
+    first, then = provision.stages(included)
+    assert first + then == included and then == list(provision.SECOND_STAGE)
 
 
 def test_the_package_list_a_role_names_is_not_one_of_its_inputs() -> None:

@@ -10,7 +10,6 @@ from test_plugins import load_plugin
 
 from benchstack.dns import probe_rows
 from benchstack.report import RunData, render_html, render_report, section_dns_probe
-from benchstack.stacks import resolve_stacks
 
 host_filters = load_plugin("filter", "bench_host")
 
@@ -50,13 +49,6 @@ def test_report_has_no_probe_section_without_a_probe(info: dict[str, object] | N
 def test_html_report_carries_the_probe_table() -> None:
     html = render_html(run_with({"dns_probe": {"h": {"requests": 5, "rows": ROWS}}}), [])
     assert "<h2>DNS lookups per runtime</h2><pre>h, 5 requests" in html and "via nscd" in html
-
-
-def test_dns_names_filter_names_the_target_as_the_loadgen_reaches_it() -> None:
-    stacks = resolve_stacks(
-        [{"name": "x", "app": {"kind": "static"}, "front": {"kind": "nginx"}, "port": 80}]
-    )
-    assert host_filters.bench_dns_names(stacks, "t.lab") == ["t.lab"]
 
 
 def test_sysctl_filters_chain_as_the_role_uses_them() -> None:

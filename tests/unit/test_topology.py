@@ -1,6 +1,14 @@
 import pytest
 
-from benchstack.topology import TopologyError, loadgen_targets, measured_targets, peers
+from benchstack.topology import (
+    TopologyError,
+    loadgen_places,
+    loadgen_targets,
+    loopback,
+    measured_targets,
+    mode,
+    peers,
+)
 
 
 def test_a_loadgen_that_is_a_target_loads_itself() -> None:
@@ -33,3 +41,20 @@ def test_a_run_measures_every_target_a_loadgen_loads_in_the_targets_order() -> N
     assert mapping == {"lg-b": "tb", "lg-a1": "ta", "lg-a2": "ta"}
     assert measured_targets(mapping, ["ta", "tb", "tc"]) == ["ta", "tb"]  # tc: no loadgen loads it
     assert peers("lg-a1", mapping) == ["lg-a1", "lg-a2"]
+
+
+def test_a_loadgen_is_in_loopback_mode_when_it_loads_itself_and_the_run_when_every_loadgen_does() -> None:
+    assert loopback("box", "box") and not loopback("lg", "box")
+    assert mode({"a": "a", "b": "b"}) == "loopback"
+    assert mode({"a": "a", "lg": "a"}) == "network"
+    assert mode({}) == "network"  # nothing loads: no loopback
+
+
+def test_each_loadgen_loads_its_target_at_its_address_or_itself_over_127_0_0_1() -> None:
+    mapping = {"t2": "t2", "lg1": "t1", "lg2": "t1"}
+    places = loadgen_places(mapping, {"t1": "10.0.0.1"})
+    assert places == {
+        "t2": {"target": "t2", "address": "127.0.0.1", "peers": ["t2"], "loopback": True},
+        "lg1": {"target": "t1", "address": "10.0.0.1", "peers": ["lg1", "lg2"], "loopback": False},
+        "lg2": {"target": "t1", "address": "10.0.0.1", "peers": ["lg1", "lg2"], "loopback": False},
+    }
