@@ -25,11 +25,12 @@ from benchstack.apps import (
     wsgi,
 )
 from benchstack.apps.base import AppKind, EmbeddedApp
+from benchstack.registry import Registry
 
 # In the order messages list them.
-REGISTRY: dict[str, AppKind] = {
-    k.name: k
-    for k in (
+REGISTRY: Registry[AppKind] = Registry(
+    "app kind",
+    (
         sinatra.KIND,
         psgi.KIND,
         wsgi.KIND,
@@ -40,8 +41,8 @@ REGISTRY: dict[str, AppKind] = {
         lua_file.KIND,
         mruby_inline.KIND,
         mruby_file.KIND,
-    )
-}
+    ),
+)
 KINDS: tuple[str, ...] = tuple(REGISTRY)
 # The kinds with bundled files to deploy (one folder each under the apps root, from roles/app/files/).
 BUNDLED_KINDS: tuple[str, ...] = tuple(name for name, kind in REGISTRY.items() if kind.entry)
@@ -49,14 +50,5 @@ BUNDLED_KINDS: tuple[str, ...] = tuple(name for name, kind in REGISTRY.items() i
 __all__ = ["BUNDLED_KINDS", "KINDS", "REGISTRY", "AppKind", "EmbeddedApp", "by_name", "find"]
 
 
-def find(name: object) -> AppKind | None:
-    """The adapter of the app kind ``name``, None when there is none."""
-    return REGISTRY.get(name) if isinstance(name, str) else None
-
-
-def by_name(name: object) -> AppKind:
-    """The adapter of the app kind ``name``; ValueError naming the known kinds when there is none."""
-    kind = find(name)
-    if kind is None:
-        raise ValueError(f"unknown app kind {name!r}; known: {', '.join(REGISTRY)}")
-    return kind
+find = REGISTRY.find
+by_name = REGISTRY.by_name

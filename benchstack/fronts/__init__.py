@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from benchstack.fronts import apache, nginx, none
 from benchstack.fronts.base import FrontKind
+from benchstack.registry import Registry
 
 # In the order messages list them.
-REGISTRY: dict[str, FrontKind] = {k.name: k for k in (none.KIND, nginx.KIND, apache.KIND)}
+REGISTRY: Registry[FrontKind] = Registry("front kind", (none.KIND, nginx.KIND, apache.KIND))
 KINDS: tuple[str, ...] = tuple(REGISTRY)
 # Front kinds run by a role, by role.
 ROLES: dict[str, FrontKind] = {k.role: k for k in REGISTRY.values() if k.role}
@@ -23,14 +24,5 @@ ROLES: dict[str, FrontKind] = {k.role: k for k in REGISTRY.values() if k.role}
 __all__ = ["KINDS", "REGISTRY", "ROLES", "FrontKind", "by_name", "find"]
 
 
-def find(name: object) -> FrontKind | None:
-    """The adapter of the front kind ``name``, None when there is none."""
-    return REGISTRY.get(name) if isinstance(name, str) else None
-
-
-def by_name(name: object) -> FrontKind:
-    """The adapter of the front kind ``name``; ValueError naming the known kinds when there is none."""
-    kind = find(name)
-    if kind is None:
-        raise ValueError(f"unknown front kind {name!r}; known: {', '.join(REGISTRY)}")
-    return kind
+find = REGISTRY.find
+by_name = REGISTRY.by_name

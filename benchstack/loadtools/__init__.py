@@ -16,9 +16,10 @@ from typing import Any
 from benchstack.loadtools import ab, httperf, wrk
 from benchstack.loadtools.base import LoadTool
 from benchstack.model import Parsed
+from benchstack.registry import Registry
 
 # In the order messages list them (the schemas' ``tool`` enums are in this order too).
-REGISTRY: dict[str, LoadTool] = {t.name: t for t in (ab.TOOL, wrk.TOOL, httperf.TOOL)}
+REGISTRY: Registry[LoadTool] = Registry("tool", (ab.TOOL, wrk.TOOL, httperf.TOOL))
 TOOLS: tuple[str, ...] = tuple(REGISTRY)
 # The most concurrent clients a closed-loop plan may ask for: ab's own limit (wrk has none of its own).
 MAX_CONCURRENCY = ab.AB_MAX_CONCURRENCY
@@ -26,17 +27,8 @@ MAX_CONCURRENCY = ab.AB_MAX_CONCURRENCY
 __all__ = ["REGISTRY", "TOOLS", "LoadTool", "by_name", "find", "parse"]
 
 
-def find(name: object) -> LoadTool | None:
-    """The adapter of the tool ``name``, None when there is none."""
-    return REGISTRY.get(name) if isinstance(name, str) else None
-
-
-def by_name(name: object) -> LoadTool:
-    """The adapter of the tool ``name``; ValueError naming the known tools when there is none."""
-    tool = find(name)
-    if tool is None:
-        raise ValueError(f"unknown tool {name!r}; known: {', '.join(REGISTRY)}")
-    return tool
+find = REGISTRY.find
+by_name = REGISTRY.by_name
 
 
 def parse(tool: str, text: str) -> Parsed:

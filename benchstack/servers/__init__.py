@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchstack.registry import Registry
 from benchstack.servers import (
     gunicorn,
     passenger,
@@ -28,9 +29,9 @@ from benchstack.servers import (
 from benchstack.servers.base import BINDS, HOST_VALUES, ServerKind, TypedOption, host_command
 
 # In the order messages list them.
-REGISTRY: dict[str, ServerKind] = {
-    k.name: k
-    for k in (
+REGISTRY: Registry[ServerKind] = Registry(
+    "server kind",
+    (
         thin.KIND,
         webrick.KIND,
         unicorn.KIND,
@@ -41,8 +42,8 @@ REGISTRY: dict[str, ServerKind] = {
         uvicorn.KIND,
         php_fpm.KIND,
         passenger.KIND,
-    )
-}
+    ),
+)
 KINDS: tuple[str, ...] = tuple(REGISTRY)
 
 __all__ = [
@@ -59,17 +60,8 @@ __all__ = [
 ]
 
 
-def find(name: object) -> ServerKind | None:
-    """The adapter of the server kind ``name``, None when there is none."""
-    return REGISTRY.get(name) if isinstance(name, str) else None
-
-
-def by_name(name: object) -> ServerKind:
-    """The adapter of the server kind ``name``; ValueError naming the known kinds when there is none."""
-    kind = find(name)
-    if kind is None:
-        raise ValueError(f"unknown server kind {name!r}; known: {', '.join(REGISTRY)}")
-    return kind
+find = REGISTRY.find
+by_name = REGISTRY.by_name
 
 
 def processes(stack: dict[str, Any]) -> int:
