@@ -250,22 +250,20 @@ def main() -> int:
         try:
             env: dict[str, str] = {}
             connection = "community.docker.docker"
+            experiment = {"floor": None, "default": "sinatra-thin-nginx"}.get(subject, "perf-one-stack")
+            books, extra = ["tests/perf/floor.yml"], []
+            if experiment:
+                books, extra = ["playbooks/hosts.yml", "playbooks/provision.yml"], args.extra_args.split()
             if args.ssh:
                 if args.mitogen:
                     raise SystemExit("--ssh and --mitogen: choose one")
                 start_container(name)
                 ssh = (cloud_host(name, logs / "id_ed25519"), logs / "id_ed25519")
-                experiment = {"floor": None, "default": "sinatra-thin-nginx"}.get(subject, "perf-one-stack")
                 inv = inventory(logs, name, experiment, "ssh", ssh)
-                books = ["tests/perf/floor.yml"]
-                extra = [] if subject == "floor" else args.extra_args.split()
-                if subject != "floor":
-                    books = ["playbooks/hosts.yml", "playbooks/provision.yml"]
             elif subject == "floor":
-                inv, books, extra = inventory(logs, name, None, connection), ["tests/perf/floor.yml"], []
+                inv = inventory(logs, name, None, connection)
                 start_container(name)
             else:
-                experiment = "sinatra-thin-nginx" if subject == "default" else "perf-one-stack"
                 inv = inventory(logs, name, experiment, connection)
                 start_container(name, inv)
                 if args.mitogen:
@@ -278,7 +276,6 @@ def main() -> int:
                     apt = "apt-get update -q && apt-get install -y -q python3-apt"
                     sh("docker", "exec", name, "sh", "-c", apt)
                     inv = inventory(logs, name, experiment, connection)
-                books, extra = ["playbooks/hosts.yml", "playbooks/provision.yml"], args.extra_args.split()
             for i in range(args.runs + 1):
                 phase = "cold" if i == 0 else f"re-run {i}"
                 r = converge(subject, phase, inv, books, extra, logs / f"{subject}-{i}.log", env)
