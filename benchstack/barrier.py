@@ -8,6 +8,10 @@ one to leave removes the folder. A loadgen that gives up waiting takes its ready
 waits too instead of starting alone. Only a playbook killed mid-cell leaves a folder behind, under a name no
 later run uses.
 
+The first peer (the lead) takes the target's system stats in network mode, one round trip to the target after
+the barrier. So that this does not start it late, the others wait for its go (:func:`release`, after that
+round trip) before marking themselves passed: all measured runs start together, after the target's stats.
+
 Each loadgen also marks itself joined when it starts the cell (:func:`join`, its process and start time), so
 the others stop waiting at once when it dies before its measured run (:func:`dead_peers`) instead of
 waiting out the timeout; the caller's ``gone`` check stops the wait for any other reason (its playbook ended).
@@ -28,6 +32,7 @@ PREFIX = "bench-stack-barrier"
 READY = "ready"
 PASSED = "passed"
 JOINED = "joined"
+GO = "go"
 
 
 class BarrierBroken(RuntimeError):
@@ -87,21 +92,8 @@ def join(directory: Path, me: str, pid: int | None = None) -> None:
 
 def dead_peers(directory: Path, peers: Sequence[str]) -> list[str]:
     """Peers that joined and are not ready whose process has ended."""
-    dead = []
-    for peer in peers:
-        marker = directory / JOINED / peer
-        if (directory / READY / peer).exists() or not marker.exists():
-            continue
-        try:
-            pid, started = marker.read_text(encoding="ascii").split()
-            alive = process_started(int(pid)) == started and not _zombie(int(pid))
-        except ProcessLookupError:
-            alive = False
-        except (OSError, ValueError):
-            continue  # being written
-        if not alive:
-            dead.append(peer)
-    return dead
+    waiting = [p for p in peers if not (directory / READY / p).exists() and (directory / JOINED / p).exists()]
+    return [p for p in waiting if not _alive(directory, p)]
 
 
 def _zombie(pid: int) -> bool:
@@ -121,19 +113,23 @@ def wait_for_peers(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     gone: Callable[[], str | None] | None = None,
+    lead: str | None = None,
 ) -> float:
     """Mark ``me`` ready in ``directory``, wait until every peer is, mark ``me`` passed; return the seconds
-    waited. After ``timeout_s`` raises TimeoutError naming the peers that never arrived; when a peer that
-    joined dies first, or ``gone()`` returns a reason, raises BarrierBroken at once. Either way ``me``'s
-    markers are taken back, so that a late peer does not start alone."""
+    waited. With a ``lead`` other than ``me``, also wait for the lead's go (:func:`release`) before passing.
+    After ``timeout_s`` raises TimeoutError naming the peers that never arrived; when a peer that joined
+    dies first, or ``gone()`` returns a reason, raises BarrierBroken at once. Either way ``me``'s markers
+    are taken back, so that a late peer does not start alone."""
     _mark(directory, READY, me)
     start = clock()
     while True:
         missing = [p for p in peers if not (directory / READY / p).exists()]
-        if not missing:
+        if not missing and (lead in (None, me) or (directory / GO / lead).exists()):
             _mark(directory, PASSED, me)
             return clock() - start
         dead = dead_peers(directory, missing)
+        if not missing and lead is not None and not _alive(directory, lead):
+            dead = [lead]
         reason = f"loadgens stopped before their measured run: {', '.join(dead)}" if dead else None
         reason = reason or (gone() if gone else None)
         if reason or clock() - start > timeout_s:
@@ -144,8 +140,26 @@ def wait_for_peers(
             _remove_if_empty(directory)
             if reason:
                 raise BarrierBroken(reason)
+            if not missing:
+                raise TimeoutError(f"no go from {lead} after {timeout_s:g} s")
             raise TimeoutError(f"loadgens not ready after {timeout_s:g} s: {', '.join(missing)}")
         sleep(0.05)
+
+
+def release(directory: Path, me: str) -> None:
+    """The lead's go, once it is ready to start its measured run: the peers waiting for it pass."""
+    _mark(directory, GO, me)
+
+
+def _alive(directory: Path, peer: str) -> bool:
+    # A peer without a joined marker (an older caller, or one being written) counts as alive.
+    try:
+        pid, started = (directory / JOINED / peer).read_text(encoding="ascii").split()
+        return process_started(int(pid)) == started and not _zombie(int(pid))
+    except ProcessLookupError:
+        return False
+    except (OSError, ValueError):
+        return True
 
 
 def leave_barrier(directory: Path, peers: Sequence[str]) -> None:
@@ -157,7 +171,7 @@ def leave_barrier(directory: Path, peers: Sequence[str]) -> None:
 
 def _remove_if_empty(directory: Path) -> None:
     # rmdir only: a folder a late peer has just marked itself in is not empty and stays.
-    for folder in (directory / READY, directory / PASSED, directory / JOINED, directory):
+    for folder in (directory / READY, directory / PASSED, directory / JOINED, directory / GO, directory):
         try:
             os.rmdir(folder)
         except OSError:

@@ -186,6 +186,7 @@ def measure_cell(
     target_execute: Executor | None = None,
     sleep: Callable[[float], None] = time.sleep,
     before_measure: Callable[[], None] | None = None,
+    measure_now: Callable[[], None] | None = None,
     cpus: str | None = None,
     run_id: str | None = None,
     notes: list[str] | None = None,
@@ -199,7 +200,9 @@ def measure_cell(
     from the stacks' (:mod:`benchstack.cpusplit`); the cell's command says so.
     ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
     ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
-    bench_cell action waits there for the other loadgens of the same cell).
+    bench_cell action waits there for the other loadgens of the same cell). ``measure_now`` is called
+    after the target's stats have started, right before the measured run, even when they failed to start
+    (bench_cell: the lead's go, which the other loadgens wait for).
     ``run_id`` names the playbook run (letters, digits, '-'): load commands of other runs still running on
     the loadgen are stopped before this cell (:func:`benchstack.remote.sweep_command`), this run's are not.
     ``notes``: what the caller has to say about this cell, first among its notes.
@@ -250,10 +253,14 @@ def measure_cell(
         before_measure()
     stats_s = _bound_s(plan) + 10
     target_vmstat = None
-    if target_execute and where.mode == "network":
-        target_vmstat = _TargetVmStat(target_execute, stats_s, run_id)
-        if target_vmstat.stopped:
-            notes.append(_swept_note(target_vmstat.stopped, "target"))
+    try:
+        if target_execute and where.mode == "network":
+            target_vmstat = _TargetVmStat(target_execute, stats_s, run_id)
+            if target_vmstat.stopped:
+                notes.append(_swept_note(target_vmstat.stopped, "target"))
+    finally:
+        if measure_now is not None:
+            measure_now()
     started = datetime.now(UTC)
     t0 = time.monotonic()
     rc, out, err = execute(measured_script(run_id, _bounded(cmd, _bound_s(plan)), stats_s))

@@ -44,6 +44,7 @@ from benchstack.barrier import (
     join,
     leave_barrier,
     process_started,
+    release,
     wait_for_peers,
 )
 from benchstack.files import read_json
@@ -106,6 +107,7 @@ class ActionModule(ActionBase):
                 orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended (not stored)")
 
         before: Callable[[], None] | None = None
+        go: Callable[[], None] | None = None
         notes: list[str] = []
         if merging:
             # One barrier per playbook run (the workers' parent is ansible-playbook) and cell.
@@ -120,9 +122,16 @@ class ActionModule(ActionBase):
 
             def before() -> None:
                 try:
-                    wait_for_peers(barrier, loadgen, peers, BARRIER_TIMEOUT_S, gone=playbook_gone)
+                    wait_for_peers(
+                        barrier, loadgen, peers, BARRIER_TIMEOUT_S, gone=playbook_gone, lead=peers[0]
+                    )
                 except (TimeoutError, BarrierBroken) as exc:
                     raise CellFailed(f"{plan['cell_id']}: {exc}") from exc
+
+            def go() -> None:
+                # The lead has taken its round trip to the target (its stats): the others start with it.
+                if loadgen == peers[0]:
+                    release(barrier, loadgen)
 
         without_tty(self._connection)
 
@@ -151,6 +160,7 @@ class ActionModule(ActionBase):
                     execute_many=execute_many,
                     target_execute=target_execute,
                     before_measure=before,
+                    measure_now=go,
                     cpus=args.get("cpus") or None,
                     run_id=run_id,
                     notes=notes,

@@ -166,3 +166,43 @@ def test_the_callers_gone_check_stops_the_wait(tmp_path: Path) -> None:
             gone=lambda: "the playbook has ended",
         )
     assert not (tmp_path / "b").exists()
+
+
+# ---------------------------------------------------------------- the lead's go
+
+
+def test_the_others_start_only_after_the_leads_go(tmp_path: Path) -> None:
+    directory = tmp_path / "b"
+    passed: list[str] = []
+    lg2 = threading.Thread(
+        target=lambda: passed.append(str(wait_for_peers(directory, "lg2", PEERS, 9, lead="lg1")))
+    )
+    lg2.start()
+    wait_for_peers(directory, "lg1", PEERS, 9, lead="lg1")  # the lead passes when every peer is ready
+    lg2.join(0.3)
+    assert lg2.is_alive() and passed == []  # lg2 waits for the lead's round trip to the target
+    barrier.release(directory, "lg1")
+    lg2.join(5)
+    assert not lg2.is_alive() and len(passed) == 1
+
+
+def test_a_lead_that_died_before_its_go_stops_the_wait_at_once(tmp_path: Path) -> None:
+    directory = tmp_path / "b"
+    lead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    barrier.join(directory, "lg1", lead.pid)
+    barrier._mark(directory, barrier.READY, "lg1")  # passed the barrier, then killed
+    lead.kill()
+    lead.wait()
+    clock = FakeClock()
+    with pytest.raises(barrier.BarrierBroken, match="stopped before their measured run: lg1"):
+        wait_for_peers(directory, "lg2", PEERS, 300, sleep=clock.sleep, clock=clock, lead="lg1")
+    assert clock.now < 1
+
+
+def test_no_go_from_a_living_lead_times_out_naming_it(tmp_path: Path) -> None:
+    directory = tmp_path / "b"
+    barrier.join(directory, "lg1")  # this process: alive
+    barrier._mark(directory, barrier.READY, "lg1")
+    clock = FakeClock()
+    with pytest.raises(TimeoutError, match="no go from lg1 after 2 s"):
+        wait_for_peers(directory, "lg2", PEERS, 2, sleep=clock.sleep, clock=clock, lead="lg1")

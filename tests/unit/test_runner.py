@@ -699,6 +699,54 @@ def test_the_barrier_hook_runs_after_warm_up_and_before_the_measured_run(tmp_pat
     assert events == ["warm-up", "barrier", "measured"]
 
 
+def test_the_go_comes_after_the_targets_stats_and_before_the_measured_run(tmp_path: Path) -> None:
+    # The lead's round trip to the target happens before its go, so the others do not start before it.
+    events: list[str] = []
+    target_helpers = Helpers(vmstat=read_data("vmstat", "vmstat-during-wrk.txt"))
+
+    def on_target(command: str) -> tuple[int, str, str]:
+        events.append("target")
+        reply = target_helpers.reply(command)
+        assert reply is not None, command
+        return reply
+
+    fake = FakeLoadgen(read_data("ab", "normal.txt"))
+
+    def execute(command: str) -> tuple[int, str, str]:
+        if not is_helper(command) and "vmstat" in command:
+            events.append("measured")
+        return fake(command)
+
+    measure(
+        one_plan(AB_PLAN),
+        tmp_path,
+        execute,  # type: ignore[arg-type]
+        NETWORK,
+        target_execute=on_target,
+        before_measure=lambda: events.append("barrier"),
+        measure_now=lambda: events.append("go"),
+    )
+    assert events[:4] == ["barrier", "target", "go", "measured"]
+
+
+def test_the_go_is_given_when_the_targets_stats_fail(tmp_path: Path) -> None:
+    events: list[str] = []
+
+    def on_target(command: str) -> tuple[int, str, str]:
+        raise ConnectionError("target gone")
+
+    with pytest.raises(ConnectionError):
+        measure(
+            one_plan(AB_PLAN),
+            tmp_path,
+            FakeLoadgen(read_data("ab", "normal.txt")),
+            NETWORK,
+            target_execute=on_target,
+            measure_now=lambda: events.append("go"),
+        )
+    assert events == ["go"]  # the other loadgens are not left waiting out their timeout
+
+
 def test_a_stored_cell_does_not_wait_at_the_barrier(tmp_path: Path) -> None:
     plan = one_plan(AB_PLAN)
     measure(plan, tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(1))
