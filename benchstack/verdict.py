@@ -40,7 +40,9 @@ precision              noisy    the 95 % interval of a load point's median req/s
                                 than 6 counted cells)
 disturbed              noisy    a load point kept fewer counted cells than ``load.repetitions``: its
                                 disturbed cells (``disturbed``) could not all be measured again
-loopback_shared_cores  noisy    loopback mode without a disjoint CPU split in ``hosts.<target>.cpu_split``
+loopback_shared_cores  noisy    loopback mode with a CPU split in ``hosts.<target>.cpu_split`` that is not
+                                disjoint or not readable; with no split recorded (the default), a note
+                                under "not checked" instead
 capacity               noisy    :func:`benchstack.capacity.capacity_warnings` on the cell's plan and the
                                 fingerprints in run.json ``hosts``
 not_steady             noisy    ab -g data (``raw/<cell>.requests.tsv``): requests started per second in
@@ -101,6 +103,9 @@ MIN_DRIFT_SECONDS = 4
 # Cell ids shown per reason in report.md (run.json keeps them all).
 SHOWN_CELLS = 6
 RAW_DIR = "raw"
+# cpu_split_problem's answers when the host records no split (as against a split that fails).
+NO_SPLIT = "no CPU split recorded"
+UNSPLIT = ("(1 CPU: no split is possible)", f"({NO_SPLIT})")
 
 
 @dataclass(frozen=True)
@@ -671,7 +676,7 @@ def cpu_split_problem(fingerprint: dict[str, Any] | None) -> str | None:
     if not isinstance(split, dict):
         if str((fingerprint or {}).get("cpu_count")).strip() == "1":
             return "1 CPU: no split is possible"
-        return "no CPU split recorded"
+        return NO_SPLIT
     tool, stacks = parse_cpulist(split.get("loadgen_cpus")), parse_cpulist(split.get("stack_cpus"))
     if tool is None or stacks is None:
         return f"unreadable CPU split {split}"
@@ -699,6 +704,16 @@ def check_loopback(run: _Run) -> tuple[list[Reason], list[str]]:
     )
     if busy:
         message += f"; the host had less than {run.limits.min_loadgen_idle_pct:g} % CPU idle in {busy} cells"
+    if all(key.endswith(UNSPLIT) for key in shared):
+        # No split at all is how the setups this tool reproduces ran (ab beside the server): a property of
+        # what was measured, said with the figures, not noise. Precision, disturbed cells and the tool's own
+        # CPU (loadgen_saturated) still judge these cells. A recorded split that fails is a broken promise.
+        idle = f" (less than {run.limits.min_loadgen_idle_pct:g} % CPU idle in {busy} cells)" if busy else ""
+        return [], [
+            f"stacks apart from the load tool: loopback mode on shared CPUs on {', '.join(sorted(shared))}, "
+            f"so each figure measures the stacks and the load tool together{idle}; network mode, or "
+            "-e bench_cpu_split=auto, measures the stacks alone"
+        ]
     return [Reason("loopback_shared_cores", "noisy", message, _ids(cells))], []
 
 
