@@ -59,7 +59,6 @@ null when the split is off; ``stopped: [{cell, reason: hung|timeout|failed, mess
 
 from __future__ import annotations
 
-import html
 import math
 import os
 import statistics
@@ -100,8 +99,6 @@ MAX_TOOL_BUSY = 0.95
 MAX_DRIFT = 0.2
 # Whole seconds (the first and last, partial, left out) a cell needs for its halves to be compared.
 MIN_DRIFT_SECONDS = 4
-# Cell ids shown per reason in report.md (run.json keeps them all).
-SHOWN_CELLS = 6
 RAW_DIR = "raw"
 # cpu_split_problem's answers when the host records no split (as against a split that fails).
 NO_SPLIT = "no CPU split recorded"
@@ -927,73 +924,3 @@ def _load_points(run: _Run, reasons: list[Reason]) -> list[LoadPointVerdict]:
             )
         )
     return out
-
-
-# ---------------------------------------------------------------- rendering
-
-
-SLOW_TITLE = "Slow responses (over load.threshold_ms: a result, not a reason to doubt the numbers)"
-
-
-def _cells_text(cells: list[str], shown: int = SHOWN_CELLS) -> str:
-    if len(cells) <= shown:
-        return ", ".join(cells)
-    return f"{', '.join(cells[:shown])} and {len(cells) - shown} more"
-
-
-def _counts(v: Verdict) -> str:
-    counts = {s: sum(1 for p in v.load_points if p.status == s) for s in STATUSES}
-    return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"
-
-
-def verdict_markdown(v: Verdict) -> str:
-    """The verdict section at the top of report.md."""
-    lines = [f"## Verdict: {v.status}", ""]
-    if not v.reasons:
-        lines.append("No reason to doubt these numbers was found.")
-    for r in v.reasons:
-        lines.append(f"- **{r.status}** `{r.code}`: {r.message} (cells: {_cells_text(r.cells)})")
-    lines += ["", f"Load points: {_counts(v)}. What each reason means and what to do: docs/verdict.md."]
-    if v.slow:
-        lines += ["", f"{SLOW_TITLE}:", ""]
-        lines += [f"- {s.message} (cells: {_cells_text(s.cells)})" for s in v.slow]
-    if v.not_checked:
-        lines += ["", "Not checked:", ""] + [f"- {note}" for note in v.not_checked]
-    return "\n".join(lines) + "\n"
-
-
-def verdict_text(v: Verdict) -> str:
-    """The verdict as the end of a run prints it: status, one line per reason with its cell count."""
-    lines = [f"Verdict: {v.status.upper()} (load points: {_counts(v)})"]
-    for r in v.reasons:
-        n = len(r.cells)
-        lines.append(f"- {r.status} {r.code}: {r.message} ({n} cell{'' if n == 1 else 's'})")
-    lines += [f"- slow: {s.message}" for s in v.slow]
-    lines += [f"- not checked: {note}" for note in v.not_checked]
-    return "\n".join(lines) + "\n"
-
-
-def verdict_html(v: Verdict) -> str:
-    """The verdict section of report.html."""
-    esc = html.escape
-    parts = [f'<h2 class="verdict-{esc(v.status)}">Verdict: {esc(v.status)}</h2>', "<ul>"]
-    if not v.reasons:
-        parts.append("<li>No reason to doubt these numbers was found.</li>")
-    for r in v.reasons:
-        parts.append(
-            f"<li><strong>{esc(r.status)}</strong> <code>{esc(r.code)}</code>: {esc(r.message)} "
-            f"(cells: {esc(_cells_text(r.cells))})</li>"
-        )
-    parts.append("</ul>")
-    parts.append(f"<p>Load points: {esc(_counts(v))}.</p>")
-    if v.slow:
-        parts.append(
-            f"<p>{esc(SLOW_TITLE)}:</p><ul>"
-            + "".join(f"<li>{esc(s.message)} (cells: {esc(_cells_text(s.cells))})</li>" for s in v.slow)
-            + "</ul>"
-        )
-    if v.not_checked:
-        parts.append(
-            "<p>Not checked:</p><ul>" + "".join(f"<li>{esc(n)}</li>" for n in v.not_checked) + "</ul>"
-        )
-    return "\n".join(parts)

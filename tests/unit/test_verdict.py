@@ -15,6 +15,8 @@ from conftest import Helpers, read_data
 
 from benchstack.cell import cell_id_of, load_cells
 from benchstack.experiment import cells, experiment_from_dict
+from benchstack.render import section_markdown, verdict_text
+from benchstack.report import verdict_section
 from benchstack.runfolder import record_stop
 from benchstack.runner import Target, measure_cell, write_run_info
 from benchstack.sysstats import parse_vmstat
@@ -25,8 +27,6 @@ from benchstack.verdict import (
     rounds_needed,
     run_verdict,
     starts_per_second,
-    verdict_markdown,
-    verdict_text,
 )
 
 AB_STEADY = {"tool": "ab", "concurrency": 2, "requests": 2800}
@@ -175,7 +175,7 @@ def test_a_verified_complete_quiet_run_on_an_idle_loadgen_is_valid(tmp_path: Pat
     assert (v.status, v.reasons) == ("valid", [])
     [point] = v.load_points
     assert (point.stack, point.tool, point.level, point.status) == ("s", "ab", 2, "valid")
-    assert "No reason to doubt" in verdict_markdown(v)
+    assert "No reason to doubt" in section_markdown(verdict_section(v))
 
 
 # ---------------------------------------------------------------- verification before load
