@@ -15,7 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import __version__
-from benchstack.cell import (
+from benchstack.analysis.compare import compare_table, differences_text
+from benchstack.analysis.comparison import baseline_of, comparisons_text
+from benchstack.analysis.hostdiff import run_differences, target_differences
+from benchstack.analysis.verdict import run_verdict, slow_above_limit
+from benchstack.kinds.loadtools import TOOLS, parse
+from benchstack.plan.experiment import ExperimentError
+from benchstack.plan.resolved import compile_plan, experiment_path
+from benchstack.plan.stacks import DEFAULT_ROOTS, Roots
+from benchstack.plan.targets import by_target, run_targets
+from benchstack.report.build import end_of_run_text, read_run_info, write_run_report
+from benchstack.report.hist import HistError, csv_name, csv_text, hist
+from benchstack.report.render import verdict_text
+from benchstack.results.cell import (
     cell_paths,
     cell_to_dict,
     dumps_cell,
@@ -24,22 +36,10 @@ from benchstack.cell import (
     stored_cell_problems,
     validate_cell,
 )
-from benchstack.compare import compare_table, differences_text
-from benchstack.comparison import baseline_of, comparisons_text
-from benchstack.drop import DropError, drop_cells
-from benchstack.experiment import ExperimentError
-from benchstack.files import read_json
-from benchstack.formats import RUN_INFO, validate_run_info
-from benchstack.hist import HistError, csv_name, csv_text, hist
-from benchstack.hostdiff import run_differences, target_differences
-from benchstack.loadtools import TOOLS, parse
-from benchstack.model import ParseError
-from benchstack.plan import compile_plan, experiment_path
-from benchstack.render import verdict_text
-from benchstack.report import end_of_run_text, read_run_info, write_run_report
-from benchstack.stacks import DEFAULT_ROOTS, Roots
-from benchstack.targets import by_target, run_targets
-from benchstack.verdict import run_verdict, slow_above_limit
+from benchstack.results.drop import DropError, drop_cells
+from benchstack.results.files import read_json
+from benchstack.results.formats import RUN_INFO, validate_run_info
+from benchstack.results.model import ParseError
 
 STRICT_FAILED = 3
 # The project's experiments/ folder, where a bare experiment name is looked up (as the playbook does).
@@ -318,7 +318,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return 1
     bad = 0
     for path in paths:
-        # The reading and check report and compare make too (benchstack.cell.read_cell).
+        # The reading and check report and compare make too (benchstack.results.cell.read_cell).
         try:
             problems = stored_cell_problems(read_json(path, "a cell"), path)
         except ValueError as exc:

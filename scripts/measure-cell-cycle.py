@@ -17,7 +17,8 @@ Run from the project folder, the default inventory provisioned (``./run bench`` 
 ``--analyse DIR...`` reads run folders an earlier call (or any run) left. ``--round-trips N`` only times,
 N times alternately in the default container, what a cell sends before its measured run (version probe, wrk
 report script, a 2,000-request warm-up of nginx-static) as separate ``docker exec`` calls and as one batch
-(:func:`benchstack.remote.batch_script`); never beside a run (its warm-up would load that run's stacks).
+(:func:`benchstack.measure.remote.batch_script`); never beside a run (its warm-up would load that run's
+stacks).
 """
 
 from __future__ import annotations
@@ -91,8 +92,8 @@ def one_run(tree: Path, experiment: Path, results: Path, label: str) -> Path:
 
 def round_trips(times: int) -> None:
     sys.path.insert(0, str(ROOT))
-    from benchstack.loadtools import by_name
-    from benchstack.remote import batch_script, load_script, split_batch
+    from benchstack.kinds.loadtools import by_name
+    from benchstack.measure.remote import batch_script, load_script, split_batch
 
     wrk = by_name("wrk")
     warm = "timeout 30 ab -q -k -c32 -n 2000 http://127.0.0.1:8010/index.html"

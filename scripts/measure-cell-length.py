@@ -27,14 +27,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchstack.interference import (  # noqa: E402
+from benchstack.analysis.stats import relative_half_width  # noqa: E402
+from benchstack.measure.interference import (  # noqa: E402
     SNAPSHOT_FUNCTION,
     print_snapshot,
     share_of,
     summarize,
     usage_from_text,
 )
-from benchstack.stats import relative_half_width  # noqa: E402
 
 CONTAINER = "bench-local"
 STACKS = {

@@ -31,10 +31,10 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchstack.cell import load_cells  # noqa: E402
-from benchstack.loadpoints import by_load_point  # noqa: E402
-from benchstack.plan import experiment_path  # noqa: E402
-from benchstack.stats import coefficient_of_variation  # noqa: E402
+from benchstack.analysis.loadpoints import by_load_point  # noqa: E402
+from benchstack.analysis.stats import coefficient_of_variation  # noqa: E402
+from benchstack.plan.resolved import experiment_path  # noqa: E402
+from benchstack.results.cell import load_cells  # noqa: E402
 
 
 def one_run(setting: str, results: Path, experiment: str, log: Path) -> Path:

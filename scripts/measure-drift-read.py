@@ -7,8 +7,9 @@ record what they made). Then three commands are timed, interleaved, each through
 docker connection runs it:
 
 * ``without state``: the record and ``systemctl is-active`` only (what the command was before drift);
-* ``before``: the whole read command with benchstack/hoststate.py as it is at ``--before`` (a git revision);
-* ``after``: the whole read command with the working tree's hoststate.py.
+* ``before``: the whole read command with benchstack/provision/hoststate.py as it is at ``--before`` (a git
+  revision);
+* ``after``: the whole read command with the working tree's benchstack/provision/hoststate.py.
 
 Both whole commands must report the same state. Prints every time, then the median, min and max of each.
 
@@ -37,7 +38,7 @@ mc = importlib.util.module_from_spec(spec)
 sys.modules["measure_converge"] = mc
 spec.loader.exec_module(mc)
 
-from benchstack import provision  # noqa: E402 (after the path is set)
+from benchstack.provision import roles as provision  # noqa: E402 (after the path is set)
 
 NAME = "bench-perf-drift-read"
 UNITS = [
@@ -48,9 +49,10 @@ UNITS = [
 
 
 def read_command(hoststate: Path | None) -> str:
-    """The read command with ``hoststate`` as the host-side source (None: without the state). A hoststate.py
-    older than the lock in it (it did not print the record and the units' states itself) is sent in the
-    shell form of its time: the record by cat, the units by ``systemctl is-active``, then the Python."""
+    """The read command with ``hoststate`` as the host-side source (None: without the state). A
+    benchstack/provision/hoststate.py older than the lock in it (it did not print the record and the units'
+    states itself) is sent in the shell form of its time: the record by cat, the units by ``systemctl
+    is-active``, then the Python."""
     check = f"systemctl is-active {' '.join(UNITS)}"
     legacy = f"cat {provision.MARKER} 2>/dev/null; echo; echo {shlex.quote(provision.SEPARATOR)}; {check}; "
     if hoststate is None:
@@ -78,7 +80,9 @@ def timed(command: str) -> tuple[float, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", default="main", help="git revision of the hoststate.py to compare")
+    parser.add_argument(
+        "--before", default="main", help="git revision of the benchstack/provision/hoststate.py to compare"
+    )
     parser.add_argument("--runs", type=int, default=9, help="timings of each command")
     parser.add_argument("--keep", action="store_true", help="keep the container")
     args = parser.parse_args()
@@ -86,7 +90,7 @@ def main() -> int:
     old = work / "hoststate-before.py"
     old.write_text(
         subprocess.run(
-            ["git", "show", f"{args.before}:benchstack/hoststate.py"],
+            ["git", "show", f"{args.before}:benchstack/provision/hoststate.py"],
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -36,13 +36,13 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchstack import distribution  # noqa: E402
-from benchstack.cell import dumps_cell, write_cell  # noqa: E402
-from benchstack.experiment import cells, experiment_from_dict  # noqa: E402
-from benchstack.loadtools import parse  # noqa: E402
-from benchstack.merge import merge_cells  # noqa: E402
-from benchstack.perrequest import ab_requests  # noqa: E402
-from benchstack.runner import Target, measure_cell  # noqa: E402
+from benchstack.kinds.loadtools import parse  # noqa: E402
+from benchstack.measure.merge import merge_cells  # noqa: E402
+from benchstack.measure.perrequest import ab_requests  # noqa: E402
+from benchstack.measure.runner import Target, measure_cell  # noqa: E402
+from benchstack.plan.experiment import cells, experiment_from_dict  # noqa: E402
+from benchstack.results import distribution  # noqa: E402
+from benchstack.results.cell import dumps_cell, write_cell  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 START_S = 1_796_000_000  # 2026-11-30T00:53:20Z: the synthetic -g files' first second

@@ -51,8 +51,9 @@ HOST_LOCK = "/var/lib/bench-stack/run.lock"
 # lock request first where it is one of its own).
 COMMANDS = r"""
 import json, os, sys
-from benchstack import provision, runlock
-from benchstack.runlock import holder
+from benchstack.provision import roles as provision
+from benchstack.measure import runlock
+from benchstack.measure.runlock import holder
 units = json.loads(sys.argv[1])
 me = holder(os.getpid(), run="/tmp/measure-rerun")
 lock = {"op": "take", "me": me, "over": None}

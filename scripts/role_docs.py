@@ -67,7 +67,8 @@ class Role:
 
 
 def task_tags(tasks_dir: Path) -> list[str]:
-    """Every tag the role's task files give (tests/unit/test_role_tags.py proves each task carries them)."""
+    """Every tag the role's task files give (tests/unit/roles/test_role_tags.py proves each task carries
+    them)."""
     found: set[str] = set()
 
     def walk(node: Any) -> None:

@@ -1,15 +1,15 @@
 """Shared testinfra helpers: what each stack of an experiment must answer, derived by the same code the
-roles use (benchstack.stacks), so tests and roles cannot disagree about sockets and ports."""
+roles use (benchstack.plan.stacks), so tests and roles cannot disagree about sockets and ports."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from benchstack.experiment import load_experiment
-from benchstack.stacks import front_checks as _front_checks
-from benchstack.stacks import instance_checks as _instance_checks
-from benchstack.stacks import resolve_stacks
+from benchstack.plan.experiment import load_experiment
+from benchstack.plan.stacks import front_checks as _front_checks
+from benchstack.plan.stacks import instance_checks as _instance_checks
+from benchstack.plan.stacks import resolve_stacks
 
 PROJECT = Path(__file__).resolve().parents[1]
 

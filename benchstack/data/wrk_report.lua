@@ -11,7 +11,7 @@
 --
 -- It also prints the whole corrected histogram ("histogram": [[value_us, count], ...], ascending), each value
 -- floored to 9 significant bits (exact below 512 us, within 0.4 % above) so that a wide spread stays a
--- few thousand pairs at most: the same bucketing as benchstack/distribution.py, which stores it in the cell.
+-- few thousand pairs at most: the same bucketing as benchstack/results/distribution.py, which stores it in the cell.
 
 --
 -- Reading the histogram: wrk's latency(i) scans the whole histogram from its minimum on every call

@@ -24,7 +24,7 @@ sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 from sideeffect import ephemeral, main_pids, playbook, save, sh, snapshot  # noqa: E402
 from stackcheck import endpoints, front_checks  # noqa: E402
 
-from benchstack.stacks import resolve_stacks  # noqa: E402
+from benchstack.plan.stacks import resolve_stacks  # noqa: E402
 
 HOST = "bench-mol-apache-bookworm"
 EXPERIMENT = Path(__file__).resolve().parent / "experiment.yml"

@@ -36,7 +36,7 @@ from sideeffect import (  # noqa: E402
     wait_until,
 )
 
-from benchstack.experiment import cells, experiment_from_dict  # noqa: E402
+from benchstack.plan.experiment import cells, experiment_from_dict  # noqa: E402
 
 TARGET = "bench-mol-multi-target"
 LOADGENS = ["bench-mol-multi-lg1", "bench-mol-multi-lg2"]
@@ -50,7 +50,8 @@ DELAY_S = 3
 WARMUP_S = 2
 DELAYER_PID = "/run/bench-warmup-delayer.pid"
 DELAY_LOG = "/var/log/bench-stack-warmup-delay.log"
-# What a loadgen runs for a cell, and where (benchstack.remote): all of it must be gone after the cell.
+# What a loadgen runs for a cell, and where (benchstack.measure.remote): all of it must be gone after the
+# cell.
 LEFTOVERS = (
     "pgrep -a -x wrk; pgrep -a -x ab; pgrep -a -x vmstat; "
     "ls -d /tmp/bench-stack-run.* /tmp/bench-stack-vmstat.* /tmp/bench-stack-ab-g.* 2>/dev/null; true"

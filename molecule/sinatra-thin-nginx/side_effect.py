@@ -57,7 +57,7 @@ from sideeffect import (  # noqa: E402
 )
 from stackcheck import endpoints, front_checks  # noqa: E402
 
-from benchstack.stacks import DEFAULT_ROOTS, resolve_stacks  # noqa: E402
+from benchstack.plan.stacks import DEFAULT_ROOTS, resolve_stacks  # noqa: E402
 
 HOSTS = ["bench-mol-thin-bookworm", "bench-mol-thin-trixie"]
 TUNED_HOST = HOSTS[0]

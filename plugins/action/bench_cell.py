@@ -1,23 +1,23 @@
 """Action: measure one cell on this loadgen and store it in the run folder on the controller.
 
 Thin by design: it gathers arguments, runs commands through the host's connection and hands everything
-else to ``benchstack.runner``. A cell already stored is not measured again, so a rerun resumes.
+else to ``benchstack.measure.runner``. A cell already stored is not measured again, so a rerun resumes.
 
 In network mode it also opens a connection to the target (the target's own connection variables, as the
 inventory gives them) so the runner can take the target's system stats during the cell. With ``peers``
 (several loadgens loading one target at once) each loadgen stores its cell under
 ``loadgens/<loadgen>/`` in the run folder, the measured runs start together at a
 barrier on the controller (after each one's warm-up and pause), and only the first peer takes the target's
-stats; the bench_merge action then merges the cells (``benchstack.merge``). A cell some of the peers stored
-and others did not (a run interrupted between them) is measured again by all of them
-(``benchstack.resume``).
+stats; the bench_merge action then merges the cells (``benchstack.measure.merge``). A cell some of the peers
+stored and others did not (a run interrupted between them) is measured again by all of them
+(``benchstack.measure.resume``).
 
 A cell is measured only while the playbook that started it runs: Ansible's workers live in sessions of
 their own, so a playbook that dies without passing a signal on (a lost terminal's SIGHUP, a SIGKILL) would
 leave them measuring the rest of the run beside the user's resume. A worker whose playbook is gone measures
 nothing more and records nothing in the run folder: it checks its playbook before the cell, after the
 measured command and again just before storing. The load commands of other playbook runs still running
-on a host are stopped before each cell (``benchstack.remote``).
+on a host are stopped before each cell (``benchstack.measure.remote``).
 
 A failed cell stops the run: it is recorded in run.json's ``stopped`` with this playbook run's id, and the
 later cells of the same playbook run are not measured (skipped, naming the failed cell). With
@@ -38,7 +38,7 @@ from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.barrier import (
+from benchstack.measure.barrier import (
     BarrierBroken,
     barrier_dir,
     join,
@@ -47,13 +47,13 @@ from benchstack.barrier import (
     release,
     wait_for_peers,
 )
-from benchstack.files import read_json
-from benchstack.merge import loadgen_dir
-from benchstack.remote import batch_script, split_batch, without_tty
-from benchstack.resume import decide, set_aside
-from benchstack.runfolder import record_stop, stop_of_run
-from benchstack.runlock import worker
-from benchstack.runner import CellFailed, Executor, Target, cell_path, measure_cell
+from benchstack.measure.merge import loadgen_dir
+from benchstack.measure.remote import batch_script, split_batch, without_tty
+from benchstack.measure.resume import decide, set_aside
+from benchstack.measure.runlock import worker
+from benchstack.measure.runner import CellFailed, Executor, Target, cell_path, measure_cell
+from benchstack.results.files import read_json
+from benchstack.results.runfolder import record_stop, stop_of_run
 
 # How long a loadgen waits at the barrier for the others (their warm-ups may differ in length).
 BARRIER_TIMEOUT_S = 300
@@ -148,7 +148,8 @@ class ActionModule(ActionBase):
             return split_batch(out, len(commands))
 
         try:
-            # Registered while it measures: a resume of a killed run waits for it (benchstack.runlock).
+            # Registered while it measures: a resume of a killed run waits for it
+            # (benchstack.measure.runlock).
             with worker(run_dir, os.getpid()):
                 cell, measured = measure_cell(
                     plan,
@@ -169,8 +170,8 @@ class ActionModule(ActionBase):
         except CellFailed as exc:
             if not playbook_running():
                 orphaned(f"{exc} (the playbook has ended: not recorded)")
-            # The run stops here: run.json says where and why, for the verdict (benchstack.verdict), and
-            # which playbook run stopped, so its later cells are not measured.
+            # The run stops here: run.json says where and why, for the verdict (benchstack.analysis.verdict),
+            # and which playbook run stopped, so its later cells are not measured.
             record_stop(run_dir, plan["cell_id"], exc.reason, str(exc), run=run_id)
             if keep_going:
                 result.update(changed=False, failed_cell=True, msg=f"{exc} (recorded; going on: keep_going)")

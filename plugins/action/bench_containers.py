@@ -17,7 +17,13 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.localdocker import DockerError, current_containers, images_by_tag, inspect, settings_hash
+from benchstack.provision.localdocker import (
+    DockerError,
+    current_containers,
+    images_by_tag,
+    inspect,
+    settings_hash,
+)
 
 # What a task may pass: the options documented in plugins/modules/bench_containers.py (ansible-doc).
 ARGS = action_args(__file__)

@@ -16,8 +16,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.dns import probe_name, probe_rows, probe_table
-from benchstack.loadcmd import http_url
+from benchstack.measure.loadcmd import http_url
+from benchstack.provision.dns import probe_name, probe_rows, probe_table
 
 MAX_REQUESTS = 1000
 CACHES = ("nscd", "unbound")

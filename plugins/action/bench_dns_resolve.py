@@ -1,7 +1,8 @@
 """Action: resolve the names a run depends on, on the host that needs them; fail clearly when one does not.
 
 The module of the same name does the lookups on the host; this plugin turns its raw answer into the
-fingerprint's ``dns`` record (benchstack.dns) and fails the task, naming each name, when any did not resolve.
+fingerprint's ``dns`` record (benchstack.provision.dns) and fails the task, naming each name, when any did not
+resolve.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.dns import resolution_failures, resolution_record
+from benchstack.provision.dns import resolution_failures, resolution_record
 
 # What a task may pass: the options documented in plugins/modules/bench_dns_resolve.py (ansible-doc).
 ARGS = action_args(__file__)

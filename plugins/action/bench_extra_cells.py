@@ -1,8 +1,9 @@
 """Action: the extra cells (next repetitions of noisy load points) a run still needs, for benchmark.yml
 (one target's, with ``target``).
 
-Thin: it takes the run's plan and asks ``benchstack.repetitions.extra_cells``; the playbook measures what it
-returns with bench_cell and asks again until the answer is empty (bounded: benchstack.repetitions).
+Thin: it takes the run's plan and asks ``benchstack.measure.repetitions.extra_cells``; the playbook measures
+what it returns with bench_cell and asks again until the answer is empty (bounded:
+benchstack.measure.repetitions).
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.cell import load_cells
-from benchstack.plan import experiment_of
-from benchstack.repetitions import extra_cells, first_extra_round
-from benchstack.report import first_table_text, read_run_info
+from benchstack.measure.repetitions import extra_cells, first_extra_round
+from benchstack.plan.resolved import experiment_of
+from benchstack.report.build import first_table_text, read_run_info
+from benchstack.results.cell import load_cells
 
 # What a task may pass: the options documented in plugins/modules/bench_extra_cells.py (ansible-doc).
 ARGS = action_args(__file__)

@@ -1,8 +1,8 @@
-"""Action: give up this host's lock once this playbook run's measuring is over (benchstack.runlock).
+"""Action: give up this host's lock once this playbook run's measuring is over (benchstack.measure.runlock).
 
 One run at a time provisions and measures a host, whichever run folder or controller it comes from. The lock
-lives on the host (benchstack.hoststate) and names the holder's controller, pid and run folder; the holder
-is this ``ansible-playbook`` process, which took it in the one command that read the host
+lives on the host (benchstack.provision.hoststate) and names the holder's controller, pid and run folder; the
+holder is this ``ansible-playbook`` process, which took it in the one command that read the host
 (bench_provision_state with ``run_dir``). Giving it up changes nothing a role made, so the task never
 reports a change; in check mode nothing is written.
 """
@@ -15,8 +15,8 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from benchstack import provision
-from benchstack.runlock import release_host
+from benchstack.measure.runlock import release_host
+from benchstack.provision import roles as provision
 
 DOCUMENTATION = """
 module: bench_host_lock

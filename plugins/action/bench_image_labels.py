@@ -16,7 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.localdocker import DockerError, images_by_tag, inspect
+from benchstack.provision.localdocker import DockerError, images_by_tag, inspect
 
 
 def labels_by_tag(inspect_json: str, tags: list[str]) -> dict[str, dict[str, str]]:

@@ -1,5 +1,5 @@
 """Action: merge the cells several loadgens measured of one load point at the same time (bench_cell with
-``peers``) into the run's cell. Thin: ``benchstack.merge.merge_stored`` does the work."""
+``peers``) into the run's cell. Thin: ``benchstack.measure.merge.merge_stored`` does the work."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.merge import MergeError, merge_stored
+from benchstack.measure.merge import MergeError, merge_stored
 
 # What a task may pass: the options documented in plugins/modules/bench_merge.py (ansible-doc).
 ARGS = action_args(__file__)

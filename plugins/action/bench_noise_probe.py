@@ -1,4 +1,4 @@
-"""Action: the noise floor of this loadgen's host, just before the cells (``benchstack.probe``).
+"""Action: the noise floor of this loadgen's host, just before the cells (``benchstack.measure.probe``).
 
 Thin: it picks the probe stack and tool from the plan and runs the probe through the host's connection;
 the result goes into run.json (``noise_floor``) through bench_run_info.
@@ -11,9 +11,9 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.loadplan import Load
-from benchstack.probe import busy_warning, floor_text, noise_floor, probe_stack, probe_tool
-from benchstack.remote import without_tty
+from benchstack.measure.probe import busy_warning, floor_text, noise_floor, probe_stack, probe_tool
+from benchstack.measure.remote import without_tty
+from benchstack.plan.loadplan import Load
 
 # What a task may pass: the options documented in plugins/modules/bench_noise_probe.py (ansible-doc).
 ARGS = action_args(__file__)

@@ -1,7 +1,7 @@
 """Action: compile the run's plan once, on the controller, before any host is touched.
 
-Reads, validates and resolves the experiment (``benchstack.plan``), checks the run folder the user named,
-and checks every role variable the inventory or the command line sets against that role's
+Reads, validates and resolves the experiment (``benchstack.plan.resolved``), checks the run folder the user
+named, and checks every role variable the inventory or the command line sets against that role's
 ``meta/argument_specs.yml``: every bad input fails here, in the first seconds, with one line per problem.
 The plan is returned as the fact ``bench_plan`` (with ``run_once`` it reaches every host of the play).
 """
@@ -20,9 +20,10 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
-from benchstack.experiment import ExperimentError
-from benchstack.plan import (
+from benchstack.measure.runlock import RunLockError, acquire, lock_wait_seconds
+from benchstack.plan.experiment import ExperimentError
+from benchstack.plan.pyreqs import role_default
+from benchstack.plan.resolved import (
     DEFAULT_EXPERIMENT,
     compile_plan,
     experiment_path,
@@ -31,12 +32,11 @@ from benchstack.plan import (
     seed_for,
     with_hosts,
 )
-from benchstack.pyreqs import role_default
-from benchstack.rolevars import plan_sets, variable_problems
-from benchstack.runfolder import RunDirError, results_root_problem
-from benchstack.runlock import RunLockError, acquire, lock_wait_seconds
-from benchstack.stacks import Roots
-from benchstack.topology import TopologyError, loadgen_targets, measured_targets
+from benchstack.plan.rolevars import plan_sets, variable_problems
+from benchstack.plan.stacks import Roots
+from benchstack.plan.topology import TopologyError, loadgen_targets, measured_targets
+from benchstack.provision.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
+from benchstack.results.runfolder import RunDirError, results_root_problem
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 ROLES_DIR = PROJECT_DIR / "roles"
@@ -91,9 +91,9 @@ def role_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]
 
 
 def python_settings(task_vars: dict[str, Any], templar: Any) -> dict[str, Any]:
-    """What the stacks' venv will hold, for the check of Python user apps' requirements (benchstack.pyreqs):
-    the inventory's python_constraints (else the role's), and with python_method pyenv the one Python the
-    venv is made from (else the supported distributions' python3)."""
+    """What the stacks' venv will hold, for the check of Python user apps' requirements
+    (benchstack.plan.pyreqs): the inventory's python_constraints (else the role's), and with python_method
+    pyenv the one Python the venv is made from (else the supported distributions' python3)."""
 
     def given(name: str) -> Any:
         if name not in task_vars:
@@ -188,7 +188,7 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
         if Path(plan["run_dir"]).is_dir() and not boolean(task_vars.get("ansible_check_mode", False)):
             # A resume: before any host is touched, no other run may still work on this folder
-            # (benchstack.runlock; a new run's folder is locked when run.json is first written).
+            # (benchstack.measure.runlock; a new run's folder is locked when run.json is first written).
             try:
                 plan["warnings"] += acquire(plan["run_dir"], os.getppid())
             except RunLockError as exc:
@@ -220,7 +220,7 @@ class ActionModule(ActionBase):
 
 class Inventory:
     """The inventory's shape as the plan takes it: the targets and loadgens groups, the loadgens in the play
-    (--limit), each loadgen's bench_target and each loaded target's address (benchstack.topology)."""
+    (--limit), each loadgen's bench_target and each loaded target's address (benchstack.plan.topology)."""
 
     def __init__(self, groups: dict[str, Any], in_play: list[str], hostvars: Any) -> None:
         self.targets = [str(t) for t in groups.get("targets") or []]
@@ -264,7 +264,7 @@ class Inventory:
         return measured_targets(loadgen_targets(playing, self.targets, self.chosen()), self.targets)
 
     def placed(self, plan: dict[str, Any]) -> dict[str, Any]:
-        """``plan`` with its hosts (benchstack.plan.with_hosts)."""
+        """``plan`` with its hosts (benchstack.plan.resolved.with_hosts)."""
         try:
             return with_hosts(plan, self.targets, self.loadgens, self.chosen(), self.address)
         except TopologyError as exc:

@@ -1,4 +1,4 @@
-"""Action: record on the host the inputs each role just ran to the end with (benchstack.provision).
+"""Action: record on the host the inputs each role just ran to the end with (benchstack.provision.roles).
 
 Writes nothing when no role ran, in check mode, or when the run was limited by tags (a partial run proves
 nothing about the whole role).
@@ -13,8 +13,8 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from benchstack import provision
 from benchstack.actionargs import action_args
+from benchstack.provision import roles as provision
 
 # What a task may pass: the options documented in plugins/modules/bench_provision_record.py (ansible-doc).
 ARGS = action_args(__file__)

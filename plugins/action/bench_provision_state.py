@@ -1,4 +1,4 @@
-"""Action: decide which roles provisioning runs on this host (benchstack.provision), in one command.
+"""Action: decide which roles provisioning runs on this host (benchstack.provision.roles), in one command.
 
 Hashes each role's inputs on the controller, reads the host's record and the state of the services the
 roles keep running in one command, and returns the decision as the fact ``bench_provision`` (``run``: role
@@ -9,10 +9,10 @@ sweep), with the facts the skipped roles export. Before
 roles run, their old records are removed from the host. With ``owned`` (the plan's ``owned``), ``stale`` also
 holds the env files, server configs and app folders under the plan's roots that no stack of the plan owns.
 
-With ``run_dir``, the same one command first holds the host for this playbook run (benchstack.runlock
-take_host, the lock in benchstack.hoststate): refused, naming the run folder and pid of another live run
-that holds it (after waiting up to ``lock_wait`` seconds for it to end, polling); an ended run's lock taken
-over once its workers are gone (what holding it took, as messages: the result's ``lock``). Held until
+With ``run_dir``, the same one command first holds the host for this playbook run (benchstack.measure.runlock
+take_host, the lock in benchstack.provision.hoststate): refused, naming the run folder and pid of another live
+run that holds it (after waiting up to ``lock_wait`` seconds for it to end, polling); an ended run's lock
+taken over once its workers are gone (what holding it took, as messages: the result's ``lock``). Held until
 measuring ends (bench_host_lock gives it up). A host this run holds already (benchmark.yml after
 provision.yml) costs nothing more: the read is needed anyway, and the lock is not written again. In check
 mode (``--check``, whatever the task's check_mode) the holder is judged and nothing is written.
@@ -30,8 +30,8 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from benchstack import provision
-from benchstack.runlock import RunLockError, lock_wait_seconds, take_host
+from benchstack.measure.runlock import RunLockError, lock_wait_seconds, take_host
+from benchstack.provision import roles as provision
 
 display = Display()
 
@@ -43,7 +43,7 @@ options:
   units: {description: Role -> systemd units it keeps running., type: dict}
   owned:
     description: >-
-      What the plan's stacks own under its roots (the plan's owned, benchstack.provision.owned); without it
+      What the plan's stacks own under its roots (the plan's owned, benchstack.provision.roles.owned); without it
       nothing under the roots is looked for.
     type: dict
   skip_unchanged:

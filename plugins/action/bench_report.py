@@ -2,7 +2,7 @@
 followed by the comparisons against the baseline and the run's verdict (both also stored in run.json), which
 the run prints at the end. With
 ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever inside the results folder).
-Then the run folder's lock is released (``benchstack.runlock``)."""
+Then the run folder's lock is released (``benchstack.measure.runlock``)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.cell import load_cells
-from benchstack.report import comparisons_of, end_of_run_text, verdict_of, write_run_report
-from benchstack.runfolder import point_latest
-from benchstack.runlock import release
+from benchstack.measure.runlock import release
+from benchstack.report.build import comparisons_of, end_of_run_text, verdict_of, write_run_report
+from benchstack.results.cell import load_cells
+from benchstack.results.runfolder import point_latest
 
 # What a task may pass: the options documented in plugins/modules/bench_report.py (ansible-doc).
 ARGS = action_args(__file__)
@@ -46,7 +46,7 @@ class ActionModule(ActionBase):
             latest = point_latest(run_dir, results_dir) if results_dir else None
         except ValueError as exc:  # a bad cell or run.json, named by the message
             raise AnsibleActionFail(f"bench_report: {exc}") from None
-        # The run is over: another may resume the folder (benchstack.runlock).
+        # The run is over: another may resume the folder (benchstack.measure.runlock).
         release(run_dir, os.getppid())
         result.update(
             changed=True,

@@ -1,10 +1,10 @@
 """Action: write run.json (the experiment as run, every host's fingerprint) on the controller.
 
-Its content is the plan's (benchstack.plan.run_record), with what the run learnt of each host of the play,
-read here from the facts ``benchstack.plan.RUN_FACTS`` names, and what verify.yml noted on localhost
-(``bench_verified``). It first takes the run folder's lock for this playbook run (``benchstack.runlock``; a
-resumed run took it already when its plan was compiled), so no other run measures into the folder
-meanwhile.
+Its content is the plan's (benchstack.plan.resolved.run_record), with what the run learnt of each host of the
+play, read here from the facts ``benchstack.plan.resolved.RUN_FACTS`` names, and what verify.yml noted on
+localhost (``bench_verified``). It first takes the run folder's lock for this playbook run
+(``benchstack.measure.runlock``; a resumed run took it already when its plan was compiled), so no other run
+measures into the folder meanwhile.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.plan import RUN_FACTS, run_record
-from benchstack.runlock import RunLockError, acquire
-from benchstack.runner import write_run_info
+from benchstack.measure.runlock import RunLockError, acquire
+from benchstack.measure.runner import write_run_info
+from benchstack.plan.resolved import RUN_FACTS, run_record
 
 # What a task may pass: the options documented in plugins/modules/bench_run_info.py (ansible-doc).
 ARGS = action_args(__file__)

@@ -1,7 +1,7 @@
-"""Filters over the run's plan (benchstack.plan) for the playbooks and roles: capacity warnings (they need
-the hosts' fingerprints, which the plan comes before), and an app server's start command and helper files
+"""Filters over the run's plan (benchstack.plan.resolved) for the playbooks and roles: capacity warnings (they
+need the hosts' fingerprints, which the plan comes before), and an app server's start command and helper files
 with this host's folders in them. What the plan computes without facts (each host's roles, target, address,
-peers, front checks) is in the plan itself (benchstack.plan.with_hosts)."""
+peers, front checks) is in the plan itself (benchstack.plan.resolved.with_hosts)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from benchstack.capacity import capacity_warnings
-from benchstack.servers import host_command
+from benchstack.analysis.capacity import capacity_warnings
+from benchstack.kinds.servers import host_command
 
 
 def bench_capacity_warnings(

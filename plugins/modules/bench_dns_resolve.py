@@ -2,7 +2,7 @@
 """Module (runs on the host): resolve names as the host's programs do (getaddrinfo) and time each lookup.
 
 It returns raw data only: the answers, the time and error of each lookup, and the resolver files' text.
-The bench_dns_resolve action plugin parses and judges it on the controller (benchstack.dns).
+The bench_dns_resolve action plugin parses and judges it on the controller (benchstack.provision.dns).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-record: {description: The fingerprint's dns record (benchstack.dns)., type: dict, returned: success}
+record: {description: The fingerprint's dns record (benchstack.provision.dns)., type: dict, returned: success}
 """
 
 

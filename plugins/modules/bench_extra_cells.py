@@ -19,7 +19,7 @@ description:
 options:
   run_dir: {description: Run folder on the controller., type: path, required: true}
   plan:
-    description: The run's plan (the fact bench_plan, benchstack.plan).
+    description: The run's plan (the fact bench_plan, benchstack.plan.resolved).
     type: dict
     required: true
   target:

@@ -13,7 +13,7 @@ short_description: Merge the loadgens' cells of one bench-stack load point
 description:
   - >-
     Merge the cells several loadgens measured of one load point at the same time (bench_cell with ``peers``)
-    into the run's cell. Thin: ``benchstack.merge.merge_stored`` does the work.
+    into the run's cell. Thin: ``benchstack.measure.merge.merge_stored`` does the work.
   - The work is done by the action plugin of the same name (plugins/action/bench_merge.py); these
     options are also its argument spec (benchstack.actionargs).
 options:

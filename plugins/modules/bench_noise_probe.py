@@ -12,7 +12,7 @@ module: bench_noise_probe
 short_description: Measure how noisy a loadgen's host is before a bench-stack run's cells
 description:
   - >-
-    The noise floor of this loadgen's host, just before the cells (``benchstack.probe``).
+    The noise floor of this loadgen's host, just before the cells (``benchstack.measure.probe``).
   - The work is done by the action plugin of the same name (plugins/action/bench_noise_probe.py); these
     options are also its argument spec (benchstack.actionargs).
 options:
@@ -30,7 +30,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 floor:
-  description: The host's noise floor (benchstack.probe); null when nothing could probe.
+  description: The host's noise floor (benchstack.measure.probe); null when nothing could probe.
   type: dict
   returned: success
 summary: {description: Lines to print before the cells., type: list, elements: str, returned: success}

@@ -12,14 +12,14 @@ module: bench_provision_record
 short_description: Record the roles that ran to the end on this host
 description:
   - >-
-    Record on the host the inputs each role just ran to the end with (benchstack.provision).
+    Record on the host the inputs each role just ran to the end with (benchstack.provision.roles).
   - The work is done by the action plugin of the same name (plugins/action/bench_provision_record.py); these
     options are also its argument spec (benchstack.actionargs).
 options:
   made:
     description: >-
       Role -> what it made (files, binaries, units; the plan's role_made for the host's OS family,
-      benchstack.hoststate); each role's OS packages are its fact <role>_os_packages, the bench_host role's
+      benchstack.provision.hoststate); each role's OS packages are its fact <role>_os_packages, the bench_host role's
       sysctls those of its bench_host_tuned_sysctls with bench_host_profile tuned.
     type: dict
 notes:

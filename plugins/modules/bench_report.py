@@ -15,7 +15,7 @@ description:
     Write a run's report (report.md, report.html, plots, cells.csv) and return its summary table followed by
     the comparisons against the baseline and the run's verdict (both also stored in run.json), which the run
     prints at the end. With ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever
-    inside the results folder). Then the run folder's lock is released (``benchstack.runlock``).
+    inside the results folder). Then the run folder's lock is released (``benchstack.measure.runlock``).
   - The work is done by the action plugin of the same name (plugins/action/bench_report.py); these
     options are also its argument spec (benchstack.actionargs).
 options:

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchstack.cell import counted, group_key, is_disturbed, load_cells, validate_cell
+from benchstack.analysis.loadpoints import by_load_point
 from benchstack.cli import main as cli_main
-from benchstack.experiment import cells, load_experiment
-from benchstack.interference import share_of
-from benchstack.loadpoints import by_load_point
-from benchstack.runlock import HOST_LOCK_FILE, LOCK_FILE
+from benchstack.measure.interference import share_of
+from benchstack.measure.runlock import HOST_LOCK_FILE, LOCK_FILE
+from benchstack.plan.experiment import cells, load_experiment
+from benchstack.results.cell import counted, group_key, is_disturbed, load_cells, validate_cell
 
 PROJECT = Path(__file__).resolve().parents[2]
 INVENTORY = Path(__file__).resolve().parent / "inventory"
@@ -299,7 +299,7 @@ def test_each_run_released_its_lock(run: tuple[Path, str, str]) -> None:
     run_dir, first, second = run
     assert not (run_dir / LOCK_FILE).exists()
     assert "took over the run folder's lock" not in first + second
-    # ... and the host's, once measuring ended (benchstack.runlock.take_host)
+    # ... and the host's, once measuring ended (benchstack.measure.runlock.take_host)
     host_lock = subprocess.run(
         ["docker", "exec", CONTAINER, "cat", HOST_LOCK_FILE],
         capture_output=True,

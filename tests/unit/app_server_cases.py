@@ -1,7 +1,8 @@
 """Stacks of every server kind the app_server role runs, in the variants its unit, env and config files
 differ by (bind, front, instances, options, an rbenv Ruby, a bundled app), with the host values their
 commands leave to the role. tests/data/app_server/files.json holds what they rendered to before the start
-commands moved into benchstack.servers (main at 2d97fdd): test_app_server_units.py holds every file to it."""
+commands moved into benchstack.kinds.servers (main at 2d97fdd): test_app_server_units.py holds every file to
+it."""
 
 from typing import Any
 

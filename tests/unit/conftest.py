@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator, validators
 
-from benchstack.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_MARKER
+from benchstack.measure.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_MARKER
 
 # Bytecode for the test modules and the package, even where PYTHONDONTWRITEBYTECODE is set (as in our
 # sessions): pytest rewrote and compiled every test module again on each run, ~3 s of the suite's start.
@@ -24,7 +24,7 @@ from benchstack.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_M
 sys.dont_write_bytecode = False
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-# The run metadata a stored cell carries (benchstack.cell.RUN_REQUIRED) besides experiment, stack and
+# The run metadata a stored cell carries (benchstack.results.cell.RUN_REQUIRED) besides experiment, stack and
 # repetition: a cell a test stores without them is refused by every reader, as `bench-stack validate` does.
 STORED_META: dict[str, Any] = {
     "target": "t1",
@@ -34,13 +34,13 @@ STORED_META: dict[str, Any] = {
     "started_at": "2025-01-02T03:04:05Z",
     "raw_output": "raw/cell.txt",
 }
-# The published schema files, read from the worktree on their own (not through benchstack.formats).
+# The published schema files, read from the worktree on their own (not through benchstack.results.formats).
 SCHEMAS = Path(__file__).resolve().parents[2] / "benchstack" / "schemas"
 
 
 # What the plain validator's ``$ref`` found valid: (id of the schema holding the $ref, sha256 of the value's
-# repr), the schemas kept so their ids stay theirs. Written here, not taken from benchstack.formats (which
-# does the same), so that the second opinion stays independent of the code it checks.
+# repr), the schemas kept so their ids stay theirs. Written here, not taken from benchstack.results.formats
+# (which does the same), so that the second opinion stays independent of the code it checks.
 _VALID_REFS: set[tuple[int, bytes]] = set()
 _REF_SCHEMAS: dict[int, Any] = {}
 
@@ -91,12 +91,12 @@ def schema_file_errors(name: str, document: Any) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def stored_cells_fit_the_schema_file(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every cell a test stores through the cell writer (benchstack.cell.write_cell) fits
+    """Every cell a test stores through the cell writer (benchstack.results.cell.write_cell) fits
     benchstack/schemas/cell.schema.json as plain jsonschema reads it, or the test fails there: a second
-    opinion on benchstack.formats, which write_cell asks first."""
-    import benchstack.cell
+    opinion on benchstack.results.formats, which write_cell asks first."""
+    import benchstack.results.cell
 
-    dumps = benchstack.cell.dumps_cell
+    dumps = benchstack.results.cell.dumps_cell
 
     def dumps_checked(d: dict[str, Any]) -> str:
         text = dumps(d)
@@ -104,7 +104,7 @@ def stored_cells_fit_the_schema_file(monkeypatch: pytest.MonkeyPatch) -> Iterato
         assert not errors, f"a cell written does not fit benchstack/schemas/cell.schema.json: {errors}"
         return text
 
-    monkeypatch.setattr(benchstack.cell, "dumps_cell", dumps_checked)
+    monkeypatch.setattr(benchstack.results.cell, "dumps_cell", dumps_checked)
     yield
 
 
@@ -196,12 +196,12 @@ NOT_DRAWN = b"not drawn: a test not marked drawn (tests/unit/conftest.py)\n"
 
 @pytest.fixture(autouse=True)
 def plots_not_rasterized(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A report's plots are made by benchstack.plots as a run makes them, every figure, line and label, but
-    rasterized to PNG (~0.1 s a plot, most of a report's time) only in the tests marked ``drawn``, which
+    """A report's plots are made by benchstack.report.plots as a run makes them, every figure, line and label,
+    but rasterized to PNG (~0.1 s a plot, most of a report's time) only in the tests marked ``drawn``, which
     check the files; elsewhere each plot file holds :data:`NOT_DRAWN`, which is no PNG."""
     if request.node.get_closest_marker("drawn"):
         return
-    import benchstack.plots
+    import benchstack.report.plots
 
     def not_drawn(plt: Any, fig: Any, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -209,7 +209,7 @@ def plots_not_rasterized(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
         path.write_bytes(NOT_DRAWN)
         return path
 
-    monkeypatch.setattr(benchstack.plots, "_save", not_drawn)
+    monkeypatch.setattr(benchstack.report.plots, "_save", not_drawn)
 
 
 def read_data(tool: str, name: str) -> str:
@@ -251,14 +251,15 @@ def bench_stack(*args: str | Path, timeout: float = 60) -> subprocess.CompletedP
     return subprocess.CompletedProcess(argv, done[0], out.getvalue(), err.getvalue())
 
 
-# What the target's vmstat start prints (benchstack.remote.target_vmstat_start): pid, folder, runs stopped.
+# What the target's vmstat start prints (benchstack.measure.remote.target_vmstat_start): pid, folder, runs
+# stopped.
 TARGET_VMSTAT_REPLY = "4242 /tmp/bench-stack-run.test.AbC123 0"
-# ab's -g file, in the measured command's own folder (benchstack.remote.REQUESTS_FILE).
+# ab's -g file, in the measured command's own folder (benchstack.measure.remote.REQUESTS_FILE).
 AB_G_FILE = "requests.tsv"
 WRK_SCRIPT_PATH = "/var/lib/bench-stack/bench-stack-wrk-report-0123456789abcdef.lua"
 VMSTAT_MISSING = "timeout: failed to run command 'vmstat': No such file or directory\n"
 # What the CPU snapshots around a measured wrk run printed in the default container on this machine
-# (benchstack.interference): 3 s of wrk -c32 on nginx-static while other work ran beside the container
+# (benchstack.measure.interference): 3 s of wrk -c32 on nginx-static while other work ran beside the container
 # (foreign CPU 57 % of the machine's).
 CPU_BEFORE = (
     "BENCH-STACK-CPU before 1796182358.409409413 100 e77ee28f-3095-49a9-9e29-491284ece4ff container-usec "
@@ -293,7 +294,8 @@ class Helpers:
         self.vmstat = read_data("vmstat", "vmstat-during-wrk.txt") if vmstat is None else vmstat
         # The CPU snapshot lines a measured script prints on stderr (before, after, times); None: none.
         self.cpu = cpu
-        # The host's state lines before and after the cell (benchstack.hostevents; None after: not printed).
+        # The host's state lines before and after the cell (benchstack.measure.hostevents; None after: not
+        # printed).
         self.states = states
         self.tsv = tsv
         self.fail = fail
@@ -323,7 +325,7 @@ class Helpers:
 
     def measured(self, command: str, output: str) -> str:
         """What a measured script prints when its tool printed ``output``: vmstat's samples and, for ab,
-        its -g file behind their markers (benchstack.remote.measured_script)."""
+        its -g file behind their markers (benchstack.measure.remote.measured_script)."""
         if VMSTAT_MARKER not in command:
             return output
         vmstat = VMSTAT_MISSING if "vmstat" in self.fail else self.vmstat
@@ -347,7 +349,8 @@ class Helpers:
 
 
 def unwrap(command: str) -> str:
-    """The load command inside a load or measured script (benchstack.remote), or the command as it is."""
+    """The load command inside a load or measured script (benchstack.measure.remote), or the command as it
+    is."""
     m = re.search(r"s=\$\(date \+%s\.%N\); (.*?) & t=\$!; wait \$t;", command) or re.search(
         r'cd "\$d" \|\| exit 125; (.*?) & t=\$!; wait \$t;', command
     )
@@ -355,7 +358,7 @@ def unwrap(command: str) -> str:
 
 
 def batch_commands(script: str) -> list[str] | None:
-    """The commands inside a :func:`benchstack.remote.batch_script`, None for any other command."""
+    """The commands inside a :func:`benchstack.measure.remote.batch_script`, None for any other command."""
     if not script.startswith(f"b=$(mktemp -d {TEMP_ROOT}/bench-stack-batch."):
         return None
     return [base64.b64decode(m).decode() for m in re.findall(r"echo ([A-Za-z0-9+/=]+) \| base64 -d", script)]
@@ -377,8 +380,8 @@ def is_helper(command: str) -> bool:
 
 @pytest.fixture(autouse=True)
 def _env_key_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Plans with app.env values make the controller's fingerprint key (benchstack.plan.env_key): in a
-    folder of the test session, never in the user's home."""
+    """Plans with app.env values make the controller's fingerprint key (benchstack.plan.resolved.env_key): in
+    a folder of the test session, never in the user's home."""
     key = tmp_path_factory.getbasetemp() / "env-fingerprint.key"
     monkeypatch.setenv("BENCH_STACK_KEY_FILE", str(key))
 
@@ -447,9 +450,9 @@ def render_template(role: str, template: str, os_vars: str | None = None, **vari
 def resolved_stack(
     name: str, port: int, app: str, kind: str | None = None, front: str = "nginx", **server: Any
 ) -> dict[str, Any]:
-    """A stack resolved by benchstack.stacks (an app, a server of ``kind`` with ``server``'s fields when
+    """A stack resolved by benchstack.plan.stacks (an app, a server of ``kind`` with ``server``'s fields when
     given, a front), as the plan holds it before projecting it for a role."""
-    from benchstack.stacks import resolve_stack
+    from benchstack.plan.stacks import resolve_stack
 
     servers = {"server": {"kind": kind, **server}} if kind is not None else {}
     return resolve_stack(

@@ -1,8 +1,8 @@
-"""What benchstack.stacks derives, for every shipped experiment and for a matrix of app kind x front x
+"""What benchstack.plan.stacks derives, for every shipped experiment and for a matrix of app kind x front x
 server x bind, as tests/data/stacks/resolved.json holds it (test_stacks_golden.py): the resolved stacks and
 what the plan derives from them (needs, health checks, user apps, role projections, port warnings), or the
 problems a stack is refused with. The file was written before app kinds and fronts moved into adapters
-(benchstack.apps, benchstack.fronts; main at b9fc506); a change to it is a change of the plan.
+(benchstack.kinds.apps, benchstack.kinds.fronts; main at b9fc506); a change to it is a change of the plan.
 
 Regenerate (only for an intended change of the plan, and say so in the commit):
 ``.venv/bin/python tests/unit/stack_cases.py``.
@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchstack.rolecontract import role_stacks  # noqa: E402
-from benchstack.stacks import (  # noqa: E402
+from benchstack.plan.rolecontract import role_stacks  # noqa: E402
+from benchstack.plan.stacks import (  # noqa: E402
     DEFAULT_ROOTS,
     Roots,
     StackError,

@@ -17,9 +17,9 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
 from stackcheck import PLANTED, PLANTED_MARKS, children, main_pid, planted_answers
 from testinfra.host import Host
 
-from benchstack.apps.static import ONE_KB_BODY
-from benchstack.experiment import load_experiment
-from benchstack.stacks import resolve_stacks
+from benchstack.kinds.apps.static import ONE_KB_BODY
+from benchstack.plan.experiment import load_experiment
+from benchstack.plan.stacks import resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
 APACHE = [s for s in resolve_stacks(STACKS) if s["front"]["kind"] == "apache"]

@@ -21,7 +21,7 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
 )
 from testinfra.host import Host
 
-from benchstack.experiment import load_experiment
+from benchstack.plan.experiment import load_experiment
 
 testinfra_hosts = ["bench-mol-multi-target"]
 TARGET = "bench-mol-multi-target"

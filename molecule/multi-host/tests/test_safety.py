@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sideeffect import load
 
-from benchstack.merge import common_window
+from benchstack.measure.merge import common_window
 
 LOADGENS = ["bench-mol-multi-lg1", "bench-mol-multi-lg2"]
 

@@ -27,8 +27,8 @@ from stackcheck import (
 )
 from testinfra.host import Host
 
-from benchstack.experiment import load_experiment
-from benchstack.stacks import resolve_stacks
+from benchstack.plan.experiment import load_experiment
+from benchstack.plan.stacks import resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
 BY_NAME = {s["name"]: s for s in resolve_stacks(STACKS)}

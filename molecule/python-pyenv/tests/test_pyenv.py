@@ -17,7 +17,7 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
 from stackcheck import main_pid
 from testinfra.host import Host
 
-from benchstack.experiment import load_experiment
+from benchstack.plan.experiment import load_experiment
 
 SCENARIO = Path(__file__).resolve().parents[1]
 STACKS = load_experiment(SCENARIO / "experiment.yml").stacks

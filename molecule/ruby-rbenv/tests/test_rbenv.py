@@ -16,7 +16,7 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
 from stackcheck import main_pid
 from testinfra.host import Host
 
-from benchstack.experiment import load_experiment
+from benchstack.plan.experiment import load_experiment
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
 ROOT = "/opt/rbenv"

@@ -15,8 +15,8 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
 from stackcheck import ask, children, instance_checks, kill_main_and_wait, main_pid
 from testinfra.host import Host
 
-from benchstack.experiment import load_experiment
-from benchstack.stacks import resolve_stacks
+from benchstack.plan.experiment import load_experiment
+from benchstack.plan.stacks import resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
 BY_NAME = {s["name"]: s for s in resolve_stacks(STACKS)}

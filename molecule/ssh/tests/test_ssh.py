@@ -13,7 +13,7 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_stack_answers_through_its_front,
 )
 
-from benchstack.experiment import load_experiment
+from benchstack.plan.experiment import load_experiment
 
 testinfra_hosts = ["bench-mol-ssh-target"]
 EXPERIMENT = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml")
@@ -50,8 +50,8 @@ def test_the_first_run_measured_every_planned_cell_over_the_network_and_reported
 
 
 def test_over_ssh_every_cell_kept_the_loadgens_and_the_targets_samples() -> None:
-    """Without a terminal (benchstack.remote.without_tty): with one, the loadgen's vmstat, CPU snapshots and
-    ab's -g file were lost in every cell, and the noise probe found none of its runs."""
+    """Without a terminal (benchstack.measure.remote.without_tty): with one, the loadgen's vmstat, CPU
+    snapshots and ab's -g file were lost in every cell, and the noise probe found none of its runs."""
     for cell_id, cell in cells().items():
         lost = [n for n in cell["notes"] if any(w in n for w in LOST_OVER_A_TERMINAL)]
         assert lost == [], cell_id

@@ -22,8 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from benchstack.experiment import cells, experiment_from_dict  # noqa: E402
-from benchstack.runner import Target, measure_cell  # noqa: E402
+from benchstack.measure.runner import Target, measure_cell  # noqa: E402
+from benchstack.plan.experiment import cells, experiment_from_dict  # noqa: E402
 
 
 def local(command: str) -> tuple[int, str, str]:

@@ -1,0 +1,63 @@
+"""Cells grouped by load point, and the labels a load point is shown with, for every table and plot of a run
+(:mod:`benchstack.report.build`, :mod:`benchstack.report.plots`, :mod:`benchstack.analysis.compare`).
+
+A load point is (stack, tool, keep-alive, level): :func:`benchstack.results.cell.group_key`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchstack.kinds.loadtools import find
+from benchstack.results.cell import GroupKey, group_key, level_label
+
+
+def by_load_point(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
+    """Cells by load point, sorted by key; each group in the order of ``cells``."""
+    groups: dict[GroupKey, list[dict[str, Any]]] = {}
+    for cell in cells:
+        groups.setdefault(group_key(cell), []).append(cell)
+    return {k: groups[k] for k in sorted(groups)}
+
+
+def groups_of(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
+    """Cells by load point, sorted by key; each group sorted by repetition."""
+    return {k: sorted(g, key=lambda c: c.get("repetition") or 0) for k, g in by_load_point(cells).items()}
+
+
+def tool_label(tool: str, keepalive: bool) -> str:
+    """``ab -k`` for ab with keep-alive, ``httperf (open loop)``, else the tool."""
+    adapter = find(tool)
+    return adapter.label(keepalive) if adapter is not None else tool
+
+
+def loadgen_count(cells: list[dict[str, Any]]) -> int:
+    """How many loadgens measured these cells together (1 unless they are merged cells)."""
+    return max([len((c.get("merged") or {}).get("loadgens") or [None]) for c in cells] or [1])
+
+
+def load_label(tool: str, keepalive: bool, loadgens: int = 1) -> str:
+    """The tool column: ``ab -k`` for keep-alive, ``wrk x2 loadgens`` for merged cells."""
+    label = tool_label(tool, keepalive)
+    return label if loadgens <= 1 else f"{label} x{loadgens} loadgens"
+
+
+def n_text(kept: int, disturbed: int, outlying: int = 0) -> str:
+    """A table's n: the counted cells, how many of their req/s are outliers, and the disturbed cells kept
+    beside them (``8, 1 outlier (+2 disturbed)``)."""
+    text = str(kept)
+    if outlying:
+        text += f", {outlying} outlier{'' if outlying == 1 else 's'}"
+    if disturbed:
+        text += f" (+{disturbed} disturbed)"
+    return text
+
+
+def point_columns(key: GroupKey, cells: list[dict[str, Any]]) -> dict[str, str]:
+    """The stack, tool and load columns of a load point's row; ``cells`` are the ones the row shows."""
+    stack, tool, keepalive, level = key
+    return {
+        "stack": stack,
+        "tool": load_label(tool, keepalive, loadgen_count(cells)),
+        "load": level_label(tool, level),
+    }

@@ -1,0 +1,3 @@
+"""The adapters, one module per kind: app kinds (apps/), fronts (fronts/), app server kinds
+(servers/), load tools (loadtools/), each package with its REGISTRY (registry), and the
+checks of a stack's fields the adapters share (stackfields)."""

@@ -1,0 +1,15 @@
+"""The ASGI hello app (app.py) on Python, served by uvicorn from the stacks' venv."""
+
+from __future__ import annotations
+
+from benchstack.kinds.apps.base import AppKind
+
+
+class Asgi(AppKind):
+    name = "asgi"
+    interface = "asgi"
+    runtime = "python"
+    entry = "app.py"
+
+
+KIND = Asgi()

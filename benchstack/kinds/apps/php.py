@@ -1,0 +1,19 @@
+"""The PHP hello app (index.php, a front controller): behind nginx from php-fpm (FastCGI), or without an app
+server inside an Apache front (mod_php, prefork only)."""
+
+from __future__ import annotations
+
+from benchstack.kinds.apps.base import AppKind
+
+
+class Php(AppKind):
+    name = "php"
+    interface = "php"
+    runtime = "php"
+    entry = "index.php"
+    # Without a server, an Apache front runs it itself.
+    fronts = ("apache",)
+    apache_handler = "mod_php"
+
+
+KIND = Php()

@@ -1,0 +1,15 @@
+"""The PSGI hello app (app.psgi) on Perl, served by Starman."""
+
+from __future__ import annotations
+
+from benchstack.kinds.apps.base import AppKind
+
+
+class Psgi(AppKind):
+    name = "psgi"
+    interface = "psgi"
+    runtime = "perl"
+    entry = "app.psgi"
+
+
+KIND = Psgi()

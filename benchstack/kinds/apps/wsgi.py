@@ -1,0 +1,15 @@
+"""The WSGI hello app (app.py) on Python, served by gunicorn from the stacks' venv."""
+
+from __future__ import annotations
+
+from benchstack.kinds.apps.base import AppKind
+
+
+class Wsgi(AppKind):
+    name = "wsgi"
+    interface = "wsgi"
+    runtime = "python"
+    entry = "app.py"
+
+
+KIND = Wsgi()

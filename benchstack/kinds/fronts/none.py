@@ -1,0 +1,43 @@
+"""No front: the app server is one instance bound to TCP on the stack's port, and answers HTTP itself."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from benchstack.common.numbers import is_int
+from benchstack.kinds.fronts.base import FrontKind
+from benchstack.kinds.stackfields import FIRST_USER_PORT, err, typed_keys
+
+if TYPE_CHECKING:
+    from benchstack.kinds.servers import ServerKind
+
+
+class NoFront(FrontKind):
+    name = "none"
+
+    def resolve(self, front: dict[str, Any], who: str, stack_name: object) -> None:
+        typed_keys(who, "front", front, "key of front kind none", keys={"kind"}, options={})
+
+    def proxy(self, front: dict[str, Any], who: str, server: ServerKind) -> None:
+        if server.protocol != "http":
+            raise err(
+                who, "front.kind", f"{server.name} speaks {server.protocol}, not HTTP: it needs a front"
+            )
+
+    def check_server(self, s: dict[str, Any], who: str) -> None:
+        server, port = s["server"], s.get("port")
+        if server["instances"] != 1 or server["bind"] != "tcp":
+            raise err(
+                who, "server", "without a front, the server is one instance bound to TCP on the stack port"
+            )
+        if is_int(port) and port < FIRST_USER_PORT:
+            raise err(
+                who,
+                "port",
+                f"{port} is below {FIRST_USER_PORT}: without a front the app server listens on it as the "
+                "benchmark user, which a host does not allow (put a front before it, or use a port from "
+                f"{FIRST_USER_PORT})",
+            )
+
+
+KIND = NoFront()

@@ -1,0 +1,72 @@
+"""One adapter per app server kind, and the registry of them.
+
+Each module (``thin``, ``puma``, ``passenger``, ...) holds all that bench-stack knows of its server in a
+:class:`~benchstack.kinds.servers.base.ServerKind`, ``KIND``: runtime and app interface, binds and how an
+instance is told where to listen, protocol, typed options and their checks, what the runtime roles install for
+it, the processes it keeps, and its full start command (the plan's ``server.exec``, which the app_server
+role's unit prints). The rest of the package asks :func:`by_name` instead of comparing server names. Adding a
+kind: a module here, its entry in :data:`REGISTRY`, a config template when it reads one, the role's
+``server.kind`` choices, tests (docs/adding-a-kind.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchstack.kinds.registry import Registry
+from benchstack.kinds.servers import (
+    gunicorn,
+    passenger,
+    php_fpm,
+    puma,
+    starlet,
+    starman,
+    thin,
+    unicorn,
+    uvicorn,
+    webrick,
+)
+from benchstack.kinds.servers.base import BINDS, HOST_VALUES, ServerKind, TypedOption, host_command
+
+# In the order messages list them.
+REGISTRY: Registry[ServerKind] = Registry(
+    "server kind",
+    (
+        thin.KIND,
+        webrick.KIND,
+        unicorn.KIND,
+        puma.KIND,
+        starlet.KIND,
+        starman.KIND,
+        gunicorn.KIND,
+        uvicorn.KIND,
+        php_fpm.KIND,
+        passenger.KIND,
+    ),
+)
+KINDS: tuple[str, ...] = tuple(REGISTRY)
+
+__all__ = [
+    "BINDS",
+    "HOST_VALUES",
+    "KINDS",
+    "REGISTRY",
+    "ServerKind",
+    "TypedOption",
+    "by_name",
+    "find",
+    "host_command",
+    "processes",
+]
+
+
+find = REGISTRY.find
+by_name = REGISTRY.by_name
+
+
+def processes(stack: dict[str, Any]) -> int:
+    """The app server processes a resolved stack keeps running on its target (0 without a server)."""
+    server = stack.get("server")
+    if not server:
+        return 0
+    return int(server["instances"]) * by_name(server["kind"]).processes(server)

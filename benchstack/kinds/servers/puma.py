@@ -1,0 +1,29 @@
+"""Puma: threads, in one process (workers 0, puma's single mode) or a master and workers; config file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchstack.kinds.servers.base import ServerKind
+
+
+class Puma(ServerKind):
+    name = "puma"
+    runtime = "ruby"
+    interface = "rack"
+    upstream_keepalive = True
+    options = {
+        "workers": (int, 0, 64, 0),
+        "threads": (int, 1, 256, 5),
+        "preload": (bool, None, None, False),
+    }
+    config = "puma.rb"
+    config_listen = {"unix": "unix://{socket}", "tcp": "tcp://{host}:{port}"}
+    gems = ("puma",)
+
+    def command(self, stack: dict[str, Any]) -> str:
+        config = stack["server"]["unit_config_file"]
+        return f"{{ruby_run}}puma --environment production --config {config} config.ru"
+
+
+KIND = Puma()

@@ -1,0 +1,57 @@
+"""The seed's Starlet-style Ruby server: the Rack handler Rack::Handler::Starlet that the prefork_engine gem
+ships as example/starlet.rb, run by rackup under Server::Starter's start_server (a Perl program, which holds
+the unix or TCP socket and hands it over in SERVER_STARTER_PORT). It answers HTTP/1.0 with Connection: close,
+so a front keeps no idle connections to it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchstack.kinds.servers.base import LISTEN, WORKERS, ServerKind
+
+
+class Starlet(ServerKind):
+    name = "starlet"
+    runtime = "ruby"
+    interface = "rack"
+    # min_request_per_child (optional, None: unset) makes each worker's limit random in min..max.
+    options = {
+        "workers": WORKERS,
+        "max_request_per_child": (int, 1, 10_000_000, 1000),
+        "min_request_per_child": (int, 1, 10_000_000, None),
+    }
+    listen = {"unix": "--path {socket}", "tcp": "--port {host}:{port}"}
+    # On SIGHUP start_server starts a new generation, then stops the old one (after
+    # app_server_starlet_kill_old_delay seconds).
+    reload_signal = "HUP"
+    # The Starlet handler requires pico_http_parser itself; prefork_engine brings proc-wait3. Both compile C.
+    gems = ("pico_http_parser", "prefork_engine")
+    perl = ("Server-Starter",)
+    # Keeps a worker alive when its client has gone (loaded with rackup --require, below).
+    helper_files = {"ruby/bench_stack/starlet_peer_gone.rb": "{ruby_lib}/bench_stack/starlet_peer_gone.rb"}
+
+    def option_problems(self, server: dict[str, Any]) -> list[tuple[str, str]]:
+        low, high = server.get("min_request_per_child"), server.get("max_request_per_child")
+        if low is not None and high is not None and low > high:
+            return [
+                ("server.min_request_per_child", f"must be at most server.max_request_per_child ({high})")
+            ]
+        return []
+
+    def command(self, stack: dict[str, Any]) -> str:
+        # The handler is found in the stack's Ruby on the host (roles/app_server/tasks/starlet.yml);
+        # starlet_peer_gone.rb keeps a worker alive when its client has gone (the handler dies on EPIPE).
+        server = stack["server"]
+        low = server["min_request_per_child"]
+        return (
+            f"{{perl_bin}}/start_server {LISTEN} --kill-old-delay={{starlet_kill_old_delay}} --"
+            " {ruby_bin}/rackup --require {starlet_handler}"
+            " --require {ruby_lib}/bench_stack/starlet_peer_gone.rb"
+            f" --env production --server Starlet --option MaxWorkers={server['workers']}"
+            f" --option MaxRequestPerChild={server['max_request_per_child']}"
+            + ("" if low is None else f" --option MinRequestPerChild={low}")
+            + " config.ru"
+        )
+
+
+KIND = Starlet()

@@ -1,0 +1,24 @@
+"""unicorn: a master and prefork workers; where it listens and its options are in its config file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchstack.kinds.servers.base import WORKERS, ServerKind
+
+
+class Unicorn(ServerKind):
+    name = "unicorn"
+    runtime = "ruby"
+    interface = "rack"
+    options = {"workers": WORKERS, "preload": (bool, None, None, True)}
+    config = "unicorn.rb"
+    config_listen = {"unix": "{socket}", "tcp": "{host}:{port}"}
+    gems = ("unicorn",)
+
+    def command(self, stack: dict[str, Any]) -> str:
+        config = stack["server"]["unit_config_file"]
+        return f"{{ruby_run}}unicorn --env production --config-file {config} config.ru"
+
+
+KIND = Unicorn()

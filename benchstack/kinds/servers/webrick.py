@@ -1,0 +1,22 @@
+"""WEBrick, through rackup: one process per instance, TCP only (rackup's WEBrick handler takes no socket)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchstack.kinds.servers.base import LISTEN, ServerKind
+
+
+class Webrick(ServerKind):
+    name = "webrick"
+    runtime = "ruby"
+    interface = "rack"
+    binds = ("tcp",)
+    listen = {"tcp": "--host {host} --port {port}"}
+    gems = ("webrick",)
+
+    def command(self, stack: dict[str, Any]) -> str:
+        return f"{{ruby_run}}rackup --server webrick --env production config.ru {LISTEN}"
+
+
+KIND = Webrick()

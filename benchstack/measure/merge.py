@@ -1,0 +1,414 @@
+"""Several loadgens driving one target at the same time: one merged cell from each loadgen's cell.
+
+Each loadgen measures the same load point at the same moment (benchmark.yml runs the cell on all of them
+together and the bench_cell action starts the measured runs at a shared barrier, after each one's warm-up).
+Each loadgen's cell is stored as it was measured, under ``loadgens/<loadgen>/`` in the run folder, with its
+raw output; the merged cell goes where a single loadgen's cell would (``cells/<cell_id>.json``), so reports,
+repetitions and compare read it like any cell. What the merge does, field by field:
+
+* throughput: ``rps``, ``requests_completed``, ``transfer_bytes``, ``requests``, errors and
+  ``keepalive_requests`` are sums; ``error_rate`` is recomputed from the summed counters (same rule as one
+  cell, :mod:`benchstack.results.model`). ``concurrency`` stays the load point's per-loadgen value (so
+  repetitions and compare match it); the target saw ``merged.total_concurrency`` connections. An open-loop
+  cell's load point is its offered ``rate`` (per loadgen; ``merged.total_rate`` is what the target was
+  offered) and its ``concurrency`` the most connections any loadgen saw open;
+* latency, always from the loadgens' whole distributions, never from their percentiles (percentiles of
+  several distributions cannot be combined honestly):
+
+  - when every loadgen has per-request data (ab's ``-g`` file, which the runner always asks for), the
+    merged distribution holds the requests of all of them that started in the window in which every
+    loadgen ran (``merged.window``: the latest start to the earliest end, from each cell's ``window``, on
+    the loadgens' clocks), cut at ab's whole-second start times: a request is kept when the second it
+    started in overlaps the window. ``merged.cut`` says how many requests were kept of how many, and every
+    latency figure comes from the kept requests (``merged.latency = "requests"``);
+  - else, when every cell has a distribution (wrk's histogram, httperf's), the merged one is their sum
+    (``merged.latency = "histograms"``); these tools keep no time per request, so it cannot be cut to the
+    window, and a note says how much of a loadgen's run fell outside it when that is over 5 %; min and
+    max are the exact ones of the cells, mean and stdev come from the sum;
+  - else (cells stored before distributions) only what merges exactly is kept (min of the minimums, max of
+    the maximums); mean, stdev and percentiles are null and each loadgen's are listed in
+    ``merged.per_loadgen`` (``merged.latency = "per-loadgen"``);
+* timing: ``started_at`` is the earliest start, ``elapsed_s`` the longest run, each loadgen's ``window`` is
+  kept in ``merged.per_loadgen``, and ``merged.start_skew_s`` is how far apart the loadgens started (from
+  their windows, to the millisecond; from the cells' whole-second start times when a window is missing, so
+  1 may be a few milliseconds); a skew surely above a tenth of the shortest run gets a note, because summed
+  throughput then overstates what the target served at once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchstack.measure.interference import INTERFERENCE_REASON, disturbed_reasons
+from benchstack.measure.interference import summarize as summarize_interference
+from benchstack.measure.perrequest import ParseError, ab_requests, nearest_rank
+from benchstack.results import distribution
+from benchstack.results.cell import CELLS_DIR, SCHEMA, validate_cell
+from benchstack.results.files import write_atomic
+from benchstack.results.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, error_count, error_rate
+
+LOADGENS_DIR = "loadgens"
+RAW_DIR = "raw"
+SAME = (
+    "experiment", "stack", "target", "mode", "tool", "concurrency", "keepalive", "repetition", "url",
+    "cell_id",
+)  # fmt: skip
+# An open-loop cell's load point is its offered rate; its concurrency is only what the tool saw open.
+SAME_OPEN_LOOP = tuple("rate" if key == "concurrency" else key for key in SAME)
+SKEW_NOTE_SHARE = 0.1
+# Share of a loadgen's run outside the common window above which an uncut histogram merge gets a note
+# (loadgens started together at the barrier still differ by ~0.1 s in how long the tool took to exit).
+OUTSIDE_NOTE_SHARE = 0.05
+# (start second on the loadgen's clock, total ms) of one request: ab's -g data.
+Request = tuple[int, int]
+
+
+class MergeError(ValueError):
+    """The cells cannot be merged (different load points, or fewer than two)."""
+
+
+def loadgen_dir(run_dir: Path, loadgen: str) -> Path:
+    """Where one loadgen's own cells and raw files live when several loadgens are merged."""
+    return run_dir / LOADGENS_DIR / loadgen
+
+
+def _sum_optional(values: Sequence[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def latency_from_times(times_ms: Sequence[float]) -> dict[str, float | None]:
+    """Every latency figure of a cell from per-request times (nearest-rank percentiles, population stdev)."""
+    if not times_ms:
+        return dict.fromkeys(LATENCY_KEYS)
+    ordered = sorted(float(t) for t in times_ms)
+    result: dict[str, float | None] = {
+        "mean": round(statistics.fmean(ordered), 3),
+        "stdev": round(statistics.pstdev(ordered), 3),
+        "min": ordered[0],
+        "max": ordered[-1],
+    }
+    for p in (50, 75, 90, 99):
+        result[f"p{p}"] = float(nearest_rank(ordered, p))
+    return result
+
+
+def _moments_ms(by_ms: Counter[int]) -> dict[str, float | None]:
+    """mean, population stdev, min and max of requests counted by their time in ms (as
+    :func:`latency_from_times` gives them)."""
+    total = sum(by_ms.values())
+    if not total:
+        return dict.fromkeys(("mean", "stdev", "min", "max"))
+    mean = sum(ms * n for ms, n in by_ms.items()) / total
+    var = sum(n * (ms - mean) ** 2 for ms, n in by_ms.items()) / total
+    return {
+        "mean": round(mean, 3),
+        "stdev": round(math.sqrt(var), 3),
+        "min": float(min(by_ms)),
+        "max": float(max(by_ms)),
+    }
+
+
+def window_span(cell: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The cell's ``window`` as (start, end) epoch seconds, or None without one."""
+    w = cell.get("window")
+    if not isinstance(w, dict):
+        return None
+    return datetime.fromisoformat(w["start"]).timestamp(), datetime.fromisoformat(w["end"]).timestamp()
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def common_window(cells: Sequence[Mapping[str, Any]]) -> tuple[float, float] | None:
+    """(latest start, earliest end) in Unix seconds when every cell has a window and they overlap."""
+    windows = [window_span(c) for c in cells]
+    if any(w is None for w in windows):
+        return None
+    start = max(w[0] for w in windows if w)
+    end = min(w[1] for w in windows if w)
+    return (start, end) if end > start else None
+
+
+def cut_to_window(requests: Sequence[Request], window: tuple[float, float]) -> list[Request]:
+    """The requests whose start second overlaps ``window`` (ab's start times are whole seconds)."""
+    first, last = math.floor(window[0]), math.floor(window[1])
+    return [r for r in requests if first <= r[0] <= last]
+
+
+def _outside_notes(cells: Sequence[Mapping[str, Any]], window: tuple[float, float] | None) -> list[str]:
+    if window is None:
+        return []
+    notes = []
+    for c in cells:
+        own = window_span(c)
+        assert own is not None
+        share = 1 - (window[1] - window[0]) / (own[1] - own[0]) if own[1] > own[0] else 0.0
+        if share > OUTSIDE_NOTE_SHARE:
+            notes.append(
+                f"{100 * share:.1f} % of {c.get('loadgen')}'s run fell outside the window in which all "
+                f"loadgens ran; {c.get('tool')} keeps no time per request, so its latency distribution "
+                "could not be cut to that window"
+            )
+    return notes
+
+
+def _started(cell: Mapping[str, Any]) -> datetime | None:
+    value = cell.get("started_at")
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+def merge_cells(
+    cells: Sequence[Mapping[str, Any]],
+    requests: Mapping[str, Sequence[Request]] | None = None,
+    *,
+    cell_files: Mapping[str, str] | None = None,
+    raw_output: str | None = None,
+) -> dict[str, Any]:
+    """One merged cell from the cells several loadgens measured of one load point at the same time.
+
+    ``requests``: per-request data by loadgen, (start second, total ms) each (all or nothing: without it
+    for every loadgen the cells' distributions are summed instead). ``cell_files``/``raw_output``: paths,
+    relative to the run folder, to record.
+    """
+    if len(cells) < 2:
+        raise MergeError("merging needs the cells of at least two loadgens")
+    first = cells[0]
+    open_loop = any(c.get("rate") is not None for c in cells)
+    for key in SAME_OPEN_LOOP if open_loop else SAME:
+        values = {json.dumps(c.get(key)) for c in cells}
+        if len(values) > 1:
+            raise MergeError(f"cells differ in {key}: {', '.join(sorted(values))}; not one load point")
+    loadgens = [str(c.get("loadgen")) for c in cells]
+    if len(set(loadgens)) != len(loadgens):
+        raise MergeError(f"a loadgen appears twice: {', '.join(loadgens)}")
+    tool = str(first["tool"])
+    errors: dict[str, int | None] = {
+        k: _sum_optional([(c.get("errors") or {}).get(k) for c in cells]) for k in ERROR_KINDS
+    }
+    completed = sum(int(c["requests_completed"]) for c in cells)
+    notes: list[str] = []
+    window = common_window(cells)
+    windows = [window_span(c) for c in cells]
+    if all(windows) and window is None:
+        notes.append("the loadgens' runs did not overlap at all: nothing was measured under their joint load")
+    dists = [c.get("latency_dist") for c in cells]
+    cut: dict[str, int] | None = None
+    merged_dist: distribution.Distribution | None = None
+    mins = [(c.get("latency_ms") or {}).get("min") for c in cells]
+    maxes = [(c.get("latency_ms") or {}).get("max") for c in cells]
+    latency = dict.fromkeys(LATENCY_KEYS + TAIL_KEYS)
+    latency["min"] = None if None in mins else min(float(m) for m in mins if m is not None)
+    latency["max"] = None if None in maxes else max(float(m) for m in maxes if m is not None)
+    # Per-request data counts only when it is the data the cell was made from (the runner refuses an ab -g
+    # file that holds another number of requests than ab completed).
+    complete = requests is not None and all(
+        requests.get(lg) and len(requests[lg]) == int(c["requests_completed"])
+        for lg, c in zip(loadgens, cells, strict=True)
+    )
+    if requests is not None and complete:
+        every = [r for lg in loadgens for r in requests[lg]]
+        kept = every
+        if window is not None:
+            kept = [r for lg in loadgens for r in cut_to_window(requests[lg], window)]
+        cut = {"requests": len(every), "kept": len(kept)}
+        # Counted once by value: 8 loadgens x 1,000,000 requests are a few hundred distinct milliseconds.
+        by_ms = Counter(ms for _, ms in kept)
+        latency.update(_moments_ms(by_ms))
+        merged_dist = distribution.from_counts(tool, {ms * 1000: n for ms, n in by_ms.items()})
+        how = "requests"
+        if window is None:
+            notes.append("latency from every request: without every loadgen's window it was not cut to one")
+        elif len(kept) < len(every):
+            notes.append(
+                f"latency from the {len(kept)} of {len(every)} requests that started in the "
+                f"{window[1] - window[0]:.3f} s in which all loadgens ran (cut at ab's whole-second "
+                "start times)"
+            )
+    elif all(isinstance(d, dict) for d in dists):
+        merged_dist = distribution.merge([distribution.from_dict(d) for d in dists if isinstance(d, dict)])
+        moments = merged_dist.moments_ms()
+        latency.update(mean=moments["mean"], stdev=moments["stdev"])
+        for key in ("min", "max"):
+            if latency[key] is None:
+                latency[key] = moments[key]
+        how = "histograms"
+        notes += _outside_notes(cells, window)
+    else:
+        how = "per-loadgen"
+        notes.append(
+            "latency mean, stdev and percentiles are per loadgen (merged.per_loadgen): no distribution "
+            "from every loadgen to merge them"
+        )
+    if merged_dist is not None:
+        latency.update(merged_dist.latency_ms())
+    starts = [_started(c) for c in cells]
+    known = [s for s in starts if s is not None]
+    skew = (max(known) - min(known)).total_seconds() if len(known) == len(starts) else None
+    precise = all(windows)
+    if precise:
+        skew = round(max(w[0] for w in windows if w) - min(w[0] for w in windows if w), 3)
+    elapsed = [float(c["elapsed_s"]) for c in cells if c.get("elapsed_s") is not None]
+    # Start times are whole seconds: 1 s apart may be a few milliseconds across a second's boundary.
+    if skew is not None and elapsed and skew - (0 if precise else 1) > SKEW_NOTE_SHARE * min(elapsed):
+        notes.append(
+            f"the loadgens started {skew:g} s apart in runs of {min(elapsed):g} s or more: the summed req/s "
+            "overstates what the target served at once"
+        )
+    for c in cells:
+        notes += [f"{c.get('loadgen')}: {n}" for n in c.get("notes") or []]
+    versions = {c.get("tool_version") for c in cells}
+    rate = {"rate": int(first["rate"])} if open_loop else {}
+    interference, disturbed = _merged_interference(cells)
+    merged: dict[str, Any] = {
+        "schema": SCHEMA,
+        "experiment": first.get("experiment"),
+        "stack": first.get("stack"),
+        "target": first.get("target"),
+        "loadgen": "+".join(loadgens),
+        "mode": first.get("mode"),
+        "tool": tool,
+        "tool_version": versions.pop() if len(versions) == 1 else None,
+        "command": first.get("command"),
+        "url": first.get("url"),
+        # Per loadgen, as repetitions and compare match it; open loop: the most any loadgen saw open.
+        "concurrency": max(int(c["concurrency"]) for c in cells) if open_loop else int(first["concurrency"]),
+        "keepalive": first.get("keepalive"),
+        **rate,
+        "requests": _sum_optional([c.get("requests") for c in cells]),
+        "duration_s": first.get("duration_s"),
+        "repetition": first.get("repetition"),
+        "started_at": min(known).isoformat().replace("+00:00", "Z") if len(known) == len(starts) else None,
+        "elapsed_s": max(elapsed) if elapsed else None,
+        "requests_completed": completed,
+        "rps": round(sum(float(c["rps"]) for c in cells), 2),
+        "transfer_bytes": sum(int(c["transfer_bytes"]) for c in cells),
+        "latency_ms": latency,
+        "errors": errors,
+        "error_count": error_count(tool, errors),
+        "error_rate": error_rate(tool, completed, errors),
+        "keepalive_requests": _sum_optional([c.get("keepalive_requests") for c in cells]),
+        "threshold_ms": first.get("threshold_ms"),
+        "raw_output": raw_output,
+        "status": "ok",
+        "notes": notes,
+        "system": {
+            "loadgen": None,
+            "target": next(
+                (
+                    (c.get("system") or {}).get("target")
+                    for c in cells
+                    if (c.get("system") or {}).get("target")
+                ),
+                None,
+            ),
+        },
+        "latency_dist": merged_dist.to_dict() if merged_dist else None,
+        "window": {"start": _iso(window[0]), "end": _iso(window[1])} if window else None,
+        "interference": interference,
+        "disturbed": disturbed,
+        "merged": {
+            "loadgens": loadgens,
+            "total_concurrency": sum(int(c["concurrency"]) for c in cells),
+            **({"total_rate": sum(int(c["rate"]) for c in cells)} if open_loop else {}),
+            "latency": how,
+            "cut": cut,
+            "start_skew_s": skew,
+            "cells": [cell_files[lg] for lg in loadgens] if cell_files else None,
+            "per_loadgen": [
+                {
+                    "loadgen": c.get("loadgen"),
+                    "rps": c.get("rps"),
+                    "requests_completed": c.get("requests_completed"),
+                    "error_count": c.get("error_count"),
+                    "started_at": c.get("started_at"),
+                    "elapsed_s": c.get("elapsed_s"),
+                    "window": c.get("window"),
+                    "latency_ms": c.get("latency_ms"),
+                    "system": (c.get("system") or {}).get("loadgen"),
+                }
+                for c in cells
+            ],
+        },
+    }
+    if first.get("cell_id"):
+        merged["cell_id"] = first["cell_id"]  # a run with several targets (benchstack.plan.targets)
+    return merged
+
+
+def _merged_interference(cells: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None, list[str]]:
+    """The merged cell's interference from every host any loadgen's cell read (a loadgen alone counts the
+    others' CPU on its machine as foreign; together they are ours), and why it is disturbed: that, or what
+    disturbed a loadgen's own run (an overrun)."""
+    hosts: dict[str, Any] = {}
+    limits = []
+    for c in cells:
+        own = c.get("interference")
+        if isinstance(own, dict):
+            # A host one loadgen read beats the same host another could not read (only the first loadgen
+            # takes the target's snapshots).
+            for name, usage in (own.get("hosts") or {}).items():
+                if usage is not None or name not in hosts:
+                    hosts[name] = usage
+            if own.get("limit") is not None:
+                limits.append(float(own["limit"]))
+    disturbed = [
+        f"{c.get('loadgen')}: {reason}"
+        for c in cells
+        for reason in c.get("disturbed") or []
+        if not reason.startswith(INTERFERENCE_REASON)
+    ]
+    if not hosts:
+        return None, disturbed
+    interference = summarize_interference(hosts, min(limits) if limits else None)
+    if limits:
+        disturbed = disturbed_reasons(interference, min(limits)) + disturbed
+    return interference, disturbed
+
+
+def merge_stored(run_dir: Path, cell_id: str, loadgens: Sequence[str]) -> tuple[dict[str, Any], bool]:
+    """Merge the stored cells of ``cell_id`` from each loadgen's folder into ``cells/<cell_id>.json``.
+
+    Returns (merged cell, written now); a merged cell already stored is returned as it is. Per-request data
+    comes from each loadgen's ``raw/<cell_id>.requests.tsv`` (ab -g) when present. The merged raw output is
+    each loadgen's raw output in turn, under a header naming it.
+    """
+    from benchstack.results.cell import write_cell
+
+    final = run_dir / CELLS_DIR / f"{cell_id}.json"
+    if final.exists():
+        return json.loads(final.read_text(encoding="utf-8")), False
+    cells, files, per_request, raws = [], {}, {}, []
+    for lg in loadgens:
+        base = loadgen_dir(run_dir, lg)
+        path = base / CELLS_DIR / f"{cell_id}.json"
+        if not path.exists():
+            raise MergeError(f"{cell_id}: loadgen {lg} stored no cell ({path})")
+        cell = json.loads(path.read_text(encoding="utf-8"))
+        cells.append(cell)
+        files[lg] = str(path.relative_to(run_dir))
+        tsv = base / RAW_DIR / f"{cell_id}.requests.tsv"
+        if tsv.exists():
+            try:
+                per_request[lg] = ab_requests(tsv.read_text(encoding="utf-8"))
+            except ParseError:
+                pass
+        raw = base / str(cell.get("raw_output") or "")
+        text = raw.read_text(encoding="utf-8") if raw.is_file() else "(no raw output stored)\n"
+        raws.append(f"==> {LOADGENS_DIR}/{lg}/{cell.get('raw_output')} <==\n{text}")
+    raw_rel = f"{RAW_DIR}/{cell_id}.txt"
+    merged = merge_cells(cells, per_request, cell_files=files, raw_output=raw_rel)
+    problems = validate_cell(merged, require_meta=True)
+    if problems:
+        raise MergeError(f"{cell_id}: invalid merged cell: {'; '.join(problems)}")
+    write_atomic(run_dir / raw_rel, "\n".join(raws))
+    write_cell(run_dir, merged)
+    return merged, True

@@ -1,0 +1,470 @@
+"""Measure one cell: warm up, run the load tool through a given executor, keep the raw output, store the cell.
+
+The executor runs a command on the loadgen and returns (rc, stdout, stderr); the Ansible action plugin
+passes one that goes through the host's connection, tests pass one that replays captured output. Every
+command runs under ``timeout`` so a stuck tool cannot hold a run forever.
+
+Every load command runs in a folder of its own on the loadgen that nothing outlives, whatever ends the
+command, and each cell first stops what an earlier, interrupted run left running there
+(:mod:`benchstack.measure.remote`). Around the measured command the runner also:
+
+* runs ``vmstat -n 1`` beside it (:mod:`benchstack.measure.sysstats`; kept as ``raw/<cell>.vmstat.txt``,
+  averaged into ``system.loadgen``). The target's side is the same host in loopback mode; in network mode a
+  second executor (``target_execute``, which the bench_cell action opens on the target's own connection) runs
+  vmstat there too, kept as ``raw/<cell>.target.vmstat.txt`` and averaged into ``system.target``;
+* collects every cell's latency distribution (:mod:`benchstack.results.distribution`), whatever the plan: ab
+  gets ``-g requests.tsv`` in the command's folder, printed after ab's report (kept as
+  ``raw/<cell>.requests.tsv``: about 44 bytes per request, written by ab after its run, so the measured run
+  is unchanged); wrk gets the Lua report
+  script (written once to the loadgen, under /var/lib/bench-stack when writable, else /tmp, named by its
+  SHA-256), which prints wrk's histogram from ``done()``, after the run; httperf runs with ``-v -v`` and
+  prints its lifetime histogram. With a ``threshold_ms`` the same data counts the slow requests
+  (:mod:`benchstack.measure.perrequest`), and wrk gets a ``--timeout`` above the threshold (max(2 s, 2 x
+  threshold)) unless the plan sets one, so slow responses are counted as slow rather than dropped as
+  timeouts;
+* for httperf (open loop) the ``--timeout`` is the threshold, so a response slower than the threshold is
+  aborted there and counted as a ``timeout`` error (the seed's rule: slower than the threshold is an
+  error), and the cell says so in its notes;
+* reads the loadgen's clock just before and after the measured command, to the millisecond (printed as
+  ``BENCH-STACK-WINDOW <start> <end>`` to stderr): the cell's ``window``, which a merge of several loadgens
+  cuts to (:mod:`benchstack.measure.merge`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchstack.kinds.loadtools import by_name, warmup_tool
+from benchstack.kinds.loadtools.base import TIMEOUT_SLACK_S, Executor
+from benchstack.measure import hostevents, interference
+from benchstack.measure.loadcmd import http_url
+from benchstack.measure.merge import window_span
+from benchstack.measure.remote import (
+    WINDOW_MARKER,
+    load_script,
+    measured_script,
+    split_measured,
+    sweep_command,
+    target_vmstat_start,
+    target_vmstat_stop,
+)
+from benchstack.measure.sysstats import parse_vmstat
+from benchstack.plan.topology import loopback
+from benchstack.results.cell import (
+    CELLS_DIR,
+    cell_to_dict,
+    derived_cell_id,
+    make_cell,
+    qualified_cell_id,
+    validate_cell,
+    write_cell,
+)
+from benchstack.results.files import write_atomic
+from benchstack.results.formats import RUN_SCHEMA
+from benchstack.results.runfolder import experiment_hash, update_run_json
+
+RAW_DIR = "raw"
+__all__ = ["TIMEOUT_SLACK_S", "CellFailed", "Executor", "Target", "measure_cell", "write_run_info"]
+_WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
+
+
+class CellFailed(RuntimeError):
+    """The load tool ran but its output could not be made into a cell.
+
+    ``reason`` says why, for run.json's ``stopped`` (:func:`benchstack.results.runfolder.record_stop`):
+    ``hung`` (the stack answered nothing and failed nothing), ``timeout`` (the tool did not finish within its
+    bound) or ``failed`` (anything else).
+    """
+
+    def __init__(self, message: str, reason: str = "failed") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the loadgen sends its load."""
+
+    host: str
+    target: str
+    loadgen: str
+
+    @property
+    def mode(self) -> str:
+        return "loopback" if loopback(self.loadgen, self.target) else "network"
+
+
+def cell_path(run_dir: Path, cell_id: str) -> Path:
+    return run_dir / CELLS_DIR / f"{cell_id}.json"
+
+
+def _bound_s(plan: dict[str, Any]) -> int:
+    return by_name(plan["tool"]).bound_s(plan)
+
+
+def _bounded(cmd: list[str], seconds: int) -> str:
+    return shlex.join(["timeout", "--kill-after=5", str(seconds), *cmd])
+
+
+def warmup_command(plan: dict[str, Any], url: str) -> list[str] | None:
+    """The unrecorded warm-up run before a cell, or None when the experiment has none."""
+    tool = warmup_tool(plan, plan.get("warmup"))
+    return None if tool is None else by_name(tool).warmup_command(plan, url)
+
+
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def window_of(text: str) -> dict[str, str] | None:
+    """The cell's ``window`` ({start, end} in UTC, milliseconds) from the line the measured script printed
+    (:func:`benchstack.measure.remote.measured_script`); None without one (a ``date`` that has no ``%N``)."""
+    m = _WINDOW.search(text)
+    if m is None:
+        return None
+    start, end = float(m.group(1)), float(m.group(2))
+    return {"start": _utc(start), "end": _utc(max(start, end))}
+
+
+def load_command(plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
+    """The measured command of a cell ``plan`` (:class:`benchstack.plan.experiment.CellPlan` as a dict)
+    against ``url``; ``per_request`` is what the tool's
+    :meth:`~benchstack.kinds.loadtools.base.LoadTool.per_request_setup` gave (ab's ``-g`` file, wrk's report
+    script)."""
+    return by_name(plan["tool"]).command(plan, url, per_request)
+
+
+class _TargetVmStat:
+    """vmstat on the target for the duration of the measured command (best effort: a failure is a note)."""
+
+    def __init__(self, execute: Executor, seconds: int, run_id: str) -> None:
+        self.execute = execute
+        self.handle: tuple[int, str] | None = None
+        self.problem: str | None = None
+        self.stopped = 0
+        rc, out, err = execute(target_vmstat_start(run_id, seconds))
+        # The target's state line before the cell (benchstack.measure.hostevents), printed on stderr.
+        self.state_text = err
+        parts = out.split()
+        if rc == 0 and len(parts) == 3 and parts[0].isdigit() and parts[2].isdigit():
+            self.handle = (int(parts[0]), parts[1])
+            self.stopped = int(parts[2])
+        else:
+            self.problem = f"vmstat did not start (exit code {rc}): {(err or out).strip()[:200]}"
+
+    def stop(self) -> str | None:
+        if self.handle is None:
+            return None
+        _, out, _ = self.execute(target_vmstat_stop(*self.handle))
+        return out
+
+
+def _one_by_one(execute: Executor) -> Callable[[list[str]], list[tuple[int, str, str]]]:
+    return lambda commands: [execute(command) for command in commands]
+
+
+def _pinned(cmd: list[str], cpus: str | None) -> list[str]:
+    """The command on ``cpus`` (taskset -c), or as it is."""
+    return ["taskset", "-c", cpus, *cmd] if cpus else cmd
+
+
+def measure_cell(
+    plan: dict[str, Any],
+    where: Target,
+    run_dir: Path,
+    execute: Executor,
+    experiment: str,
+    tool_version: str | None = None,
+    target_execute: Executor | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    before_measure: Callable[[], None] | None = None,
+    measure_now: Callable[[], None] | None = None,
+    cpus: str | None = None,
+    run_id: str | None = None,
+    notes: list[str] | None = None,
+    before_store: Callable[[], None] | None = None,
+    probe_version: bool = False,
+    execute_many: Callable[[list[str]], list[tuple[int, str, str]]] | None = None,
+) -> tuple[dict[str, Any], bool]:
+    """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
+
+    ``cpus``: on a loopback host, the CPUs the load tool runs on (``taskset -c``, warm-up included), disjoint
+    from the stacks' (:mod:`benchstack.provision.cpusplit`); the cell's command says so.
+    ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
+    ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
+    bench_cell action waits there for the other loadgens of the same cell). ``measure_now`` is called
+    after the target's stats have started, right before the measured run, even when they failed to start
+    (bench_cell: the lead's go, which the other loadgens wait for).
+    ``run_id`` names the playbook run (letters, digits, '-'): load commands of other runs still running on
+    the loadgen are stopped before this cell (:func:`benchstack.measure.remote.sweep_command`), this run's are
+    not. ``notes``: what the caller has to say about this cell, first among its notes.
+    ``before_store`` is called when the measured command returns and again just before the cell is stored;
+    it raises (or ends the process) when nothing may be stored any more (the bench_cell action: its
+    playbook has ended), so a killed run's worker writes no raw file and no cell.
+    ``probe_version``: ask the loadgen for the tool's version (its ``version_probe``) when ``tool_version``
+    is not given. ``execute_many`` runs several commands in one round trip
+    (:func:`benchstack.measure.remote.batch_script`); without it they go one by one through ``execute``.
+    """
+    path = cell_path(run_dir, plan["cell_id"])
+    if path.exists():
+        return json.loads(path.read_text(encoding="utf-8")), False
+    run_id = run_id or uuid.uuid4().hex[:12]
+    notes = list(notes or [])
+    url = http_url(where.host, plan["port"], plan["path"])
+    tool = by_name(plan["tool"])
+    # Everything before the measured run goes in one batch (one round trip): the sweep first, so no
+    # leftover loads the stack during the warm-up; the warm-up last, so only the pause lies between it and
+    # the measured run.
+    batch = [sweep_command(run_id)]
+    probe = tool.version_probe if probe_version and tool_version is None else None
+    if probe:
+        batch.append(probe)
+    setup = tool.setup_command()
+    if setup:
+        batch.append(setup)
+    warm = warmup_command(plan, url)
+    if warm is not None:
+        bound = by_name(warmup_tool(plan, plan["warmup"])).warmup_bound_s(plan)
+        batch.append(load_script(run_id, _bounded(_pinned(warm, cpus), bound)))
+    replies = iter((execute_many or _one_by_one(execute))(batch))
+    rc, out, _ = next(replies)
+    if rc == 0 and out.strip().isdigit() and int(out.strip()):
+        notes.append(_swept_note(int(out.strip()), "loadgen"))
+    if probe:
+        _, out, err = next(replies)
+        tool_version = (out or err).strip() or None
+    per_request, more = tool.setup_result(*(next(replies) if setup else (0, "", "")))
+    notes += more
+    if plan.get("pause_s"):
+        sleep(float(plan["pause_s"]))
+    threshold = plan.get("threshold_ms")
+    cmd = load_command(plan, url, per_request)
+    notes += tool.cell_notes(plan)
+    cmd = _pinned(cmd, cpus)
+    if before_measure is not None:
+        before_measure()
+    stats_s = _bound_s(plan) + 10
+    target_vmstat = None
+    try:
+        if target_execute and where.mode == "network":
+            target_vmstat = _TargetVmStat(target_execute, stats_s, run_id)
+            if target_vmstat.stopped:
+                notes.append(_swept_note(target_vmstat.stopped, "target"))
+    finally:
+        if measure_now is not None:
+            measure_now()
+    started = datetime.now(UTC)
+    t0 = time.monotonic()
+    rc, out, err = execute(measured_script(run_id, _bounded(cmd, _bound_s(plan)), stats_s))
+    elapsed = time.monotonic() - t0
+    target_text = target_vmstat.stop() if target_vmstat else None
+    if before_store is not None:
+        before_store()
+    out, vmstat_text, tsv = split_measured(out)
+    raw_rel = f"{RAW_DIR}/{plan['cell_id']}.txt"
+    raw = out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
+    write_atomic(run_dir / raw_rel, raw)
+    if vmstat_text is not None:
+        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text)
+    if target_text is not None:
+        write_atomic(
+            run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt",
+            interference.without_marks(target_text),
+        )
+    if tsv:
+        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv)
+    if rc == 124:
+        raise CellFailed(
+            f"{plan['cell_id']}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}",
+            reason="timeout",
+        )
+    try:
+        parsed = tool.parse(raw)
+    except ValueError as exc:
+        raise CellFailed(f"{plan['cell_id']}: {exc} (exit code {rc}; raw output in {raw_rel})") from exc
+    if parsed.requests_completed == 0 and parsed.error_count == 0:
+        # Nothing completed and nothing failed: the stack hung (e.g. workers stuck on idle keep-alive
+        # connections). A 0 req/s cell with no errors would read as a clean result; stop instead.
+        raise CellFailed(
+            f"{plan['cell_id']}: {plan['tool']} completed no request and counted no error; "
+            f"the stack did not answer within the run (raw output in {raw_rel})",
+            reason="hung",
+        )
+    incomplete = tool.incomplete(raw, per_request)
+    if incomplete is not None:
+        raise CellFailed(f"{plan['cell_id']}: {incomplete} (exit code {rc}; raw output in {raw_rel})")
+    if parsed.tool_version is None and tool_version:
+        parsed.tool_version = tool_version
+    notes += tool.per_request(parsed, threshold, raw, tsv, per_request)
+    if parsed.latency_dist is None and parsed.requests_completed:
+        notes.append("no latency distribution: the percentiles are the tool's own, p99.9 and p99.99 unknown")
+    window = window_of(raw)
+    if window is None:
+        notes.append(
+            f"no {WINDOW_MARKER} line from the loadgen: its start and end are unknown to the millisecond, "
+            "so a merge cannot cut this cell to the window all loadgens ran in"
+        )
+    system, more = _system_stats(where, vmstat_text, target_vmstat, target_text)
+    parsed.notes += notes + more
+    measured_cpu, more = _interference(where, err, target_text, plan)
+    parsed.notes += more
+    limit = (measured_cpu or {}).get("limit")
+    disturbed = [] if limit is None else interference.disturbed_reasons(measured_cpu, limit)
+    disturbed += overrun_reasons(plan, window)
+    disturbed += state_reasons(where, err, target_vmstat, target_text)
+    cell = make_cell(
+        parsed,
+        experiment=experiment,
+        stack=plan["stack"],
+        target=where.target,
+        loadgen=where.loadgen,
+        mode=where.mode,
+        command=cmd,
+        url=url,
+        requests=plan.get("requests"),
+        duration_s=plan.get("duration_s"),
+        repetition=plan["repetition"],
+        started_at=started.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        elapsed_s=round(elapsed, 3),
+        threshold_ms=threshold,
+        raw_output=raw_rel,
+        system=system,
+        rate=plan.get("rate"),
+        window=window,
+        interference=measured_cpu,
+        disturbed=disturbed,
+    )
+    if plan.get("target") and plan["cell_id"] == qualified_cell_id(plan["target"], derived_cell_id(plan)):
+        # A run with several targets: the id starts with the target (benchstack.plan.targets).
+        cell.cell_id = plan["cell_id"]
+    data = cell_to_dict(cell)
+    problems = validate_cell(data, require_meta=True)
+    if problems:
+        raise CellFailed(f"{plan['cell_id']}: invalid cell: {'; '.join(problems)}")
+    if before_store is not None:
+        before_store()
+    write_cell(run_dir, cell)
+    return data, True
+
+
+def _swept_note(count: int, host: str) -> str:
+    return (
+        f"stopped {count} load command(s) or vmstat of an earlier, interrupted run still running on the "
+        f"{host} before this cell"
+    )
+
+
+def _system_stats(
+    where: Target,
+    text: str | None,
+    target_vmstat: _TargetVmStat | None,
+    target_text: str | None,
+) -> tuple[dict[str, Any], list[str]]:
+    notes = []
+    loadgen = parse_vmstat(text) if text else None
+    if text is None:
+        notes.append("vmstat printed nothing: the measured command ended before its samples were read")
+    elif loadgen is None and not text.lstrip().startswith("procs"):
+        notes.append(f"vmstat did not run: {text.strip()[:200]}")
+    elif loadgen is None:
+        notes.append("vmstat took no sample during the cell (shorter than a second): no system stats")
+    if where.mode == "loopback":
+        target = loadgen  # one host: the same numbers
+    elif target_vmstat is not None:
+        target = parse_vmstat(target_text) if target_text else None
+        if target_vmstat.problem:
+            notes.append(f"target: {target_vmstat.problem}")
+    else:
+        target = None
+    return {"loadgen": loadgen, "target": target}, notes
+
+
+# A duration-bound run (LoadTool.duration_bound: wrk, httperf) that took longer than its duration by this
+# share plus OVERRUN_SLACK_S stalled: the host was paused, starved or swapping, and its req/s averages a gap.
+OVERRUN_SHARE = 0.25
+OVERRUN_SLACK_S = 1.0
+
+
+def overrun_reasons(plan: dict[str, Any], window: dict[str, str] | None) -> list[str]:
+    """Why a duration-bound cell is disturbed by its own length: its window (the tool's start and end on
+    the loadgen's clock) overran ``duration_s``."""
+    duration = plan.get("duration_s")
+    if not duration or not by_name(plan["tool"]).duration_bound(plan) or window is None:
+        return []
+    start, end = window_span({"window": window}) or (0.0, 0.0)
+    took = end - start
+    bound = duration * (1 + OVERRUN_SHARE) + OVERRUN_SLACK_S
+    if took <= bound:
+        return []
+    return [
+        f"overrun: the {plan['tool']} run took {took:.1f} s for {duration} s (more than {bound:g} s): the "
+        "host stalled during the cell (paused, starved or swapping)"
+    ]
+
+
+def state_reasons(
+    where: Target, loadgen_err: str, target_vmstat: _TargetVmStat | None, target_text: str | None
+) -> list[str]:
+    """Why the cell is disturbed by what happened to its hosts during it
+    (:mod:`benchstack.measure.hostevents`): the loadgen's state lines (the target's too in loopback mode) and,
+    in network mode, the target's."""
+    found = hostevents.reasons(*hostevents.states(loadgen_err), where.loadgen)
+    if target_vmstat is not None and target_vmstat.handle is not None:
+        before = hostevents.states(target_vmstat.state_text)[0]
+        after = hostevents.states(target_text or "")[1]
+        found += hostevents.reasons(before, after, where.target, after_read=bool(target_text))
+    return found
+
+
+def _interference(
+    where: Target, loadgen_err: str, target_text: str | None, plan: dict[str, Any]
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """The cell's interference from the CPU snapshots of the loadgen (and the target in network mode)."""
+    hosts: dict[str, dict[str, Any] | None] = {}
+    notes = []
+    usage, problem = interference.usage_from_text(loadgen_err)
+    hosts[where.loadgen] = usage
+    if problem:
+        notes.append(f"interference not measured on the loadgen: {problem}")
+    if where.mode == "network":
+        usage, problem = interference.usage_from_text(target_text or "")
+        hosts[where.target] = usage
+        if problem and target_text is not None:
+            notes.append(f"interference not measured on the target: {problem}")
+    if all(u is None for u in hosts.values()):
+        return None, notes
+    limit = plan.get("max_interference")
+    return interference.summarize(hosts, None if limit is None else float(limit)), notes
+
+
+def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
+    """Write run.json (the experiment as run, host fingerprints, versions); rewritten on a resumed run,
+    which keeps the earlier attempts' ``stopped`` records (the verdict reads them). A record that does not
+    fit the published schema (:mod:`benchstack.results.formats`) is not written: ValueError naming each
+    field."""
+    from benchstack import __version__
+
+    data = {"schema": RUN_SCHEMA, "bench_stack_version": __version__, **info}
+    if isinstance(info.get("experiment"), dict):
+        # What a resume checks the run folder against (benchstack.results.runfolder.check_run_dir).
+        data["experiment_sha256"] = experiment_hash(info["experiment"])
+
+    def replace(current: dict[str, Any]) -> None:
+        # A resumed run keeps the earlier attempts' stops; a loadgen may be recording one right now.
+        stopped = current.get("stopped")
+        current.clear()
+        current.update(data)
+        if "stopped" not in info and isinstance(stopped, list) and stopped:
+            current["stopped"] = stopped
+
+    update_run_json(run_dir, replace, create=True, unreadable_as_new=True)
+    return run_dir / "run.json"

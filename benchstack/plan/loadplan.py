@@ -1,0 +1,200 @@
+"""The load section of an experiment, typed: :class:`Load` and one :class:`LoadPlan` per ``load.plans`` entry.
+
+Built once, from a load section that validation accepted
+(:func:`benchstack.plan.experiment.experiment_from_dict`), with every default filled in; frozen. The code that
+plans and repeats cells (:mod:`benchstack.plan.experiment`, :mod:`benchstack.measure.repetitions`,
+:mod:`benchstack.plan.resolved`) reads its fields. Where the load section crosses into the plan fact, YAML and
+run.json it becomes a mapping again (:meth:`Load.as_dict`): the section as written plus its defaults, exactly
+the mapping run.json has always recorded as ``experiment.load``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from benchstack.kinds.loadtools import LoadTool, by_name, warmup_tool
+
+DEFAULT_PAUSE_S = 1
+DEFAULT_MAX_CV = 0.05
+DEFAULT_MAX_ERROR_RATE = 0.01
+# Half-width of a load point's 95 % interval of the median req/s, over the median, that ends its extra rounds.
+DEFAULT_TARGET_PRECISION = 0.05
+# Foreign CPU (host busy minus our processes, plus steal), as a share of all the host's CPU time during a
+# cell, above which the cell is disturbed: kept, not counted, measured again
+# (benchstack.measure.interference).
+DEFAULT_MAX_INTERFERENCE = 0.10
+
+Levels = int | tuple[int, ...]
+
+
+def _levels(value: object) -> Levels | None:
+    """A level field as written (one integer, or a list kept as a tuple); None when absent."""
+    if value is None:
+        return None
+    return tuple(value) if isinstance(value, list | tuple) else int(value)  # type: ignore[call-overload]
+
+
+def _written(levels: Levels | None) -> int | list[int] | None:
+    return list(levels) if isinstance(levels, tuple) else levels
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """An unrecorded run before each cell: a number of requests or a duration (exactly one is set)."""
+
+    requests: int | None = None
+    duration_s: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Warmup:
+        return cls(requests=d.get("requests"), duration_s=d.get("duration_s"))
+
+    def as_dict(self) -> dict[str, int]:
+        """As written: the one bound given (what cell plans and the load tools' warm-ups read)."""
+        if self.requests is not None:
+            return {"requests": self.requests}
+        return {"duration_s": self.duration_s} if self.duration_s is not None else {}
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    """One entry of ``load.plans``: a tool and its levels (concurrencies, or offered rates for an open-loop
+    tool) and how each run is bounded. A field not written is None (``concurrency`` and ``rate`` keep the
+    written form: an integer, or a tuple for a list)."""
+
+    tool: str
+    concurrency: Levels | None = None
+    rate: Levels | None = None
+    requests: int | None = None
+    duration_s: int | None = None
+    threads: int | None = None
+    keepalive: bool | None = None
+    timeout_s: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LoadPlan:
+        return cls(
+            tool=d["tool"],
+            concurrency=_levels(d.get("concurrency")),
+            rate=_levels(d.get("rate")),
+            requests=d.get("requests"),
+            duration_s=d.get("duration_s"),
+            threads=d.get("threads"),
+            keepalive=d.get("keepalive"),
+            timeout_s=d.get("timeout_s"),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plan as written: only the fields given."""
+        fields = {
+            "tool": self.tool,
+            "concurrency": _written(self.concurrency),
+            "rate": _written(self.rate),
+            "requests": self.requests,
+            "duration_s": self.duration_s,
+            "threads": self.threads,
+            "keepalive": self.keepalive,
+            "timeout_s": self.timeout_s,
+        }
+        return {k: v for k, v in fields.items() if v is not None}
+
+    @property
+    def adapter(self) -> LoadTool:
+        return by_name(self.tool)
+
+    @property
+    def levels(self) -> tuple[int, ...]:
+        """The load levels, in plan order: offered rates for an open-loop tool, else concurrencies."""
+        given = self.rate if self.adapter.open_loop else self.concurrency
+        if given is None:
+            return ()
+        return given if isinstance(given, tuple) else (given,)
+
+    @property
+    def keeps_alive(self) -> bool:
+        """Whether this plan's cells keep connections alive (a tool may fix it: wrk always does)."""
+        return self.adapter.keepalive(self)
+
+
+@dataclass(frozen=True)
+class Load:
+    """An experiment's ``load`` section, defaults filled in (docs/experiment.md)."""
+
+    plans: tuple[LoadPlan, ...]
+    baseline: str
+    path: str = "/"
+    threshold_ms: float | None = None
+    warmup: Warmup | None = None
+    pause_s: float = DEFAULT_PAUSE_S
+    repetitions: int = 1
+    # None: as many as ``repetitions`` (from_dict fills it in).
+    max_repetitions: int | None = None
+    max_cv: float = DEFAULT_MAX_CV
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    target_precision: float = DEFAULT_TARGET_PRECISION
+    max_interference: float = DEFAULT_MAX_INTERFERENCE
+    max_seconds: int | None = None
+    # Set only when the experiment names one (it then orders every run's rounds).
+    seed: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], first_stack: str | None = None) -> Load:
+        """The typed section of a load mapping validation accepted, or of one recorded by :meth:`as_dict`;
+        ``first_stack`` is the default baseline."""
+        repetitions = d.get("repetitions", 1)
+        warmup = d.get("warmup")
+        baseline = d.get("baseline") or first_stack
+        if baseline is None:
+            raise ValueError("load.baseline: no stack to compare against")
+        return cls(
+            plans=tuple(LoadPlan.from_dict(p) for p in d["plans"]),
+            baseline=baseline,
+            path=d.get("path", "/"),
+            threshold_ms=d.get("threshold_ms"),
+            warmup=Warmup.from_dict(warmup) if warmup else None,
+            pause_s=d.get("pause_s", DEFAULT_PAUSE_S),
+            repetitions=repetitions,
+            max_repetitions=d.get("max_repetitions", repetitions),
+            max_cv=d.get("max_cv", DEFAULT_MAX_CV),
+            max_error_rate=d.get("max_error_rate", DEFAULT_MAX_ERROR_RATE),
+            target_precision=d.get("target_precision", DEFAULT_TARGET_PRECISION),
+            max_interference=d.get("max_interference", DEFAULT_MAX_INTERFERENCE),
+            max_seconds=d.get("max_seconds"),
+            seed=d.get("seed"),
+        )
+
+    @property
+    def repetition_cap(self) -> int:
+        """How many counted repetitions a load point may get in all."""
+        return self.repetitions if self.max_repetitions is None else self.max_repetitions
+
+    def as_dict(self) -> dict[str, Any]:
+        """The section as the plan fact and run.json record it (``experiment.load``): every field with its
+        default, ``seed`` only when the experiment names one, the plans as written."""
+        d: dict[str, Any] = {
+            "path": self.path,
+            "threshold_ms": self.threshold_ms,
+            "warmup": self.warmup.as_dict() if self.warmup else None,
+            "pause_s": self.pause_s,
+            "repetitions": self.repetitions,
+            "max_repetitions": self.repetition_cap,
+            "max_cv": self.max_cv,
+            "max_error_rate": self.max_error_rate,
+            "target_precision": self.target_precision,
+            "max_interference": self.max_interference,
+            "max_seconds": self.max_seconds,
+            "baseline": self.baseline,
+            "plans": [p.as_dict() for p in self.plans],
+        }
+        if self.seed is not None:
+            d["seed"] = self.seed
+        return d
+
+    def tools(self) -> list[str]:
+        """Every tool a loadgen runs for this load: its plans' and their warm-ups'."""
+        warmup = self.warmup.as_dict() if self.warmup else None
+        tools = {p.tool for p in self.plans}
+        tools |= {t for p in self.plans if (t := warmup_tool({"tool": p.tool}, warmup)) is not None}
+        return sorted(tools)

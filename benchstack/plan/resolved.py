@@ -1,0 +1,523 @@
+"""The resolved plan: an experiment read, validated and resolved once per run, in Python.
+
+``bench-stack.yml`` compiles it in its first play (``playbooks/plan.yml``, the ``bench_plan`` action) and
+sets it as the fact ``bench_plan`` on every host, before any host is touched. Later plays hand its fields
+to the roles, templates print them, and verify, the benchmark and the report read the same plan: no path,
+address or unit name is derived twice. ``bench-stack experiment`` compiles the same plan, so the command line
+and the playbook accept and refuse exactly the same experiments.
+
+A plan holds:
+
+* ``experiment``: name, description, source file, the stacks as written and the load plan with its
+  defaults (run.json records this as the experiment as run), and ``sha256`` (benchstack.results.runfolder);
+* ``roots``: the run, app and unit-config roots every derived path hangs from;
+* ``stacks``: every stack resolved (:func:`benchstack.plan.stacks.resolve_stack`);
+* ``role_stacks``: per role that serves stacks (app_server, nginx, apache), the stacks it serves with only
+  the fields its argument_specs declare (:mod:`benchstack.plan.rolecontract`): what provision.yml hands it;
+* ``needs``: runtimes, packages, apps, fronts and servers the targets need;
+* ``role_units`` and ``role_made``: per OS family the roles' units and the files and units each makes
+  (:func:`benchstack.provision.roles.role_units`, :func:`benchstack.provision.roles.role_made`), which
+  provisioning keeps running and records;
+* ``hosts``: per host of the inventory's targets and loadgens (:func:`with_hosts`; none when the command line
+  compiles the plan), the ``roles`` it runs in order, and for a loadgen its ``target``, the ``address`` it
+  loads it at, its ``peers``, ``loopback``, and the requests verify sends through the fronts
+  (``front_checks``); for every host the names it must resolve (``dns_names``); and ``mode``, the run's
+  (loopback when every loadgen loads itself);
+* ``user_apps``: every app deployed from ``app.src`` or ``app.git``
+  (:func:`benchstack.plan.stacks.user_apps`): its folders on the target, its source (a content hash computed
+  here, on the controller, or a git repository and version) and the key the app role compares with the
+  target's deployment record;
+* ``owned``: what the stacks own under the roots, by role (:func:`benchstack.provision.roles.owned`): the rest
+  of what bench-stack wrote there for a stack is removed before the app servers start (provision.yml);
+* ``instance_checks``: one request per app server instance and expected answer (verify);
+* ``targets``: the targets the run measures (those the loadgens load, in inventory order; none when the
+  command line compiles the plan), and ``target_order``: ``sequential`` (one target after the other) or
+  ``parallel`` (:mod:`benchstack.plan.targets`), and ``target_groups``: the targets measured together, group
+  after group (``[[a], [b]]``, or ``[[a, b]]`` in parallel);
+* ``seed``: what each round's random order is drawn from (``load.seed``, or one per run folder:
+  :func:`seed_for`; None from the command line without ``load.seed``: rotated stacks);
+* ``cells``: every cell in measuring order, on every target (each names its target; with several targets
+  the ids start with the target), and ``progress``: per cell id, "i/n" and the seconds the cells after it
+  take at least (their durations, warm-ups and pauses; ab cells count their pause only, since their
+  length is a number of requests; targets measured in parallel count once);
+* ``warnings``: what is allowed but probably wrong (a stack on port 22), and the limits below that the
+  user lifted.
+
+Limits: a plan whose cells take longer than :data:`MAX_PLAN_SECONDS` at least, or whose stacks keep more
+than :data:`MAX_PROCESSES` app server processes on a target, is refused unless the user says yes
+(``bench-stack experiment --yes``, ``-e bench_yes=true``): both are sometimes meant, and neither should
+happen by a slip of a zero. More than :data:`MAX_CELLS` cells are refused always.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchstack.common.inputs import InputError, read_bounded, shown
+from benchstack.kinds.servers import processes as server_processes
+from benchstack.plan import pyreqs
+from benchstack.plan.experiment import (
+    NAME_RE,
+    CellPlan,
+    Experiment,
+    ExperimentError,
+    ExperimentFileError,
+    cells,
+    load_experiment,
+    load_points,
+)
+from benchstack.plan.loadplan import Load
+from benchstack.plan.rolecontract import role_stacks
+from benchstack.plan.stacks import (
+    DEFAULT_ROOTS,
+    Roots,
+    env_file_line,
+    front_checks,
+    instance_checks,
+    needs,
+    port_warnings,
+    user_apps,
+)
+from benchstack.plan.targets import PARALLEL, SEQUENTIAL, target_cells
+from benchstack.plan.topology import loadgen_places, loadgen_targets, mode
+from benchstack.provision.dns import stack_names
+from benchstack.provision.roles import FAMILIES, host_roles, owned, role_made, role_units
+from benchstack.results.runfolder import check_run_dir, experiment_hash
+
+PLAN_SCHEMA = "bench-stack/plan/v1"
+DEFAULT_EXPERIMENT = "sinatra-thin-nginx"
+# The least time the planned cells take (durations, warm-ups, pauses) above which the plan needs a yes:
+# 5,000 levels of 600 s were accepted without a word, 34.7 days of cells.
+MAX_PLAN_SECONDS = 2 * 3600
+# App server processes on one target (its stacks all run at once) above which the plan needs a yes. A Ruby
+# or Python worker holds 30 to 100 MB, so 256 of them are 8 to 25 GB: more than the small hosts bench-stack
+# is run on, which would swap or lose stacks to the OOM killer, and the cells would measure that. 64
+# unicorn instances of 64 workers were 4,160 Ruby processes.
+MAX_PROCESSES = 256
+# Cells of one run, yes or not: each is at least a pause and a round of tasks, and the plan, a fact on every
+# host, holds each one (10,000 cells are about 5 MB of it).
+MAX_CELLS = 10_000
+YES_HINT = "if you mean it, say yes: bench-stack experiment --yes, or -e bench_yes=true"
+# The controller's key for the fingerprints of app.env values (:func:`env_key`): this variable names the
+# file, else it lives in the user's configuration folder.
+ENV_KEY_VARIABLE = "BENCH_STACK_KEY_FILE"
+ENV_KEY_BYTES = 32
+
+
+def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
+    """The file of an experiment given by name (``experiments/NAME.yml``) or by path (anything with a ``/``
+    or a ``.yml``/``.yaml`` suffix)."""
+    text = str(term)
+    if "/" in text or text.endswith((".yml", ".yaml")):
+        try:
+            return Path(text).expanduser().resolve()
+        except RuntimeError:  # Python < 3.13 on a loop of symbolic links; reading it names the loop
+            return Path(text).expanduser().absolute()
+        except OSError as exc:
+            raise ExperimentFileError(f"cannot read the file: {exc.strerror}", shown(text)) from None
+    path = project_dir / "experiments" / f"{text}.yml"
+    # A bare term that is not a name is looked up nowhere (300 characters made the lookup itself fail).
+    if not NAME_RE.match(text) or not path.exists():
+        known = sorted(p.stem for p in (project_dir / "experiments").glob("*.yml"))
+        missing = f"no {path}" if NAME_RE.match(text) else "not a name of letters, digits, '.', '_' or '-'"
+        raise ExperimentError(
+            [f"no experiment named {shown(text)}: {missing} (there are: {', '.join(known) or 'none'})"]
+        )
+    return path
+
+
+def compile_plan(
+    source: str | os.PathLike[str],
+    roots: Roots = DEFAULT_ROOTS,
+    targets: list[str] | None = None,
+    parallel: bool = False,
+    seed: int | None = None,
+    allow_large: bool = False,
+    python_constraints: Sequence[str] | None = None,
+    python_versions: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The plan of the experiment in ``source`` under ``roots``, measured on ``targets`` (one after the
+    other, or all at once when ``parallel``), each round in the random order of ``load.seed`` or else
+    ``seed`` (None: rotated stacks, no random order); ExperimentError listing every problem.
+    ``allow_large``: the user said yes to a long plan or many processes (they become warnings).
+    ``python_constraints`` (default: the python role's) and ``python_versions`` (the targets' Pythons;
+    default: the supported distributions') check Python user apps' requirements (benchstack.plan.pyreqs)."""
+    problems = roots.problems()
+    if problems:
+        raise ExperimentError(problems, str(source))
+    exp = load_experiment(source, roots)
+    problems = pyreqs.stack_problems(
+        exp.resolved,
+        pyreqs.role_constraints() if python_constraints is None else python_constraints,
+        python_versions or pyreqs.SYSTEM_PYTHONS,
+    )
+    if problems:
+        raise ExperimentError(problems, str(source))
+    targets = list(targets or [])
+    parallel = parallel and len(targets) > 1
+    # Counted before they are made: a list of 100,000 levels would otherwise be expanded first.
+    count = exp.load.repetitions * len(exp.stacks) * len(load_points(exp)) * max(1, len(targets))
+    if count > MAX_CELLS:
+        raise ExperimentError(
+            [
+                f"load: {count:_} cells planned, more than {MAX_CELLS:_}: plan fewer levels, stacks, "
+                "repetitions or targets"
+            ],
+            str(source),
+        )
+    seed = seed if exp.load.seed is None else exp.load.seed
+    planned = target_cells(cells(exp, seed), targets, parallel)
+    large = size_problems(exp, planned, parallel)
+    if large and not allow_large:
+        raise ExperimentError([f"{problem} ({YES_HINT})" for problem in large], str(source))
+    has_env = any(isinstance(s.get("app"), dict) and s["app"].get("env") for s in exp.stacks)
+    experiment = {
+        "name": exp.name,
+        "description": exp.description,
+        "source": str(source),
+        # As written, but app.env values only as keyed fingerprints: run.json keeps this, and env values may
+        # be secrets.
+        "stacks": redacted_stacks(exp.stacks, env_key() if has_env else b""),
+        # The plan fact, YAML and run.json take the load section as a mapping (Load.as_dict).
+        "load": exp.load.as_dict(),
+    }
+    apps = user_apps(exp.resolved, roots)
+    experiment["sha256"] = experiment_hash(experiment)
+    resolved, env_lines = env_apart(exp.resolved, env_key() if has_env else b"")
+    by_role = role_stacks(resolved)
+    return {
+        "schema": PLAN_SCHEMA,
+        "experiment": experiment,
+        "roots": asdict(roots),
+        "stacks": resolved,
+        "role_stacks": by_role,
+        "app_env_lines": env_lines,
+        "needs": needs(exp.resolved),
+        "role_units": {family: role_units(by_role, family) for family in FAMILIES},
+        "role_made": {family: role_made(by_role, family) for family in FAMILIES},
+        "hosts": {},
+        # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
+        "tools": exp.load.tools(),
+        "user_apps": apps,
+        "owned": owned(exp.resolved, needs(exp.resolved)["app_kinds"], apps, asdict(roots)),
+        "instance_checks": instance_checks(exp.resolved),
+        "targets": targets,
+        "target_order": PARALLEL if parallel else SEQUENTIAL,
+        "target_groups": [targets] if parallel else [[t] for t in targets],
+        "seed": seed,
+        "cells": [asdict(c) for c in planned],
+        "progress": progress(planned, parallel),
+        "warnings": port_warnings(exp.resolved) + [f"{problem} (said yes)" for problem in large],
+    }
+
+
+def with_hosts(
+    plan: dict[str, Any],
+    targets: Sequence[str],
+    loadgens: Sequence[str],
+    chosen: Mapping[str, str | None],
+    address: Callable[[str], str],
+) -> dict[str, Any]:
+    """``plan`` with its ``hosts``: every host of the inventory's ``targets`` and ``loadgens`` groups, the
+    roles it runs, and for a loadgen what it loads (:func:`benchstack.plan.topology.loadgen_places`;
+    ``chosen``: the loadgens' ``bench_target`` where set; ``address``: where a loadgen reaches a target, asked
+    only for the targets some other host loads), and the run's ``mode``
+    (:func:`benchstack.plan.topology.mode`). TopologyError when a loadgen's target is not in the targets
+    group, or that group is empty."""
+    mapping = loadgen_targets(loadgens, targets, chosen) if loadgens else {}
+    loaded = {t for lg, t in mapping.items() if t != lg}
+    places = loadgen_places(mapping, {t: address(t) for t in targets if t in loaded})
+    hosts: dict[str, Any] = {}
+    for host in [*targets, *(lg for lg in loadgens if lg not in targets)]:
+        place = places.get(host)
+        reached = str(place["address"]) if place else None
+        hosts[host] = {
+            "roles": host_roles(plan["needs"], host in targets, host in loadgens),
+            "target": None,
+            "address": None,
+            "peers": [],
+            "loopback": False,
+            **(place or {}),
+            "front_checks": front_checks(plan["stacks"], reached) if reached else [],
+            "dns_names": stack_names(plan["stacks"], reached),
+        }
+    return {**plan, "hosts": hosts, "mode": mode(mapping)}
+
+
+def run_record(
+    plan: Mapping[str, Any],
+    inventory: str | None,
+    targets: Sequence[str],
+    loadgens: Sequence[str],
+    facts: Mapping[str, Mapping[str, Any]],
+    verify: Any = None,
+) -> dict[str, Any]:
+    """run.json's content (:func:`benchstack.measure.runner.write_run_info` adds its schema and version): the
+    plan's experiment as run with its cells, seed and target order, the inventory's ``targets`` and
+    ``loadgens`` and the run's mode, and what the run learnt of each host of the play, from ``facts``
+    (host -> the facts :data:`RUN_FACTS` names, where set): its fingerprint, whether it was as the plan
+    says when measuring began (``hosts_match_plan``), what this run's provisioning swept (``swept``: null
+    when no host was provisioned), a loadgen's noise floor and a target's DNS-caching probe (null when none
+    ran); ``verify``: what verify.yml noted when it ran in this playbook run."""
+    probed = [lg for lg in loadgens if lg in facts]
+    # A target that skipped the probe registered a result without rows.
+    dns = {
+        h: f["dns_check_probe_result"]
+        for h, f in facts.items()
+        if "rows" in (f.get("dns_check_probe_result") or {})
+    }
+    provisioned = any("bench_provision" in f for f in facts.values())
+    return {
+        "experiment": {**plan["experiment"], "cells": plan["cells"]},
+        "inventory": inventory,
+        "targets": list(targets),
+        "loadgens": list(loadgens),
+        "mode": plan["mode"],
+        "seed": plan["seed"],
+        "noise_floor": {lg: (facts[lg].get("bench_noise") or {}).get("floor") for lg in probed},
+        "target_order": plan["target_order"] if len(plan["targets"]) > 1 else None,
+        "hosts": {h: f.get("bench_host_fingerprint") for h, f in facts.items()},
+        # Per host: matches (provisioning would change nothing), else differs: the roles it would run and
+        # why, and stale: what no stack of the plan owns that still runs or is there.
+        "hosts_match_plan": {
+            h: (f.get("bench_plan_match") or {}).get("plan_match") for h, f in facts.items()
+        },
+        "swept": {h: (f.get("bench_provision") or {}).get("stale") for h, f in facts.items()}
+        if provisioned
+        else None,
+        "verify": verify,
+        "dns_probe": dns or None,
+    }
+
+
+# The facts of a host run.json takes (run_record): its fingerprint (the bench_host role), whether it was as
+# the plan says (benchmark.yml), its provisioning (bench_provision_state), a loadgen's noise floor
+# (bench_noise_probe), a target's DNS-caching probe (the dns_check role).
+RUN_FACTS = (
+    "bench_host_fingerprint",
+    "bench_plan_match",
+    "bench_provision",
+    "bench_noise",
+    "dns_check_probe_result",
+)
+
+
+def seed_for(run_dir: str | os.PathLike[str]) -> int:
+    """The seed of a run that names none (``load.seed``): drawn from its folder's name, which holds the time
+    it started, so every run gets its own order and a resumed run keeps its first attempt's."""
+    digest = hashlib.sha256(Path(run_dir).name.encode("utf-8")).hexdigest()
+    return int(digest[:8], 16)
+
+
+def reseeded(plan: dict[str, Any], seed: int) -> dict[str, Any]:
+    """``plan`` with its cells in the order of ``seed`` (unless the experiment names its own seed)."""
+    if plan["experiment"]["load"].get("seed") is not None:
+        return plan
+    exp = experiment_of(plan)
+    parallel = plan["target_order"] == PARALLEL
+    planned = target_cells(cells(exp, seed), list(plan["targets"]), parallel)
+    return {
+        **plan,
+        "seed": seed,
+        "cells": [asdict(c) for c in planned],
+        "progress": progress(planned, parallel),
+    }
+
+
+def redacted_stacks(stacks: list[dict[str, Any]], key: bytes) -> list[dict[str, Any]]:
+    """The stacks with each ``app.env`` value replaced by ``hmac-sha256:`` and 16 hex digits of its HMAC
+    under the controller's ``key``: two runs with different values still differ, no value is written to the
+    run folder, and without the key no guess can be checked against it (a plain sha256 of ``hunter2`` is
+    found by any dictionary)."""
+    out = []
+    for stack in stacks:
+        env = stack.get("app", {}).get("env") if isinstance(stack.get("app"), dict) else None
+        if isinstance(env, dict) and env:
+            hidden = {k: env_fingerprint(key, k, v) for k, v in env.items()}
+            stack = {**stack, "app": {**stack["app"], "env": hidden}}
+        out.append(stack)
+    return out
+
+
+def env_apart(stacks: list[dict[str, Any]], key: bytes) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """The resolved stacks without their ``app.env`` values (fingerprints instead, as in the experiment),
+    and the env file lines of those values by stack name: the only place of the plan that holds them. Each
+    role and play loops over the stacks and -v prints every item; the app_server role alone reads the
+    lines, in a task that prints nothing (``app_server_env_lines``)."""
+    out, lines = [], {}
+    for stack in stacks:
+        env = (stack.get("app") or {}).get("env") or {}
+        server = stack.get("server")
+        if not env or not server:
+            out.append(stack)
+            continue
+        own = {k: v for k, v in server["environment"].items() if k not in env}
+        lines[stack["name"]] = [env_file_line(k, v) for k, v in env.items()]
+        stack = {
+            **redacted_stacks([stack], key)[0],
+            "server": {
+                **server,
+                "environment": own,
+                "env_file_lines": [env_file_line(k, v) for k, v in own.items()],
+            },
+        }
+        out.append(stack)
+    return out, lines
+
+
+def env_fingerprint(key: bytes, name: str, value: object) -> str:
+    """The keyed fingerprint of the value of the env variable ``name`` (the name is hashed too, so one value
+    under two names does not show as the same)."""
+    digest = hmac.new(key, f"{name}\0{value}".encode(), hashlib.sha256).hexdigest()
+    return f"hmac-sha256:{digest[:16]}"
+
+
+def env_key_path() -> Path:
+    """Where the controller keeps its fingerprint key: ``$BENCH_STACK_KEY_FILE``, else
+    ``$XDG_CONFIG_HOME/bench-stack/env-fingerprint.key`` (``~/.config`` by default)."""
+    given = os.environ.get(ENV_KEY_VARIABLE)
+    if given:
+        return Path(given).expanduser()
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "bench-stack" / "env-fingerprint.key"
+
+
+def env_key(path: Path | None = None) -> bytes:
+    """The controller's fingerprint key: read, or made once (random, readable by its owner only). The same
+    key for every run keeps an unchanged experiment's content hash, so a run can be resumed."""
+    path = path or env_key_path()
+    if not os.path.lexists(path):
+        # Written whole under another name, then linked: a run compiling at the same moment reads all of
+        # one key or makes its own, never a part.
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secrets.token_bytes(ENV_KEY_BYTES))
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise ExperimentError([f"cannot make the fingerprint key {path}: {exc.strerror}"]) from None
+        finally:
+            tmp.unlink(missing_ok=True)
+    try:
+        key = read_bounded(path, ENV_KEY_BYTES)
+    except InputError as exc:
+        raise ExperimentError([f"fingerprint key {path}: {exc}"]) from None
+    if len(key) != ENV_KEY_BYTES:
+        raise ExperimentError(
+            [f"fingerprint key {path}: {len(key)} bytes, not {ENV_KEY_BYTES}: remove it, a new one is made"]
+        )
+    return key
+
+
+def size_problems(exp: Experiment, planned: list[CellPlan], parallel: bool) -> list[str]:
+    """What makes a plan too large to run without a yes: its least time, the processes its stacks keep."""
+    problems = []
+    seconds = planned_seconds(planned, parallel)
+    if seconds > MAX_PLAN_SECONDS:
+        problems.append(
+            f"load: the {len(planned):_} cells take at least {duration_text(seconds)} (durations, warm-ups "
+            f"and pauses), more than {duration_text(MAX_PLAN_SECONDS)}"
+        )
+    processes = sum(server_processes(s) for s in exp.resolved)
+    if processes > MAX_PROCESSES:
+        biggest = max(exp.resolved, key=server_processes)
+        problems.append(
+            f"stacks: {processes:_} app server processes on each target (stack {shown(biggest['name'])} "
+            f"alone {server_processes(biggest):_}: instances x (workers + a master)), "
+            f"more than {MAX_PROCESSES}"
+        )
+    return problems
+
+
+def duration_text(seconds: float) -> str:
+    """``45 min``, ``2 h``, ``3.5 h``, ``34.8 days``."""
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f}".removesuffix(".0") + " h"
+    return f"{seconds / 86400:.1f}".removesuffix(".0") + " days"
+
+
+def planned_seconds(planned: list[CellPlan], parallel: bool = False) -> float:
+    """The least time the planned cells take (:func:`least_seconds`); targets measured in parallel count
+    once, the slowest of them."""
+    per_target: dict[str | None, float] = {}
+    for cell in planned:
+        per_target[cell.target] = per_target.get(cell.target, 0.0) + least_seconds(cell)
+    if parallel:
+        return max(per_target.values(), default=0.0)
+    return sum(per_target.values())
+
+
+def least_seconds(cell: CellPlan) -> float:
+    """What a cell takes at least: its warm-up and measured durations and the pause between them."""
+    warmup = (cell.warmup or {}).get("duration_s") or 0
+    return float(cell.pause_s + warmup + (cell.duration_s or 0))
+
+
+def progress(planned: list[CellPlan], parallel: bool = False) -> dict[str, str]:
+    """Per cell id, the label a measured cell's line shows: "i/n, at least S s left" after it. ``parallel``:
+    the targets' cells are measured side by side, so the time left is the slowest target's."""
+    total = len(planned)
+    out = {}
+    if not parallel:
+        left = sum(least_seconds(c) for c in planned)
+        for i, cell in enumerate(planned, 1):
+            left -= least_seconds(cell)
+            out[cell.cell_id] = f"{i}/{total}, at least {round(left)} s left after it"
+        return out
+    per_target: dict[str | None, list[CellPlan]] = {}
+    for cell in planned:
+        per_target.setdefault(cell.target, []).append(cell)
+    left_after = {
+        target: [sum(least_seconds(c) for c in own[k + 1 :]) for k in range(len(own))]
+        for target, own in per_target.items()
+    }
+    position = {cell.cell_id: k for own in per_target.values() for k, cell in enumerate(own)}
+    for i, cell in enumerate(planned, 1):
+        k = position[cell.cell_id]
+        left = max(lefts[k] if k < len(lefts) else 0.0 for lefts in left_after.values())
+        out[cell.cell_id] = f"{i}/{total}, at least {round(left)} s left after it"
+    return out
+
+
+def run_dir_for(
+    plan: dict[str, Any],
+    results_root: str | os.PathLike[str],
+    given: str | os.PathLike[str] | None = None,
+    allow_outside: bool = False,
+    now: datetime | None = None,
+) -> str:
+    """The run folder of this run: ``given`` when it may hold this experiment's run (a new folder, or a
+    run of the same experiment to resume; RunDirError otherwise), else a new
+    ``<results_root>/<UTC timestamp>-<experiment>``. Nothing is created."""
+    if given:
+        return str(check_run_dir(given, results_root, plan["experiment"]["sha256"], allow_outside))
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return str(Path(results_root).expanduser().resolve() / f"{stamp}-{plan['experiment']['name']}")
+
+
+def experiment_of(plan: dict[str, Any]) -> Experiment:
+    """The plan's experiment as :mod:`benchstack.measure.repetitions` takes it (already validated: not read
+    again)."""
+    exp = plan["experiment"]
+    return Experiment(
+        name=exp["name"],
+        description=exp["description"],
+        stacks=exp["stacks"],
+        load=Load.from_dict(exp["load"]),
+        source=exp["source"],
+        resolved=plan["stacks"],
+    )

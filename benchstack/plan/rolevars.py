@@ -1,0 +1,304 @@
+"""What each role variable may hold, for the place it lands in on a host.
+
+``meta/argument_specs.yml`` checks types and choices, and has no patterns: ``"0\\nExecStartPre=..."`` is a
+string, and in a unit file it is a second directive; ``"auto; worker_priority -5"`` passed ``nginx -t``.
+So every role variable that is not an int, a bool or a choice gets one check here, for its context (a CPU
+list, a user name, a path in a config, a URL, a version...), and the plan (``bench_plan``) applies it to
+every role variable the inventory or ``-e`` sets, before any host is touched. A unit test walks every role's
+argument_specs: a new string variable without a check here fails it.
+
+Role defaults are the project's own and are not checked; what the plan hands the roles (the stacks, the
+apps, the env lines) was checked when the plan was compiled, so setting it outside the plan is refused.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from typing import Any
+
+from benchstack.common.inputs import shown
+from benchstack.plan.paths import control_character_problem, system_folder_problem
+from benchstack.plan.stacks import safe_path_problem
+
+Check = Callable[[Any], str | None]
+
+_NAME_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")  # a user or group (useradd's portable names)
+_VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+~-]{0,127}$")  # a version, tag, branch or commit
+_CPUS_RE = re.compile(r"^(?:\d{1,4}(?:-\d{1,4})?)(?:,\d{1,4}(?:-\d{1,4})?)*$")
+_URL_RE = re.compile(r"^(?:https?|file|git|ssh)://[A-Za-z0-9._~:/?#\[\]@!&()*+,=%-]+$")
+_HOST_RE = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?$"
+)
+_PACKAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+:-]{0,127}$")  # an apt/dnf package, a gem, a CPAN dist
+_REQUIREMENT_RE = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?:\[[A-Za-z0-9,._-]+\])?(?:[=<>!~]=?[A-Za-z0-9.*+!_-]+)?$"
+)
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+# Options handed to configure or make through the environment: words, never a quote, '$', ';' or newline.
+_WORDS_RE = re.compile(r"^[A-Za-z0-9_=+.,:/@%-]+(?: [A-Za-z0-9_=+.,:/@%-]+)*$")
+_SYSCTL_RE = re.compile(r"^[a-z0-9_]+(?:[./][a-z0-9_-]+)+$")
+_SYSCTL_VALUE_RE = re.compile(r"^[A-Za-z0-9_.-]+(?:[ \t][A-Za-z0-9_.-]+)*$")
+_GOVERNOR_RE = re.compile(r"^[a-z]{1,32}$")
+_HANDLER_RE = re.compile(r"^[A-Za-z0-9 _.,()'-]{1,200}$")
+
+
+def _pattern(regex: re.Pattern[str], what: str, empty: bool = False) -> Check:
+    def check(value: Any) -> str | None:
+        if empty and value == "":
+            return None
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            return f"must be {what}, not {shown(value)}"
+        if not regex.fullmatch(str(value)):
+            return f"must be {what}, not {shown(value)}"
+        return None
+
+    return check
+
+
+def _path(value: Any) -> str | None:
+    return safe_path_problem(value)
+
+
+def own_folder_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a folder bench-stack owns and writes into on a host, or None: a safe path (as
+    in a config file) and a folder of its own (:func:`benchstack.plan.paths.system_folder_problem`)."""
+    return safe_path_problem(value) or system_folder_problem(value)
+
+
+def _optional(check: Check) -> Check:
+    return lambda value: None if value in ("", None) else check(value)
+
+
+def _each(check: Check) -> Check:
+    def each(value: Any) -> str | None:
+        if not isinstance(value, list):
+            return f"must be a list, not {shown(value)}"
+        for i, item in enumerate(value):
+            problem = check(item)
+            if problem:
+                return f"[{i}] {problem}"
+        return None
+
+    return each
+
+
+def _mapping(key: Check, item: Check) -> Check:
+    def mapping(value: Any) -> str | None:
+        if not isinstance(value, dict):
+            return f"must be a mapping, not {shown(value)}"
+        for k, v in value.items():
+            problem = key(k)
+            if problem:
+                return f"key {problem}"
+            problem = item(v)
+            if problem:
+                return f"[{shown(k)}] {problem}"
+        return None
+
+    return mapping
+
+
+def _address(value: Any) -> str | None:
+    try:
+        ipaddress.ip_address(str(value))
+    except ValueError:
+        return f"must be an IP address, not {shown(value)}"
+    return None
+
+
+def _worker_processes(value: Any) -> str | None:
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1024):
+        return None
+    if isinstance(value, str) and value.isdigit() and 1 <= int(value) <= 1024:
+        return None
+    return f"must be auto or a number of processes from 1 to 1024, not {shown(value)}"
+
+
+def _tarball(value: Any) -> str | None:
+    if not isinstance(value, dict) or set(value) - {"url", "sha256"} or "url" not in value:
+        return f"must be a mapping with url and sha256, not {shown(value)}"
+    return URL(value["url"]) or _optional(SHA256)(value.get("sha256", ""))
+
+
+def _hosts_entry(value: Any) -> str | None:
+    if not isinstance(value, dict) or set(value) != {"name", "address"}:
+        return f"must be a mapping of name and address, not {shown(value)}"
+    return HOST(value["name"]) or _address(value["address"])
+
+
+def _plan_set(_value: Any) -> str | None:
+    return (
+        "is set by the run's plan from the experiment, which is checked there (playbooks/vars/roles.yml): "
+        "change the experiment instead"
+    )
+
+
+NAME = _pattern(_NAME_RE, "a user or group name (a-z, 0-9, '_', '-'; at most 32)")
+VERSION = _pattern(_VERSION_RE, "a version, tag or commit (letters, digits, '.', '_', '+', '~', '-')")
+CPUS = _pattern(_CPUS_RE, "a CPU list such as 1 or 2-3 or 0,2 (empty: any CPU)", empty=True)
+URL = _pattern(_URL_RE, "an http(s), file, git or ssh URL without spaces, quotes, ';', '$' or braces")
+HOST = _pattern(_HOST_RE, "a host name (letters, digits, '-' and '.')")
+PACKAGE = _pattern(_PACKAGE_RE, "a package name (letters, digits, '.', '_', '+', ':', '-')")
+REQUIREMENT = _pattern(_REQUIREMENT_RE, "a requirement such as name==1.2 (no spaces, quotes or ';')")
+SHA256 = _pattern(_SHA256_RE, "64 lower-case hex digits")
+WORDS = _pattern(
+    _WORDS_RE, "options separated by single spaces, without quotes, '$', ';' or newlines", empty=True
+)
+PATH = _path
+FOLDER = own_folder_problem
+PATHS = _each(_path)
+
+# Variable -> its check. ``None``: free text on purpose (the reason beside it).
+CHECKS: dict[str, Check | None] = {
+    # apache: the virtual hosts' ServerName, a drop-in's CPUAffinity=, a build from git.
+    "apache_stacks": _plan_set,
+    "apache_server_name": HOST,
+    # Extra lines for the main config: configuration on purpose, checked by apachectl configtest before any
+    # reload (the role's handler), like the rest of the config.
+    "apache_extra_config": None,
+    "apache_mod_mruby_repo": URL,
+    "apache_mod_mruby_version": VERSION,
+    "apache_mod_mruby_build_dir": FOLDER,
+    "apache_cpu_affinity": CPUS,
+    # app
+    "app_kinds": _plan_set,
+    "app_root": FOLDER,
+    "app_group": NAME,
+    "app_user_apps": _plan_set,
+    "app_ruby_bin_dir": PATH,
+    "app_ruby_bin_dirs": _mapping(VERSION, PATH),
+    "app_gem_source": URL,
+    "app_python_venv": FOLDER,
+    "app_pip_index_url": _optional(URL),
+    "app_pip_ca_bundle": _optional(PATH),
+    # app_server: unit files (User=, CPUAffinity=, ExecStart= paths), env files, server configs.
+    "app_server_stacks": _plan_set,
+    "app_server_env_lines": _plan_set,
+    "app_server_user": NAME,
+    "app_server_group": NAME,
+    "app_server_changed_apps": PATHS,
+    "app_server_bundled_apps": PATHS,
+    "app_server_cpu_affinity": CPUS,
+    "app_server_ruby_bin_dir": PATH,
+    "app_server_ruby_bin_dirs": _mapping(VERSION, PATH),
+    "app_server_python_bin_dir": PATH,
+    "app_server_perl_bin_dir": PATH,
+    "app_server_starlet_gem_version": _optional(VERSION),
+    "app_server_perl_lib_dir": FOLDER,
+    "app_server_ruby_lib_dir": FOLDER,
+    "app_server_php_fpm_bin": PATH,
+    # bench_host: the benchmark user, its folders, sysctls, the CPU governor, the fingerprint.
+    "bench_host_extra_packages": _each(PACKAGE),
+    "bench_host_fingerprint_sysctls": _each(_pattern(_SYSCTL_RE, "a sysctl name such as net.core.somaxconn")),
+    "bench_host_fingerprint_packages": _each(PACKAGE),
+    "bench_host_fingerprint_config_files": PATHS,
+    "bench_host_tuning_dir": FOLDER,
+    "bench_host_fingerprint_app_records": PATHS,
+    "bench_host_fingerprint_runtime_dirs": PATHS,
+    "bench_host_cpu_split": _plan_set,
+    "bench_host_user": NAME,
+    "bench_host_group": NAME,
+    "bench_host_home": FOLDER,
+    "bench_host_dirs": _each(FOLDER),
+    "bench_host_tuned_sysctls": _mapping(
+        _pattern(_SYSCTL_RE, "a sysctl name such as net.core.somaxconn"),
+        _pattern(_SYSCTL_VALUE_RE, "a sysctl value (numbers or words separated by spaces)"),
+    ),
+    "bench_host_cpu_governor": _pattern(_GOVERNOR_RE, "a cpufreq governor such as performance", empty=True),
+    # build_archive: an internal role the runtimes include with their own values.
+    "build_archive_version": VERSION,
+    "build_archive_root": FOLDER,
+    "build_archive_probe": _pattern(re.compile(r"^[A-Za-z0-9._/-]{1,200}$"), "a path below the prefix"),
+    "build_archive_configure_opts": WORDS,
+    "build_archive_owner": NAME,
+    "build_archive_group": NAME,
+    "build_archive_marker_dir": FOLDER,
+    "build_archive_dir": _optional(PATH),
+    "build_archive_notify": _each(_pattern(_HANDLER_RE, "a handler's name")),
+    # dns_check: /etc/hosts lines, an unbound and a dnsmasq-like probe's configs, probe scripts.
+    "dns_check_names": _each(HOST),
+    "dns_check_stack_names": _each(HOST),
+    "dns_check_hosts_entries": _each(_hosts_entry),
+    "dns_check_probe_zone": HOST,
+    "dns_check_probe_dns_address": _address,
+    "dns_check_probe_unbound_address": _address,
+    "dns_check_probe_user": NAME,
+    "dns_check_probe_ruby": PATH,
+    "dns_check_probe_python": PATH,
+    "dns_check_probe_perl": PATH,
+    "dns_check_probe_php": PATH,
+    "dns_check_probe_dir": FOLDER,
+    "dns_check_probe_config_dir": FOLDER,
+    "dns_check_probe_log_dir": FOLDER,
+    "dns_check_probe_state_dir": FOLDER,
+    # loadgen
+    "loadgen_wrk_version": VERSION,
+    "loadgen_wrk_source_url": URL,
+    "loadgen_wrk_source_sha256": SHA256,
+    "loadgen_build_dir": FOLDER,
+    # nginx: nginx.conf's main context, the CPU drop-in.
+    "nginx_stacks": _plan_set,
+    "nginx_worker_processes": _worker_processes,
+    "nginx_cpu_affinity": CPUS,
+    # perl, python, ruby: package lists, versions, sources, build options, folders.
+    "perl_modules": _each(PACKAGE),
+    "python_venv": FOLDER,
+    "python_packages": _each(PACKAGE),
+    "python_constraints": _each(REQUIREMENT),
+    "python_pip_index_url": _optional(URL),
+    "python_pip_ca_bundle_src": _optional(control_character_problem),
+    "python_pyenv_git_url": URL,
+    "python_pyenv_git_ref": VERSION,
+    "python_pyenv_versions": _each(VERSION),
+    "python_pyenv_global": _optional(VERSION),
+    "python_pyenv_root": FOLDER,
+    "python_pyenv_owner": NAME,
+    "python_pyenv_group": NAME,
+    "python_pyenv_users": _each(NAME),
+    "python_pyenv_configure_opts": WORDS,
+    "python_pyenv_make_opts": WORDS,
+    "python_pyenv_mirror_url": _optional(URL),
+    "python_pyenv_definitions_dir": _optional(PATH),
+    "python_pyenv_archive_dir": _optional(control_character_problem),
+    "python_pyenv_tarballs": _mapping(VERSION, _tarball),
+    "ruby_gems": _each(PACKAGE),
+    "ruby_gem_versions": _mapping(PACKAGE, VERSION),
+    "ruby_gem_source": URL,
+    "ruby_rbenv_git_url": URL,
+    "ruby_rbenv_git_ref": VERSION,
+    "ruby_rbenv_ruby_build_git_url": URL,
+    "ruby_rbenv_ruby_build_git_ref": VERSION,
+    "ruby_rbenv_versions": _each(VERSION),
+    "ruby_rbenv_global": _optional(VERSION),
+    "ruby_stack_versions": _plan_set,
+    "ruby_rbenv_root": FOLDER,
+    "ruby_rbenv_owner": NAME,
+    "ruby_rbenv_group": NAME,
+    "ruby_rbenv_users": _each(NAME),
+    "ruby_rbenv_configure_opts": WORDS,
+    "ruby_rbenv_make_opts": WORDS,
+    "ruby_rbenv_tarballs": _mapping(VERSION, _tarball),
+    "ruby_rbenv_definitions_dir": _optional(PATH),
+    "ruby_rbenv_archive_dir": _optional(control_character_problem),
+}
+
+
+def plan_sets(name: str) -> bool:
+    """Whether the run's plan sets this variable (given from outside, it is refused whatever its value)."""
+    return CHECKS.get(name) is _plan_set
+
+
+def variable_problems(values: dict[str, Any]) -> list[str]:
+    """One line per role variable in ``values`` whose value does not fit where it lands (:data:`CHECKS`).
+    Values are quoted through :func:`benchstack.common.inputs.shown`: short and escaped."""
+    problems = []
+    for name, value in values.items():
+        check = CHECKS.get(name)
+        if check is None:
+            continue
+        problem = check(value)
+        if problem:
+            problems.append(f"{name}: {problem}")
+    return problems

@@ -1,0 +1,555 @@
+"""Stacks: the data that names one serving path, validated and resolved into everything derived from it.
+
+The app_server role (units, sockets, env and config files), the nginx and apache roles (upstreams, pool
+members, instances, modules), verification and the benchmark all need the same socket paths, ports, unit
+names and expected answers. They are computed here, once per run, from the stack data
+(:func:`resolve_stacks`, called by :mod:`benchstack.plan.resolved`), so no template rebuilds a path or an
+address.
+
+This module is the orchestration: a stack's identity (name, port, path), then its app, runtime, front and
+server, each through its kind's adapter (:mod:`benchstack.kinds.apps`, :mod:`benchstack.kinds.fronts`,
+:mod:`benchstack.kinds.servers`), then what the instances derive from them all (units, endpoints, env files),
+and the checks across stacks. What a kind is and what it checks is its adapter's; the checks every field
+shares (names, paths, typed keys) are :mod:`benchstack.kinds.stackfields`'.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from benchstack.common.inputs import shown, shown_key
+from benchstack.common.numbers import is_int
+from benchstack.kinds import apps, fronts
+from benchstack.kinds.apps.deploy import (
+    BUNDLED_DEPLOYS,
+    USER_DEPLOYS,
+    bundle_problems,
+    shared_app_problems,
+    user_apps,
+)
+from benchstack.kinds.apps.fields import env_file_line
+from benchstack.kinds.fronts import FrontKind
+from benchstack.kinds.servers import BINDS, REGISTRY, ServerKind, by_name
+from benchstack.kinds.stackfields import (
+    DEFAULT_ROOTS,
+    FIRST_USER_PORT,
+    MAX_URL_PATH,
+    NAME_RE,
+    Roots,
+    StackError,
+    err,
+    mapping,
+    one_of,
+    safe_path_problem,
+    typed_keys,
+    url_path_problem,
+)
+from benchstack.measure.loadcmd import http_url
+from benchstack.plan.trace import note
+
+__all__ = [
+    "DEFAULT_ROOTS",
+    "Endpoint",
+    "MAX_URL_PATH",
+    "NAME_RE",
+    "Roots",
+    "Stack",
+    "StackError",
+    "env_file_line",
+    "front_checks",
+    "instance_checks",
+    "needs",
+    "port_warnings",
+    "resolve",
+    "resolve_stack",
+    "resolve_stacks",
+    "safe_path_problem",
+    "stack_label",
+    "url_path_problem",
+    "user_apps",
+]
+
+SERVER_COMMON_KEYS = {"kind", "instances", "bind", "port_base"}
+STACK_KEYS = {"name", "port", "path", "app", "runtime", "server", "front"}
+APP_KEYS = {"kind", "dir", "checks", "src", "git", "env", "name"}
+# Backends behind a front listen on 127.0.0.1:BASE + (port % 1000) * 10 + instance when bound to TCP
+# and no port_base is given: distinct for stacks whose ports differ modulo 1000, up to 9 instances.
+TCP_BACKEND_BASE = 20000
+MAX_INSTANCES = 64
+# Ports a stack may use but that usually belong to something else on a host.
+WELL_KNOWN_PORTS = {
+    22: "ssh",
+    25: "smtp",
+    53: "dns",
+    80: "http",
+    443: "https",
+    3306: "mysql",
+    5432: "postgres",
+}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One instance of a stack's app server: its unit and where it listens, as every role and check that
+    reaches it prints it (a unix socket, or a host and port)."""
+
+    instance: int
+    unit: str
+    socket: str | None
+    host: str | None
+    port: int | None
+    # The upstream `server` nginx prints (unix:/run/... or 127.0.0.1:PORT).
+    address: str
+    # The BalancerMember URL Apache prints.
+    balancer_member: str
+    runtime_directory: str
+    config_file: str | None
+    # The instance's line of the stack's env file ($BENCH_LISTEN_i), or the listen value its config file
+    # prints.
+    listen_args: str
+    config_listen: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The endpoint as the plan holds it (``stacks[].endpoints[]``)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A resolved stack: every field filled in, checked and derived (:func:`resolve`). ``app``, ``runtime``,
+    ``server`` (None when the front serves the app) and ``front`` are its sections with their defaults and
+    derived fields; ``upstream`` names the front's pool of its endpoints (None without a front or server)."""
+
+    name: str
+    port: int
+    app: dict[str, Any]
+    runtime: dict[str, Any]
+    front: dict[str, Any]
+    server: dict[str, Any] | None
+    upstream: str | None
+    endpoints: tuple[Endpoint, ...]
+    # The URL path the load asks for, when the stack names its own.
+    path: str | None = None
+    # The order of the plan's keys: the experiment's, then the derived ones (to_dict keeps it, so the plan
+    # reads like the experiment and stays what it was before this type).
+    key_order: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stack as the plan holds it (``stacks[]``): a dict of its own, sections copied."""
+        fields: dict[str, Any] = {
+            "name": self.name,
+            "port": self.port,
+            **({"path": self.path} if self.path is not None else {}),
+            "app": copy.deepcopy(self.app),
+            "runtime": copy.deepcopy(self.runtime),
+            "front": copy.deepcopy(self.front),
+            "server": copy.deepcopy(self.server),
+            "upstream": self.upstream,
+            "endpoints": [ep.to_dict() for ep in self.endpoints],
+        }
+        return {key: fields[key] for key in self.key_order or fields}
+
+
+def stack_label(stack: dict[str, Any], where: str | None = None) -> str:
+    """How messages name a stack: ``stack 'NAME'``, or by its place (``stacks[2]``) when its name is
+    missing or not a string (``name: no`` is YAML's false, ``name: 8080`` a number)."""
+    name = stack.get("name")
+    if isinstance(name, str):
+        return f"stack {shown(name)}"
+    return where or "a stack"
+
+
+def resolve_stack(
+    stack: dict[str, Any],
+    roots: Roots = DEFAULT_ROOTS,
+    base_dir: Path | None = None,
+    where: str | None = None,
+) -> dict[str, Any]:
+    """The stack resolved (:func:`resolve`), as the plan holds it."""
+    return resolve(stack, roots, base_dir, where).to_dict()
+
+
+def resolve(
+    stack: object,
+    roots: Roots = DEFAULT_ROOTS,
+    base_dir: Path | None = None,
+    where: str | None = None,
+) -> Stack:
+    """The stack with defaults filled in and everything derived (upstream, units, endpoints with their
+    addresses, files and listen arguments); StackError listing every problem otherwise. A relative
+    ``app.src`` is taken from ``base_dir`` (the experiment file's folder); ``where`` (``stacks[2]``) names a
+    stack without a name in messages. The stack as written is not changed.
+
+    Independent parts (name and port, app, runtime, front) are each checked even when another one failed, so
+    one run reports every problem of the stack; the server is checked once the app and front are valid, and
+    its units and addresses are derived only from a valid name.
+    """
+    if not isinstance(stack, dict):
+        raise StackError(f"a stack must be a mapping, not {type(stack).__name__}")
+    s = copy.deepcopy(stack)
+    who = stack_label(s, where)
+    problems: list[str] = []
+
+    def check(part: Any) -> bool:
+        try:
+            part(s, roots, who)
+        except StackError as exc:
+            problems.extend(exc.problems)
+            return False
+        return True
+
+    identity_ok = check(_identity)
+    app_ok = check(lambda s, roots, who: _app(s, roots, who, base_dir))
+    if app_ok:
+        check(_runtime)
+    front_ok = check(_front)
+    endpoints: list[Endpoint] = []
+    if app_ok and front_ok:
+        check(lambda s, roots, who: endpoints.extend(_server(s, roots, who, derive=identity_ok)))
+    if problems:
+        raise StackError(problems)
+    return Stack(
+        name=s["name"],
+        port=s["port"],
+        app=s["app"],
+        runtime=s["runtime"],
+        front=s["front"],
+        server=s["server"],
+        upstream=s["upstream"],
+        endpoints=tuple(endpoints),
+        path=s.get("path"),
+        key_order=tuple(s),
+    )
+
+
+def _identity(s: dict[str, Any], roots: Roots, who: str) -> None:
+    name = s.get("name")
+    problems = [
+        f"{who}: {shown_key(key)}: unknown field (allowed: {', '.join(sorted(STACK_KEYS))})"
+        for key in sorted(set(s) - STACK_KEYS, key=str)
+    ]
+    rule = (
+        "1-48 lowercase letters, digits or '-', starting with a letter or digit (it names units, sockets "
+        "and config blocks)"
+    )
+    if name is None:
+        problems.append(f"{who}: name: missing: every stack needs a name of {rule}")
+    elif not isinstance(name, str):
+        # YAML reads `name: no` as false and `name: 8080` as a number: quoting makes them names.
+        problems.append(f"{who}: name: must be a string of {rule}, not {shown(name)} (quote it)")
+    elif not NAME_RE.fullmatch(name):
+        problems.append(f"{who}: name: must be {rule}")
+    port = s.get("port")
+    if not is_int(port) or not 1 <= port <= 65535:
+        problems.append(f"{who}: port: must be an integer from 1 to 65535, not {shown(port)}")
+    if "path" in s and (problem := url_path_problem(s["path"])):
+        problems.append(f"{who}: path: {problem}")
+    if problems:
+        raise StackError(problems)
+
+
+def _app(s: dict[str, Any], roots: Roots, who: str, base_dir: Path | None = None) -> None:
+    app = mapping(s, "app", {}, who)
+    problems = [
+        f"{who}: app.{shown_key(key)}: unknown field (allowed: {', '.join(sorted(APP_KEYS))})"
+        for key in sorted(set(app) - APP_KEYS, key=str)
+    ]
+    kind = app.get("kind")
+    if not one_of(kind, apps.REGISTRY):
+        raise StackError(
+            [*problems, f"{who}: app.kind: must be one of {', '.join(apps.REGISTRY)}, not {shown(kind)}"]
+        )
+    problems += apps.by_name(kind).app_problems(app, who, roots, base_dir, s.get("name"))
+    if problems:
+        raise StackError(problems)
+
+
+def _runtime(s: dict[str, Any], roots: Roots, who: str) -> None:
+    apps.by_name(s["app"]["kind"]).resolve_runtime(s, who)
+
+
+def _front(s: dict[str, Any], roots: Roots, who: str) -> None:
+    front = mapping(s, "front", {"kind": "none"}, who)
+    if not one_of(front.get("kind"), fronts.REGISTRY):
+        raise err(
+            who,
+            "front.kind",
+            f"must be one of {', '.join(fronts.REGISTRY)}, not {shown(front.get('kind'))}",
+        )
+    fronts.by_name(front["kind"]).resolve(front, who, s.get("name"))
+
+
+def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> list[Endpoint]:
+    """Check the stack's server against its app and front; its instances' endpoints, derived (none when
+    the front serves the app, or when the name or port that they derive from is wrong)."""
+    port, app, front = s.get("port"), s["app"], s["front"]
+    kind = app["kind"]
+    app_kind, front_kind = apps.by_name(kind), fronts.by_name(front["kind"])
+    server = s.get("server")
+    s["upstream"] = None
+    if app_kind.served_by_front(front["kind"], server):
+        if server:
+            raise err(who, "server", f"app {kind} is served by its front, not by an app server")
+        if app["env"]:
+            raise err(who, "app.env", f"app {kind} is served by its front: no app server reads an env file")
+        if problem := app_kind.front_problem(front["kind"]):
+            raise err(who, "front.kind", problem)
+        front_kind.serve(front, who, app_kind)
+        s["server"] = None
+        s["endpoints"] = []
+        return []
+    if not isinstance(server, dict):
+        raise err(
+            who,
+            "server",
+            f"app {kind} needs an app server (one of {', '.join(REGISTRY)}){app_kind.server_hint}",
+        )
+    skind = server.get("kind")
+    if not one_of(skind, REGISTRY):
+        raise err(who, "server.kind", f"must be one of {', '.join(REGISTRY)}, not {shown(skind)}")
+    spec = by_name(skind)
+    if spec.interface != app_kind.interface:
+        raise err(who, "server.kind", f"{skind} cannot serve app {kind}")
+    instances = server.setdefault("instances", 1)
+    if not is_int(instances) or not 1 <= instances <= MAX_INSTANCES:
+        raise err(who, "server.instances", f"must be an integer from 1 to {MAX_INSTANCES}")
+    binds = spec.binds
+    bind = server.setdefault("bind", "tcp" if front_kind.direct else binds[0])
+    if bind not in BINDS:
+        raise err(who, "server.bind", f"must be one of {', '.join(BINDS)}, not {shown(bind)}")
+    if bind not in binds:
+        raise err(who, "server.bind", f"{skind} listens on {' or '.join(binds)} only, not {bind}")
+    front_kind.proxy(front, who, spec)
+    typed_keys(who, "server", server, f"option of {skind}", keys=SERVER_COMMON_KEYS, options=spec.options)
+    for field, message in spec.option_problems(server):
+        raise err(who, field, message)
+    front_kind.check_server(s, who)
+    if not is_int(port) or not derive:
+        return []  # the name's or port's own problem is reported; nothing can be derived from them
+    base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
+    if bind == "tcp" and not front_kind.direct:
+        if not is_int(base) or not FIRST_USER_PORT <= base + 1 <= base + instances <= 65535:
+            raise err(
+                who,
+                "server.port_base",
+                f"must be an integer that keeps ports base+1..base+{instances} in {FIRST_USER_PORT}-65535 "
+                f"(the app server listens on them as the benchmark user), not {shown(base)}",
+            )
+        if base < port <= base + instances:
+            raise err(who, "server.port_base", f"a backend would listen on the stack's own port {port}")
+    return _derive_server(s, spec, front_kind, roots, base)
+
+
+def _derive_server(
+    s: dict[str, Any], spec: ServerKind, front_kind: FrontKind, roots: Roots, base: int
+) -> list[Endpoint]:
+    """Units, files and every instance's addresses, as the app_server, nginx and apache roles print them."""
+    name, server = s["name"], s["server"]
+    units = roots.units.rstrip("/")
+    config = spec.config
+    server.update(
+        protocol=spec.protocol,
+        upstream_keepalive=spec.upstream_keepalive,
+        # One systemd template unit per stack; %i is the instance number.
+        unit=f"bench-{name}@.service",
+        unit_runtime_directory=f"{roots.run_relative}/{name}-%i",
+        # One env file per stack: instance i's unit reads its listen arguments as $BENCH_LISTEN_i.
+        env_file=f"{units}/{name}.env",
+        unit_config_file=f"{units}/{name}-%i.{config}" if config else None,
+    )
+    if not front_kind.direct:
+        s["upstream"] = f"bench_{name.replace('-', '_')}"
+    endpoints = []
+    for i in range(1, server["instances"] + 1):
+        if front_kind.direct:
+            socket, host, port = None, "0.0.0.0", s["port"]
+        elif server["bind"] == "unix":
+            socket, host, port = f"{roots.run.rstrip('/')}/{name}-{i}/server.sock", None, None
+        else:
+            socket, host, port = None, "127.0.0.1", base + i
+        where = {"socket": socket, "host": host, "port": port}
+        bind = "unix" if socket else "tcp"
+        endpoints.append(
+            Endpoint(
+                instance=i,
+                unit=f"bench-{name}@{i}.service",
+                socket=socket,
+                host=host,
+                port=port,
+                address=f"unix:{socket}" if socket else f"{host}:{port}",
+                # Apache names each unix-socket member after '|': members sharing one name merge into one
+                # worker.
+                balancer_member=f"unix:{socket}|http://{name}-{i}" if socket else f"http://{host}:{port}",
+                runtime_directory=f"{roots.run_relative}/{name}-{i}",
+                config_file=f"{units}/{name}-{i}.{config}" if config else None,
+                listen_args=spec.listen[bind].format(**where) if spec.listen else "",
+                config_listen=spec.config_listen[bind].format(**where) if config else None,
+            )
+        )
+    # The kind's start command reads the stack as the plan holds it.
+    s["endpoints"] = [ep.to_dict() for ep in endpoints]
+    # The instances' start command (the unit's ExecStart), reload signal and config template: the kind's.
+    server.update(spec.plan_fields(s))
+    app = s["app"]
+    bundle = app.get("bundle") or {}
+    server["environment"] = {
+        **{f"BENCH_LISTEN_{ep.instance}": ep.listen_args for ep in endpoints if ep.listen_args},
+        # `bundle exec` finds the app's gems through these (they are unused by an app without a Gemfile).
+        **{f"BUNDLE_{key.upper()}": value for key, value in sorted(bundle.items())},
+        **({"BUNDLE_FROZEN": "true"} if bundle else {}),
+        **app["env"],
+    }
+    # What the env file holds, line by line (the app_server role prints them; the file is mode 0640).
+    server["env_file_lines"] = [env_file_line(k, v) for k, v in server["environment"].items()]
+    return endpoints
+
+
+def resolve_stacks(
+    stacks: object, roots: Roots = DEFAULT_ROOTS, base_dir: Path | None = None
+) -> list[dict[str, Any]]:
+    """Resolve every stack and check that names and every listening port are unique on the target, and that
+    stacks sharing a user app (``app.name``) deploy the same one; StackError listing every problem of every
+    stack otherwise."""
+    note("resolve")
+    if not isinstance(stacks, list) or not stacks:
+        raise StackError("stacks: must be a non-empty list of stacks")
+    resolved: list[Stack] = []
+    problems: list[str] = []
+    for i, stack in enumerate(stacks):
+        try:
+            resolved.append(resolve(stack, roots, base_dir, where=f"stacks[{i}]"))
+        except StackError as exc:
+            problems += [
+                p if p.startswith(("stack ", "stacks[")) else f"stacks[{i}]: {p}" for p in exc.problems
+            ]
+    names: set[str] = set()
+    ports: dict[int, str] = {}
+    for r in resolved:
+        if r.name in names:
+            problems.append(f"stack {shown(r.name)}: name: used by two stacks")
+        names.add(r.name)
+        listening = {r.port} | {ep.port for ep in r.endpoints if ep.port is not None}
+        for p in sorted(listening):
+            if p in ports and ports[p] != r.name:
+                problems.append(f"stack {shown(r.name)}: port: {p} is also used by stack {shown(ports[p])}")
+            ports[p] = r.name
+    out = [r.to_dict() for r in resolved]
+    problems += shared_app_problems(out)
+    problems += [p for s in out for p in bundle_problems(s)]
+    if problems:
+        raise StackError(problems)
+    return out
+
+
+def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:
+    """Stacks listening on ports that usually belong to another service on a host, or on a system port."""
+    warnings = []
+    for s in stacks:
+        port = s["port"]
+        if port in WELL_KNOWN_PORTS:
+            warnings.append(
+                f"stack {shown(s['name'])}: port {port} is usually {WELL_KNOWN_PORTS[port]}'s: "
+                "the stack will not start if that service runs on the target"
+            )
+        elif port < FIRST_USER_PORT:
+            warnings.append(
+                f"stack {shown(s['name'])}: port {port} is a system port (below {FIRST_USER_PORT}): the "
+                "stack will not start if another service holds it on the target"
+            )
+    return warnings
+
+
+def _add(found: list[str], names: list[str]) -> None:
+    """Append to ``found`` each of ``names`` it does not hold yet, in order."""
+    for name in names:
+        if name not in found:
+            found.append(name)
+
+
+def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a target must have installed for these resolved stacks: runtimes, gems, apps, fronts."""
+    gems: list[str] = []
+    pips: list[str] = []
+    perls: list[str] = []
+    for s in stacks:
+        app = apps.by_name(s["app"]["kind"])
+        server = by_name(s["server"]["kind"]) if s["server"] else None
+        # A user's app brings its own gems (Bundler, from its Gemfile) when it has a Gemfile.
+        user = app.user_gems if s["app"]["deploy"] in USER_DEPLOYS else ()
+        _add(pips, [*app.pip, *(server.pip if server else ())])
+        _add(perls, [*app.perl, *(server.perl if server else ())])
+        _add(gems, [*app.gems, *(server.gems if server else ()), *user])
+    return {
+        "runtimes": sorted({s["runtime"]["kind"] for s in stacks} - {"none"}),
+        "ruby_gems": gems,
+        "ruby_versions": sorted({s["runtime"]["version"] for s in stacks if "version" in s["runtime"]}),
+        "python_packages": pips,
+        "perl_modules": perls,
+        # Bundled apps with files to deploy (lua-inline lives in the Apache config; a user's app from
+        # app.src or app.git is deployed instead of the bundled one).
+        "app_kinds": sorted(
+            {s["app"]["kind"] for s in stacks if s["app"]["entry"] and s["app"]["deploy"] in BUNDLED_DEPLOYS}
+        ),
+        "fronts": sorted(
+            {s["front"]["kind"] for s in stacks} - {k for k, f in fronts.REGISTRY.items() if f.direct}
+        ),
+        "servers": sorted({s["server"]["kind"] for s in stacks if s["server"]}),
+        # What each front's role needs to know of its stacks (the apache role: the handlers, for mod_php's
+        # and mod_mruby's packages).
+        **{
+            key: value
+            for front in fronts.REGISTRY.values()
+            for key, value in front.needs([s for s in stacks if s["front"]["kind"] == front.name]).items()
+        },
+    }
+
+
+def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One request per app server instance and expected answer of resolved stacks, asked on the target.
+
+    Asking every instance directly proves that every member of a pool serves, not just the one a
+    front happens to pick.
+    """
+    out = []
+    for s in stacks:
+        for ep in s["endpoints"]:
+            for check in s["app"]["checks"]:
+                host = "127.0.0.1" if ep["socket"] or ep["host"] == "0.0.0.0" else ep["host"]
+                port = f":{ep['port']}" if ep["port"] else ""
+                item: dict[str, Any] = {
+                    "stack": s["name"],
+                    "via": f"{ep['unit']} ({'unix:' + ep['socket'] if ep['socket'] else host + port})",
+                    # Its journal is shown when the instance does not answer (bench_http_check).
+                    "unit": ep["unit"],
+                    "url": f"http://{'localhost' if ep['socket'] else host + port}{check['path']}",
+                    "unix_socket": ep["socket"],
+                    "body": check["body"],
+                    "protocol": s["server"]["protocol"],
+                }
+                if item["protocol"] == "fastcgi":
+                    # A FastCGI server is asked as a front would: the script and the request URI.
+                    item["fastcgi"] = {
+                        "connect": ep["socket"] or f"{host}{port}",
+                        "script": f"{s['app']['dir']}/{s['app']['entry']}",
+                        "uri": check["path"],
+                    }
+                out.append(item)
+    return out
+
+
+def front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str, Any]]:
+    """One request per resolved stack and check through its public port, as a loadgen reaches ``host``."""
+    return [
+        {
+            "stack": s["name"],
+            "via": f"port {s['port']} ({fronts.by_name(s['front']['kind']).label(s['front'])})",
+            "url": http_url(host, s["port"], check["path"]),
+            "unix_socket": None,
+            "body": check["body"],
+        }
+        for s in stacks
+        for check in s["app"]["checks"]
+    ]

@@ -1,0 +1,603 @@
+"""Reports of a run folder: report.md, report.html (with plots), cells.csv and plots/*.png.
+
+The report is built once from the :class:`RunData` (:func:`build_report`) as a model of ordered sections
+(:mod:`benchstack.report.model`), which :mod:`benchstack.report.render` writes as report.md and as
+report.html. It leads with the comparisons of each stack against the baseline
+(:mod:`benchstack.analysis.comparison`), since they are what a run is for; the run's verdict
+(:mod:`benchstack.analysis.verdict`) follows. Both are computed once per run and stored in run.json too. A row
+of the results table is one load point (stack, tool, keep-alive, concurrency or offered rate) over its counted
+repetitions (:func:`benchstack.results.cell.counted`: a disturbed cell is listed in n and cells.csv, never
+counted): the median req/s with min-max, the distribution-free 95 % interval of the median and its half-width
+over the median (the precision, :mod:`benchstack.analysis.stats`; marked noisy above the experiment's
+``load.target_precision`` from run.json, default 0.05), outliers (MAD), median mean/p50/p99 latency, errors
+and the mean error rate. Plots need matplotlib, imported only when report.html is written
+(:mod:`benchstack.report.plots`).
+
+A run with several targets (:mod:`benchstack.plan.targets`) gets one results table and one distribution table
+per target, each under a heading that names the target's host type (CPU model and count, distribution, from
+run.json), a "Targets side by side" section that compares each target with the first (as ``bench-stack
+compare`` compares two runs), and plots whose lines are ``<stack> @ <target>``. A run with one target's
+report is what it always was.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchstack.analysis.comparison import (
+    Comparison,
+    comparisons_text,
+    grouped,
+    intro,
+    missing_baseline,
+    run_comparisons,
+)
+from benchstack.analysis.loadpoints import groups_of, n_text, point_columns
+from benchstack.analysis.stats import median_ci, outliers, relative_half_width
+from benchstack.analysis.verdict import Verdict, recorded_load, run_verdict
+from benchstack.common.numbers import as_number, fmt, median
+from benchstack.measure.probe import floor_text
+from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load
+from benchstack.plan.targets import by_target, host_type, run_targets, target_of
+from benchstack.provision.dns import PROBE_COLUMNS, probe_table_rows
+from benchstack.report import render
+from benchstack.report.model import (
+    CODE,
+    STRONG,
+    Block,
+    Bullets,
+    Figure,
+    Paragraph,
+    Report,
+    Section,
+    Span,
+    Subheading,
+    Table,
+    text,
+)
+from benchstack.report.render import SLOW_TITLE, cells_text, counts_text, markdown_table, verdict_text
+from benchstack.results import distribution
+from benchstack.results.cell import FIELDS, counted, group_key, left_out, load_cells
+from benchstack.results.files import read_json
+from benchstack.results.formats import RUN_INFO, validate_run_info
+from benchstack.results.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
+from benchstack.results.runfolder import store_comparisons, store_verdict
+
+COLUMNS = (
+    "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "±",
+    "mean ms", "p50 ms", "p99 ms", "errors", "error rate",
+)  # fmt: skip
+NOISY = "noisy"
+
+
+@dataclass
+class RunData:
+    run_dir: Path
+    cells: list[dict[str, Any]]
+    run_info: dict[str, Any] | None
+    verdict: Verdict | None = None  # computed on first use (verdict_of)
+    comparisons: list[Comparison] | None = None  # computed on first use (comparisons_of)
+
+
+def targets_of(run: RunData) -> dict[str, list[dict[str, Any]]]:
+    """The run's cells by target, in run.json's order of the targets."""
+    return by_target(run.cells, run_targets(run.run_info))
+
+
+def several_targets(run: RunData) -> bool:
+    return len(targets_of(run)) > 1
+
+
+def target_heading(run: RunData, target: str) -> str:
+    """A target and its host type, as a heading names it: ``bench-a: AMD EPYC, 2 CPUs, Debian 12.11``."""
+    hosts = (run.run_info or {}).get("hosts")
+    fingerprint = hosts.get(target) if isinstance(hosts, dict) else None
+    return f"{target}: {host_type(fingerprint)}"
+
+
+def verdict_of(run: RunData) -> Verdict:
+    """The run's verdict (:mod:`benchstack.analysis.verdict`), computed once."""
+    if run.verdict is None:
+        run.verdict = run_verdict(run.run_dir, run.cells, run.run_info)
+    return run.verdict
+
+
+def comparisons_of(run: RunData) -> list[Comparison]:
+    """Each stack against the baseline (:mod:`benchstack.analysis.comparison`), computed once."""
+    if run.comparisons is None:
+        run.comparisons = run_comparisons(run.cells, run.run_info)
+    return run.comparisons
+
+
+def _errors_cell(cells: list[dict[str, Any]]) -> str:
+    total = sum(int(c.get("error_count") or 0) for c in cells)
+    kinds: dict[str, int] = {}
+    for c in cells:
+        for kind in ERROR_KINDS:
+            n = (c.get("errors") or {}).get(kind)
+            if n:
+                kinds[kind] = kinds.get(kind, 0) + n
+    if not kinds:
+        return str(total)
+    return f"{total} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
+
+
+def _latency_text(group: list[dict[str, Any]], key: str) -> str:
+    """Median over repetitions; for merged cells without merged percentiles, each loadgen's, labelled."""
+    if not any((c.get("merged") or {}).get("latency") == "per-loadgen" for c in group):
+        return fmt(median([(c.get("latency_ms") or {}).get(key) for c in group]))
+    by_loadgen: dict[str, list[float | None]] = {}
+    for c in group:
+        for one in (c.get("merged") or {}).get("per_loadgen") or []:
+            by_loadgen.setdefault(str(one.get("loadgen")), []).append((one.get("latency_ms") or {}).get(key))
+    return " / ".join(fmt(median(v)) for v in by_loadgen.values()) + " per loadgen"
+
+
+def precision_text(values: list[float], target_precision: float) -> str:
+    """The ± column: the median's interval's half-width over the median, marked noisy above the target."""
+    half = relative_half_width(values)
+    if half is None:
+        return "-"
+    return f"{100 * half:.1f}%" + (f" {NOISY}" if half > target_precision else "")
+
+
+def summary_rows(
+    cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION
+) -> list[dict[str, str]]:
+    """One row per load point: req/s statistics over the counted repetitions, median latencies, errors."""
+    rows = []
+    for key, group in groups_of(cells).items():
+        kept = counted(group)
+        values = [float(c["rps"]) for c in kept if c.get("rps") is not None]
+        rates = [float(c.get("error_rate") or 0.0) for c in kept]
+        interval = median_ci(values)
+        rows.append(
+            {
+                **point_columns(key, group),
+                "n": n_text(len(kept), len(group) - len(kept), sum(outliers(values))),
+                "req/s": fmt(median(values)),
+                "min–max": "-" if len(values) < 2 else f"{min(values):.2f}–{max(values):.2f}",
+                "95% CI": "-" if interval is None else f"{interval.low:.2f}–{interval.high:.2f}",
+                "±": precision_text(values, target_precision),
+                "mean ms": _latency_text(kept, "mean"),
+                "p50 ms": _latency_text(kept, "p50"),
+                "p99 ms": _latency_text(kept, "p99"),
+                "errors": _errors_cell(kept),
+                "error rate": f"{100 * statistics.fmean(rates):.2f}%" if rates else "-",
+            }
+        )
+    return rows
+
+
+def _rows(columns: tuple[str, ...], rows: list[dict[str, str]]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(row[c] for c in columns) for row in rows)
+
+
+def results_table(cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION) -> Table:
+    """The load points (:func:`summary_rows`), those short of the target precision marked."""
+    rows = summary_rows(cells, target_precision)
+    return Table(COLUMNS, _rows(COLUMNS, rows), tuple(row["±"].endswith(NOISY) for row in rows))
+
+
+def summary_table(cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION) -> str:
+    """A Markdown table of the load points, sorted by stack, tool and concurrency (:func:`summary_rows`)."""
+    table = results_table(cells, target_precision)
+    return markdown_table(table.columns, table.rows) + "\n"
+
+
+def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None = None) -> str:
+    """The table a run prints at its end (:func:`summary_table`); with several targets one per target, each
+    under a heading naming the target's host type."""
+    precision = target_precision_of(run_info)
+    return "\n".join(
+        (f"### {heading}\n\n" if heading else "") + summary_table(group, precision)
+        for heading, group in _per_target(RunData(Path("."), cells, run_info))
+    )
+
+
+def end_of_run_text(run: RunData) -> str:
+    """What a run prints at its end (``bench-stack report`` too): the results table(s), the comparisons
+    against the baseline, the verdict."""
+    found = comparisons_of(run)
+    parts = [
+        summary_tables(run.cells, run.run_info),
+        comparisons_text(run.cells, run.run_info, found),
+        verdict_text(verdict_of(run)),
+    ]
+    return "\n".join(part for part in parts if part)
+
+
+def first_table_text(
+    cells: list[dict[str, Any]], run_info: dict[str, Any] | None, due: int, load: Load
+) -> str:
+    """What a run prints once its regular rounds are stored and extra rounds follow (``due``: the load
+    points of the next round): what is still measured and until when, then the table and the comparisons so
+    far. A user reads a first answer within minutes and may stop there (a resume measures the rest)."""
+    precision = target_precision_of(run_info)
+    budget = load.max_seconds
+    until = f"or {budget} s of measuring have passed (load.max_seconds)" if budget else "or the rounds' bound"
+    head = (
+        f"First table, after {load.repetitions} rounds. More rounds follow for {due} load point(s), "
+        f"until each median is known to +-{100 * precision:.0f} % {until}. Ctrl-C keeps every cell; "
+        "the same command with -e bench_run_dir=<this run> resumes."
+    )
+    parts = [head, summary_tables(cells, run_info), comparisons_text(cells, run_info)]
+    return "\n".join(part for part in parts if part)
+
+
+def target_precision_of(run_info: dict[str, Any] | None) -> float:
+    """The experiment's load.target_precision as recorded in run.json, or the default."""
+    value = as_number(recorded_load(run_info).get("target_precision"))
+    return DEFAULT_TARGET_PRECISION if value is None else value
+
+
+def read_run_info(run_dir: Path) -> dict[str, Any] | None:
+    """The run's run.json, None when there is none. One that cannot be read or does not fit the published
+    schema (:func:`benchstack.results.formats.validate_run_info`) raises ValueError: one line naming the file
+    and the field."""
+    path = run_dir / RUN_INFO
+    if not path.is_file():
+        return None
+    info = read_json(path)
+    problems = validate_run_info(info)
+    if problems:
+        more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
+        raise ValueError(f"{path}: not a valid run record: {problems[0]}{more}")
+    return info
+
+
+def _distinct(cells: list[dict[str, Any]], key: str) -> str:
+    values = sorted({str(c[key]) for c in cells if c.get(key) is not None})
+    return ", ".join(values) if values else "-"
+
+
+def summary_section(run: RunData) -> tuple[str, Section]:
+    """The report's title and the run's summary under it: run folder, hosts, mode, cells and what was
+    recorded before the cells."""
+    info = run.run_info or {}
+    exp = info.get("experiment")
+    name = exp.get("name") if isinstance(exp, dict) else exp
+    hosts = info.get("hosts")
+    if isinstance(hosts, dict):
+        host_text = ", ".join(f"{role}: {_host_name(h)}" for role, h in hosts.items())
+    else:
+        host_text = f"target: {_distinct(run.cells, 'target')}, loadgen: {_distinct(run.cells, 'loadgen')}"
+    lines = [
+        f"run: `{run.run_dir.name}`",
+        f"hosts: {host_text}",
+        f"mode: {info.get('mode') or _distinct(run.cells, 'mode')}",
+        f"cells: {_cells_count(run.cells)}",
+    ]
+    if several_targets(run):
+        order = info.get("target_order") or "sequential"
+        measured = "one after the other" if order == "sequential" else "at the same time"
+        lines.append(f"targets: {len(targets_of(run))}, measured {measured}")
+    lines += [f"noise floor before the cells, {line}" for line in floor_text(info.get("noise_floor"))]
+    if info.get("seed") is not None:
+        lines.append(f"seed of the rounds' random order: {info['seed']}")
+    if info.get("bench_stack_version"):
+        lines.append(f"bench-stack: {info['bench_stack_version']}")
+    title = f"bench-stack report: {name or _distinct(run.cells, 'experiment')}"
+    return title, Section(None, (Bullets(tuple(text(line) for line in lines)),))
+
+
+def _cells_count(cells: list[dict[str, Any]]) -> str:
+    disturbed = len(left_out(cells))
+    if not disturbed:
+        return str(len(cells))
+    return f"{len(cells)} ({disturbed} disturbed or collapsed: kept, not counted)"
+
+
+def _host_name(host: object) -> str:
+    if isinstance(host, dict):
+        return str(host.get("name") or host.get("hostname") or "?")
+    if isinstance(host, list):
+        return ", ".join(_host_name(h) for h in host)
+    return str(host)
+
+
+TABLE_LEGEND = (
+    "Every figure counts the n counted repetitions only; a disturbed cell (foreign CPU, steal, an overrun) "
+    "is kept, listed as '+k disturbed' and measured again. n also says how many req/s figures are outliers "
+    "(modified z-score above 3.5, by the median absolute deviation; kept and counted). "
+    "req/s: median, with min-max and the 95 % interval of the median (distribution-free, from the order "
+    "statistics; '-' below 6 counted repetitions); ±: half that interval's width over the median, the "
+    "precision ('{noisy}' above load.target_precision, {precision:.1f} %); "
+    "mean/p50/p99 latency: median over repetitions; errors: sum, with the tool's own counters in brackets "
+    "(ab counts one bad request under several of them; over_threshold = slower than the threshold); "
+    "error rate: mean over repetitions."
+)
+
+
+def legend(run: RunData) -> str:
+    return TABLE_LEGEND.format(noisy=NOISY, precision=100 * target_precision_of(run.run_info))
+
+
+def results_section(run: RunData) -> Section:
+    precision = target_precision_of(run.run_info)
+    blocks: list[Block] = []
+    for heading, cells in _per_target(run):
+        blocks += _headed(heading, results_table(cells, precision))
+    return Section("Results", (*blocks, Paragraph(text(legend(run)))))
+
+
+def comparisons_section(run: RunData) -> Section | None:
+    """Each stack against the baseline, a sentence each under a heading per tool and level (and target)."""
+    found = comparisons_of(run)
+    if not found:
+        why = missing_baseline(run.cells, run.run_info)
+        return Section("Comparisons", (Paragraph(text(why)),)) if why else None
+    blocks: list[Block] = [Paragraph(text(intro(found[0].baseline)))]
+    for heading, group in grouped(found, several_targets(run)).items():
+        blocks += [Subheading(heading), Bullets(tuple(text(c.sentence) for c in group))]
+    return Section("Comparisons", tuple(blocks))
+
+
+SIDE_BY_SIDE_INTRO = (
+    "Each target against the first, load point by load point, as `bench-stack compare RUN --targets A B` "
+    "prints it: A is {first}."
+)
+
+
+def side_by_side(run: RunData) -> list[tuple[str, str, list[str], list[dict[str, str]]]]:
+    """(first target, other target, host differences, compare rows) for every target after the first."""
+    from benchstack.analysis.compare import compare_rows
+    from benchstack.analysis.hostdiff import target_differences
+
+    groups = targets_of(run)
+    names = list(groups)
+    return [
+        (
+            names[0],
+            other,
+            target_differences(run.run_info, names[0], other, groups[names[0]], groups[other]),
+            compare_rows(groups[names[0]], groups[other]),
+        )
+        for other in names[1:]
+    ]
+
+
+def side_by_side_section(run: RunData) -> Section | None:
+    """Several targets: each compared with the first (the host differences, then the compare table)."""
+    if not several_targets(run):
+        return None
+    from benchstack.analysis.compare import COLUMNS as COMPARE_COLUMNS
+    from benchstack.analysis.compare import differences_heading
+
+    pairs = side_by_side(run)
+    blocks: list[Block] = [Paragraph(text(SIDE_BY_SIDE_INTRO.format(first=pairs[0][0])))]
+    for first, other, differences, rows in pairs:
+        blocks += [Subheading(f"{first} -> {other}"), Paragraph(text(differences_heading(differences)))]
+        if differences:
+            blocks.append(Bullets(tuple(text(d) for d in differences)))
+        blocks.append(Table(COMPARE_COLUMNS, _rows(COMPARE_COLUMNS, rows)))
+    return Section("Targets side by side", tuple(blocks))
+
+
+def notes_section(run: RunData) -> Section | None:
+    """The parsers' notes, each with the cells (stacks) it came from."""
+    notes: dict[str, list[str]] = {}
+    several = several_targets(run)
+    for cell in run.cells:
+        name = str(cell.get("stack") or "-")
+        if several:
+            name += f" @ {target_of(cell)}"
+        for note in cell.get("notes") or []:
+            notes.setdefault(note, []).append(name)
+    if not notes:
+        return None
+    items = tuple(
+        text(f"{note} ({len(stacks)} cells: {', '.join(sorted(set(stacks)))})")
+        for note, stacks in notes.items()
+    )
+    return Section("Notes from the parsers", (Bullets(items),))
+
+
+def dns_section(run: RunData) -> Section | None:
+    """The DNS-caching probe's table per host, when the run includes one (run.json ``dns_probe``)."""
+    probes = (run.run_info or {}).get("dns_probe")
+    if not isinstance(probes, dict):
+        return None
+    blocks: list[Block] = []
+    for host, probe in sorted(probes.items()):
+        if isinstance(probe, dict) and probe.get("rows"):
+            head = f"{host}, {probe.get('requests')} requests per runtime and resolver:"
+            blocks += [Paragraph(text(head)), Table(PROBE_COLUMNS, tuple(probe_table_rows(probe["rows"])))]
+    return Section("DNS lookups per runtime", tuple(blocks)) if blocks else None
+
+
+def verdict_section(v: Verdict) -> Section:
+    """The verdict: each reason with its cells, the load points' statuses, slow responses, what was not
+    checked."""
+    reasons = tuple(
+        text(Span(r.status, STRONG), " ", Span(r.code, CODE), f": {r.message} (cells: {cells_text(r.cells)})")
+        for r in v.reasons
+    )
+    blocks: list[Block] = [
+        Bullets(reasons) if reasons else Paragraph(text("No reason to doubt these numbers was found.")),
+        Paragraph(
+            text(f"Load points: {counts_text(v)}. What each reason means and what to do: docs/verdict.md.")
+        ),
+    ]
+    if v.slow:
+        slow = tuple(text(f"{s.message} (cells: {cells_text(s.cells)})") for s in v.slow)
+        blocks += [Paragraph(text(f"{SLOW_TITLE}:")), Bullets(slow)]
+    if v.not_checked:
+        blocks += [Paragraph(text("Not checked:")), Bullets(tuple(text(n) for n in v.not_checked))]
+    return Section(f"Verdict: {v.status}", tuple(blocks), status=v.status)
+
+
+# ---------------------------------------------------------------- latency distributions (issue 15)
+
+DIST_COLUMNS = (
+    "stack", "tool", "load", "n", "over repetitions", "requests",
+    "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "p99.99 ms",
+)  # fmt: skip
+DIST_KEYS = ("p50", "p90", "p99", "p99.9", "p99.99")
+DIST_LEGEND = (
+    "pooled: the percentiles of every request of the n repetitions together (their distributions summed, "
+    "nothing averaged); median: the median over the repetitions of each one's percentile (as in Results), "
+    "with the median requests per repetition. p99.9 needs 1,000 requests and p99.99 10,000 ('-': fewer, or "
+    "no distribution). "
+)
+
+
+def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Two rows per load point: its pooled distribution's percentiles and the median of repetitions."""
+    rows = []
+    for key, group in groups_of(cells).items():
+        kept = counted(group)
+        head = {**point_columns(key, group), "n": n_text(len(kept), len(group) - len(kept))}
+        pool = distribution.pooled(kept)
+        figures = pool.latency_ms() if pool else {}
+        rows.append(
+            {
+                **head,
+                "over repetitions": "pooled" if pool else "pooled: no distribution",
+                "requests": f"{pool.requests:,}" if pool else "-",
+                **{f"{k} ms": fmt(figures.get(k)) for k in DIST_KEYS},
+            }
+        )
+        requests = median([float(c.get("requests_completed") or 0) for c in kept])
+        rows.append(
+            {
+                **head,
+                "over repetitions": "median",
+                "requests": "-" if requests is None else f"{round(requests):,}",
+                **{f"{k} ms": _latency_text(kept, k) for k in DIST_KEYS},
+            }
+        )
+    return rows
+
+
+def _distribution_legend(cells: list[dict[str, Any]]) -> str:
+    sources = sorted({str(c["latency_dist"]["source"]) for c in cells if c.get("latency_dist")})
+    return DIST_LEGEND + " ".join(distribution.SOURCE_LABELS[s] + "." for s in sources)
+
+
+def _per_target(run: RunData) -> list[tuple[str | None, list[dict[str, Any]]]]:
+    """(heading, cells) of each table: one per target under a heading naming its host type, or one
+    without a heading for a run with one target."""
+    if not several_targets(run):
+        return [(None, run.cells)]
+    return [(target_heading(run, t), cells) for t, cells in targets_of(run).items()]
+
+
+def _headed(heading: str | None, table: Table) -> list[Block]:
+    """A table under its target's heading (none for a run with one target)."""
+    return [Subheading(heading), table] if heading else [table]
+
+
+def distributions_section(run: RunData) -> Section | None:
+    """Pooled and median-of-repetitions latency percentiles per load point, each labelled."""
+    if not any(c.get("latency_dist") for c in run.cells):
+        return None
+    blocks: list[Block] = []
+    for heading, cells in _per_target(run):
+        blocks += _headed(heading, Table(DIST_COLUMNS, _rows(DIST_COLUMNS, distribution_rows(cells))))
+    return Section("Latency distributions", (*blocks, Paragraph(text(_distribution_legend(run.cells)))))
+
+
+def plots_section(plots: list[Path], problem: str | None) -> Section:
+    """The plots (report.html only), or why there are none."""
+    blocks: list[Block] = [Paragraph(text(problem))] if problem else []
+    return Section("Plots", (*blocks, *(Figure(path) for path in plots)), in_markdown=False)
+
+
+def build_report(run: RunData, plots: list[Path] | None = None, plot_problem: str | None = None) -> Report:
+    """The report of the run, in its order, with the verdict and the comparisons the run computed once
+    (:func:`verdict_of`, :func:`comparisons_of`); ``plots``: the PNG files report.html shows."""
+    title, summary = summary_section(run)
+    sections = [
+        summary,
+        comparisons_section(run),
+        verdict_section(verdict_of(run)),
+        results_section(run),
+        side_by_side_section(run),
+        distributions_section(run),
+        plots_section(plots or [], plot_problem),
+        notes_section(run),
+        dns_section(run),
+    ]
+    return Report(title, tuple(s for s in sections if s is not None))
+
+
+# The distribution stays in the cell JSON (bench-stack hist exports it as CSV); its tail percentiles are
+# columns. ``disturbed`` (its reasons) is one column after them, whether or not the cell format lists it.
+_NOT_IN_CSV = ("latency_ms", "errors", "notes", "latency_dist", "disturbed")
+CSV_COLUMNS: tuple[str, ...] = tuple(
+    [f for f in FIELDS if f not in _NOT_IN_CSV]
+    + [f"latency_{k}_ms" for k in LATENCY_KEYS + TAIL_KEYS]
+    + [f"errors_{k}" for k in ERROR_KINDS]
+    + ["disturbed"]
+)
+
+
+def _csv_row(cell: dict[str, Any], why: list[str] | None = None) -> dict[str, Any]:
+    row = {k: cell.get(k) for k in FIELDS if k not in _NOT_IN_CSV}
+    if isinstance(row.get("command"), list):
+        row["command"] = " ".join(row["command"])
+    for k in LATENCY_KEYS + TAIL_KEYS:
+        row[f"latency_{k}_ms"] = (cell.get("latency_ms") or {}).get(k)
+    for k in ERROR_KINDS:
+        row[f"errors_{k}"] = (cell.get("errors") or {}).get(k)
+    row["disturbed"] = "; ".join(str(r) for r in why or cell.get("disturbed") or [])
+    return {k: "" if v is None else v for k, v in row.items()}
+
+
+def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        why = {id(c): reasons for c, reasons in left_out(cells)}
+        for cell in sorted(cells, key=lambda c: (target_of(c), *group_key(c), c.get("repetition") or 0)):
+            writer.writerow(_csv_row(cell, why.get(id(cell))))
+
+
+def plot_cells(run: RunData) -> list[dict[str, Any]]:
+    """The cells as the plots take them: the counted ones; with several targets each line is
+    ``<stack> @ <target>``, so one plot shows the targets side by side."""
+    kept = counted(run.cells)
+    if not several_targets(run):
+        return kept
+    return [{**c, "stack": f"{c.get('stack')} @ {target_of(c)}"} for c in kept]
+
+
+def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:
+    """Write ``report.md``, ``cells.csv`` and (with ``html_report``) ``plots/*.png`` and a self-contained
+    ``report.html`` into the run folder, and the verdict and comparisons into run.json; returns the path of
+    report.md. Without matplotlib, report.html says so instead of showing plots."""
+    return write_run_report(run_dir, html_report)[0]
+
+
+def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> tuple[Path, RunData]:
+    """:func:`write_report`, also returning the run as read, with the verdict and comparisons it wrote
+    (:func:`verdict_of`, :func:`comparisons_of`): what the end of a run prints, without computing them
+    again."""
+    directory = Path(run_dir)
+    run = RunData(directory, load_cells(directory), read_run_info(directory))
+    store_verdict(directory, verdict_of(run))
+    store_comparisons(directory, [c.to_dict() for c in comparisons_of(run)])
+    write_csv(directory / "cells.csv", run.cells)
+    plots: list[Path] = []
+    problem = None
+    if html_report:
+        try:
+            from benchstack.report.plots import write_plots
+        except ImportError as exc:  # matplotlib missing
+            problem = (
+                f"No plots: {exc}. Install matplotlib (requirements.txt) and run bench-stack report again."
+            )
+        else:
+            plots = write_plots(plot_cells(run), directory)
+    report = build_report(run, plots, problem)
+    path = directory / "report.md"
+    path.write_text(render.markdown(report), encoding="utf-8")
+    if html_report:
+        (directory / "report.html").write_text(render.html(report), encoding="utf-8")
+    return path, run

@@ -1,0 +1,233 @@
+"""Run folders: where a run may write, checked before anything is written.
+
+A run writes run.json, cells/, raw/, loadgens/, plots/ and its reports into its folder, and points
+``<results root>/latest`` at it. A folder the user names (``bench_run_dir``) is checked first
+(:func:`check_run_dir`): it must be a folder or not exist yet, be new (missing or empty) or hold a run of
+the same experiment (same :func:`experiment_hash`, so a resumed run never mixes two experiments' cells), and
+lie under the results root unless the user insists. The ``latest`` link is only ever made in the results root
+(:func:`point_latest`).
+
+run.json is written only here, each write under a lock on the run folder (:func:`update_run_json`): the
+run's start (benchstack.measure.runner), each loadgen's stop (:func:`record_stop`), the verdict and the
+comparisons (:func:`store_verdict`, :func:`store_comparisons`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchstack.plan.paths import control_character_problem, system_folder_problem
+from benchstack.results.files import write_json
+from benchstack.results.formats import RUN_SCHEMA
+
+if TYPE_CHECKING:  # verdict imports this module
+    from benchstack.analysis.verdict import Verdict
+
+RUN_INFO = "run.json"
+LATEST = "latest"
+# The keys of an experiment that decide what is measured; the description, the file's path and the expanded
+# cells (derived from these) are left out, so fixing a description does not orphan a half-finished run.
+HASHED_KEYS = ("name", "stacks", "load")
+
+
+class RunDirError(ValueError):
+    """A run folder that a run must not write into; the message names it and says what to do."""
+
+
+def experiment_hash(experiment: Mapping[str, Any]) -> str:
+    """sha256 of an experiment's name, stacks and load plan as canonical JSON (key order does not count).
+
+    ``experiment``: the plan's ``experiment`` (benchstack.plan.resolved; run.json records it as
+    ``experiment``).
+    """
+    content = {key: experiment.get(key) for key in HASHED_KEYS}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def recorded_hash(run_dir: Path) -> tuple[str, str]:
+    """(hash, experiment name) of the run recorded in ``run_dir``'s run.json: its ``experiment_sha256``, or
+    for a run.json written before that key existed, the hash of its ``experiment``; RunDirError if unreadable.
+    """
+    path = run_dir / RUN_INFO
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RunDirError(f"{path}: cannot read this run's record ({exc}): choose a new folder") from None
+    experiment = info.get("experiment") if isinstance(info, dict) else None
+    if not isinstance(experiment, dict):
+        raise RunDirError(f"{path}: records no experiment: not a bench-stack run; choose a new folder")
+    recorded = info.get("experiment_sha256")
+    name = str(experiment.get("name"))
+    return (recorded if isinstance(recorded, str) else experiment_hash(experiment)), name
+
+
+def check_run_dir(
+    path: str | os.PathLike[str],
+    results_root: str | os.PathLike[str],
+    experiment_sha256: str,
+    allow_outside: bool = False,
+) -> Path:
+    """The resolved run folder ``path`` if a run of the experiment with ``experiment_sha256`` may write into
+    it; RunDirError otherwise. Symbolic links are followed first, so a link cannot lead a run elsewhere.
+
+    Refused: a file; the results root itself; a folder inside another run; a folder outside
+    ``results_root`` (unless ``allow_outside``); a non-empty folder without run.json; a run of another
+    experiment. Nothing is created or changed.
+    """
+    problem = control_character_problem(str(path))
+    if problem:
+        raise RunDirError(f"the run folder {problem}")
+    run = Path(path).expanduser().resolve()
+    root = Path(results_root).expanduser().resolve()
+    given = f"run folder {path}" + (f" ({run})" if str(run) != str(path) else "")
+    if run.exists() and not run.is_dir():
+        raise RunDirError(f"{given} is a file, not a folder: name a new folder or a run of this experiment")
+    if run == root:
+        raise RunDirError(f"{given} is the results folder itself: a run needs a folder of its own in it")
+    if not run.is_relative_to(root) and not allow_outside:
+        raise RunDirError(
+            f"{given} is outside the results folder {root}: choose a folder in it, "
+            "or insist (bench_run_dir_outside=true) to write the run there"
+        )
+    for parent in run.parents:
+        if (parent / RUN_INFO).is_file():
+            raise RunDirError(f"{given} is inside the run folder {parent}: a run needs a folder of its own")
+    if not run.exists():
+        return run
+    try:
+        empty = next(run.iterdir(), None) is None
+    except OSError as exc:
+        raise RunDirError(f"{given} cannot be read: {exc.strerror}") from None
+    if empty:
+        return run
+    if not (run / RUN_INFO).is_file():
+        raise RunDirError(
+            f"{given} is not empty and holds no bench-stack run (no {RUN_INFO}): choose a new folder"
+        )
+    recorded, name = recorded_hash(run)
+    if recorded != experiment_sha256:
+        raise RunDirError(
+            f"{given} holds a run of another experiment ({name}, content hash {recorded[:12]}; this one is "
+            f"{experiment_sha256[:12]}): resume it with the experiment it ran, or choose a new folder"
+        )
+    return run
+
+
+def results_root_problem(results_root: str | os.PathLike[str]) -> str | None:
+    """Why ``results_root`` cannot hold runs (and their ``latest`` link), or None: a path without control
+    characters that is not a system folder (``bench_results_dir=/etc`` was accepted)."""
+    problem = control_character_problem(str(results_root))
+    if problem:
+        return problem
+    resolved = Path(results_root).expanduser().resolve()
+    if system_folder_problem(str(resolved), least_depth=1):
+        return f"{results_root} ({resolved}) is a system folder: runs need a folder of their own"
+    return None
+
+
+def point_latest(run_dir: str | os.PathLike[str], results_root: str | os.PathLike[str]) -> Path | None:
+    """Point ``<results_root>/latest`` at ``run_dir`` (a relative link, replaced atomically) and return the
+    link; None, and nothing made, when the run lies outside the results root. A ``latest`` that is not a link
+    is never replaced (RunDirError)."""
+    run = Path(run_dir).expanduser().resolve()
+    root = Path(results_root).expanduser().resolve()
+    if run == root or not run.is_relative_to(root):
+        return None
+    link = root / LATEST
+    if link.exists() and not link.is_symlink():
+        raise RunDirError(f"{link} exists and is not a link: not replacing it")
+    tmp = root / f".{LATEST}.{os.getpid()}.tmp"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(run.relative_to(root))
+    os.replace(tmp, link)
+    return link
+
+
+def update_run_json(
+    run_dir: Path, change: Callable[[dict[str, Any]], None], create: bool, unreadable_as_new: bool = False
+) -> bool:
+    """Read, change and rewrite run.json atomically under a lock on the run folder: every writer of run.json
+    goes through here (the run's start, each loadgen's stop, the verdict and comparisons), so two of them at
+    once cannot lose each other's change. False when run.json is missing and ``create`` is false. A run.json
+    that is not JSON raises ValueError, or with ``unreadable_as_new`` is replaced."""
+    path = run_dir / "run.json"
+    if not create and not path.is_file():
+        return False
+    run_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(run_dir, os.O_RDONLY)  # the lock is on the run folder: no lock file left behind
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"schema": RUN_SCHEMA}
+        except json.JSONDecodeError:
+            if not unreadable_as_new:
+                raise
+            data = {"schema": RUN_SCHEMA}
+        if not isinstance(data, dict):
+            if not unreadable_as_new:
+                raise ValueError(f"{path}: not a JSON object")
+            data = {"schema": RUN_SCHEMA}
+        change(data)
+        write_json(path, data)
+    finally:
+        os.close(fd)
+    return True
+
+
+def stops(info: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """run.json's ``stopped`` entries that name a cell (one entry or a list, as older runs wrote it)."""
+    stopped = info.get("stopped")
+    found = [stopped] if isinstance(stopped, dict) else stopped if isinstance(stopped, list) else []
+    return [s for s in found if isinstance(s, dict) and s.get("cell")]
+
+
+def store_verdict(run_dir: str | os.PathLike[str], v: Verdict) -> bool:
+    """Put the verdict into the run's run.json (``verdict``); False when the run has no run.json."""
+    return update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
+
+
+def store_comparisons(run_dir: str | os.PathLike[str], comparisons: list[dict[str, Any]]) -> bool:
+    """Put the run's comparisons against its baseline (:mod:`benchstack.analysis.comparison`, each as its
+    ``to_dict``) into run.json's ``comparisons``; False when the run has no run.json."""
+    return update_run_json(Path(run_dir), lambda d: d.__setitem__("comparisons", comparisons), create=False)
+
+
+def record_stop(
+    run_dir: str | os.PathLike[str],
+    cell: str,
+    reason: str,
+    message: str,
+    at: str | None = None,
+    run: str | None = None,
+) -> None:
+    """Add where and why a run stopped to run.json's ``stopped`` (``reason``: hung, timeout or failed;
+    ``run``: the playbook run that stopped there, so its later cells know, :func:`stop_of_run`)."""
+    when = at or datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    entry = {"cell": cell, "reason": reason, "message": message, "at": when}
+    if run is not None:
+        entry["run"] = run
+
+    def add(data: dict[str, Any]) -> None:
+        data["stopped"] = stops(data) + [entry]
+
+    update_run_json(Path(run_dir), add, create=True)
+
+
+def stop_of_run(run_dir: str | os.PathLike[str], run: str) -> dict[str, Any] | None:
+    """The first ``stopped`` entry the playbook run ``run`` recorded in run.json (None: it failed no cell)."""
+    path = Path(run_dir) / "run.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return next((s for s in stops(data) if s.get("run") == run), None)

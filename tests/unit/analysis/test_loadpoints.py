@@ -1,0 +1,47 @@
+from benchstack.analysis.loadpoints import by_load_point, groups_of, load_label, point_columns
+
+
+def cell(stack: str, repetition: int, concurrency: int = 10) -> dict:
+    return {
+        "stack": stack,
+        "tool": "ab",
+        "keepalive": False,
+        "concurrency": concurrency,
+        "repetition": repetition,
+    }
+
+
+# Stored cells come sorted by file name, where repetition 10 sorts before repetition 2.
+STORED = [cell("b", 1), cell("a", 10), cell("a", 2, 100), cell("a", 2), cell("a", 1)]
+
+
+def test_load_points_are_sorted_and_keep_the_cells_order_within_each() -> None:
+    groups = by_load_point(STORED)
+    assert list(groups) == [("a", "ab", False, 10), ("a", "ab", False, 100), ("b", "ab", False, 10)]
+    assert [c["repetition"] for c in groups["a", "ab", False, 10]] == [10, 2, 1]
+
+
+def test_the_tables_show_each_load_points_repetitions_in_order() -> None:
+    groups = groups_of(STORED)
+    assert list(groups) == list(by_load_point(STORED))
+    assert [c["repetition"] for c in groups["a", "ab", False, 10]] == [1, 2, 10]
+
+
+def test_the_tool_column_names_keep_alive_open_loop_and_merged_loadgens() -> None:
+    assert load_label("ab", True) == "ab -k"
+    assert load_label("wrk", True, 2) == "wrk x2 loadgens"
+    assert load_label("httperf", False) == "httperf (open loop)"
+
+
+def test_a_rows_first_columns_name_the_stack_the_tool_and_the_load() -> None:
+    merged = [{"merged": {"loadgens": ["l1", "l2"]}}, {}]
+    assert point_columns(("s", "wrk", True, 32), merged) == {
+        "stack": "s",
+        "tool": "wrk x2 loadgens",
+        "load": "c32",
+    }
+    assert point_columns(("s", "httperf", False, 500), [{}]) == {
+        "stack": "s",
+        "tool": "httperf (open loop)",
+        "load": "500/s",
+    }

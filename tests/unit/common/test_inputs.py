@@ -1,0 +1,269 @@
+"""What users hand bench-stack, read within bounds (benchstack.common.inputs): files that are not regular
+files, YAML that would exhaust the memory or the stack, keys given twice, and messages that never echo a
+file."""
+
+import copy
+import math
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import bench_stack
+
+from benchstack.common.inputs import (
+    MAX_DEPTH,
+    MAX_EXPERIMENT_BYTES,
+    MAX_VALUES,
+    SHOWN_CHARS,
+    InputError,
+    load_yaml,
+    read_bounded,
+    shown,
+    shown_key,
+)
+from benchstack.plan.experiment import MAX_CONCURRENCY, ExperimentError, cells, experiment_from_dict
+
+ROOT = Path(__file__).resolve().parents[3]
+VALID = (
+    "name: e\nstacks: [{name: s, port: 8001, app: {kind: static}, front: {kind: nginx}}]\n"
+    "load: {plans: [{tool: ab, concurrency: 1, requests: 10}]}\n"
+)
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    return result.stderr.strip()
+
+
+def bomb(levels: int = 9, leaf: str = "1") -> str:
+    """A YAML document whose last anchor expands to 10**levels values."""
+    lines = [f"a0: &a0 [{', '.join([leaf] * 10)}]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- files that are not regular files
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "e.yml"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    with pytest.raises(InputError, match=r"^not a regular file \(a FIFO\): not read$"):
+        read_bounded(fifo, 100)
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: os.symlink("/dev/zero", p), "not a regular file (a character device): not read"),
+        (lambda p: os.symlink(p, p), "cannot read the file: a loop of symbolic links"),
+        (lambda p: p.mkdir(), "not a regular file (a folder): not read"),
+        (lambda p: p.write_bytes(b"x" * (MAX_EXPERIMENT_BYTES + 1)), "larger than 1 MiB: not read"),
+    ],
+    ids=["dev-zero", "symlink-loop", "folder", "too-large"],
+)
+def test_what_is_not_a_bounded_regular_file_is_one_line(tmp_path: Path, make: Any, message: str) -> None:
+    path = tmp_path / "e.yml"
+    make(path)
+    with pytest.raises(InputError) as err:
+        read_bounded(path, MAX_EXPERIMENT_BYTES)
+    assert str(err.value) == message
+
+
+def test_a_file_of_exactly_the_limit_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "e.yml"
+    path.write_bytes(b"x" * 1000)
+    assert read_bounded(path, 1000) == b"x" * 1000
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "symlink-loop", "too-large"])
+def test_the_command_line_names_an_experiment_that_is_not_a_file_in_one_line(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "e.yml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        os.symlink("/dev/zero", path)
+    elif kind == "symlink-loop":
+        os.symlink(path, path)
+    else:
+        path.write_bytes(b"# " + b"x" * MAX_EXPERIMENT_BYTES)
+    error = one_line(bench_stack("experiment", path))
+    reason = {
+        "fifo": "not a regular file (a FIFO)",
+        "dev-zero": "not a regular file (a character device)",
+        "symlink-loop": "cannot read the file: a loop of symbolic links",
+        "too-large": "larger than 1 MiB",
+    }[kind]
+    assert error.startswith("bench-stack: ") and reason in error, error
+
+
+def test_a_bare_name_of_300_characters_is_not_looked_up() -> None:
+    result = bench_stack("experiment", "a" * 300)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "no experiment named 'aaaa" in result.stderr and "not a name of letters" in result.stderr
+    assert "a" * 100 not in result.stderr
+
+
+# ---------------------------------------------------------------- YAML within bounds
+
+
+def test_an_alias_bomb_is_refused_before_it_is_expanded() -> None:
+    start = time.monotonic()
+    with pytest.raises(InputError, match=rf"^line 5: more than {MAX_VALUES:_} values once its aliases"):
+        load_yaml(bomb() + "c: *a9\n")
+    assert time.monotonic() - start < 2
+
+
+def test_aliases_below_the_limit_are_read_as_shared_values() -> None:
+    data = load_yaml(bomb(levels=3))  # 10**3 values
+    assert len(data["a3"]) == 10 and data["a3"][0] is data["a3"][1]
+
+
+def test_a_recursive_alias_is_refused() -> None:
+    with pytest.raises(InputError, match="an alias inside its own anchor"):
+        load_yaml("a: &a [1, *a]\n")
+
+
+@pytest.mark.parametrize(
+    "text", ["[" * 100_000, "- " * 100_000 + "x", "a:\n" + "".join(" " * i + "a:\n" for i in range(1, 200))]
+)
+def test_deep_nesting_is_refused_without_recursion_error(text: str) -> None:
+    with pytest.raises(InputError, match=rf"nested deeper than {MAX_DEPTH} levels"):
+        load_yaml(text)
+
+
+def test_nesting_at_the_limit_is_read() -> None:
+    depth = MAX_DEPTH - 1
+    assert load_yaml("[" * depth + "]" * depth) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: a\nload: {}\nname: b\n", "line 3: key name given twice (first on line 1)"),
+        ("{a: 1, a: 2}\n", "line 1: key a given twice (first on line 1)"),
+        (
+            "stacks:\n  - name: a\n    port: 1\n    port: 2\n",
+            "line 4: key port given twice (first on line 3)",
+        ),
+        ("'x': 1\nx: 2\n", "line 2: key x given twice (first on line 1)"),
+    ],
+    ids=["top", "flow", "in-a-list", "quoted-and-plain"],
+)
+def test_a_key_given_twice_is_refused_with_its_lines(text: str, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        load_yaml(text)
+    assert str(err.value) == message
+
+
+def test_a_merge_key_then_an_override_is_not_a_duplicate() -> None:
+    data = load_yaml("base: &b {port: 1, kind: thin}\nstack: {<<: *b, port: 2}\n")
+    assert data["stack"] == {"port": 2, "kind": "thin"}
+
+
+def test_keys_that_one_python_dict_cannot_hold_apart_are_given_twice() -> None:
+    with pytest.raises(InputError, match=r"^line 2: key True given twice \(first on line 1\)$"):
+        load_yaml("1: a\ntrue: b\n")
+
+
+def test_a_number_too_long_for_python_is_one_line() -> None:
+    with pytest.raises(InputError, match=r"^line 2: a number of more than 100 characters$"):
+        load_yaml("a: 1\nb: 1" + "0" * 5000 + "\n")
+
+
+def test_a_syntax_error_names_the_place_without_quoting_the_file() -> None:
+    with pytest.raises(InputError) as err:
+        load_yaml("password: hunter2-secret\n\tkey: [unclosed\n")
+    assert str(err.value).startswith("not valid YAML: ") and "(line 2, column 1)" in str(err.value)
+    assert "hunter2" not in str(err.value)
+
+
+# ---------------------------------------------------------------- messages
+
+
+def test_shown_cuts_long_values_and_escapes_control_characters() -> None:
+    text = shown("a" * 10_000 + "\n")
+    assert len(text) <= 2 * SHOWN_CHARS and "..." in text and "\n" not in text
+    assert shown("thin") == "'thin'" and shown(8080) == "8080" and shown(None) == "None"
+    assert shown(10**5000).startswith("<a number of about 5_000 digits>"[:14])
+
+
+def test_shown_never_expands_a_structure_of_shared_references() -> None:
+    value: Any = [1] * 10
+    for _ in range(9):
+        value = [value] * 10  # 10**10 leaves, 100 list objects
+    start = time.monotonic()
+    assert len(shown(value)) <= 2 * SHOWN_CHARS
+    assert time.monotonic() - start < 1
+
+
+def test_shown_key_prints_a_word_as_is_and_anything_else_quoted() -> None:
+    assert shown_key("max_cv") == "max_cv"
+    assert shown_key("a b") == "'a b'"
+    assert len(shown_key("k" * 1000)) <= 2 * SHOWN_CHARS
+    assert shown_key(None) == "None"
+
+
+def test_a_file_that_is_not_an_experiment_is_named_and_never_echoed() -> None:
+    path = ROOT / "tests" / "bad-inputs" / "not-an-experiment.yml"
+    error = one_line(bench_stack("experiment", path))
+    assert error == (
+        f"bench-stack: {path}: not an experiment: a mapping of 3 keys, none of them description, load, name, "
+        "stacks"
+    )
+    assert "SECRETHASH" not in error and "daemon" not in error
+
+
+def test_an_experiment_with_many_unknown_fields_names_five_and_counts_the_rest() -> None:
+    data = {**yaml.safe_load(VALID), **{f"extra{i}": i for i in range(100)}}
+    with pytest.raises(ExperimentError) as err:
+        experiment_from_dict(data)
+    assert len(err.value.problems) == 6
+    assert err.value.problems[-1] == "the experiment: 95 more unknown fields"
+
+
+# ---------------------------------------------------------------- every field, every wrong type
+
+WRONG = [None, True, [], {}, [1], {"a": 1}, 10**30, -1, 0, math.nan, math.inf, "x" * 5000, "", "a\nb", 1.5]
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+    for key, value in children:
+        found += _paths(value, (*prefix, key))
+    return found
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "experiments").glob("*.yml")), ids=lambda p: p.stem)
+def test_every_field_of_a_shipped_experiment_given_a_wrong_value_is_a_problem_not_a_crash(path: Path) -> None:
+    base = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for where in _paths(base):
+        for wrong in WRONG:
+            data = copy.deepcopy(base)
+            node = data
+            for key in where[:-1]:
+                node = node[key]
+            node[where[-1]] = copy.deepcopy(wrong)
+            try:
+                exp = experiment_from_dict(data, str(path))
+            except ExperimentError as exc:
+                assert all(len(p) < 600 for p in exc.problems), (where, exc.problems)
+                continue
+            cells(exp)  # what was accepted expands
+
+
+def test_the_concurrency_limit_is_abs_own() -> None:
+    from benchstack.kinds.loadtools.ab import AB_MAX_CONCURRENCY
+
+    assert MAX_CONCURRENCY == AB_MAX_CONCURRENCY == 20_000

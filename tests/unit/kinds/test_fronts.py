@@ -1,0 +1,103 @@
+"""The front kinds' adapters (benchstack.kinds.fronts): the registry is complete, each front with a role hands
+that role exactly the front fields its argument_specs declare, and each front's own rules (keys, protocols, a
+direct server's) are its adapter's."""
+
+from __future__ import annotations
+
+import pkgutil
+from typing import Any
+
+import pytest
+from conftest import ROLES
+
+from benchstack.kinds import fronts
+from benchstack.kinds.fronts import KINDS, REGISTRY, FrontKind, by_name
+from benchstack.plan.rolecontract import STACK_ROLES, stack_fields
+from benchstack.plan.stacks import StackError, front_checks, needs, resolve_stack
+
+
+def test_the_registry_holds_each_modules_adapter_under_its_own_name() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(fronts.__path__)} - {"base"}
+    found = {getattr(fronts, m).KIND.name for m in modules}
+    assert found == set(REGISTRY) == set(KINDS)
+    assert all(name == kind.name and isinstance(kind, FrontKind) for name, kind in REGISTRY.items())
+    with pytest.raises(ValueError, match="unknown front kind 'caddy'; known: none, nginx, apache"):
+        by_name("caddy")
+
+
+def test_only_no_front_leaves_the_server_on_the_stacks_port() -> None:
+    assert [k.name for k in REGISTRY.values() if k.direct] == ["none"]
+
+
+@pytest.mark.parametrize("name", [k for k in KINDS if by_name(k).role])
+def test_each_fronts_role_takes_its_stacks_and_declares_the_fields_the_front_derives(name: str) -> None:
+    kind = by_name(name)
+    assert (ROLES / kind.role / "tasks" / "main.yml").is_file()
+    variable, serves = STACK_ROLES[kind.role]
+    assert variable == f"{kind.role}_stacks"
+    declared = set(stack_fields(kind.role)["front"]["options"])
+    assert declared == set(kind.role_fields)
+    # Every declared field is there once the front is resolved (the role's spec requires them).
+    app = {"kind": "static"} if name != "apache" else {"kind": "lua-file"}
+    resolved = resolve_stack({"name": "f", "port": 8500, "app": app, "front": {"kind": name}})
+    assert serves(resolved) and declared <= set(resolved["front"])
+
+
+def stack(front: dict[str, Any], **server: Any) -> dict[str, Any]:
+    return {
+        "name": "f",
+        "port": 8500,
+        "app": {"kind": "php"},
+        "server": {"kind": "php-fpm", **server},
+        "front": front,
+    }
+
+
+@pytest.mark.parametrize(
+    ("front", "message"),
+    [
+        ({"kind": "none"}, "front.kind: php-fpm speaks fastcgi, not HTTP: it needs a front"),
+        ({"kind": "apache"}, "front.kind: php-fpm speaks fastcgi; the apache front proxies HTTP only"),
+        (
+            {"kind": "nginx", "mpm": "event"},
+            r"front.mpm: unknown key of an nginx front \(allowed: kind, profile\)",
+        ),
+        (
+            {"kind": "apache", "profile": "tuned"},
+            "front.profile: unknown key of an apache front with mpm event",
+        ),
+    ],
+)
+def test_each_front_refuses_what_it_cannot_do(front: dict[str, Any], message: str) -> None:
+    with pytest.raises(StackError, match=message):
+        resolve_stack(stack(front))
+
+
+def test_nginx_passes_fastcgi_and_health_checks_name_each_front() -> None:
+    php = resolve_stack(stack({"kind": "nginx"}))
+    assert php["upstream"] == "bench_f" and php["front"] == {"kind": "nginx", "profile": "tuned"}
+    mod_php = resolve_stack(
+        {"name": "m", "port": 8501, "app": {"kind": "php"}, "front": {"kind": "apache", "mpm": "prefork"}}
+    )
+    direct = resolve_stack(
+        {"name": "d", "port": 8502, "app": {"kind": "wsgi"}, "server": {"kind": "gunicorn"}}
+    )
+    assert direct["upstream"] is None and direct["endpoints"][0]["port"] == 8502
+    assert [c["via"] for c in front_checks([php, mod_php, direct], "h")] == [
+        "port 8500 (nginx)",
+        "port 8500 (nginx)",
+        "port 8501 (apache prefork)",
+        "port 8501 (apache prefork)",
+        "port 8502 (none)",
+        "port 8502 (none)",
+    ]
+    found = needs([php, mod_php, direct])
+    assert found["fronts"] == ["apache", "nginx"] and found["apache_handlers"] == ["mod_php"]
+
+
+def test_without_a_front_the_server_is_one_tcp_instance_on_a_user_port() -> None:
+    wsgi = {"name": "d", "port": 8502, "app": {"kind": "wsgi"}, "front": {"kind": "none"}}
+    with pytest.raises(StackError, match="server: without a front, the server is one instance bound to TCP"):
+        resolve_stack({**wsgi, "server": {"kind": "gunicorn", "instances": 2}})
+    with pytest.raises(StackError, match="port: 80 is below 1024: without a front"):
+        resolve_stack({**wsgi, "port": 80, "server": {"kind": "gunicorn"}})

@@ -1,0 +1,104 @@
+"""The registry of load tool adapters against everything outside Python that names a tool: the published
+schemas, the loadgen role (its choices and packages per OS) and the host fingerprint."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchstack.kinds import loadtools
+from benchstack.kinds.loadtools import REGISTRY, TOOLS, by_name, warmup_tool
+from benchstack.kinds.loadtools.base import LoadTool
+from benchstack.plan.loadplan import Load
+from benchstack.results.distribution import SOURCES
+from benchstack.results.model import COUNTING
+
+ROOT = Path(__file__).resolve().parents[3]
+SCHEMAS = ROOT / "benchstack" / "schemas"
+ROLE = ROOT / "roles" / "loadgen"
+
+
+def _tool_enums(node: Any) -> list[list[str]]:
+    """Every ``enum`` of a property named ``tool`` in a JSON schema."""
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "tool" and isinstance(value, dict) and "enum" in value:
+                found.append(value["enum"])
+            found += _tool_enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _tool_enums(value)
+    return found
+
+
+@pytest.mark.parametrize("name", ["cell.schema.json", "run.schema.json", "experiment.schema.json"])
+def test_every_tool_a_schema_allows_has_an_adapter_and_every_adapter_is_allowed(name: str) -> None:
+    enums = _tool_enums(json.loads((SCHEMAS / name).read_text(encoding="utf-8")))
+    assert enums, f"{name} names no tool enum"
+    for enum in enums:
+        assert enum == list(TOOLS)
+        assert [by_name(tool).name for tool in enum] == enum
+
+
+def test_the_registry_holds_each_tool_modules_adapter_under_its_own_name() -> None:
+    modules = [m for _, m in inspect.getmembers(loadtools, inspect.ismodule) if hasattr(m, "TOOL")]
+    assert {m.TOOL.name for m in modules} == set(REGISTRY)
+    for name, tool in REGISTRY.items():
+        assert isinstance(tool, LoadTool)
+        assert tool.name == name
+        assert not inspect.isabstract(type(tool))
+
+
+def test_the_results_format_tables_have_a_row_per_tool() -> None:
+    # The counting rules and distribution resolutions live beside Parsed and Distribution (the adapters import
+    # those modules); each adapter reads its own row.
+    assert set(COUNTING) == set(SOURCES) == set(REGISTRY)
+    for tool in REGISTRY.values():
+        assert tool.counting is COUNTING[tool.name] and tool.resolution is SOURCES[tool.name]
+
+
+def test_an_unknown_tool_is_refused_naming_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="unknown tool 'siege'; known: ab, wrk, httperf"):
+        by_name("siege")
+    assert loadtools.find("siege") is None and loadtools.find(None) is None
+
+
+def test_the_loadgen_role_offers_and_installs_exactly_the_registered_tools() -> None:
+    specs = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
+    for entry in specs["argument_specs"].values():
+        assert entry["options"]["loadgen_tools"]["choices"] == list(TOOLS)
+    for family in ("Debian", "RedHat", "Amazon"):
+        role_vars = yaml.safe_load((ROLE / "vars" / f"{family}.yml").read_text(encoding="utf-8"))
+        packages = role_vars["__loadgen_packages"]
+        assert set(packages) == set(TOOLS), family
+        for name, tool in REGISTRY.items():
+            want = tool.packages[family]
+            assert packages[name] == (None if want is None else list(want)), (family, name)
+
+
+def test_the_host_fingerprint_asks_every_tool_packages_version() -> None:
+    defaults = yaml.safe_load(
+        (ROOT / "roles" / "bench_host" / "defaults" / "main.yml").read_text(encoding="utf-8")
+    )
+    fingerprinted = set(defaults["bench_host_fingerprint_packages"])
+    for tool in REGISTRY.values():
+        for packages in tool.packages.values():
+            assert set(packages or ()) <= fingerprinted, tool.name
+
+
+def test_a_warmup_runs_the_open_loop_plans_own_tool_else_the_closed_loop_tool_of_its_bound() -> None:
+    assert warmup_tool({"tool": "httperf"}, {"requests": 10}) == "httperf"
+    assert warmup_tool({"tool": "wrk"}, {"requests": 10}) == "ab"
+    assert warmup_tool({"tool": "ab"}, {"duration_s": 1}) == "wrk"
+    assert warmup_tool({"tool": "ab"}, None) is None
+    closed = [t for t in REGISTRY.values() if not t.open_loop]
+    # Each bound a warm-up can have names exactly one closed-loop tool.
+    assert sorted(t.bound for t in closed) == ["duration_s", "requests"]
+    load = Load.from_dict({"plans": [{"tool": "wrk"}], "warmup": {"requests": 5}}, first_stack="a")
+    assert load.tools() == ["ab", "wrk"]

@@ -1,0 +1,276 @@
+"""The shell the runner sends to a loadgen, run here for real with sh: whatever ends a load command, its tool,
+vmstat and folder are gone; a later run stops what an interrupted one left running, and only that."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchstack.measure import remote
+from benchstack.measure.runner import window_of
+
+# Unique durations, so the processes of these tests can be told from any other sleep or vmstat here, those
+# of another test session on the machine included (pgrep and pkill look machine-wide): this process's pid.
+TOOL = f"sleep 41.{os.getpid():07d}"
+VMSTAT_S = 100 + os.getpid() % 900
+OWN = f"sleep 30.{os.getpid():07d}"
+# How long a stopped process may take to be gone: far below the tool's 41 s, so a process left running still
+# fails, and long enough for a machine busy with other work (2 s failed at load 3-8).
+GONE_S = 10
+
+
+def run_id() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}"
+
+
+def folders(rid: str) -> list[str]:
+    return glob.glob(remote.folder_pattern(rid))
+
+
+def running(pattern: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False).stdout
+    return out.split()
+
+
+def gone_within(seconds: float, check: object) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not check():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return not check()  # type: ignore[operator]
+
+
+def _default_signals() -> None:
+    # A shell cannot trap a signal ignored when it started: under `nohup` or `&` the runner's SIGHUP or
+    # SIGINT would be ignored here, as no connection's shell has them.
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def start(script: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ["sh", "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_default_signals,
+    )
+
+
+def sweep(rid: str) -> subprocess.CompletedProcess[str]:
+    """Run the sweep of run ``rid`` here, as a loadgen would before a cell."""
+    return subprocess.run(
+        ["sh", "-c", remote.sweep_command(rid)], capture_output=True, text=True, timeout=30, check=False
+    )
+
+
+def wait_for_folder(rid: str) -> str:
+    for _ in range(100):
+        found = folders(rid)
+        if found and Path(found[0], "pid").exists():
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no folder for run {rid}")
+
+
+@pytest.fixture(autouse=True)
+def own_temp_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run folders in this session's own root: a sweep stops every other run's script it finds, and
+    another session's (or a real run's) in /tmp is not this one's to stop."""
+    root = tmp_path_factory.getbasetemp() / "remote-root"
+    root.mkdir(exist_ok=True)
+    monkeypatch.setattr(remote, "TEMP_ROOT", str(root))
+
+
+@pytest.fixture(autouse=True)
+def no_leftovers() -> Iterator[None]:
+    yield
+    for pid in running(TOOL) + running(f"timeout {VMSTAT_S} vmstat"):
+        os.kill(int(pid), signal.SIGTERM)  # timeout passes it on to its tool
+
+
+def test_a_measured_run_keeps_its_exit_code_prints_vmstat_and_the_g_file_then_removes_its_folder() -> None:
+    rid = run_id()
+    tool = "sh -c 'echo report; sleep 1.2; printf \"starttime\\tseconds\\n\" > requests.tsv; exit 7'"
+    done = subprocess.run(
+        ["sh", "-c", remote.measured_script(rid, tool, VMSTAT_S)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 7
+    report, vmstat, tsv = remote.split_measured(done.stdout)
+    assert report == "report\n"
+    assert vmstat is not None and vmstat.startswith("procs")
+    assert tsv == "starttime\tseconds\n"
+    window = window_of(done.stderr)
+    assert window is not None and window["start"] < window["end"]
+    assert folders(rid) == [] and running(f"timeout {VMSTAT_S} vmstat") == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE])
+def test_a_signal_mid_run_stops_the_tool_and_vmstat_and_removes_the_folder(sig: signal.Signals) -> None:
+    rid = run_id()
+    proc = start(remote.measured_script(rid, f"timeout 60 {TOOL}", VMSTAT_S))
+    wait_for_folder(rid)
+    assert running(TOOL) and running(f"timeout {VMSTAT_S} vmstat")
+    proc.send_signal(sig)
+    proc.wait(timeout=5)  # at once, not when the tool would have ended
+    assert proc.returncode == 128 + sig
+    assert gone_within(GONE_S, lambda: running(TOOL) or running(f"timeout {VMSTAT_S} vmstat"))
+    assert folders(rid) == []
+
+
+def test_a_warm_up_killed_mid_run_leaves_nothing_either() -> None:
+    rid = run_id()
+    proc = start(remote.load_script(rid, f"timeout 60 {TOOL}"))
+    wait_for_folder(rid)
+    proc.send_signal(signal.SIGHUP)
+    proc.wait(timeout=5)
+    assert gone_within(GONE_S, lambda: running(TOOL))
+    assert folders(rid) == []
+
+
+def test_a_command_whose_client_went_away_runs_to_its_end_and_cleans_up() -> None:
+    # Docker's exec: no signal reaches the command when its client dies; the pipe it writes to stays open.
+    rid = run_id()
+    proc = start(remote.measured_script(rid, "sleep 0.5", VMSTAT_S))
+    folder = wait_for_folder(rid)
+    assert proc.wait(timeout=10) == 0
+    assert not Path(folder).exists() and running(f"timeout {VMSTAT_S} vmstat") == []
+
+
+def test_the_sweep_stops_another_runs_leftover_and_removes_a_dead_ones_folder_but_not_this_runs() -> None:
+    old, mine = run_id(), run_id()
+    leftover = start(remote.measured_script(old, f"timeout 60 {TOOL}", VMSTAT_S))
+    wait_for_folder(old)
+    own = start(remote.load_script(mine, OWN))
+    own_folder = wait_for_folder(mine)
+    dead = Path(f"{remote.TEMP_ROOT}/{remote.PREFIX}.{run_id()}.abc123")
+    dead.mkdir()
+    (dead / "pid").write_text("999999\n")  # no such process: a script that was killed outright
+    try:
+        swept = sweep(mine)
+        assert (swept.returncode, swept.stdout) == (0, "1\n")
+        assert leftover.wait(timeout=5) == 128 + signal.SIGTERM
+        assert gone_within(GONE_S, lambda: running(TOOL) or running(f"timeout {VMSTAT_S} vmstat"))
+        assert folders(old) == [] and not dead.exists()
+        assert own.poll() is None and Path(own_folder).exists()  # this run's own command goes on
+    finally:
+        own.kill()
+        subprocess.run(["pkill", "-f", OWN], check=False)
+        subprocess.run(["rm", "-rf", own_folder, str(dead)], check=False)
+
+
+def test_the_sweep_never_kills_a_process_that_only_reuses_a_leftovers_pid() -> None:
+    # A folder whose pid now belongs to another process (not working in that folder) is removed, the
+    # process left alone.
+    other = subprocess.Popen(["sleep", "30.7"], cwd="/")
+    stale = Path(f"{remote.TEMP_ROOT}/{remote.PREFIX}.{run_id()}.xyz789")
+    stale.mkdir()
+    (stale / "pid").write_text(f"{other.pid}\n")
+    try:
+        swept = sweep(run_id())
+        assert swept.stdout == "0\n"
+        assert other.poll() is None and not stale.exists()
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_the_targets_vmstat_starts_in_its_own_folder_and_its_stop_leaves_nothing() -> None:
+    rid = run_id()
+    started = subprocess.run(
+        ["sh", "-c", remote.target_vmstat_start(rid, VMSTAT_S)], capture_output=True, text=True, timeout=30
+    )
+    pid, folder, stopped = started.stdout.split()
+    assert (Path(folder) / "pid").read_text().strip() == pid and stopped == "0"
+    assert started.stderr.startswith("BENCH-STACK-CPU state0 ")  # the target's state before the cell
+    time.sleep(1.2)
+    out = subprocess.run(
+        ["sh", "-c", remote.target_vmstat_stop(int(pid), folder)], capture_output=True, text=True, timeout=30
+    ).stdout
+    # The state after the cell first (printed even when a restart took the folder), then vmstat's samples.
+    state, samples = out.split("\n", 1)
+    assert state.startswith("BENCH-STACK-CPU state1 ") and samples.startswith("procs")
+    assert not Path(folder).exists() and gone_within(GONE_S, lambda: running(f"timeout {VMSTAT_S} vmstat"))
+
+
+def test_output_cut_before_the_markers_is_all_the_tools() -> None:
+    assert remote.split_measured("half a report") == ("half a report", None, None)
+
+
+def test_a_run_id_that_is_not_a_plain_word_is_refused() -> None:
+    with pytest.raises(ValueError, match="run id"):
+        remote.sweep_command("x; rm -rf /")
+
+
+@pytest.mark.parametrize("plugin", ["ssh", "local"])
+def test_commands_go_without_a_terminal_on_every_connection(plugin: str) -> None:
+    """Ansible's ssh connection would ask for one (-tt) for a become command without input; the others have
+    no such option (local, docker) and are left alone."""
+    from ansible.playbook.play_context import PlayContext
+    from ansible.plugins.loader import connection_loader
+
+    conn = connection_loader.get(plugin, PlayContext(), None)
+    conn.set_options(var_options={})
+    had_tty = conn.has_option("use_tty") and conn.get_option("use_tty")
+    remote.without_tty(conn)
+    if plugin == "ssh":
+        assert had_tty and conn.get_option("use_tty") is False
+    else:
+        assert not conn.has_option("use_tty")
+
+
+def test_a_batch_replies_as_each_command_run_on_its_own_would() -> None:
+    commands = [
+        "echo out; echo err >&2; exit 3",
+        "printf 'no newline, ünïcode'",
+        "exit 0",
+        remote.sweep_command(run_id()),
+    ]
+    alone = [subprocess.run(["sh", "-c", c], capture_output=True, text=True, check=False) for c in commands]
+    batch = subprocess.run(
+        ["sh", "-c", remote.batch_script(commands)], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert batch.returncode == 0
+    assert remote.split_batch(batch.stdout, len(commands)) == [
+        (p.returncode, p.stdout, p.stderr) for p in alone
+    ]
+
+
+def test_a_load_script_in_a_batch_is_its_own_process_so_another_runs_sweep_stops_it() -> None:
+    old = run_id()
+    batch = start(remote.batch_script(["true", remote.load_script(old, f"timeout 60 {TOOL}")]))
+    folder = wait_for_folder(old)
+    try:
+        pid = int(Path(folder, "pid").read_text())
+        assert os.readlink(f"/proc/{pid}/cwd") == folder  # what the sweep checks
+        swept = sweep(run_id())
+        assert swept.stdout == "1\n"
+        out, _ = batch.communicate(timeout=10)
+        assert [rc for rc, _, _ in remote.split_batch(out, 2)] == [0, 128 + signal.SIGTERM]
+        assert gone_within(GONE_S, lambda: running(TOOL)) and folders(old) == []
+    finally:
+        batch.kill()
+        subprocess.run(["pkill", "-f", TOOL], check=False)
+
+
+def test_a_batch_cut_short_says_which_commands_did_not_run() -> None:
+    done = subprocess.run(["sh", "-c", remote.batch_script(["echo a"])], capture_output=True, text=True)
+    assert remote.split_batch(done.stdout, 3) == [
+        (0, "a\n", ""),
+        (1, "", "not run: the batch ended before it"),
+        (1, "", "not run: the batch ended before it"),
+    ]

@@ -1,0 +1,169 @@
+"""The resolved plan (benchstack.plan.resolved): compiled once per run, alike for the command line and the
+playbook."""
+
+from pathlib import Path
+
+import pytest
+from conftest import bench_stack
+
+from benchstack.plan.experiment import ExperimentError
+from benchstack.plan.resolved import (
+    MAX_PROCESSES,
+    YES_HINT,
+    compile_plan,
+    duration_text,
+    experiment_path,
+    progress,
+    run_dir_for,
+)
+from benchstack.plan.stacks import Roots
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_each_cell_line_says_which_of_how_many_and_the_least_time_left(tmp_path: Path) -> None:
+    source = tmp_path / "progress.yml"
+    source.write_text(
+        "name: progress\n"
+        "stacks: [{name: s, port: 8001, app: {kind: static}, front: {kind: nginx}}]\n"
+        "load: {repetitions: 3, pause_s: 1, plans: [{tool: wrk, concurrency: 8, duration_s: 5},"
+        " {tool: ab, concurrency: 8, requests: 100}]}\n",
+        encoding="utf-8",
+    )
+    plan = compile_plan(source)  # no seed: rotated, each stack's plans in order
+    labels = [plan["progress"][c["cell_id"]] for c in plan["cells"]]
+    assert labels[0].startswith("1/6, ") and labels[-1] == "6/6, at least 0 s left after it"
+    # wrk cells: 1 s pause + 5 s; ab cells: the pause only (their length is a number of requests).
+    lefts = [int(label.split("at least ")[1].split(" s")[0]) for label in labels]
+    assert lefts[0] - lefts[1] == 1  # the second cell is an ab cell
+    assert lefts[1] - lefts[2] == 6  # the third, a wrk cell
+    assert lefts == sorted(lefts, reverse=True)
+
+
+def test_progress_of_no_cells_is_empty() -> None:
+    assert progress([]) == {}
+
+
+def test_a_plan_resolves_its_stacks_once_and_carries_every_derived_value() -> None:
+    plan = compile_plan(ROOT / "experiments" / "perf-one-stack.yml", Roots(run="/run/x"))
+    [stack] = plan["stacks"]
+    assert [ep["address"] for ep in stack["endpoints"]] == [
+        "unix:/run/x/sinatra-thin-x2-nginx-1/server.sock",
+        "unix:/run/x/sinatra-thin-x2-nginx-2/server.sock",
+    ]
+    assert plan["needs"]["servers"] == ["thin"]
+    assert len(plan["instance_checks"]) == 4
+
+
+def test_the_plan_names_every_load_tool_its_warmups_included() -> None:
+    # The default experiment measures with wrk and warms up with ab (2,000 requests): both get installed.
+    plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml")
+    assert plan["experiment"]["load"]["warmup"] == {"requests": 2000}
+    assert plan["tools"] == ["ab", "wrk"]
+
+
+def test_a_new_run_folder_is_named_by_time_and_experiment_and_not_made(tmp_path: Path) -> None:
+    plan = compile_plan(ROOT / "experiments" / "perf-one-stack.yml")
+    run = run_dir_for(plan, tmp_path)
+    assert Path(run).parent == tmp_path and run.endswith("-perf-one-stack")
+    assert not Path(run).exists()
+
+
+def test_an_unknown_experiment_name_lists_the_known_ones() -> None:
+    with pytest.raises(ExperimentError, match="no experiment named 'nope'.*sinatra-thin-nginx"):
+        experiment_path("nope", ROOT)
+
+
+# ---------------------------------------------------------------- limits a user may lift
+
+LONG = """name: long
+stacks:
+  - {name: thin, app: {kind: sinatra}, server: {kind: thin}, port: 8001}
+load: {plans: [{tool: wrk, duration_s: 600, concurrency: LEVELS}]}
+"""
+
+
+def long_experiment(tmp_path: Path, levels: int = 5000) -> Path:
+    path = tmp_path / "long.yml"
+    path.write_text(LONG.replace("LEVELS", str(list(range(1, levels + 1)))), encoding="utf-8")
+    return path
+
+
+def test_a_plan_of_days_is_refused_unless_the_user_says_yes(tmp_path: Path) -> None:
+    path = long_experiment(tmp_path)  # 5,000 levels of 600 s
+    with pytest.raises(ExperimentError) as err:
+        compile_plan(path)
+    assert err.value.problems == [
+        "load: the 5_000 cells take at least 34.8 days (durations, warm-ups and pauses), more than 2 h "
+        f"({YES_HINT})"
+    ]
+    plan = compile_plan(path, allow_large=True)
+    assert len(plan["cells"]) == 5000
+    assert plan["warnings"] == [f"{err.value.problems[0].split(' (if you')[0]} (said yes)"]
+
+
+def test_a_plan_just_under_the_time_limit_needs_no_yes(tmp_path: Path) -> None:
+    # 11 cells of 600 s and a 1 s pause: 110 min.
+    assert compile_plan(long_experiment(tmp_path, levels=11))["warnings"] == []
+    with pytest.raises(ExperimentError, match="more than 2 h"):
+        compile_plan(long_experiment(tmp_path, levels=12))  # 120.2 min
+
+
+def test_targets_in_parallel_count_their_time_once(tmp_path: Path) -> None:
+    path = long_experiment(tmp_path, levels=11)
+    assert compile_plan(path, targets=["a", "b"], parallel=True)["warnings"] == []
+    with pytest.raises(ExperimentError, match="the 22 cells take at least 3.7 h"):
+        compile_plan(path, targets=["a", "b"])
+
+
+def test_more_app_server_processes_than_a_host_holds_need_a_yes(tmp_path: Path) -> None:
+    path = tmp_path / "procs.yml"
+    path.write_text(
+        "name: procs\nstacks:\n"
+        "  - {name: u, app: {kind: sinatra}, server: {kind: unicorn, instances: 64, workers: 64}, "
+        "front: {kind: nginx}, port: 8001}\n"
+        "load: {plans: [{tool: ab, concurrency: 1, requests: 10}]}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ExperimentError, match=r"stacks: 4_160 app server processes on each target") as err:
+        compile_plan(path)
+    assert f"more than {MAX_PROCESSES}" in str(err.value)
+    assert compile_plan(path, allow_large=True)["warnings"][0].endswith("(said yes)")
+
+
+def test_more_cells_than_the_hard_limit_are_refused_even_with_a_yes(tmp_path: Path) -> None:
+    path = long_experiment(tmp_path, levels=5001)
+    path.write_text(path.read_text().replace("duration_s: 600", "duration_s: 1"), encoding="utf-8")
+    with pytest.raises(ExperimentError, match="load: 10_002 cells planned, more than 10_000"):
+        compile_plan(path, targets=["a", "b"], allow_large=True)
+
+
+def test_the_command_line_says_yes_with_yes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = long_experiment(tmp_path, levels=13)
+    refused = bench_stack("experiment", path)
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    # The yes through `python -m benchstack` for real: the other tests call its main() in-process.
+    accepted = subprocess.run(
+        [sys.executable, "-m", "benchstack", "experiment", str(path), "--yes"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert accepted.returncode == 0, accepted.stderr
+    assert "warning: load: the 13 cells take at least 2.2 h" in accepted.stderr
+
+
+def test_duration_text_reads_as_minutes_hours_or_days() -> None:
+    assert [duration_text(s) for s in (600, 3600, 5400, 7200, 9000, 3 * 86400)] == [
+        "10 min",
+        "1 h",
+        "1.5 h",
+        "2 h",
+        "2.5 h",
+        "3 days",
+    ]

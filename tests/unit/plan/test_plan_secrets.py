@@ -1,0 +1,135 @@
+"""app.env values, which may be secrets (issue 29, item 6): the plan keeps them out of the experiment that
+run.json records, as keyed fingerprints a dictionary cannot check, and the plan task never prints them,
+even with -vvv."""
+
+import hashlib
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import bench_stack
+from test_app_server_units import render
+
+from benchstack.plan.experiment import ExperimentError
+from benchstack.plan.resolved import ENV_KEY_BYTES, compile_plan, env_key
+
+ROOT = Path(__file__).resolve().parents[3]
+SECRET = "hunter2-s3cr3t"
+
+
+def experiment(tmp_path: Path, value: str = SECRET, name: str = "secret-env") -> Path:
+    source = tmp_path / f"{name}.yml"
+    source.write_text(
+        f"name: {name}\n"
+        "stacks:\n"
+        "  - {name: sinatra-thin, port: 8001, server: {kind: thin}, front: {kind: nginx},\n"
+        f"     app: {{kind: sinatra, env: {{API_TOKEN: {value}}}}}}}\n"
+        "load: {plans: [{tool: wrk, concurrency: [1], duration_s: 1}]}\n",
+        encoding="utf-8",
+    )
+    return source
+
+
+def fingerprint(plan: dict) -> str:
+    return plan["experiment"]["stacks"][0]["app"]["env"]["API_TOKEN"]
+
+
+def test_a_value_is_kept_as_a_keyed_fingerprint_that_a_dictionary_cannot_check(tmp_path: Path) -> None:
+    plan = compile_plan(experiment(tmp_path))
+    shown = fingerprint(plan)
+    assert shown.startswith("hmac-sha256:") and len(shown) == len("hmac-sha256:") + 16
+    assert SECRET not in str(plan["experiment"])
+    # An unsalted sha256 (what run.json kept before) is found by hashing candidates; this is not.
+    assert hashlib.sha256(SECRET.encode()).hexdigest()[:16] not in shown
+    # One place of the plan holds the values: the env file lines the app_server role alone reads. The
+    # stacks, which every role loops over (and -v prints each item), hold the fingerprints.
+    assert plan["app_env_lines"] == {"sinatra-thin": [f'API_TOKEN="{SECRET}"']}
+    assert SECRET not in json.dumps({k: v for k, v in plan.items() if k != "app_env_lines"})
+    assert plan["stacks"][0]["app"]["env"] == {"API_TOKEN": shown}
+    assert "API_TOKEN" not in plan["stacks"][0]["server"]["environment"]
+
+
+def test_the_env_file_gets_the_values_from_the_lines_apart(tmp_path: Path) -> None:
+    plan = compile_plan(experiment(tmp_path))
+    [stack] = plan["stacks"]
+    text = render("stack.env.j2", stack, app_server_env_lines=plan["app_env_lines"])
+    assert text.splitlines()[-2:] == [
+        'BENCH_LISTEN_1="--socket /run/bench-stack/sinatra-thin-1/server.sock"',
+        f'API_TOKEN="{SECRET}"',
+    ]
+
+
+def test_the_same_key_keeps_the_experiment_hash_and_another_value_changes_it(tmp_path: Path) -> None:
+    first, again = compile_plan(experiment(tmp_path)), compile_plan(experiment(tmp_path))
+    assert fingerprint(first) == fingerprint(again)
+    assert first["experiment"]["sha256"] == again["experiment"]["sha256"]  # a run can be resumed
+    other = compile_plan(experiment(tmp_path, "hunter3"))
+    assert fingerprint(other) != fingerprint(first)
+    assert other["experiment"]["sha256"] != first["experiment"]["sha256"]
+
+
+def test_another_controllers_key_gives_another_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine = fingerprint(compile_plan(experiment(tmp_path)))
+    monkeypatch.setenv("BENCH_STACK_KEY_FILE", str(tmp_path / "other" / "key"))
+    assert fingerprint(compile_plan(experiment(tmp_path))) != mine
+
+
+def test_the_key_is_made_once_readable_by_its_owner_only(tmp_path: Path) -> None:
+    path = tmp_path / "cfg" / "bench-stack" / "key"
+    key = env_key(path)
+    assert len(key) == ENV_KEY_BYTES and env_key(path) == key
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [p.name for p in path.parent.iterdir()] == ["key"]  # no temporary file left
+    path.write_bytes(b"short")
+    with pytest.raises(ExperimentError, match=r"5 bytes, not 32: remove it, a new one is made"):
+        env_key(path)
+
+
+def plan_play_vvv(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """The plan play as a user runs it, with -vvv (started with the session: conftest's early_commands)."""
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_LOCAL_TEMP": str(folder / "tmp"),
+        "ANSIBLE_NOCOLOR": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    argv = [
+        "ansible-playbook",
+        "-vvv",
+        "-i",
+        "localhost,",
+        "-c",
+        "local",
+        str(ROOT / "playbooks" / "plan.yml"),
+        "-e",
+        f"experiment={experiment(folder)}",
+        "-e",
+        f"bench_results_dir={folder / 'results'}",
+    ]
+    return {"vvv": (argv, env, ROOT)}
+
+
+@pytest.mark.early.with_args(plan_play_vvv)
+def test_ansible_playbook_vvv_of_the_plan_never_prints_a_value(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    """The plan task's result (the fact bench_plan holds the stacks' env files) printed every value three
+    times."""
+    out = early_results["vvv"]
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-2000:]
+    assert "Compile the plan" in text and "ok: [localhost]" in text
+    assert SECRET not in text
+
+
+def test_the_printed_plan_names_the_values_without_them(tmp_path: Path) -> None:
+    out = bench_stack("experiment", "--plan", experiment(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["app_env_lines"] == {"sinatra-thin": ["API_TOKEN=(not shown)"]}
+    assert SECRET not in out.stdout + out.stderr

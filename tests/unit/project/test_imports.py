@@ -1,0 +1,96 @@
+"""The package's modules import one way: no module imports a module that imports it back, even lazily."""
+
+import ast
+import functools
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGE = ROOT / "benchstack"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """Nodes under ``if TYPE_CHECKING:``, which never run."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(sub) for sub in ast.walk(node)}
+    return skipped
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports, at the top or inside a function (a copy per caller)."""
+    return {name: set(deps) for name, deps in _import_graph().items()}
+
+
+@functools.cache
+def _import_graph() -> dict[str, set[str]]:
+    """Parsed once per session: ~1 s of ast work for every module of the package."""
+    modules = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = _type_checking_nodes(tree)
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("benchstack"):
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    found.add(sub if sub in modules else node.module)
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("benchstack.")}
+        # A package imports its own submodules; "benchstack" itself holds only the version.
+        graph[name] = {m for m in found if m in modules and m not in (name, "benchstack")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle, each once, starting at its smallest module name."""
+    found = []
+
+    def walk(start: str, path: list[str]) -> None:
+        for dep in sorted(graph[path[-1]]):
+            if dep == start:
+                found.append([*path, start])
+            elif dep > start and dep not in path:
+                walk(start, [*path, dep])
+
+    for start in sorted(graph):
+        walk(start, [start])
+    return found
+
+
+def test_the_import_graph_sees_lazy_imports() -> None:
+    # report imports plots inside write_report, so that matplotlib is only needed for report.html.
+    assert "benchstack.report.plots" in import_graph()["benchstack.report.build"]
+
+
+def test_no_module_of_the_package_imports_itself_back() -> None:
+    assert cycles(import_graph()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "not_loaded"),
+    [
+        ("benchstack.report.plots", "benchstack.report.build"),
+        ("benchstack.report.build", "benchstack.report.plots"),
+        ("benchstack.analysis.compare", "benchstack.report.build"),
+        ("benchstack.analysis.loadpoints", "benchstack.report.build"),
+    ],
+)
+def test_module_imports_alone_without_the_other(module: str, not_loaded: str) -> None:
+    code = f"import sys, {module}; print({module}.__file__); print({not_loaded!r} in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == [str(ROOT.joinpath(*module.split(".")).with_suffix(".py")), "False"]

@@ -1,0 +1,183 @@
+"""./run test: the lane count is checked before anything runs, and every planned job must finish.
+
+The script is sourced (it then only defines its functions) and its job runner, `job_command`, replaced by
+one that only echoes: the planning, the lanes and the count are ./run's own code; no Molecule runs.
+"""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+JOBS = sorted([p.name for p in (ROOT / "molecule").iterdir() if p.is_dir()] + ["e2e"])
+# setup, lint and unit replaced by markers that show what `./run test` started, and in which order.
+STAGES = "setup() { echo STAGE setup; }; lint() { echo STAGE lint; }; unit() { echo STAGE unit; }; "
+
+
+def run_script(body: str, tmp_path: Path, lanes: str | None = "2") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "BENCH_TEST_LANES"}
+    if lanes is not None:
+        env["BENCH_TEST_LANES"] = lanes
+    script = f'source ./run; TEST_LOGS={tmp_path}; job_command() {{ echo "ran $1"; }}; {body}'
+    return subprocess.run(
+        ["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def finished(tmp_path: Path) -> list[str]:
+    return sorted(line.split()[0] for line in (tmp_path / "finished").read_text().splitlines())
+
+
+@pytest.mark.parametrize("lanes", ["0", "-1", "two", "1.5", "100", "01"])
+def test_a_lane_count_that_is_not_1_to_99_is_refused_before_setup(tmp_path: Path, lanes: str) -> None:
+    result = run_script(STAGES + "system_tests() { echo STAGE system; }; main test", tmp_path, lanes)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"BENCH_TEST_LANES must be a number of lanes from 1 to 99 (default 2), not '{lanes}'\n"
+    )
+    assert "STAGE" not in result.stdout
+
+
+@pytest.mark.parametrize("lanes", ["3", "", None])  # set but empty counts as unset: the default, 2
+def test_a_valid_lane_count_goes_on_to_setup_lint_and_unit(tmp_path: Path, lanes: str | None) -> None:
+    result = run_script(STAGES + "system_tests() { echo STAGE system $LANES; }; main test", tmp_path, lanes)
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("STAGE")] == [
+        "STAGE setup",
+        "STAGE lint",
+        "STAGE unit",
+        f"STAGE system {lanes or 2}",
+    ]
+
+
+@pytest.mark.parametrize("lanes", ["1", "2", "3"])
+def test_every_planned_job_runs_once(tmp_path: Path, lanes: str) -> None:
+    result = run_script("system_tests", tmp_path, lanes)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert finished(tmp_path) == JOBS
+    for job in JOBS:
+        assert (tmp_path / f"{job}.log").read_text() == f"ran {job}\n"
+    assert result.stdout.count("\n== lane ") == int(lanes)
+
+
+def test_a_lane_that_runs_fewer_jobs_than_planned_fails(tmp_path: Path) -> None:
+    # Each lane runs only its first job, as a lane loop that stopped early would.
+    result = run_script('run_lane() { run_job "$1"; }; system_tests', tmp_path, "2")
+    assert result.returncode == 1
+    never_ran = sorted(set(JOBS) - set(finished(tmp_path)))
+    assert len(never_ran) == len(JOBS) - 2
+    message = f"FAILED: 2 of {len(JOBS)} planned jobs finished; never ran: {' '.join(never_ran)}"
+    assert message in result.stdout
+
+
+def test_a_failing_job_fails_the_run_after_every_job_finished(tmp_path: Path) -> None:
+    result = run_script('job_command() { [ "$1" != dns-check ]; }; system_tests', tmp_path, "2")
+    assert result.returncode == 1
+    assert finished(tmp_path) == JOBS
+    assert "== dns-check: FAILED (exit 1)" in result.stdout
+
+
+def test_lanes_that_run_nothing_fail_on_the_count(tmp_path: Path) -> None:
+    result = run_script("run_lane() { :; }; system_tests", tmp_path)
+    assert result.returncode == 1
+    assert f"FAILED: 0 of {len(JOBS)} planned jobs finished; never ran: {' '.join(JOBS)}" in result.stdout
+
+
+def shell_scripts() -> list[str]:
+    """Every file in the repository that starts with a sh or bash shebang."""
+    found = []
+    for folder, dirs, files in os.walk(ROOT):
+        if Path(folder) == ROOT:
+            dirs[:] = [d for d in dirs if d not in (".git", ".venv", "results")]
+        for name in files:
+            path = Path(folder) / name
+            with path.open("rb") as fh:
+                head = fh.readline()
+            if head.startswith(b"#!") and head.split(b"/")[-1].split()[-1:] in ([b"sh"], [b"bash"]):
+                found.append(str(path.relative_to(ROOT)))
+    return sorted(found)
+
+
+def test_lint_runs_shellcheck_on_every_shell_script(tmp_path: Path) -> None:
+    stubs = "yamllint() { :; }; ansible-lint() { :; }; ruff() { :; }; shellcheck() { echo SHELLCHECK $@; }; "
+    result = run_script(stubs + "lint", tmp_path)
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("SHELLCHECK ")]
+    assert sorted(line.split()[1:]) == shell_scripts()
+    assert {"run", ".ci/run", "scripts/docker-engine.sh", "tests/mirror/inside.sh"} <= set(shell_scripts())
+
+
+def fake_bin(tmp_path: Path, **tools: str) -> Path:
+    """A PATH of its own: `date` (the log lines use it) and the given tools as small scripts."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "date").symlink_to("/bin/date")
+    for name, body in tools.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+def test_setup_installs_shellcheck_with_apt_when_missing(tmp_path: Path) -> None:
+    calls = tmp_path / "apt-calls"
+    bin_dir = fake_bin(tmp_path, **{"apt-get": f'echo "$*" >>{calls}', "id": "echo 0"})
+    result = run_script(f"PATH={bin_dir}; setup_shellcheck", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert calls.read_text() == "update -q\ninstall -y -q shellcheck\n"
+
+
+def test_setup_without_shellcheck_or_apt_says_what_to_do(tmp_path: Path) -> None:
+    result = run_script(f"PATH={fake_bin(tmp_path)}; setup_shellcheck", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("shellcheck is missing and there is no apt-get: install shellcheck")
+
+
+def test_setup_leaves_an_installed_shellcheck_alone(tmp_path: Path) -> None:
+    calls = tmp_path / "apt-calls"
+    bin_dir = fake_bin(tmp_path, shellcheck="true", **{"apt-get": f'echo "$*" >>{calls}'})
+    result = run_script(f"PATH={bin_dir}; setup_shellcheck", tmp_path)
+    assert result.returncode == 0 and result.stdout == "" and not calls.exists()
+
+
+def test_a_scenario_whose_needed_file_is_missing_is_skipped_naming_the_file(tmp_path: Path) -> None:
+    scenario = ROOT / "molecule" / "needs-probe"
+    scenario.mkdir()
+    try:
+        (scenario / "needs").write_text(f"# test data\n{ROOT}/README.md\n{tmp_path}/nowhere.bundle\n")
+        body = 'molecule() { echo "molecule ran $*"; }; scenario_test needs-probe'
+        result = run_script(body, tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (
+            f"molecule needs-probe: skipped: it needs {tmp_path}/nowhere.bundle"
+            " (not found; see molecule/needs-probe/needs)\n"
+        )
+        (tmp_path / "nowhere.bundle").write_text("")
+        result = run_script(body, tmp_path)
+        assert result.stdout == "molecule ran test -s needs-probe\n"
+    finally:
+        (scenario / "needs").unlink()
+        scenario.rmdir()
+
+
+def test_bench_passes_what_follows_the_experiment_to_ansible_playbook(tmp_path: Path) -> None:
+    stubs = "setup_bench() { :; }; ansible-playbook() { printf '<%s>' \"$@\"; echo; }; "
+    result = run_script(stubs + "main bench apache-embedded -e 'apache_mod_mruby_repo=file:///a b'", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "<bench-stack.yml><-e><experiment=apache-embedded><-e><apache_mod_mruby_repo=file:///a b>"
+    )
+    result = run_script(stubs + "main bench", tmp_path)
+    assert result.stdout.splitlines()[-1] == "<bench-stack.yml>"
+
+
+def test_the_venv_is_compiled_once_but_ansible_collections(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    calls = tmp_path / "python-calls"
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\necho "$*" >>{calls}\n')
+    (venv / "bin" / "python").chmod(0o755)
+    result = run_script(f"VENV={venv}; compile_python; compile_python", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert calls.read_text() == f"-m compileall -q -j 0 -x /ansible_collections/ {venv}/lib\n"

@@ -1,0 +1,140 @@
+"""The app_server role's restart handler (roles/app_server/handlers/main.yml), evaluated by Ansible's own
+templating over the results the role's tasks register: a change restarts exactly the instances it
+affects, each once, and not one the start task has just started with the new files. Molecule's idempotence
+step proves the other half: a re-run with nothing changed notifies nothing."""
+
+from typing import Any
+
+import yaml
+from conftest import ROLES, resolved_stack, role_vars, templated, trusted
+
+from benchstack.plan.rolecontract import project, stack_fields
+
+ROLE = ROLES / "app_server"
+(HANDLER,) = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text(encoding="utf-8"))
+
+
+def stack(name: str, port: int, app: str, kind: str, instances: int = 2) -> dict[str, Any]:
+    """A stack as the role receives it from the plan."""
+    return project(resolved_stack(name, port, app, kind, instances=instances), stack_fields("app_server"))
+
+
+THIN = stack("sinatra-thin", 8001, "sinatra", "thin")
+PUMA = stack("sinatra-puma", 8002, "sinatra", "puma")
+STARMAN = stack("psgi-starman", 8003, "psgi", "starman", instances=1)
+STARMAN_2 = stack("psgi-starman-2", 8004, "psgi", "starman", instances=1)
+STACKS = [THIN, PUMA, STARMAN, STARMAN_2]
+
+
+def restarted(
+    files: tuple[str, ...] = (),
+    configs: tuple[str, ...] = (),
+    apps: tuple[str, ...] = (),
+    helpers: tuple[str, ...] = (),
+    started: tuple[str, ...] = (),
+    enabled_again: tuple[str, ...] = (),
+) -> list[str]:
+    """The units the handler restarts when the stacks named in ``files`` had their unit or env file
+    changed, the instances in ``configs`` their config file, the apps of the stacks in ``apps`` changed,
+    and the start task started the ``started`` units (inactive before) and enabled ``enabled_again``
+    (active before)."""
+    variables = role_vars("app_server")
+    variables.update(trusted(HANDLER["vars"]))
+    pairs = [(s, ep) for s in STACKS for ep in s["endpoints"]]
+    variables.update(
+        app_server_stacks=STACKS,
+        app_server_changed_apps=[s["app"]["dir"] for s in STACKS if s["name"] in apps],
+        __app_server_files={"results": [{"stack": s, "changed": s["name"] in files} for s in STACKS]},
+        __app_server_configs={
+            "results": [
+                {"item": [s, ep], "changed": ep["unit"] in configs}
+                for s, ep in pairs
+                if s["server"]["unit_config_file"]
+            ]
+        },
+        # The copy task's results: one per helper file of the stacks' servers (each once), as it loops.
+        __app_server_helpers={
+            "results": [
+                {"item": {"src": src, "dest": f"/x/{src}"}, "changed": src in helpers}
+                for src in dict.fromkeys(h["src"] for s in STACKS for h in s["server"]["helper_files"])
+            ]
+        },
+        __app_server_started={
+            "results": [
+                {
+                    "item": [s, ep],
+                    "changed": ep["unit"] in started + enabled_again,
+                    "status": {"ActiveState": "active" if ep["unit"] in enabled_again else "inactive"},
+                }
+                for s, ep in pairs
+            ]
+        },
+    )
+    return templated(HANDLER["loop"], variables)
+
+
+def test_the_handler_listens_on_the_topic_every_changing_task_notifies() -> None:
+    tasks = yaml.safe_load((ROLE / "tasks" / "main.yml").read_text(encoding="utf-8"))
+    notifying = {t["name"] for t in tasks if t.get("notify") == "bench app_server restart"}
+    registered = {
+        t["register"] for t in tasks if t.get("notify") == "bench app_server restart" and "register" in t
+    }
+    assert HANDLER["listen"] == "bench app_server restart"
+    assert registered == {
+        "__app_server_files",
+        "__app_server_configs",
+        "__app_server_helpers",
+    }
+    assert "Name the stacks whose app changed" in notifying
+    assert tasks[-1]["ansible.builtin.meta"] == "flush_handlers"
+
+
+def test_nothing_changed_restarts_nothing() -> None:
+    assert restarted() == []
+
+
+def test_a_changed_unit_or_env_file_restarts_every_instance_of_its_stack_only() -> None:
+    assert restarted(files=("sinatra-thin",)) == [
+        "bench-sinatra-thin@1.service",
+        "bench-sinatra-thin@2.service",
+    ]
+
+
+def test_a_changed_config_file_restarts_its_own_instance_only() -> None:
+    assert restarted(configs=("bench-sinatra-puma@2.service",)) == ["bench-sinatra-puma@2.service"]
+
+
+def test_a_changed_app_restarts_the_instances_serving_it() -> None:
+    # Both starman stacks serve the bundled PSGI app.
+    assert restarted(apps=("psgi-starman",)) == [
+        "bench-psgi-starman@1.service",
+        "bench-psgi-starman-2@1.service",
+    ]
+
+
+def test_a_changed_helper_restarts_every_stack_whose_server_loads_it() -> None:
+    assert restarted(helpers=("perl/BenchStack/StarterUnix.pm",)) == [
+        "bench-psgi-starman@1.service",
+        "bench-psgi-starman-2@1.service",
+    ]
+    assert restarted(helpers=("ruby/bench_stack/starlet_peer_gone.rb",)) == []
+
+
+def test_an_instance_changed_twice_restarts_once() -> None:
+    assert restarted(files=("sinatra-puma",), configs=("bench-sinatra-puma@1.service",)) == [
+        "bench-sinatra-puma@1.service",
+        "bench-sinatra-puma@2.service",
+    ]
+
+
+def test_an_instance_just_started_already_runs_the_new_files() -> None:
+    assert restarted(files=("sinatra-thin",), started=("bench-sinatra-thin@2.service",)) == [
+        "bench-sinatra-thin@1.service"
+    ]
+
+
+def test_an_instance_only_enabled_again_still_runs_the_old_files() -> None:
+    assert restarted(files=("sinatra-thin",), enabled_again=("bench-sinatra-thin@2.service",)) == [
+        "bench-sinatra-thin@1.service",
+        "bench-sinatra-thin@2.service",
+    ]
