@@ -23,6 +23,13 @@ from benchstack.measure.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, 
 # It goes to __pycache__ beside each file, which git ignores; only this process, not the ones it starts.
 sys.dont_write_bytecode = False
 
+# The tests live in one folder per area (tests/unit/plan/, ...), and some take helpers from another area's
+# tests (from test_plugins import run_plan): every area's folder is on the path, whichever runs first, as
+# tests/unit itself is for the helpers here. Test file names stay unique across the folders.
+sys.path.extend(
+    sorted(str(p) for p in Path(__file__).resolve().parent.iterdir() if p.is_dir() and p.name[0] != "_")
+)
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 # The run metadata a stored cell carries (benchstack.results.cell.RUN_REQUIRED) besides experiment, stack and
 # repetition: a cell a test stores without them is refused by every reader, as `bench-stack validate` does.
