@@ -43,8 +43,8 @@ options:
   units: {description: Role -> systemd units it keeps running., type: dict}
   owned:
     description: >-
-      What the plan's stacks own under its roots (the plan's owned, benchstack.provision.roles.owned); without it
-      nothing under the roots is looked for.
+      What the plan's stacks own under its roots (the plan's owned, benchstack.provision.roles.owned); without
+      it nothing under the roots is looked for.
     type: dict
   skip_unchanged:
     description: Skip roles whose inputs did not change (false, or any --tags, runs every role).

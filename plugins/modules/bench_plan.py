@@ -34,10 +34,10 @@ notes:
   - >-
     The targets the run measures are those the loadgens of the play load (their bench_target, else
     themselves when they are targets, else the first target), in the targets group's order; with several,
-    every cell is planned once per target and its id starts with the target (benchstack.plan.targets). The plan's
-    hosts give each host of the targets and loadgens groups its roles and each loadgen its target, the address
-    it loads it at (the target's bench_address, else its ansible_host, else its name; 127.0.0.1 when it
-    loads itself), its peers and its loopback flag (benchstack.plan.resolved.with_hosts).
+    every cell is planned once per target and its id starts with the target (benchstack.plan.targets). The
+    plan's hosts give each host of the targets and loadgens groups its roles and each loadgen its target, the
+    address it loads it at (the target's bench_address, else its ansible_host, else its name; 127.0.0.1 when
+    it loads itself), its peers and its loopback flag (benchstack.plan.resolved.with_hosts).
   - The roots of every derived path come from the variables bench_run_root, bench_app_root and
     bench_unit_config_dir when set (defaults in benchstack.kinds.stackfields.Roots, the one place they live).
 """
