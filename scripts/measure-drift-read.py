@@ -88,15 +88,16 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-stack-drift-read-"))
     old = work / "hoststate-before.py"
-    old.write_text(
-        subprocess.run(
-            ["git", "show", f"{args.before}:benchstack/provision/hoststate.py"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    )
+    # Where the revision keeps it: at the package's top before the package had a folder per step.
+    for where in ("benchstack/provision/hoststate.py", "benchstack/hoststate.py"):  # relayout: keep
+        shown = subprocess.run(
+            ["git", "show", f"{args.before}:{where}"], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+        if shown.returncode == 0:
+            break
+    else:
+        raise SystemExit(f"{args.before}: no hoststate module ({shown.stderr.strip()})")
+    old.write_text(shown.stdout)
     commands = {
         "without state": read_command(None),
         f"before ({args.before})": read_command(old),

@@ -51,9 +51,12 @@ HOST_LOCK = "/var/lib/bench-stack/run.lock"
 # lock request first where it is one of its own).
 COMMANDS = r"""
 import json, os, sys
-from benchstack.provision import roles as provision
-from benchstack.measure import runlock
-from benchstack.measure.runlock import holder
+try:
+    from benchstack.provision import roles as provision
+    from benchstack.measure import runlock
+except ImportError:  # a tree from before the package had a folder per step (scripts/relayout.py)
+    from benchstack import provision, runlock  # relayout: keep
+holder = runlock.holder
 units = json.loads(sys.argv[1])
 me = holder(os.getpid(), run="/tmp/measure-rerun")
 lock = {"op": "take", "me": me, "over": None}
