@@ -75,7 +75,7 @@ def test_the_command_refuses_before_moving_anything(tmp_path: Path) -> None:
         ("from benchstack.plan import compile_plan", "from benchstack.plan.resolved import compile_plan"),
         ("from benchstack.apps.base import AppKind", "from benchstack.kinds.apps.base import AppKind"),
         ("(benchstack.provision.stale; run.json)", "(benchstack.provision.roles.stale; run.json)"),
-        (":mod:`benchstack.report`.", ":mod:`benchstack.report.render`."),
+        (":mod:`benchstack.report`.", ":mod:`benchstack.report.build`."),
         (
             "`benchstack/plan.py`, `benchstack/servers/`",
             "`benchstack/plan/resolved.py`, `benchstack/kinds/servers/`",
