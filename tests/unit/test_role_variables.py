@@ -1,6 +1,7 @@
 """Role variables and project settings checked for the place they land in (issue 29, item 3): the plan
 refuses each case of tests/bad-inputs/variables before any host is touched, every role variable that is
-not an int, a bool or a choice has a check (benchstack.rolevars), and the project's own values pass it."""
+not a bool or a choice has a check (benchstack.rolevars: a pattern, a range), and the project's own values
+pass it."""
 
 import functools
 import os
@@ -39,9 +40,13 @@ def options() -> dict[str, dict[str, Any]]:
 
 
 def needs_a_check(spec: dict[str, Any]) -> bool:
-    """Whether argument_specs alone leave the value open: not an int, float or bool, not a choice."""
-    kind = spec.get("type", "str")
-    return kind not in ("int", "float", "bool") and not spec.get("choices")
+    """Whether argument_specs alone leave the value open: not a bool, not a choice. A number is open too:
+    specs have no ranges, and ``keepalive 0;`` or ``LimitNOFILE=0`` reach a config as they are."""
+    return spec.get("type", "str") != "bool" and not spec.get("choices")
+
+
+def numeric(spec: dict[str, Any]) -> bool:
+    return spec.get("type") in ("int", "float")
 
 
 def test_every_open_role_variable_has_a_check_and_every_check_a_variable() -> None:
@@ -81,6 +86,15 @@ def test_a_newline_and_a_directive_are_refused_in_every_checked_variable(name: s
     problems = variable_problems({name: value})
     assert len(problems) == 1 and problems[0].startswith(f"{name}: ")
     assert "\n" not in problems[0]  # quoted escaped, on one line
+
+
+@pytest.mark.parametrize("name", sorted(n for n, spec in options().items() if numeric(spec)), ids=str)
+def test_a_number_outside_its_range_is_refused_and_its_default_is_not(name: str) -> None:
+    low, high = variable_problems({name: -1}), variable_problems({name: 10**9})
+    assert len(low) == 1 and low[0].startswith(f"{name}: must be ") and low[0].endswith("not -1"), low
+    assert len(high) == 1 and high[0].endswith("not 1000000000"), high
+    assert variable_problems({name: options()[name]["default"]}) == []
+    assert variable_problems({name: True}) != []  # a bool is an int to Python, never a number here
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
