@@ -36,12 +36,13 @@ from benchstack.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_
 from benchstack.loadtools import TOOLS, parse
 from benchstack.model import ParseError
 from benchstack.plan import compile_plan, experiment_path, run_dir_for
-from benchstack.report import end_of_run_text, read_run_info, verdict_of, write_run_report
+from benchstack.render import verdict_text
+from benchstack.report import end_of_run_text, read_run_info, write_run_report
 from benchstack.runfolder import RunDirError, results_root_problem
 from benchstack.settings import setting_problems
 from benchstack.stacks import DEFAULT_ROOTS, Roots
 from benchstack.targets import by_target, run_targets
-from benchstack.verdict import run_verdict, slow_above_limit, verdict_text
+from benchstack.verdict import run_verdict, slow_above_limit
 
 STRICT_FAILED = 3
 # The project's experiments/ folder, where a bare experiment name is looked up (as the playbook does).
@@ -231,7 +232,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return 1
-    print(end_of_run_text(run.cells, run.run_info, verdict_of(run)), end="")
+    print(end_of_run_text(run), end="")
     print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
     return 0
 

@@ -161,19 +161,21 @@ def _count(differences: list[str]) -> str:
     return f"{len(differences)} difference{'' if len(differences) == 1 else 's'}"
 
 
+def differences_heading(differences: list[str]) -> str:
+    """The line over the host and setup differences, or the one saying there are none."""
+    if not differences:
+        return (
+            "Hosts and setup: no difference found (CPU, kernel, distribution, packages, configs, sysctls, "
+            "tuning, mode, CPU split, load settings, stack definitions)."
+        )
+    return f"Hosts and setup: {_count(differences)} that can explain a change (A -> B):"
+
+
 def differences_text(differences: list[str]) -> list[str]:
     """The lines that list the host and setup differences (or say there are none) before the table."""
     if not differences:
-        return [
-            "Hosts and setup: no difference found (CPU, kernel, distribution, packages, configs, sysctls, "
-            "tuning, mode, CPU split, load settings, stack definitions).",
-            "",
-        ]
-    return (
-        [f"Hosts and setup: {_count(differences)} that can explain a change (A -> B):", ""]
-        + [f"- {d}" for d in differences]
-        + [""]
-    )
+        return [differences_heading(differences), ""]
+    return [differences_heading(differences), "", *(f"- {d}" for d in differences), ""]
 
 
 def compare_table(

@@ -214,10 +214,14 @@ def several_targets(cells: list[dict[str, Any]]) -> bool:
     return len({target_of(c) for c in cells}) > 1
 
 
-def comparisons_text(cells: list[dict[str, Any]], run_info: dict[str, Any] | None) -> str:
+def comparisons_text(
+    cells: list[dict[str, Any]], run_info: dict[str, Any] | None, found: list[Comparison] | None = None
+) -> str:
     """The comparisons as a run prints them at its end: a line per tool and level, a sentence per stack
-    under it; empty for a run of one stack."""
-    found = run_comparisons(cells, run_info)
+    under it; empty for a run of one stack. ``found``: the run's comparisons where they were computed
+    already (:func:`run_comparisons`)."""
+    if found is None:
+        found = run_comparisons(cells, run_info)
     if not found:
         why = missing_baseline(cells, run_info)
         return f"{why}\n" if why else ""

@@ -102,18 +102,32 @@ def verdict(row: dict[str, Any]) -> str:
     return "no cache" if row["lookups"] >= row["requests"] else "caches"
 
 
+PROBE_COLUMNS = (
+    "runtime", "client", "resolver", "requests", "lookups (A)", "queries (all)", "lookups/request", "result",
+)  # fmt: skip
+
+
+def probe_table_rows(rows: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """A probe's rows as the table shows them (:data:`PROBE_COLUMNS`)."""
+    return [
+        (
+            str(r["runtime"]),
+            str(r["client"]),
+            "host resolver (no cache)" if r["phase"] == "direct" else f"via {r['phase']}",
+            str(r["requests"]),
+            str(r["lookups"]),
+            str(r["queries"]),
+            f"{r['lookups_per_request']:.2f}",
+            verdict(r),
+        )
+        for r in rows
+    ]
+
+
 def probe_table(rows: list[dict[str, Any]]) -> str:
     """The per-runtime table (Markdown) of a probe's rows."""
-    lines = [
-        "| runtime | client | resolver | requests | lookups (A) | queries (all) | lookups/request | result |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        resolver = "host resolver (no cache)" if r["phase"] == "direct" else f"via {r['phase']}"
-        lines.append(
-            f"| {r['runtime']} | {r['client']} | {resolver} | {r['requests']} | {r['lookups']} | "
-            f"{r['queries']} | {r['lookups_per_request']:.2f} | {verdict(r)} |"
-        )
+    lines = ["| " + " | ".join(PROBE_COLUMNS) + " |", "|" + "|".join("---" for _ in PROBE_COLUMNS) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in probe_table_rows(rows)]
     return "\n".join(lines)
 
 

@@ -9,11 +9,18 @@ cell while any of these holds (:func:`more_needed`):
   the median of its counted req/s, over the median (:func:`benchstack.stats.relative_half_width`), is
   unknown (fewer than 6 counted cells) or above ``load.target_precision``.
 
+Comparisons pair a stack's cells with the baseline's by round (:mod:`benchstack.comparison`), so:
+
+* when a stack's load point gets a round, the baseline's load point of the same tool and level gets it too;
+* a stack's load point whose comparison has fewer than 6 pairs (its own or the baseline's cells of a round
+  disturbed) gets a round too, with the baseline's, while both are below their bounds;
+* an extra cell's repetition number is its round's, the same for every cell of the round (one more than the
+  target's highest so far), so a repetition number names one stretch of time: a load point that skipped
+  rounds has gaps in its numbers, and never pairs cells measured minutes apart.
+
 Bounds: at most ``load.max_repetitions`` counted cells, at most twice that many cells in all (a host that
 disturbs every cell ends the rounds), and no round starts once ``load.max_seconds`` have passed since the
-target's first cell. When a stack's load point gets a round, the baseline's load point of the same tool and
-level gets it too (below its own bounds), so comparisons paired by round have their pairs
-(:mod:`benchstack.comparison`). A round's cells are in a random order drawn from the run's seed.
+target's first cell. A round's cells are in a random order drawn from the run's seed.
 The playbook asks for the next round with :func:`extra_cells` and measures it, until the answer is empty.
 """
 
@@ -25,10 +32,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchstack.cell import counted, load_cells
+from benchstack.comparison import paired_ratios
 from benchstack.experiment import CellPlan, Experiment, cell_plan, load_points, shuffled
 from benchstack.loadplan import Load, LoadPlan
 from benchstack.loadpoints import by_load_point
-from benchstack.stats import relative_half_width
+from benchstack.stats import MIN_MEDIAN_CI_VALUES, relative_half_width
 from benchstack.targets import for_target
 
 # Cells in all, disturbed ones included, per counted cell allowed: the bound on measuring again.
@@ -41,12 +49,19 @@ def precision(cells_of_point: Sequence[dict[str, Any]]) -> float | None:
     return relative_half_width([c.get("rps") for c in counted(list(cells_of_point))])
 
 
+def below_bounds(cells_of_point: Sequence[dict[str, Any]], load: Load) -> bool:
+    """Whether one load point may get another cell: below ``load.max_repetitions`` counted cells and twice
+    that many in all."""
+    cells = list(cells_of_point)
+    cap = load.repetition_cap
+    return len(counted(cells)) < cap and len(cells) < MAX_CELLS_PER_COUNTED * cap
+
+
 def more_needed(cells_of_point: Sequence[dict[str, Any]], load: Load) -> bool:
     """Whether one load point's stored cells call for another round (module docstring)."""
     cells = list(cells_of_point)
     good = counted(cells)
-    cap = load.repetition_cap
-    if len(good) >= cap or len(cells) >= MAX_CELLS_PER_COUNTED * cap:
+    if not below_bounds(cells, load):
         return False
     if len(good) < load.repetitions:
         return True
@@ -82,7 +97,7 @@ def extra_cells(
     (``seed``; without one, in stack and plan order).
 
     Only load points whose first ``load.repetitions`` repetitions are all stored are considered (the regular
-    rounds come first). Each extra cell continues its load point's repetition numbers. ``target``: only that
+    rounds come first). Every cell of the round has the round's repetition number. ``target``: only that
     target's load points, planned on it (with ``targets``, the run's: the ids start with the target when
     there are several, :mod:`benchstack.targets`).
     """
@@ -98,26 +113,39 @@ def extra_cells(
     def key_of(stack: dict[str, Any], plan: LoadPlan, level: int) -> tuple[str, str, bool, int]:
         return (stack["name"], plan.tool, plan.keeps_alive, level)
 
+    # The round's number, shared by its cells: comparisons pair cells by it (module docstring).
+    this_round = 1 + max((int(c["repetition"]) for c in stored if c.get("repetition") is not None), default=0)
+    regular = set(range(1, load.repetitions + 1))
+
+    def ready(key: tuple[str, str, bool, int]) -> bool:
+        cells = groups.get(key, [])
+        return regular <= {int(c["repetition"]) for c in cells if c.get("repetition") is not None}
+
+    def baseline_key(key: tuple[str, str, bool, int]) -> tuple[str, str, bool, int]:
+        return (str(load.baseline), *key[1:])
+
     due: dict[tuple[str, str, bool, int], tuple[dict[str, Any], LoadPlan, int, int]] = {}
     for stack, plan, level in points:
         key = key_of(stack, plan, level)
-        cells = groups.get(key, [])
-        done = {int(c["repetition"]) for c in cells if c.get("repetition") is not None}
-        if not set(range(1, load.repetitions + 1)) <= done:
+        if not ready(key):
             continue
-        if more_needed(cells, load):
-            due[key] = (stack, plan, level, max(done) + 1)
-    cap = load.repetition_cap
+        cells = groups.get(key, [])
+        if more_needed(cells, load) or (
+            stack["name"] != load.baseline
+            and ready(baseline_key(key))  # the baseline is measured here (a run may spread stacks on targets)
+            and below_bounds(cells, load)
+            and below_bounds(groups.get(baseline_key(key), []), load)
+            and len(paired_ratios(cells, groups.get(baseline_key(key), []))) < MIN_MEDIAN_CI_VALUES
+        ):
+            due[key] = (stack, plan, level, this_round)
     for stack, plan, level in points:
         key = key_of(stack, plan, level)
         if stack["name"] != load.baseline or key in due:
             continue
         if not any(k[1:] == key[1:] for k in due):
             continue
-        cells = groups.get(key, [])
-        if len(counted(cells)) < cap and len(cells) < MAX_CELLS_PER_COUNTED * cap:
-            done = {int(c["repetition"]) for c in cells if c.get("repetition") is not None}
-            due[key] = (stack, plan, level, max(done, default=0) + 1)
+        if below_bounds(groups.get(key, []), load):
+            due[key] = (stack, plan, level, this_round)
     order = [due[key_of(*point)] for point in points if key_of(*point) in due]
     if seed is not None and order:
         order = shuffled(order, seed, max(item[3] for item in order))

@@ -1,14 +1,16 @@
 """Reports of a run folder: report.md, report.html (with plots), cells.csv and plots/*.png.
 
-The report is a list of sections (:data:`SECTIONS`), each a function of the :class:`RunData`. It leads with
-the comparisons of each stack against the baseline (:mod:`benchstack.comparison`), since they are what a run
-is for; the run's verdict (:mod:`benchstack.verdict`) follows. Both are stored in run.json too. A row of the
-results table is one load point (stack, tool, keep-alive, concurrency or offered rate) over its counted
-repetitions (:func:`benchstack.cell.counted`: a disturbed cell is listed in n and cells.csv, never counted):
-the median req/s with min-max, the distribution-free 95 % interval of the median and its half-width over the
-median (the precision, :mod:`benchstack.stats`; marked noisy above the experiment's ``load.target_precision``
-from run.json, default 0.05), outliers (MAD), median mean/p50/p99 latency, errors and the mean error rate.
-Plots need matplotlib, imported only when report.html is written (:mod:`benchstack.plots`).
+The report is built once from the :class:`RunData` (:func:`build_report`) as a model of ordered sections
+(:mod:`benchstack.reportmodel`), which :mod:`benchstack.render` writes as report.md and as report.html. It
+leads with the comparisons of each stack against the baseline (:mod:`benchstack.comparison`), since they are
+what a run is for; the run's verdict (:mod:`benchstack.verdict`) follows. Both are computed once per run and
+stored in run.json too. A row of the results table is one load point (stack, tool, keep-alive, concurrency or
+offered rate) over its counted repetitions (:func:`benchstack.cell.counted`: a disturbed cell is listed in n
+and cells.csv, never counted): the median req/s with min-max, the distribution-free 95 % interval of the
+median and its half-width over the median (the precision, :mod:`benchstack.stats`; marked noisy above the
+experiment's ``load.target_precision`` from run.json, default 0.05), outliers (MAD), median mean/p50/p99
+latency, errors and the mean error rate. Plots need matplotlib, imported only when report.html is written
+(:mod:`benchstack.plots`).
 
 A run with several targets (:mod:`benchstack.targets`) gets one results table and one distribution table per
 target, each under a heading that names the target's host type (CPU model and count, distribution, from
@@ -19,17 +21,14 @@ report is what it always was.
 
 from __future__ import annotations
 
-import base64
 import csv
-import html
 import os
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchstack import distribution
+from benchstack import distribution, render
 from benchstack.cell import FIELDS, counted, group_key, left_out, load_cells
 from benchstack.comparison import (
     Comparison,
@@ -39,7 +38,7 @@ from benchstack.comparison import (
     missing_baseline,
     run_comparisons,
 )
-from benchstack.dns import probe_table
+from benchstack.dns import PROBE_COLUMNS, probe_table_rows
 from benchstack.files import read_json
 from benchstack.formats import RUN_INFO, validate_run_info
 from benchstack.loadplan import DEFAULT_TARGET_PRECISION, Load
@@ -47,17 +46,25 @@ from benchstack.loadpoints import groups_of, n_text, point_columns
 from benchstack.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.numbers import as_number, fmt, median
 from benchstack.probe import floor_text
+from benchstack.render import SLOW_TITLE, cells_text, counts_text, markdown_table, verdict_text
+from benchstack.reportmodel import (
+    CODE,
+    STRONG,
+    Block,
+    Bullets,
+    Figure,
+    Paragraph,
+    Report,
+    Section,
+    Span,
+    Subheading,
+    Table,
+    text,
+)
 from benchstack.runfolder import store_comparisons, store_verdict
 from benchstack.stats import median_ci, outliers, relative_half_width
 from benchstack.targets import by_target, host_type, run_targets, target_of
-from benchstack.verdict import (
-    Verdict,
-    recorded_load,
-    run_verdict,
-    verdict_html,
-    verdict_markdown,
-    verdict_text,
-)
+from benchstack.verdict import Verdict, recorded_load, run_verdict
 
 COLUMNS = (
     "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "±",
@@ -165,17 +172,20 @@ def summary_rows(
     return rows
 
 
-def _markdown_table(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
-    """The rows as Markdown table lines (a ``|`` in a value escaped), without a final newline."""
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-    for row in rows:
-        lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in columns) + " |")
-    return "\n".join(lines)
+def _rows(columns: tuple[str, ...], rows: list[dict[str, str]]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(row[c] for c in columns) for row in rows)
+
+
+def results_table(cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION) -> Table:
+    """The load points (:func:`summary_rows`), those short of the target precision marked."""
+    rows = summary_rows(cells, target_precision)
+    return Table(COLUMNS, _rows(COLUMNS, rows), tuple(row["±"].endswith(NOISY) for row in rows))
 
 
 def summary_table(cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION) -> str:
     """A Markdown table of the load points, sorted by stack, tool and concurrency (:func:`summary_rows`)."""
-    return _markdown_table(COLUMNS, summary_rows(cells, target_precision)) + "\n"
+    table = results_table(cells, target_precision)
+    return markdown_table(table.columns, table.rows) + "\n"
 
 
 def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None = None) -> str:
@@ -183,15 +193,20 @@ def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None 
     under a heading naming the target's host type."""
     precision = target_precision_of(run_info)
     return "\n".join(
-        _headed(heading, summary_table(group, precision))
+        (f"### {heading}\n\n" if heading else "") + summary_table(group, precision)
         for heading, group in _per_target(RunData(Path("."), cells, run_info))
     )
 
 
-def end_of_run_text(cells: list[dict[str, Any]], run_info: dict[str, Any] | None, verdict: Verdict) -> str:
+def end_of_run_text(run: RunData) -> str:
     """What a run prints at its end (``bench-stack report`` too): the results table(s), the comparisons
     against the baseline, the verdict."""
-    parts = [summary_tables(cells, run_info), comparisons_text(cells, run_info), verdict_text(verdict)]
+    found = comparisons_of(run)
+    parts = [
+        summary_tables(run.cells, run.run_info),
+        comparisons_text(run.cells, run.run_info, found),
+        verdict_text(verdict_of(run)),
+    ]
     return "\n".join(part for part in parts if part)
 
 
@@ -239,33 +254,34 @@ def _distinct(cells: list[dict[str, Any]], key: str) -> str:
     return ", ".join(values) if values else "-"
 
 
-def section_summary(run: RunData) -> str:
+def summary_section(run: RunData) -> tuple[str, Section]:
+    """The report's title and the run's summary under it: run folder, hosts, mode, cells and what was
+    recorded before the cells."""
     info = run.run_info or {}
     exp = info.get("experiment")
     name = exp.get("name") if isinstance(exp, dict) else exp
-    lines = [f"# bench-stack report: {name or _distinct(run.cells, 'experiment')}", ""]
     hosts = info.get("hosts")
     if isinstance(hosts, dict):
         host_text = ", ".join(f"{role}: {_host_name(h)}" for role, h in hosts.items())
     else:
         host_text = f"target: {_distinct(run.cells, 'target')}, loadgen: {_distinct(run.cells, 'loadgen')}"
-    lines += [
-        f"- run: `{run.run_dir.name}`",
-        f"- hosts: {host_text}",
-        f"- mode: {info.get('mode') or _distinct(run.cells, 'mode')}",
-        f"- cells: {_cells_count(run.cells)}",
+    lines = [
+        f"run: `{run.run_dir.name}`",
+        f"hosts: {host_text}",
+        f"mode: {info.get('mode') or _distinct(run.cells, 'mode')}",
+        f"cells: {_cells_count(run.cells)}",
     ]
     if several_targets(run):
         order = info.get("target_order") or "sequential"
         measured = "one after the other" if order == "sequential" else "at the same time"
-        lines.append(f"- targets: {len(targets_of(run))}, measured {measured}")
-    for line in floor_text(info.get("noise_floor")):
-        lines.append(f"- noise floor before the cells, {line}")
+        lines.append(f"targets: {len(targets_of(run))}, measured {measured}")
+    lines += [f"noise floor before the cells, {line}" for line in floor_text(info.get("noise_floor"))]
     if info.get("seed") is not None:
-        lines.append(f"- seed of the rounds' random order: {info['seed']}")
+        lines.append(f"seed of the rounds' random order: {info['seed']}")
     if info.get("bench_stack_version"):
-        lines.append(f"- bench-stack: {info['bench_stack_version']}")
-    return "\n".join(lines) + "\n"
+        lines.append(f"bench-stack: {info['bench_stack_version']}")
+    title = f"bench-stack report: {name or _distinct(run.cells, 'experiment')}"
+    return title, Section(None, (Bullets(tuple(text(line) for line in lines)),))
 
 
 def _cells_count(cells: list[dict[str, Any]]) -> str:
@@ -300,37 +316,24 @@ def legend(run: RunData) -> str:
     return TABLE_LEGEND.format(noisy=NOISY, precision=100 * target_precision_of(run.run_info))
 
 
-def section_table(run: RunData) -> str:
+def results_section(run: RunData) -> Section:
     precision = target_precision_of(run.run_info)
-    tables = "".join(
-        _headed(heading, summary_table(cells, precision)) + "\n" for heading, cells in _per_target(run)
-    )
-    return "## Results\n\n" + tables + legend(run) + "\n"
+    blocks: list[Block] = []
+    for heading, cells in _per_target(run):
+        blocks += _headed(heading, results_table(cells, precision))
+    return Section("Results", (*blocks, Paragraph(text(legend(run)))))
 
 
-def section_comparisons(run: RunData) -> str:
+def comparisons_section(run: RunData) -> Section | None:
     """Each stack against the baseline, a sentence each under a heading per tool and level (and target)."""
     found = comparisons_of(run)
     if not found:
         why = missing_baseline(run.cells, run.run_info)
-        return f"## Comparisons\n\n{why}\n" if why else ""
-    parts = ["## Comparisons", "", intro(found[0].baseline), ""]
+        return Section("Comparisons", (Paragraph(text(why)),)) if why else None
+    blocks: list[Block] = [Paragraph(text(intro(found[0].baseline)))]
     for heading, group in grouped(found, several_targets(run)).items():
-        parts += [f"### {heading}", "", *(f"- {c.sentence}" for c in group), ""]
-    return "\n".join(parts)
-
-
-def comparisons_html(run: RunData) -> str:
-    esc = html.escape
-    found = comparisons_of(run)
-    if not found:
-        why = missing_baseline(run.cells, run.run_info)
-        return f"<h2>Comparisons</h2><p>{esc(why)}</p>" if why else ""
-    parts = ["<h2>Comparisons</h2>", f"<p>{esc(intro(found[0].baseline))}</p>"]
-    for heading, group in grouped(found, several_targets(run)).items():
-        items = "".join(f"<li>{esc(c.sentence)}</li>" for c in group)
-        parts.append(f"<h3>{esc(heading)}</h3><ul>{items}</ul>")
-    return "".join(parts)
+        blocks += [Subheading(heading), Bullets(tuple(text(c.sentence) for c in group))]
+    return Section("Comparisons", tuple(blocks))
 
 
 SIDE_BY_SIDE_INTRO = (
@@ -357,22 +360,25 @@ def side_by_side(run: RunData) -> list[tuple[str, str, list[str], list[dict[str,
     ]
 
 
-def section_side_by_side(run: RunData) -> str:
+def side_by_side_section(run: RunData) -> Section | None:
     """Several targets: each compared with the first (the host differences, then the compare table)."""
     if not several_targets(run):
-        return ""
+        return None
     from benchstack.compare import COLUMNS as COMPARE_COLUMNS
-    from benchstack.compare import differences_text
+    from benchstack.compare import differences_heading
 
     pairs = side_by_side(run)
-    parts = ["## Targets side by side", "", SIDE_BY_SIDE_INTRO.format(first=pairs[0][0]), ""]
+    blocks: list[Block] = [Paragraph(text(SIDE_BY_SIDE_INTRO.format(first=pairs[0][0])))]
     for first, other, differences, rows in pairs:
-        parts += [f"### {first} -> {other}", "", *differences_text(differences)]
-        parts += [_markdown_table(COMPARE_COLUMNS, rows), ""]
-    return "\n".join(parts)
+        blocks += [Subheading(f"{first} -> {other}"), Paragraph(text(differences_heading(differences)))]
+        if differences:
+            blocks.append(Bullets(tuple(text(d) for d in differences)))
+        blocks.append(Table(COMPARE_COLUMNS, _rows(COMPARE_COLUMNS, rows)))
+    return Section("Targets side by side", tuple(blocks))
 
 
-def section_notes(run: RunData) -> str:
+def notes_section(run: RunData) -> Section | None:
+    """The parsers' notes, each with the cells (stacks) it came from."""
     notes: dict[str, list[str]] = {}
     several = several_targets(run)
     for cell in run.cells:
@@ -382,30 +388,46 @@ def section_notes(run: RunData) -> str:
         for note in cell.get("notes") or []:
             notes.setdefault(note, []).append(name)
     if not notes:
-        return ""
-    lines = ["## Notes from the parsers", ""]
-    for note, stacks in notes.items():
-        lines.append(f"- {note} ({len(stacks)} cells: {', '.join(sorted(set(stacks)))})")
-    return "\n".join(lines) + "\n"
+        return None
+    items = tuple(
+        text(f"{note} ({len(stacks)} cells: {', '.join(sorted(set(stacks)))})")
+        for note, stacks in notes.items()
+    )
+    return Section("Notes from the parsers", (Bullets(items),))
 
 
-def section_dns_probe(run: RunData) -> str:
+def dns_section(run: RunData) -> Section | None:
     """The DNS-caching probe's table per host, when the run includes one (run.json ``dns_probe``)."""
     probes = (run.run_info or {}).get("dns_probe")
     if not isinstance(probes, dict):
-        return ""
-    parts = []
+        return None
+    blocks: list[Block] = []
     for host, probe in sorted(probes.items()):
         if isinstance(probe, dict) and probe.get("rows"):
             head = f"{host}, {probe.get('requests')} requests per runtime and resolver:"
-            parts.append(f"{head}\n\n{probe_table(probe['rows'])}\n")
-    if not parts:
-        return ""
-    return "## DNS lookups per runtime\n\n" + "\n".join(parts)
+            blocks += [Paragraph(text(head)), Table(PROBE_COLUMNS, tuple(probe_table_rows(probe["rows"])))]
+    return Section("DNS lookups per runtime", tuple(blocks)) if blocks else None
 
 
-def section_verdict(run: RunData) -> str:
-    return verdict_markdown(verdict_of(run))
+def verdict_section(v: Verdict) -> Section:
+    """The verdict: each reason with its cells, the load points' statuses, slow responses, what was not
+    checked."""
+    reasons = tuple(
+        text(Span(r.status, STRONG), " ", Span(r.code, CODE), f": {r.message} (cells: {cells_text(r.cells)})")
+        for r in v.reasons
+    )
+    blocks: list[Block] = [
+        Bullets(reasons) if reasons else Paragraph(text("No reason to doubt these numbers was found.")),
+        Paragraph(
+            text(f"Load points: {counts_text(v)}. What each reason means and what to do: docs/verdict.md.")
+        ),
+    ]
+    if v.slow:
+        slow = tuple(text(f"{s.message} (cells: {cells_text(s.cells)})") for s in v.slow)
+        blocks += [Paragraph(text(f"{SLOW_TITLE}:")), Bullets(slow)]
+    if v.not_checked:
+        blocks += [Paragraph(text("Not checked:")), Bullets(tuple(text(n) for n in v.not_checked))]
+    return Section(f"Verdict: {v.status}", tuple(blocks), status=v.status)
 
 
 # ---------------------------------------------------------------- latency distributions (issue 15)
@@ -464,77 +486,43 @@ def _per_target(run: RunData) -> list[tuple[str | None, list[dict[str, Any]]]]:
     return [(target_heading(run, t), cells) for t, cells in targets_of(run).items()]
 
 
-def _headed(heading: str | None, table: str) -> str:
+def _headed(heading: str | None, table: Table) -> list[Block]:
     """A table under its target's heading (none for a run with one target)."""
-    return f"### {heading}\n\n{table}" if heading else table
+    return [Subheading(heading), table] if heading else [table]
 
 
-def section_distributions(run: RunData) -> str:
+def distributions_section(run: RunData) -> Section | None:
     """Pooled and median-of-repetitions latency percentiles per load point, each labelled."""
     if not any(c.get("latency_dist") for c in run.cells):
-        return ""
-    tables = "\n".join(
-        _headed(heading, _markdown_table(DIST_COLUMNS, distribution_rows(cells))) + "\n"
-        for heading, cells in _per_target(run)
-    )
-    return f"## Latency distributions\n\n{tables}\n{_distribution_legend(run.cells)}\n"
-
-
-def _html_table(
-    columns: tuple[str, ...], rows: list[dict[str, str]], noisy: bool = False, sep: str = ""
-) -> str:
-    """A table; ``noisy``: rows whose precision (±) is marked noisy get the noisy class; ``sep`` between the
-    rows."""
-    esc = html.escape
-    parts = ["<table><thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in columns) + "</tr></thead><tbody>"]
-    for row in rows:
-        mark = ' class="noisy"' if noisy and row["±"].endswith(NOISY) else ""
-        parts.append(f"<tr{mark}>" + "".join(f"<td>{esc(row[c])}</td>" for c in columns) + "</tr>")
-    parts.append("</tbody></table>")
-    return sep.join(parts)
-
-
-def _html_heading(heading: str | None) -> list[str]:
-    return [f"<h3>{html.escape(heading)}</h3>"] if heading else []
-
-
-def distributions_html(run: RunData) -> str:
-    if not any(c.get("latency_dist") for c in run.cells):
-        return ""
-    esc = html.escape
-    parts = ["<h2>Latency distributions</h2>"]
+        return None
+    blocks: list[Block] = []
     for heading, cells in _per_target(run):
-        parts += [*_html_heading(heading), _html_table(DIST_COLUMNS, distribution_rows(cells))]
-    parts.append(f"<p>{esc(_distribution_legend(run.cells))}</p>")
-    return "".join(parts)
+        blocks += _headed(heading, Table(DIST_COLUMNS, _rows(DIST_COLUMNS, distribution_rows(cells))))
+    return Section("Latency distributions", (*blocks, Paragraph(text(_distribution_legend(run.cells)))))
 
 
-def side_by_side_html(run: RunData) -> str:
-    if not several_targets(run):
-        return ""
-    from benchstack.compare import COLUMNS as COMPARE_COLUMNS
-    from benchstack.compare import differences_text
-
-    esc = html.escape
-    pairs = side_by_side(run)
-    parts = ["<h2>Targets side by side</h2>", f"<p>{esc(SIDE_BY_SIDE_INTRO.format(first=pairs[0][0]))}</p>"]
-    for first, other, differences, rows in pairs:
-        lines = [line for line in differences_text(differences) if line]
-        parts += [f"<h3>{esc(first)} -&gt; {esc(other)}</h3>", f"<p>{esc(lines[0])}</p>"]
-        if lines[1:]:
-            parts.append("<ul>" + "".join(f"<li>{esc(line[2:])}</li>" for line in lines[1:]) + "</ul>")
-        parts.append(_html_table(COMPARE_COLUMNS, rows))
-    return "".join(parts)
+def plots_section(plots: list[Path], problem: str | None) -> Section:
+    """The plots (report.html only), or why there are none."""
+    blocks: list[Block] = [Paragraph(text(problem))] if problem else []
+    return Section("Plots", (*blocks, *(Figure(path) for path in plots)), in_markdown=False)
 
 
-SECTIONS: list[Callable[[RunData], str]] = [
-    section_summary, section_comparisons, section_verdict, section_table, section_side_by_side,
-    section_distributions, section_notes, section_dns_probe,
-]  # fmt: skip
-
-
-def render_report(run: RunData) -> str:
-    return "\n".join(part for part in (section(run) for section in SECTIONS) if part)
+def build_report(run: RunData, plots: list[Path] | None = None, plot_problem: str | None = None) -> Report:
+    """The report of the run, in its order, with the verdict and the comparisons the run computed once
+    (:func:`verdict_of`, :func:`comparisons_of`); ``plots``: the PNG files report.html shows."""
+    title, summary = summary_section(run)
+    sections = [
+        summary,
+        comparisons_section(run),
+        verdict_section(verdict_of(run)),
+        results_section(run),
+        side_by_side_section(run),
+        distributions_section(run),
+        plots_section(plots or [], plot_problem),
+        notes_section(run),
+        dns_section(run),
+    ]
+    return Report(title, tuple(s for s in sections if s is not None))
 
 
 # The distribution stays in the cell JSON (bench-stack hist exports it as CSV); its tail percentiles are
@@ -569,52 +557,6 @@ def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
             writer.writerow(_csv_row(cell, why.get(id(cell))))
 
 
-def render_html(run: RunData, plots: list[Path], plot_problem: str | None = None) -> str:
-    """report.html: the sections of report.md in its order, with the plots (PNG as data: URIs), one file."""
-    precision = target_precision_of(run.run_info)
-    esc = html.escape
-    summary = section_summary(run).splitlines()
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{esc(summary[0].lstrip('# '))}</title>",
-        "<style>body{font-family:sans-serif;margin:2em;max-width:80em}"
-        "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .5em;text-align:right}"
-        "td:nth-child(-n+2),th{text-align:left}.noisy{background:#fff3cd}img{max-width:100%}"
-        ".verdict-valid{color:#1e7b34}.verdict-noisy{color:#8a6d00}.verdict-invalid{color:#b02a37}</style>",
-        "</head><body>",
-        f"<h1>{esc(summary[0].lstrip('# '))}</h1>",
-        "<ul>"
-        + "".join(f"<li>{esc(line[2:])}</li>" for line in summary[2:] if line.startswith("- "))
-        + "</ul>",
-        comparisons_html(run),
-        verdict_html(verdict_of(run)),
-        "<h2>Results</h2>",
-    ]
-    for heading, cells in _per_target(run):
-        parts += [*_html_heading(heading), _html_table(COLUMNS, summary_rows(cells, precision), True, "\n")]
-    parts.append(f"<p>{esc(legend(run))}</p>")
-    if several_targets(run):
-        parts.append(side_by_side_html(run))
-    parts.append(distributions_html(run))
-    parts.append("<h2>Plots</h2>")
-    if plot_problem:
-        parts.append(f"<p>{esc(plot_problem)}</p>")
-    for path in plots:
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
-        parts.append(f'<figure><img alt="{esc(path.stem)}" src="data:image/png;base64,{data}"></figure>')
-    notes = section_notes(run)
-    if notes:
-        parts.append("<h2>Notes from the parsers</h2><ul>")
-        parts += [f"<li>{esc(line[2:])}</li>" for line in notes.splitlines() if line.startswith("- ")]
-        parts.append("</ul>")
-    dns = section_dns_probe(run)
-    if dns:
-        parts.append(f"<h2>DNS lookups per runtime</h2><pre>{esc(dns.split(chr(10), 2)[2])}</pre>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
-
-
 def plot_cells(run: RunData) -> list[dict[str, Any]]:
     """The cells as the plots take them: the counted ones; with several targets each line is
     ``<stack> @ <target>``, so one plot shows the targets side by side."""
@@ -639,12 +581,10 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
     run = RunData(directory, load_cells(directory), read_run_info(directory))
     store_verdict(directory, verdict_of(run))
     store_comparisons(directory, [c.to_dict() for c in comparisons_of(run)])
-    report = directory / "report.md"
-    report.write_text(render_report(run), encoding="utf-8")
     write_csv(directory / "cells.csv", run.cells)
+    plots: list[Path] = []
+    problem = None
     if html_report:
-        plots: list[Path] = []
-        problem = None
         try:
             from benchstack.plots import write_plots
         except ImportError as exc:  # matplotlib missing
@@ -653,5 +593,9 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
             )
         else:
             plots = write_plots(plot_cells(run), directory)
-        (directory / "report.html").write_text(render_html(run, plots, problem), encoding="utf-8")
-    return report, run
+    report = build_report(run, plots, problem)
+    path = directory / "report.md"
+    path.write_text(render.markdown(report), encoding="utf-8")
+    if html_report:
+        (directory / "report.html").write_text(render.html(report), encoding="utf-8")
+    return path, run

@@ -22,6 +22,7 @@ prints the figures again for the runs an earlier call left in DIR, and the compa
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
 import os
 import statistics
@@ -41,6 +42,7 @@ from benchstack.report import read_run_info  # noqa: E402
 from benchstack.stats import median_ci, relative_half_width  # noqa: E402
 
 CONTAINER = "bench-local"
+EXPECTED_INSIDE = math.erf(1.959964 / 2)  # P(|Z| < 1.96 / sqrt(2)) = erf(1.96 / 2): 0.834
 TARGET = 0.05
 Point = tuple[str, str, bool, int]
 
@@ -249,6 +251,10 @@ def main() -> int:
     if total:
         share = 100 * inside / total
         print(f"  medians inside the other quiet runs' intervals: {inside} of {total} ({share:.0f} %)")
+        # Two runs' medians, each with the same standard error, differ by sqrt(2) times that: a calibrated
+        # 95 % interval holds the other run's median with P(|Z| < 1.96 / sqrt(2)), not 95 %.
+        expected = f"{100 * EXPECTED_INSIDE:.0f} %"
+        print(f"    (calibrated 95 % intervals and no drift between runs: {expected} expected)")
     for tool in sorted({k[1] for k in keys}):
         orders = [ranking(r, tool) for r in quiet]
         same = all(o == orders[0] for o in orders)

@@ -40,7 +40,7 @@ class ActionModule(ActionBase):
                 raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
             report, run = write_run_report(run_dir)
             verdict = verdict_of(run)
-            table = end_of_run_text(run.cells, run.run_info, verdict)
+            table = end_of_run_text(run)
             comparisons = [c.to_dict() for c in comparisons_of(run)]
             results_dir = args["results_dir"]
             latest = point_latest(run_dir, results_dir) if results_dir else None

@@ -114,6 +114,38 @@ def test_extra_cells_continue_the_repetitions_of_imprecise_load_points_and_their
     assert (a7.repetition, a7.port) == (7, 8001)
 
 
+def test_every_cell_of_an_extra_round_has_the_rounds_number(tmp_path: Path) -> None:
+    # a needed 3 more cells alone (r7-r9). b's r3 was disturbed: b is due again, in the same round as a's
+    # r10, so its cell is r10 too (the same minute, paired with a's), not r7 (paired with a cell minutes off).
+    exp = experiment(**WRITTEN, baseline="a")
+    noisy = ["interference: foreign CPU 40 %"]
+    b = [cell("b", r, v, disturbed=noisy if r == 3 else None) for r, v in enumerate(QUIET, 1)]
+    store(tmp_path, *rounds("a", SPREAD + [1000.0] * 3), *b)
+    cells = extra_cells(tmp_path, exp)
+    assert sorted(p.cell_id for p in cells) == ["a__ab__c50__r10", "b__ab__c50__r10"]
+
+
+def test_a_comparison_without_enough_pairs_gets_rounds_with_its_baseline(tmp_path: Path) -> None:
+    # b is precise (6 counted), but 2 of a's 6 rounds were disturbed: 4 pairs, 6 needed for an interval.
+    exp = experiment(**WRITTEN, baseline="a")
+    noisy = ["interference: foreign CPU 40 %"]
+    a = [cell("a", r, v, disturbed=noisy if r in (2, 5) else None) for r, v in enumerate(QUIET, 1)]
+    a += [cell("a", 7, 1000.0), cell("a", 8, 1002.0)]  # measured again alone: no pair with b
+    store(tmp_path, *a, *rounds("b", QUIET))
+    assert sorted(p.cell_id for p in extra_cells(tmp_path, exp)) == ["a__ab__c50__r9", "b__ab__c50__r9"]
+    store(tmp_path, cell("a", 9, 1000.0), cell("b", 9, 1000.0), cell("a", 10, 1001.0), cell("b", 10, 999.0))
+    assert extra_cells(tmp_path, exp) == []  # 6 pairs: the comparison has its interval
+
+
+def test_a_stack_waits_for_no_pairs_from_a_baseline_at_its_bounds(tmp_path: Path) -> None:
+    exp = experiment(**{**WRITTEN, "max_repetitions": 6}, baseline="a")
+    noisy = ["interference: foreign CPU 40 %"]
+    a = [cell("a", r, 1000.0) for r in range(1, 7)]
+    b = [cell("b", r, v, disturbed=noisy if r == 1 else None) for r, v in enumerate(QUIET, 1)]
+    store(tmp_path, *a, *b, cell("b", 7, 1000.0))
+    assert extra_cells(tmp_path, exp) == []  # 5 pairs, but a has its 6 counted cells: no pair can come
+
+
 def test_a_precise_baseline_alone_gets_no_round(tmp_path: Path) -> None:
     exp = experiment(**WRITTEN, baseline="b")
     store(tmp_path, *rounds("a", QUIET), *rounds("b", QUIET))
@@ -168,7 +200,7 @@ def test_a_cell_whose_throughput_collapsed_is_left_out_and_measured_again(tmp_pa
     )
     assert [c["repetition"] for c in counted(group)] == [1, 3]
     # Six rounds wanted, a loose precision target that the six cells would reach with the collapsed one:
-    # only the collapse calls for a seventh round, of that load point alone.
+    # only the collapse calls for a seventh round of a; b, precise, gets it too, for its sixth pair with a.
     six = rounds("a", [5012.0, 4990.0, 5003.0, 329.7, 4987.0, 5001.0])
     load = {"repetitions": 6, "max_repetitions": 8, "target_precision": 0.9}
     typed = Load(plans=(), baseline="a", **load)
@@ -176,8 +208,8 @@ def test_a_cell_whose_throughput_collapsed_is_left_out_and_measured_again(tmp_pa
     assert reached is not None and reached < 0.9
     assert more_needed(six, typed)
     store(tmp_path, *six, *rounds("b", QUIET))
-    [again] = extra_cells(tmp_path, experiment(**load), seed=None)
-    assert (again.stack, again.repetition) == ("a", 7)
+    again = extra_cells(tmp_path, experiment(**load), seed=None)
+    assert [(p.stack, p.repetition) for p in again] == [("a", 7), ("b", 7)]
 
 
 def test_collapse_is_judged_at_its_limit_against_the_others_median_robustly() -> None:

@@ -7,11 +7,12 @@ from conftest import STORED_META, read_data, schema_file_errors
 
 from benchstack.cell import cell_to_dict, make_cell, write_cell
 from benchstack.loadtools import ab, wrk
+from benchstack.render import markdown
 from benchstack.report import (
     RunData,
+    build_report,
     plot_cells,
     read_run_info,
-    section_summary,
     summary_rows,
     summary_table,
     target_precision_of,
@@ -330,4 +331,20 @@ def test_the_plots_and_the_run_summary_leave_disturbed_cells_out_of_the_figures(
     cells[1]["disturbed"] = ["steal 30 %"]
     run = RunData(Path("run"), cells, None)
     assert plot_cells(run) == [cells[0]]
-    assert "- cells: 2 (1 disturbed or collapsed: kept, not counted)" in section_summary(run)
+    assert "- cells: 2 (1 disturbed or collapsed: kept, not counted)" in markdown(build_report(run))
+
+
+def test_report_html_escapes_every_value_and_its_template_ships_in_the_package(tmp_path: Path) -> None:
+    import tomllib
+
+    from benchstack.render import html
+
+    run = RunData(tmp_path / "run", [cell("ab", "normal.txt", "<b>&stack")], None)
+    page = html(build_report(run))
+    assert "<b>&stack" not in page
+    assert "<td>&lt;b&gt;&amp;stack</td>" in page and "<li>cells: 1</li>" in page
+    root = Path(__file__).resolve().parents[2]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = pyproject["tool"]["setuptools"]["package-data"]["benchstack"]
+    assert "report.html.j2" in {p.name for pattern in shipped for p in (root / "benchstack").glob(pattern)}
+    assert "jinja2>=3.1" in pyproject["project"]["dependencies"]

@@ -8,8 +8,9 @@ import pytest
 from conftest import read_data
 from test_plugins import load_plugin
 
+from benchstack import render
 from benchstack.dns import probe_rows
-from benchstack.report import RunData, render_html, render_report, section_dns_probe
+from benchstack.report import RunData, build_report, dns_section
 
 host_filters = load_plugin("filter", "bench_host")
 
@@ -34,21 +35,25 @@ def run_with(info: dict[str, object] | None) -> RunData:
 
 
 def test_report_shows_the_probe_table_per_host_when_the_run_has_one() -> None:
-    text = section_dns_probe(run_with({"dns_probe": {"bench-local": {"requests": 5, "rows": ROWS}}}))
+    section = dns_section(run_with({"dns_probe": {"bench-local": {"requests": 5, "rows": ROWS}}}))
+    assert section is not None
+    text = render.section_markdown(section)
     assert text.startswith("## DNS lookups per runtime\n\nbench-local, 5 requests per runtime and resolver:")
     assert "| ruby | Net::HTTP | via nscd | 5 | 1 | 2 | 0.20 | caches |" in text
-    assert "## DNS lookups per runtime" in render_report(run_with({"dns_probe": {"h": {"rows": ROWS}}}))
+    report = build_report(run_with({"dns_probe": {"h": {"rows": ROWS}}}))
+    assert "## DNS lookups per runtime" in render.markdown(report)
 
 
 @pytest.mark.parametrize("info", [None, {}, {"dns_probe": None}, {"dns_probe": {"h": {"rows": []}}}])
 def test_report_has_no_probe_section_without_a_probe(info: dict[str, object] | None) -> None:
-    assert section_dns_probe(run_with(info)) == ""
-    assert "DNS lookups" not in render_html(run_with(info), [])
+    assert dns_section(run_with(info)) is None
+    assert "DNS lookups" not in render.html(build_report(run_with(info)))
 
 
 def test_html_report_carries_the_probe_table() -> None:
-    html = render_html(run_with({"dns_probe": {"h": {"requests": 5, "rows": ROWS}}}), [])
-    assert "<h2>DNS lookups per runtime</h2><pre>h, 5 requests" in html and "via nscd" in html
+    page = render.html(build_report(run_with({"dns_probe": {"h": {"requests": 5, "rows": ROWS}}})))
+    assert page.index("<h2>DNS lookups per runtime</h2>") < page.index("<p>h, 5 requests per runtime and")
+    assert "<td>Net::HTTP</td><td>via nscd</td><td>5</td><td>1</td><td>2</td><td>0.20</td>" in page
 
 
 def test_sysctl_filters_chain_as_the_role_uses_them() -> None:
