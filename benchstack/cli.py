@@ -36,10 +36,25 @@ from benchstack.results.cell import (
     stored_cell_problems,
     validate_cell,
 )
-from benchstack.results.drop import DropError, drop_cells
-from benchstack.results.files import read_json
-from benchstack.results.formats import RUN_INFO, validate_run_info
-from benchstack.results.model import ParseError
+from benchstack.compare import compare_table, differences_text
+from benchstack.comparison import baseline_of, comparisons_text
+from benchstack.drop import DropError, drop_cells
+from benchstack.experiment import ExperimentError
+from benchstack.files import read_json
+from benchstack.formats import RUN_INFO, validate_run_info
+from benchstack.hist import HistError, csv_name, csv_text, hist
+from benchstack.hostdiff import run_differences, target_differences
+from benchstack.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_bounded
+from benchstack.loadtools import TOOLS, parse
+from benchstack.model import ParseError
+from benchstack.plan import compile_plan, experiment_path, run_dir_for
+from benchstack.render import verdict_text
+from benchstack.report import end_of_run_text, read_run_info, write_run_report
+from benchstack.runfolder import RunDirError, results_root_problem
+from benchstack.settings import setting_problems
+from benchstack.stacks import DEFAULT_ROOTS, Roots
+from benchstack.targets import by_target, run_targets
+from benchstack.verdict import run_verdict, slow_above_limit
 
 STRICT_FAILED = 3
 # The project's experiments/ folder, where a bare experiment name is looked up (as the playbook does).
@@ -131,6 +146,13 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="accept a plan over the limits a user may lift (hours of cells, hundreds of app server "
         "processes): the playbook's -e bench_yes=true",
+    )
+    p.add_argument(
+        "--vars",
+        type=Path,
+        metavar="FILE",
+        help="a YAML file of variables as the playbook's -e @FILE takes them (role variables, bench_* "
+        "settings, the roots, bench_results_dir, bench_run_dir), checked as the plan play checks them",
     )
     p.add_argument("--run-root", default=DEFAULT_ROOTS.run, help="bench_run_root (default %(default)s)")
     p.add_argument("--app-root", default=DEFAULT_ROOTS.apps, help="bench_app_root (default %(default)s)")
@@ -365,13 +387,52 @@ def _run_info_problems(path: Path) -> list[str]:
     return validate_run_info(data)
 
 
+def _read_vars(path: Path) -> dict[str, Any]:
+    """The variables of ``--vars FILE``: a YAML mapping, read within the bounds of an experiment."""
+    data = load_yaml(read_bounded(path, MAX_EXPERIMENT_BYTES).decode("utf-8"))
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError(f"must be a mapping of variables, not {type(data).__name__}")
+    return {str(k): v for k, v in data.items()}
+
+
 def _cmd_experiment(args: argparse.Namespace) -> int:
-    roots = Roots(run=args.run_root, apps=args.app_root, units=args.unit_config_dir)
+    given: dict[str, Any] = {}
+    if args.vars is not None:
+        try:
+            given = _read_vars(args.vars)
+        except (InputError, UnicodeDecodeError) as exc:
+            _err(f"{args.vars}: {exc}")
+            return 1
+    roots = Roots(
+        run=str(given.get("bench_run_root", args.run_root)),
+        apps=str(given.get("bench_app_root", args.app_root)),
+        units=str(given.get("bench_unit_config_dir", args.unit_config_dir)),
+    )
+    # As the plan play: the file's variables are given with -e (bench_plan.py, benchstack.settings).
+    problems = setting_problems(given, given)
+    yes = args.yes or str(given.get("bench_yes", "")).lower() in ("true", "yes", "1")
     try:
-        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots, allow_large=args.yes)
+        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots, allow_large=yes)
     except ExperimentError as exc:
-        _err(str(exc))
+        _err("\n".join([str(exc), *problems]))
         return 1
+    if problems:
+        _err("invalid variables:\n  - " + "\n  - ".join(problems))
+        return 1
+    results_dir = str(given.get("bench_results_dir", PROJECT_DIR / "results"))
+    problem = results_root_problem(results_dir)
+    if problem:
+        _err(f"bench_results_dir: {problem}")
+        return 1
+    if "bench_run_dir" in given:
+        outside = str(given.get("bench_run_dir_outside", "")).lower() in ("true", "yes", "1")
+        try:
+            run_dir_for(plan, results_dir, str(given["bench_run_dir"]), outside)
+        except RunDirError as exc:
+            _err(f"bench_run_dir: {exc}")
+            return 1
     for warning in plan["warnings"]:
         _err(f"warning: {warning}")
     # app.env values may be secrets: the printed plan names them only (the stacks carry fingerprints).

@@ -2,10 +2,11 @@
 
 ``meta/argument_specs.yml`` checks types and choices, and has no patterns: ``"0\\nExecStartPre=..."`` is a
 string, and in a unit file it is a second directive; ``"auto; worker_priority -5"`` passed ``nginx -t``.
-So every role variable that is not an int, a bool or a choice gets one check here, for its context (a CPU
-list, a user name, a path in a config, a URL, a version...), and the plan (``bench_plan``) applies it to
-every role variable the inventory or ``-e`` sets, before any host is touched. A unit test walks every role's
-argument_specs: a new string variable without a check here fails it.
+So every role variable that is not a bool or a choice gets one check here, for its context (a CPU list,
+a user name, a path in a config, a URL, a version, a number's range...), and the plan (``bench_plan``)
+applies it to every role variable the inventory or ``-e`` sets, before any host is touched. A unit test
+walks every role's argument_specs: a new variable that is neither a bool nor a choice, without a check
+here, fails it.
 
 Role defaults are the project's own and are not checked; what the plan hands the roles (the stacks, the
 apps, the env lines) was checked when the plan was compiled, so setting it outside the plan is refused.
@@ -42,6 +43,7 @@ _SYSCTL_RE = re.compile(r"^[a-z0-9_]+(?:[./][a-z0-9_-]+)+$")
 _SYSCTL_VALUE_RE = re.compile(r"^[A-Za-z0-9_.-]+(?:[ \t][A-Za-z0-9_.-]+)*$")
 _GOVERNOR_RE = re.compile(r"^[a-z]{1,32}$")
 _HANDLER_RE = re.compile(r"^[A-Za-z0-9 _.,()'-]{1,200}$")
+NOFILE_MAX = 1_048_576  # Linux's default fs.nr_open: no process may have a higher open-files limit
 
 
 def _pattern(regex: re.Pattern[str], what: str, empty: bool = False) -> Check:
@@ -114,6 +116,19 @@ def _worker_processes(value: Any) -> str | None:
     if isinstance(value, str) and value.isdigit() and 1 <= int(value) <= 1024:
         return None
     return f"must be auto or a number of processes from 1 to 1024, not {shown(value)}"
+
+
+def _range(low: float, high: float, what: str, kind: type = int) -> Check:
+    """A number from ``low`` to ``high``: typed variables reach a config as they are (``keepalive -1;``,
+    ``LimitNOFILE=0``) and argument_specs have no ranges. ``kind`` float takes an int too."""
+    kinds = (int, float) if kind is float else (int,)
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+            return f"must be {what} from {low:_} to {high:_}, not {shown(value)}"
+        return None
+
+    return check
 
 
 def _tarball(value: Any) -> str | None:
@@ -189,6 +204,11 @@ CHECKS: dict[str, Check | None] = {
     "app_server_perl_lib_dir": FOLDER,
     "app_server_ruby_lib_dir": FOLDER,
     "app_server_php_fpm_bin": PATH,
+    # Numbers: LimitNOFILE=, puma.rb, the start commands' options (thin, Starman, start_server).
+    "app_server_nofile": _range(1024, NOFILE_MAX, "a number of open files"),
+    "app_server_max_persistent_conns": _range(1, 100_000, "a number of connections"),
+    "app_server_keepalive_timeout": _range(1, 3600, "a number of seconds"),
+    "app_server_starlet_kill_old_delay": _range(0, 3600, "a number of seconds"),
     # bench_host: the benchmark user, its folders, sysctls, the CPU governor, the fingerprint.
     "bench_host_extra_packages": _each(PACKAGE),
     "bench_host_fingerprint_sysctls": _each(_pattern(_SYSCTL_RE, "a sysctl name such as net.core.somaxconn")),
@@ -207,6 +227,8 @@ CHECKS: dict[str, Check | None] = {
         _pattern(_SYSCTL_VALUE_RE, "a sysctl value (numbers or words separated by spaces)"),
     ),
     "bench_host_cpu_governor": _pattern(_GOVERNOR_RE, "a cpufreq governor such as performance", empty=True),
+    "bench_host_nofile": _range(1024, NOFILE_MAX, "a number of open files"),
+    "bench_host_cache_valid_time": _range(0, 30 * 86_400, "a number of seconds"),
     # build_archive: an internal role the runtimes include with their own values.
     "build_archive_version": VERSION,
     "build_archive_root": FOLDER,
@@ -229,6 +251,9 @@ CHECKS: dict[str, Check | None] = {
     "dns_check_probe_python": PATH,
     "dns_check_probe_perl": PATH,
     "dns_check_probe_php": PATH,
+    "dns_check_probe_http_port": _range(1024, 65535, "a port (the probe runs unprivileged)"),
+    "dns_check_probe_requests": _range(1, 1000, "a number of requests"),
+    "dns_check_timeout_s": _range(0.1, 600, "a number of seconds", float),
     "dns_check_probe_dir": FOLDER,
     "dns_check_probe_config_dir": FOLDER,
     "dns_check_probe_log_dir": FOLDER,
@@ -242,6 +267,10 @@ CHECKS: dict[str, Check | None] = {
     "nginx_stacks": _plan_set,
     "nginx_worker_processes": _worker_processes,
     "nginx_cpu_affinity": CPUS,
+    "nginx_worker_connections": _range(1, NOFILE_MAX, "a number of connections"),
+    "nginx_worker_rlimit_nofile": _range(1024, NOFILE_MAX, "a number of open files"),
+    "nginx_upstream_keepalive": _range(1, 100_000, "a number of connections"),
+    "nginx_upstream_keepalive_timeout": _range(1, 3600, "a number of seconds"),
     # perl, python, ruby: package lists, versions, sources, build options, folders.
     "perl_modules": _each(PACKAGE),
     "python_venv": FOLDER,

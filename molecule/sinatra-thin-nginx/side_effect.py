@@ -4,8 +4,9 @@ evidence (tests/sideeffect.py); the tests in tests/ say what must hold. In order
 
 0. verify-gate: one thin instance on the Debian 12 host frozen (SIGSTOP: its unit stays active, so
    provisioning sees nothing to repair), then bench-stack.yml;
-1. broken-server-block: ``-e nginx_upstream_keepalive=-5`` (an int, so only nginx can refuse it), then a good
-   run with the scenario's own inputs;
+1. broken-server-block: the nginx role alone (nginx.yml, as a user's own playbook runs it) given upstream
+   keepalive -5, which only nginx refuses there (in a bench-stack run the plan refuses it first), then the
+   same without it;
 2. bad-input-*: the nginx config injection (tests/bad-inputs), thin stacks whose app folder is missing or
    holds no config.ru, a static stack whose folder is missing;
 3. stock-switch: the Debian 12 host (tuned) switched to nginx's stock main config;
@@ -65,6 +66,8 @@ EXPERIMENT = PROJECT / "experiments" / "sinatra-thin-nginx.yml"
 BASE = yaml.safe_load(EXPERIMENT.read_text(encoding="utf-8"))
 WATCHED = ["/etc/nginx", "/etc/systemd/system", DEFAULT_ROOTS.units, DEFAULT_ROOTS.apps]
 RECONFIGURED = "sinatra-thin-x2-nginx"
+# The nginx role without bench-stack's plan in front of it (broken_server_block).
+NGINX_ALONE = str(Path(__file__).resolve().parent / "nginx.yml")
 # Rerun only what changed, as a user's second run does (the scenario's inventory says false for idempotence).
 SKIP = {"bench_provision_skip_unchanged": True}
 
@@ -133,8 +136,10 @@ def verify_gate() -> None:
 
 
 def broken_server_block() -> None:
-    step("broken-server-block", extra={"nginx_upstream_keepalive": -5})
-    run = playbook("provision.yml", extra=SKIP)
+    before = state()
+    run = playbook(NGINX_ALONE, extra={"side_effect_upstream_keepalive": -5}, tags="bench_nginx_config")
+    save("broken-server-block", {"playbook": run.to_dict(), "before": before, "after": state()})
+    run = playbook(NGINX_ALONE, tags="bench_nginx_config")
     save("good-after-broken", {"playbook": run.to_dict(), "after": state()})
 
 

@@ -1,29 +1,26 @@
 """Action: compile the run's plan once, on the controller, before any host is touched.
 
-Reads, validates and resolves the experiment (``benchstack.plan.resolved``), checks the run folder the user
-named, and checks every role variable the inventory or the command line sets against that role's
-``meta/argument_specs.yml``: every bad input fails here, in the first seconds, with one line per problem.
+Reads, validates and resolves the experiment (``benchstack.plan``), checks the run folder the user named,
+and checks every variable the inventory or the command line sets (``benchstack.settings``: role variables
+against their role's ``meta/argument_specs.yml`` and where they land, names bench-stack sets itself): every
+bad input fails here, in the first seconds, with one line per problem.
 The plan is returned as the fact ``bench_plan`` (with ``run_once`` it reaches every host of the play).
 """
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 from typing import Any
 
-import yaml
 from ansible.errors import AnsibleActionFail, AnsibleError
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
+from ansible.utils.vars import load_extra_vars
 
 from benchstack.actionargs import action_args
-from benchstack.measure.runlock import RunLockError, acquire, lock_wait_seconds
-from benchstack.plan.experiment import ExperimentError
-from benchstack.plan.pyreqs import role_default
-from benchstack.plan.resolved import (
+from benchstack.experiment import ExperimentError
+from benchstack.plan import (
     DEFAULT_EXPERIMENT,
     compile_plan,
     experiment_path,
@@ -32,62 +29,55 @@ from benchstack.plan.resolved import (
     seed_for,
     with_hosts,
 )
-from benchstack.plan.rolevars import plan_sets, variable_problems
-from benchstack.plan.stacks import Roots
-from benchstack.plan.topology import TopologyError, loadgen_targets, measured_targets
-from benchstack.provision.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
-from benchstack.results.runfolder import RunDirError, results_root_problem
+from benchstack.pyreqs import role_default
+from benchstack.runfolder import RunDirError, results_root_problem
+from benchstack.runlock import RunLockError, acquire
+from benchstack.settings import (
+    PROJECT_SETTINGS,
+    project_problems,
+    role_problems,
+    role_variable_names,
+    setting_problems,
+)
+from benchstack.stacks import Roots
+from benchstack.topology import TopologyError, loadgen_targets, measured_targets
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-ROLES_DIR = PROJECT_DIR / "roles"
-# libyaml's safe loader when PyYAML has it, as Ansible's own loader does: the same documents, and the
-# spec files parse in 0.016 s instead of 0.16 s in pure Python, on every plan.
-SPEC_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@functools.cache
-def role_options() -> tuple[tuple[str, dict[str, Any]], ...]:
-    """(role, the options of its main entry point) for every role, read once per process: the project's own
-    files, which a run does not change (a process that plans many times, like the tests, read them ~1,500
-    times)."""
-    found = []
-    for spec_file in sorted(ROLES_DIR.glob("*/meta/argument_specs.yml")):
-        specs = yaml.load(spec_file.read_text(encoding="utf-8"), Loader=SPEC_LOADER) or {}
-        options = ((specs.get("argument_specs") or {}).get("main") or {}).get("options") or {}
-        found.append((spec_file.parent.parent.name, options))
-    return tuple(found)
-
-
-def role_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]:
-    """Every role variable set outside the roles (inventory, play, command line) that its role's
-    argument_specs refuses, one line each."""
-    problems = []
-    for role, options in role_options():
-        given = {}
-        for name in options:
-            if name in task_vars:
-                try:
-                    given[name] = templar.template(task_vars[name])
-                except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
-                    continue
-        # What the plan sets is refused whatever its shape; the shape's errors would only hide why.
-        from_plan = {name: value for name, value in given.items() if plan_sets(name)}
-        problems += [f"role {role}: {problem}" for problem in variable_problems(from_plan)]
-        given = {name: value for name, value in given.items() if name not in from_plan}
-        if not given:
+def given_settings(task_vars: dict[str, Any], templar: Any) -> dict[str, Any]:
+    """The role variables and project settings set outside the roles (inventory, play, command line), as
+    plain values. A value that needs facts not gathered yet is left to its role's own check."""
+    given = {}
+    for name in sorted((role_variable_names() | set(PROJECT_SETTINGS)) & set(task_vars)):
+        try:
+            given[name] = templar.template(task_vars[name])
+        except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
             continue
-        # Set outside the role, so never missing: without "required" (a copy: the options are shared).
-        spec = {name: {k: v for k, v in options[name].items() if k != "required"} for name in given}
-        result = ArgumentSpecValidator(spec).validate(given)
-        problems += [f"role {role}: {error}" for error in result.error_messages]
-        # Then each value for the place it lands in (a unit file, a config): types are not enough.
-        typed = {
-            name: result.validated_parameters[name]
-            for name in given
-            if name in result.validated_parameters and not any(name in e for e in result.error_messages)
-        }
-        problems += [f"role {role}: {problem}" for problem in variable_problems(typed)]
-    return problems
+    return given
+
+
+def other_hosts_problems(task_vars: dict[str, Any], problems: list[str]) -> list[str]:
+    """The problems of the role variables and settings the inventory gives the play's other hosts (this
+    task's variables are the first host's only: a loadgens group's or a host's own variables are not among
+    them), each line once, naming the hosts, unless ``problems`` (this host's) already has it."""
+    hostvars = task_vars.get("hostvars") or {}
+    names = role_variable_names() | set(PROJECT_SETTINGS)
+    found: dict[str, list[str]] = {}
+    for host in task_vars.get("ansible_play_hosts_all") or []:
+        if host == task_vars.get("inventory_hostname") or host not in hostvars:
+            continue
+        mine = hostvars[host]  # its variables, computed once: each lookup templates one of them
+        given = {}
+        for name in sorted(names & set(mine)):
+            try:
+                given[name] = mine[name]
+            except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
+                continue
+        for line in role_problems(given) + project_problems(given):
+            if line not in problems:
+                found.setdefault(line, []).append(str(host))
+    return [f"{line} (on {', '.join(hosts)})" for line, hosts in found.items()]
 
 
 def python_settings(task_vars: dict[str, Any], templar: Any) -> dict[str, Any]:
@@ -116,25 +106,6 @@ def python_settings(task_vars: dict[str, Any], templar: Any) -> dict[str, Any]:
     return out
 
 
-def project_variable_problems(task_vars: dict[str, Any], templar: Any) -> list[str]:
-    """The project-wide settings outside any role, checked as the roles' variables are."""
-    problems = []
-    if "bench_cpu_split" in task_vars:
-        value = str(templar.template(task_vars["bench_cpu_split"]))
-        if value not in CPU_SPLIT_SETTINGS:
-            problems.append(f"bench_cpu_split: must be one of {', '.join(CPU_SPLIT_SETTINGS)}, not {value!r}")
-    if "bench_lock_wait" in task_vars:
-        value = templar.template(task_vars["bench_lock_wait"])
-        if lock_wait_seconds(value) is None:
-            problems.append(f"bench_lock_wait: must be a number of seconds, 0 or more, not {value!r}")
-    for name in ("bench_provision_skip_unchanged", "bench_targets_parallel", "bench_yes", "bench_keep_going"):
-        if name in task_vars:
-            value = templar.template(task_vars[name])
-            if str(value).lower() not in ("true", "false", "yes", "no", "1", "0"):
-                problems.append(f"{name}: must be true or false, not {value!r}")
-    return problems
-
-
 # What a task may pass: the options documented in plugins/modules/bench_plan.py (ansible-doc).
 ARGS = action_args(__file__)
 
@@ -154,9 +125,9 @@ class ActionModule(ActionBase):
                 if var in task_vars
             }
         )
-        problems = role_variable_problems(task_vars, self._templar) + project_variable_problems(
-            task_vars, self._templar
-        )
+        # -e's names apart: only extra vars win over what bench-stack sets itself (benchstack.innervars).
+        problems = setting_problems(given_settings(task_vars, self._templar), load_extra_vars(self._loader))
+        problems += other_hosts_problems(task_vars, problems)
         inventory = Inventory.of(task_vars)
         try:
             targets = inventory.measured()

@@ -197,7 +197,7 @@ def experiment_stacks(path: Path) -> object:
     """The experiment file's stacks as written; None for a file that is no YAML mapping (bad inputs)."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError):
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError):  # deep-nesting.yml
         return None
     return data.get("stacks") if isinstance(data, dict) else None
 

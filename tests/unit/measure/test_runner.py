@@ -1,4 +1,5 @@
 import dataclasses
+import errno
 import fcntl
 import json
 import math
@@ -12,11 +13,12 @@ from typing import Any
 import pytest
 from conftest import AB_G_FILE, Helpers, is_helper, read_data, unwrap
 
-from benchstack.kinds.loadtools import by_name, parse
-from benchstack.measure.runner import CellFailed, Target, measure_cell, write_run_info
-from benchstack.plan.experiment import cells, experiment_from_dict
-from benchstack.results.cell import validate_cell
-from benchstack.results.runfolder import experiment_hash
+from benchstack import runner
+from benchstack.cell import validate_cell
+from benchstack.experiment import cells, experiment_from_dict
+from benchstack.loadtools import by_name, parse
+from benchstack.runfolder import experiment_hash
+from benchstack.runner import CellFailed, Target, measure_cell, write_run_info
 
 STACK = "sinatra-thin-x1-nginx"
 LOOPBACK = Target(host="127.0.0.1", target="target1", loadgen="target1")
@@ -330,6 +332,26 @@ def test_stored_cell_is_not_measured_again(tmp_path: Path) -> None:
     assert measured is False
     assert again.commands == []
     assert second == first
+
+
+def test_a_run_folder_that_turned_read_only_stores_nothing_and_the_resume_measures_the_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29's read-only run folder, one of its six faults (tests/bad-inputs/faults): the write's error
+    ends the cell and the run, nothing of the cell is stored, and the resume measures it. (Root writes
+    through a mode of 0555, so the file system's answer is given here.)"""
+    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+
+    def read_only(path: Path, _text: str) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    with monkeypatch.context() as m:
+        m.setattr(runner, "write_atomic", read_only)
+        with pytest.raises(OSError, match="Read-only file system"):
+            measure(plan, tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(2))
+    assert not (tmp_path / "cells").exists()
+    cell, measured = measure(plan, tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(2))
+    assert measured and (tmp_path / "cells" / f"{plan['cell_id']}.json").is_file()
 
 
 # ---------------------------------------------------------------- failures

@@ -1,9 +1,11 @@
-"""Role variables and project settings checked for the place they land in (issue 29, item 3): the plan
-refuses each case of tests/bad-inputs/variables before any host is touched, every role variable that is
-not an int, a bool or a choice has a check (benchstack.plan.rolevars), and the project's own values pass
-it."""
+"""Role variables and project settings checked for the place they land in (issue 29, item 3): the plan and
+`bench-stack experiment --vars` refuse each case of tests/bad-inputs/variables before any host is touched,
+every role variable that is not a bool or a choice has a check (benchstack.rolevars: a pattern, a range),
+the project's own values pass it, and the names bench-stack sets itself are refused from -e
+(benchstack.innervars)."""
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -13,10 +15,12 @@ from typing import Any
 import pytest
 import yaml
 from ansible.errors import AnsibleActionFail
+from conftest import bench_stack
 from test_bad_inputs import expected, nowhere
-from test_plugins import run_plan
+from test_plugins import bench_plan, run_plan
 
-from benchstack.plan.rolevars import CHECKS, variable_problems
+from benchstack.innervars import inner_names, inner_variable_problems
+from benchstack.rolevars import CHECKS, variable_problems
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = sorted((ROOT / "tests" / "bad-inputs" / "variables").glob("*.yml"))
@@ -40,9 +44,13 @@ def options() -> dict[str, dict[str, Any]]:
 
 
 def needs_a_check(spec: dict[str, Any]) -> bool:
-    """Whether argument_specs alone leave the value open: not an int, float or bool, not a choice."""
-    kind = spec.get("type", "str")
-    return kind not in ("int", "float", "bool") and not spec.get("choices")
+    """Whether argument_specs alone leave the value open: not a bool, not a choice. A number is open too:
+    specs have no ranges, and ``keepalive 0;`` or ``LimitNOFILE=0`` reach a config as they are."""
+    return spec.get("type", "str") != "bool" and not spec.get("choices")
+
+
+def numeric(spec: dict[str, Any]) -> bool:
+    return spec.get("type") in ("int", "float")
 
 
 def test_every_open_role_variable_has_a_check_and_every_check_a_variable() -> None:
@@ -84,18 +92,52 @@ def test_a_newline_and_a_directive_are_refused_in_every_checked_variable(name: s
     assert "\n" not in problems[0]  # quoted escaped, on one line
 
 
+@pytest.mark.parametrize("name", sorted(n for n, spec in options().items() if numeric(spec)), ids=str)
+def test_a_number_outside_its_range_is_refused_and_its_default_is_not(name: str) -> None:
+    low, high = variable_problems({name: -1}), variable_problems({name: 10**9})
+    assert len(low) == 1 and low[0].startswith(f"{name}: must be ") and low[0].endswith("not -1"), low
+    assert len(high) == 1 and high[0].endswith("not 1000000000"), high
+    assert variable_problems({name: options()[name]["default"]}) == []
+    assert variable_problems({name: True}) != []  # a bool is an int to Python, never a number here
+
+
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
-def test_the_plan_refuses_each_bad_variable_before_anything(path: Path, tmp_path: Path) -> None:
+def test_the_plan_refuses_each_bad_variable_before_anything(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     given = yaml.safe_load(path.read_text(encoding="utf-8"))
     args = {AS_ARGUMENTS[k]: v for k, v in given.items() if k in AS_ARGUMENTS}
     variables = {k: v for k, v in given.items() if k not in AS_ARGUMENTS}
     args.setdefault("results_dir", str(tmp_path / "results"))
+    # Given with -e, as the issue did: extra vars reach the task's variables and ansible's extra vars alike.
+    monkeypatch.setattr(bench_plan, "load_extra_vars", lambda _loader: dict(given))
     with pytest.raises(AnsibleActionFail) as err:
         run_plan("sinatra-thin-nginx", variables, **args)
     message = str(err.value)
     for problem in expected(path):
         assert problem in message, (problem, message)
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_the_command_line_refuses_each_bad_variable_as_the_plan_does(path: Path) -> None:
+    """``bench-stack experiment --vars FILE``: the variables as ``-e @FILE`` gives them, one validator."""
+    result = bench_stack("experiment", "sinatra-thin-nginx", "--vars", path)
+    assert result.returncode == 1, result.stdout[-500:]
+    assert result.stderr.startswith("bench-stack: ") and "Traceback" not in result.stderr
+    for problem in expected(path):
+        assert problem in result.stderr, (problem, result.stderr)
+
+
+def test_the_command_line_takes_good_variables_and_says_nothing_of_them(tmp_path: Path) -> None:
+    given = tmp_path / "vars.yml"
+    given.write_text(
+        "nginx_worker_processes: 2\napp_server_cpu_affinity: 0-1\nbench_yes: false\n"
+        f"bench_results_dir: {tmp_path / 'results'}\nbench_run_dir: {tmp_path / 'results' / 'mine'}\n",
+        encoding="utf-8",
+    )
+    result = bench_stack("experiment", "sinatra-thin-nginx", "--vars", given)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
 
 
 def issue_29(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
@@ -120,3 +162,110 @@ def test_the_issues_command_line_is_refused_in_the_plan_play(
     assert "TASK [Compile the plan" in out and "UNREACHABLE" not in out
     assert "app_server_cpu_affinity: must be a CPU list such as 1 or 2-3 or 0,2" in out
     assert not os.path.exists("/tmp/relpwn-aff")
+
+
+def test_the_names_bench_stack_sets_itself_are_read_from_its_playbooks_and_roles() -> None:
+    inner = inner_names(ROOT)
+    assert inner["bench_user"] == "playbooks/vars/roles.yml"  # derived from bench_host_user, checked
+    assert inner["bench_cpu_split_now"] == "playbooks/vars/bench.yml"
+    assert inner["__nginx_user"].startswith("roles/nginx/vars/")  # nginx.conf's user
+    assert inner["__app_server_host_values"] == "roles/app_server/vars/main.yml"  # ExecStart's values
+    assert inner["stack"].startswith("roles/")  # the loop over the stacks a role writes units for
+    assert inner["bench_round"] == "playbooks/tasks/target.yml"  # a loop variable of the measuring tasks
+    assert inner["bench_capacity"] == "playbooks/benchmark.yml"  # a registered result
+    assert inner["bench_plan"] == "playbooks/plan.yml"
+
+
+def test_a_name_bench_stack_sets_is_refused_and_a_role_variable_is_left_to_its_check() -> None:
+    problems = inner_variable_problems(
+        ["bench_user", "app_server_user", "__nginx_user", "experiment", "bench_yes"],
+        ROOT,
+        {"app_server_user"},
+    )
+    assert [p.split(":")[0] for p in problems] == ["bench_user", "__nginx_user"]
+    assert problems[0].startswith("bench_user: set by bench-stack itself (playbooks/vars/roles.yml)")
+
+
+def inner_names_given(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """bench-stack.yml with -e of names bench-stack sets itself, which reached unit files and nginx.conf
+    unchecked, and a whole plan, which skipped every check (started with the session)."""
+    inventory, env = nowhere(folder)
+    given = {
+        "bench_user": "bench\nGroup=root",
+        "__nginx_user": "www-data; load_module /tmp/x.so",
+        "stack": {"name": "x"},
+        "bench_plan": {"stacks": []},
+    }
+    argv = [
+        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
+        "-e", json.dumps(given), "-e", f"bench_results_dir={folder / 'results'}",
+    ]  # fmt: skip
+    return {"inner": (argv, {**env, "ANSIBLE_LOCAL_TEMP": str(folder / "tmp")}, ROOT)}
+
+
+@pytest.mark.early.with_args(inner_names_given)
+def test_names_bench_stack_sets_itself_are_refused_from_the_command_line_a_plan_included(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    result = early_results["inner"]
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out[-2000:]
+    assert "TASK [Compile the plan" in out and "UNREACHABLE" not in out, out[-2000:]
+    for name, where in [
+        ("bench_user", "playbooks/vars/roles.yml"),
+        ("__nginx_user", "roles/nginx/vars/"),
+        ("stack", "roles/"),
+        ("bench_plan", "playbooks/plan.yml"),
+    ]:
+        assert f"{name}: set by bench-stack itself ({where}" in out, (name, out[-2000:])
+
+
+def test_the_other_hosts_variables_are_checked_naming_the_hosts(tmp_path: Path) -> None:
+    """The plan task's variables are its first host's: a loadgens group's or a host's own were not checked."""
+    bad = {"app_server_cpu_affinity": "0\nExecStartPre=/bin/touch /tmp/pwn", "nginx_profile": "stock"}
+    task_vars = {
+        "inventory_hostname": "t1",
+        "ansible_play_hosts_all": ["t1", "lg1", "lg2"],
+        "hostvars": {"t1": {}, "lg1": bad, "lg2": bad},
+    }
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan("sinatra-thin-nginx", task_vars, results_dir=str(tmp_path))
+    assert str(err.value).splitlines()[1:] == [
+        "  - role app_server: app_server_cpu_affinity: must be a CPU list such as 1 or 2-3 or 0,2 "
+        "(empty: any CPU), not '0\\nExecStartPre=/bin/touch /tmp/pwn' (on lg1, lg2)"
+    ]
+    # The same value on this host too: said once, as this host's.
+    task_vars = {**task_vars, **bad}
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan("sinatra-thin-nginx", task_vars, results_dir=str(tmp_path))
+    assert "(on lg1" not in str(err.value) and str(err.value).count("app_server_cpu_affinity") == 1
+
+
+def a_loadgens_group_variable(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """bench-stack.yml with a bad role variable in the loadgens group of an inventory whose first host is a
+    target only (started with the session)."""
+    _, env = nowhere(folder)
+    inventory = folder / "hosts.yml"
+    inventory.write_text(
+        "all:\n  vars: {ansible_host: 192.0.2.1}\n  children:\n    targets: {hosts: {t1: {}}}\n"
+        "    loadgens:\n      hosts: {lg1: {}}\n"
+        '      vars: {loadgen_wrk_source_url: "http://mirror/wrk.tar.gz; touch /tmp/pwn"}\n'
+    )
+    argv = [
+        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
+        "-e", f"bench_results_dir={folder / 'results'}",
+    ]  # fmt: skip
+    return {"group": (argv, {**env, "ANSIBLE_LOCAL_TEMP": str(folder / "tmp")}, ROOT)}
+
+
+@pytest.mark.early.with_args(a_loadgens_group_variable)
+def test_a_loadgens_group_variable_is_refused_in_the_plan_play(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    result = early_results["group"]
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out[-2000:]
+    assert "TASK [Compile the plan" in out and "UNREACHABLE" not in out, out[-2000:]
+    refused = "role loadgen: loadgen_wrk_source_url: must be an http(s), file, git or ssh URL"
+    assert refused in out, out[-2000:]
+    assert "(on lg1)" in out

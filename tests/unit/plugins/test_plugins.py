@@ -18,14 +18,13 @@ import yaml
 from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from conftest import STORED_META, Helpers, batch_commands, batch_reply, read_data
 
-from benchstack.measure import runlock
-from benchstack.measure.runlock import LOCK_FILE, holder
-from benchstack.measure.runner import measure_cell
-from benchstack.plan.experiment import CellPlan, cells
-from benchstack.plan.resolved import experiment_of, seed_for
-from benchstack.provision import roles as provision
-from benchstack.results.cell import validate_cell
-from benchstack.results.runfolder import experiment_hash
+from benchstack import provision, runlock, settings
+from benchstack.cell import validate_cell
+from benchstack.experiment import CellPlan, cells
+from benchstack.plan import experiment_of, seed_for
+from benchstack.runfolder import experiment_hash
+from benchstack.runlock import LOCK_FILE, holder
+from benchstack.runner import measure_cell
 
 ROOT = Path(__file__).resolve().parents[3]
 PLUGINS = ROOT / "plugins"
@@ -1100,15 +1099,14 @@ def test_bench_provision_state_under_check_takes_no_lock_even_where_the_task_rea
 
 
 def test_bench_lock_wait_is_checked_with_the_plan_before_any_host() -> None:
-    templar = MagicMock()
-    templar.template.side_effect = lambda value: value
-    problems = bench_plan.project_variable_problems
-    assert problems({"bench_lock_wait": "300"}, templar) == []
-    assert problems({"bench_lock_wait": 0}, templar) == []
-    assert problems({"bench_lock_wait": "5m"}, templar) == [
+    problems = settings.project_problems
+    assert problems({"bench_lock_wait": "300"}) == []
+    assert problems({"bench_lock_wait": 0}) == []
+    assert problems({"bench_lock_wait": "5m"}) == [
         "bench_lock_wait: must be a number of seconds, 0 or more, not '5m'"
     ]
-    assert problems({"bench_lock_wait": -1}, templar) != []
+    assert problems({"bench_lock_wait": -1}) != []
+    assert "bench_lock_wait" in bench_plan.given_settings({"bench_lock_wait": "5m"}, PassThrough())
 
 
 # ---------------------------------------------------------------- bench_provision_state: stale units

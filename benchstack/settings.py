@@ -1,0 +1,125 @@
+"""Every variable a user sets for a run, checked once before any host is touched: by the plan play
+(``bench_plan``, for the inventory and ``-e``) and by ``bench-stack experiment --vars FILE``, so both refuse
+the same values with the same lines.
+
+- a name bench-stack sets itself, given with ``-e`` (:mod:`benchstack.innervars`);
+- a role variable: its role's ``meta/argument_specs.yml`` (types, choices; Ansible's own validator), then the
+  place it lands in (:mod:`benchstack.rolevars`);
+- the project's switches (``bench_cpu_split``, ``bench_lock_wait``, ``bench_yes`` ...).
+
+The roots, ``bench_results_dir`` and ``bench_run_dir`` are checked with the plan (:mod:`benchstack.plan`),
+which needs them. Values arrive plain: the plan play templates them first.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
+from benchstack.innervars import inner_variable_problems
+from benchstack.rolevars import plan_sets, variable_problems
+from benchstack.runlock import lock_wait_seconds
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+ROLES_DIR = PROJECT_DIR / "roles"
+# libyaml's safe loader when PyYAML has it, as Ansible's own loader does: the same documents, and the
+# spec files parse in 0.016 s instead of 0.16 s in pure Python, on every plan.
+SPEC_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+SWITCHES = ("bench_provision_skip_unchanged", "bench_targets_parallel", "bench_yes", "bench_keep_going")
+# The project's settings outside any role that :func:`project_problems` checks.
+PROJECT_SETTINGS = ("bench_cpu_split", "bench_lock_wait", *SWITCHES)
+
+
+@functools.cache
+def _specs(roles_dir: Path) -> tuple[tuple[str, dict[str, Any]], ...]:
+    found = []
+    for spec_file in sorted(roles_dir.glob("*/meta/argument_specs.yml")):
+        specs = yaml.load(spec_file.read_text(encoding="utf-8"), Loader=SPEC_LOADER) or {}
+        found.append((spec_file.parent.parent.name, specs.get("argument_specs") or {}))
+    return tuple(found)
+
+
+@functools.cache
+def role_options(roles_dir: Path = ROLES_DIR) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """(role, the options of all its entry points, main's first) for every role, read once per process: the
+    project's own files, which a run does not change (a process that plans many times, like the tests,
+    read them ~1,500 times)."""
+    found = []
+    for role, specs in _specs(roles_dir):
+        options: dict[str, Any] = {}
+        for _, entry in sorted(specs.items(), key=lambda item: item[0] != "main"):
+            for name, spec in ((entry or {}).get("options") or {}).items():
+                options.setdefault(name, spec)
+        found.append((role, options))
+    return tuple(found)
+
+
+@functools.cache
+def role_variable_names(roles_dir: Path = ROLES_DIR) -> frozenset[str]:
+    """Every variable any entry point of any role declares: what a user may set (and the plan checks)."""
+    return frozenset(name for _, options in role_options(roles_dir) for name in options)
+
+
+def role_problems(given: dict[str, Any], roles_dir: Path = ROLES_DIR) -> list[str]:
+    """Every role variable in ``given`` (name -> plain value) that its role's argument_specs refuse, or that
+    does not fit where it lands, one line each (``role R: ...``)."""
+    problems: list[str] = []
+    if not given:
+        return problems
+    for role, options in role_options(roles_dir):
+        mine = {name: value for name, value in given.items() if name in options}
+        # What the plan sets is refused whatever its shape; the shape's errors would only hide why.
+        from_plan = {name: value for name, value in mine.items() if plan_sets(name)}
+        problems += [f"role {role}: {problem}" for problem in variable_problems(from_plan)]
+        mine = {name: value for name, value in mine.items() if name not in from_plan}
+        if not mine:
+            continue
+        # Ansible's own validator, so the plan refuses what the role would: imported here, as only these
+        # checks need it (ansible is in requirements.txt, not a dependency of the package).
+        from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+        # Set outside the role, so never missing: without "required" (a copy: the options are shared).
+        spec = {name: {k: v for k, v in options[name].items() if k != "required"} for name in mine}
+        result = ArgumentSpecValidator(spec).validate(mine)
+        problems += [f"role {role}: {error}" for error in result.error_messages]
+        # Then each value for the place it lands in (a unit file, a config): types are not enough.
+        typed = {
+            name: result.validated_parameters[name]
+            for name in mine
+            if name in result.validated_parameters and not any(name in e for e in result.error_messages)
+        }
+        problems += [f"role {role}: {problem}" for problem in variable_problems(typed)]
+    return problems
+
+
+def project_problems(given: dict[str, Any]) -> list[str]:
+    """The project-wide settings in ``given`` outside any role, checked as the roles' variables are."""
+    problems = []
+    if "bench_cpu_split" in given:
+        value = str(given["bench_cpu_split"])
+        if value not in CPU_SPLIT_SETTINGS:
+            problems.append(f"bench_cpu_split: must be one of {', '.join(CPU_SPLIT_SETTINGS)}, not {value!r}")
+    if "bench_lock_wait" in given and lock_wait_seconds(given["bench_lock_wait"]) is None:
+        value = given["bench_lock_wait"]
+        problems.append(f"bench_lock_wait: must be a number of seconds, 0 or more, not {value!r}")
+    for name in SWITCHES:
+        if name in given and str(given[name]).lower() not in ("true", "false", "yes", "no", "1", "0"):
+            problems.append(f"{name}: must be true or false, not {given[name]!r}")
+    return problems
+
+
+def setting_problems(
+    given: dict[str, Any], extra: Iterable[str], project: Path = PROJECT_DIR, roles_dir: Path = ROLES_DIR
+) -> list[str]:
+    """One line per problem of the variables a user set: ``given`` (name -> plain value: the inventory's and
+    ``-e``'s), ``extra`` (the names ``-e`` gave, which alone can replace what bench-stack sets itself)."""
+    return (
+        inner_variable_problems(list(extra), project, set(role_variable_names(roles_dir)))
+        + role_problems(given, roles_dir)
+        + project_problems(given)
+    )
