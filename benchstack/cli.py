@@ -19,9 +19,11 @@ from benchstack.analysis.compare import compare_table, differences_text
 from benchstack.analysis.comparison import baseline_of, comparisons_text
 from benchstack.analysis.hostdiff import run_differences, target_differences
 from benchstack.analysis.verdict import run_verdict, slow_above_limit
+from benchstack.common.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_bounded
 from benchstack.kinds.loadtools import TOOLS, parse
 from benchstack.plan.experiment import ExperimentError
-from benchstack.plan.resolved import compile_plan, experiment_path
+from benchstack.plan.resolved import compile_plan, experiment_path, run_dir_for
+from benchstack.plan.settings import setting_problems
 from benchstack.plan.stacks import DEFAULT_ROOTS, Roots
 from benchstack.plan.targets import by_target, run_targets
 from benchstack.report.build import end_of_run_text, read_run_info, write_run_report
@@ -36,25 +38,11 @@ from benchstack.results.cell import (
     stored_cell_problems,
     validate_cell,
 )
-from benchstack.compare import compare_table, differences_text
-from benchstack.comparison import baseline_of, comparisons_text
-from benchstack.drop import DropError, drop_cells
-from benchstack.experiment import ExperimentError
-from benchstack.files import read_json
-from benchstack.formats import RUN_INFO, validate_run_info
-from benchstack.hist import HistError, csv_name, csv_text, hist
-from benchstack.hostdiff import run_differences, target_differences
-from benchstack.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_bounded
-from benchstack.loadtools import TOOLS, parse
-from benchstack.model import ParseError
-from benchstack.plan import compile_plan, experiment_path, run_dir_for
-from benchstack.render import verdict_text
-from benchstack.report import end_of_run_text, read_run_info, write_run_report
-from benchstack.runfolder import RunDirError, results_root_problem
-from benchstack.settings import setting_problems
-from benchstack.stacks import DEFAULT_ROOTS, Roots
-from benchstack.targets import by_target, run_targets
-from benchstack.verdict import run_verdict, slow_above_limit
+from benchstack.results.drop import DropError, drop_cells
+from benchstack.results.files import read_json
+from benchstack.results.formats import RUN_INFO, validate_run_info
+from benchstack.results.model import ParseError
+from benchstack.results.runfolder import RunDirError, results_root_problem
 
 STRICT_FAILED = 3
 # The project's experiments/ folder, where a bare experiment name is looked up (as the playbook does).
@@ -410,7 +398,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
         apps=str(given.get("bench_app_root", args.app_root)),
         units=str(given.get("bench_unit_config_dir", args.unit_config_dir)),
     )
-    # As the plan play: the file's variables are given with -e (bench_plan.py, benchstack.settings).
+    # As the plan play: the file's variables are given with -e (bench_plan.py, benchstack.plan.settings).
     problems = setting_problems(given, given)
     yes = args.yes or str(given.get("bench_yes", "")).lower() in ("true", "yes", "1")
     try:

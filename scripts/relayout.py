@@ -101,6 +101,8 @@ MOVES: dict[str, str] = {
     "pyreqs": "plan.pyreqs",
     "rolecontract": "plan.rolecontract",
     "rolevars": "plan.rolevars",
+    "innervars": "plan.innervars",
+    "settings": "plan.settings",
     "paths": "plan.paths",
     "targets": "plan.targets",
     "topology": "plan.topology",

@@ -1,9 +1,9 @@
 """Action: compile the run's plan once, on the controller, before any host is touched.
 
-Reads, validates and resolves the experiment (``benchstack.plan``), checks the run folder the user named,
-and checks every variable the inventory or the command line sets (``benchstack.settings``: role variables
-against their role's ``meta/argument_specs.yml`` and where they land, names bench-stack sets itself): every
-bad input fails here, in the first seconds, with one line per problem.
+Reads, validates and resolves the experiment (``benchstack.plan.resolved``), checks the run folder the user
+named, and checks every variable the inventory or the command line sets (``benchstack.plan.settings``: role
+variables against their role's ``meta/argument_specs.yml`` and where they land, names bench-stack sets
+itself): every bad input fails here, in the first seconds, with one line per problem.
 The plan is returned as the fact ``bench_plan`` (with ``run_once`` it reaches every host of the play).
 """
 
@@ -19,8 +19,10 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
 
 from benchstack.actionargs import action_args
-from benchstack.experiment import ExperimentError
-from benchstack.plan import (
+from benchstack.measure.runlock import RunLockError, acquire
+from benchstack.plan.experiment import ExperimentError
+from benchstack.plan.pyreqs import role_default
+from benchstack.plan.resolved import (
     DEFAULT_EXPERIMENT,
     compile_plan,
     experiment_path,
@@ -29,18 +31,16 @@ from benchstack.plan import (
     seed_for,
     with_hosts,
 )
-from benchstack.pyreqs import role_default
-from benchstack.runfolder import RunDirError, results_root_problem
-from benchstack.runlock import RunLockError, acquire
-from benchstack.settings import (
+from benchstack.plan.settings import (
     PROJECT_SETTINGS,
     project_problems,
     role_problems,
     role_variable_names,
     setting_problems,
 )
-from benchstack.stacks import Roots
-from benchstack.topology import TopologyError, loadgen_targets, measured_targets
+from benchstack.plan.stacks import Roots
+from benchstack.plan.topology import TopologyError, loadgen_targets, measured_targets
+from benchstack.results.runfolder import RunDirError, results_root_problem
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -125,7 +125,7 @@ class ActionModule(ActionBase):
                 if var in task_vars
             }
         )
-        # -e's names apart: only extra vars win over what bench-stack sets itself (benchstack.innervars).
+        # -e's names apart: only extra vars win over what bench-stack sets itself (benchstack.plan.innervars).
         problems = setting_problems(given_settings(task_vars, self._templar), load_extra_vars(self._loader))
         problems += other_hosts_problems(task_vars, problems)
         inventory = Inventory.of(task_vars)

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from conftest import AB_G_FILE, Helpers, is_helper, read_data, unwrap
 
-from benchstack import runner
-from benchstack.cell import validate_cell
-from benchstack.experiment import cells, experiment_from_dict
-from benchstack.loadtools import by_name, parse
-from benchstack.runfolder import experiment_hash
-from benchstack.runner import CellFailed, Target, measure_cell, write_run_info
+from benchstack.kinds.loadtools import by_name, parse
+from benchstack.measure import runner
+from benchstack.measure.runner import CellFailed, Target, measure_cell, write_run_info
+from benchstack.plan.experiment import cells, experiment_from_dict
+from benchstack.results.cell import validate_cell
+from benchstack.results.runfolder import experiment_hash
 
 STACK = "sinatra-thin-x1-nginx"
 LOOPBACK = Target(host="127.0.0.1", target="target1", loadgen="target1")

@@ -1,8 +1,8 @@
 """Role variables and project settings checked for the place they land in (issue 29, item 3): the plan and
 `bench-stack experiment --vars` refuse each case of tests/bad-inputs/variables before any host is touched,
-every role variable that is not a bool or a choice has a check (benchstack.rolevars: a pattern, a range),
+every role variable that is not a bool or a choice has a check (benchstack.plan.rolevars: a pattern, a range),
 the project's own values pass it, and the names bench-stack sets itself are refused from -e
-(benchstack.innervars)."""
+(benchstack.plan.innervars)."""
 
 import functools
 import json
@@ -19,8 +19,8 @@ from conftest import bench_stack
 from test_bad_inputs import expected, nowhere
 from test_plugins import bench_plan, run_plan
 
-from benchstack.innervars import inner_names, inner_variable_problems
-from benchstack.rolevars import CHECKS, variable_problems
+from benchstack.plan.innervars import inner_names, inner_variable_problems
+from benchstack.plan.rolevars import CHECKS, variable_problems
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = sorted((ROOT / "tests" / "bad-inputs" / "variables").glob("*.yml"))

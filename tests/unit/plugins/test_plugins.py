@@ -18,13 +18,15 @@ import yaml
 from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from conftest import STORED_META, Helpers, batch_commands, batch_reply, read_data
 
-from benchstack import provision, runlock, settings
-from benchstack.cell import validate_cell
-from benchstack.experiment import CellPlan, cells
-from benchstack.plan import experiment_of, seed_for
-from benchstack.runfolder import experiment_hash
-from benchstack.runlock import LOCK_FILE, holder
-from benchstack.runner import measure_cell
+from benchstack.measure import runlock
+from benchstack.measure.runlock import LOCK_FILE, holder
+from benchstack.measure.runner import measure_cell
+from benchstack.plan import settings
+from benchstack.plan.experiment import CellPlan, cells
+from benchstack.plan.resolved import experiment_of, seed_for
+from benchstack.provision import roles as provision
+from benchstack.results.cell import validate_cell
+from benchstack.results.runfolder import experiment_hash
 
 ROOT = Path(__file__).resolve().parents[3]
 PLUGINS = ROOT / "plugins"

@@ -7,8 +7,8 @@ variable included. So ``-e bench_user="bench\\nGroup=root"`` replaced the user t
 replaced each stack of the app server role's loop; ``-e bench_plan=...`` skipped the plan and every check in
 it. What these names hold is computed from checked inputs, so the plan refuses them from ``-e`` (whatever
 else sets them loses to the project's own values), naming where the project sets each. Role variables (a
-role's argument_specs) are the exception: the user may set them, and :mod:`benchstack.rolevars` checks them
-for the place they land in.
+role's argument_specs) are the exception: the user may set them, and :mod:`benchstack.plan.rolevars` checks
+them for the place they land in.
 
 The names are read from the project's YAML (not listed by hand), so a new ``register:`` or vars file is
 covered the day it is written.

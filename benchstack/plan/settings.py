@@ -2,13 +2,13 @@
 (``bench_plan``, for the inventory and ``-e``) and by ``bench-stack experiment --vars FILE``, so both refuse
 the same values with the same lines.
 
-- a name bench-stack sets itself, given with ``-e`` (:mod:`benchstack.innervars`);
+- a name bench-stack sets itself, given with ``-e`` (:mod:`benchstack.plan.innervars`);
 - a role variable: its role's ``meta/argument_specs.yml`` (types, choices; Ansible's own validator), then the
-  place it lands in (:mod:`benchstack.rolevars`);
+  place it lands in (:mod:`benchstack.plan.rolevars`);
 - the project's switches (``bench_cpu_split``, ``bench_lock_wait``, ``bench_yes`` ...).
 
-The roots, ``bench_results_dir`` and ``bench_run_dir`` are checked with the plan (:mod:`benchstack.plan`),
-which needs them. Values arrive plain: the plan play templates them first.
+The roots, ``bench_results_dir`` and ``bench_run_dir`` are checked with the plan
+(:mod:`benchstack.plan.resolved`), which needs them. Values arrive plain: the plan play templates them first.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from typing import Any
 
 import yaml
 
-from benchstack.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
-from benchstack.innervars import inner_variable_problems
-from benchstack.rolevars import plan_sets, variable_problems
-from benchstack.runlock import lock_wait_seconds
+from benchstack.measure.runlock import lock_wait_seconds
+from benchstack.plan.innervars import inner_variable_problems
+from benchstack.plan.rolevars import plan_sets, variable_problems
+from benchstack.provision.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+PROJECT_DIR = Path(__file__).resolve().parents[2]
 ROLES_DIR = PROJECT_DIR / "roles"
 # libyaml's safe loader when PyYAML has it, as Ansible's own loader does: the same documents, and the
 # spec files parse in 0.016 s instead of 0.16 s in pure Python, on every plan.
