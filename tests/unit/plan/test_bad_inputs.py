@@ -116,7 +116,7 @@ def test_the_playbook_refuses_them_in_its_first_play_before_any_host(
     for name, result in early_results.items():
         out = result.stdout + result.stderr
         assert result.returncode != 0, out[-2000:]
-        assert "TASK [Compile the plan" in out and "Local Docker hosts" not in out, out[-2000:]
+        assert "TASK [Compile the plan" in out and "Local Docker containers" not in out, out[-2000:]
         assert "UNREACHABLE" not in out
         for problem in expected(ROOT / "tests" / "bad-inputs" / f"{name}.yml"):
             assert problem in out.replace("\\n", "\n"), (problem, out[-2000:])
