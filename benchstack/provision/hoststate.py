@@ -27,6 +27,9 @@ The argument is a JSON object; its modes:
   more to start than the reads. ``paths`` and ``links`` beside it: globs of what bench-stack writes under its
   roots (benchstack.provision.roles.stack_paths), matches of ``links`` counted only when they are symbolic
   links;
+* ``"identity": true`` beside ``marker``: then also :data:`HOST_SEPARATOR` and the host's identity
+  (:func:`identity`): while it stays the same, the OS facts recorded with the roles' hashes still describe
+  the host, and the controller decides without gathering facts (benchstack.provision.roles.host_facts);
 * ``"lock": {"op": ..., "me": ..., "over": ...}`` beside ``marker`` or alone: the host's lock (:func:`lock`),
   taken FIRST, so that what is read is what the holder may change; then :data:`LOCK_SEPARATOR` and its
   answer come last. When ``take`` does not get it, nothing else is read (the controller judges the holder
@@ -63,6 +66,7 @@ import sys
 SEPARATOR = "--- bench-stack units ---"
 STATE_SEPARATOR = "--- bench-stack made ---"
 FOUND_SEPARATOR = "--- bench-stack found ---"
+HOST_SEPARATOR = "--- bench-stack host ---"
 LOCK_SEPARATOR = "--- bench-stack lock ---"
 LOCK_PATH = "/var/lib/bench-stack/run.lock"
 IDENTITY = ("host", "pid", "started")
@@ -86,6 +90,15 @@ STACK_FILES = (
     "/etc/httpd/conf/bench-*.conf",
 )
 NGINX_CONF = STACK_FILES[0]
+# What Ansible's distribution facts are read from (Debian, Ubuntu, Amazon Linux, RHEL): an upgrade or another
+# OS changes one of them.
+RELEASE_FILES = (
+    "/etc/os-release",
+    "/etc/debian_version",
+    "/etc/lsb-release",
+    "/etc/system-release",
+    "/etc/redhat-release",
+)
 
 
 def _out(argv: list) -> str:
@@ -303,6 +316,21 @@ def found(paths: tuple = (), links: tuple = (), stack: tuple = None, shown: dict
     }
 
 
+def identity() -> str:
+    """sha256 of what the facts the decision needs come from: the release files (a missing one counts), the
+    machine's architecture and its CPU count (distribution, version, OS family, architecture, vCPUs)."""
+    digest = hashlib.sha256()
+    for path in RELEASE_FILES:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            data = b"\0missing"
+        digest.update(path.encode() + b"\0" + data + b"\0")
+    digest.update(f"{os.uname().machine} {os.cpu_count()}".encode())
+    return digest.hexdigest()
+
+
 def same(a: object, b: object) -> bool:
     """Whether two holders are the same controller process (when they wrote it does not count)."""
     return isinstance(a, dict) and isinstance(b, dict) and all(a.get(k) == b.get(k) for k in IDENTITY)
@@ -371,6 +399,8 @@ def read(request: dict) -> None:
     if request.get("found"):
         made = found(tuple(request.get("paths") or ()), tuple(request.get("links") or ()), stack, shown)
         out.write(FOUND_SEPARATOR + "\n" + json.dumps(made, sort_keys=True) + "\n")
+    if request.get("identity"):
+        out.write(HOST_SEPARATOR + "\n" + identity() + "\n")
 
 
 def main(argv: list) -> None:

@@ -16,6 +16,12 @@ exports (``ruby_bin_dir``, ...). On the next run a role runs when:
   whose state differs runs (the packages of a binary now missing are reinstalled first: ``reinstall``);
 * the run is limited by tags, or ``bench_provision_skip_unchanged`` is false: then every role runs.
 
+The host facts the decision needs (those hashed, and the vCPUs that playbooks/vars/bench.yml's CPU split
+reads) are kept in the record too, with the host's identity
+(:func:`benchstack.provision.hoststate.identity`: its release files, architecture and CPU count): while the
+same command finds the same identity, the decision takes them from there (:func:`host_facts`) and
+provision.yml gathers facts only on hosts where a role runs.
+
 A skipped role's exported facts are restored from the record, so later roles see them. Before a role runs
 with other inputs, its record is removed from the host, so a run that stops half way never leaves a record of
 a state the host is not in; after provisioning the new hashes are written (nothing is written when they are
@@ -58,12 +64,16 @@ SCHEMA = "bench-stack/provisioned/v1"
 SEPARATOR = hoststate.SEPARATOR
 STATE_SEPARATOR = hoststate.STATE_SEPARATOR
 FOUND_SEPARATOR = hoststate.FOUND_SEPARATOR
+HOST_SEPARATOR = hoststate.HOST_SEPARATOR
 LOCK_SEPARATOR = hoststate.LOCK_SEPARATOR
 # Runs on the host (standard library only), sent as ``python3 -c``.
 HOSTSTATE = Path(hoststate.__file__)
 
 # Facts that choose per-OS paths, packages and units in the roles.
 HASHED_FACTS = ("distribution", "distribution_major_version", "os_family", "architecture")
+# The facts the decision reads (those hashed, and the vCPUs of playbooks/vars/bench.yml's CPU split, which
+# the roles' variables read), kept in the record with the host's identity (:func:`host_facts`).
+DECISION_FACTS = (*HASHED_FACTS, "processor_vcpus")
 # What each role exports as facts that describe the host (restored when the role is skipped), and the roles
 # whose run makes it run. The app role's app_changed_dirs says what changed in this run: not a state, so a
 # skipped app role leaves it unset (nothing changed).
@@ -160,7 +170,7 @@ def read_request(
     units: Sequence[str], roots: Mapping[str, str] | None = None, lock: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """What :func:`read_command` asks :mod:`benchstack.provision.hoststate` for."""
-    request: dict[str, Any] = {"marker": MARKER, "active": list(units), "found": True}
+    request: dict[str, Any] = {"marker": MARKER, "active": list(units), "found": True, "identity": True}
     request.update(stack_paths(roots) if roots else {})
     if lock is not None:
         request["lock"] = dict(lock)
@@ -187,12 +197,45 @@ def parse_found(stdout: str) -> dict[str, Any]:
     """What bench-stack made for any stack (``units``: unit -> ``<UnitFileState> <ActiveState>``, ``files``),
     from :func:`read_command`'s output (empty when unreadable)."""
     _, _, text = stdout.partition(FOUND_SEPARATOR)
-    text = text.partition(LOCK_SEPARATOR)[0]
+    text = text.partition(HOST_SEPARATOR)[0].partition(LOCK_SEPARATOR)[0]
     try:
         found = json.loads(text) if text.strip() else {}
     except ValueError:
         return {}
     return found if isinstance(found, dict) else {}
+
+
+def parse_identity(stdout: str) -> str | None:
+    """The host's identity (:func:`benchstack.provision.hoststate.identity`) from :func:`read_command`'s
+    output."""
+    _, sep, text = stdout.partition(HOST_SEPARATOR)
+    found = text.partition(LOCK_SEPARATOR)[0].strip()
+    return found if sep and re.fullmatch(r"[0-9a-f]{64}", found) else None
+
+
+def host_facts(record: Mapping[str, Any], identity: str | None) -> dict[str, Any] | None:
+    """The facts the decision needs as the record keeps them, when the host's identity is still the one
+    they were taken with (None: gather them)."""
+    host = record.get("host")
+    if not identity or not isinstance(host, dict) or host.get("identity") != identity:
+        return None
+    facts = host.get("facts")
+    if not isinstance(facts, dict) or any(name not in facts for name in DECISION_FACTS):
+        return None
+    return {name: facts[name] for name in DECISION_FACTS}
+
+
+def host_entry(identity: str | None, facts: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the record keeps of the host (:func:`host_facts`); None when ``facts`` lack one of them."""
+    if not identity or any(name not in facts for name in DECISION_FACTS):
+        return None
+    return {"identity": identity, "facts": {name: facts[name] for name in DECISION_FACTS}}
+
+
+def with_host(record: Mapping[str, Any], host: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``record`` keeping ``host`` (:func:`host_entry`), or without one."""
+    kept = {k: v for k, v in record.items() if k != "host"}
+    return {**kept, "host": dict(host)} if host else kept
 
 
 # The server configs' extensions (bundled apps: one folder each under the apps root, BUNDLED_KINDS).
@@ -488,15 +531,17 @@ def record_after(
             "at": finished_at,
             **((made or {}).get(role) or {}),
         }
-    return {"schema": SCHEMA, "roles": entries}
+    return with_host({"schema": SCHEMA, "roles": entries}, record.get("host"))
 
 
 def same_state(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether two records say the same (hashes and facts; when each role last ran does not count)."""
+    """Whether two records say the same (hashes, facts and the host's; when each role last ran does not
+    count)."""
 
     def state(record: Mapping[str, Any]) -> dict[str, Any]:
         entries = record.get("roles") or {}
-        return {role: {k: v for k, v in e.items() if k != "at"} for role, e in entries.items()}
+        roles = {role: {k: v for k, v in e.items() if k != "at"} for role, e in entries.items()}
+        return {"roles": roles, "host": record.get("host")}
 
     return state(a) == state(b)
 
@@ -505,7 +550,7 @@ def without(record: Mapping[str, Any], roles: Iterable[str]) -> dict[str, Any]:
     """The record with ``roles`` left out (written before they run)."""
     gone = set(roles)
     entries = {k: v for k, v in (record.get("roles") or {}).items() if k not in gone}
-    return {"schema": SCHEMA, "roles": entries}
+    return with_host({"schema": SCHEMA, "roles": entries}, record.get("host"))
 
 
 def write_command(record: Mapping[str, Any]) -> str:

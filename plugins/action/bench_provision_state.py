@@ -16,6 +16,13 @@ taken over once its workers are gone (what holding it took, as messages: the res
 measuring ends (bench_host_lock gives it up). A host this run holds already (benchmark.yml after
 provision.yml) costs nothing more: the read is needed anyway, and the lock is not written again. In check
 mode (``--check``, whatever the task's check_mode) the holder is judged and nothing is written.
+
+Facts: with ``units`` per OS family (the plan's ``role_units``), the task needs no gathered facts. The
+same command reads the host's identity; when the record holds the facts the decision needs for that
+identity (benchstack.provision.roles.host_facts), they are used and set on the host
+(``bench_provision.facts``: ``record``); otherwise this task gathers them (``gathered``: the ``min`` and ``hardware`` subsets, the ones
+the roles read; all of them when a role variable reads another fact) and the record keeps them. Facts the
+play already has are used as they are (``given``).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ansible import constants as C
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleUndefinedVariable
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
@@ -40,7 +47,11 @@ module: bench_provision_state
 short_description: Decide which roles run on this host (skip those whose inputs did not change)
 options:
   roles: {description: The roles this host runs, in order., type: list, elements: str, required: true}
-  units: {description: Role -> systemd units it keeps running., type: dict}
+  units:
+    description: >-
+      Role -> systemd units it keeps running; or, per OS family, the plan's role_units (family -> role ->
+      units): then the host's family is taken from the facts, the record or a gather (module docstring).
+    type: dict
   owned:
     description: >-
       What the plan's stacks own under its roots (the plan's owned, benchstack.provision.roles.owned); without
@@ -72,6 +83,10 @@ options:
 """
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
+# What this task gathers when neither the play nor the record has the facts: the decision's, and the ones the
+# roles read (processor_vcpus, processor_nproc), so provision.yml gathers nothing more. Then everything, once,
+# when a role variable reads a fact outside those (as the play's own gathering used to give it).
+GATHER_SUBSETS = (["min", "hardware"], ["all"])
 # Code outside the roles that the roles run (filters, modules): a change there reruns every role.
 SHARED = [PROJECT_DIR / "plugins" / "filter", PROJECT_DIR / "plugins" / "modules"]
 
@@ -97,17 +112,18 @@ class ActionModule(ActionBase):
         if unknown or not isinstance(args.get("roles"), list):
             raise AnsibleActionFail("bench_provision_state: roles (a list) is required; no other arguments")
         roles = [str(r) for r in args["roles"]]
-        units = {str(k): [str(u) for u in v] for k, v in (args.get("units") or {}).items() if k in roles}
+        given_units = args.get("units") or {}
+        by_family = bool(given_units) and all(k in provision.FAMILIES for k in given_units)
+        families = {
+            family: {str(k): [str(u) for u in v] for k, v in (units or {}).items() if k in roles}
+            for family, units in (given_units.items() if by_family else [("", given_units)])
+        }
         tags = task_vars.get("ansible_run_tags") or ["all"]
         skip_unchanged = boolean(args.get("skip_unchanged", True)) and list(tags) == ["all"]
-        facts = task_vars.get("ansible_facts") or {}
         given = args.get("hashes") or {}
         hashes = {role: str(given[role]) for role in roles if role in given}
-        for role in [r for r in roles if r not in hashes]:
-            variables = provision.role_variables(role, task_vars)
-            rendered = {name: self._templar.template(value) for name, value in variables.items()}
-            hashes[role] = provision.role_hash(files_hash(role), rendered, facts)
-        all_units = [u for role in roles for u in units.get(role, [])]
+        # Every family's units when the family is not known yet: systemctl answers for a unit it lacks too.
+        all_units = list(dict.fromkeys(u for f in families.values() for r in roles for u in f.get(r, [])))
         owned = args.get("owned") or None
         roots = owned.get("roots") if isinstance(owned, dict) else None
         if owned is not None and not (
@@ -116,6 +132,25 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("bench_provision_state: owned: the plan's owned (with its roots)")
         stdout = self._read(task_vars, all_units, roots)
         record, active = provision.parse_read(stdout, all_units)
+        identity = provision.parse_identity(stdout)
+        # Facts the task sets on the host (restored from the record or gathered), as setup names them.
+        self._facts: dict[str, Any] = {}
+        facts, source = dict(task_vars.get("ansible_facts") or {}), "given"
+        if (by_family or len(hashes) < len(roles)) and "os_family" not in facts:
+            cached = provision.host_facts(record, identity)
+            if cached is not None:
+                facts, source = cached, "record"
+                self._facts = {f"ansible_{name}": value for name, value in cached.items()}
+            else:
+                facts, source = self._gather(task_vars, GATHER_SUBSETS[0]), "gathered"
+        todo = [r for r in roles if r not in hashes]
+        computed, facts, source = self._hashes(todo, task_vars, facts, source)
+        hashes.update(computed)
+        family = str(facts.get("os_family", "")) if by_family else ""
+        if family not in families:
+            raise AnsibleActionFail(f"bench_provision_state: no units for the OS family {family!r}")
+        units = families[family]
+        host = provision.host_entry(identity, facts) or record.get("host")
         decision = provision.decide(
             roles, hashes, record, units, active, skip_unchanged, provision.parse_now(stdout)
         )
@@ -133,13 +168,19 @@ class ActionModule(ActionBase):
                 lock=self._held,
                 msg=summary(decision, stale),
             )
+            if self._facts:
+                result["ansible_facts"] = self._facts
             return result
         # A role about to run with other inputs loses its record first: a run that stops half way must not
         # leave a record of a state the host is not in. Same inputs describe the same state: kept.
         entries = record.get("roles") or {}
         rerun = [r for r in decision.run if r in entries and entries[r].get("hash") != hashes[r]]
-        if rerun and not self._task.check_mode:
-            res = self._low_level_execute_command(provision.write_command(provision.without(record, rerun)))
+        kept = provision.with_host(provision.without(record, rerun), host)
+        # The host's facts changed or are new: kept now when no role runs (bench_provision_record writes
+        # them with the roles' records otherwise).
+        new_host = kept.get("host") != record.get("host") and not decision.run
+        if (rerun or new_host) and not self._task.check_mode:
+            res = self._low_level_execute_command(provision.write_command(kept))
             if res.get("rc") != 0:
                 raise AnsibleActionFail(f"bench_provision_state: cannot write {provision.MARKER}: {res}")
         result.update(
@@ -148,7 +189,9 @@ class ActionModule(ActionBase):
             ansible_facts={
                 "bench_provision": {
                     **decision.to_dict(),
-                    "record": provision.without(record, rerun),
+                    "record": kept,
+                    # Where the decision's facts came from: the play, the record, or this task's gather.
+                    "facts": source,
                     "stale": stale,
                     # The roles that run, before and after the sweep of what no stack of the plan owns.
                     "stages": provision.stages(decision.run),
@@ -158,10 +201,53 @@ class ActionModule(ActionBase):
                     ),
                 },
                 **decision.facts,
+                **self._facts,
             },
             msg=summary(decision, stale),
         )
         return result
+
+    def _hashes(
+        self, roles: list[str], task_vars: dict[str, Any], facts: dict[str, Any], source: str
+    ) -> tuple[dict[str, str], dict[str, Any], str]:
+        """Each role's input hash, its variables rendered with ``facts`` (those of the record or gathered
+        here, when the play has none); a variable that reads a fact they lack has them all gathered once.
+        The hashes, and the facts and their source in the end."""
+        every = False
+        while True:
+            variables, templar = task_vars, self._templar
+            if source != "given":
+                variables = {
+                    **task_vars,
+                    "ansible_facts": {**(task_vars.get("ansible_facts") or {}), **facts},
+                    **{f"ansible_{name}": value for name, value in facts.items()},
+                }
+                templar = self._templar.copy_with_new_env(available_variables=variables)
+            try:
+                hashes = {}
+                for role in roles:
+                    mine = provision.role_variables(role, variables)
+                    rendered = {name: templar.template(value) for name, value in mine.items()}
+                    hashes[role] = provision.role_hash(files_hash(role), rendered, facts)
+                return hashes, facts, source
+            except AnsibleUndefinedVariable:
+                if source == "given" or every:
+                    raise
+                facts, source, every = self._gather(task_vars, GATHER_SUBSETS[1]), "gathered", True
+
+    def _gather(self, task_vars: dict[str, Any], subset: list[str]) -> dict[str, Any]:
+        """The host's facts (``subset``), as setup gathers them; set on the host by this task."""
+        res = self._execute_module(
+            module_name="ansible.legacy.setup", module_args={"gather_subset": subset}, task_vars=task_vars
+        )
+        gathered = res.get("ansible_facts")
+        if res.get("failed") or not isinstance(gathered, dict):
+            host = task_vars.get("inventory_hostname", "the host")
+            raise AnsibleActionFail(
+                f"bench_provision_state: cannot gather {host}'s facts: {res.get('msg', res)}"
+            )
+        self._facts = dict(gathered)
+        return {name.removeprefix("ansible_"): value for name, value in gathered.items()}
 
     def _read(self, task_vars: dict[str, Any], units: list[str], roots: dict[str, str] | None) -> str:
         """The one command's output; with ``run_dir``, once it holds the host (module docstring)."""
