@@ -20,9 +20,9 @@ mode (``--check``, whatever the task's check_mode) the holder is judged and noth
 Facts: with ``units`` per OS family (the plan's ``role_units``), the task needs no gathered facts. The
 same command reads the host's identity; when the record holds the facts the decision needs for that
 identity (benchstack.provision.roles.host_facts), they are used and set on the host
-(``bench_provision.facts``: ``record``); otherwise this task gathers them (``gathered``: the ``min`` and ``hardware`` subsets, the ones
-the roles read; all of them when a role variable reads another fact) and the record keeps them. Facts the
-play already has are used as they are (``given``).
+(``bench_provision.facts``: ``record``); otherwise this task gathers them (``gathered``: the ``min`` and
+``hardware`` subsets, the ones the roles read; all of them when a role variable reads another fact) and the
+record keeps them. Facts the play already has are used as they are (``given``).
 """
 
 from __future__ import annotations
