@@ -75,7 +75,7 @@ def start_container(name: str, inventory: Path | None = None) -> None:
         made = subprocess.run(
             [playbook, "-i", str(inventory), "playbooks/hosts.yml"],
             cwd=ROOT,
-            env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")),
+            env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), PYTHONPATH=str(ROOT)),
             text=True,
             capture_output=True,
         )

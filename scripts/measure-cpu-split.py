@@ -39,7 +39,8 @@ from benchstack.results.cell import load_cells  # noqa: E402
 
 def one_run(setting: str, results: Path, experiment: str, log: Path) -> Path:
     run_dir = results / f"{len(list(results.iterdir())):02d}-{setting}"
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
+    # This checkout's package, whatever the venv's editable install names (./run does the same).
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), PYTHONPATH=str(ROOT))
     command = [
         str(Path(sys.executable).with_name("ansible-playbook")),
         "bench-stack.yml",

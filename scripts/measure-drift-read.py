@@ -123,7 +123,7 @@ def main() -> int:
             cwd=ROOT,
             capture_output=True,
             text=True,
-            env={**mc.os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")},
+            env={**mc.os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "PYTHONPATH": str(ROOT)},
         )
         if done.returncode != 0:
             raise SystemExit(f"provision.yml failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")

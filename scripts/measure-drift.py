@@ -91,7 +91,7 @@ def ansible(inv: Path, *books: str) -> tuple[float, str, int]:
         cwd=ROOT,
         text=True,
         capture_output=True,
-        env={**mc.os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")},
+        env={**mc.os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "PYTHONPATH": str(ROOT)},
     )
     return time.monotonic() - start, done.stdout + done.stderr, done.returncode
 

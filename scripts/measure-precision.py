@@ -87,7 +87,8 @@ def one_run(
     results: Path, label: str, log: Path, disturb: tuple[float, float] | None, experiment: str | None
 ) -> tuple[Path, float]:
     run_dir = results / label
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
+    # This checkout's package, whatever the venv's editable install names (./run does the same).
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), PYTHONPATH=str(ROOT))
     command = [str(Path(sys.executable).with_name("ansible-playbook")), "bench-stack.yml",
                "-e", f"bench_results_dir={results}", "-e", f"bench_run_dir={run_dir}"]  # fmt: skip
     if experiment:
