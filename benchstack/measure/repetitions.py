@@ -130,12 +130,13 @@ def extra_cells(
         if not ready(key):
             continue
         cells = groups.get(key, [])
+        base = groups.get(baseline_key(key), [])
         if more_needed(cells, load) or (
             stack["name"] != load.baseline
             and ready(baseline_key(key))  # the baseline is measured here (a run may spread stacks on targets)
             and below_bounds(cells, load)
-            and below_bounds(groups.get(baseline_key(key), []), load)
-            and len(paired_ratios(cells, groups.get(baseline_key(key), []))) < MIN_MEDIAN_CI_VALUES
+            and below_bounds(base, load)
+            and len(paired_ratios(cells, base)) < MIN_MEDIAN_CI_VALUES
         ):
             due[key] = (stack, plan, level, this_round)
     for stack, plan, level in points:
