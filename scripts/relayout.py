@@ -256,7 +256,7 @@ TESTS: dict[str, str] = {
     "test_final_newline.py": "project",
     "test_imports.py": "project",
 }
-TEST_SUPPORT = {"conftest.py", "stack_cases.py", "app_server_cases.py"}
+TEST_SUPPORT = {"conftest.py", "stack_cases.py", "app_server_cases.py", "plan_cases.py"}
 UNIT = Path("tests/unit")
 
 # Files never rewritten: this script (its tables name the old modules) and its test, the captured output under

@@ -3,6 +3,9 @@
 project-wide roots every derived path hangs from (:class:`Roots`), the error that lists every problem, each
 naming its stack and field, and the checks of names, folder paths, URL paths and typed keys.
 
+Checks read a section as written and never change it: they return what they found (the typed options with
+their defaults), and the sections' dataclasses print themselves for the plan (:func:`ordered`).
+
 Every value that reaches a config file is validated for its context: names, paths and URL paths are refused
 when they could break out of a config line (newlines, ``;``, braces, quotes, spaces).
 """
@@ -10,14 +13,17 @@ when they could break out of a config line (newlines, ``;``, braces, quotes, spa
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from benchstack.common.inputs import shown, shown_key
 from benchstack.common.numbers import is_int
-from benchstack.kinds.servers import TypedOption
 from benchstack.plan.paths import system_folder_problem
 
+# A typed option of a stack section: (type, minimum, maximum, default). An int is bounded (minimum and maximum
+# included); a bool is true or false (no bounds); a default of None makes an optional option left unset.
+TypedOption = tuple[type, Any, Any, Any]
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
 # A folder path that is safe in every config line it reaches (nginx root, Apache DocumentRoot and
 # <Directory>, systemd WorkingDirectory=, unit and env files): absolute, each part letters, digits, '.',
@@ -85,9 +91,9 @@ def err(who: str, field: str, msg: str) -> StackError:
     return StackError(f"{who}: {field}: {msg}")
 
 
-def mapping(s: dict[str, Any], key: str, default: dict[str, Any], who: str) -> dict[str, Any]:
-    """``s[key]`` (set to ``default`` when absent); a StackError naming the field when it is not a mapping."""
-    value = s.setdefault(key, default)
+def mapping(s: Mapping[str, Any], key: str, default: dict[str, Any], who: str) -> Mapping[str, Any]:
+    """``s[key]`` (``default`` when absent); a StackError naming the field when it is not a mapping."""
+    value = s.get(key, default)
     if not isinstance(value, dict):
         raise err(who, key, f"must be a mapping, not {type(value).__name__}")
     return value
@@ -121,16 +127,25 @@ def url_path_problem(value: object) -> str | None:
     return None
 
 
+def ordered(written: Iterable[object], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A section as the plan holds it: the keys as written first, in their order, then the others in
+    ``fields``' order (the order they were derived in), so the plan reads like the experiment."""
+    keys = [key for key in written if isinstance(key, str) and key in fields]
+    keys += [key for key in fields if key not in keys]
+    return {key: fields[key] for key in keys}
+
+
 def typed_keys(
     who: str,
     section: str,
-    mapping: dict[str, Any],
+    mapping: Mapping[str, Any],
     what: str,
     *,
     keys: set[str],
     options: dict[str, TypedOption],
-) -> None:
-    """Check the keys of a stack's ``section`` (``server``, ``front``, ``runtime``); fill in typed defaults.
+) -> dict[str, Any]:
+    """Check the keys of a stack's ``section`` (``server``, ``front``, ``runtime``); the typed options with
+    their defaults filled in, in ``options``' order (``mapping`` is not changed).
 
     A key that is none of ``keys`` and the typed ``options`` is an error naming ``section.key``, what it is
     not (``what``: "option of unicorn") and the allowed keys.
@@ -144,8 +159,9 @@ def typed_keys(
             f"{section}.{shown_key(unknown[0])}",
             f"unknown {what} (allowed: {', '.join(sorted(allowed))})",
         )
+    found: dict[str, Any] = {}
     for key, (typ, lo, hi, default) in options.items():
-        value = mapping.setdefault(key, default)
+        value = found[key] = mapping.get(key, default)
         if value is None and default is None:
             continue  # an optional option left unset
         if typ is bool:
@@ -153,3 +169,4 @@ def typed_keys(
                 raise err(who, f"{section}.{key}", f"must be true or false, not {shown(value)}")
         elif not is_int(value) or not lo <= value <= hi:
             raise err(who, f"{section}.{key}", f"must be an integer from {lo} to {hi}, not {shown(value)}")
+    return found

@@ -6,19 +6,24 @@ names and expected answers. They are computed here, once per run, from the stack
 (:func:`resolve_stacks`, called by :mod:`benchstack.plan.resolved`), so no template rebuilds a path or an
 address.
 
-This module is the orchestration: a stack's identity (name, port, path), then its app, runtime, front and
-server, each through its kind's adapter (:mod:`benchstack.kinds.apps`, :mod:`benchstack.kinds.fronts`,
-:mod:`benchstack.kinds.servers`), then what the instances derive from them all (units, endpoints, env files),
-and the checks across stacks. What a kind is and what it checks is its adapter's; the checks every field
-shares (names, paths, typed keys) are :mod:`benchstack.kinds.stackfields`'.
+This module is the orchestration, in two steps. :func:`check` reads a stack as written, changes nothing, and
+returns it typed (:class:`StackSpec`) or every problem: its identity (name, port, path), then its app,
+runtime, front and server, each through its kind's adapter (:mod:`benchstack.kinds.apps`,
+:mod:`benchstack.kinds.fronts`, :mod:`benchstack.kinds.servers`), each section a frozen dataclass of its
+kind's package. :func:`derive` is pure: from a checked stack it builds the resolved :class:`Stack` (the
+front's fields, units, endpoints, start command, env file). :func:`resolve_stacks` adds the checks across
+stacks and hands the plan its dicts (:meth:`Stack.to_dict`, the one place a stack becomes the plan's). What
+a kind is and what it checks is its adapter's; the checks every field shares (names, paths, typed keys) are
+:mod:`benchstack.kinds.stackfields`'.
 """
 
 from __future__ import annotations
 
-import copy
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 from benchstack.common.inputs import shown, shown_key
 from benchstack.common.numbers import is_int
@@ -31,8 +36,10 @@ from benchstack.kinds.apps.deploy import (
     user_apps,
 )
 from benchstack.kinds.apps.fields import env_file_line
-from benchstack.kinds.fronts import FrontKind
+from benchstack.kinds.apps.section import App, Runtime
+from benchstack.kinds.fronts.base import Front, FrontSpec
 from benchstack.kinds.servers import BINDS, REGISTRY, ServerKind, by_name
+from benchstack.kinds.servers.section import Server, ServerSpec, Start, Units
 from benchstack.kinds.stackfields import (
     DEFAULT_ROOTS,
     FIRST_USER_PORT,
@@ -43,6 +50,7 @@ from benchstack.kinds.stackfields import (
     err,
     mapping,
     one_of,
+    ordered,
     safe_path_problem,
     typed_keys,
     url_path_problem,
@@ -58,6 +66,9 @@ __all__ = [
     "Roots",
     "Stack",
     "StackError",
+    "StackSpec",
+    "check",
+    "derive",
     "env_file_line",
     "front_checks",
     "instance_checks",
@@ -89,6 +100,7 @@ WELL_KNOWN_PORTS = {
     3306: "mysql",
     5432: "postgres",
 }
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -118,39 +130,58 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
-class Stack:
-    """A resolved stack: every field filled in, checked and derived (:func:`resolve`). ``app``, ``runtime``,
-    ``server`` (None when the front serves the app) and ``front`` are its sections with their defaults and
-    derived fields; ``upstream`` names the front's pool of its endpoints (None without a front or server)."""
+class StackSpec:
+    """A stack as written, checked (:func:`check`): its sections typed with their defaults, the app's derived
+    fields included (:class:`~benchstack.kinds.apps.section.App`); nothing of its units and endpoints is
+    derived yet. ``server`` is None when the front serves the app."""
 
     name: str
     port: int
-    app: dict[str, Any]
-    runtime: dict[str, Any]
-    front: dict[str, Any]
-    server: dict[str, Any] | None
+    app: App
+    runtime: Runtime
+    front: FrontSpec
+    server: ServerSpec | None
+    path: str | None = None
+    # The stack's keys as written, in their order (the plan keeps it).
+    written: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A resolved stack: every field filled in, checked and derived (:func:`resolve`). ``app``, ``runtime``,
+    ``server`` (None when the front serves the app) and ``front`` are its typed sections with their defaults
+    and derived fields; ``upstream`` names the front's pool of its endpoints (None without a front or
+    server)."""
+
+    name: str
+    port: int
+    app: App
+    runtime: Runtime
+    front: Front
+    server: Server | None
     upstream: str | None
     endpoints: tuple[Endpoint, ...]
     # The URL path the load asks for, when the stack names its own.
     path: str | None = None
-    # The order of the plan's keys: the experiment's, then the derived ones (to_dict keeps it, so the plan
-    # reads like the experiment and stays what it was before this type).
-    key_order: tuple[str, ...] = ()
+    # The stack's keys as written, in their order: to_dict prints them first, then the derived ones, so the
+    # plan reads like the experiment.
+    written: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The stack as the plan holds it (``stacks[]``): a dict of its own, sections copied."""
+        """The stack as the plan holds it (``stacks[]``): a dict of its own, its sections as theirs
+        (the one place a resolved stack becomes the plan's dict)."""
         fields: dict[str, Any] = {
             "name": self.name,
             "port": self.port,
             **({"path": self.path} if self.path is not None else {}),
-            "app": copy.deepcopy(self.app),
-            "runtime": copy.deepcopy(self.runtime),
-            "front": copy.deepcopy(self.front),
-            "server": copy.deepcopy(self.server),
+            "app": self.app.as_dict(),
+            "runtime": self.runtime.as_dict(),
+            "front": self.front.as_dict(),
             "upstream": self.upstream,
+            "server": self.server.as_dict() if self.server else None,
             "endpoints": [ep.to_dict() for ep in self.endpoints],
         }
-        return {key: fields[key] for key in self.key_order or fields}
+        return ordered(self.written, fields)
 
 
 def stack_label(stack: dict[str, Any], where: str | None = None) -> str:
@@ -178,54 +209,60 @@ def resolve(
     base_dir: Path | None = None,
     where: str | None = None,
 ) -> Stack:
-    """The stack with defaults filled in and everything derived (upstream, units, endpoints with their
-    addresses, files and listen arguments); StackError listing every problem otherwise. A relative
-    ``app.src`` is taken from ``base_dir`` (the experiment file's folder); ``where`` (``stacks[2]``) names a
-    stack without a name in messages. The stack as written is not changed.
+    """The stack checked (:func:`check`) and derived (:func:`derive`); StackError listing every problem
+    otherwise. The stack as written is not changed."""
+    return derive(check(stack, roots, base_dir, where), roots)
+
+
+def check(
+    stack: object,
+    roots: Roots = DEFAULT_ROOTS,
+    base_dir: Path | None = None,
+    where: str | None = None,
+) -> StackSpec:
+    """The stack as written, checked, with its sections typed and their defaults filled in; StackError
+    listing every problem otherwise. A relative ``app.src`` is taken from ``base_dir`` (the experiment
+    file's folder); ``where`` (``stacks[2]``) names a stack without a name in messages. Nothing is changed.
 
     Independent parts (name and port, app, runtime, front) are each checked even when another one failed, so
     one run reports every problem of the stack; the server is checked once the app and front are valid, and
-    its units and addresses are derived only from a valid name.
+    what it derives from the name and port (its backend ports) only when they are valid.
     """
     if not isinstance(stack, dict):
         raise StackError(f"a stack must be a mapping, not {type(stack).__name__}")
-    s = copy.deepcopy(stack)
-    who = stack_label(s, where)
+    who = stack_label(stack, where)
     problems: list[str] = []
 
-    def check(part: Any) -> bool:
+    def part(check_part: Callable[[], T]) -> T | None:
         try:
-            part(s, roots, who)
+            return check_part()
         except StackError as exc:
             problems.extend(exc.problems)
-            return False
-        return True
+            return None
 
-    identity_ok = check(_identity)
-    app_ok = check(lambda s, roots, who: _app(s, roots, who, base_dir))
-    if app_ok:
-        check(_runtime)
-    front_ok = check(_front)
-    endpoints: list[Endpoint] = []
-    if app_ok and front_ok:
-        check(lambda s, roots, who: endpoints.extend(_server(s, roots, who, derive=identity_ok)))
+    identity_ok = part(lambda: _check_identity(stack, who)) is not None
+    app = part(lambda: _check_app(stack, who, roots, base_dir))
+    runtime = part(lambda: apps.by_name(app.kind).check_runtime(stack, who)) if app else None
+    front = part(lambda: _check_front(stack, who))
+    server: tuple[ServerSpec | None] | None = None
+    if app and front:
+        server = part(lambda: (_check_server(stack, who, app, front, ports=identity_ok),))
     if problems:
         raise StackError(problems)
-    return Stack(
-        name=s["name"],
-        port=s["port"],
-        app=s["app"],
-        runtime=s["runtime"],
-        front=s["front"],
-        server=s["server"],
-        upstream=s["upstream"],
-        endpoints=tuple(endpoints),
-        path=s.get("path"),
-        key_order=tuple(s),
+    assert app and runtime and front and server
+    return StackSpec(
+        name=stack["name"],
+        port=stack["port"],
+        app=app,
+        runtime=runtime,
+        front=front,
+        server=server[0],
+        path=stack.get("path"),
+        written=tuple(stack),
     )
 
 
-def _identity(s: dict[str, Any], roots: Roots, who: str) -> None:
+def _check_identity(s: Mapping[str, Any], who: str) -> bool:
     name = s.get("name")
     problems = [
         f"{who}: {shown_key(key)}: unknown field (allowed: {', '.join(sorted(STACK_KEYS))})"
@@ -249,9 +286,10 @@ def _identity(s: dict[str, Any], roots: Roots, who: str) -> None:
         problems.append(f"{who}: path: {problem}")
     if problems:
         raise StackError(problems)
+    return True
 
 
-def _app(s: dict[str, Any], roots: Roots, who: str, base_dir: Path | None = None) -> None:
+def _check_app(s: Mapping[str, Any], who: str, roots: Roots, base_dir: Path | None) -> App:
     app = mapping(s, "app", {}, who)
     problems = [
         f"{who}: app.{shown_key(key)}: unknown field (allowed: {', '.join(sorted(APP_KEYS))})"
@@ -262,16 +300,14 @@ def _app(s: dict[str, Any], roots: Roots, who: str, base_dir: Path | None = None
         raise StackError(
             [*problems, f"{who}: app.kind: must be one of {', '.join(apps.REGISTRY)}, not {shown(kind)}"]
         )
-    problems += apps.by_name(kind).app_problems(app, who, roots, base_dir, s.get("name"))
-    if problems:
+    checked, more = apps.by_name(kind).check_app(app, who, roots, base_dir, s.get("name"))
+    problems += more
+    if problems or checked is None:
         raise StackError(problems)
+    return checked
 
 
-def _runtime(s: dict[str, Any], roots: Roots, who: str) -> None:
-    apps.by_name(s["app"]["kind"]).resolve_runtime(s, who)
-
-
-def _front(s: dict[str, Any], roots: Roots, who: str) -> None:
+def _check_front(s: Mapping[str, Any], who: str) -> FrontSpec:
     front = mapping(s, "front", {"kind": "none"}, who)
     if not one_of(front.get("kind"), fronts.REGISTRY):
         raise err(
@@ -279,57 +315,70 @@ def _front(s: dict[str, Any], roots: Roots, who: str) -> None:
             "front.kind",
             f"must be one of {', '.join(fronts.REGISTRY)}, not {shown(front.get('kind'))}",
         )
-    fronts.by_name(front["kind"]).resolve(front, who, s.get("name"))
+    spec = fronts.by_name(front["kind"]).check(front, who)
+    return spec if "front" in s else replace(spec, written=())
 
 
-def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> list[Endpoint]:
-    """Check the stack's server against its app and front; its instances' endpoints, derived (none when
-    the front serves the app, or when the name or port that they derive from is wrong)."""
-    port, app, front = s.get("port"), s["app"], s["front"]
-    kind = app["kind"]
-    app_kind, front_kind = apps.by_name(kind), fronts.by_name(front["kind"])
+def _check_server(
+    s: Mapping[str, Any], who: str, app: App, front: FrontSpec, ports: bool = True
+) -> ServerSpec | None:
+    """Check the stack's server against its app and front: None when the front serves the app. Its backend
+    ports are checked only when the stack's name and port are valid (``ports``)."""
+    port = s.get("port")
+    app_kind, front_kind = apps.by_name(app.kind), fronts.by_name(front.kind)
     server = s.get("server")
-    s["upstream"] = None
-    if app_kind.served_by_front(front["kind"], server):
+    if app_kind.served_by_front(front.kind, server):
         if server:
-            raise err(who, "server", f"app {kind} is served by its front, not by an app server")
-        if app["env"]:
-            raise err(who, "app.env", f"app {kind} is served by its front: no app server reads an env file")
-        if problem := app_kind.front_problem(front["kind"]):
+            raise err(who, "server", f"app {app.kind} is served by its front, not by an app server")
+        if app.env:
+            raise err(
+                who, "app.env", f"app {app.kind} is served by its front: no app server reads an env file"
+            )
+        if problem := app_kind.front_problem(front.kind):
             raise err(who, "front.kind", problem)
-        front_kind.serve(front, who, app_kind)
-        s["server"] = None
-        s["endpoints"] = []
-        return []
+        if found := front_kind.serve_problem(front, app_kind):
+            raise err(who, *found)
+        return None
     if not isinstance(server, dict):
         raise err(
             who,
             "server",
-            f"app {kind} needs an app server (one of {', '.join(REGISTRY)}){app_kind.server_hint}",
+            f"app {app.kind} needs an app server (one of {', '.join(REGISTRY)}){app_kind.server_hint}",
         )
     skind = server.get("kind")
     if not one_of(skind, REGISTRY):
         raise err(who, "server.kind", f"must be one of {', '.join(REGISTRY)}, not {shown(skind)}")
     spec = by_name(skind)
     if spec.interface != app_kind.interface:
-        raise err(who, "server.kind", f"{skind} cannot serve app {kind}")
-    instances = server.setdefault("instances", 1)
+        raise err(who, "server.kind", f"{skind} cannot serve app {app.kind}")
+    instances = server.get("instances", 1)
     if not is_int(instances) or not 1 <= instances <= MAX_INSTANCES:
         raise err(who, "server.instances", f"must be an integer from 1 to {MAX_INSTANCES}")
     binds = spec.binds
-    bind = server.setdefault("bind", "tcp" if front_kind.direct else binds[0])
+    bind = server.get("bind", "tcp" if front_kind.direct else binds[0])
     if bind not in BINDS:
         raise err(who, "server.bind", f"must be one of {', '.join(BINDS)}, not {shown(bind)}")
     if bind not in binds:
         raise err(who, "server.bind", f"{skind} listens on {' or '.join(binds)} only, not {bind}")
-    front_kind.proxy(front, who, spec)
-    typed_keys(who, "server", server, f"option of {skind}", keys=SERVER_COMMON_KEYS, options=spec.options)
-    for field, message in spec.option_problems(server):
+    if found := front_kind.proxy_problem(front, spec):
+        raise err(who, *found)
+    options = typed_keys(
+        who, "server", server, f"option of {skind}", keys=SERVER_COMMON_KEYS, options=spec.options
+    )
+    for field, message in spec.option_problems(options):
         raise err(who, field, message)
-    front_kind.check_server(s, who)
-    if not is_int(port) or not derive:
-        return []  # the name's or port's own problem is reported; nothing can be derived from them
-    base = server.get("port_base", TCP_BACKEND_BASE + (port % 1000) * 10)
+    checked = ServerSpec(
+        kind=skind,
+        instances=instances,
+        bind=bind,
+        options=MappingProxyType(options),
+        written=tuple(server),
+        port_base=server.get("port_base"),
+    )
+    front_kind.check_server(checked, port, who)
+    if not is_int(port) or not ports:
+        return checked  # the name's or port's own problem is reported; the backend ports follow from them
+    base = _port_base(checked, port)
     if bind == "tcp" and not front_kind.direct:
         if not is_int(base) or not FIRST_USER_PORT <= base + 1 <= base + instances <= 65535:
             raise err(
@@ -340,71 +389,98 @@ def _server(s: dict[str, Any], roots: Roots, who: str, derive: bool = True) -> l
             )
         if base < port <= base + instances:
             raise err(who, "server.port_base", f"a backend would listen on the stack's own port {port}")
-    return _derive_server(s, spec, front_kind, roots, base)
+    return checked
 
 
-def _derive_server(
-    s: dict[str, Any], spec: ServerKind, front_kind: FrontKind, roots: Roots, base: int
-) -> list[Endpoint]:
-    """Units, files and every instance's addresses, as the app_server, nginx and apache roles print them."""
-    name, server = s["name"], s["server"]
+def _port_base(server: ServerSpec, port: int) -> Any:
+    """Where the server's TCP backends count from: its port_base as written, else from the stack's port."""
+    return server.port_base if "port_base" in server.written else TCP_BACKEND_BASE + (port % 1000) * 10
+
+
+def derive(spec: StackSpec, roots: Roots = DEFAULT_ROOTS) -> Stack:
+    """The checked stack with everything derived from it: its front's fields, and with an app server its
+    units, files, every instance's addresses, its start command and env file, as the app_server, nginx
+    and apache roles print them. Pure: the same stack and roots give the same Stack."""
+    app_kind, front_kind = apps.by_name(spec.app.kind), fronts.by_name(spec.front.kind)
+    server_kind = by_name(spec.server.kind) if spec.server else None
+    front = front_kind.resolve(spec.front, spec.name, app_kind, server_kind)
+    fields = {
+        "name": spec.name,
+        "port": spec.port,
+        "app": spec.app,
+        "runtime": spec.runtime,
+        "front": front,
+        "path": spec.path,
+        "written": spec.written,
+    }
+    if spec.server is None or server_kind is None:
+        return Stack(**fields, server=None, upstream=None, endpoints=())
+    name, direct = spec.name, front_kind.direct
     units = roots.units.rstrip("/")
-    config = spec.config
-    server.update(
-        protocol=spec.protocol,
-        upstream_keepalive=spec.upstream_keepalive,
-        # One systemd template unit per stack; %i is the instance number.
-        unit=f"bench-{name}@.service",
-        unit_runtime_directory=f"{roots.run_relative}/{name}-%i",
-        # One env file per stack: instance i's unit reads its listen arguments as $BENCH_LISTEN_i.
-        env_file=f"{units}/{name}.env",
-        unit_config_file=f"{units}/{name}-%i.{config}" if config else None,
+    config = server_kind.config
+    start = Start(
+        server=spec.server,
+        units=Units(
+            # One systemd template unit per stack; %i is the instance number.
+            unit=f"bench-{name}@.service",
+            unit_runtime_directory=f"{roots.run_relative}/{name}-%i",
+            # One env file per stack: instance i's unit reads its listen arguments as $BENCH_LISTEN_i.
+            env_file=f"{units}/{name}.env",
+            unit_config_file=f"{units}/{name}-%i.{config}" if config else None,
+        ),
+        app_dir=spec.app.dir,
+        app_entry=spec.app.entry,
+        direct=direct,
     )
-    if not front_kind.direct:
-        s["upstream"] = f"bench_{name.replace('-', '_')}"
-    endpoints = []
-    for i in range(1, server["instances"] + 1):
-        if front_kind.direct:
-            socket, host, port = None, "0.0.0.0", s["port"]
-        elif server["bind"] == "unix":
+    endpoints = tuple(_endpoints(spec, server_kind, direct, roots))
+    bundle = spec.app.bundle.as_dict() if spec.app.bundle else {}
+    environment = {
+        **{f"BENCH_LISTEN_{ep.instance}": ep.listen_args for ep in endpoints if ep.listen_args},
+        # `bundle exec` finds the app's gems through these (they are unused by an app without a Gemfile).
+        **{f"BUNDLE_{key.upper()}": value for key, value in sorted(bundle.items())},
+        **({"BUNDLE_FROZEN": "true"} if bundle else {}),
+        **spec.app.env,
+    }
+    # What the env file holds, line by line (the app_server role prints them; the file is mode 0640).
+    lines = tuple(env_file_line(k, v) for k, v in environment.items())
+    return Stack(
+        **fields,
+        server=server_kind.resolve(start, MappingProxyType(environment), lines),
+        upstream=None if direct else f"bench_{name.replace('-', '_')}",
+        endpoints=endpoints,
+    )
+
+
+def _endpoints(spec: StackSpec, kind: ServerKind, direct: bool, roots: Roots) -> Iterator[Endpoint]:
+    """Every instance of the stack's app server: its unit, where it listens and how each role reaches it."""
+    assert spec.server is not None
+    name, config = spec.name, kind.config
+    units = roots.units.rstrip("/")
+    base = _port_base(spec.server, spec.port)
+    for i in range(1, spec.server.instances + 1):
+        if direct:
+            socket, host, port = None, "0.0.0.0", spec.port
+        elif spec.server.bind == "unix":
             socket, host, port = f"{roots.run.rstrip('/')}/{name}-{i}/server.sock", None, None
         else:
             socket, host, port = None, "127.0.0.1", base + i
         where = {"socket": socket, "host": host, "port": port}
         bind = "unix" if socket else "tcp"
-        endpoints.append(
-            Endpoint(
-                instance=i,
-                unit=f"bench-{name}@{i}.service",
-                socket=socket,
-                host=host,
-                port=port,
-                address=f"unix:{socket}" if socket else f"{host}:{port}",
-                # Apache names each unix-socket member after '|': members sharing one name merge into one
-                # worker.
-                balancer_member=f"unix:{socket}|http://{name}-{i}" if socket else f"http://{host}:{port}",
-                runtime_directory=f"{roots.run_relative}/{name}-{i}",
-                config_file=f"{units}/{name}-{i}.{config}" if config else None,
-                listen_args=spec.listen[bind].format(**where) if spec.listen else "",
-                config_listen=spec.config_listen[bind].format(**where) if config else None,
-            )
+        yield Endpoint(
+            instance=i,
+            unit=f"bench-{name}@{i}.service",
+            socket=socket,
+            host=host,
+            port=port,
+            address=f"unix:{socket}" if socket else f"{host}:{port}",
+            # Apache names each unix-socket member after '|': members sharing one name merge into one
+            # worker.
+            balancer_member=f"unix:{socket}|http://{name}-{i}" if socket else f"http://{host}:{port}",
+            runtime_directory=f"{roots.run_relative}/{name}-{i}",
+            config_file=f"{units}/{name}-{i}.{config}" if config else None,
+            listen_args=kind.listen[bind].format(**where) if kind.listen else "",
+            config_listen=kind.config_listen[bind].format(**where) if config else None,
         )
-    # The kind's start command reads the stack as the plan holds it.
-    s["endpoints"] = [ep.to_dict() for ep in endpoints]
-    # The instances' start command (the unit's ExecStart), reload signal and config template: the kind's.
-    server.update(spec.plan_fields(s))
-    app = s["app"]
-    bundle = app.get("bundle") or {}
-    server["environment"] = {
-        **{f"BENCH_LISTEN_{ep.instance}": ep.listen_args for ep in endpoints if ep.listen_args},
-        # `bundle exec` finds the app's gems through these (they are unused by an app without a Gemfile).
-        **{f"BUNDLE_{key.upper()}": value for key, value in sorted(bundle.items())},
-        **({"BUNDLE_FROZEN": "true"} if bundle else {}),
-        **app["env"],
-    }
-    # What the env file holds, line by line (the app_server role prints them; the file is mode 0640).
-    server["env_file_lines"] = [env_file_line(k, v) for k, v in server["environment"].items()]
-    return endpoints
 
 
 def resolve_stacks(
@@ -412,7 +488,7 @@ def resolve_stacks(
 ) -> list[dict[str, Any]]:
     """Resolve every stack and check that names and every listening port are unique on the target, and that
     stacks sharing a user app (``app.name``) deploy the same one; StackError listing every problem of every
-    stack otherwise."""
+    stack otherwise. The stacks as the plan holds them: the plan's dicts are made here, and only here."""
     note("resolve")
     if not isinstance(stacks, list) or not stacks:
         raise StackError("stacks: must be a non-empty list of stacks")
@@ -436,12 +512,13 @@ def resolve_stacks(
             if p in ports and ports[p] != r.name:
                 problems.append(f"stack {shown(r.name)}: port: {p} is also used by stack {shown(ports[p])}")
             ports[p] = r.name
-    out = [r.to_dict() for r in resolved]
-    problems += shared_app_problems(out)
-    problems += [p for s in out for p in bundle_problems(s)]
+    problems += shared_app_problems((r.name, r.app, r.runtime) for r in resolved)
+    problems += [
+        p for r in resolved for p in bundle_problems(r.name, r.app, r.server.kind if r.server else None)
+    ]
     if problems:
         raise StackError(problems)
-    return out
+    return [r.to_dict() for r in resolved]
 
 
 def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:

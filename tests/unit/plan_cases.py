@@ -5,10 +5,11 @@ file is a change of what the playbooks, the templates and run.json read.
 
 Each experiment is compiled as the plan play compiles it: without targets, on one target loaded by itself
 (:func:`benchstack.plan.resolved.with_hosts`), and on two targets measured in parallel; seed 7, the same
-fingerprint key every time (:data:`KEY`). Its run.json experiment (:func:`benchstack.plan.resolved.run_record`)
-is kept too. The plan on one target is kept whole (JSON with sorted keys); the others as one digest per
-top-level key, so a difference names its key; and each as the digest of its JSON in the order it was built
-(``-v`` output and run.json print the fact's keys in that order).
+fingerprint key every time (:data:`KEY`). Its run.json experiment
+(:func:`benchstack.plan.resolved.run_record`) is kept too. The plan on one target is kept whole (JSON with
+sorted keys); the others as one digest per top-level key, so a difference names its key; and each as the
+digest of its JSON in the order it was built (``-v`` output and run.json print the fact's keys in that
+order).
 
 Regenerate (only for an intended change of the plan, and say so in the commit):
 ``.venv/bin/python tests/unit/plan_cases.py``.

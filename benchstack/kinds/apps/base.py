@@ -13,14 +13,15 @@ of the kind is its attributes. How an app reaches the target (bundled, ``app.dir
 
 from __future__ import annotations
 
-import copy
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from benchstack.common.inputs import shown
-from benchstack.kinds.apps.deploy import user_app_problems
-from benchstack.kinds.apps.fields import check_problems, env_problems
+from benchstack.kinds.apps.deploy import check_user_app
+from benchstack.kinds.apps.fields import check_env, check_problems
+from benchstack.kinds.apps.section import USER_DEPLOYS, App, Bundle, Check, Deployment, Runtime
 from benchstack.kinds.stackfields import Roots, err, mapping, safe_path_problem, typed_keys
 
 # A Ruby version rbenv can install (3.1.2, 3.3.0-preview1, ...); it names a folder on the target.
@@ -94,7 +95,7 @@ class AppKind:
             return f" (or front.kind {self.fronts[0]}, which runs it with {self.apache_handler})"
         return ""
 
-    def bundle(self, user: str, app_name: str, app_dir: str) -> dict[str, str] | None:
+    def bundle(self, user: str, app_name: str, app_dir: str) -> Bundle | None:
         """Where Bundler keeps a user's app's gems and config (under ``user``, the users' apps folder);
         None for a kind without a bundle."""
         if not self.bundler:
@@ -102,56 +103,71 @@ class AppKind:
         # Bundler reads these from the stack's env file for `bundle exec` and from the install command: a
         # per-app gem folder, and a config folder of its own so no .bundle/config of the app overrides them.
         bundle = f"{user}/.bundle/{app_name}"
-        return {"path": bundle, "gemfile": f"{app_dir}/Gemfile", "app_config": bundle}
+        return Bundle(path=bundle, gemfile=f"{app_dir}/Gemfile", app_config=bundle)
 
-    def app_problems(
-        self, app: dict[str, Any], who: str, roots: Roots, base_dir: Path | None, stack_name: object
-    ) -> list[str]:
-        """Check the stack's ``app`` section of this kind (its keys are known); fill in its defaults and
-        derived fields (entry, deploy, name, dir, bundle, env, checks). A relative ``app.src`` is taken
-        from ``base_dir``."""
-        app["entry"] = self.entry
+    def check_app(
+        self, app: Mapping[str, Any], who: str, roots: Roots, base_dir: Path | None, stack_name: object
+    ) -> tuple[App | None, list[str]]:
+        """Check the stack's ``app`` section of this kind (its keys are known): the section with its
+        defaults and derived fields (entry, deploy, name, dir, a user app's source and bundle, env, checks),
+        or None and every problem found. A relative ``app.src`` is taken from ``base_dir``."""
         given = [key for key in ("dir", "src", "git") if key in app]
         if len(given) > 1:
-            return [
+            return None, [
                 f"{who}: app.{given[0]} and app.{given[1]}: give one: app.dir is a folder already "
                 "on the target, app.src a folder on the controller, app.git a repository "
                 f"(src and git are deployed to {roots.apps.rstrip('/')}/user/NAME, their app.dir)"
             ]
         deploy = given[0] if given else "bundled"
-        app["deploy"] = deploy
         problems = []
-        if "name" in app and deploy not in ("src", "git"):
+        if "name" in app and deploy not in USER_DEPLOYS:
             problems.append(f"{who}: app.name: names an app deployed from app.src or app.git only")
-        app.setdefault("name", stack_name if deploy in ("src", "git") else None)
-        if deploy in ("src", "git"):
-            problems += user_app_problems(self, who, app, roots, base_dir)
+        name = app.get("name", stack_name if deploy in USER_DEPLOYS else None)
+        user: Deployment | None = None
+        if deploy in USER_DEPLOYS:
+            user, more = check_user_app(self, who, app, deploy, name, roots, base_dir)
+            problems += more
+            app_dir = user.dir if user else None
         else:
-            app_dir = app.setdefault("dir", f"{roots.apps.rstrip('/')}/{self.name}")
+            app_dir = app.get("dir", f"{roots.apps.rstrip('/')}/{self.name}")
             if problem := safe_path_problem(app_dir):
                 problems.append(f"{who}: app.dir: {problem}")
-        problems += env_problems(who, app)
-        checks = app.setdefault("checks", copy.deepcopy(self.checks()))
+        env, more = check_env(who, app)
+        problems += more
+        checks = app.get("checks", self.checks())
         problems += check_problems(who, checks)
-        return problems
+        if problems:
+            return None, problems
+        return App(
+            kind=self.name,
+            entry=self.entry,
+            deploy=deploy,
+            name=name,
+            dir=str(app_dir),
+            env=env,
+            checks=tuple(Check(path=c["path"], body=c["body"]) for c in checks),
+            user=user,
+            written=tuple(app),
+        ), []
 
-    def resolve_runtime(self, s: dict[str, Any], who: str) -> None:
+    def check_runtime(self, s: Mapping[str, Any], who: str) -> Runtime:
         """Check the stack's ``runtime`` section (default: the kind's runtime); only a Ruby stack may name a
         version (the ruby role's rbenv method installs it)."""
         runtime = mapping(s, "runtime", {"kind": self.runtime}, who)
-        runtime.setdefault("kind", self.runtime)
-        if runtime.get("kind") != self.runtime:
+        if runtime.get("kind", self.runtime) != self.runtime:
             raise err(who, "runtime.kind", f"app {self.name} runs on {self.runtime}")
         typed_keys(who, "runtime", runtime, "key", keys=RUNTIME_KEYS, options={})
+        written = tuple(runtime) if "runtime" in s else ()
         if "version" not in runtime:
-            return
+            return Runtime(kind=self.runtime, written=written)
         version = runtime["version"]
-        if runtime["kind"] != "ruby":
+        if self.runtime != "ruby":
             raise err(who, "runtime.version", "only a ruby runtime takes a version (installed with rbenv)")
         if not isinstance(version, str) or not RUBY_VERSION_RE.fullmatch(version):
             raise err(
                 who, "runtime.version", f"must be a Ruby version string such as '3.1.2', not {shown(version)}"
             )
+        return Runtime(kind=self.runtime, version=version, written=written)
 
 
 class EmbeddedApp(AppKind):

@@ -11,10 +11,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchstack.common.inputs import shown, shown_key
+from benchstack.kinds.apps.section import (
+    BUNDLED_DEPLOYS,
+    USER_DEPLOYS,
+    App,
+    Deployment,
+    GitSource,
+    Runtime,
+    SourceFolder,
+)
 from benchstack.kinds.servers import by_name as server_kind
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, NAME_RE, Roots, safe_path_problem
 from benchstack.plan.userapp import (
@@ -30,10 +40,15 @@ from benchstack.plan.userapp import (
 if TYPE_CHECKING:
     from benchstack.kinds.apps.base import AppKind
 
-# Stacks whose app.dir is the bundled app's folder (or the user's own folder already on the target).
-BUNDLED_DEPLOYS = ("bundled", "dir")
-# Deployed by the app role from the controller or a repository, to APPS/user/NAME.
-USER_DEPLOYS = ("src", "git")
+__all__ = [
+    "BUNDLED_DEPLOYS",
+    "USER_DEPLOYS",
+    "bundle_problems",
+    "check_user_app",
+    "shared_app_problems",
+    "user_apps",
+]
+
 GIT_KEYS = {"repo", "version", "moving_ref"}
 # A commit given by its (abbreviated) sha: pinned by construction.
 GIT_SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
@@ -46,81 +61,88 @@ GEMFILE_GEM_RE = re.compile(r"""^\s*gem\s*\(?\s*["']([A-Za-z0-9_.-]+)["']""")
 LOCK_SPEC_RE = re.compile(r"^    ([A-Za-z0-9_.-]+) \(")
 
 
-def user_app_problems(
-    kind: AppKind, who: str, app: dict[str, Any], roots: Roots, base_dir: Path | None
-) -> list[str]:
-    """Check an app deployed from ``app.src`` or ``app.git``; derive its folders on the target. A source
-    folder is read here, on the controller: it must hold the kind's entry file, fit the size limit and hold
-    no dependency file the runtime cannot install."""
-    deploy = app["deploy"]
+def check_user_app(
+    kind: AppKind,
+    who: str,
+    app: Mapping[str, Any],
+    deploy: str,
+    app_name: object,
+    roots: Roots,
+    base_dir: Path | None,
+) -> tuple[Deployment | None, list[str]]:
+    """Check an app deployed from ``app.src`` or ``app.git`` (``deploy``) named ``app_name``; its folders on
+    the target. A source folder is read here, on the controller: it must hold the kind's entry file, fit the
+    size limit and hold no dependency file the runtime cannot install."""
     where = f"{who}: app.{deploy}"
-    app_name = app["name"]
     if not isinstance(app_name, str) or not NAME_RE.fullmatch(app_name):
-        return [
+        return None, [
             f"{who}: app.name: must be 1-48 lowercase letters, digits or '-' (it names the app's "
             f"folder on the target), not {shown(app_name)}"
         ]
-    if app["entry"] is None:
-        return [f"{where}: app {kind.name} has no files to deploy (its code is in the front's config)"]
+    if kind.entry is None:
+        return None, [f"{where}: app {kind.name} has no files to deploy (its code is in the front's config)"]
     user = f"{roots.apps.rstrip('/')}/user"
-    app["dir"] = f"{user}/{app_name}"
-    if problem := safe_path_problem(app["dir"]):
-        return [f"{where}: the app's folder {problem} (bench_app_root)"]
-    problems: list[str] = []
+    app_dir = f"{user}/{app_name}"
+    if problem := safe_path_problem(app_dir):
+        return None, [f"{where}: the app's folder {problem} (bench_app_root)"]
+    src: SourceFolder | None = None
+    git: GitSource | None = None
     if deploy == "src":
-        problems += _src_problems(kind, where, app, base_dir)
+        src, problems = _check_src(kind, where, app["src"], base_dir)
     else:
-        problems += _git_problems(where, app)
-    app["bundle"] = kind.bundle(user, app_name, app["dir"])
-    return problems
+        git, problems = _check_git(where, app["git"])
+    if problems:
+        return None, problems
+    return Deployment(dir=app_dir, src=src, git=git, bundle=kind.bundle(user, app_name, app_dir)), []
 
 
-def _src_problems(kind: AppKind, where: str, app: dict[str, Any], base_dir: Path | None) -> list[str]:
-    src = app["src"]
+def _check_src(
+    kind: AppKind, where: str, src: object, base_dir: Path | None
+) -> tuple[SourceFolder | None, list[str]]:
     if not isinstance(src, str) or not src.strip() or "\n" in src:
-        return [f"{where}: must be the path of a folder on the controller, not {shown(src)}"]
+        return None, [f"{where}: must be the path of a folder on the controller, not {shown(src)}"]
     path = Path(src).expanduser()
     if not path.is_absolute():
         if base_dir is None:
-            return [f"{where}: {shown(src)} is relative, and there is no experiment file to be relative to"]
+            return None, [
+                f"{where}: {shown(src)} is relative, and there is no experiment file to be relative to"
+            ]
         path = base_dir / path
     path = path.resolve()
     try:
         found = scan(path)
     except AppSourceError as exc:
-        return [f"{where}: {exc}"]
-    entry = app["entry"]
-    if entry not in found.files:
-        return [f"{where}: {path} has no {entry}, the entry file of a {kind.name} app"]
+        return None, [f"{where}: {exc}"]
+    if kind.entry not in found.files:
+        return None, [f"{where}: {path} has no {kind.entry}, the entry file of a {kind.name} app"]
     runtime = kind.runtime
     refused = [f for f in REFUSED_DEPENDENCY_FILES.get(runtime, ()) if f in found.dependency_files]
     if refused:
-        return [
+        return None, [
             f"{where}: {path} holds {', '.join(refused)}: {runtime} dependency files are not installed "
             f"here ({SUPPORTED_DEPENDENCY_FILES}); install the modules on the target another way and "
             "leave the file out"
         ]
-    app.update(
-        src=str(path),
+    folder = SourceFolder(
+        path=str(path),
         sha256=found.sha256,
         bytes=found.bytes,
         files=len(found.files),
-        dependency_files=list(found.dependency_files),
+        dependency_files=tuple(found.dependency_files),
         lock_sha256=found.lock_sha256,
     )
-    return []
+    return folder, []
 
 
-def _git_problems(where: str, app: dict[str, Any]) -> list[str]:
-    git = app["git"]
+def _check_git(where: str, git: object) -> tuple[GitSource | None, list[str]]:
     if not isinstance(git, dict):
-        return [f"{where}: must be a mapping {{repo, version}}, not {shown(git)}"]
+        return None, [f"{where}: must be a mapping {{repo, version}}, not {shown(git)}"]
     problems = [
         f"{where}.{shown_key(key)}: unknown field (allowed: {', '.join(sorted(GIT_KEYS))})"
         for key in sorted(set(git) - GIT_KEYS, key=str)
     ]
     repo, version = git.get("repo"), git.get("version")
-    moving = git.setdefault("moving_ref", False)
+    moving = git.get("moving_ref", False)
     if not isinstance(repo, str) or not GIT_REPO_RE.fullmatch(repo):
         problems.append(
             f"{where}.repo: must be a repository URL or path without spaces or quotes, not {shown(repo)}"
@@ -136,8 +158,10 @@ def _git_problems(where: str, app: dict[str, Any]) -> list[str]:
         problems.append(
             f"{where}.version: HEAD is a moving ref: pin a tag or a commit, or set moving_ref: true"
         )
-    app["dependency_files"] = None  # known once cloned, on the target
-    return problems
+    if problems:
+        return None, problems
+    assert isinstance(repo, str) and isinstance(version, str) and isinstance(moving, bool)
+    return GitSource(repo=repo, version=version, moving_ref=moving, written=tuple(git)), []
 
 
 def bundle_gems(app_dir: Path) -> tuple[str, set[str]]:
@@ -151,53 +175,52 @@ def bundle_gems(app_dir: Path) -> tuple[str, set[str]]:
     return "Gemfile", {m.group(1) for m in map(GEMFILE_GEM_RE.match, text.splitlines()) if m}
 
 
-def bundle_problems(s: dict[str, Any]) -> list[str]:
-    """A user app's server runs through ``bundle exec``, which loads only the bundle's gems: a server gem the
-    app's Gemfile (or Gemfile.lock) lacks would crash-loop the unit. Read on the controller (app.src)."""
-    app, server = s["app"], s["server"]
-    gems = server_kind(server["kind"]).bundle_gems if server else ()
-    if not gems or not app.get("bundle") or "Gemfile" not in (app.get("dependency_files") or []):
+def bundle_problems(stack_name: str, app: App, server: str | None) -> list[str]:
+    """A user app's server (of kind ``server``) runs through ``bundle exec``, which loads only the bundle's
+    gems: a server gem the app's Gemfile (or Gemfile.lock) lacks would crash-loop the unit. Read on the
+    controller (app.src)."""
+    gems = server_kind(server).bundle_gems if server else ()
+    if not gems or not app.bundle or not app.src or "Gemfile" not in app.src.dependency_files:
         return []
-    which, bundled = bundle_gems(Path(app["src"]))
+    src = app.src.path
+    which, bundled = bundle_gems(Path(src))
     missing = [g for g in gems if g not in bundled]
     if not missing:
         return []
     lines = "; ".join(f"gem {json.dumps(g)}" for g in missing)
     then = " and run `bundle lock` so Gemfile.lock has it" if which == "Gemfile.lock" else ""
     return [
-        f"stack {shown(s['name'])}: server.kind {server['kind']} runs through `bundle exec` from the app's "
-        f"bundle, and {app['src']}/{which} does not have {', '.join(missing)}: add to "
-        f"{app['src']}/Gemfile the line: {lines}{then}"
+        f"stack {shown(stack_name)}: server.kind {server} runs through `bundle exec` from the app's "
+        f"bundle, and {src}/{which} does not have {', '.join(missing)}: add to "
+        f"{src}/Gemfile the line: {lines}{then}"
     ]
 
 
-def _app_identity(s: dict[str, Any]) -> tuple[Any, ...]:
+def _app_identity(app: App, runtime: Runtime) -> tuple[object, ...]:
     """What must be equal for two stacks to share one deployed user app."""
-    app = s["app"]
-    git = app.get("git") or {}
+    git = app.git
     return (
-        app["kind"],
-        app.get("src"),
-        git.get("repo"),
-        git.get("version"),
-        git.get("moving_ref"),
-        s["runtime"].get("version"),
+        app.kind,
+        app.src.path if app.src else None,
+        git.repo if git else None,
+        git.version if git else None,
+        git.moving_ref if git else None,
+        runtime.version,
     )
 
 
-def shared_app_problems(stacks: list[dict[str, Any]]) -> list[str]:
-    """Stacks that name one user app (``app.name``) must deploy the same one."""
-    first: dict[str, dict[str, Any]] = {}
+def shared_app_problems(stacks: Iterable[tuple[str, App, Runtime]]) -> list[str]:
+    """Stacks (name, app, runtime) that name one user app (``app.name``) must deploy the same one."""
+    first: dict[str, tuple[str, App, Runtime]] = {}
     problems = []
-    for s in stacks:
-        app = s["app"]
-        if app["deploy"] not in USER_DEPLOYS:
+    for name, app, runtime in stacks:
+        if app.deploy not in USER_DEPLOYS or app.name is None:
             continue
-        other = first.setdefault(app["name"], s)
-        if _app_identity(other) != _app_identity(s):
+        other_name, other_app, other_runtime = first.setdefault(app.name, (name, app, runtime))
+        if _app_identity(other_app, other_runtime) != _app_identity(app, runtime):
             problems.append(
-                f"stack {shown(s['name'])}: app.name: {shown(app['name'])} is also the app of stack "
-                f"{shown(other['name'])}, "
+                f"stack {shown(name)}: app.name: {shown(app.name)} is also the app of stack "
+                f"{shown(other_name)}, "
                 "with another kind, source, version or runtime.version: stacks share an app only when those "
                 "are equal (give this one another app.name)"
             )

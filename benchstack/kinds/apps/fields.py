@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from benchstack.common.inputs import shown, shown_key
@@ -26,12 +27,15 @@ def env_file_line(name: str, value: str) -> str:
     return f'{name}="{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
 
 
-def env_problems(who: str, app: dict[str, Any]) -> list[str]:
-    """Check ``app.env`` (names and values for the stack's env file); store it as strings."""
-    env = app.setdefault("env", {})
+def check_env(who: str, app: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """Check ``app.env`` (names and values for the stack's env file): the variables as strings, and the
+    problems found."""
+    env = app.get("env", {})
     where = f"{who}: app.env"
     if not isinstance(env, dict) or len(env) > MAX_ENV_VARS:
-        return [f"{where}: must be a mapping of at most {MAX_ENV_VARS} NAME: value pairs, not {shown(env)}"]
+        return {}, [
+            f"{where}: must be a mapping of at most {MAX_ENV_VARS} NAME: value pairs, not {shown(env)}"
+        ]
     problems = []
     for key, value in env.items():
         if not isinstance(key, str) or not ENV_NAME_RE.fullmatch(key):
@@ -50,9 +54,7 @@ def env_problems(who: str, app: dict[str, Any]) -> list[str]:
             problems.append(
                 f"{field}: must be one line of at most {MAX_ENV_VALUE} characters (no newline or NUL)"
             )
-    if not problems:
-        app["env"] = {key: str(value) for key, value in env.items()}
-    return problems
+    return ({} if problems else {key: str(value) for key, value in env.items()}), problems
 
 
 def check_problems(who: str, checks: object) -> list[str]:

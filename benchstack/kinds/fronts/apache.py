@@ -7,10 +7,12 @@ an app that runs inside Apache: ``lua-inline``, ``lua-file`` (mod_lua), ``mruby-
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchstack.common.inputs import shown
-from benchstack.kinds.fronts.base import FrontKind
+from benchstack.kinds.fronts.base import Front, FrontKind, FrontSpec
 from benchstack.kinds.stackfields import err, typed_keys
 
 if TYPE_CHECKING:
@@ -54,18 +56,50 @@ HANDLER_MODULES: dict[str, list[str]] = {
 }
 
 
+@dataclass(frozen=True)
+class ApacheSpec(FrontSpec):
+    mpm: str
+    # The MPM's tuning keys and values, in MPM_OPTIONS' order (defaults filled in).
+    tuning: tuple[tuple[str, int], ...]
+
+    def fields(self) -> dict[str, Any]:
+        return {"kind": self.kind, "mpm": self.mpm, **dict(self.tuning)}
+
+
+@dataclass(frozen=True)
+class ApacheFront(Front):
+    """The stack's Apache instance, its MPM directives, and what it does (its handler) with the modules that
+    needs and the ones it must not have."""
+
+    spec: ApacheSpec
+    instance: str
+    mpm_directives: tuple[tuple[str, int], ...]
+    handler: str
+    modules: tuple[str, ...]
+    modules_off: tuple[str, ...]
+
+    def derived(self) -> dict[str, Any]:
+        return {
+            "instance": self.instance,
+            "mpm_directives": [[directive, value] for directive, value in self.mpm_directives],
+            "handler": self.handler,
+            "modules": list(self.modules),
+            "modules_off": list(self.modules_off),
+        }
+
+
 class Apache(FrontKind):
     name = "apache"
     role = "apache"
     role_fields = ("instance", "mpm", "mpm_directives", "handler", "modules", "modules_off")
 
-    def resolve(self, front: dict[str, Any], who: str, stack_name: object) -> None:
-        """Check the MPM and its typed tuning keys; fill in defaults, the instance and the MPM directives."""
-        mpm = front.setdefault("mpm", "event")
+    def check(self, front: Mapping[str, Any], who: str) -> ApacheSpec:
+        """Check the MPM and its typed tuning keys; fill in their defaults."""
+        mpm = front.get("mpm", "event")
         if mpm not in MPMS:
             raise err(who, "front.mpm", f"must be one of {', '.join(MPMS)}, not {shown(mpm)}")
         options = MPM_OPTIONS[mpm]
-        typed_keys(
+        tuning = typed_keys(
             who,
             "front",
             front,
@@ -73,14 +107,12 @@ class Apache(FrontKind):
             keys={"kind", "mpm"},
             options={key: (int, lo, hi, default) for key, (_directive, lo, hi, default) in options.items()},
         )
-        workers = front["max_request_workers"]
+        workers = tuning["max_request_workers"]
         if mpm == "prefork":
-            if front["min_spare_servers"] > front["max_spare_servers"]:
+            if tuning["min_spare_servers"] > tuning["max_spare_servers"]:
                 raise err(who, "front.max_spare_servers", "must be at least front.min_spare_servers")
-            # Apache caps MaxRequestWorkers at ServerLimit (default 256) with only a warning.
-            limits = [("ServerLimit", max(256, workers))]
         else:
-            per_child = front["threads_per_child"]
+            per_child = tuning["threads_per_child"]
             if workers % per_child:
                 raise err(
                     who,
@@ -88,52 +120,67 @@ class Apache(FrontKind):
                     f"must be a multiple of front.threads_per_child ({per_child}); Apache would round "
                     f"{workers} down to {workers - workers % per_child}",
                 )
-            if front["max_spare_threads"] < front["min_spare_threads"] + per_child:
+            if tuning["max_spare_threads"] < tuning["min_spare_threads"] + per_child:
                 raise err(
                     who,
                     "front.max_spare_threads",
                     "must be at least front.min_spare_threads + front.threads_per_child "
-                    f"({front['min_spare_threads'] + per_child}); Apache would raise it itself",
+                    f"({tuning['min_spare_threads'] + per_child}); Apache would raise it itself",
                 )
+        return ApacheSpec(kind=self.name, written=tuple(front), mpm=mpm, tuning=tuple(tuning.items()))
+
+    def serve_problem(self, front: FrontSpec, app: AppKind) -> tuple[str, str] | None:
+        assert isinstance(front, ApacheSpec)
+        if app.apache_handler == "mod_php" and front.mpm != "prefork":
+            return (
+                "front.mpm",
+                "mod_php needs the prefork MPM (the distributions build PHP without thread safety), "
+                f"not {front.mpm}",
+            )
+        return None
+
+    def proxy_problem(self, front: FrontSpec, server: ServerKind) -> tuple[str, str] | None:
+        if server.protocol != "http":
+            return (
+                "front.kind",
+                f"{server.name} speaks {server.protocol}; the apache front proxies HTTP only "
+                "(for PHP under Apache leave out the server: mod_php runs it)",
+            )
+        return None
+
+    def resolve(
+        self, front: FrontSpec, stack_name: str, app: AppKind, server: ServerKind | None
+    ) -> ApacheFront:
+        """The stack's instance, its MPM directives (with the limits that cap them), and its handler: the
+        app's own when Apache serves it, else ``proxy`` (mod_proxy_balancer to the app server's pool)."""
+        assert isinstance(front, ApacheSpec)
+        tuning = dict(front.tuning)
+        workers = tuning["max_request_workers"]
+        if front.mpm == "prefork":
+            # Apache caps MaxRequestWorkers at ServerLimit (default 256) with only a warning.
+            limits = [("ServerLimit", max(256, workers))]
+        else:
+            per_child = tuning["threads_per_child"]
             # ServerLimit and ThreadLimit cap the other values (defaults 16 and 64) with only a warning.
             limits = [
                 ("ServerLimit", max(16, math.ceil(workers / per_child))),
                 ("ThreadLimit", max(64, per_child)),
             ]
-        front["instance"] = f"bench-{stack_name}"
-        front["mpm_directives"] = [[d, v] for d, v in limits] + [
-            [directive, front[key]] for key, (directive, *_rest) in options.items()
-        ]
+        options = MPM_OPTIONS[front.mpm]
+        handler = "proxy" if server else str(app.apache_handler)
+        return ApacheFront(
+            spec=front,
+            instance=f"bench-{stack_name}",
+            mpm_directives=(*limits, *((directive, tuning[key]) for key, (directive, *_) in options.items())),
+            handler=handler,
+            modules=(f"mpm_{front.mpm}", *HANDLER_MODULES[handler]),
+            modules_off=(
+                *(f"mpm_{m}" for m in MPMS if m != front.mpm),
+                *(() if handler == "mod_php" else ("php",)),
+            ),
+        )
 
-    def serve(self, front: dict[str, Any], who: str, app: AppKind) -> None:
-        self._handler(front, who, str(app.apache_handler))
-
-    def proxy(self, front: dict[str, Any], who: str, server: ServerKind) -> None:
-        if server.protocol != "http":
-            raise err(
-                who,
-                "front.kind",
-                f"{server.name} speaks {server.protocol}; the apache front proxies HTTP only "
-                "(for PHP under Apache leave out the server: mod_php runs it)",
-            )
-        self._handler(front, who, "proxy")
-
-    def _handler(self, front: dict[str, Any], who: str, handler: str) -> None:
-        """Set what the stack's Apache instance does and the modules it needs (and must not have)."""
-        if handler == "mod_php" and front["mpm"] != "prefork":
-            raise err(
-                who,
-                "front.mpm",
-                "mod_php needs the prefork MPM (the distributions build PHP without thread safety), "
-                f"not {front['mpm']}",
-            )
-        front["handler"] = handler
-        front["modules"] = [f"mpm_{front['mpm']}", *HANDLER_MODULES[handler]]
-        front["modules_off"] = [f"mpm_{m}" for m in MPMS if m != front["mpm"]]
-        if handler != "mod_php":
-            front["modules_off"].append("php")
-
-    def label(self, front: dict[str, Any]) -> str:
+    def label(self, front: Mapping[str, Any]) -> str:
         return f"apache {front['mpm']}"
 
     def needs(self, stacks: list[dict[str, Any]]) -> dict[str, Any]:

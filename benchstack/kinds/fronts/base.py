@@ -5,21 +5,62 @@ and their checks and defaults, the role that runs it, what it can put in front o
 to an app server; the apps it serves itself are the app kinds' to say, :mod:`benchstack.kinds.apps`), the
 fields it derives for its role's templates, what its role must install for the run's stacks, and how health
 checks name it. ``none`` is a kind too: no front, the app server listens on the stack's port itself.
+
+A front section is typed twice: as written and checked (:class:`FrontSpec`, a subclass per kind with keys),
+and resolved (:class:`Front`, a subclass per kind that derives fields), which prints itself for the plan.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from benchstack.kinds.stackfields import ordered
 
 if TYPE_CHECKING:
     from benchstack.kinds.apps import AppKind
     from benchstack.kinds.servers import ServerKind
+    from benchstack.kinds.servers.section import ServerSpec
+
+
+@dataclass(frozen=True)
+class FrontSpec:
+    """A ``front`` section as written, checked, with its defaults (a kind with keys subclasses it)."""
+
+    kind: str
+    # The keys as written, in their order (the plan keeps it).
+    written: tuple[str, ...]
+
+    def fields(self) -> dict[str, Any]:
+        """The section's own fields, in the order they were filled in."""
+        return {"kind": self.kind}
+
+
+@dataclass(frozen=True)
+class Front:
+    """A resolved ``front`` section: the section as written and what the kind derives for its role (a kind
+    that derives fields subclasses it)."""
+
+    spec: FrontSpec
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    def derived(self) -> dict[str, Any]:
+        """The fields derived for the front's role, in the order they were derived."""
+        return {}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The section as the plan holds it (``stacks[].front``): a dict of its own."""
+        return ordered(self.spec.written, {**self.spec.fields(), **self.derived()})
 
 
 class FrontKind(ABC):
-    """A front kind. Subclasses set the class attributes and implement :meth:`resolve`; the registry holds
-    one instance of each."""
+    """A front kind. Subclasses set the class attributes and implement :meth:`check`; the registry holds one
+    instance of each."""
 
     name: ClassVar[str]
     # The role that runs it (its stacks are that role's `<role>_stacks`); None for no front.
@@ -34,29 +75,35 @@ class FrontKind(ABC):
         return self.role is None
 
     @abstractmethod
-    def resolve(self, front: dict[str, Any], who: str, stack_name: object) -> None:
-        """Check the stack's ``front`` section (its kind is this one); fill in its defaults and the fields
-        that follow from them. StackError (:func:`benchstack.kinds.stackfields.err`) on the first problem."""
+    def check(self, front: Mapping[str, Any], who: str) -> FrontSpec:
+        """The stack's ``front`` section (its kind is this one) checked, with its defaults. StackError
+        (:func:`benchstack.kinds.stackfields.err`) on the first problem."""
 
-    def serve(self, front: dict[str, Any], who: str, app: AppKind) -> None:
-        """The front serves the app itself, without an app server (the app kind said it can): derive what its
-        role needs for that. Nothing by default: the app's folder and entry are the app's fields."""
-        return
+    def serve_problem(self, front: FrontSpec, app: AppKind) -> tuple[str, str] | None:
+        """(field, message) when the front cannot serve the app itself, without an app server (the app kind
+        said it can). None by default."""
+        return None
 
-    def proxy(self, front: dict[str, Any], who: str, server: ServerKind) -> None:
-        """The front stands before an app server of kind ``server``: refuse a protocol it does not speak,
-        derive what its role needs for that. Nothing by default: the upstream is the stack's field."""
-        return
+    def proxy_problem(self, front: FrontSpec, server: ServerKind) -> tuple[str, str] | None:
+        """(field, message) when the front cannot stand before an app server of kind ``server`` (a protocol
+        it does not speak). None by default."""
+        return None
 
-    def check_server(self, s: dict[str, Any], who: str) -> None:
+    def check_server(self, server: ServerSpec, port: object, who: str) -> None:
         """Check the stack's server (its options filled in) for what this front asks of it. Nothing by
         default: any instance count and bind."""
         return
 
-    def label(self, front: dict[str, Any]) -> str:
-        """How a health check through the front names it."""
+    def resolve(self, front: FrontSpec, stack_name: str, app: AppKind, server: ServerKind | None) -> Front:
+        """The resolved section of a valid stack called ``stack_name``, whose app the front serves itself
+        (``server`` None) or through an app server of kind ``server``. Nothing derived by default: the app's
+        folder and entry are the app's fields, the upstream is the stack's."""
+        return Front(front)
+
+    def label(self, front: Mapping[str, Any]) -> str:
+        """How a health check through the front names it (``front``: the plan's)."""
         return self.name
 
     def needs(self, stacks: list[dict[str, Any]]) -> dict[str, Any]:
-        """What the plan's ``needs`` holds for the front's role, from the resolved ``stacks`` it fronts."""
+        """What the plan's ``needs`` holds for the front's role, from the plan's ``stacks`` it fronts."""
         return {}

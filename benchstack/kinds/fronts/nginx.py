@@ -5,13 +5,23 @@ kept upstream connections; ``stock``: the distribution's)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from benchstack.kinds.fronts.base import FrontKind
+from benchstack.kinds.fronts.base import FrontKind, FrontSpec
 from benchstack.kinds.stackfields import err, typed_keys
 
 PROFILES = ("stock", "tuned")
 KEYS = {"kind", "profile"}
+
+
+@dataclass(frozen=True)
+class NginxSpec(FrontSpec):
+    profile: str
+
+    def fields(self) -> dict[str, Any]:
+        return {"kind": self.kind, "profile": self.profile}
 
 
 class Nginx(FrontKind):
@@ -19,11 +29,12 @@ class Nginx(FrontKind):
     role = "nginx"
     role_fields = ("profile",)
 
-    def resolve(self, front: dict[str, Any], who: str, stack_name: object) -> None:
+    def check(self, front: Mapping[str, Any], who: str) -> NginxSpec:
         typed_keys(who, "front", front, "key of an nginx front", keys=KEYS, options={})
-        front.setdefault("profile", "tuned")
-        if front["profile"] not in PROFILES:
+        profile = front.get("profile", "tuned")
+        if profile not in PROFILES:
             raise err(who, "front.profile", f"must be one of {', '.join(PROFILES)}")
+        return NginxSpec(kind=self.name, written=tuple(front), profile=profile)
 
 
 KIND = Nginx()

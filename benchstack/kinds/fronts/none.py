@@ -2,31 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from benchstack.common.numbers import is_int
-from benchstack.kinds.fronts.base import FrontKind
+from benchstack.kinds.fronts.base import FrontKind, FrontSpec
 from benchstack.kinds.stackfields import FIRST_USER_PORT, err, typed_keys
 
 if TYPE_CHECKING:
     from benchstack.kinds.servers import ServerKind
+    from benchstack.kinds.servers.section import ServerSpec
 
 
 class NoFront(FrontKind):
     name = "none"
 
-    def resolve(self, front: dict[str, Any], who: str, stack_name: object) -> None:
+    def check(self, front: Mapping[str, Any], who: str) -> FrontSpec:
         typed_keys(who, "front", front, "key of front kind none", keys={"kind"}, options={})
+        return FrontSpec(kind=self.name, written=tuple(front))
 
-    def proxy(self, front: dict[str, Any], who: str, server: ServerKind) -> None:
+    def proxy_problem(self, front: FrontSpec, server: ServerKind) -> tuple[str, str] | None:
         if server.protocol != "http":
-            raise err(
-                who, "front.kind", f"{server.name} speaks {server.protocol}, not HTTP: it needs a front"
-            )
+            return "front.kind", f"{server.name} speaks {server.protocol}, not HTTP: it needs a front"
+        return None
 
-    def check_server(self, s: dict[str, Any], who: str) -> None:
-        server, port = s["server"], s.get("port")
-        if server["instances"] != 1 or server["bind"] != "tcp":
+    def check_server(self, server: ServerSpec, port: object, who: str) -> None:
+        if server.instances != 1 or server.bind != "tcp":
             raise err(
                 who, "server", "without a front, the server is one instance bound to TCP on the stack port"
             )

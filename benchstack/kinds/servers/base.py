@@ -21,9 +21,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-# A typed option of a stack section: (type, minimum, maximum, default). An int is bounded (minimum and maximum
-# included); a bool is true or false (no bounds); a default of None makes an optional option left unset.
-TypedOption = tuple[type, Any, Any, Any]
+from benchstack.kinds.servers.section import Server, Start
+from benchstack.kinds.stackfields import TypedOption
+
 WORKERS: TypedOption = (int, 1, 64, 2)
 MAX_REQUESTS: TypedOption = (int, 0, 10_000_000, 0)
 BINDS = ("unix", "tcp")
@@ -98,27 +98,42 @@ class ServerKind(ABC):
         """The gems a user's app's bundle must have, as its server runs through ``bundle exec``."""
         return self.gems
 
-    def option_problems(self, server: dict[str, Any]) -> list[tuple[str, str]]:
+    @property
+    def config_template(self) -> str | None:
+        """The app_server role's template of an instance's config file."""
+        return f"{self.config}.j2" if self.config else None
+
+    def option_problems(self, options: Mapping[str, Any]) -> list[tuple[str, str]]:
         """(field, message) for what is wrong between the server's typed options, which each are valid
         alone (filled in with their defaults)."""
         return []
 
-    def processes(self, server: dict[str, Any]) -> int:
+    def processes(self, server: Mapping[str, Any]) -> int:
         """The processes one instance keeps running: one, or a master and its workers."""
         workers = server.get("workers") or 0
         return 1 if workers == 0 else 1 + workers
 
     @abstractmethod
-    def command(self, stack: dict[str, Any]) -> str:
-        """The full start command of the resolved ``stack``'s instances (the unit's ``ExecStart``), one line,
-        with ``%i`` for the instance and :data:`HOST_VALUES` placeholders for what the host decides."""
+    def command(self, start: Start) -> str:
+        """The full start command of a stack's instances (the unit's ``ExecStart``) from its server section,
+        units and app (``start``), one line, with ``%i`` for the instance and :data:`HOST_VALUES`
+        placeholders for what the host decides."""
 
-    def plan_fields(self, stack: dict[str, Any]) -> dict[str, Any]:
-        """What the kind adds to a resolved stack's ``server`` (whose units and files are derived): the start
-        command, the reload signal, the config template and the helper files the app_server role writes."""
-        return {
-            "exec": self.command(stack),
-            "reload_signal": self.reload_signal,
-            "config_template": f"{self.config}.j2" if self.config else None,
-            "helper_files": [{"src": src, "dest": dest} for src, dest in self.helper_files.items()],
-        }
+    def resolve(
+        self, start: Start, environment: Mapping[str, str], env_file_lines: tuple[str, ...]
+    ) -> Server:
+        """The resolved server section: ``start``'s section and units, what the kind says (protocol, kept
+        upstream connections, start command, reload signal, config template, the helper files the app_server
+        role writes) and the stack's env file."""
+        return Server(
+            spec=start.server,
+            protocol=self.protocol,
+            upstream_keepalive=self.upstream_keepalive,
+            units=start.units,
+            command=self.command(start),
+            reload_signal=self.reload_signal,
+            config_template=self.config_template,
+            helper_files=tuple(self.helper_files.items()),
+            environment=environment,
+            env_file_lines=env_file_lines,
+        )

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchstack.kinds.servers.base import LISTEN, MAX_REQUESTS, WORKERS, ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class Gunicorn(ServerKind):
@@ -15,11 +14,10 @@ class Gunicorn(ServerKind):
     listen = {"unix": "--bind unix:{socket}", "tcp": "--bind {host}:{port}"}
     pip = ("gunicorn",)
 
-    def command(self, stack: dict[str, Any]) -> str:
-        server = stack["server"]
+    def command(self, start: Start) -> str:
         return (
-            f"{{python_bin}}/gunicorn --worker-class sync --workers {server['workers']}"
-            f" --max-requests {server['max_requests']} --chdir {stack['app']['dir']} app:app {LISTEN}"
+            f"{{python_bin}}/gunicorn --worker-class sync --workers {start.option('workers')}"
+            f" --max-requests {start.option('max_requests')} --chdir {start.app_dir} app:app {LISTEN}"
         )
 
 

@@ -5,9 +5,11 @@ Debian's package on Debian's Ruby, the gem on the Ruby it was installed into."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from benchstack.kinds.servers.base import LISTEN, WORKERS, ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class Passenger(ServerKind):
@@ -25,18 +27,18 @@ class Passenger(ServerKind):
         # Passenger is not started through `bundle exec`: its loader sets up a user's bundle itself.
         return ()
 
-    def processes(self, server: dict[str, Any]) -> int:
+    def processes(self, server: Mapping[str, Any]) -> int:
         # Besides the app processes: `passenger start`, the watchdog, the core, the preloader, the temp-dir
         # toucher and the `sh -c tail -f` pair that copies its log to the journal.
         return int(server["workers"]) + 7
 
-    def command(self, stack: dict[str, Any]) -> str:
+    def command(self, start: Start) -> str:
         # The pid and log files go to the instance's runtime folder (%t is /run for a system unit): the app
         # folder belongs to root, and the log cannot be the journal (/dev/stdout is a socket there, which
         # Passenger cannot open); `passenger start` copies the log to its output, so it reaches the journal.
         # The security update check and the telemetry would call out to the internet from a benchmark.
-        run = f"%t/{stack['server']['unit_runtime_directory']}"
-        workers = stack["server"]["workers"]
+        run = f"%t/{start.units.unit_runtime_directory}"
+        workers = start.option("workers")
         return (
             "{ruby_bin}/passenger start --engine builtin --environment production --ruby {ruby_bin}/ruby"
             f" --min-instances {workers} --max-pool-size {workers}"

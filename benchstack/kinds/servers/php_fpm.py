@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchstack.kinds.servers.base import MAX_REQUESTS, WORKERS, ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class PhpFpm(ServerKind):
@@ -16,8 +15,8 @@ class PhpFpm(ServerKind):
     config = "php-fpm.conf"
     config_listen = {"unix": "{socket}", "tcp": "{host}:{port}"}
 
-    def command(self, stack: dict[str, Any]) -> str:
-        return f"{{php_fpm}} --nodaemonize --fpm-config {stack['server']['unit_config_file']}"
+    def command(self, start: Start) -> str:
+        return f"{{php_fpm}} --nodaemonize --fpm-config {start.units.unit_config_file}"
 
 
 KIND = PhpFpm()

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchstack.kinds.servers.base import ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class Puma(ServerKind):
@@ -21,8 +20,8 @@ class Puma(ServerKind):
     config_listen = {"unix": "unix://{socket}", "tcp": "tcp://{host}:{port}"}
     gems = ("puma",)
 
-    def command(self, stack: dict[str, Any]) -> str:
-        config = stack["server"]["unit_config_file"]
+    def command(self, start: Start) -> str:
+        config = start.units.unit_config_file
         return f"{{ruby_run}}puma --environment production --config {config} config.ru"
 
 

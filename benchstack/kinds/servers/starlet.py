@@ -5,9 +5,11 @@ so a front keeps no idle connections to it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from benchstack.kinds.servers.base import LISTEN, WORKERS, ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class Starlet(ServerKind):
@@ -30,7 +32,7 @@ class Starlet(ServerKind):
     # Keeps a worker alive when its client has gone (loaded with rackup --require, below).
     helper_files = {"ruby/bench_stack/starlet_peer_gone.rb": "{ruby_lib}/bench_stack/starlet_peer_gone.rb"}
 
-    def option_problems(self, server: dict[str, Any]) -> list[tuple[str, str]]:
+    def option_problems(self, server: Mapping[str, Any]) -> list[tuple[str, str]]:
         low, high = server.get("min_request_per_child"), server.get("max_request_per_child")
         if low is not None and high is not None and low > high:
             return [
@@ -38,17 +40,16 @@ class Starlet(ServerKind):
             ]
         return []
 
-    def command(self, stack: dict[str, Any]) -> str:
+    def command(self, start: Start) -> str:
         # The handler is found in the stack's Ruby on the host (roles/app_server/tasks/starlet.yml);
         # starlet_peer_gone.rb keeps a worker alive when its client has gone (the handler dies on EPIPE).
-        server = stack["server"]
-        low = server["min_request_per_child"]
+        low = start.option("min_request_per_child")
         return (
             f"{{perl_bin}}/start_server {LISTEN} --kill-old-delay={{starlet_kill_old_delay}} --"
             " {ruby_bin}/rackup --require {starlet_handler}"
             " --require {ruby_lib}/bench_stack/starlet_peer_gone.rb"
-            f" --env production --server Starlet --option MaxWorkers={server['workers']}"
-            f" --option MaxRequestPerChild={server['max_request_per_child']}"
+            f" --env production --server Starlet --option MaxWorkers={start.option('workers')}"
+            f" --option MaxRequestPerChild={start.option('max_request_per_child')}"
             + ("" if low is None else f" --option MinRequestPerChild={low}")
             + " config.ru"
         )

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchstack.kinds.servers.base import LISTEN, WORKERS, ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class Starman(ServerKind):
@@ -20,20 +19,18 @@ class Starman(ServerKind):
     # Lets Starman under start_server take a unix socket (loaded with perl -M, below).
     helper_files = {"perl/BenchStack/StarterUnix.pm": "{perl_lib}/BenchStack/StarterUnix.pm"}
 
-    def command(self, stack: dict[str, Any]) -> str:
+    def command(self, start: Start) -> str:
         # On a unix socket Starman needs BenchStack::StarterUnix ({perl_lib}): Debian's
         # Net::Server::SS::PreFork 0.05 treats every inherited socket as TCP. Behind a front, keep-alive is
         # off: each prefork worker would sit on one idle pooled connection of one nginx worker while requests
         # on new connections wait in the backlog (measured: 0 requests in 10 s).
-        server = stack["server"]
-        direct = stack["front"]["kind"] == "none"
         return (
             f"{{perl_bin}}/start_server {LISTEN} --signal-on-hup=QUIT --"
             " {perl_bin}/perl -I{perl_lib} -MBenchStack::StarterUnix"
-            f" {{perl_bin}}/starman -E deployment --workers {server['workers']}"
-            f" --max-requests {server['max_requests']}"
-            + (" --keepalive-timeout {keepalive_timeout}" if direct else " --disable-keepalive")
-            + f" {stack['app']['entry']}"
+            f" {{perl_bin}}/starman -E deployment --workers {start.option('workers')}"
+            f" --max-requests {start.option('max_requests')}"
+            + (" --keepalive-timeout {keepalive_timeout}" if start.direct else " --disable-keepalive")
+            + f" {start.app_entry}"
         )
 
 

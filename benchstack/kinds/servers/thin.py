@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchstack.kinds.servers.base import LISTEN, ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class Thin(ServerKind):
@@ -15,7 +14,7 @@ class Thin(ServerKind):
     listen = {"unix": "--socket {socket}", "tcp": "--address {host} --port {port}"}
     gems = ("thin",)
 
-    def command(self, stack: dict[str, Any]) -> str:
+    def command(self, start: Start) -> str:
         # Thin closes keep-alive connections past 100 per process by default; a front's keep-alive pool would
         # then race those closes and turn them into 502s.
         return (

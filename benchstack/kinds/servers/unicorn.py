@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchstack.kinds.servers.base import WORKERS, ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class Unicorn(ServerKind):
@@ -16,8 +15,8 @@ class Unicorn(ServerKind):
     config_listen = {"unix": "{socket}", "tcp": "{host}:{port}"}
     gems = ("unicorn",)
 
-    def command(self, stack: dict[str, Any]) -> str:
-        config = stack["server"]["unit_config_file"]
+    def command(self, start: Start) -> str:
+        config = start.units.unit_config_file
         return f"{{ruby_run}}unicorn --env production --config-file {config} config.ru"
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from benchstack.kinds.servers.base import LISTEN, ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class Uvicorn(ServerKind):
@@ -16,14 +18,14 @@ class Uvicorn(ServerKind):
     listen = {"unix": "--uds {socket}", "tcp": "--host {host} --port {port}"}
     pip = ("uvicorn",)
 
-    def processes(self, server: dict[str, Any]) -> int:
+    def processes(self, server: Mapping[str, Any]) -> int:
         # --workers 1 runs the app in the process that listens: no master.
         return 1 if server["workers"] == 1 else 1 + server["workers"]
 
-    def command(self, stack: dict[str, Any]) -> str:
+    def command(self, start: Start) -> str:
         return (
-            f"{{python_bin}}/uvicorn --workers {stack['server']['workers']} --no-access-log"
-            f" --timeout-keep-alive {{keepalive_timeout}} --app-dir {stack['app']['dir']} app:app {LISTEN}"
+            f"{{python_bin}}/uvicorn --workers {start.option('workers')} --no-access-log"
+            f" --timeout-keep-alive {{keepalive_timeout}} --app-dir {start.app_dir} app:app {LISTEN}"
         )
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchstack.kinds.servers.base import LISTEN, ServerKind
+from benchstack.kinds.servers.section import Start
 
 
 class Webrick(ServerKind):
@@ -15,7 +14,7 @@ class Webrick(ServerKind):
     listen = {"tcp": "--host {host} --port {port}"}
     gems = ("webrick",)
 
-    def command(self, stack: dict[str, Any]) -> str:
+    def command(self, start: Start) -> str:
         return f"{{ruby_run}}rackup --server webrick --env production config.ru {LISTEN}"
 
 

@@ -18,7 +18,7 @@ from benchstack.kinds.servers import REGISTRY as SERVERS
 from benchstack.plan.stacks import StackError, needs, resolve_stack
 
 # The modules of the package that hold no kind.
-SUPPORT = {"base", "deploy", "fields"}
+SUPPORT = {"base", "deploy", "fields", "section"}
 
 
 def role_yaml(path: str) -> Any:

@@ -1,5 +1,6 @@
-"""The typed resolved stack (benchstack.plan.stacks.Stack, Endpoint): what the derivation builds, frozen, and
-what its to_dict() hands the plan (the same dict as before the type: test_stacks_golden.py holds every
+"""The typed stack: as written and checked (benchstack.plan.stacks.StackSpec, with typed app, runtime, front
+and server sections), and resolved (Stack, Endpoint): what the derivation builds, frozen, and what its
+to_dict() hands the plan (the same dict as before the type: test_stacks_golden.py holds every
 case)."""
 
 import copy
@@ -8,7 +9,11 @@ from typing import Any
 
 import pytest
 
-from benchstack.plan.stacks import Endpoint, Stack, resolve, resolve_stack
+from benchstack.kinds.apps.section import App, Runtime
+from benchstack.kinds.fronts.apache import ApacheFront, ApacheSpec
+from benchstack.kinds.fronts.nginx import NginxSpec
+from benchstack.kinds.servers.section import ServerSpec
+from benchstack.plan.stacks import Endpoint, Stack, StackSpec, check, derive, resolve, resolve_stack
 
 
 def pool(**front: Any) -> dict[str, Any]:
@@ -81,4 +86,46 @@ def test_a_stack_its_front_serves_has_no_server_and_no_endpoints() -> None:
     )
     assert stack.server is None and stack.endpoints == () and stack.upstream is None
     assert stack.path == "/1k.html" and stack.to_dict()["path"] == "/1k.html"
-    assert stack.front["handler"] == "static"
+    assert isinstance(stack.front, ApacheFront) and stack.front.handler == "static"
+    assert stack.front.modules_off == ("mpm_prefork", "mpm_worker", "php")
+
+
+def test_check_types_each_section_as_written_and_changes_nothing() -> None:
+    written = pool(profile="stock")
+    as_written = copy.deepcopy(written)
+    spec = check(written)
+    assert written == as_written
+    assert isinstance(spec, StackSpec) and spec.written == ("port", "name", "app", "server", "front")
+    assert spec.server == ServerSpec(
+        kind="puma",
+        instances=2,
+        bind="unix",
+        options={"workers": 0, "threads": 5, "preload": False},
+        written=("kind", "instances", "bind"),
+    )
+    assert spec.front == NginxSpec(kind="nginx", written=("kind", "profile"), profile="stock")
+    assert isinstance(spec.app, App) and spec.app.dir == "/opt/bench-stack/apps/sinatra"
+    assert spec.runtime == Runtime(kind="ruby")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.server.bind = "tcp"  # type: ignore[misc, union-attr]
+
+
+def test_derive_is_a_pure_step_from_the_checked_stack() -> None:
+    spec = check(pool())
+    first, second = derive(spec), derive(spec)
+    assert first == second == resolve(pool())
+    assert first.server is not None and first.server.spec is spec.server
+    assert first.server.units.unit == "bench-pool@.service"
+    assert first.server.as_dict()["exec"] == first.server.command
+    # The derived fields follow the written ones, in the order they were derived before the types.
+    assert list(first.server.as_dict())[:6] == ["kind", "instances", "bind", "workers", "threads", "preload"]
+
+
+def test_the_apache_front_derives_its_instance_handler_and_modules() -> None:
+    stack = resolve(pool(kind="apache", mpm="worker", threads_per_child=10, max_request_workers=40))
+    front = stack.front
+    assert isinstance(front, ApacheFront) and isinstance(front.spec, ApacheSpec)
+    assert (front.instance, front.handler) == ("bench-pool", "proxy")
+    assert front.mpm_directives[:2] == (("ServerLimit", 16), ("ThreadLimit", 64))
+    assert front.as_dict()["mpm_directives"][:2] == [["ServerLimit", 16], ["ThreadLimit", 64]]
+    assert list(front.as_dict())[:3] == ["kind", "mpm", "threads_per_child"]
