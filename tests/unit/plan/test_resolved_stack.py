@@ -13,7 +13,16 @@ from benchstack.kinds.apps.section import App, Runtime
 from benchstack.kinds.fronts.apache import ApacheFront, ApacheSpec
 from benchstack.kinds.fronts.nginx import NginxSpec
 from benchstack.kinds.servers.section import ServerSpec
-from benchstack.plan.stacks import Endpoint, Stack, StackSpec, check, derive, resolve, resolve_stack
+from benchstack.plan.stacks import (
+    DEFAULT_ROOTS,
+    Endpoint,
+    Stack,
+    StackSpec,
+    check,
+    derive,
+    resolve,
+    resolve_stack,
+)
 
 
 def pool(**front: Any) -> dict[str, Any]:
@@ -129,3 +138,26 @@ def test_the_apache_front_derives_its_instance_handler_and_modules() -> None:
     assert front.mpm_directives[:2] == (("ServerLimit", 16), ("ThreadLimit", 64))
     assert front.as_dict()["mpm_directives"][:2] == [["ServerLimit", 16], ["ThreadLimit", 64]]
     assert list(front.as_dict())[:3] == ["kind", "mpm", "threads_per_child"]
+
+
+def test_checking_a_section_leaves_what_was_written_alone() -> None:
+    """The adapters read a section and return what they found: no default is written into it (the stack
+    resolver used to deep-copy the stack for them)."""
+    from benchstack.kinds import apps, fronts
+    from benchstack.kinds.stackfields import typed_keys
+
+    app: dict[str, Any] = {"kind": "sinatra", "git": {"repo": "/r.git", "version": "v1"}}
+    stack = {"name": "g", "app": app, "runtime": {}}
+    checked, problems = apps.by_name("sinatra").check_app(app, "stack 'g'", DEFAULT_ROOTS, None, "g")
+    assert problems == [] and checked is not None and checked.git is not None
+    assert checked.git.moving_ref is False and checked.dir == "/opt/bench-stack/apps/user/g"
+    assert apps.by_name("sinatra").check_runtime(stack, "stack 'g'").kind == "ruby"
+    front: dict[str, Any] = {"kind": "apache", "mpm": "prefork"}
+    fronts.by_name("apache").check(front, "stack 'g'")
+    options = typed_keys(
+        "w", "server", {"kind": "puma"}, "x", keys={"kind"}, options={"threads": (int, 1, 9, 5)}
+    )
+    assert options == {"threads": 5}
+    assert app == {"kind": "sinatra", "git": {"repo": "/r.git", "version": "v1"}}
+    assert stack == {"name": "g", "app": app, "runtime": {}}
+    assert front == {"kind": "apache", "mpm": "prefork"}
