@@ -5,7 +5,7 @@ deployment of it holds, the answers every deployment must give (its default ``ap
 runtime roles install for the bundled app, whether a user's app of it brings a Gemfile, and who serves it:
 an app server, or its front (a static folder, an app inside Apache), with the fronts that can.
 
-The checks of an ``app`` section are the same for every kind (:meth:`AppKind.app_problems`); what they ask
+The checks of an ``app`` section are the same for every kind (:meth:`AppKind.check_app`); what they ask
 of the kind is its attributes. How an app reaches the target (bundled, ``app.dir``, ``app.src``,
 ``app.git``) is :mod:`benchstack.kinds.apps.deploy`'s; ``app.env`` and ``app.checks`` are
 :mod:`benchstack.kinds.apps.fields`'.
