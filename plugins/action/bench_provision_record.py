@@ -78,7 +78,9 @@ class ActionModule(ActionBase):
             declared = task_vars.get(f"{role}_made")
             declared = self._templar.template(declared) if declared else None
             if declared is not None and not isinstance(declared, dict):
-                raise AnsibleActionFail(f"bench_provision_record: {role}_made must be a dict (files, binaries)")
+                raise AnsibleActionFail(
+                    f"bench_provision_record: {role}_made must be a dict (files, binaries)"
+                )
             manifest = provision.with_declared(given.get(role) or {}, declared)
             packages = task_vars.get(f"{role}_os_packages")
             manifest["packages"] = list(self._templar.template(packages) or []) if packages else []

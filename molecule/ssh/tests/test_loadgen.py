@@ -53,7 +53,8 @@ def test_a_deleted_wrk_build_makes_the_loadgen_role_run_again_and_put_it_back(ho
     assert (deleted["rc"], deleted["failed"]) == (0, [])
     # Nothing else changed since the new tarball's run: only the record's hash of wrk makes the role run.
     assert deleted["roles_provisioned"] == {"target-1": [], "loadgen-1": ["loadgen"]}
-    assert ["Provision every host", "loadgen : Install the wrk binary", "loadgen-1"] in deleted["changed_on_hosts"]
+    installed = ["Provision every host", "loadgen : Install the wrk binary", "loadgen-1"]
+    assert installed in deleted["changed_on_hosts"]
     assert deleted["task_seconds"][BUILD_TASK] is None  # copied back from the build, not built again
     [second] = [f.rstrip("/") for f in host.check_output(f"ls -d {BUILD}*/").split() if f != f"{FIRST}/"]
     assert host.file("/usr/local/bin/wrk").sha256sum == host.file(f"{second}/wrk").sha256sum
