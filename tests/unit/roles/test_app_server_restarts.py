@@ -33,15 +33,21 @@ def restarted(
     helpers: tuple[str, ...] = (),
     started: tuple[str, ...] = (),
     enabled_again: tuple[str, ...] = (),
+    exe_gone: tuple[str, ...] = (),
 ) -> list[str]:
     """The units the handler restarts when the stacks named in ``files`` had their unit or env file
     changed, the instances in ``configs`` their config file, the apps of the stacks in ``apps`` changed,
     and the start task started the ``started`` units (inactive before) and enabled ``enabled_again``
-    (active before)."""
+    (active before); the host state read found ``exe_gone`` running an executable no longer on disk."""
     variables = role_vars("app_server")
     variables.update(trusted(HANDLER["vars"]))
     pairs = [(s, ep) for s in STACKS for ep in s["endpoints"]]
+    sep, exe_sep = variables["__app_server_separator"], variables["__app_server_exe_separator"]
     variables.update(
+        __app_server_host_state={
+            "stdout": f"{sep}\nbench-sinatra-thin@1.service loaded active running x\n{exe_sep}\n"
+            + "".join(f"{unit}\n" for unit in exe_gone)
+        },
         app_server_stacks=STACKS,
         app_server_changed_apps=[s["app"]["dir"] for s in STACKS if s["name"] in apps],
         __app_server_files={"results": [{"stack": s, "changed": s["name"] in files} for s in STACKS]},
@@ -86,6 +92,7 @@ def test_the_handler_listens_on_the_topic_every_changing_task_notifies() -> None
         "__app_server_helpers",
     }
     assert "Name the stacks whose app changed" in notifying
+    assert "Name the instances whose executable was installed again since they started" in notifying
     assert tasks[-1]["ansible.builtin.meta"] == "flush_handlers"
 
 
@@ -118,6 +125,18 @@ def test_a_changed_helper_restarts_every_stack_whose_server_loads_it() -> None:
         "bench-psgi-starman-2@1.service",
     ]
     assert restarted(helpers=("ruby/bench_stack/starlet_peer_gone.rb",)) == []
+
+
+def test_an_instance_running_an_executable_installed_again_restarts_alone() -> None:
+    # A Ruby unpacked again, or thin's package installed again, after drift: its files did not change.
+    assert restarted(exe_gone=("bench-sinatra-thin@2.service", "bench-psgi-starman@1.service")) == [
+        "bench-sinatra-thin@2.service",
+        "bench-psgi-starman@1.service",
+    ]
+    assert restarted(files=("sinatra-thin",), exe_gone=("bench-sinatra-thin@2.service",)) == [
+        "bench-sinatra-thin@1.service",
+        "bench-sinatra-thin@2.service",
+    ]
 
 
 def test_an_instance_changed_twice_restarts_once() -> None:
