@@ -3,6 +3,8 @@ templating over the results the role's tasks register: a change restarts exactly
 affects, each once, and not one the start task has just started with the new files. Molecule's idempotence
 step proves the other half: a re-run with nothing changed notifies nothing."""
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -157,3 +159,31 @@ def test_an_instance_only_enabled_again_still_runs_the_old_files() -> None:
         "bench-sinatra-thin@1.service",
         "bench-sinatra-thin@2.service",
     ]
+
+
+def test_the_host_read_names_the_running_instances_whose_executable_is_gone(tmp_path: Path) -> None:
+    """The role's one host read, run by sh with systemctl and readlink standing in for the host's: its last
+    section, as vars/main.yml parses it, names exactly the instance whose process runs a deleted file."""
+    tasks = yaml.safe_load((ROLE / "tasks" / "main.yml").read_text(encoding="utf-8"))
+    (task,) = [t for t in tasks if t.get("register") == "__app_server_host_state"]
+    variables = {**role_vars("app_server"), **trusted(task["vars"]), "app_server_stacks": STACKS}
+    argv = templated(task["ansible.builtin.command"]["argv"], variables)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "systemctl").write_text(
+        '#!/bin/sh\ncase "$*" in *MainPID*sinatra-thin@2*) echo 42;; *MainPID*psgi-starman@1*) echo 43;;'
+        " *MainPID*) echo 0;; esac\n"
+    )
+    (fake / "readlink").write_text(
+        '#!/bin/sh\ncase "$1" in /proc/42/exe) echo "/opt/rbenv/versions/3.3.6/bin/ruby (deleted)";;'
+        " /proc/43/exe) echo /usr/bin/perl;; *) exit 1;; esac\n"
+    )
+    for tool in fake.iterdir():
+        tool.chmod(0o755)
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env={"PATH": f"{fake}:/usr/bin:/bin"}, check=True
+    )
+    stale = templated(
+        "{{ __app_server_stale_exe }}", {**variables, "__app_server_host_state": {"stdout": done.stdout}}
+    )
+    assert stale == ["bench-sinatra-thin@2.service"]
