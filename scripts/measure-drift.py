@@ -61,6 +61,10 @@ DRIFT: dict[str, tuple[str, str]] = {
         f"grep 'Max open files' /proc/$(systemctl show -p MainPID --value {TWO})/limits",
     ),
     "sysctl changed": ("sysctl -q -w net.core.somaxconn=128", "cat /proc/sys/net/core/somaxconn"),
+    "app file edited": (
+        "sed -i 's/I am sinatra/I drifted/' /opt/bench-stack/apps/sinatra/app.rb",
+        "sha256sum < /opt/bench-stack/apps/sinatra/app.rb | cut -c1-16",
+    ),
 }
 
 

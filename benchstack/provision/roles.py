@@ -88,11 +88,19 @@ EXPORTS: dict[str, tuple[str, ...]] = {
 # Roles with a `packages` entry point, whose OS packages provision.yml installs in one transaction
 # (:func:`package_roles`).
 PACKAGED = ("bench_host", "ruby", "python", "perl", "php", "nginx", "apache", "loadgen")
-# Facts a role sets that are not its inputs (kept out of its hash): the app role's changes in this run, and
-# the OS packages each `packages` entry point names.
+# Roles that name, at their end, what they made beyond the plan's role_made (``<role>_made``: files,
+# binaries; the files of a bundled app, a Ruby's or Python's executable, wrk built from source), recorded
+# with it (bench_provision_record).
+DECLARES_MADE = ("app", "ruby", "python", "loadgen")
+# Facts a role sets that are not its inputs (kept out of its hash): the app role's changes in this run, the
+# OS packages each `packages` entry point names, and what a role says it made.
 RUN_FACTS: dict[str, tuple[str, ...]] = {
-    "app": ("app_changed_dirs",),
-    **{role: (f"{role}_os_packages",) for role in PACKAGED},
+    role: (
+        *(("app_changed_dirs",) if role == "app" else ()),
+        *((f"{role}_os_packages",) if role in PACKAGED else ()),
+        *((f"{role}_made",) if role in DECLARES_MADE else ()),
+    )
+    for role in dict.fromkeys((*PACKAGED, *DECLARES_MADE))
 }
 DEPENDS: dict[str, tuple[str, ...]] = {
     "app_server": ("ruby", "python", "perl", "php", "app"),
@@ -614,6 +622,17 @@ def role_units(role_stacks: Mapping[str, Sequence[Mapping[str, Any]]], family: s
         "nginx": ["nginx.service"],
         "apache": [f"{apache}{s['front']['instance']}.service" for s in role_stacks["apache"]],
     }
+
+
+def with_declared(manifest: Mapping[str, Any], declared: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``manifest`` (the plan's role_made for a role) with what the role said it made at its end
+    (``<role>_made``, :data:`DECLARES_MADE`) added: its ``files`` and ``binaries``, each path once."""
+    out = dict(manifest)
+    for key in ("files", "binaries"):
+        given = list((declared or {}).get(key) or [])
+        if given:
+            out[key] = list(dict.fromkeys([*(manifest.get(key) or []), *given]))
+    return out
 
 
 def role_made(

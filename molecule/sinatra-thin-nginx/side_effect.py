@@ -369,6 +369,11 @@ DRIFT: dict[str, tuple[str, str]] = {
         "/proc/$(systemctl show -p MainPID --value bench-sinatra-thin-x1-nginx@1.service)/limits",
     ),
     "sysctl changed": ("sysctl -q -w net.core.somaxconn=128", "cat /proc/sys/net/core/somaxconn"),
+    # A file of a bundled app (the app role's): written back, and its instances restart with it.
+    "app file edited": (
+        f"sed -i 's/I am sinatra/I drifted/' {DEFAULT_ROOTS.apps}/sinatra/app.rb",
+        f"sha256sum < {DEFAULT_ROOTS.apps}/sinatra/app.rb | cut -c1-16",
+    ),
 }
 
 

@@ -75,7 +75,13 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("bench_provision_record: made must be a dict (role -> manifest)")
         manifests = {}
         for role in decision.run:
-            manifest = dict(given.get(role) or {})
+            declared = task_vars.get(f"{role}_made")
+            declared = self._templar.template(declared) if declared else None
+            if declared is not None and not isinstance(declared, dict):
+                raise AnsibleActionFail(
+                    f"bench_provision_record: {role}_made must be a dict (files, binaries)"
+                )
+            manifest = provision.with_declared(given.get(role) or {}, declared)
             packages = task_vars.get(f"{role}_os_packages")
             manifest["packages"] = list(self._templar.template(packages) or []) if packages else []
             if role == "bench_host":

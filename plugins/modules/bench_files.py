@@ -60,6 +60,11 @@ notes:
 
 RETURN = r"""
 changed_paths: {description: The folders and files created, changed or removed., type: list, elements: str}
+paths:
+  description: >-
+    Every file it keeps (state file), changed or not; the app role names them in the provisioning record.
+  type: list
+  elements: str
 """
 
 FOLDER_SPEC: dict[str, Any] = {
@@ -208,7 +213,11 @@ def main() -> None:
             module.fail_json(msg=f"{path}: its folder does not exist (name it under folders)")
         _write(module, item, data)
 
-    result: dict[str, Any] = {"changed": bool(changed_paths), "changed_paths": changed_paths}
+    result: dict[str, Any] = {
+        "changed": bool(changed_paths),
+        "changed_paths": changed_paths,
+        "paths": [item["path"] for item in module.params["files"] if item["state"] != "absent"],
+    }
     if module._diff:  # noqa: SLF001 - AnsibleModule's only way to ask for diff mode
         result["diff"] = diffs
     module.exit_json(**result)

@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 import yaml
 from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_instance_answers_on_its_own,
@@ -92,3 +93,13 @@ def test_check_mode_ran_through_on_the_provisioned_host(host: Host) -> None:
     assert host.file("/var/lib/bench-stack/check-mode-ruby").exists
     if name_of(host) != BUILDER:
         assert host.file("/var/lib/bench-stack/check-mode-pyenv").exists
+
+
+def test_a_deleted_ruby_executable_was_put_back_by_a_normal_rerun(host: Host) -> None:
+    if name_of(host) == BUILDER:
+        pytest.skip("the side effect deletes it on the host that unpacked Ruby")
+    deleted_at = int(host.file("/root/bench-drift-at").content_string)
+    assert host.file(f"{PREFIX}/bin/ruby").exists
+    # Put back after the deletion (ctime: when the file was made here, whatever mtime the archive kept).
+    assert int(host.check_output(f"stat -c %Z {PREFIX}/bin/ruby")) >= deleted_at
+    assert host.check_output(f"{PREFIX}/bin/ruby -rsinatra/base -e 'print RUBY_VERSION'") == "3.1.2"

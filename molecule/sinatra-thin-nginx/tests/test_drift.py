@@ -18,6 +18,7 @@ KINDS = [
     "unit disabled",
     "unit file edited",
     "sysctl changed",
+    "app file edited",
 ]
 DECIDE_TASK = "Decide which roles run (inputs changed since they last ran here, or a service is down)"
 
@@ -55,6 +56,7 @@ def test_the_rerun_names_what_drifted_and_reinstalls_the_package_of_the_lost_bin
         "package thin: ",
         "unit bench-sinatra-thin-x2-nginx@2.service: enabled active -> disabled active",
         "sysctl net.core.somaxconn: 4096 -> 128",
+        "app (drifted: file /opt/bench-stack/apps/sinatra/app.rb: changed",
         "reinstalled first: ",
     ]:
         assert line in msg, msg

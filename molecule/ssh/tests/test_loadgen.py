@@ -46,3 +46,15 @@ def test_a_new_tarball_is_built_afresh_and_installed(host: Host) -> None:
     assert len(folders) == 2 and f"{FIRST}/" in folders
     [second] = [f.rstrip("/") for f in folders if f != f"{FIRST}/"]
     assert host.file("/usr/local/bin/wrk").sha256sum == host.file(f"{second}/wrk").sha256sum
+
+
+def test_a_deleted_wrk_build_makes_the_loadgen_role_run_again_and_put_it_back(host: Host) -> None:
+    deleted = load("wrk-deleted")
+    assert (deleted["rc"], deleted["failed"]) == (0, [])
+    # Nothing else changed since the new tarball's run: only the record's hash of wrk makes the role run.
+    assert deleted["roles_provisioned"] == {"target-1": [], "loadgen-1": ["loadgen"]}
+    installed = ["Provision every host", "loadgen : Install the wrk binary", "loadgen-1"]
+    assert installed in deleted["changed_on_hosts"]
+    assert deleted["task_seconds"][BUILD_TASK] is None  # copied back from the build, not built again
+    [second] = [f.rstrip("/") for f in host.check_output(f"ls -d {BUILD}*/").split() if f != f"{FIRST}/"]
+    assert host.file("/usr/local/bin/wrk").sha256sum == host.file(f"{second}/wrk").sha256sum

@@ -1248,3 +1248,36 @@ def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_ho
     asked.clear()
     action.run(task_vars={**task_vars, "bench_host_profile": "stock"})
     assert asked[0]["manifests"]["bench_host"]["sysctls"] == []
+
+
+def test_bench_provision_record_adds_what_a_role_said_it_made_and_refuses_a_declaration_that_is_no_dict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[dict[str, Any]] = []
+
+    def hoststate_command(python: str, request: dict[str, Any]) -> str:
+        asked.append(request)
+        return "read what the roles made"
+
+    monkeypatch.setattr(provision, "hoststate_command", hoststate_command)
+    action = make_action(bench_provision_record, {"made": {"app": {"files": ["/a/b"]}}})
+    action._templar = PassThrough()
+    stdout = json.dumps({role: {"made": {}, "state": {}} for role in ("app", "loadgen", "ruby")})
+    action._low_level_execute_command = lambda command: {"rc": 0, "stdout": stdout, "stderr": ""}
+    state = {
+        "hashes": dict.fromkeys(("app", "loadgen", "ruby"), "h"),
+        "run": dict.fromkeys(("app", "loadgen", "ruby"), "new"),
+    }
+    task_vars = {
+        "bench_provision": {**state, "skip": [], "record": {}},
+        "app_made": {"files": ["/a/b", "/a/c"]},
+        "loadgen_made": {"files": ["/usr/local/bin/wrk"]},
+        "ruby_made": {"binaries": ["/opt/rbenv/versions/3.3.6/bin/ruby"]},
+    }
+    action.run(task_vars=task_vars)
+    manifests = asked[0]["manifests"]
+    assert manifests["app"]["files"] == ["/a/b", "/a/c"]
+    assert manifests["loadgen"]["files"] == ["/usr/local/bin/wrk"]
+    assert manifests["ruby"]["binaries"] == ["/opt/rbenv/versions/3.3.6/bin/ruby"]
+    with pytest.raises(AnsibleActionFail, match="ruby_made must be a dict"):
+        action.run(task_vars={**task_vars, "ruby_made": ["/opt/rbenv"]})

@@ -3,6 +3,8 @@ templating over the results the role's tasks register: a change restarts exactly
 affects, each once, and not one the start task has just started with the new files. Molecule's idempotence
 step proves the other half: a re-run with nothing changed notifies nothing."""
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -33,15 +35,21 @@ def restarted(
     helpers: tuple[str, ...] = (),
     started: tuple[str, ...] = (),
     enabled_again: tuple[str, ...] = (),
+    exe_gone: tuple[str, ...] = (),
 ) -> list[str]:
     """The units the handler restarts when the stacks named in ``files`` had their unit or env file
     changed, the instances in ``configs`` their config file, the apps of the stacks in ``apps`` changed,
     and the start task started the ``started`` units (inactive before) and enabled ``enabled_again``
-    (active before)."""
+    (active before); the host state read found ``exe_gone`` running an executable no longer on disk."""
     variables = role_vars("app_server")
     variables.update(trusted(HANDLER["vars"]))
     pairs = [(s, ep) for s in STACKS for ep in s["endpoints"]]
+    sep, exe_sep = variables["__app_server_separator"], variables["__app_server_exe_separator"]
     variables.update(
+        __app_server_host_state={
+            "stdout": f"{sep}\nbench-sinatra-thin@1.service loaded active running x\n{exe_sep}\n"
+            + "".join(f"{unit}\n" for unit in exe_gone)
+        },
         app_server_stacks=STACKS,
         app_server_changed_apps=[s["app"]["dir"] for s in STACKS if s["name"] in apps],
         __app_server_files={"results": [{"stack": s, "changed": s["name"] in files} for s in STACKS]},
@@ -86,6 +94,7 @@ def test_the_handler_listens_on_the_topic_every_changing_task_notifies() -> None
         "__app_server_helpers",
     }
     assert "Name the stacks whose app changed" in notifying
+    assert "Name the instances whose executable was installed again since they started" in notifying
     assert tasks[-1]["ansible.builtin.meta"] == "flush_handlers"
 
 
@@ -120,6 +129,18 @@ def test_a_changed_helper_restarts_every_stack_whose_server_loads_it() -> None:
     assert restarted(helpers=("ruby/bench_stack/starlet_peer_gone.rb",)) == []
 
 
+def test_an_instance_running_an_executable_installed_again_restarts_alone() -> None:
+    # A Ruby unpacked again, or thin's package installed again, after drift: its files did not change.
+    assert restarted(exe_gone=("bench-sinatra-thin@2.service", "bench-psgi-starman@1.service")) == [
+        "bench-sinatra-thin@2.service",
+        "bench-psgi-starman@1.service",
+    ]
+    assert restarted(files=("sinatra-thin",), exe_gone=("bench-sinatra-thin@2.service",)) == [
+        "bench-sinatra-thin@1.service",
+        "bench-sinatra-thin@2.service",
+    ]
+
+
 def test_an_instance_changed_twice_restarts_once() -> None:
     assert restarted(files=("sinatra-puma",), configs=("bench-sinatra-puma@1.service",)) == [
         "bench-sinatra-puma@1.service",
@@ -138,3 +159,31 @@ def test_an_instance_only_enabled_again_still_runs_the_old_files() -> None:
         "bench-sinatra-thin@1.service",
         "bench-sinatra-thin@2.service",
     ]
+
+
+def test_the_host_read_names_the_running_instances_whose_executable_is_gone(tmp_path: Path) -> None:
+    """The role's one host read, run by sh with systemctl and readlink standing in for the host's: its last
+    section, as vars/main.yml parses it, names exactly the instance whose process runs a deleted file."""
+    tasks = yaml.safe_load((ROLE / "tasks" / "main.yml").read_text(encoding="utf-8"))
+    (task,) = [t for t in tasks if t.get("register") == "__app_server_host_state"]
+    variables = {**role_vars("app_server"), **trusted(task["vars"]), "app_server_stacks": STACKS}
+    argv = templated(task["ansible.builtin.command"]["argv"], variables)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "systemctl").write_text(
+        '#!/bin/sh\ncase "$*" in *MainPID*sinatra-thin@2*) echo 42;; *MainPID*psgi-starman@1*) echo 43;;'
+        " *MainPID*) echo 0;; esac\n"
+    )
+    (fake / "readlink").write_text(
+        '#!/bin/sh\ncase "$1" in /proc/42/exe) echo "/opt/rbenv/versions/3.3.6/bin/ruby (deleted)";;'
+        " /proc/43/exe) echo /usr/bin/perl;; *) exit 1;; esac\n"
+    )
+    for tool in fake.iterdir():
+        tool.chmod(0o755)
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env={"PATH": f"{fake}:/usr/bin:/bin"}, check=True
+    )
+    stale = templated(
+        "{{ __app_server_stale_exe }}", {**variables, "__app_server_host_state": {"stdout": done.stdout}}
+    )
+    assert stale == ["bench-sinatra-thin@2.service"]
