@@ -2,7 +2,7 @@
 """The cost of the one command that reads the provisioning record, in one sitting, on one provisioned host.
 
 A fresh local container (bench-stack/debian:bookworm) is made by playbooks/hosts.yml and provisioned once
-with experiments/perf-one-stack.yml and the tuned profile (bench_host, ruby, app, app_server, nginx, loadgen
+with experiments/perf-one-stack.yml and the tuned profile (host, ruby, webapp, app_server, nginx, loadgen
 record what they made). Then three commands are timed, interleaved, each through ``docker exec`` as the
 docker connection runs it:
 
@@ -106,7 +106,7 @@ def main() -> int:
     inv = work / "inventory.yml"
     inv.write_text(
         "all:\n  vars:\n    ansible_connection: community.docker.docker\n    ruby_method: system\n"
-        "    experiment: perf-one-stack\n    bench_host_profile: tuned\n"
+        "    experiment: perf-one-stack\n    host_profile: tuned\n"
         f"    bench_container: {{image: '{mc.IMAGE}'}}\n"
         f"  children:\n    targets: {{hosts: {{{NAME}: {{}}}}}}\n    loadgens: {{hosts: {{{NAME}: {{}}}}}}\n"
     )

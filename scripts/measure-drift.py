@@ -117,7 +117,7 @@ def main() -> int:
     inv = logs / "inventory.yml"
     inv.write_text(
         "all:\n  vars:\n    ansible_connection: community.docker.docker\n    ruby_method: system\n"
-        "    experiment: perf-one-stack\n    bench_host_profile: tuned\n"
+        "    experiment: perf-one-stack\n    host_profile: tuned\n"
         f"    bench_container: {{image: '{mc.IMAGE}'}}\n"
         f"  children:\n    targets: {{hosts: {{{NAME}: {{}}}}}}\n    loadgens: {{hosts: {{{NAME}: {{}}}}}}\n"
     )

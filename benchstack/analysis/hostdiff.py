@@ -2,7 +2,7 @@
 that can explain a change in the numbers (read by ``bench-stack compare``, which ``--strict`` refuses on any).
 
 Hosts are paired by role: the runs' targets in the order run.json lists them, then their loadgens (a loopback
-host is compared once, as a target). From each pair's fingerprint (roles/bench_host/tasks/fingerprint.yml):
+host is compared once, as a target). From each pair's fingerprint (roles/host/tasks/fingerprint.yml):
 CPU model and count, memory, architecture, virtualization, kernel, distribution, the open-files limit, the
 recorded sysctls, package versions, config sha256, the tuning profile and CPU governor, and the CPU split
 (``cpu_split``, loopback only). From the run: loopback vs network mode, the number of targets and loadgens,

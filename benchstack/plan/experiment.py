@@ -89,7 +89,7 @@ MAX_NAME = 64
 NAME_RE = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}\Z")
 # Closed loop: at most this many concurrent connections. It is ab's own compiled-in limit, and it keeps wrk
 # (one socket and about 10 kB per connection) inside the benchmark user's 65,536 open files
-# (bench_host_nofile) and one loadgen address's 64,511 ports to a target port, even in loopback mode where
+# (host_nofile) and one loadgen address's 64,511 ports to a target port, even in loopback mode where
 # both ends of every connection are on one host. A billion made wrk abort out of memory.
 MAX_CONCURRENCY = TOOL_MAX_CONCURRENCY
 # Open loop: at most this many new connections a second. httperf is one process on one core that watches

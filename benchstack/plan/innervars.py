@@ -2,7 +2,7 @@
 
 Extra vars (``-e``) win over every other source, a role's ``vars/``, ``set_fact``, ``register`` and a loop's
 variable included. So ``-e bench_user="bench\\nGroup=root"`` replaced the user that
-``playbooks/vars/roles.yml`` derives from the checked ``bench_host_user`` and reached the app server units'
+``playbooks/vars/roles.yml`` derives from the checked ``host_user`` and reached the app server units'
 ``User=``; ``-e __nginx_user=...`` replaced nginx.conf's ``user`` from ``vars/Debian.yml``; ``-e stack=...``
 replaced each stack of the app server role's loop; ``-e bench_plan=...`` skipped the plan and every check in
 it. What these names hold is computed from checked inputs, so the plan refuses them from ``-e`` (whatever

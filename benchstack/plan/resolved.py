@@ -25,7 +25,7 @@ A plan holds:
   (loopback when every loadgen loads itself);
 * ``user_apps``: every app deployed from ``app.src`` or ``app.git``
   (:func:`benchstack.plan.stacks.user_apps`): its folders on the target, its source (a content hash computed
-  here, on the controller, or a git repository and version) and the key the app role compares with the
+  here, on the controller, or a git repository and version) and the key the webapp role compares with the
   target's deployment record;
 * ``owned``: what the stacks own under the roots, by role (:func:`benchstack.provision.roles.owned`): the rest
   of what bench-stack wrote there for a stack is removed before the app servers start (provision.yml);
@@ -284,7 +284,7 @@ def run_record(
         "seed": plan["seed"],
         "noise_floor": {lg: (facts[lg].get("bench_noise") or {}).get("floor") for lg in probed},
         "target_order": plan["target_order"] if len(plan["targets"]) > 1 else None,
-        "hosts": {h: f.get("bench_host_fingerprint") for h, f in facts.items()},
+        "hosts": {h: f.get("host_fingerprint") for h, f in facts.items()},
         # Per host: matches (provisioning would change nothing), else differs: the roles it would run and
         # why, and stale: what no stack of the plan owns that still runs or is there.
         "hosts_match_plan": {
@@ -298,11 +298,11 @@ def run_record(
     }
 
 
-# The facts of a host run.json takes (run_record): its fingerprint (the bench_host role), whether it was as
+# The facts of a host run.json takes (run_record): its fingerprint (the host role), whether it was as
 # the plan says (benchmark.yml), its provisioning (bench_provision_state), a loadgen's noise floor
 # (bench_noise_probe), a target's DNS-caching probe (the dns_check role).
 RUN_FACTS = (
-    "bench_host_fingerprint",
+    "host_fingerprint",
     "bench_plan_match",
     "bench_provision",
     "bench_noise",

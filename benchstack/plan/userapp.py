@@ -1,9 +1,9 @@
 """A user's own app: a folder on the controller (``app.src``) or a git repository (``app.git``), deployed to
-the target by the app role.
+the target by the webapp role.
 
 A source folder is read once at plan time (:func:`scan`): its files, their size (bounded by
 :data:`MAX_APP_BYTES` and :data:`MAX_APP_FILES`), one content hash over paths, modes and contents, and the
-dependency files it holds. The app role compares that hash with the target's deployment record, so an
+dependency files it holds. The webapp role compares that hash with the target's deployment record, so an
 unchanged app costs one task execution; :func:`write_archive` packs exactly the hashed files (and refuses a
 folder that changed since the plan), so what runs on the target is what the hash names.
 
@@ -31,7 +31,7 @@ _CHUNK = 1 << 20
 # Links followed to resolve one link (Linux's own limit is 40).
 MAX_LINK_HOPS = 40
 
-# What each runtime's dependency files are: installed ones (by the app role), and known ones that are refused
+# What each runtime's dependency files are: installed ones (by the webapp role), and known ones that are refused
 # with the list of supported files (no source for them is configured here).
 INSTALLED_DEPENDENCY_FILES: dict[str, tuple[str, ...]] = {
     "ruby": ("Gemfile",),  # with or without Gemfile.lock: Bundler into a per-app path
@@ -243,7 +243,7 @@ def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
-# ---------------------------------------------------------------- deployment on the target (the app role)
+# ---------------------------------------------------------------- deployment on the target (the webapp role)
 
 RECORD_SCHEMA = "bench-stack/app-record/v1"
 _MISSING_GEM_RE = re.compile(r"Could not find gem '([^']+)'")

@@ -75,41 +75,41 @@ HASHED_FACTS = ("distribution", "distribution_major_version", "os_family", "arch
 # the roles' variables read), kept in the record with the host's identity (:func:`host_facts`).
 DECISION_FACTS = (*HASHED_FACTS, "processor_vcpus")
 # What each role exports as facts that describe the host (restored when the role is skipped), and the roles
-# whose run makes it run. The app role's app_changed_dirs says what changed in this run: not a state, so a
-# skipped app role leaves it unset (nothing changed).
+# whose run makes it run. The webapp role's webapp_changed_dirs says what changed in this run: not a state, so a
+# skipped webapp role leaves it unset (nothing changed).
 EXPORTS: dict[str, tuple[str, ...]] = {
     "ruby": ("ruby_bin_dir", "ruby_bin_dirs"),
     "python": ("python_bin_dir",),
     "perl": ("perl_bin_dir",),
     "php": ("php_fpm_bin",),
     # Users' apps with a Gemfile, whose servers run through `bundle exec` (a state of the deployed folders).
-    "app": ("app_bundled_dirs",),
+    "webapp": ("webapp_bundled_dirs",),
 }
 # Roles with a `packages` entry point, whose OS packages provision.yml installs in one transaction
 # (:func:`package_roles`).
-PACKAGED = ("bench_host", "ruby", "python", "perl", "php", "nginx", "apache", "loadgen")
+PACKAGED = ("host", "ruby", "python", "perl", "php", "nginx", "apache", "loadgen")
 # Roles that name, at their end, what they made beyond the plan's role_made (``<role>_made``: files,
 # binaries; the files of a bundled app, a Ruby's or Python's executable, wrk built from source), recorded
 # with it (bench_provision_record).
-DECLARES_MADE = ("app", "ruby", "python", "loadgen")
-# Facts a role sets that are not its inputs (kept out of its hash): the app role's changes in this run, the
+DECLARES_MADE = ("webapp", "ruby", "python", "loadgen")
+# Facts a role sets that are not its inputs (kept out of its hash): the webapp role's changes in this run, the
 # OS packages each `packages` entry point names, and what a role says it made.
 RUN_FACTS: dict[str, tuple[str, ...]] = {
     role: (
-        *(("app_changed_dirs",) if role == "app" else ()),
+        *(("webapp_changed_dirs",) if role == "webapp" else ()),
         *((f"{role}_os_packages",) if role in PACKAGED else ()),
         *((f"{role}_made",) if role in DECLARES_MADE else ()),
     )
     for role in dict.fromkeys((*PACKAGED, *DECLARES_MADE))
 }
 DEPENDS: dict[str, tuple[str, ...]] = {
-    "app_server": ("ruby", "python", "perl", "php", "app"),
+    "app_server": ("ruby", "python", "perl", "php", "webapp"),
     "apache": ("php",),
 }
 # Internal roles a role includes (their files count as the role's).
 INCLUDES: dict[str, tuple[str, ...]] = {"ruby": ("build_archive",), "python": ("build_archive",)}
 # Role name -> variable prefix, where the name alone would also match another role's variables.
-PREFIX_EXCLUDES: dict[str, tuple[str, ...]] = {"app": ("app_server_",)}
+PREFIX_EXCLUDES: dict[str, tuple[str, ...]] = {"webapp": ("app_server_",)}
 
 
 def tree_hash(paths: Iterable[Path]) -> str:
@@ -327,7 +327,7 @@ def _stale_paths(paths: Iterable[str], owned: Mapping[str, Any], roles: Iterable
     ``roles``: those the host runs, without which it owns nothing of theirs)."""
     roles = set(roles)
     files = set(owned.get("app_server") or []) if "app_server" in roles else set()
-    app = (owned.get("app") or {}) if "app" in roles else {}
+    app = (owned.get("app") or {}) if "webapp" in roles else {}
     kinds, apps = set(app.get("kinds") or []), set(app.get("user_apps") or [])
     dirs = [d.rstrip("/") for d in app.get("dirs") or []]
     out = []
@@ -575,7 +575,7 @@ def write_command(record: Mapping[str, Any]) -> str:
 RUNTIMES = ("ruby", "python", "perl", "php")
 # The OS families whose unit names and files the roles know (their vars/Debian.yml, vars/RedHat.yml).
 FAMILIES = ("Debian", "RedHat")
-# What the bench_host and nginx roles write whatever the stacks (role_made).
+# What the host and nginx roles write whatever the stacks (role_made).
 BENCH_HOST_FILES = ("/etc/sysctl.d/60-bench-stack.conf", "/etc/security/limits.d/60-bench-stack.conf")
 NGINX_MADE = (
     "/etc/nginx/nginx.conf",
@@ -601,7 +601,7 @@ def target_roles(needs: Mapping[str, Any]) -> list[str]:
     runtimes = set(needs["runtimes"]) | ({"perl"} if needs["perl_modules"] else set())
     return [
         *(r for r in RUNTIMES if r in runtimes),
-        "app",
+        "webapp",
         *(["app_server"] if needs["servers"] else []),
         *(f for f in ("nginx", "apache") if f in needs["fronts"]),
     ]
@@ -609,7 +609,7 @@ def target_roles(needs: Mapping[str, Any]) -> list[str]:
 
 def host_roles(needs: Mapping[str, Any], target: bool, loadgen: bool) -> list[str]:
     """The roles a host runs, in provisioning order: the host's, a target's, a loadgen's."""
-    return ["bench_host", *(target_roles(needs) if target else []), *(["loadgen"] if loadgen else [])]
+    return ["host", *(target_roles(needs) if target else []), *(["loadgen"] if loadgen else [])]
 
 
 def role_units(role_stacks: Mapping[str, Sequence[Mapping[str, Any]]], family: str) -> dict[str, list[str]]:
@@ -641,7 +641,7 @@ def role_made(
     """Role -> what it makes on a host of OS ``family`` (files, units; the plan's ``role_made``), recorded
     with its state at the end of provisioning (:mod:`benchstack.provision.hoststate`): a role whose files
     (sha256), units (enabled, active), sysctls, OS packages or their binaries differ from the record runs
-    again. The bench_host role's sysctls depend on the host's profile (:func:`bench_host_sysctls`), each
+    again. The host role's sysctls depend on the host's profile (:func:`host_sysctls`), each
     role's OS packages on what its ``packages`` entry point named: both are added when recorded
     (bench_provision_record)."""
     units = role_units(role_stacks, family)
@@ -654,7 +654,7 @@ def role_made(
         else []
     )
     return {
-        "bench_host": {"files": list(BENCH_HOST_FILES)},
+        "host": {"files": list(BENCH_HOST_FILES)},
         "app_server": {
             "files": [f"/etc/systemd/system/{s['server']['unit']}" for s in role_stacks["app_server"]]
             + [s["server"]["env_file"] for s in role_stacks["app_server"]],
@@ -674,13 +674,13 @@ def role_default(role: str, name: str, roles_dir: Path = ROLES_DIR) -> Any:
     return (yaml.safe_load(text) or {}).get(name)
 
 
-def bench_host_sysctls(profile: str, tuned: Mapping[str, Any] | None) -> list[str]:
-    """The sysctls the bench_host role sets: those of ``bench_host_tuned_sysctls`` with the profile
+def host_sysctls(profile: str, tuned: Mapping[str, Any] | None) -> list[str]:
+    """The sysctls the host role sets: those of ``host_tuned_sysctls`` with the profile
     ``tuned``, none with ``stock``."""
     return list(tuned or {}) if profile == "tuned" else []
 
 
-# A skipped tag names a role (bench_<role>, bench_<role>_install, ...); the bench_host role's is bench_host.
+# A skipped tag names a role (bench_<role>, bench_<role>_install, ...); the host role's is host.
 _ROLE_TAG = re.compile(r"^bench_(.*?)(?:_install)?$")
 
 
@@ -691,7 +691,7 @@ def skipped_roles(skip_tags: Iterable[str]) -> list[str]:
     for tag in skip_tags:
         match = _ROLE_TAG.match(tag)
         name = match.group(1) if match else tag
-        named.add("bench_host" if name == "host" else name)
+        named.add("host" if name == "host" else name)
     return [role for role in PACKAGED if role in named]
 
 

@@ -1,7 +1,7 @@
 """Host tuning: which kernel settings to write, and the record of what was set or skipped.
 
 In a container /proc/sys is read-only and some settings do not exist in the network namespace, so the
-bench_host role writes what it can and records the rest with the reason instead of failing. The record
+host role writes what it can and records the rest with the reason instead of failing. The record
 describes state, not actions (the value now, the wanted one, the original one), so applying the same
 profile twice gives the same record.
 """

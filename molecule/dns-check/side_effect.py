@@ -7,7 +7,7 @@ tuned then stock, with a kernel setting the container platform did not set. Reco
 3. stock: the stock profile on the same host;
 4. tuned-again: /proc/sys read-only again, tuned again: the host as the converge left it.
 
-Only ``bench_host``'s tuning tasks run (``--tags bench_host_tuning``), the scenario's inputs otherwise.
+Only ``host``'s tuning tasks run (``--tags bench_host_tuning``), the scenario's inputs otherwise.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ HOST = "bench-mol-dns-bookworm"
 SCENARIO = Path(__file__).resolve().parent
 TUNED = yaml.safe_load((SCENARIO / "molecule.yml").read_text(encoding="utf-8"))["provisioner"]["inventory"][
     "group_vars"
-]["all"]["bench_host_tuned_sysctls"]
+]["all"]["host_tuned_sysctls"]
 FILES = [
     "/etc/sysctl.d/60-bench-stack.conf",
     "/etc/security/limits.d/60-bench-stack.conf",
@@ -48,7 +48,7 @@ def host_state() -> dict[str, Any]:
 
 
 def apply(profile: str) -> dict[str, Any]:
-    run = playbook("provision.yml", extra={"bench_host_profile": profile}, tags="bench_host_tuning")
+    run = playbook("provision.yml", extra={"host_profile": profile}, tags="bench_host_tuning")
     return {"playbook": run.to_dict(), **host_state()}
 
 

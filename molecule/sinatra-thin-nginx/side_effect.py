@@ -210,7 +210,7 @@ def reconfigure() -> None:
 KEPT = "sinatra-thin-x1"
 USER_APPS = f"{DEFAULT_ROOTS.apps}/user"
 OLD_RELEASE = f"{USER_APPS}/.releases/old-0123456789abcdef"
-# What an earlier experiment's user app 'old' left, as the app role deploys one: bench-stack's, to go.
+# What an earlier experiment's user app 'old' left, as the webapp role deploys one: bench-stack's, to go.
 OLD_APP = [
     f"{USER_APPS}/old",
     OLD_RELEASE,
@@ -369,7 +369,7 @@ DRIFT: dict[str, tuple[str, str]] = {
         "/proc/$(systemctl show -p MainPID --value bench-sinatra-thin-x1-nginx@1.service)/limits",
     ),
     "sysctl changed": ("sysctl -q -w net.core.somaxconn=128", "cat /proc/sys/net/core/somaxconn"),
-    # A file of a bundled app (the app role's): written back, and its instances restart with it.
+    # A file of a bundled app (the webapp role's): written back, and its instances restart with it.
     "app file edited": (
         f"sed -i 's/I am sinatra/I drifted/' {DEFAULT_ROOTS.apps}/sinatra/app.rb",
         f"sha256sum < {DEFAULT_ROOTS.apps}/sinatra/app.rb | cut -c1-16",
@@ -385,9 +385,9 @@ def drift_probe(host: str) -> dict[str, str]:
 
 def drift() -> None:
     host = TUNED_HOST
-    # The host tuned (bench_host_profile; the scenario's converge keeps it stock), so bench_host records the
+    # The host tuned (host_profile; the scenario's converge keeps it stock), so host records the
     # sysctls it sets. Docker mounts /proc/sys read-only: writable, its net.* keys are the container's own.
-    tuned = {**SKIP, "bench_host_profile": "tuned"}
+    tuned = {**SKIP, "host_profile": "tuned"}
     proc_sys_writable(host, True)
     try:
         first = playbook("provision.yml", extra=tuned, limit=host)

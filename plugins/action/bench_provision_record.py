@@ -56,17 +56,15 @@ class ActionModule(ActionBase):
         return result
 
     def _sysctls(self, task_vars: dict[str, Any]) -> list[str]:
-        """The sysctls the bench_host role set with this host's profile (its own default where the inventory
+        """The sysctls the host role set with this host's profile (its own default where the inventory
         sets none: include_role keeps a role's defaults to the role)."""
 
         def given(name: str) -> Any:
             if name in task_vars:
                 return self._templar.template(task_vars[name])
-            return provision.role_default("bench_host", name)
+            return provision.role_default("host", name)
 
-        return provision.bench_host_sysctls(
-            str(given("bench_host_profile")), given("bench_host_tuned_sysctls")
-        )
+        return provision.host_sysctls(str(given("host_profile")), given("host_tuned_sysctls"))
 
     def _made(self, task_vars: dict[str, Any], decision: provision.Decision) -> dict[str, Any]:
         """What each role that ran made, and its state now, from the host in one command."""
@@ -84,7 +82,7 @@ class ActionModule(ActionBase):
             manifest = provision.with_declared(given.get(role) or {}, declared)
             packages = task_vars.get(f"{role}_os_packages")
             manifest["packages"] = list(self._templar.template(packages) or []) if packages else []
-            if role == "bench_host":
+            if role == "host":
                 manifest["sysctls"] = self._sysctls(task_vars)
             manifests[role] = manifest
         command = provision.hoststate_command(provision.host_python(task_vars), {"manifests": manifests})

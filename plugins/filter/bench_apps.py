@@ -1,4 +1,4 @@
-"""Filters of the app role: the bundled apps' files for bench_files, and over the plan's user apps
+"""Filters of the webapp role: the bundled apps' files for bench_files, and over the plan's user apps
 (benchstack.plan.userapp): which apps to deploy, their releases, the records the target keeps of them, and
 what changed for the app_server role."""
 
@@ -44,7 +44,7 @@ def bench_app_tree(
             )
     if not files:
         raise AnsibleFilterError(
-            f"{dest}: the bundled app has no files here (roles/app/files/{dest.rsplit('/', 1)[-1]})"
+            f"{dest}: the bundled app has no files here (roles/webapp/files/{dest.rsplit('/', 1)[-1]})"
         )
     return {"folders": folders, "files": files}
 

@@ -62,7 +62,7 @@ RETURN = r"""
 changed_paths: {description: The folders and files created, changed or removed., type: list, elements: str}
 paths:
   description: >-
-    Every file it keeps (state file), changed or not; the app role names them in the provisioning record.
+    Every file it keeps (state file), changed or not; the webapp role names them in the provisioning record.
   type: list
   elements: str
 """

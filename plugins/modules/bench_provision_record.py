@@ -19,8 +19,8 @@ options:
   made:
     description: >-
       Role -> what it made (files, binaries, units; the plan's role_made for the host's OS family,
-      benchstack.provision.hoststate); each role's OS packages are its fact <role>_os_packages, the bench_host
-      role's sysctls those of its bench_host_tuned_sysctls with bench_host_profile tuned.
+      benchstack.provision.hoststate); each role's OS packages are its fact <role>_os_packages, the host
+      role's sysctls those of its host_tuned_sysctls with host_profile tuned.
     type: dict
 notes:
   - Reads the fact bench_provision set by bench_provision_state earlier in the run.

@@ -16,7 +16,7 @@ description:
   - >-
     Its content is the plan's (benchstack.plan.resolved.run_record: the experiment with its cells, seed,
     target order, the inventory's targets and loadgens, the run's mode) with what the run learnt of each host
-    of the play, from its facts bench_host_fingerprint, bench_plan_match, bench_provision, bench_noise and
+    of the play, from its facts host_fingerprint, bench_plan_match, bench_provision, bench_noise and
     dns_check_probe_result, and localhost's bench_verified (verify.yml).
   - The work is done by the action plugin of the same name (plugins/action/bench_run_info.py); these
     options are also its argument spec (benchstack.actionargs).

@@ -112,9 +112,9 @@ def ran(output: str, role: str) -> list[str]:
 def test_the_rerun_skips_every_role_whose_inputs_did_not_change(run: tuple[Path, str, str]) -> None:
     """The first run provisions (the roles' tasks run); the rerun, with nothing changed and every service
     active, runs none of them (provisioning markers) and still verifies and resumes. The fingerprint, which
-    reads the host at every run, is bench_host's only part that runs again."""
+    reads the host at every run, is host's only part that runs again."""
     _, first, second = run
-    for role in ("ruby", "app", "app_server", "nginx", "loadgen"):
+    for role in ("ruby", "webapp", "app_server", "nginx", "loadgen"):
         assert len(ran(first, role)) >= 3, role
         assert ran(second, role) == [], f"{role} ran again with nothing changed"
     provisioning = (
@@ -122,8 +122,8 @@ def test_the_rerun_skips_every_role_whose_inputs_did_not_change(run: tuple[Path,
         "Create the unprivileged benchmark user",
         "Apply the tuning profile",
     )
-    assert [t for t in ran(first, "bench_host") if t.split(" : ")[1].startswith(provisioning)]
-    assert [t for t in ran(second, "bench_host") if t.split(" : ")[1].startswith(provisioning)] == []
+    assert [t for t in ran(first, "host") if t.split(" : ")[1].startswith(provisioning)]
+    assert [t for t in ran(second, "host") if t.split(" : ")[1].startswith(provisioning)] == []
     assert "TASK [Ask each stack through its public port]" in second
 
 

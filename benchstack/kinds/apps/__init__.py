@@ -7,7 +7,7 @@ user's app of it brings a bundle, and whether an app server serves it or its fro
 can). The checks of an ``app`` section are the base class's, the deployment of users' apps is
 :mod:`benchstack.kinds.apps.deploy`'s. The rest of the package asks :func:`by_name` instead of comparing app
 kind names. Adding a kind: a module here, its entry in :data:`REGISTRY`, its bundled files in
-``roles/app/files/<kind>/``, the schema's enum, tests (docs/adding-a-kind.md).
+``roles/webapp/files/<kind>/``, the schema's enum, tests (docs/adding-a-kind.md).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ REGISTRY: Registry[AppKind] = Registry(
     ),
 )
 KINDS: tuple[str, ...] = tuple(REGISTRY)
-# The kinds with bundled files to deploy (one folder each under the apps root, from roles/app/files/).
+# The kinds with bundled files to deploy (one folder each under the apps root, from roles/webapp/files/).
 BUNDLED_KINDS: tuple[str, ...] = tuple(name for name, kind in REGISTRY.items() if kind.entry)
 
 __all__ = ["BUNDLED_KINDS", "KINDS", "REGISTRY", "AppKind", "EmbeddedApp", "by_name", "find"]

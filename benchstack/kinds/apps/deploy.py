@@ -1,9 +1,9 @@
-"""How an app reaches its target: the bundled app of its kind (the app role's files), a folder already on
+"""How an app reaches its target: the bundled app of its kind (the webapp role's files), a folder already on
 the target (``app.dir``), or a user's app deployed from a folder on the controller (``app.src``) or a git
 repository (``app.git``) to ``APPS/user/NAME``, once for every stack that shares it (``app.name``).
 
 A source folder is read here, on the controller (:func:`benchstack.plan.userapp.scan`); a git app is resolved
-on the target. :func:`user_apps` is what the app role needs to deploy each one.
+on the target. :func:`user_apps` is what the webapp role needs to deploy each one.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def shared_app_problems(stacks: Iterable[tuple[str, App, Runtime]]) -> list[str]
 
 
 def user_apps(stacks: list[dict[str, Any]], roots: Roots = DEFAULT_ROOTS) -> list[dict[str, Any]]:
-    """One entry per user app deployed from ``app.src`` or ``app.git`` of resolved stacks: what the app role
+    """One entry per user app deployed from ``app.src`` or ``app.git`` of resolved stacks: what the webapp role
     needs to deploy it and what the target's deployment record and the fingerprint keep.
 
     ``key`` names the deployed content: the source folder's content hash, or for a pinned git version a

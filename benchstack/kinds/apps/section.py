@@ -14,7 +14,7 @@ from benchstack.kinds.stackfields import ordered
 
 # Stacks whose app.dir is the bundled app's folder (or the user's own folder already on the target).
 BUNDLED_DEPLOYS = ("bundled", "dir")
-# Deployed by the app role from the controller or a repository, to APPS/user/NAME.
+# Deployed by the webapp role from the controller or a repository, to APPS/user/NAME.
 USER_DEPLOYS = ("src", "git")
 
 

@@ -7,7 +7,7 @@ from benchstack.kinds.apps.base import AppKind
 
 
 def _one_kb_body() -> str:
-    """The bundled static 1 KB file (roles/app/files/static/1k.html): 32 lines of 32 bytes."""
+    """The bundled static 1 KB file (roles/webapp/files/static/1k.html): 32 lines of 32 bytes."""
     lines = ["Hello World! I am static, 1 KB!\n"]
     lines += [f"{i:02d}" + "-" * 29 + "\n" for i in range(1, 32)]
     return "".join(lines)

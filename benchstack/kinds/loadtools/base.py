@@ -76,7 +76,7 @@ class LoadTool(ABC):
     version_probe: ClassVar[str | None] = None
     # OS packages per distribution family, as roles/loadgen/vars/<family>.yml ``__loadgen_packages`` lists
     # them (None: not installable there; empty: the role builds it); each is also in the host fingerprint's
-    # ``bench_host_fingerprint_packages`` (tests/unit/kinds/test_loadtools.py holds the role to these).
+    # ``host_fingerprint_packages`` (tests/unit/kinds/test_loadtools.py holds the role to these).
     packages: ClassVar[dict[str, tuple[str, ...] | None]]
 
     # ------------------------------------------------------------ the load plan

@@ -1,4 +1,4 @@
-"""bench_host's own tuning, checked from the side effect's evidence (side_effect.py): a setting the container
+"""host's own tuning, checked from the side effect's evidence (side_effect.py): a setting the container
 platform did not set is recorded with the reason it was skipped where /proc/sys is read-only, written where
 it is not; stock after tuned on the same host puts the originals back and removes the profile's files."""
 

@@ -35,7 +35,7 @@ AB_5XX = {"tool": "ab", "concurrency": 10, "requests": 1000}
 WRK_SATURATED = {"tool": "wrk", "concurrency": 64, "threads": 8, "duration_s": 6}
 WRK_WIDE = {"tool": "wrk", "concurrency": 500, "threads": 2, "duration_s": 3}
 
-# As roles/bench_host/tasks/fingerprint.yml records it, with this machine's values.
+# As roles/host/tasks/fingerprint.yml records it, with this machine's values.
 FINGERPRINT = {
     "hostname": "web1",
     "cpu_model": "AMD EPYC",

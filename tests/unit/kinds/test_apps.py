@@ -38,8 +38,8 @@ def test_an_unknown_kind_is_refused_naming_the_known_ones() -> None:
 
 
 def test_the_bundled_apps_are_the_app_roles_folders_and_choices() -> None:
-    assert set(BUNDLED_KINDS) == {p.name for p in (ROLES / "app" / "files").iterdir()}
-    spec = role_yaml("app/meta/argument_specs.yml")["argument_specs"]["main"]["options"]["app_kinds"]
+    assert set(BUNDLED_KINDS) == {p.name for p in (ROLES / "webapp" / "files").iterdir()}
+    spec = role_yaml("webapp/meta/argument_specs.yml")["argument_specs"]["main"]["options"]["webapp_kinds"]
     assert spec["choices"] == list(BUNDLED_KINDS)
 
 
@@ -47,7 +47,7 @@ def test_the_bundled_apps_are_the_app_roles_folders_and_choices() -> None:
 def test_each_kinds_default_answers_are_what_its_bundled_code_says(name: str) -> None:
     kind = by_name(name)
     if kind.entry:
-        folder = ROLES / "app" / "files" / name
+        folder = ROLES / "webapp" / "files" / name
         assert (folder / kind.entry).is_file()
         code = "".join(p.read_text(encoding="utf-8") for p in folder.iterdir())
     else:

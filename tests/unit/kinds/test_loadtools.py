@@ -83,10 +83,8 @@ def test_the_loadgen_role_offers_and_installs_exactly_the_registered_tools() -> 
 
 
 def test_the_host_fingerprint_asks_every_tool_packages_version() -> None:
-    defaults = yaml.safe_load(
-        (ROOT / "roles" / "bench_host" / "defaults" / "main.yml").read_text(encoding="utf-8")
-    )
-    fingerprinted = set(defaults["bench_host_fingerprint_packages"])
+    defaults = yaml.safe_load((ROOT / "roles" / "host" / "defaults" / "main.yml").read_text(encoding="utf-8"))
+    fingerprinted = set(defaults["host_fingerprint_packages"])
     for tool in REGISTRY.values():
         for packages in tool.packages.values():
             assert set(packages or ()) <= fingerprinted, tool.name

@@ -91,7 +91,7 @@ def test_host_values_fill_every_placeholder_and_an_unknown_one_is_named() -> Non
 def test_the_ruby_role_installs_every_kinds_gems_and_the_fingerprint_names_its_package() -> None:
     debian = role_yaml("ruby/vars/Debian.yml")["__ruby_gem_packages"]
     native = role_yaml("ruby/vars/main.yml")["__ruby_native_gems"]
-    fingerprint = role_yaml("bench_host/defaults/main.yml")["bench_host_fingerprint_packages"]
+    fingerprint = role_yaml("host/defaults/main.yml")["host_fingerprint_packages"]
     for kind in REGISTRY.values():
         for gem in kind.gems:
             # A gem Debian packages comes from apt; the others from `gem install`, which compiles them.

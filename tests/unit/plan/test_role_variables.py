@@ -166,7 +166,7 @@ def test_the_issues_command_line_is_refused_in_the_plan_play(
 
 def test_the_names_bench_stack_sets_itself_are_read_from_its_playbooks_and_roles() -> None:
     inner = inner_names(ROOT)
-    assert inner["bench_user"] == "playbooks/vars/roles.yml"  # derived from bench_host_user, checked
+    assert inner["bench_user"] == "playbooks/vars/roles.yml"  # derived from host_user, checked
     assert inner["bench_cpu_split_now"] == "playbooks/vars/bench.yml"
     assert inner["__nginx_user"].startswith("roles/nginx/vars/")  # nginx.conf's user
     assert inner["__app_server_host_values"] == "roles/app_server/vars/main.yml"  # ExecStart's values

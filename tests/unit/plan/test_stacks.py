@@ -921,7 +921,7 @@ def test_front_checks_name_the_apache_mpm() -> None:
 
 
 def test_the_bundled_1k_file_is_exactly_1024_bytes_and_is_what_the_check_expects() -> None:
-    bundled = Path(__file__).resolve().parents[3] / "roles/app/files/static/1k.html"
+    bundled = Path(__file__).resolve().parents[3] / "roles/webapp/files/static/1k.html"
     assert len(ONE_KB_BODY.encode()) == 1024
     assert bundled.read_text(encoding="utf-8") == ONE_KB_BODY
 

@@ -1,5 +1,5 @@
 """A user's app folder read at plan time (what is copied, its content hash, the size limit), the archive the
-app role sends, and the deployment decisions the app role takes from the target's records."""
+webapp role sends, and the deployment decisions the webapp role takes from the target's records."""
 
 from __future__ import annotations
 
@@ -171,7 +171,7 @@ def test_a_missing_folder_is_named(tmp_path: Path) -> None:
         scan(tmp_path / "nope")
 
 
-# ---------------------------------------------------------------- the archive the app role sends
+# ---------------------------------------------------------------- the archive the webapp role sends
 
 
 def test_the_archive_holds_exactly_the_hashed_files_owned_by_root(app: Path, tmp_path: Path) -> None:
@@ -224,7 +224,7 @@ def test_another_failure_keeps_bundlers_last_lines_without_the_root_warning() ->
     )
 
 
-# ---------------------------------------------------------------- what the app role deploys
+# ---------------------------------------------------------------- what the webapp role deploys
 
 
 def planned_app(name: str = "shop", **over: object) -> dict:

@@ -360,10 +360,10 @@ def test_the_plan_gives_each_host_its_roles_and_each_loadgen_its_target_address_
     plan = run_plan(None, inventory(["t1", "t2", "both"], ["lg1", "lg2", "lg3", "both"], hostvars))
     hosts = plan["hosts"]
     assert list(hosts) == ["t1", "t2", "both", "lg1", "lg2", "lg3"]
-    target_roles = ["ruby", "app", "app_server", "nginx"]  # sinatra on thin (behind nginx), nginx static
-    assert hosts["t1"]["roles"] == ["bench_host", *target_roles]
-    assert hosts["both"]["roles"] == ["bench_host", *target_roles, "loadgen"]
-    assert hosts["lg1"]["roles"] == ["bench_host", "loadgen"]
+    target_roles = ["ruby", "webapp", "app_server", "nginx"]  # sinatra on thin (behind nginx), nginx static
+    assert hosts["t1"]["roles"] == ["host", *target_roles]
+    assert hosts["both"]["roles"] == ["host", *target_roles, "loadgen"]
+    assert hosts["lg1"]["roles"] == ["host", "loadgen"]
     assert {h: (p["target"], p["address"], p["peers"], p["loopback"]) for h, p in hosts.items()} == {
         "t1": (None, None, [], False),
         "t2": (None, None, [], False),
@@ -552,7 +552,7 @@ def test_bench_run_info_writes_run_json_from_the_plan_and_what_the_run_learnt_of
     plan = run_plan(str(write_experiment(tmp_path, small_experiment())), play)
     match = {"matches": True, "differs": {}, "stale": []}
     play["hostvars"]["web"].update(
-        bench_host_fingerprint={"hostname": "web"},
+        host_fingerprint={"hostname": "web"},
         bench_plan_match={"plan_match": match},
         bench_provision={"stale": {"units": ["bench-old@1.service"], "files": []}},
         dns_check_probe_result={"requests": 5, "rows": []},
@@ -570,7 +570,7 @@ def test_bench_run_info_writes_run_json_from_the_plan_and_what_the_run_learnt_of
     }
     for lg, probed in (("lg1", floor), ("lg2", None)):
         play["hostvars"][lg].update(
-            bench_host_fingerprint={"hostname": lg},
+            host_fingerprint={"hostname": lg},
             bench_plan_match={"plan_match": match},
             # lg2's probe was skipped; a skipped DNS probe has no rows.
             bench_noise={"floor": probed} if probed else {"skipped": True},
@@ -1039,21 +1039,21 @@ def on_this_host(action: Any) -> Any:
 
 def holding_state(run_dir: Path, check_mode: bool = False, **args: Any) -> Any:
     """bench_provision_state as provision.yml runs it (holding the host for the run), one role recorded."""
-    given = {"roles": ["bench_host"], "hashes": {"bench_host": "h1"}, "run_dir": str(run_dir), **args}
+    given = {"roles": ["host"], "hashes": {"host": "h1"}, "run_dir": str(run_dir), **args}
     return on_this_host(make_action(bench_provision_state, given, check_mode=check_mode))
 
 
 def test_bench_provision_state_holds_the_host_in_its_one_command_and_bench_host_lock_releases_it(
     tmp_path: Path, host_lock: Path
 ) -> None:
-    record = {"schema": provision.SCHEMA, "roles": {"bench_host": {"hash": "h1", "facts": {}, "at": "t"}}}
+    record = {"schema": provision.SCHEMA, "roles": {"host": {"hash": "h1", "facts": {}, "at": "t"}}}
     Path(provision.MARKER).parent.mkdir(parents=True)
     Path(provision.MARKER).write_text(json.dumps(record), encoding="utf-8")
     action = holding_state(tmp_path)
     result = action.run(task_vars={"inventory_hostname": "web", "ansible_run_tags": ["all"]})
     assert len(action.commands) == 1 and result["changed"] is False and result["lock"] == []
     # The record read in the same command: the role is skipped.
-    assert result["ansible_facts"]["bench_provision"]["skip"] == ["bench_host"]
+    assert result["ansible_facts"]["bench_provision"]["skip"] == ["host"]
     held = json.loads(host_lock.read_text(encoding="utf-8"))
     assert held["pid"] == os.getppid() and held["run"] == str(tmp_path.resolve())
     release = on_this_host(make_action(bench_host_lock, {"state": "released"}))
@@ -1119,7 +1119,7 @@ def provision_state(
 ) -> dict[str, Any]:
     """bench_provision_state on a host whose record matches the plan, with ``found`` left by any stack
     (and the plan's ``owned``: the read command must ask for its roots)."""
-    hashes = {"bench_host": "h1", "app_server": "h2"}
+    hashes = {"host": "h1", "app_server": "h2"}
     record = {
         "schema": "bench-stack/provisioned/v1",
         "roles": {r: {"hash": h, "facts": {}, "at": "t"} for r, h in hashes.items()},
@@ -1136,7 +1136,7 @@ def provision_state(
         ]
     )
     args = {
-        "roles": ["bench_host", "app_server"],
+        "roles": ["host", "app_server"],
         "units": {"app_server": ["bench-kept@1.service"]},
         "hashes": hashes,
         "report_only": report_only,
@@ -1196,8 +1196,8 @@ def test_bench_provision_state_hands_provisioning_the_env_files_and_app_folders_
 
 def test_bench_provision_state_hands_provisioning_its_stages_and_whose_packages_install_at_once() -> None:
     args = {
-        "roles": ["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"],
-        "hashes": dict.fromkeys(["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"], "h"),
+        "roles": ["host", "ruby", "webapp", "app_server", "nginx", "loadgen"],
+        "hashes": dict.fromkeys(["host", "ruby", "webapp", "app_server", "nginx", "loadgen"], "h"),
     }
     action = make_action(bench_provision_state, args)
     action._low_level_execute_command = lambda command: {"rc": 0, "stdout": "", "stderr": ""}
@@ -1205,8 +1205,8 @@ def test_bench_provision_state_hands_provisioning_its_stages_and_whose_packages_
     # transaction.
     task_vars = {"ansible_run_tags": ["all"], "ansible_skip_tags": ["bench_nginx"]}
     state = action.run(task_vars=task_vars)["ansible_facts"]["bench_provision"]
-    assert state["stages"] == [["bench_host", "ruby", "app"], ["app_server", "nginx", "loadgen"]]
-    assert state["package_roles"] == ["bench_host", "ruby", "loadgen"]
+    assert state["stages"] == [["host", "ruby", "webapp"], ["app_server", "nginx", "loadgen"]]
+    assert state["package_roles"] == ["host", "ruby", "loadgen"]
 
 
 def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_hosts_sysctls(
@@ -1227,27 +1227,25 @@ def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_ho
 
     def execute(command: str) -> dict[str, Any]:
         commands.append(command)
-        stdout = json.dumps({"bench_host": {"made": {}, "state": {}}, "nginx": {"made": {}, "state": {}}})
+        stdout = json.dumps({"host": {"made": {}, "state": {}}, "nginx": {"made": {}, "state": {}}})
         return {"rc": 0, "stdout": stdout, "stderr": ""}
 
     action._low_level_execute_command = execute
-    state = {"hashes": {"bench_host": "h1", "nginx": "h2"}, "run": {"bench_host": "new", "nginx": "new"}}
+    state = {"hashes": {"host": "h1", "nginx": "h2"}, "run": {"host": "new", "nginx": "new"}}
     task_vars = {
         "bench_provision": {**state, "skip": [], "record": {}},
-        "bench_host_profile": "tuned",  # and the role's own bench_host_tuned_sysctls
+        "host_profile": "tuned",  # and the role's own host_tuned_sysctls
         "nginx_os_packages": ["nginx"],
     }
     assert action.run(task_vars=task_vars)["changed"] is True
     manifests = asked[0]["manifests"]
-    assert manifests["bench_host"]["sysctls"] == list(
-        provision.role_default("bench_host", "bench_host_tuned_sysctls")
-    )
-    assert manifests["bench_host"]["files"] == made["bench_host"]["files"]
+    assert manifests["host"]["sysctls"] == list(provision.role_default("host", "host_tuned_sysctls"))
+    assert manifests["host"]["files"] == made["host"]["files"]
     assert manifests["nginx"] == {**made["nginx"], "packages": ["nginx"]}
     assert commands[-1].startswith("mkdir -p ")  # the record written
     asked.clear()
-    action.run(task_vars={**task_vars, "bench_host_profile": "stock"})
-    assert asked[0]["manifests"]["bench_host"]["sysctls"] == []
+    action.run(task_vars={**task_vars, "host_profile": "stock"})
+    assert asked[0]["manifests"]["host"]["sysctls"] == []
 
 
 def test_bench_provision_record_adds_what_a_role_said_it_made_and_refuses_a_declaration_that_is_no_dict(
@@ -1260,23 +1258,23 @@ def test_bench_provision_record_adds_what_a_role_said_it_made_and_refuses_a_decl
         return "read what the roles made"
 
     monkeypatch.setattr(provision, "hoststate_command", hoststate_command)
-    action = make_action(bench_provision_record, {"made": {"app": {"files": ["/a/b"]}}})
+    action = make_action(bench_provision_record, {"made": {"webapp": {"files": ["/a/b"]}}})
     action._templar = PassThrough()
-    stdout = json.dumps({role: {"made": {}, "state": {}} for role in ("app", "loadgen", "ruby")})
+    stdout = json.dumps({role: {"made": {}, "state": {}} for role in ("webapp", "loadgen", "ruby")})
     action._low_level_execute_command = lambda command: {"rc": 0, "stdout": stdout, "stderr": ""}
     state = {
-        "hashes": dict.fromkeys(("app", "loadgen", "ruby"), "h"),
-        "run": dict.fromkeys(("app", "loadgen", "ruby"), "new"),
+        "hashes": dict.fromkeys(("webapp", "loadgen", "ruby"), "h"),
+        "run": dict.fromkeys(("webapp", "loadgen", "ruby"), "new"),
     }
     task_vars = {
         "bench_provision": {**state, "skip": [], "record": {}},
-        "app_made": {"files": ["/a/b", "/a/c"]},
+        "webapp_made": {"files": ["/a/b", "/a/c"]},
         "loadgen_made": {"files": ["/usr/local/bin/wrk"]},
         "ruby_made": {"binaries": ["/opt/rbenv/versions/3.3.6/bin/ruby"]},
     }
     action.run(task_vars=task_vars)
     manifests = asked[0]["manifests"]
-    assert manifests["app"]["files"] == ["/a/b", "/a/c"]
+    assert manifests["webapp"]["files"] == ["/a/b", "/a/c"]
     assert manifests["loadgen"]["files"] == ["/usr/local/bin/wrk"]
     assert manifests["ruby"]["binaries"] == ["/opt/rbenv/versions/3.3.6/bin/ruby"]
     with pytest.raises(AnsibleActionFail, match="ruby_made must be a dict"):

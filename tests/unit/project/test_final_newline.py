@@ -58,7 +58,7 @@ def test_a_stack_field_with_a_final_newline_is_refused(path: tuple[str, ...], va
 
 ROLE_VARIABLES = [
     ("app_server_cpu_affinity", "0"),
-    ("bench_host_user", "bench"),
+    ("host_user", "bench"),
     ("nginx_worker_processes", "auto"),
 ]
 

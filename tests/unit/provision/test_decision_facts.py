@@ -62,7 +62,7 @@ def decision(task_vars: dict[str, Any], gathered: dict[str, Any] | None = None, 
     """bench_provision_state as provision.yml runs it (units per OS family, hashes computed here), its
     commands run on this machine; ``gathered``: what setup answers (None: gathering fails the test)."""
     task = MagicMock()
-    task.args = {"roles": ["bench_host"], "units": UNITS, **args}
+    task.args = {"roles": ["host"], "units": UNITS, **args}
     task.check_mode = False
     task.async_val = 0
     action = bench_provision_state.ActionModule(task, MagicMock(), MagicMock(), MagicMock(), MagicMock())
@@ -86,13 +86,11 @@ def decision(task_vars: dict[str, Any], gathered: dict[str, Any] | None = None, 
 
 
 def write_record(marker: Path, profile: str, identity: str, facts: dict[str, Any] = FACTS) -> None:
-    """A record of bench_host run with ``profile`` on a host with ``facts``, taken at ``identity``."""
-    inputs = provision.role_hash(
-        bench_provision_state.files_hash("bench_host"), {"bench_host_profile": profile}, facts
-    )
+    """A record of host run with ``profile`` on a host with ``facts``, taken at ``identity``."""
+    inputs = provision.role_hash(bench_provision_state.files_hash("host"), {"host_profile": profile}, facts)
     record = {
         "schema": provision.SCHEMA,
-        "roles": {"bench_host": {"hash": inputs, "facts": {}, "at": "t"}},
+        "roles": {"host": {"hash": inputs, "facts": {}, "at": "t"}},
         "host": {"identity": identity, "facts": facts},
     }
     marker.write_text(json.dumps(record), encoding="utf-8")
@@ -100,7 +98,7 @@ def write_record(marker: Path, profile: str, identity: str, facts: dict[str, Any
 
 def task_vars(profile: str = "{{ 'tuned' if ansible_facts['processor_vcpus'] > 1 else 'stock' }}") -> dict:
     # The role's variable reads a fact, as bench_cpu_split_now reads processor_vcpus.
-    return {"ansible_run_tags": ["all"], "bench_host_profile": trust_as_template(profile)}
+    return {"ansible_run_tags": ["all"], "host_profile": trust_as_template(profile)}
 
 
 def test_the_same_host_is_decided_from_the_facts_its_record_keeps_in_one_command(marker: Path) -> None:
@@ -108,7 +106,7 @@ def test_the_same_host_is_decided_from_the_facts_its_record_keeps_in_one_command
     action = decision(task_vars())
     result = action.run(task_vars=task_vars())
     state = result["ansible_facts"]["bench_provision"]
-    assert state["skip"] == ["bench_host"] and state["run"] == {} and state["facts"] == "record"
+    assert state["skip"] == ["host"] and state["run"] == {} and state["facts"] == "record"
     assert action.gathers == [] and len(action.commands) == 1
     # Later tasks and plays (reinstall, dns_check, benchmark.yml) see the OS facts.
     assert result["ansible_facts"]["ansible_os_family"] == "Debian"
@@ -122,11 +120,11 @@ def test_another_host_behind_the_same_name_has_its_facts_gathered_and_recorded(m
     state = result["ansible_facts"]["bench_provision"]
     assert action.gathers == [["min", "hardware"]] and state["facts"] == "gathered"
     # The same facts give the same inputs: the role is skipped; the hardware facts the roles read are set.
-    assert state["skip"] == ["bench_host"] and result["ansible_facts"]["ansible_processor_nproc"] == 2
+    assert state["skip"] == ["host"] and result["ansible_facts"]["ansible_processor_nproc"] == 2
     # No role runs, so the decision keeps the host's facts itself: the next run gathers nothing.
     record = json.loads(marker.read_text(encoding="utf-8"))
     assert record["host"] == {"identity": hoststate.identity(), "facts": FACTS}
-    assert record["roles"]["bench_host"]["hash"] == state["hashes"]["bench_host"]
+    assert record["roles"]["host"]["hash"] == state["hashes"]["host"]
     again = decision(task_vars())
     assert again.run(task_vars=task_vars())["ansible_facts"]["bench_provision"]["facts"] == "record"
     assert again.gathers == []
@@ -135,7 +133,7 @@ def test_another_host_behind_the_same_name_has_its_facts_gathered_and_recorded(m
 def test_a_host_without_a_record_has_its_facts_gathered_and_its_roles_run(marker: Path) -> None:
     action = decision(task_vars(), GATHERED)
     state = action.run(task_vars=task_vars())["ansible_facts"]["bench_provision"]
-    assert state["run"] == {"bench_host": "no record of it on this host"}
+    assert state["run"] == {"host": "no record of it on this host"}
     # Written with the roles' records at the end (bench_provision_record), not before they run.
     assert not marker.exists() and state["record"]["host"]["identity"] == hoststate.identity()
 
@@ -145,19 +143,19 @@ def test_a_role_variable_reading_a_fact_the_record_lacks_has_every_fact_gathered
     write_record(marker, "tuned", hoststate.identity())
     action = decision(task_vars(profile), GATHERED)
     state = action.run(task_vars=task_vars(profile))["ansible_facts"]["bench_provision"]
-    assert action.gathers == [["all"]] and state["facts"] == "gathered" and state["skip"] == ["bench_host"]
+    assert action.gathers == [["all"]] and state["facts"] == "gathered" and state["skip"] == ["host"]
 
 
 def test_facts_the_play_has_are_used_as_they_are_and_pick_the_familys_units(marker: Path) -> None:
     redhat = {**FACTS, "os_family": "RedHat"}
     write_record(marker, "tuned", hoststate.identity(), redhat)
     given = {**task_vars(), "ansible_facts": redhat}
-    units = {"Debian": {"bench_host": ["bench-a.service"]}, "RedHat": {"bench_host": ["bench-b.service"]}}
+    units = {"Debian": {"host": ["bench-a.service"]}, "RedHat": {"host": ["bench-b.service"]}}
     action = decision(given, units=units)
     state = action.run(task_vars=given)["ansible_facts"]["bench_provision"]
     assert action.gathers == [] and state["facts"] == "given"
     # The inputs are the recorded ones; the RedHat unit is the one that must be active (none is, here).
-    assert state["run"] == {"bench_host": "not active: bench-b.service"}
+    assert state["run"] == {"host": "not active: bench-b.service"}
 
 
 def test_the_host_identity_follows_the_release_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""What the app, ruby, python and loadgen roles say they made (``<role>_made``, set at each role's end and
+"""What the webapp, ruby, python and loadgen roles say they made (``<role>_made``, set at each role's end and
 recorded by bench_provision_record): rendered by Ansible's own templating from the role's task, as a play
 renders it, so a path the record should watch cannot silently drop out of it."""
 
@@ -34,10 +34,10 @@ def test_every_role_that_declares_what_it_made_sets_it_and_keeps_it_out_of_its_h
 def test_the_app_role_names_every_bundled_file_it_keeps_and_each_user_apps_record() -> None:
     deployed = {"results": [{"paths": ["/apps/sinatra/app.rb", "/apps/sinatra/config.ru"]}, {"paths": []}]}
     made = declared(
-        "app",
+        "webapp",
         {
-            "__app_deployed": deployed,
-            "app_user_apps": [{"name": "mine", "record": "/apps/user/.records/mine.json"}],
+            "__webapp_deployed": deployed,
+            "webapp_user_apps": [{"name": "mine", "record": "/apps/user/.records/mine.json"}],
         },
     )
     assert made == {

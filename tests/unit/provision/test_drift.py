@@ -13,12 +13,12 @@ import pytest
 from benchstack.provision import hoststate
 from benchstack.provision import roles as provision
 
-ROLES = ["bench_host", "app_server", "nginx", "loadgen"]
+ROLES = ["host", "app_server", "nginx", "loadgen"]
 HASHES = {role: f"h-{role}" for role in ROLES}
 UNITS = {"app_server": ["bench-a@1.service"], "nginx": ["nginx.service"]}
 ACTIVE = {"bench-a@1.service": True, "nginx.service": True}
 STATE = {
-    "bench_host": {"file /etc/sysctl.d/60-bench-stack.conf": "aa", "sysctl net.core.somaxconn": "4096"},
+    "host": {"file /etc/sysctl.d/60-bench-stack.conf": "aa", "sysctl net.core.somaxconn": "4096"},
     "app_server": {
         "file /etc/systemd/system/bench-a@.service": "bb",
         "unit bench-a@1.service": "enabled active",
@@ -64,7 +64,7 @@ def test_nothing_drifted_skips_every_role() -> None:
         ("app_server", "unit bench-a@1.service", "enabled active", "enabled inactive", None),
         ("app_server", "unit bench-a@1.service", "enabled active", "disabled active", None),
         ("app_server", "file /etc/systemd/system/bench-a@.service", "bb", "ee", None),
-        ("bench_host", "sysctl net.core.somaxconn", "4096", "128", "sysctl net.core.somaxconn: 4096 -> 128"),
+        ("host", "sysctl net.core.somaxconn", "4096", "128", "sysctl net.core.somaxconn: 4096 -> 128"),
     ],
 )
 def test_each_kind_of_drift_reruns_the_role_that_made_it_and_only_that_role(

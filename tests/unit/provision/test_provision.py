@@ -11,7 +11,7 @@ from benchstack.plan.rolecontract import role_stacks
 from benchstack.plan.stacks import resolve_stacks
 from benchstack.provision import roles as provision
 
-ROLES = ["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"]
+ROLES = ["host", "ruby", "webapp", "app_server", "nginx", "loadgen"]
 HASHES = {role: f"h-{role}" for role in ROLES}
 UNITS = {"app_server": ["bench-a@1.service", "bench-a@2.service"], "nginx": ["nginx.service"]}
 ALL_UNITS = [u for units in UNITS.values() for u in units]
@@ -46,7 +46,7 @@ def test_a_fresh_host_runs_every_role() -> None:
 def test_a_changed_input_reruns_that_role_and_the_roles_that_depend_on_it_only() -> None:
     d = provision.decide(ROLES, {**HASHES, "ruby": "new"}, recorded(), UNITS, active())
     assert d.run == {"ruby": "its inputs changed", "app_server": "ruby runs"}
-    assert d.skip == ["bench_host", "app", "nginx", "loadgen"]
+    assert d.skip == ["host", "webapp", "nginx", "loadgen"]
 
 
 def test_a_service_that_is_down_reruns_the_role_that_keeps_it() -> None:
@@ -76,8 +76,8 @@ def test_the_record_keeps_skipped_roles_and_takes_the_new_hashes_and_facts_of_th
 
 def test_the_roles_about_to_run_lose_their_record_first() -> None:
     assert set(provision.without(recorded(), ["ruby", "app_server"])["roles"]) == {
-        "bench_host",
-        "app",
+        "host",
+        "webapp",
         "nginx",
         "loadgen",
     }
@@ -115,14 +115,14 @@ def test_a_role_hash_changes_with_its_files_variables_and_os_but_not_with_other_
 
 def test_a_role_sees_its_own_variables_only_not_the_facts_it_exports() -> None:
     variables = {
-        "app_kinds": ["sinatra"],
+        "webapp_kinds": ["sinatra"],
         "app_server_stacks": [],
-        "app_changed_dirs": ["/opt/bench-stack/apps/sinatra"],
-        "app_bundled_dirs": ["/opt/bench-stack/apps/user/shop"],
+        "webapp_changed_dirs": ["/opt/bench-stack/apps/sinatra"],
+        "webapp_bundled_dirs": ["/opt/bench-stack/apps/user/shop"],
         "ruby_gems": ["thin"],
         "ruby_bin_dir": "/usr/bin",
     }
-    assert provision.role_variables("app", variables) == {"app_kinds": ["sinatra"]}
+    assert provision.role_variables("webapp", variables) == {"webapp_kinds": ["sinatra"]}
     assert provision.role_variables("ruby", variables) == {"ruby_gems": ["thin"]}
 
 
@@ -146,23 +146,23 @@ def test_rerunning_every_role_with_the_same_inputs_changes_nothing_in_the_record
 
 
 def test_what_changed_in_one_run_is_neither_recorded_nor_restored() -> None:
-    d = provision.decide(ROLES, {**HASHES, "app": "new"}, recorded(), UNITS, active())
+    d = provision.decide(ROLES, {**HASHES, "webapp": "new"}, recorded(), UNITS, active())
     after = provision.record_after(
-        recorded(), d, {"app_changed_dirs": ["/opt/bench-stack/apps/sinatra"]}, "now"
+        recorded(), d, {"webapp_changed_dirs": ["/opt/bench-stack/apps/sinatra"]}, "now"
     )
-    assert after["roles"]["app"]["facts"] == {}
-    rerun = provision.decide(ROLES, {**HASHES, "app": "new"}, after, UNITS, active())
-    assert "app_changed_dirs" not in rerun.facts
+    assert after["roles"]["webapp"]["facts"] == {}
+    rerun = provision.decide(ROLES, {**HASHES, "webapp": "new"}, after, UNITS, active())
+    assert "webapp_changed_dirs" not in rerun.facts
 
 
 def test_which_users_apps_run_through_bundle_exec_is_restored_when_the_app_role_is_skipped() -> None:
-    d = provision.decide(ROLES, {**HASHES, "app": "new"}, recorded(), UNITS, active())
-    bundled = {"app_bundled_dirs": ["/opt/bench-stack/apps/user/shop"], "app_changed_dirs": []}
+    d = provision.decide(ROLES, {**HASHES, "webapp": "new"}, recorded(), UNITS, active())
+    bundled = {"webapp_bundled_dirs": ["/opt/bench-stack/apps/user/shop"], "webapp_changed_dirs": []}
     after = provision.record_after(recorded(), d, bundled, "now")
-    assert after["roles"]["app"]["facts"] == {"app_bundled_dirs": ["/opt/bench-stack/apps/user/shop"]}
-    rerun = provision.decide(ROLES, {**HASHES, "app": "new"}, after, UNITS, active())
-    assert "app" not in rerun.run
-    assert rerun.facts["app_bundled_dirs"] == ["/opt/bench-stack/apps/user/shop"]
+    assert after["roles"]["webapp"]["facts"] == {"webapp_bundled_dirs": ["/opt/bench-stack/apps/user/shop"]}
+    rerun = provision.decide(ROLES, {**HASHES, "webapp": "new"}, after, UNITS, active())
+    assert "webapp" not in rerun.run
+    assert rerun.facts["webapp_bundled_dirs"] == ["/opt/bench-stack/apps/user/shop"]
 
 
 def test_the_roles_whose_packages_install_at_once_are_the_ones_with_a_packages_entry_point() -> None:
@@ -177,13 +177,13 @@ def test_the_roles_whose_packages_install_at_once_are_the_ones_with_a_packages_e
 
 
 def test_the_packages_of_the_roles_that_run_install_at_once_unless_tags_limit_or_skip_them() -> None:
-    run = ["bench_host", "ruby", "app", "app_server", "nginx", "loadgen"]
-    assert provision.package_roles(run, ["all"], []) == ["bench_host", "ruby", "nginx", "loadgen"]
+    run = ["host", "ruby", "webapp", "app_server", "nginx", "loadgen"]
+    assert provision.package_roles(run, ["all"], []) == ["host", "ruby", "nginx", "loadgen"]
     # --tags: every role installs its own.
     assert provision.package_roles(run, ["bench_ruby"], []) == []
-    # --skip-tags of a role or of its install stage leaves its packages out (bench_host's tag: bench_host).
+    # --skip-tags of a role or of its install stage leaves its packages out (host's tag: bench_host).
     skipped = ["bench_ruby_install", "bench_nginx", "bench_host", "bench_loadgen_config", "other"]
-    assert provision.skipped_roles(skipped) == ["bench_host", "ruby", "nginx"]
+    assert provision.skipped_roles(skipped) == ["host", "ruby", "nginx"]
     assert provision.package_roles(run, ["all"], skipped) == ["loadgen"]
 
 
@@ -194,18 +194,18 @@ def test_a_target_runs_the_roles_its_stacks_need_in_provisioning_order() -> None
         "servers": ["thin"],
         "fronts": ["apache", "nginx"],
     }
-    assert provision.target_roles(needs) == ["ruby", "python", "app", "app_server", "nginx", "apache"]
+    assert provision.target_roles(needs) == ["ruby", "python", "webapp", "app_server", "nginx", "apache"]
     # Server::Starter's start_server runs the Ruby Starlet: Perl without a Perl stack.
     static = {"runtimes": [], "perl_modules": ["Server::Starter"], "servers": [], "fronts": ["nginx"]}
-    assert provision.target_roles(static) == ["perl", "app", "nginx"]
+    assert provision.target_roles(static) == ["perl", "webapp", "nginx"]
     assert provision.host_roles(static, target=True, loadgen=True) == [
-        "bench_host",
+        "host",
         "perl",
-        "app",
+        "webapp",
         "nginx",
         "loadgen",
     ]
-    assert provision.host_roles(static, target=False, loadgen=True) == ["bench_host", "loadgen"]
+    assert provision.host_roles(static, target=False, loadgen=True) == ["host", "loadgen"]
 
 
 def test_the_units_and_files_each_role_keeps_depend_on_the_os_family_where_apache_names_them() -> None:
@@ -235,8 +235,8 @@ def test_the_units_and_files_each_role_keeps_depend_on_the_os_family_where_apach
         "units": ["apache2@bench-b.service"],
     }
     assert provision.role_made(by_role, "RedHat")["apache"]["files"] == []
-    assert provision.bench_host_sysctls("tuned", {"net.core.somaxconn": 4096}) == ["net.core.somaxconn"]
-    assert provision.bench_host_sysctls("stock", {"net.core.somaxconn": 4096}) == []
+    assert provision.host_sysctls("tuned", {"net.core.somaxconn": 4096}) == ["net.core.somaxconn"]
+    assert provision.host_sysctls("stock", {"net.core.somaxconn": 4096}) == []
 
 
 def test_provisioning_includes_every_role_a_host_can_get_once_and_in_dependency_order() -> None:

@@ -276,13 +276,13 @@ DROPPED = [
 
 
 def test_a_dropped_stacks_env_file_configs_and_app_folders_go_the_plans_stay() -> None:
-    stale = provision.stale({"paths": PATHS}, PLANNED, True, OWNED, ["app", "app_server"])
+    stale = provision.stale({"paths": PATHS}, PLANNED, True, OWNED, ["webapp", "app_server"])
     assert stale == {"units": [], "files": DROPPED}
 
 
 def test_a_folder_a_planned_stack_serves_or_one_holding_it_is_never_removed() -> None:
     owned = {**OWNED, "app": {**OWNED["app"], "kinds": []}}
-    files = provision.stale({"paths": PATHS}, PLANNED, True, owned, ["app", "app_server"])["files"]
+    files = provision.stale({"paths": PATHS}, PLANNED, True, owned, ["webapp", "app_server"])["files"]
     # sinatra: a stack's app.dir; static: holds one.
     assert f"{APPS}/sinatra" not in files and f"{APPS}/static" not in files
     assert f"{APPS}/php" in files
@@ -291,7 +291,7 @@ def test_a_folder_a_planned_stack_serves_or_one_holding_it_is_never_removed() ->
 def test_without_the_roles_that_wrote_them_a_host_owns_none_of_them() -> None:
     names = ("notes.env.txt", "old-backup", "/.git/old")
     ours = [p for p in PATHS if not p.endswith(names)]
-    loadgen = provision.stale({"paths": PATHS}, [], False, OWNED, ["bench_host", "loadgen"])
+    loadgen = provision.stale({"paths": PATHS}, [], False, OWNED, ["host", "loadgen"])
     assert loadgen["files"] == sorted(ours)
     # Without the plan's owned (an older caller), nothing under the roots is judged.
     assert provision.stale({"paths": PATHS}, PLANNED, True)["files"] == []
@@ -345,7 +345,7 @@ def test_the_host_lists_what_the_globs_match_and_a_user_apps_folder_only_as_a_li
             "units/gone-1.php-fpm.conf",
         )
     ] + [str(tmp_path / "units/gone.env")]
-    stale = provision.stale(found, [], False, {"roots": roots, "app": {}}, ["app", "app_server"])
+    stale = provision.stale(found, [], False, {"roots": roots, "app": {}}, ["webapp", "app_server"])
     assert stale["files"] == found["paths"]
 
 

@@ -9,11 +9,11 @@ from ansible.errors import AnsibleFilterError
 from test_plugins import load_plugin
 
 apps = load_plugin("filter", "bench_apps")
-FILES = Path(__file__).resolve().parents[3] / "roles" / "app" / "files"
+FILES = Path(__file__).resolve().parents[3] / "roles" / "webapp" / "files"
 
 
 def tree(kind: str) -> list[dict[str, str]]:
-    """What community.general.filetree answers for roles/app/files/KIND (the fields the filter reads)."""
+    """What community.general.filetree answers for roles/webapp/files/KIND (the fields the filter reads)."""
     root = FILES / kind
     return [
         {"path": str(p.relative_to(root)), "src": str(p), "state": "directory" if p.is_dir() else "file"}
