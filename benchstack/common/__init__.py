@@ -1,2 +1,3 @@
 """What every step shares: files users hand us, read within bounds and quoted back safely
-(inputs), and number checks, medians and how a table prints a number (numbers)."""
+(inputs), number checks, medians and how a table prints a number (numbers), and the roles renamed
+since an older bench-stack, which the plan and provisioning both know (renamed)."""

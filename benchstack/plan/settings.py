@@ -2,6 +2,7 @@
 (``bench_plan``, for the inventory and ``-e``) and by ``bench-stack experiment --vars FILE``, so both refuse
 the same values with the same lines.
 
+- a name a renamed role's variable had before (:mod:`benchstack.common.renamed`);
 - a name bench-stack sets itself, given with ``-e`` (:mod:`benchstack.plan.innervars`);
 - a role variable: its role's ``meta/argument_specs.yml`` (types, choices; Ansible's own validator), then the
   place it lands in (:mod:`benchstack.plan.rolevars`);
@@ -20,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from benchstack.common.renamed import renamed_problems, renamed_to
 from benchstack.measure.runlock import lock_wait_seconds
 from benchstack.plan.innervars import inner_variable_problems
 from benchstack.plan.rolevars import plan_sets, variable_problems
@@ -63,6 +65,12 @@ def role_options(roles_dir: Path = ROLES_DIR) -> tuple[tuple[str, dict[str, Any]
 def role_variable_names(roles_dir: Path = ROLES_DIR) -> frozenset[str]:
     """Every variable any entry point of any role declares: what a user may set (and the plan checks)."""
     return frozenset(name for _, options in role_options(roles_dir) for name in options)
+
+
+def renamed_names(names: Iterable[str], roles_dir: Path = ROLES_DIR) -> list[str]:
+    """The names among ``names`` that a renamed role's variable had (:mod:`benchstack.common.renamed`)."""
+    variables = role_variable_names(roles_dir)
+    return [name for name in names if renamed_to(name, variables) is not None]
 
 
 def role_problems(given: dict[str, Any], roles_dir: Path = ROLES_DIR) -> list[str]:
@@ -119,7 +127,8 @@ def setting_problems(
     """One line per problem of the variables a user set: ``given`` (name -> plain value: the inventory's and
     ``-e``'s), ``extra`` (the names ``-e`` gave, which alone can replace what bench-stack sets itself)."""
     return (
-        inner_variable_problems(list(extra), project, set(role_variable_names(roles_dir)))
+        renamed_problems(given, role_variable_names(roles_dir))
+        + inner_variable_problems(list(extra), project, set(role_variable_names(roles_dir)))
         + role_problems(given, roles_dir)
         + project_problems(given)
     )

@@ -19,6 +19,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
 
 from benchstack.actionargs import action_args
+from benchstack.common.renamed import renamed_problems
 from benchstack.measure.runlock import RunLockError, acquire
 from benchstack.plan.experiment import ExperimentError
 from benchstack.plan.pyreqs import role_default
@@ -34,6 +35,7 @@ from benchstack.plan.resolved import (
 from benchstack.plan.settings import (
     PROJECT_SETTINGS,
     project_problems,
+    renamed_names,
     role_problems,
     role_variable_names,
     setting_problems,
@@ -54,6 +56,8 @@ def given_settings(task_vars: dict[str, Any], templar: Any) -> dict[str, Any]:
             given[name] = templar.template(task_vars[name])
         except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
             continue
+    # A renamed role's old variable is refused by its name alone (benchstack.common.renamed): value untouched.
+    given.update((name, task_vars[name]) for name in renamed_names(task_vars))
     return given
 
 
@@ -69,12 +73,14 @@ def other_hosts_problems(task_vars: dict[str, Any], problems: list[str]) -> list
             continue
         mine = hostvars[host]  # its variables, computed once: each lookup templates one of them
         given = {}
-        for name in sorted(names & set(mine)):
+        keys = set(mine)
+        for name in sorted(names & keys):
             try:
                 given[name] = mine[name]
             except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
                 continue
-        for line in role_problems(given) + project_problems(given):
+        old = renamed_problems(renamed_names(keys), role_variable_names())
+        for line in old + role_problems(given) + project_problems(given):
             if line not in problems:
                 found.setdefault(line, []).append(str(host))
     return [f"{line} (on {', '.join(hosts)})" for line, hosts in found.items()]
