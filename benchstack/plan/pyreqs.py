@@ -1,11 +1,12 @@
 """A Python user app's ``requirements.txt`` against the versions bench-stack pins in the stacks' venv.
 
 The python role installs every server of the plan (gunicorn, uvicorn) into the venv first, at the versions
-of ``python_constraints``; the webapp role then runs ``pip install -r requirements.txt -c <those constraints>``
-in the same venv. So a server missing from the file cannot break anything (pip never removes it), but a line
-that contradicts a pin does: pip refuses the whole file on the target ("Cannot install gunicorn==19.0
-because these package versions have conflicting dependencies ... ResolutionImpossible"), after the hosts
-were touched. This module finds those lines on the controller, before any host is touched.
+of ``python_constraints``; the webapp role then runs
+``pip install -r requirements.txt -c <those constraints>`` in the same venv. So a server missing from the
+file cannot break anything (pip never removes it), but a line that contradicts a pin does: pip refuses the
+whole file on the target ("Cannot install gunicorn==19.0 because these package versions have conflicting
+dependencies ... ResolutionImpossible"), after the hosts were touched. This module finds those lines on the
+controller, before any host is touched.
 
 The file is read as pip reads it: ``\\`` continues a line, ``#`` after whitespace starts a comment, option
 lines (``--index-url``, ``--hash=...`` after a requirement) are left alone, ``-r``/``-c`` files are followed

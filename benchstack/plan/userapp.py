@@ -31,8 +31,8 @@ _CHUNK = 1 << 20
 # Links followed to resolve one link (Linux's own limit is 40).
 MAX_LINK_HOPS = 40
 
-# What each runtime's dependency files are: installed ones (by the webapp role), and known ones that are refused
-# with the list of supported files (no source for them is configured here).
+# What each runtime's dependency files are: installed ones (by the webapp role), and known ones that are
+# refused with the list of supported files (no source for them is configured here).
 INSTALLED_DEPENDENCY_FILES: dict[str, tuple[str, ...]] = {
     "ruby": ("Gemfile",),  # with or without Gemfile.lock: Bundler into a per-app path
     "python": ("requirements.txt",),  # pip into the stacks' venv

@@ -52,6 +52,7 @@ from typing import Any
 
 import yaml
 
+from benchstack.common.renamed import ROLES as RENAMED_ROLES
 from benchstack.kinds.apps import BUNDLED_KINDS
 from benchstack.kinds.servers import REGISTRY as SERVERS
 from benchstack.plan.stacks import NAME_RE
@@ -75,8 +76,8 @@ HASHED_FACTS = ("distribution", "distribution_major_version", "os_family", "arch
 # the roles' variables read), kept in the record with the host's identity (:func:`host_facts`).
 DECISION_FACTS = (*HASHED_FACTS, "processor_vcpus")
 # What each role exports as facts that describe the host (restored when the role is skipped), and the roles
-# whose run makes it run. The webapp role's webapp_changed_dirs says what changed in this run: not a state, so a
-# skipped webapp role leaves it unset (nothing changed).
+# whose run makes it run. The webapp role's webapp_changed_dirs says what changed in this run: not a state,
+# so a skipped webapp role leaves it unset (nothing changed).
 EXPORTS: dict[str, tuple[str, ...]] = {
     "ruby": ("ruby_bin_dir", "ruby_bin_dirs"),
     "python": ("python_bin_dir",),
@@ -108,8 +109,6 @@ DEPENDS: dict[str, tuple[str, ...]] = {
 }
 # Internal roles a role includes (their files count as the role's).
 INCLUDES: dict[str, tuple[str, ...]] = {"ruby": ("build_archive",), "python": ("build_archive",)}
-# Role name -> variable prefix, where the name alone would also match another role's variables.
-PREFIX_EXCLUDES: dict[str, tuple[str, ...]] = {"webapp": ("app_server_",)}
 
 
 def tree_hash(paths: Iterable[Path]) -> str:
@@ -124,16 +123,11 @@ def tree_hash(paths: Iterable[Path]) -> str:
 
 
 def role_variables(role: str, variables: Mapping[str, Any]) -> dict[str, Any]:
-    """The variables of ``role`` (its prefix) as the play sees them, without the facts it exports itself."""
+    """The variables of ``role`` (its prefix) as the play sees them, without the facts it exports itself.
+    No role's prefix starts another's, nor the project's ``bench_`` (test_provision.py holds them to it)."""
     prefix = f"{role}_"
-    excluded = PREFIX_EXCLUDES.get(role, ())
-    return {
-        name: value
-        for name, value in variables.items()
-        if name.startswith(prefix)
-        and not name.startswith(excluded)
-        and name not in EXPORTS.get(role, ()) + RUN_FACTS.get(role, ())
-    }
+    own = EXPORTS.get(role, ()) + RUN_FACTS.get(role, ())
+    return {name: value for name, value in variables.items() if name.startswith(prefix) and name not in own}
 
 
 def role_hash(files_hash: str, role_vars: Mapping[str, Any], facts: Mapping[str, Any]) -> str:
@@ -521,6 +515,13 @@ def decide(
     return decision
 
 
+def current(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The record's role entries without those under a renamed role's old name
+    (:data:`benchstack.common.renamed.ROLES`): written by an older bench-stack, they describe nothing a role
+    of this one is. The renamed role, which has no entry under its new name, runs once and records itself."""
+    return {k: v for k, v in (record.get("roles") or {}).items() if k not in RENAMED_ROLES}
+
+
 def record_after(
     record: Mapping[str, Any],
     decision: Decision,
@@ -530,8 +531,8 @@ def record_after(
 ) -> dict[str, Any]:
     """The record once the roles that ran have finished: their new hashes, exported facts and what they made
     (``made``: role -> ``{"made": manifest, "state": state}``, :mod:`benchstack.provision.hoststate`), the
-    skipped roles' entries as they were."""
-    entries = dict(record.get("roles") or {})
+    skipped roles' entries as they were; a renamed role's entries under its old name dropped."""
+    entries = current(record)
     for role in decision.run:
         entries[role] = {
             "hash": decision.hashes[role],
@@ -555,9 +556,9 @@ def same_state(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def without(record: Mapping[str, Any], roles: Iterable[str]) -> dict[str, Any]:
-    """The record with ``roles`` left out (written before they run)."""
+    """The record with ``roles`` left out (written before they run), and the entries of renamed roles."""
     gone = set(roles)
-    entries = {k: v for k, v in (record.get("roles") or {}).items() if k not in gone}
+    entries = {k: v for k, v in current(record).items() if k not in gone}
     return with_host({"schema": SCHEMA, "roles": entries}, record.get("host"))
 
 
@@ -680,7 +681,7 @@ def host_sysctls(profile: str, tuned: Mapping[str, Any] | None) -> list[str]:
     return list(tuned or {}) if profile == "tuned" else []
 
 
-# A skipped tag names a role (bench_<role>, bench_<role>_install, ...); the host role's is host.
+# A skipped tag names a role: bench_<role> or bench_<role>_install (the host role's tag: bench_host).
 _ROLE_TAG = re.compile(r"^bench_(.*?)(?:_install)?$")
 
 
@@ -690,8 +691,7 @@ def skipped_roles(skip_tags: Iterable[str]) -> list[str]:
     named = set()
     for tag in skip_tags:
         match = _ROLE_TAG.match(tag)
-        name = match.group(1) if match else tag
-        named.add("host" if name == "host" else name)
+        named.add(match.group(1) if match else tag)
     return [role for role in PACKAGED if role in named]
 
 

@@ -228,8 +228,8 @@ def shared_app_problems(stacks: Iterable[tuple[str, App, Runtime]]) -> list[str]
 
 
 def user_apps(stacks: list[dict[str, Any]], roots: Roots = DEFAULT_ROOTS) -> list[dict[str, Any]]:
-    """One entry per user app deployed from ``app.src`` or ``app.git`` of resolved stacks: what the webapp role
-    needs to deploy it and what the target's deployment record and the fingerprint keep.
+    """One entry per user app deployed from ``app.src`` or ``app.git`` of resolved stacks: what the webapp
+    role needs to deploy it and what the target's deployment record and the fingerprint keep.
 
     ``key`` names the deployed content: the source folder's content hash, or for a pinned git version a
     hash of repository and version (a moving ref has none: it is resolved on the target each run). The app

@@ -126,6 +126,43 @@ def test_a_role_sees_its_own_variables_only_not_the_facts_it_exports() -> None:
     assert provision.role_variables("ruby", variables) == {"ruby_gems": ["thin"]}
 
 
+def test_no_roles_variable_prefix_starts_another_roles_or_the_projects_own() -> None:
+    # role_variables selects a role's variables by prefix alone: app_ took in app_server_*, bench_host_ the
+    # project's bench_* (issue 26, item 5), and the hash that decides a re-run hashed another role's inputs.
+    roles = sorted(p.name for p in (Path(__file__).resolve().parents[3] / "roles").iterdir() if p.is_dir())
+    prefixes = [f"{role}_" for role in roles]
+    clashes = [(a, b) for a in prefixes for b in [*prefixes, "bench_"] if a != b and b.startswith(a)]
+    clashes += [(a, "bench_") for a in prefixes if a.startswith("bench_")]
+    assert clashes == []
+    variables = {
+        "webapp_kinds": ["sinatra"],
+        "app_server_stacks": [],
+        "host_profile": "tuned",
+        "bench_user": "b",
+    }
+    assert provision.role_variables("host", variables) == {"host_profile": "tuned"}
+
+
+# A host an older bench-stack provisioned records the renamed roles (webapp, host) under their old names.
+OLD_NAMES = {"app": "h-old-app", "bench_host": "h-old-host"}  # rename-roles: keep
+
+
+def test_a_host_recorded_under_the_old_role_names_runs_the_renamed_roles_once_and_forgets_the_old() -> None:
+    record = recorded({**{r: h for r, h in HASHES.items() if r not in ("webapp", "host")}, **OLD_NAMES})
+    d = provision.decide(ROLES, HASHES, record, UNITS, active())
+    new = "no record of it on this host"
+    assert d.run == {"host": new, "webapp": new, "app_server": "webapp runs"}
+    assert d.skip == ["ruby", "nginx", "loadgen"]
+    # Written before the roles run (bench_provision_state) and after (bench_provision_record): no old entry.
+    assert set(provision.without(record, d.run)["roles"]) == {"ruby", "nginx", "loadgen"}
+    after = provision.record_after(record, d, {}, "now")
+    assert set(after["roles"]) == set(ROLES)
+    assert not provision.same_state(record, after)
+    # The next run finds every role recorded under its own name and skips them all.
+    again = provision.decide(ROLES, HASHES, after, UNITS, active())
+    assert again.run == {} and again.skip == ROLES
+
+
 def test_a_file_tree_hash_sees_contents_and_names(tmp_path: Path) -> None:
     (tmp_path / "r" / "tasks").mkdir(parents=True)
     (tmp_path / "r" / "tasks" / "main.yml").write_text("a")

@@ -70,7 +70,7 @@ ROLE_DIRS = sorted(
 
 @pytest.mark.parametrize("role", ROLE_DIRS, ids=[p.name for p in ROLE_DIRS])
 def test_every_task_of_a_role_carries_its_role_and_stage_tags(role: Path) -> None:
-    base = f"bench_{role.name.removeprefix('bench_')}"
+    base = f"bench_{role.name}"
     missing = [
         f"{file}: {name} ({sorted(tags) or 'no tags'})"
         for file, name, tags in leaf_tasks(role, "main.yml", set())
