@@ -84,6 +84,18 @@ TAGS = {"app": {"bench_app", "bench_app_user"}, "bench_host": {"bench_host", "be
             'ROLES = ["host", "ruby", "webapp", "app_server"]',
         ),
         ("x.py", "make(bench_host_profile=p)", "make(host_profile=p)"),
+        (
+            "x.py",
+            'x = {"made": {"app": {}}}; manifests["app"]',
+            'x = {"made": {"webapp": {}}}; manifests["webapp"]',
+        ),
+        (
+            "x.py",
+            'a if role == "app" else b if kind == "app" else c',
+            'a if role == "webapp" else b if kind == "app" else c',
+        ),
+        # A keyword argument that names no role variable is a Python name: it stays, unreported.
+        ("x.py", "Section(app_entry=e, app_dir=d)", "Section(app_entry=e, app_dir=d)"),
         # Python names, plan and stack fields, the app_server role, the lock action, the filter plugin stay.
         ("x.py", "def owned(stacks, app_kinds): ...", "def owned(stacks, app_kinds): ..."),
         (
