@@ -131,19 +131,39 @@ Commands = Callable[[Path], dict[str, tuple[list[str], dict[str, str], Path]]]
 
 
 class Early:
-    """The processes of one ``early`` marker's commands: started in their own folder, stdout and stderr to
+    """The processes of one ``early`` marker's commands: each started in its own folder, stdout and stderr to
     files there (a pipe nobody reads yet would stop them), waited for by the test that reads them."""
 
     def __init__(self, commands: Commands, folder: Path, key_file: Path) -> None:
         self.folder = folder
+        # Started before any test's fixtures: the fingerprint key where _env_key_file puts it.
+        self.specs = {
+            name: (argv, {**given, "BENCH_STACK_KEY_FILE": str(key_file)}, cwd)
+            for name, (argv, given, cwd) in commands(folder).items()
+        }
         self.procs: dict[str, tuple[list[str], subprocess.Popen[bytes]]] = {}
-        for name, (argv, given, cwd) in commands(folder).items():
-            # Started before any test's fixtures: the fingerprint key where _env_key_file puts it.
-            env = {**given, "BENCH_STACK_KEY_FILE": str(key_file)}
-            with (folder / f"{name}.out").open("wb") as out, (folder / f"{name}.err").open("wb") as err:
-                self.procs[name] = (argv, subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err))
+        self.lock = threading.Lock()
+        self.stopped = False
+
+    def launch(self, name: str) -> subprocess.Popen[bytes] | None:
+        """Start command ``name`` unless it was (or the session ended): its process, None when stopped."""
+        with self.lock:
+            if name not in self.procs and not self.stopped:
+                argv, env, cwd = self.specs[name]
+                with (
+                    (self.folder / f"{name}.out").open("wb") as out,
+                    (self.folder / f"{name}.err").open("wb") as err,
+                ):
+                    self.procs[name] = (
+                        argv,
+                        subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err),
+                    )
+            return self.procs[name][1] if name in self.procs else None
 
     def results(self, timeout: float = 120) -> dict[str, subprocess.CompletedProcess[str]]:
+        """Every command's result: those not started yet start now, all at once (the test waits for them)."""
+        for name in self.specs:
+            self.launch(name)
         done = {}
         for name, (argv, proc) in self.procs.items():
             rc = proc.wait(timeout=timeout)
@@ -155,6 +175,8 @@ class Early:
         return done
 
     def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
         for _, proc in self.procs.values():
             if proc.poll() is None:
                 proc.kill()
@@ -171,18 +193,33 @@ def _start(commands: Commands, factory: pytest.TempPathFactory) -> Early:
     return _EARLY[commands]
 
 
+def _one_at_a_time(queue: list[Early]) -> None:
+    """Run the queued commands one after another, in the order their tests come: one process at a time beside
+    the tests' own process, on the core it leaves idle. All at once (ten ansible-playbook runs) they took
+    both cores from the tests for the first ~8 s of a run, and the tests waited for them."""
+    for early in queue:
+        for name in early.specs:
+            proc = early.launch(name)
+            if proc is None:
+                return
+            proc.wait()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def early_commands(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
     """The commands of every selected test marked ``early`` (ansible-playbook runs, ~1 s of CPU each, mostly
-    starting up), started before the first test: they run beside the in-process tests, on the core those
-    leave idle, instead of one after the other later. Under pytest-xdist each starts when first read."""
+    starting up), started with the session one at a time (:func:`_one_at_a_time`), beside the in-process
+    tests instead of one after the other in their turn. A test that comes before its commands started starts
+    them. Under pytest-xdist each starts when first read."""
     if not hasattr(request.config, "workerinput"):
+        queue = []
         for item in request.session.items:
             marker = item.get_closest_marker("early")
-            if marker is not None:
-                _start(marker.args[0], tmp_path_factory)
+            if marker is not None and marker.args[0] not in _EARLY:
+                queue.append(_start(marker.args[0], tmp_path_factory))
+        threading.Thread(target=_one_at_a_time, args=(queue,), daemon=True).start()
     yield
     for early in _EARLY.values():
         early.stop()
