@@ -99,16 +99,32 @@ def no_leftovers() -> Iterator[None]:
         os.kill(int(pid), signal.SIGTERM)  # timeout passes it on to its tool
 
 
-def test_a_measured_run_keeps_its_exit_code_prints_vmstat_and_the_g_file_then_removes_its_folder() -> None:
-    rid = run_id()
+# The measured run below, started with the session (conftest's early_commands) in a root of its own, so that
+# no sweep of the tests here stops it; its vmstat bound differs from the other tests' (no_leftovers stops
+# those).
+MEASURED_RID = run_id()
+MEASURED_VMSTAT_S = VMSTAT_S + 1
+MEASURED_ROOT = "remote-root-measured"
+
+
+def measured_run(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """A measured run of a tool that prints, writes the -g file and exits 7 after 1.2 s."""
     tool = "sh -c 'echo report; sleep 1.2; printf \"starttime\\tseconds\\n\" > requests.tsv; exit 7'"
-    done = subprocess.run(
-        ["sh", "-c", remote.measured_script(rid, tool, VMSTAT_S)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+    root = folder.parent / MEASURED_ROOT
+    root.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(remote, "TEMP_ROOT", str(root))
+        script = remote.measured_script(MEASURED_RID, tool, MEASURED_VMSTAT_S)
+    return {"measured": (["sh", "-c", script], dict(os.environ), folder)}
+
+
+@pytest.mark.early.with_args(measured_run)
+def test_a_measured_run_keeps_its_exit_code_prints_vmstat_and_the_g_file_then_removes_its_folder(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    done = early_results["measured"]
     assert done.returncode == 7
     report, vmstat, tsv = remote.split_measured(done.stdout)
     assert report == "report\n"
@@ -116,7 +132,8 @@ def test_a_measured_run_keeps_its_exit_code_prints_vmstat_and_the_g_file_then_re
     assert tsv == "starttime\tseconds\n"
     window = window_of(done.stderr)
     assert window is not None and window["start"] < window["end"]
-    assert folders(rid) == [] and running(f"timeout {VMSTAT_S} vmstat") == []
+    monkeypatch.setattr(remote, "TEMP_ROOT", str(tmp_path_factory.getbasetemp() / MEASURED_ROOT))
+    assert folders(MEASURED_RID) == [] and running(f"timeout {MEASURED_VMSTAT_S} vmstat") == []
 
 
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE])
