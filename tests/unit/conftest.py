@@ -120,8 +120,15 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "drawn: the report's plots are rasterized to PNG files (see plots_not_rasterized)"
     )
     config.addinivalue_line(
-        "markers", "early(commands): commands(folder) start with the session; the test reads early_results"
+        "markers",
+        "early(commands): commands(folder) start with the session; the test reads early_results, last",
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``early`` run last, in their order: their commands run beside all the others, so none
+    waits for them (first, they waited for the slower ones)."""
+    items[:] = sorted(items, key=lambda item: item.get_closest_marker("early") is not None)
 
 
 # ---------------------------------------------------------------- commands started with the session
@@ -223,6 +230,26 @@ def early_commands(
     yield
     for early in _EARLY.values():
         early.stop()
+
+
+def in_child(module: str, function: str, *args: Any) -> list[str]:
+    """argv of a new interpreter (in the checkout, with the tests' folders on its path) that prints, as JSON,
+    what ``function(*args)`` of the test module ``module`` returns: a test's pure CPU work for an ``early``
+    marker, run on the core the tests' process leaves idle. The test asserts on what it prints."""
+    code = (
+        "import importlib, json, sys; sys.path.insert(0, sys.argv[1]); import conftest; "
+        "found = getattr(importlib.import_module(sys.argv[2]), sys.argv[3])(*json.loads(sys.argv[4])); "
+        "print(json.dumps(found))"
+    )
+    return [
+        sys.executable,
+        "-c",
+        code,
+        str(Path(__file__).resolve().parent),
+        module,
+        function,
+        json.dumps(args),
+    ]
 
 
 @pytest.fixture
