@@ -96,11 +96,12 @@ def schema_file_errors(name: str, document: Any) -> list[str]:
     return found
 
 
-@pytest.fixture(autouse=True)
-def stored_cells_fit_the_schema_file(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+@pytest.fixture(scope="session", autouse=True)
+def stored_cells_fit_the_schema_file() -> Iterator[None]:
     """Every cell a test stores through the cell writer (benchstack.results.cell.write_cell) fits
     benchstack/schemas/cell.schema.json as plain jsonschema reads it, or the test fails there: a second
-    opinion on benchstack.results.formats, which write_cell asks first."""
+    opinion on benchstack.results.formats, which write_cell asks first. Once a session: a fixture per test
+    cost ~0.1 ms each of 2,300 tests, for the same patch."""
     import benchstack.results.cell
 
     dumps = benchstack.results.cell.dumps_cell
@@ -111,8 +112,9 @@ def stored_cells_fit_the_schema_file(monkeypatch: pytest.MonkeyPatch) -> Iterato
         assert not errors, f"a cell written does not fit benchstack/schemas/cell.schema.json: {errors}"
         return text
 
-    monkeypatch.setattr(benchstack.results.cell, "dumps_cell", dumps_checked)
-    yield
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(benchstack.results.cell, "dumps_cell", dumps_checked)
+        yield
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -265,22 +267,34 @@ def early_results(
 NOT_DRAWN = b"not drawn: a test not marked drawn (tests/unit/conftest.py)\n"
 
 
-@pytest.fixture(autouse=True)
-def plots_not_rasterized(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+# Whether the running test is marked drawn (pytest_runtest_setup).
+_DRAWN = [False]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _DRAWN[0] = item.get_closest_marker("drawn") is not None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def plots_not_rasterized() -> Iterator[None]:
     """A report's plots are made by benchstack.report.plots as a run makes them, every figure, line and label,
     but rasterized to PNG (~0.1 s a plot, most of a report's time) only in the tests marked ``drawn``, which
     check the files; elsewhere each plot file holds :data:`NOT_DRAWN`, which is no PNG."""
-    if request.node.get_closest_marker("drawn"):
-        return
     import benchstack.report.plots
 
-    def not_drawn(plt: Any, fig: Any, path: Path) -> Path:
+    save = benchstack.report.plots._save
+
+    def saved_if_drawn(plt: Any, fig: Any, path: Path) -> Path:
+        if _DRAWN[0]:
+            return save(plt, fig, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         plt.close(fig)
         path.write_bytes(NOT_DRAWN)
         return path
 
-    monkeypatch.setattr(benchstack.report.plots, "_save", not_drawn)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(benchstack.report.plots, "_save", saved_if_drawn)
+        yield
 
 
 def read_data(tool: str, name: str) -> str:
@@ -449,12 +463,15 @@ def is_helper(command: str) -> bool:
     return Helpers().reply(command) is not None
 
 
-@pytest.fixture(autouse=True)
-def _env_key_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def _env_key_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Plans with app.env values make the controller's fingerprint key (benchstack.plan.resolved.env_key): in
-    a folder of the test session, never in the user's home."""
+    a folder of the test session, never in the user's home. A test that sets it otherwise (monkeypatch) gets
+    this one back after it."""
     key = tmp_path_factory.getbasetemp() / "env-fingerprint.key"
-    monkeypatch.setenv("BENCH_STACK_KEY_FILE", str(key))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BENCH_STACK_KEY_FILE", str(key))
+        yield
 
 
 # Rendering a role's templates by Ansible's own templating, without a host (test_app_server_units,
