@@ -5,6 +5,7 @@ its p50). Every prefix of a real capture either raises ParseError or parses exac
 import json
 import os
 import subprocess
+import traceback
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -56,11 +57,15 @@ CAPTURES = [
 def cuts_read(captures: list[list[str]]) -> dict[str, dict[str, Any]]:
     """For each capture (tool, folder, name): whether the whole parses, and the length of every prefix that
     parses but not like the whole."""
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     for tool, folder, name in captures:
         text = read_data(folder, name)
-        whole = outcome(tool, text)
-        differ = [len(cut) for cut in prefixes(text) if outcome(tool, cut) not in (None, whole)]
+        try:
+            whole = outcome(tool, text)
+            differ = [len(cut) for cut in prefixes(text) if outcome(tool, cut) not in (None, whole)]
+        except Exception:  # noqa: BLE001 - a crash fails this capture's test only, with its traceback
+            found[f"{folder}/{name}"] = {"crash": traceback.format_exc()}
+            continue
         found[f"{folder}/{name}"] = {"parsed": whole is not None, "differ": differ}
     return found
 
@@ -79,6 +84,7 @@ def test_every_cut_of_a_real_output_is_refused_or_reads_like_the_whole(
     done = early_results["cuts"]
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout)[f"{folder}/{name}"]
+    assert "crash" not in found, found["crash"]
     assert found["parsed"]
     # only cuts after the last line that carries a result (ab: its stderr progress lines, httperf: nothing)
     text = read_data(folder, name)
