@@ -237,7 +237,8 @@ def early_commands(
 def in_child(module: str, function: str, *args: Any) -> list[str]:
     """argv of a new interpreter (in the checkout, with the tests' folders on its path) that prints, as JSON,
     what ``function(*args)`` of the test module ``module`` returns: a test's pure CPU work for an ``early``
-    marker, run on the core the tests' process leaves idle. The test asserts on what it prints."""
+    marker, run on the core the tests' process leaves idle. The test asserts on what it prints. The session's
+    patches (the autouse fixtures here) are not made there: for work that writes no cell and draws no plot."""
     code = (
         "import importlib, json, sys; sys.path.insert(0, sys.argv[1]); import conftest; "
         "found = getattr(importlib.import_module(sys.argv[2]), sys.argv[3])(*json.loads(sys.argv[4])); "
