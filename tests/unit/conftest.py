@@ -154,22 +154,21 @@ class Early:
         self.lock = threading.Lock()
         self.stopped = False
 
-    def launch(self, name: str) -> subprocess.Popen[bytes] | None:
-        """Start command ``name`` unless it was (or the session ended): its process, None when stopped."""
+    def launch(self, name: str, niceness: int = 0) -> subprocess.Popen[bytes] | None:
+        """Start command ``name`` (under ``nice -n niceness`` when given) unless it was or the session ended:
+        its process, None when stopped."""
         with self.lock:
             if name not in self.procs and not self.stopped:
                 argv, env, cwd = self.specs[name]
+                run = ["nice", "-n", str(niceness), *argv] if niceness else argv
                 with (
                     (self.folder / f"{name}.out").open("wb") as out,
                     (self.folder / f"{name}.err").open("wb") as err,
                 ):
-                    self.procs[name] = (
-                        argv,
-                        subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err),
-                    )
+                    self.procs[name] = (argv, subprocess.Popen(run, cwd=cwd, env=env, stdout=out, stderr=err))
             return self.procs[name][1] if name in self.procs else None
 
-    def results(self, timeout: float = 120) -> dict[str, subprocess.CompletedProcess[str]]:
+    def results(self, timeout: float = 300) -> dict[str, subprocess.CompletedProcess[str]]:
         """Every command's result: those not started yet start now, all at once (the test waits for them)."""
         for name in self.specs:
             self.launch(name)
@@ -205,10 +204,11 @@ def _start(commands: Commands, factory: pytest.TempPathFactory) -> Early:
 def _one_at_a_time(queue: list[Early]) -> None:
     """Run the queued commands one after another, in the order their tests come: one process at a time beside
     the tests' own process, on the core it leaves idle. All at once (ten ansible-playbook runs) they took
-    both cores from the tests for the first ~8 s of a run, and the tests waited for them."""
+    both cores from the tests for the first ~8 s of a run, and the tests waited for them. At a lower
+    priority: the processes a test waits for in its turn (test_remote's, whose timing it checks) go first."""
     for early in queue:
         for name in early.specs:
-            proc = early.launch(name)
+            proc = early.launch(name, niceness=5)
             if proc is None:
                 return
             proc.wait()
