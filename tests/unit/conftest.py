@@ -96,11 +96,12 @@ def schema_file_errors(name: str, document: Any) -> list[str]:
     return found
 
 
-@pytest.fixture(autouse=True)
-def stored_cells_fit_the_schema_file(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+@pytest.fixture(scope="session", autouse=True)
+def stored_cells_fit_the_schema_file() -> Iterator[None]:
     """Every cell a test stores through the cell writer (benchstack.results.cell.write_cell) fits
     benchstack/schemas/cell.schema.json as plain jsonschema reads it, or the test fails there: a second
-    opinion on benchstack.results.formats, which write_cell asks first."""
+    opinion on benchstack.results.formats, which write_cell asks first. Once a session: a fixture per test
+    cost ~0.1 ms each of 2,300 tests, for the same patch."""
     import benchstack.results.cell
 
     dumps = benchstack.results.cell.dumps_cell
@@ -111,8 +112,9 @@ def stored_cells_fit_the_schema_file(monkeypatch: pytest.MonkeyPatch) -> Iterato
         assert not errors, f"a cell written does not fit benchstack/schemas/cell.schema.json: {errors}"
         return text
 
-    monkeypatch.setattr(benchstack.results.cell, "dumps_cell", dumps_checked)
-    yield
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(benchstack.results.cell, "dumps_cell", dumps_checked)
+        yield
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -120,8 +122,15 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "drawn: the report's plots are rasterized to PNG files (see plots_not_rasterized)"
     )
     config.addinivalue_line(
-        "markers", "early(commands): commands(folder) start with the session; the test reads early_results"
+        "markers",
+        "early(commands): commands(folder) start with the session; the test reads early_results, last",
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``early`` run last, in their order: their commands run beside all the others, so none
+    waits for them (first, they waited for the slower ones)."""
+    items[:] = sorted(items, key=lambda item: item.get_closest_marker("early") is not None)
 
 
 # ---------------------------------------------------------------- commands started with the session
@@ -131,19 +140,38 @@ Commands = Callable[[Path], dict[str, tuple[list[str], dict[str, str], Path]]]
 
 
 class Early:
-    """The processes of one ``early`` marker's commands: started in their own folder, stdout and stderr to
+    """The processes of one ``early`` marker's commands: each started in its own folder, stdout and stderr to
     files there (a pipe nobody reads yet would stop them), waited for by the test that reads them."""
 
     def __init__(self, commands: Commands, folder: Path, key_file: Path) -> None:
         self.folder = folder
+        # Started before any test's fixtures: the fingerprint key where _env_key_file puts it.
+        self.specs = {
+            name: (argv, {**given, "BENCH_STACK_KEY_FILE": str(key_file)}, cwd)
+            for name, (argv, given, cwd) in commands(folder).items()
+        }
         self.procs: dict[str, tuple[list[str], subprocess.Popen[bytes]]] = {}
-        for name, (argv, given, cwd) in commands(folder).items():
-            # Started before any test's fixtures: the fingerprint key where _env_key_file puts it.
-            env = {**given, "BENCH_STACK_KEY_FILE": str(key_file)}
-            with (folder / f"{name}.out").open("wb") as out, (folder / f"{name}.err").open("wb") as err:
-                self.procs[name] = (argv, subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err))
+        self.lock = threading.Lock()
+        self.stopped = False
 
-    def results(self, timeout: float = 120) -> dict[str, subprocess.CompletedProcess[str]]:
+    def launch(self, name: str, niceness: int = 0) -> subprocess.Popen[bytes] | None:
+        """Start command ``name`` (under ``nice -n niceness`` when given) unless it was or the session ended:
+        its process, None when stopped."""
+        with self.lock:
+            if name not in self.procs and not self.stopped:
+                argv, env, cwd = self.specs[name]
+                run = ["nice", "-n", str(niceness), *argv] if niceness else argv
+                with (
+                    (self.folder / f"{name}.out").open("wb") as out,
+                    (self.folder / f"{name}.err").open("wb") as err,
+                ):
+                    self.procs[name] = (argv, subprocess.Popen(run, cwd=cwd, env=env, stdout=out, stderr=err))
+            return self.procs[name][1] if name in self.procs else None
+
+    def results(self, timeout: float = 300) -> dict[str, subprocess.CompletedProcess[str]]:
+        """Every command's result: those not started yet start now, all at once (the test waits for them)."""
+        for name in self.specs:
+            self.launch(name)
         done = {}
         for name, (argv, proc) in self.procs.items():
             rc = proc.wait(timeout=timeout)
@@ -155,6 +183,8 @@ class Early:
         return done
 
     def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
         for _, proc in self.procs.values():
             if proc.poll() is None:
                 proc.kill()
@@ -171,21 +201,58 @@ def _start(commands: Commands, factory: pytest.TempPathFactory) -> Early:
     return _EARLY[commands]
 
 
+def _one_at_a_time(queue: list[Early]) -> None:
+    """Run the queued commands one after another, in the order their tests come: one process at a time beside
+    the tests' own process, on the core it leaves idle. All at once (ten ansible-playbook runs) they took
+    both cores from the tests for the first ~8 s of a run, and the tests waited for them. At a lower
+    priority: the processes a test waits for in its turn (test_remote's, whose timing it checks) go first."""
+    for early in queue:
+        for name in early.specs:
+            proc = early.launch(name, niceness=5)
+            if proc is None:
+                return
+            proc.wait()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def early_commands(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
     """The commands of every selected test marked ``early`` (ansible-playbook runs, ~1 s of CPU each, mostly
-    starting up), started before the first test: they run beside the in-process tests, on the core those
-    leave idle, instead of one after the other later. Under pytest-xdist each starts when first read."""
+    starting up), started with the session one at a time (:func:`_one_at_a_time`), beside the in-process
+    tests instead of one after the other in their turn. A test that comes before its commands started starts
+    them. Under pytest-xdist each starts when first read."""
     if not hasattr(request.config, "workerinput"):
+        queue = []
         for item in request.session.items:
             marker = item.get_closest_marker("early")
-            if marker is not None:
-                _start(marker.args[0], tmp_path_factory)
+            if marker is not None and marker.args[0] not in _EARLY:
+                queue.append(_start(marker.args[0], tmp_path_factory))
+        threading.Thread(target=_one_at_a_time, args=(queue,), daemon=True).start()
     yield
     for early in _EARLY.values():
         early.stop()
+
+
+def in_child(module: str, function: str, *args: Any) -> list[str]:
+    """argv of a new interpreter (in the checkout, with the tests' folders on its path) that prints, as JSON,
+    what ``function(*args)`` of the test module ``module`` returns: a test's pure CPU work for an ``early``
+    marker, run on the core the tests' process leaves idle. The test asserts on what it prints. The session's
+    patches (the autouse fixtures here) are not made there: for work that writes no cell and draws no plot."""
+    code = (
+        "import importlib, json, sys; sys.path.insert(0, sys.argv[1]); import conftest; "
+        "found = getattr(importlib.import_module(sys.argv[2]), sys.argv[3])(*json.loads(sys.argv[4])); "
+        "print(json.dumps(found))"
+    )
+    return [
+        sys.executable,
+        "-c",
+        code,
+        str(Path(__file__).resolve().parent),
+        module,
+        function,
+        json.dumps(args),
+    ]
 
 
 @pytest.fixture
@@ -201,22 +268,34 @@ def early_results(
 NOT_DRAWN = b"not drawn: a test not marked drawn (tests/unit/conftest.py)\n"
 
 
-@pytest.fixture(autouse=True)
-def plots_not_rasterized(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+# Whether the running test is marked drawn (pytest_runtest_setup).
+_DRAWN = [False]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _DRAWN[0] = item.get_closest_marker("drawn") is not None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def plots_not_rasterized() -> Iterator[None]:
     """A report's plots are made by benchstack.report.plots as a run makes them, every figure, line and label,
     but rasterized to PNG (~0.1 s a plot, most of a report's time) only in the tests marked ``drawn``, which
     check the files; elsewhere each plot file holds :data:`NOT_DRAWN`, which is no PNG."""
-    if request.node.get_closest_marker("drawn"):
-        return
     import benchstack.report.plots
 
-    def not_drawn(plt: Any, fig: Any, path: Path) -> Path:
+    save = benchstack.report.plots._save
+
+    def saved_if_drawn(plt: Any, fig: Any, path: Path) -> Path:
+        if _DRAWN[0]:
+            return save(plt, fig, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         plt.close(fig)
         path.write_bytes(NOT_DRAWN)
         return path
 
-    monkeypatch.setattr(benchstack.report.plots, "_save", not_drawn)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(benchstack.report.plots, "_save", saved_if_drawn)
+        yield
 
 
 def read_data(tool: str, name: str) -> str:
@@ -385,12 +464,15 @@ def is_helper(command: str) -> bool:
     return Helpers().reply(command) is not None
 
 
-@pytest.fixture(autouse=True)
-def _env_key_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def _env_key_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Plans with app.env values make the controller's fingerprint key (benchstack.plan.resolved.env_key): in
-    a folder of the test session, never in the user's home."""
+    a folder of the test session, never in the user's home. A test that sets it otherwise (monkeypatch) gets
+    this one back after it."""
     key = tmp_path_factory.getbasetemp() / "env-fingerprint.key"
-    monkeypatch.setenv("BENCH_STACK_KEY_FILE", str(key))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BENCH_STACK_KEY_FILE", str(key))
+        yield
 
 
 # Rendering a role's templates by Ansible's own templating, without a host (test_app_server_units,

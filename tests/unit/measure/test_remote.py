@@ -4,6 +4,7 @@ vmstat and folder are gone; a later run stops what an interrupted one left runni
 from __future__ import annotations
 
 import glob
+import json
 import os
 import signal
 import subprocess
@@ -11,12 +12,15 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import in_child
 
 from benchstack.measure import remote
 from benchstack.measure.runner import window_of
 
+ROOT = Path(__file__).resolve().parents[3]
 # Unique durations, so the processes of these tests can be told from any other sleep or vmstat here, those
 # of another test session on the machine included (pgrep and pkill look machine-wide): this process's pid.
 TOOL = f"sleep 41.{os.getpid():07d}"
@@ -99,16 +103,32 @@ def no_leftovers() -> Iterator[None]:
         os.kill(int(pid), signal.SIGTERM)  # timeout passes it on to its tool
 
 
-def test_a_measured_run_keeps_its_exit_code_prints_vmstat_and_the_g_file_then_removes_its_folder() -> None:
-    rid = run_id()
+# The measured run below, started with the session (conftest's early_commands) in a root of its own, so that
+# no sweep of the tests here stops it; its vmstat bound differs from the other tests' (no_leftovers stops
+# those).
+MEASURED_RID = run_id()
+MEASURED_VMSTAT_S = VMSTAT_S + 1
+MEASURED_ROOT = "remote-root-measured"
+
+
+def measured_run(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """A measured run of a tool that prints, writes the -g file and exits 7 after 1.2 s."""
     tool = "sh -c 'echo report; sleep 1.2; printf \"starttime\\tseconds\\n\" > requests.tsv; exit 7'"
-    done = subprocess.run(
-        ["sh", "-c", remote.measured_script(rid, tool, VMSTAT_S)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+    root = folder.parent / MEASURED_ROOT
+    root.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(remote, "TEMP_ROOT", str(root))
+        script = remote.measured_script(MEASURED_RID, tool, MEASURED_VMSTAT_S)
+    return {"measured": (["sh", "-c", script], dict(os.environ), folder)}
+
+
+@pytest.mark.early.with_args(measured_run)
+def test_a_measured_run_keeps_its_exit_code_prints_vmstat_and_the_g_file_then_removes_its_folder(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    done = early_results["measured"]
     assert done.returncode == 7
     report, vmstat, tsv = remote.split_measured(done.stdout)
     assert report == "report\n"
@@ -116,7 +136,8 @@ def test_a_measured_run_keeps_its_exit_code_prints_vmstat_and_the_g_file_then_re
     assert tsv == "starttime\tseconds\n"
     window = window_of(done.stderr)
     assert window is not None and window["start"] < window["end"]
-    assert folders(rid) == [] and running(f"timeout {VMSTAT_S} vmstat") == []
+    monkeypatch.setattr(remote, "TEMP_ROOT", str(tmp_path_factory.getbasetemp() / MEASURED_ROOT))
+    assert folders(MEASURED_RID) == [] and running(f"timeout {MEASURED_VMSTAT_S} vmstat") == []
 
 
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE])
@@ -142,13 +163,41 @@ def test_a_warm_up_killed_mid_run_leaves_nothing_either() -> None:
     assert folders(rid) == []
 
 
-def test_a_command_whose_client_went_away_runs_to_its_end_and_cleans_up() -> None:
-    # Docker's exec: no signal reaches the command when its client dies; the pipe it writes to stays open.
+AWAY_VMSTAT_S = VMSTAT_S + 2
+TARGET_VMSTAT_S = VMSTAT_S + 3
+
+
+def client_gone(root: str, vmstat_s: int) -> dict[str, Any]:
+    """A measured run of ``sleep 0.5`` whose output nobody reads, as :func:`start` runs it: its folder, then
+    its exit code (in a new interpreter: :func:`away`)."""
+    remote.TEMP_ROOT = root
     rid = run_id()
-    proc = start(remote.measured_script(rid, "sleep 0.5", VMSTAT_S))
+    proc = start(remote.measured_script(rid, "sleep 0.5", vmstat_s))
     folder = wait_for_folder(rid)
-    assert proc.wait(timeout=10) == 0
-    assert not Path(folder).exists() and running(f"timeout {VMSTAT_S} vmstat") == []
+    return {"folder": folder, "rc": proc.wait(timeout=10)}
+
+
+def away(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """:func:`client_gone` and :func:`vmstat_start_then_stop`, each in a root of its own (no sweep here stops
+    them) and with a vmstat bound of its own (no_leftovers stops the others'), started with the session
+    beside the other tests (conftest's early_commands): 0.6 s and 1.4 s of waiting."""
+    commands = {}
+    for name, vmstat_s in (("client_gone", AWAY_VMSTAT_S), ("vmstat_start_then_stop", TARGET_VMSTAT_S)):
+        (folder / name).mkdir()
+        commands[name] = (in_child("test_remote", name, str(folder / name), vmstat_s), dict(os.environ), ROOT)
+    return commands
+
+
+@pytest.mark.early.with_args(away)
+def test_a_command_whose_client_went_away_runs_to_its_end_and_cleans_up(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    # Docker's exec: no signal reaches the command when its client dies; the pipe it writes to stays open.
+    done = early_results["client_gone"]
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["rc"] == 0
+    assert not Path(found["folder"]).exists() and running(f"timeout {AWAY_VMSTAT_S} vmstat") == []
 
 
 def test_the_sweep_stops_another_runs_leftover_and_removes_a_dead_ones_folder_but_not_this_runs() -> None:
@@ -189,22 +238,41 @@ def test_the_sweep_never_kills_a_process_that_only_reuses_a_leftovers_pid() -> N
         other.wait()
 
 
-def test_the_targets_vmstat_starts_in_its_own_folder_and_its_stop_leaves_nothing() -> None:
-    rid = run_id()
+def vmstat_start_then_stop(root: str, vmstat_s: int) -> dict[str, str]:
+    """The target's vmstat started, its pid file read, then stopped 1.2 s later: what each printed (in a new
+    interpreter: :func:`away`)."""
+    remote.TEMP_ROOT = root
     started = subprocess.run(
-        ["sh", "-c", remote.target_vmstat_start(rid, VMSTAT_S)], capture_output=True, text=True, timeout=30
+        ["sh", "-c", remote.target_vmstat_start(run_id(), vmstat_s)],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
-    pid, folder, stopped = started.stdout.split()
-    assert (Path(folder) / "pid").read_text().strip() == pid and stopped == "0"
-    assert started.stderr.startswith("BENCH-STACK-CPU state0 ")  # the target's state before the cell
+    pid, folder, _ = started.stdout.split()
+    pid_file = (Path(folder) / "pid").read_text()
     time.sleep(1.2)
     out = subprocess.run(
         ["sh", "-c", remote.target_vmstat_stop(int(pid), folder)], capture_output=True, text=True, timeout=30
     ).stdout
+    return {"started": started.stdout, "started_err": started.stderr, "pid_file": pid_file, "stopped": out}
+
+
+@pytest.mark.early.with_args(away)
+def test_the_targets_vmstat_starts_in_its_own_folder_and_its_stop_leaves_nothing(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    done = early_results["vmstat_start_then_stop"]
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    pid, folder, stopped = found["started"].split()
+    assert found["pid_file"].strip() == pid and stopped == "0"
+    assert found["started_err"].startswith("BENCH-STACK-CPU state0 ")  # the target's state before the cell
     # The state after the cell first (printed even when a restart took the folder), then vmstat's samples.
-    state, samples = out.split("\n", 1)
+    state, samples = found["stopped"].split("\n", 1)
     assert state.startswith("BENCH-STACK-CPU state1 ") and samples.startswith("procs")
-    assert not Path(folder).exists() and gone_within(GONE_S, lambda: running(f"timeout {VMSTAT_S} vmstat"))
+    assert not Path(folder).exists() and gone_within(
+        GONE_S, lambda: running(f"timeout {TARGET_VMSTAT_S} vmstat")
+    )
 
 
 def test_output_cut_before_the_markers_is_all_the_tools() -> None:

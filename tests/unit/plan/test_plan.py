@@ -1,6 +1,9 @@
 """The resolved plan (benchstack.plan.resolved): compiled once per run, alike for the command line and the
 playbook."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,22 +141,27 @@ def test_more_cells_than_the_hard_limit_are_refused_even_with_a_yes(tmp_path: Pa
         compile_plan(path, targets=["a", "b"], allow_large=True)
 
 
-def test_the_command_line_says_yes_with_yes(tmp_path: Path) -> None:
-    import subprocess
-    import sys
+def says_yes(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """``python -m benchstack experiment LONG --yes`` for real: the other tests call its main() in-process
+    (started with the session: conftest's early_commands)."""
+    path = long_experiment(folder, levels=13)
+    return {
+        "yes": (
+            [sys.executable, "-m", "benchstack", "experiment", str(path), "--yes"],
+            dict(os.environ),
+            ROOT,
+        )
+    }
 
+
+@pytest.mark.early.with_args(says_yes)
+def test_the_command_line_says_yes_with_yes(
+    tmp_path: Path, early_results: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
     path = long_experiment(tmp_path, levels=13)
     refused = bench_stack("experiment", path)
     assert refused.returncode == 1 and "--yes" in refused.stderr
-    # The yes through `python -m benchstack` for real: the other tests call its main() in-process.
-    accepted = subprocess.run(
-        [sys.executable, "-m", "benchstack", "experiment", str(path), "--yes"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    accepted = early_results["yes"]
     assert accepted.returncode == 0, accepted.stderr
     assert "warning: load: the 13 cells take at least 2.2 h" in accepted.stderr
 

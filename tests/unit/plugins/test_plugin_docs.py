@@ -60,21 +60,15 @@ def refusal(name: str, args: dict[str, Any]) -> str:
     return caught.value.message
 
 
-@pytest.fixture(scope="module")
-def ansible_doc() -> dict[str, Any]:
-    """``ansible-doc --json`` on every stub, once: what a user reads."""
-    env = {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")}
-    done = subprocess.run(
-        ["ansible-doc", "-t", "module", "--json", *DOCUMENTED],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
+def ansible_doc(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """``ansible-doc --json`` on every stub, once: what a user reads (started with the session: conftest's
+    early_commands)."""
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_LOCAL_TEMP": str(folder / "tmp"),
+    }
+    return {"doc": (["ansible-doc", "-t", "module", "--json", *DOCUMENTED], env, ROOT)}
 
 
 def test_the_two_left_out_still_exist_and_document_themselves_in_the_plugin() -> None:
@@ -84,11 +78,14 @@ def test_the_two_left_out_still_exist_and_document_themselves_in_the_plugin() ->
         assert not stub_path(ROOT / "plugins" / "action" / f"{name}.py").exists(), name
 
 
+@pytest.mark.early.with_args(ansible_doc)
 @pytest.mark.parametrize("name", DOCUMENTED)
 def test_ansible_doc_reads_each_stub_with_its_options_examples_and_return(
-    name: str, ansible_doc: dict[str, Any]
+    name: str, early_results: dict[str, subprocess.CompletedProcess[str]]
 ) -> None:
-    doc = ansible_doc[name]
+    done = early_results["doc"]
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)[name]
     assert doc["doc"]["module"] == name
     assert set(doc["doc"]["options"]) == set(options(name))
     assert doc["examples"].strip() and f"{name}:" in doc["examples"]

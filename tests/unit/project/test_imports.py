@@ -2,6 +2,7 @@
 
 import ast
 import functools
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,18 +80,36 @@ def test_no_module_of_the_package_imports_itself_back() -> None:
     assert cycles(import_graph()) == []
 
 
-@pytest.mark.parametrize(
-    ("module", "not_loaded"),
-    [
-        ("benchstack.report.plots", "benchstack.report.build"),
-        ("benchstack.report.build", "benchstack.report.plots"),
-        ("benchstack.analysis.compare", "benchstack.report.build"),
-        ("benchstack.analysis.loadpoints", "benchstack.report.build"),
-    ],
-)
-def test_module_imports_alone_without_the_other(module: str, not_loaded: str) -> None:
-    code = f"import sys, {module}; print({module}.__file__); print({not_loaded!r} in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split()
-    assert out == [str(ROOT.joinpath(*module.split(".")).with_suffix(".py")), "False"]
+ALONE = [
+    ("benchstack.report.plots", "benchstack.report.build"),
+    ("benchstack.report.build", "benchstack.report.plots"),
+    ("benchstack.analysis.compare", "benchstack.report.build"),
+    ("benchstack.analysis.loadpoints", "benchstack.report.build"),
+]
+
+
+def imported_alone(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """Each module imported alone by a new interpreter (started with the session: conftest's
+    early_commands)."""
+    return {
+        module: (
+            [
+                sys.executable,
+                "-c",
+                f"import sys, {module}; print({module}.__file__); print({not_loaded!r} in sys.modules)",
+            ],
+            dict(os.environ),
+            ROOT,
+        )
+        for module, not_loaded in ALONE
+    }
+
+
+@pytest.mark.early.with_args(imported_alone)
+@pytest.mark.parametrize(("module", "not_loaded"), ALONE)
+def test_module_imports_alone_without_the_other(
+    module: str, not_loaded: str, early_results: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
+    done = early_results[module]
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(ROOT.joinpath(*module.split(".")).with_suffix(".py")), "False"]
