@@ -67,20 +67,28 @@ def folder_pattern(run_id: str) -> str:
 
 def in_own_folder(run_id: str, body: str) -> str:
     """Shell that runs ``body`` in a new folder of its own (``$d``, its working folder) and removes it on
-    exit, whatever ends it; ``body`` runs its tool as ``CMD & t=$!; wait $t`` and vmstat as ``$v`` so that
-    the trap stops them too."""
+    exit, whatever ends it; ``body`` runs its tool as :data:`START_TOOL` and vmstat as ``$v`` so that the
+    trap stops them too."""
     folder = f"{TEMP_ROOT}/{PREFIX}.{_checked(run_id)}.XXXXXX"
     return (
         f"d=$(mktemp -d {folder}) || exit {NO_FOLDER_RC}; t= v=; "
-        "trap 'kill $t $v 2>/dev/null; cd /; rm -rf \"$d\"' EXIT; "
+        # A signal can land after `CMD &` and before `t=$!`: t still says pending, and $! is the tool. And a
+        # child forked but not yet running its command drops a signal (dash runs it as a trap the fork then
+        # clears): so once something was there to stop, it is stopped twice more, 0.1 and 0.4 s later.
+        "trap '[ \"$t\" = pending ] && t=$!; if kill $t $v 2>/dev/null; then "
+        "for s in 0.1 0.3; do sleep $s; kill $t $v 2>/dev/null; done; fi; cd /; rm -rf \"$d\"' EXIT; "
         "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 141' PIPE; trap 'exit 143' TERM; "
         f'echo $$ > "$d/pid"; cd "$d" || exit {NO_FOLDER_RC}; {body}'
     )
 
 
+# How a script of :func:`in_own_folder` starts its tool (``{}``: the command) and waits for it.
+START_TOOL = "t=pending; {} & t=$!; wait $t; rc=$?; t="
+
+
 def load_script(run_id: str, command: str) -> str:
     """Shell for a load command whose output is all the caller reads (a warm-up)."""
-    return in_own_folder(run_id, f"{command} & t=$!; wait $t; rc=$?; t=; exit $rc")
+    return in_own_folder(run_id, f"{START_TOOL.format(command)}; exit $rc")
 
 
 def measured_script(run_id: str, command: str, vmstat_s: int) -> str:
@@ -94,7 +102,7 @@ def measured_script(run_id: str, command: str, vmstat_s: int) -> str:
         f"{print_snapshot('before')} >&2; "
         # The children's CPU just before and after the tool (vmstat is reaped later): their difference is
         # the load tool's own, without the snapshots' processes.
-        f"times > times0.txt; s=$(date +%s.%N); {command} & t=$!; wait $t; rc=$?; t=; times > times.txt; "
+        f"times > times0.txt; s=$(date +%s.%N); {START_TOOL.format(command)}; times > times.txt; "
         f"e=$(date +%s.%N); {print_snapshot('after')} >&2; {print_state(STATE_AFTER)} >&2; "
         "kill $v 2>/dev/null; wait $v 2>/dev/null; v=; "
         f'echo "{WINDOW_MARKER} $s $e" >&2; '

@@ -153,6 +153,24 @@ def test_a_signal_mid_run_stops_the_tool_and_vmstat_and_removes_the_folder(sig: 
     assert folders(rid) == []
 
 
+def test_a_signal_between_starting_the_tool_and_naming_it_still_stops_it() -> None:
+    # The tool's start as the scripts write it, with the signal forced into the gap after `CMD &` and before
+    # `t=$!` (under load it landed there by itself: the tool kept running after the script ended).
+    rid = run_id()
+    start_and_signal = remote.START_TOOL.format(TOOL).replace(" & t=$!", " & kill -TERM $$; t=$!")
+    assert start_and_signal != remote.START_TOOL.format(TOOL)
+    proc = start(remote.in_own_folder(rid, f"{start_and_signal}; exit $rc"))
+    proc.wait(timeout=5)
+    assert proc.returncode == 143
+    assert gone_within(GONE_S, lambda: running(TOOL))
+    assert folders(rid) == []
+
+
+def test_both_scripts_start_their_tool_as_the_trap_expects() -> None:
+    assert remote.START_TOOL.format("TOOL") in remote.load_script(run_id(), "TOOL")
+    assert remote.START_TOOL.format("TOOL") in remote.measured_script(run_id(), "TOOL", 5)
+
+
 def test_a_warm_up_killed_mid_run_leaves_nothing_either() -> None:
     rid = run_id()
     proc = start(remote.load_script(rid, f"timeout 60 {TOOL}"))
