@@ -75,8 +75,8 @@ def in_own_folder(run_id: str, body: str) -> str:
         # A signal can land after `CMD &` and before `t=$!`: t still says pending, and $! is the tool. And a
         # child forked but not yet running its command drops a signal (dash runs it as a trap the fork then
         # clears): so once something was there to stop, it is stopped twice more, 0.1 and 0.4 s later.
-        "trap '[ \"$t\" = pending ] && t=$!; if kill $t $v 2>/dev/null; then "
-        "for s in 0.1 0.3; do sleep $s; kill $t $v 2>/dev/null; done; fi; cd /; rm -rf \"$d\"' EXIT; "
+        'trap \'[ "$t" = pending ] && t=$!; if kill $t $v 2>/dev/null; then '
+        'for s in 0.1 0.3; do sleep $s; kill $t $v 2>/dev/null; done; fi; cd /; rm -rf "$d"\' EXIT; '
         "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 141' PIPE; trap 'exit 143' TERM; "
         f'echo $$ > "$d/pid"; cd "$d" || exit {NO_FOLDER_RC}; {body}'
     )
