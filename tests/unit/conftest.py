@@ -437,8 +437,8 @@ class Helpers:
 def unwrap(command: str) -> str:
     """The load command inside a load or measured script (benchstack.measure.remote), or the command as it
     is."""
-    m = re.search(r"s=\$\(date \+%s\.%N\); (.*?) & t=\$!; wait \$t;", command) or re.search(
-        r'cd "\$d" \|\| exit 125; (.*?) & t=\$!; wait \$t;', command
+    m = re.search(r"s=\$\(date \+%s\.%N\); t=pending; (.*?) & t=\$!; wait \$t;", command) or re.search(
+        r'cd "\$d" \|\| exit 125; t=pending; (.*?) & t=\$!; wait \$t;', command
     )
     return m.group(1) if m else command
 

@@ -786,7 +786,7 @@ def test_the_measured_run_is_timed_on_the_loadgen_and_the_window_is_stored(tmp_p
     fake = FakeLoadgen(read_data("ab", "normal.txt"), stderr=stderr).expect(1)
     cell, _ = measure(plan, tmp_path, fake)
     shell = fake.shell[-1]
-    assert "s=$(date +%s.%N); timeout --kill-after=5 660 ab " in shell
+    assert "s=$(date +%s.%N); t=pending; timeout --kill-after=5 660 ab " in shell
     assert "wait $t; rc=$?; t=; times > times.txt; e=$(date +%s.%N); " in shell
     assert 'echo "BENCH-STACK-WINDOW $s $e" >&2' in shell and shell.endswith("exit $rc")
     assert cell["window"] == {"start": "2026-11-30T21:49:49.694Z", "end": "2026-11-30T21:49:52.401Z"}
