@@ -265,6 +265,13 @@ def early_results(
     return _start(marker.args[0], tmp_path_factory).results()
 
 
+def printed_json(done: subprocess.CompletedProcess[str]) -> Any:
+    """What an ``early`` command that ended well printed as JSON (an :func:`in_child` function's answer,
+    ansible-doc --json); its exit code and the end of its stderr otherwise."""
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
 NOT_DRAWN = b"not drawn: a test not marked drawn (tests/unit/conftest.py)\n"
 
 

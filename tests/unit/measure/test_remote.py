@@ -4,7 +4,6 @@ vmstat and folder are gone; a later run stops what an interrupted one left runni
 from __future__ import annotations
 
 import glob
-import json
 import os
 import signal
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import in_child
+from conftest import in_child, printed_json
 
 from benchstack.measure import remote
 from benchstack.measure.runner import window_of
@@ -211,9 +210,7 @@ def test_a_command_whose_client_went_away_runs_to_its_end_and_cleans_up(
     early_results: dict[str, subprocess.CompletedProcess[str]],
 ) -> None:
     # Docker's exec: no signal reaches the command when its client dies; the pipe it writes to stays open.
-    done = early_results["client_gone"]
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+    found = printed_json(early_results["client_gone"])
     assert found["rc"] == 0
     assert not Path(found["folder"]).exists() and running(f"timeout {AWAY_VMSTAT_S} vmstat") == []
 
@@ -279,9 +276,7 @@ def vmstat_start_then_stop(root: str, vmstat_s: int) -> dict[str, str]:
 def test_the_targets_vmstat_starts_in_its_own_folder_and_its_stop_leaves_nothing(
     early_results: dict[str, subprocess.CompletedProcess[str]],
 ) -> None:
-    done = early_results["vmstat_start_then_stop"]
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+    found = printed_json(early_results["vmstat_start_then_stop"])
     pid, folder, stopped = found["started"].split()
     assert found["pid_file"].strip() == pid and stopped == "0"
     assert found["started_err"].startswith("BENCH-STACK-CPU state0 ")  # the target's state before the cell

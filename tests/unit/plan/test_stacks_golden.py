@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import in_child
+from conftest import in_child, printed_json
 from stack_cases import GOLDEN, ROOT
 
 
@@ -22,9 +22,7 @@ def resolved_now(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Pat
 
 @pytest.fixture
 def now(early_results: dict[str, subprocess.CompletedProcess[str]]) -> dict[str, Any]:
-    done = early_results["golden"]
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(json.loads(done.stdout))
+    return dict(printed_json(early_results["golden"]))
 
 
 @pytest.fixture(scope="module")

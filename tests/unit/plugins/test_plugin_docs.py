@@ -3,7 +3,6 @@ the options documented there, checked by Ansible's own validator (benchstack.act
 
 import ast
 import functools
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from ansible.errors import AnsibleActionFail
+from conftest import printed_json
 from test_plugins import load_plugin, make_action
 
 from benchstack.actionargs import stub_documentation, stub_path
@@ -83,9 +83,7 @@ def test_the_two_left_out_still_exist_and_document_themselves_in_the_plugin() ->
 def test_ansible_doc_reads_each_stub_with_its_options_examples_and_return(
     name: str, early_results: dict[str, subprocess.CompletedProcess[str]]
 ) -> None:
-    done = early_results["doc"]
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)[name]
+    doc = printed_json(early_results["doc"])[name]
     assert doc["doc"]["module"] == name
     assert set(doc["doc"]["options"]) == set(options(name))
     assert doc["examples"].strip() and f"{name}:" in doc["examples"]
