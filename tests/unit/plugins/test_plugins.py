@@ -1209,16 +1209,22 @@ def test_bench_provision_state_hands_provisioning_its_stages_and_whose_packages_
     assert state["package_roles"] == ["host", "ruby", "loadgen"]
 
 
-def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_hosts_sysctls(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    asked: list[dict[str, Any]] = []
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The requests bench_provision_record sends to the host side (hoststate), recorded instead of built."""
+    requests: list[dict[str, Any]] = []
 
     def hoststate_command(python: str, request: dict[str, Any]) -> str:
-        asked.append(request)
+        requests.append(request)
         return "read what the roles made"
 
     monkeypatch.setattr(provision, "hoststate_command", hoststate_command)
+    return requests
+
+
+def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_hosts_sysctls(
+    asked: list[dict[str, Any]],
+) -> None:
     plan = run_plan(None, inventory(["box"], ["box"], {}))
     made = plan["role_made"]["Debian"]
     action = make_action(bench_provision_record, {"made": made})
@@ -1249,15 +1255,8 @@ def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_ho
 
 
 def test_bench_provision_record_adds_what_a_role_said_it_made_and_refuses_a_declaration_that_is_no_dict(
-    monkeypatch: pytest.MonkeyPatch,
+    asked: list[dict[str, Any]],
 ) -> None:
-    asked: list[dict[str, Any]] = []
-
-    def hoststate_command(python: str, request: dict[str, Any]) -> str:
-        asked.append(request)
-        return "read what the roles made"
-
-    monkeypatch.setattr(provision, "hoststate_command", hoststate_command)
     action = make_action(bench_provision_record, {"made": {"webapp": {"files": ["/a/b"]}}})
     action._templar = PassThrough()
     stdout = json.dumps({role: {"made": {}, "state": {}} for role in ("webapp", "loadgen", "ruby")})
