@@ -2,6 +2,7 @@ import base64
 import contextlib
 import functools
 import hashlib
+import importlib.util
 import io
 import json
 import re
@@ -11,6 +12,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -263,6 +265,18 @@ def early_results(
     marker = request.node.get_closest_marker("early")
     assert marker is not None, "early_results needs @pytest.mark.early(commands)"
     return _start(marker.args[0], tmp_path_factory).results()
+
+
+def project_script(module: str, filename: str) -> ModuleType:
+    """scripts/``filename`` (no package, a dash allowed in its name) imported as ``module``."""
+    spec = importlib.util.spec_from_file_location(
+        module, Path(__file__).resolve().parents[2] / "scripts" / filename
+    )
+    assert spec and spec.loader
+    found = importlib.util.module_from_spec(spec)
+    sys.modules[module] = found
+    spec.loader.exec_module(found)
+    return found
 
 
 def printed_json(done: subprocess.CompletedProcess[str]) -> Any:

@@ -2,19 +2,15 @@
 every module is where the script's table puts it, no file names a module by its old path, and the script
 refuses a module it has no place for."""
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import project_script
 
 ROOT = Path(__file__).resolve().parents[3]
-SPEC = importlib.util.spec_from_file_location("relayout", ROOT / "scripts" / "relayout.py")
-assert SPEC and SPEC.loader
-relayout = importlib.util.module_from_spec(SPEC)
-sys.modules["relayout"] = relayout
-SPEC.loader.exec_module(relayout)
+relayout = project_script("relayout", "relayout.py")
 
 
 def test_every_module_is_where_the_table_puts_it() -> None:

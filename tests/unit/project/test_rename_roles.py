@@ -3,23 +3,19 @@ tracked file names an old role or variable outside the migration's own files (be
 docs/upgrading.md, their tests), the script finds nothing left to do, rewrites each kind of reference once,
 and refuses a name it cannot classify before it moves anything."""
 
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import project_script
 
 from benchstack.common.renamed import ROLES
 from benchstack.plan.settings import role_options
 
 ROOT = Path(__file__).resolve().parents[3]
-SPEC = importlib.util.spec_from_file_location("rename_roles", ROOT / "scripts" / "rename-roles.py")
-assert SPEC and SPEC.loader
-rename = importlib.util.module_from_spec(SPEC)
-sys.modules["rename_roles"] = rename
-SPEC.loader.exec_module(rename)
+rename = project_script("rename_roles", "rename-roles.py")
 
 
 def test_the_old_roles_are_gone_and_the_script_finds_nothing_left() -> None:
