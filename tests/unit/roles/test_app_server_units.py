@@ -62,7 +62,8 @@ def files_of(case: str) -> dict[str, str]:
             files[ep["config_file"]] = render_template(
                 "app_server",
                 stack["server"]["config_template"],
-                item=[stack, ep],
+                stack=stack,
+                endpoint=ep,
                 app_server_stacks=[stack],
                 **variables,
             )
@@ -207,7 +208,7 @@ def test_a_config_file_server_names_its_instance_config_and_no_listen_variable()
     (start,) = unit_lines(stack, "ExecStart=")
     assert "--config-file /etc/bench-stack/units/u-%i.unicorn.rb config.ru" in start
     assert "BENCH_LISTEN" not in start
-    text = render("unicorn.rb.j2", stack, item=[stack, stack["endpoints"][1]])
+    text = render("unicorn.rb.j2", stack, endpoint=stack["endpoints"][1])
     assert 'listen "127.0.0.1:20062", backlog: 1024' in text.splitlines()
 
 

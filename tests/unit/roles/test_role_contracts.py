@@ -155,7 +155,8 @@ def test_the_app_server_templates_render_from_the_declared_fields() -> None:
         if stack["server"]["unit_config_file"]:
             template = stack["server"]["config_template"]
             for ep in stack["endpoints"]:
-                assert ep["config_listen"] in render("app_server", template, item=[stack, ep], **common)
+                text = render("app_server", template, stack=stack, endpoint=ep, **common)
+                assert ep["config_listen"] in text
     # Every kind the role runs, with and without a config file.
     assert kinds == set(SERVERS)
 
