@@ -171,8 +171,11 @@ def test_the_host_read_names_the_running_instances_whose_executable_is_gone(tmp_
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "systemctl").write_text(
-        '#!/bin/sh\ncase "$*" in *MainPID*sinatra-thin@2*) echo 42;; *MainPID*psgi-starman@1*) echo 43;;'
-        " *MainPID*) echo 0;; esac\n"
+        # As systemd's does: one value per unit asked, in that order, apart by blank lines.
+        '#!/bin/sh\n[ "$1" = list-units ] && exit 0\n'
+        '[ "$1 $2 $3 $4" = "show -p MainPID --value" ] || exit 2; shift 4\n'
+        'for u; do case "$u" in *sinatra-thin@2*) echo 42;; *psgi-starman@1*) echo 43;; *) echo 0;; esac;'
+        " echo; done\n"
     )
     (fake / "readlink").write_text(
         '#!/bin/sh\ncase "$1" in /proc/42/exe) echo "/opt/rbenv/versions/3.3.6/bin/ruby (deleted)";;'
