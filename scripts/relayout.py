@@ -73,9 +73,9 @@ AREAS: dict[str, str] = {
         "schemas/), the run folder and its files, and dropping cells from it."
     ),
     "analysis": (
-        "Step 5, what the numbers say: statistics, load points, the verdict, each stack against the\n"
-        "baseline (comparison), two runs compared (compare, hostdiff), whether the load fits the hosts\n"
-        "(capacity)."
+        "Step 5, what the numbers say: statistics, load points, the verdict and its checks (checks/),\n"
+        "each stack against the baseline (comparison), two runs compared (compare, hostdiff), whether\n"
+        "the load fits the hosts (capacity)."
     ),
     "report": (
         "Step 6, what a person reads: report.md, report.html and cells.csv (built once as a model, rendered\n"
