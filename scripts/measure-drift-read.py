@@ -38,7 +38,7 @@ mc = importlib.util.module_from_spec(spec)
 sys.modules["measure_converge"] = mc
 spec.loader.exec_module(mc)
 
-from benchstack.provision import roles as provision  # noqa: E402 (after the path is set)
+from benchstack.provision import hostcommand, hostrecord  # noqa: E402 (after the path is set)
 
 NAME = "bench-perf-drift-read"
 UNITS = [
@@ -54,20 +54,22 @@ def read_command(hoststate: Path | None) -> str:
     states itself) is sent in the shell form of its time: the record by cat, the units by ``systemctl
     is-active``, then the Python."""
     check = f"systemctl is-active {' '.join(UNITS)}"
-    legacy = f"cat {provision.MARKER} 2>/dev/null; echo; echo {shlex.quote(provision.SEPARATOR)}; {check}; "
+    legacy = (
+        f"cat {hostrecord.MARKER} 2>/dev/null; echo; echo {shlex.quote(hostcommand.SEPARATOR)}; {check}; "
+    )
     if hoststate is None:
         return legacy + "true"
     source = hoststate.read_text(encoding="utf-8")
     if "LOCK_SEPARATOR" not in source:
-        request = shlex.quote(json.dumps({"marker": provision.MARKER}))
+        request = shlex.quote(json.dumps({"marker": hostrecord.MARKER}))
         made = f"/usr/bin/python3 -c {shlex.quote(source)} {request}"
-        return legacy + f"echo {shlex.quote(provision.STATE_SEPARATOR)}; {made}; true"
-    saved = provision.HOSTSTATE
-    provision.HOSTSTATE = hoststate
+        return legacy + f"echo {shlex.quote(hostcommand.STATE_SEPARATOR)}; {made}; true"
+    saved = hostcommand.HOSTSTATE
+    hostcommand.HOSTSTATE = hoststate
     try:
-        return provision.read_command(UNITS, "/usr/bin/python3")
+        return hostcommand.read_command(UNITS, "/usr/bin/python3")
     finally:
-        provision.HOSTSTATE = saved
+        hostcommand.HOSTSTATE = saved
 
 
 def timed(command: str) -> tuple[float, str]:
@@ -101,7 +103,7 @@ def main() -> int:
     commands = {
         "without state": read_command(None),
         f"before ({args.before})": read_command(old),
-        "after (working tree)": read_command(provision.HOSTSTATE),
+        "after (working tree)": read_command(hostcommand.HOSTSTATE),
     }
     inv = work / "inventory.yml"
     inv.write_text(
@@ -130,7 +132,7 @@ def main() -> int:
         states = {}
         for label, command in commands.items():
             timed(command)  # warm the page cache and systemd's unit cache alike for each
-            states[label] = provision.parse_now(timed(command)[1])
+            states[label] = hostcommand.parse_now(timed(command)[1])
         whole = [s for label, s in states.items() if label != "without state"]
         roles = sorted(whole[0])
         print(f"roles recorded: {', '.join(roles)}; items: {sum(len(s) for s in whole[0].values())}")

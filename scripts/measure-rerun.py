@@ -52,7 +52,7 @@ HOST_LOCK = "/var/lib/bench-stack/run.lock"
 COMMANDS = r"""
 import json, os, sys
 try:
-    from benchstack.provision import roles as provision
+    from benchstack.provision import hostcommand
     from benchstack.measure import runlock
 except ImportError:  # a tree from before the package had a folder per step (scripts/relayout.py)
     from benchstack import provision, runlock  # relayout: keep
@@ -62,9 +62,9 @@ me = holder(os.getpid(), run="/tmp/measure-rerun")
 lock = {"op": "take", "me": me, "over": None}
 if hasattr(runlock, "host_lock_command"):
     print(json.dumps([runlock.host_lock_command("/usr/bin/python3", lock),
-                      provision.read_command(units, "/usr/bin/python3")]))
+                      hostcommand.read_command(units, "/usr/bin/python3")]))
 else:
-    print(json.dumps([provision.read_command(units, "/usr/bin/python3", None, lock)]))
+    print(json.dumps([hostcommand.read_command(units, "/usr/bin/python3", None, lock)]))
 """
 UNITS = [
     "bench-sinatra-thin-x2-nginx@1.service",

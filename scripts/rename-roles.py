@@ -2,10 +2,10 @@
 """Rename the roles ``app`` -> ``webapp`` and ``bench_host`` -> ``host`` (issue 26, item 5), with their
 variables, tags and every reference to them.
 
-Why: a role's variables are every name with its prefix (benchstack.provision.roles.role_variables hashes them
-to decide whether the role runs again). ``app_`` is a prefix of ``app_server_``, and ``bench_host_`` falls
-under the project's own ``bench_*`` (bench_plan, bench_user ...), so code that selects a role's variables had
-to special-case both. After the rename no role's prefix is another's, and the host role's tag is
+Why: a role's variables are every name with its prefix (benchstack.provision.markers.role_variables hashes
+them to decide whether the role runs again). ``app_`` is a prefix of ``app_server_``, and ``bench_host_``
+falls under the project's own ``bench_*`` (bench_plan, bench_user ...), so code that selects a role's
+variables had to special-case both. After the rename no role's prefix is another's, and the host role's tag is
 ``bench_host``: the ``bench_<role>`` of every other role.
 
 What it does, each step skipped when already done, so it can run again on a newer main (or on a branch that

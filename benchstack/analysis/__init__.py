@@ -1,3 +1,3 @@
-"""Step 5, what the numbers say: statistics, load points, the verdict, each stack against the
-baseline (comparison), two runs compared (compare, hostdiff), whether the load fits the hosts
-(capacity)."""
+"""Step 5, what the numbers say: statistics, load points, the verdict and its checks (checks/),
+each stack against the baseline (comparison), two runs compared (compare, hostdiff), whether
+the load fits the hosts (capacity)."""

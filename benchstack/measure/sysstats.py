@@ -4,7 +4,7 @@ The runner starts vmstat just before the measured command and stops it right aft
 cell's (the warm-up is not in them). vmstat's first line is the average since boot and is left out; every
 later line is one second. CPU figures are the mean of the per-second percentages; ``cpu_idle_median`` is the
 median of the per-second idle percentages, which a second or two of start-up or tear-down does not move (the
-verdict's saturated-loadgen check reads it, :mod:`benchstack.analysis.verdict`).
+verdict's saturated-loadgen check reads it, :mod:`benchstack.analysis.checks.hosts`).
 """
 
 from __future__ import annotations

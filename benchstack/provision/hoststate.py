@@ -2,7 +2,7 @@
 
 Standard library only, Python 3.6 and later (the hosts' interpreters, RHEL 8's platform Python included): the
 controller sends this file's text in the one command that reads the provisioning record
-(benchstack.provision.roles).
+(benchstack.provision.hostcommand).
 
 A role's *manifest* names what it made: ``files`` (paths or globs), ``packages``, ``binaries`` (path ->
 owning package, "" when no package owns it), ``units`` and ``sysctls``. Its *state* is one string per item:
@@ -23,13 +23,13 @@ The argument is a JSON object; its modes:
   its state;
 * ``"found": true`` beside ``marker``: then also :data:`FOUND_SEPARATOR` and what bench-stack made for any
   stack, planned or not (:func:`found`), so the controller can tell the units, front configs, env files and
-  app folders no stack of the plan owns (benchstack.provision.roles.stale); in the same Python, which costs
+  app folders no stack of the plan owns (benchstack.provision.sweep.stale); in the same Python, which costs
   more to start than the reads. ``paths`` and ``links`` beside it: globs of what bench-stack writes under its
-  roots (benchstack.provision.roles.stack_paths), matches of ``links`` counted only when they are symbolic
+  roots (benchstack.provision.sweep.stack_paths), matches of ``links`` counted only when they are symbolic
   links;
 * ``"identity": true`` beside ``marker``: then also :data:`HOST_SEPARATOR` and the host's identity
   (:func:`identity`): while it stays the same, the OS facts recorded with the roles' hashes still describe
-  the host, and the controller decides without gathering facts (benchstack.provision.roles.host_facts);
+  the host, and the controller decides without gathering facts (benchstack.provision.hostrecord.host_facts);
 * ``"lock": {"op": ..., "me": ..., "over": ...}`` beside ``marker`` or alone: the host's lock (:func:`lock`),
   taken FIRST, so that what is read is what the holder may change; then :data:`LOCK_SEPARATOR` and its
   answer come last. When ``take`` does not get it, nothing else is read (the controller judges the holder
@@ -62,7 +62,7 @@ import os
 import subprocess
 import sys
 
-# The sections of the marker mode's output, in order (benchstack.provision.roles parses them).
+# The sections of the marker mode's output, in order (benchstack.provision.hostcommand parses them).
 SEPARATOR = "--- bench-stack units ---"
 STATE_SEPARATOR = "--- bench-stack made ---"
 FOUND_SEPARATOR = "--- bench-stack found ---"

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchstack.analysis.checks.base import recorded_load
 from benchstack.analysis.comparison import (
     Comparison,
     comparisons_text,
@@ -39,7 +40,7 @@ from benchstack.analysis.comparison import (
 )
 from benchstack.analysis.loadpoints import groups_of, n_text, point_columns
 from benchstack.analysis.stats import median_ci, outliers, relative_half_width
-from benchstack.analysis.verdict import Verdict, recorded_load, run_verdict
+from benchstack.analysis.verdict import Verdict, run_verdict
 from benchstack.common.numbers import as_number, fmt, median
 from benchstack.measure.probe import floor_text
 from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load

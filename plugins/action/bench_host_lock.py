@@ -16,7 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.measure.runlock import release_host
-from benchstack.provision import roles as provision
+from benchstack.provision import hostcommand
 
 DOCUMENTATION = """
 module: bench_host_lock
@@ -46,12 +46,12 @@ class ActionModule(ActionBase):
         if self._task.check_mode:
             result.update(changed=False, skipped=True)
             return result
-        python = provision.host_python(task_vars)
+        python = hostcommand.host_python(task_vars)
         host = str(task_vars.get("inventory_hostname", "this host"))
 
         def ask(request: dict[str, Any]) -> dict[str, Any]:
-            res = self._low_level_execute_command(provision.lock_command(python, request))
-            answer = provision.parse_lock(str(res.get("stdout") or ""))
+            res = self._low_level_execute_command(hostcommand.lock_command(python, request))
+            answer = hostcommand.parse_lock(str(res.get("stdout") or ""))
             if res.get("rc") != 0 or answer is None:
                 raise AnsibleActionFail(f"bench_host_lock: cannot read the lock on {host}: {res}")
             return answer

@@ -1,4 +1,4 @@
-"""Action: record on the host the inputs each role just ran to the end with (benchstack.provision.roles).
+"""Action: record on the host the inputs each role just ran to the end with (benchstack.provision.hostrecord).
 
 Writes nothing when no role ran, in check mode, or when the run was limited by tags (a partial run proves
 nothing about the whole role).
@@ -14,6 +14,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
+from benchstack.provision import hostcommand, hostrecord, markers
 from benchstack.provision import roles as provision
 
 # What a task may pass: the options documented in plugins/modules/bench_provision_record.py (ansible-doc).
@@ -34,24 +35,24 @@ class ActionModule(ActionBase):
         if not state["run"] or self._task.check_mode or list(tags) != ["all"]:
             result.update(changed=False, skipped=True, msg="nothing to record")
             return result
-        decision = provision.Decision(hashes=state["hashes"], run=state["run"], skip=state["skip"])
+        decision = markers.Decision(hashes=state["hashes"], run=state["run"], skip=state["skip"])
         variables = {
             name: self._templar.template(task_vars[name])
             for role in decision.run
-            for name in provision.EXPORTS.get(role, ())
+            for name in markers.EXPORTS.get(role, ())
             if name in task_vars
         }
         made = self._made(task_vars, decision)
-        record = provision.record_after(
+        record = hostrecord.record_after(
             state["record"], decision, variables, datetime.now(UTC).isoformat(timespec="seconds"), made
         )
-        if provision.same_state(state["record"], record):
+        if hostrecord.same_state(state["record"], record):
             # Every role that ran was given what it had last time (every role runs when told to).
             result.update(changed=False, msg="the host's record already says this")
             return result
-        res = self._low_level_execute_command(provision.write_command(record))
+        res = self._low_level_execute_command(hostrecord.write_command(record))
         if res.get("rc") != 0:
-            raise AnsibleActionFail(f"bench_provision_record: cannot write {provision.MARKER}: {res}")
+            raise AnsibleActionFail(f"bench_provision_record: cannot write {hostrecord.MARKER}: {res}")
         result.update(changed=True, msg=f"recorded: {', '.join(decision.run)}")
         return result
 
@@ -66,7 +67,7 @@ class ActionModule(ActionBase):
 
         return provision.host_sysctls(str(given("host_profile")), given("host_tuned_sysctls"))
 
-    def _made(self, task_vars: dict[str, Any], decision: provision.Decision) -> dict[str, Any]:
+    def _made(self, task_vars: dict[str, Any], decision: markers.Decision) -> dict[str, Any]:
         """What each role that ran made, and its state now, from the host in one command."""
         given = self._templar.template(self._task.args.get("made") or {})
         if not isinstance(given, dict):
@@ -85,7 +86,7 @@ class ActionModule(ActionBase):
             if role == "host":
                 manifest["sysctls"] = self._sysctls(task_vars)
             manifests[role] = manifest
-        command = provision.hoststate_command(provision.host_python(task_vars), {"manifests": manifests})
+        command = hostcommand.hoststate_command(hostcommand.host_python(task_vars), {"manifests": manifests})
         res = self._low_level_execute_command(command)
         try:
             made = json.loads(res.get("stdout") or "")

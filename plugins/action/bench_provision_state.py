@@ -1,4 +1,4 @@
-"""Action: decide which roles provisioning runs on this host (benchstack.provision.roles), in one command.
+"""Action: decide which roles provisioning runs on this host (benchstack.provision.markers), in one command.
 
 Hashes each role's inputs on the controller, reads the host's record and the state of the services the
 roles keep running in one command, and returns the decision as the fact ``bench_provision`` (``run``: role
@@ -19,7 +19,7 @@ mode (``--check``, whatever the task's check_mode) the holder is judged and noth
 
 Facts: with ``units`` per OS family (the plan's ``role_units``), the task needs no gathered facts. The
 same command reads the host's identity; when the record holds the facts the decision needs for that
-identity (benchstack.provision.roles.host_facts), they are used and set on the host
+identity (benchstack.provision.hostrecord.host_facts), they are used and set on the host
 (``bench_provision.facts``: ``record``); otherwise this task gathers them (``gathered``: the ``min`` and
 ``hardware`` subsets, the ones the roles read; all of them when a role variable reads another fact) and the
 record keeps them. Facts the play already has are used as they are (``given``).
@@ -38,6 +38,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from benchstack.measure.runlock import RunLockError, lock_wait_seconds, take_host
+from benchstack.provision import hostcommand, hostrecord, markers, sweep
 from benchstack.provision import roles as provision
 
 display = Display()
@@ -92,8 +93,8 @@ SHARED = [PROJECT_DIR / "plugins" / "filter", PROJECT_DIR / "plugins" / "modules
 
 
 def files_hash(role: str) -> str:
-    roles = [role, *provision.INCLUDES.get(role, ())]
-    return provision.tree_hash([PROJECT_DIR / "roles" / r for r in roles] + SHARED)
+    roles = [role, *markers.INCLUDES.get(role, ())]
+    return markers.tree_hash([PROJECT_DIR / "roles" / r for r in roles] + SHARED)
 
 
 class ActionModule(ActionBase):
@@ -131,13 +132,13 @@ class ActionModule(ActionBase):
         ):
             raise AnsibleActionFail("bench_provision_state: owned: the plan's owned (with its roots)")
         stdout = self._read(task_vars, all_units, roots)
-        record, active = provision.parse_read(stdout, all_units)
-        identity = provision.parse_identity(stdout)
+        record, active = hostcommand.parse_read(stdout, all_units)
+        identity = hostcommand.parse_identity(stdout)
         # Facts the task sets on the host (restored from the record or gathered), as setup names them.
         self._facts: dict[str, Any] = {}
         facts, source = dict(task_vars.get("ansible_facts") or {}), "given"
         if (by_family or len(hashes) < len(roles)) and "os_family" not in facts:
-            cached = provision.host_facts(record, identity)
+            cached = hostrecord.host_facts(record, identity)
             if cached is not None:
                 facts, source = cached, "record"
                 self._facts = {f"ansible_{name}": value for name, value in cached.items()}
@@ -150,11 +151,11 @@ class ActionModule(ActionBase):
         if family not in families:
             raise AnsibleActionFail(f"bench_provision_state: no units for the OS family {family!r}")
         units = families[family]
-        host = provision.host_entry(identity, facts) or record.get("host")
-        decision = provision.decide(
-            roles, hashes, record, units, active, skip_unchanged, provision.parse_now(stdout)
+        host = hostrecord.host_entry(identity, facts) or record.get("host")
+        decision = markers.decide(
+            roles, hashes, record, units, active, skip_unchanged, hostcommand.parse_now(stdout)
         )
-        stale = provision.stale(provision.parse_found(stdout), all_units, "nginx" in roles, owned, roles)
+        stale = sweep.stale(hostcommand.parse_found(stdout), all_units, "nginx" in roles, owned, roles)
         if boolean(args.get("report_only", False)):
             left = stale["units"] + stale["files"]
             result.update(
@@ -175,14 +176,14 @@ class ActionModule(ActionBase):
         # leave a record of a state the host is not in. Same inputs describe the same state: kept.
         entries = record.get("roles") or {}
         rerun = [r for r in decision.run if r in entries and entries[r].get("hash") != hashes[r]]
-        kept = provision.with_host(provision.without(record, rerun), host)
+        kept = hostrecord.with_host(hostrecord.without(record, rerun), host)
         # The host's facts changed or are new: kept now when no role runs (bench_provision_record writes
         # them with the roles' records otherwise).
         new_host = kept.get("host") != record.get("host") and not decision.run
         if (rerun or new_host) and not self._task.check_mode:
-            res = self._low_level_execute_command(provision.write_command(kept))
+            res = self._low_level_execute_command(hostrecord.write_command(kept))
             if res.get("rc") != 0:
-                raise AnsibleActionFail(f"bench_provision_state: cannot write {provision.MARKER}: {res}")
+                raise AnsibleActionFail(f"bench_provision_state: cannot write {hostrecord.MARKER}: {res}")
         result.update(
             changed=False,
             lock=self._held,
@@ -226,9 +227,9 @@ class ActionModule(ActionBase):
             try:
                 hashes = {}
                 for role in roles:
-                    mine = provision.role_variables(role, variables)
+                    mine = markers.role_variables(role, variables)
                     rendered = {name: templar.template(value) for name, value in mine.items()}
-                    hashes[role] = provision.role_hash(files_hash(role), rendered, facts)
+                    hashes[role] = markers.role_hash(files_hash(role), rendered, facts)
                 return hashes, facts, source
             except AnsibleUndefinedVariable:
                 if source == "given" or every:
@@ -251,10 +252,10 @@ class ActionModule(ActionBase):
 
     def _read(self, task_vars: dict[str, Any], units: list[str], roots: dict[str, str] | None) -> str:
         """The one command's output; with ``run_dir``, once it holds the host (module docstring)."""
-        python = provision.host_python(task_vars)
+        python = hostcommand.host_python(task_vars)
         args = self._task.args
         if not args.get("run_dir"):
-            res = self._low_level_execute_command(provision.read_command(units, python, roots))
+            res = self._low_level_execute_command(hostcommand.read_command(units, python, roots))
             return str(res.get("stdout") or "")
         host = str(task_vars.get("inventory_hostname", "this host"))
         lock_wait = lock_wait_seconds(args.get("lock_wait") or 0)
@@ -265,8 +266,8 @@ class ActionModule(ActionBase):
         last: dict[str, str] = {}
 
         def ask(request: dict[str, Any]) -> dict[str, Any]:
-            res = self._low_level_execute_command(provision.read_command(units, python, roots, request))
-            answer = provision.parse_lock(str(res.get("stdout") or ""))
+            res = self._low_level_execute_command(hostcommand.read_command(units, python, roots, request))
+            answer = hostcommand.parse_lock(str(res.get("stdout") or ""))
             if res.get("rc") != 0 or answer is None:
                 raise AnsibleActionFail(f"bench_provision_state: cannot read {host}: {res}")
             last["stdout"] = str(res.get("stdout") or "")
@@ -295,7 +296,7 @@ def waiting(message: str) -> None:
     display.display(f"[WAITING]: {message}", color=C.COLOR_WARN, stderr=True)
 
 
-def summary(decision: provision.Decision, stale: dict[str, list[str]]) -> str:
+def summary(decision: markers.Decision, stale: dict[str, list[str]]) -> str:
     left = stale["units"] + stale["files"]
     return (
         f"run: {', '.join(f'{r} ({why})' for r, why in decision.run.items()) or 'nothing'}; "

@@ -13,14 +13,10 @@ from typing import Any
 import pytest
 from conftest import Helpers, read_data
 
-from benchstack.analysis.verdict import (
-    Verdict,
-    cpu_split_problem,
-    drift,
-    rounds_needed,
-    run_verdict,
-    starts_per_second,
-)
+from benchstack.analysis.checks.hosts import cpu_split_problem
+from benchstack.analysis.checks.precision import rounds_needed
+from benchstack.analysis.checks.steady import drift, starts_per_second
+from benchstack.analysis.verdict import Verdict, run_verdict
 from benchstack.measure.runner import Target, measure_cell, write_run_info
 from benchstack.measure.sysstats import parse_vmstat
 from benchstack.plan.experiment import cells, experiment_from_dict

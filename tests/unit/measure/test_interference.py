@@ -1,6 +1,6 @@
 """Interference: CPU snapshots around a cell, foreign CPU per machine, disturbed cells, overruns, and the
 load tool's own CPU (benchstack.measure.interference, benchstack.measure.runner, benchstack.measure.merge,
-benchstack.analysis.verdict).
+benchstack.analysis.checks.hosts).
 
 The snapshot lines in conftest (BUSY_CPU) were printed by the real snapshot function in the default container
 on this machine; the others below are the same format with chosen counters, to drive each limit."""
@@ -17,7 +17,8 @@ import pytest
 from conftest import BUSY_CPU, CPU_AFTER, CPU_BEFORE, Helpers, read_data
 from test_runner import AB_PLAN, FakeLoadgen, measure, one_plan
 
-from benchstack.analysis.verdict import MAX_TOOL_BUSY, tool_busy
+from benchstack.analysis.checks.base import MAX_TOOL_BUSY
+from benchstack.analysis.checks.hosts import tool_busy
 from benchstack.measure.interference import (
     SNAPSHOT_FUNCTION,
     children_cpu_s,

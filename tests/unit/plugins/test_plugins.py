@@ -24,6 +24,7 @@ from benchstack.measure.runner import measure_cell
 from benchstack.plan import settings
 from benchstack.plan.experiment import CellPlan, cells
 from benchstack.plan.resolved import experiment_of, seed_for
+from benchstack.provision import hostcommand, hostrecord
 from benchstack.provision import roles as provision
 from benchstack.results.cell import validate_cell
 from benchstack.results.runfolder import experiment_hash
@@ -1015,12 +1016,12 @@ def host_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     machine)."""
     lock = tmp_path / "host" / "run.lock"
     script = tmp_path / "hoststate.py"
-    source = provision.HOSTSTATE.read_text(encoding="utf-8")
+    source = hostcommand.HOSTSTATE.read_text(encoding="utf-8")
     script.write_text(
         source.replace(f'LOCK_PATH = "{runlock.HOST_LOCK_FILE}"', f'LOCK_PATH = "{lock}"'), encoding="utf-8"
     )
-    monkeypatch.setattr(provision, "HOSTSTATE", script)
-    monkeypatch.setattr(provision, "MARKER", str(tmp_path / "host" / "provisioned.json"))
+    monkeypatch.setattr(hostcommand, "HOSTSTATE", script)
+    monkeypatch.setattr(hostrecord, "MARKER", str(tmp_path / "host" / "provisioned.json"))
     return lock
 
 
@@ -1046,9 +1047,9 @@ def holding_state(run_dir: Path, check_mode: bool = False, **args: Any) -> Any:
 def test_bench_provision_state_holds_the_host_in_its_one_command_and_bench_host_lock_releases_it(
     tmp_path: Path, host_lock: Path
 ) -> None:
-    record = {"schema": provision.SCHEMA, "roles": {"host": {"hash": "h1", "facts": {}, "at": "t"}}}
-    Path(provision.MARKER).parent.mkdir(parents=True)
-    Path(provision.MARKER).write_text(json.dumps(record), encoding="utf-8")
+    record = {"schema": hostrecord.SCHEMA, "roles": {"host": {"hash": "h1", "facts": {}, "at": "t"}}}
+    Path(hostrecord.MARKER).parent.mkdir(parents=True)
+    Path(hostrecord.MARKER).write_text(json.dumps(record), encoding="utf-8")
     action = holding_state(tmp_path)
     result = action.run(task_vars={"inventory_hostname": "web", "ansible_run_tags": ["all"]})
     assert len(action.commands) == 1 and result["changed"] is False and result["lock"] == []
@@ -1218,7 +1219,7 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         requests.append(request)
         return "read what the roles made"
 
-    monkeypatch.setattr(provision, "hoststate_command", hoststate_command)
+    monkeypatch.setattr(hostcommand, "hoststate_command", hoststate_command)
     return requests
 
 

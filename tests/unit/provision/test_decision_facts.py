@@ -1,5 +1,5 @@
 """provision.yml decides without gathering facts: the record keeps the facts the decision needs with the
-host's identity (benchstack.provision.hoststate.identity, benchstack.provision.roles.host_facts), and
+host's identity (benchstack.provision.hoststate.identity, benchstack.provision.hostrecord.host_facts), and
 bench_provision_state gathers only when the record lacks them or the host is another one. The host side runs
 on this machine."""
 
@@ -19,8 +19,7 @@ import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
-from benchstack.provision import hoststate
-from benchstack.provision import roles as provision
+from benchstack.provision import hostrecord, hoststate, markers
 
 ROOT = Path(__file__).resolve().parents[3]
 FACTS = {
@@ -54,7 +53,7 @@ bench_provision_state = load_action("bench_provision_state")
 
 @pytest.fixture
 def marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(provision, "MARKER", str(tmp_path / "provisioned.json"))
+    monkeypatch.setattr(hostrecord, "MARKER", str(tmp_path / "provisioned.json"))
     return tmp_path / "provisioned.json"
 
 
@@ -87,9 +86,9 @@ def decision(task_vars: dict[str, Any], gathered: dict[str, Any] | None = None, 
 
 def write_record(marker: Path, profile: str, identity: str, facts: dict[str, Any] = FACTS) -> None:
     """A record of host run with ``profile`` on a host with ``facts``, taken at ``identity``."""
-    inputs = provision.role_hash(bench_provision_state.files_hash("host"), {"host_profile": profile}, facts)
+    inputs = markers.role_hash(bench_provision_state.files_hash("host"), {"host_profile": profile}, facts)
     record = {
-        "schema": provision.SCHEMA,
+        "schema": hostrecord.SCHEMA,
         "roles": {"host": {"hash": inputs, "facts": {}, "at": "t"}},
         "host": {"identity": identity, "facts": facts},
     }
@@ -172,18 +171,18 @@ def test_the_host_identity_follows_the_release_files(tmp_path: Path, monkeypatch
 
 
 def test_the_record_keeps_the_hosts_facts_through_every_write() -> None:
-    host = provision.host_entry("a" * 64, {**FACTS, "kernel": "6.1"})
+    host = hostrecord.host_entry("a" * 64, {**FACTS, "kernel": "6.1"})
     assert host == {"identity": "a" * 64, "facts": FACTS}
-    assert provision.host_entry("a" * 64, {"os_family": "Debian"}) is None
-    record = {"schema": provision.SCHEMA, "roles": {"nginx": {"hash": "h"}}, "host": host}
-    assert provision.without(record, ["nginx"])["host"] == host
-    after = provision.record_after(
-        record, provision.Decision(hashes={"nginx": "h2"}, run={"nginx": "x"}), {}, "t"
+    assert hostrecord.host_entry("a" * 64, {"os_family": "Debian"}) is None
+    record = {"schema": hostrecord.SCHEMA, "roles": {"nginx": {"hash": "h"}}, "host": host}
+    assert hostrecord.without(record, ["nginx"])["host"] == host
+    after = hostrecord.record_after(
+        record, markers.Decision(hashes={"nginx": "h2"}, run={"nginx": "x"}), {}, "t"
     )
     assert after["host"] == host
-    assert not provision.same_state(record, provision.with_host(record, None))
-    assert provision.host_facts(record, "a" * 64) == FACTS
-    assert provision.host_facts(record, "b" * 64) is None
+    assert not hostrecord.same_state(record, hostrecord.with_host(record, None))
+    assert hostrecord.host_facts(record, "a" * 64) == FACTS
+    assert hostrecord.host_facts(record, "b" * 64) is None
 
 
 def test_a_host_as_the_plan_says_leaves_provisioning_after_the_one_command_and_gathers_nothing() -> None:

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from conftest import ROLES, role_vars, templated, trusted
 
+from benchstack.provision import markers
 from benchstack.provision import roles as provision
 
 
@@ -26,8 +27,8 @@ def declared(role: str, variables: dict[str, Any]) -> dict[str, Any]:
 def test_every_role_that_declares_what_it_made_sets_it_and_keeps_it_out_of_its_hash() -> None:
     for role in provision.DECLARES_MADE:
         assert (ROLES / role / "tasks" / "main.yml").is_file()
-        assert f"{role}_made" in provision.RUN_FACTS[role]
-        hashed = provision.role_variables(role, {f"{role}_made": {"files": ["/x"]}, f"{role}_x": 1})
+        assert f"{role}_made" in markers.RUN_FACTS[role]
+        hashed = markers.role_variables(role, {f"{role}_made": {"files": ["/x"]}, f"{role}_x": 1})
         assert hashed == {f"{role}_x": 1}
 
 

@@ -1,5 +1,5 @@
-"""Drift (benchstack.provision.roles + benchstack.provision.hoststate): what a role made is recorded with its
-state, compared in the command that reads the record, and a role whose state differs runs again (its lost
+"""Drift (benchstack.provision.markers + benchstack.provision.hoststate): what a role made is recorded with
+its state, compared in the command that reads the record, and a role whose state differs runs again (its lost
 binaries' packages reinstalled first)."""
 
 import ast
@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchstack.provision import hoststate
-from benchstack.provision import roles as provision
+from benchstack.provision import hostcommand, hostrecord, hoststate, markers
 
 ROLES = ["host", "app_server", "nginx", "loadgen"]
 HASHES = {role: f"h-{role}" for role in ROLES}
@@ -38,7 +37,7 @@ MADE = {
 
 def record() -> dict:
     return {
-        "schema": provision.SCHEMA,
+        "schema": hostrecord.SCHEMA,
         "roles": {
             r: {"hash": h, "facts": {}, "at": "t", "made": MADE.get(r, {}), "state": STATE[r]}
             for r, h in HASHES.items()
@@ -46,8 +45,8 @@ def record() -> dict:
     }
 
 
-def decide(now: dict) -> provision.Decision:
-    return provision.decide(ROLES, HASHES, record(), UNITS, ACTIVE, True, now)
+def decide(now: dict) -> markers.Decision:
+    return markers.decide(ROLES, HASHES, record(), UNITS, ACTIVE, True, now)
 
 
 def test_nothing_drifted_skips_every_role() -> None:
@@ -100,33 +99,33 @@ def test_a_package_removed_altogether_is_installed_by_the_transaction_not_reinst
 
 
 def test_a_file_gone_from_a_glob_or_a_new_one_is_drift() -> None:
-    assert provision.drift({"file /a": "1"}, {}) == ["file /a: gone"]
-    assert provision.drift({}, {"file /b": "2"}) == ["file /b: new"]
+    assert markers.drift({"file /a": "1"}, {}) == ["file /a: gone"]
+    assert markers.drift({}, {"file /b": "2"}) == ["file /b: new"]
 
 
 def test_a_record_without_a_state_written_before_drift_was_recorded_is_not_drift() -> None:
     old = record()
     for entry in old["roles"].values():
         del entry["state"]
-    d = provision.decide(ROLES, HASHES, old, UNITS, ACTIVE, True, {})
+    d = markers.decide(ROLES, HASHES, old, UNITS, ACTIVE, True, {})
     assert d.run == {}
 
 
 def test_drift_is_listed_even_when_every_role_runs() -> None:
     now = {r: dict(s) for r, s in STATE.items()}
     now["nginx"]["file /etc/nginx/nginx.conf"] = "zz"
-    d = provision.decide(ROLES, HASHES, record(), UNITS, ACTIVE, False, now)
+    d = markers.decide(ROLES, HASHES, record(), UNITS, ACTIVE, False, now)
     assert list(d.run) == ROLES and d.drift == {"nginx": ["file /etc/nginx/nginx.conf: changed"]}
 
 
 def test_the_record_takes_what_each_role_that_ran_made_and_its_state() -> None:
-    d = provision.Decision(hashes=HASHES, run={"nginx": "drifted"}, skip=[])
+    d = markers.Decision(hashes=HASHES, run={"nginx": "drifted"}, skip=[])
     made = {"nginx": {"made": {"files": ["/x"]}, "state": {"file /x": "ff"}}}
-    after = provision.record_after(record(), d, {}, "now", made)
+    after = hostrecord.record_after(record(), d, {}, "now", made)
     assert after["roles"]["nginx"]["state"] == {"file /x": "ff"}
     assert after["roles"]["nginx"]["made"] == {"files": ["/x"]}
     assert after["roles"]["loadgen"] == record()["roles"]["loadgen"]
-    assert not provision.same_state(record(), after)
+    assert not hostrecord.same_state(record(), after)
 
 
 def run_on_host(command: str) -> str:
@@ -149,7 +148,9 @@ def test_the_host_side_records_then_reads_back_the_same_state_and_sees_files_edi
         "packages": ["coreutils", "no-such-package-here"],
         "sysctls": ["no.such.key"],
     }
-    made = json.loads(run_on_host(provision.hoststate_command("python3", {"manifests": {"nginx": manifest}})))
+    made = json.loads(
+        run_on_host(hostcommand.hoststate_command("python3", {"manifests": {"nginx": manifest}}))
+    )
     entry = made["nginx"]
     # Only installed packages are recorded (a virtual name would read as absent forever), with their binaries.
     assert entry["made"]["packages"] == ["coreutils"]
@@ -160,18 +161,18 @@ def test_the_host_side_records_then_reads_back_the_same_state_and_sees_files_edi
     )
     assert entry["state"]["sysctl no.such.key"] == "missing"
     marker = tmp_path / "provisioned.json"
-    marker.write_text(json.dumps({"schema": provision.SCHEMA, "roles": {"nginx": entry}}))
+    marker.write_text(json.dumps({"schema": hostrecord.SCHEMA, "roles": {"nginx": entry}}))
 
     def now() -> dict:
-        return provision.parse_now(
-            run_on_host(provision.hoststate_command("python3", {"marker": str(marker)}))
+        return hostcommand.parse_now(
+            run_on_host(hostcommand.hoststate_command("python3", {"marker": str(marker)}))
         )["nginx"]
 
     assert now() == entry["state"]
     conf.write_text("worker_connections 64;\n")
     (tmp_path / "sites" / "b.conf").unlink()
     tool.unlink()
-    assert provision.drift(entry["state"], now()) == [
+    assert markers.drift(entry["state"], now()) == [
         f"binary {tool}: present -> missing",
         f"file {conf}: changed",
         f"file {tmp_path / 'sites' / 'b.conf'}: gone",
@@ -179,17 +180,17 @@ def test_the_host_side_records_then_reads_back_the_same_state_and_sees_files_edi
 
 
 def test_reading_the_record_the_units_and_the_state_now_is_one_command_and_parses_back() -> None:
-    command = provision.read_command(["nginx.service"], "/usr/bin/python3")
+    command = hostcommand.read_command(["nginx.service"], "/usr/bin/python3")
     # One Python on the host reads the record and the units' states too (after the host's lock).
     argv = shlex.split(command)
     assert argv[:2] == ["/usr/bin/python3", "-c"] and len(argv) == 4, argv[:2]
     rec = record()
     stdout = "\n".join(
-        [json.dumps(rec), "", provision.SEPARATOR, "active", provision.STATE_SEPARATOR, json.dumps(STATE)]
+        [json.dumps(rec), "", hostcommand.SEPARATOR, "active", hostcommand.STATE_SEPARATOR, json.dumps(STATE)]
     )
-    assert provision.parse_read(stdout, ["nginx.service"]) == (rec, {"nginx.service": True})
-    assert provision.parse_now(stdout) == STATE
-    assert provision.parse_now(f"{provision.STATE_SEPARATOR}\nTraceback") == {}
+    assert hostcommand.parse_read(stdout, ["nginx.service"]) == (rec, {"nginx.service": True})
+    assert hostcommand.parse_now(stdout) == STATE
+    assert hostcommand.parse_now(f"{hostcommand.STATE_SEPARATOR}\nTraceback") == {}
 
 
 def test_units_state_reads_one_systemctl_show_for_all_units_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -215,7 +216,7 @@ def test_units_state_reads_one_systemctl_show_for_all_units_in_order(monkeypatch
 
 
 def test_the_host_side_runs_on_the_oldest_python_the_hosts_have() -> None:
-    ast.parse(provision.HOSTSTATE.read_text(encoding="utf-8"), feature_version=(3, 6))
+    ast.parse(hostcommand.HOSTSTATE.read_text(encoding="utf-8"), feature_version=(3, 6))
 
 
 def test_every_role_is_probed_at_once_one_package_query_and_one_systemctl_show(

@@ -27,8 +27,7 @@ from benchstack.measure.runlock import (
     take_host,
     worker,
 )
-from benchstack.provision import hoststate
-from benchstack.provision import roles as provision
+from benchstack.provision import hostcommand, hostrecord, hoststate
 
 Ask = Callable[[dict[str, Any]], dict[str, Any]]
 UNITS = ["nginx.service"]
@@ -57,7 +56,7 @@ def marker(tmp_path: Path) -> Path:
     """The host's provisioning record: one role, no manifest."""
     path = tmp_path / "host" / "provisioned.json"
     path.parent.mkdir(parents=True)
-    record = {"schema": provision.SCHEMA, "roles": {"nginx": {"hash": "h", "facts": {}, "at": "t"}}}
+    record = {"schema": hostrecord.SCHEMA, "roles": {"nginx": {"hash": "h", "facts": {}, "at": "t"}}}
     path.write_text(json.dumps(record), encoding="utf-8")
     return path
 
@@ -71,20 +70,20 @@ class Host:
         self.outputs: list[str] = []
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
-        read = provision.read_request(UNITS, lock={**request, "path": str(self.lock)})
-        command = provision.hoststate_command("python3", {**read, "marker": str(self.marker)})
+        read = hostcommand.read_request(UNITS, lock={**request, "path": str(self.lock)})
+        command = hostcommand.hoststate_command("python3", {**read, "marker": str(self.marker)})
         done = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True)
         self.outputs.append(done.stdout)
-        answer = provision.parse_lock(done.stdout)
+        answer = hostcommand.parse_lock(done.stdout)
         assert answer is not None, done.stdout
         return answer
 
     def release(self, request: dict[str, Any]) -> dict[str, Any]:
         """As bench_host_lock does: the lock alone."""
-        command = provision.lock_command("python3", {**request, "path": str(self.lock)})
+        command = hostcommand.lock_command("python3", {**request, "path": str(self.lock)})
         done = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True)
-        answer = provision.parse_lock(done.stdout)
-        assert answer is not None and provision.SEPARATOR not in done.stdout, done.stdout
+        answer = hostcommand.parse_lock(done.stdout)
+        assert answer is not None and hostcommand.SEPARATOR not in done.stdout, done.stdout
         return answer
 
 
@@ -95,7 +94,7 @@ def host(marker: Path, lock: Path) -> Host:
 
 def read_back(stdout: str) -> dict[str, Any]:
     """The record as provisioning parses it from one output (empty when the host was not read)."""
-    return provision.parse_read(stdout, UNITS)[0]
+    return hostcommand.parse_read(stdout, UNITS)[0]
 
 
 def runs(tmp_path: Path, *names: str) -> list[Path]:
@@ -138,8 +137,8 @@ def test_a_free_host_is_held_in_the_command_that_reads_it_and_released_by_its_ru
     # One command: the lock taken, then the record, the units and what any stack left read.
     [out] = host.outputs
     assert read_back(out)["roles"]["nginx"]["hash"] == "h"
-    assert provision.parse_read(out, UNITS)[1] == {"nginx.service": False}
-    assert set(provision.parse_found(out)) == {"units", "files", "paths"}
+    assert hostcommand.parse_read(out, UNITS)[1] == {"nginx.service": False}
+    assert set(hostcommand.parse_found(out)) == {"units", "files", "paths"}
     assert held_by(lock)["pid"] == os.getpid() and held_by(lock)["run"] == str(run)
     written = lock.read_text(encoding="utf-8")
     # benchmark.yml reads again after provision.yml: the same one command, the lock not written again.
@@ -165,7 +164,7 @@ def test_a_run_in_another_folder_is_refused_while_a_live_run_holds_the_host_and_
         take_host("web", second, os.getpid(), host, wait_s=0)
     assert held_by(lock)["pid"] == other.pid
     # Not held: nothing of the host was read for a run that may not touch it.
-    assert read_back(host.outputs[-1]) == {} and provision.SEPARATOR not in host.outputs[-1]
+    assert read_back(host.outputs[-1]) == {} and hostcommand.SEPARATOR not in host.outputs[-1]
     with pytest.raises(RunLockError, match="in use by another bench-stack run"):
         take_host("web", second, os.getpid(), host, check_only=True, wait_s=0)
     assert not release_host(os.getpid(), host.release)  # not ours to release
@@ -344,19 +343,19 @@ def test_the_read_asks_systemd_once_for_every_unit_it_needs(
     shows = [argv for argv in calls if argv[1] == "show"]
     assert len(shows) == 1
     assert shows[0][3:] == ["nginx.service", "bench-b@1.service", "bench-a@1.service", "bench-old@1.service"]
-    assert provision.parse_read(stdout, ["nginx.service", "bench-b@1.service"])[1] == {
+    assert hostcommand.parse_read(stdout, ["nginx.service", "bench-b@1.service"])[1] == {
         "nginx.service": True,
         "bench-b@1.service": True,
     }
-    assert provision.parse_now(stdout)["nginx"] == {
+    assert hostcommand.parse_now(stdout)["nginx"] == {
         "unit nginx.service": "enabled active",
         "unit bench-a@1.service": "enabled active",
     }
-    assert provision.parse_found(stdout)["units"] == {"bench-old@1.service": "enabled active"}
+    assert hostcommand.parse_found(stdout)["units"] == {"bench-old@1.service": "enabled active"}
 
 
 def test_the_host_side_runs_on_the_oldest_python_the_hosts_have_and_names_the_same_file() -> None:
-    ast.parse(provision.HOSTSTATE.read_text(encoding="utf-8"), feature_version=(3, 6))
+    ast.parse(hostcommand.HOSTSTATE.read_text(encoding="utf-8"), feature_version=(3, 6))
     assert hoststate.LOCK_PATH == HOST_LOCK_FILE
 
 

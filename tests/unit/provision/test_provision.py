@@ -1,4 +1,4 @@
-"""Provisioning markers (benchstack.provision.roles): which roles a re-run skips, and what the host
+"""Provisioning markers (benchstack.provision.markers, roles): which roles a re-run skips, and what the host
 records."""
 
 import json
@@ -9,6 +9,7 @@ import yaml
 
 from benchstack.plan.rolecontract import role_stacks
 from benchstack.plan.stacks import resolve_stacks
+from benchstack.provision import hostcommand, hostrecord, markers
 from benchstack.provision import roles as provision
 
 ROLES = ["host", "ruby", "webapp", "app_server", "nginx", "loadgen"]
@@ -20,7 +21,7 @@ ALL_UNITS = [u for units in UNITS.values() for u in units]
 def recorded(hashes: dict[str, str] = HASHES, facts: dict[str, dict] | None = None) -> dict:
     facts = facts or {}
     return {
-        "schema": provision.SCHEMA,
+        "schema": hostrecord.SCHEMA,
         "roles": {r: {"hash": h, "facts": facts.get(r, {}), "at": "t"} for r, h in hashes.items()},
     }
 
@@ -31,38 +32,38 @@ def active(*down: str) -> dict[str, bool]:
 
 def test_nothing_changed_and_every_service_active_skips_every_role_and_restores_their_facts() -> None:
     record = recorded(facts={"ruby": {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}})
-    d = provision.decide(ROLES, HASHES, record, UNITS, active())
+    d = markers.decide(ROLES, HASHES, record, UNITS, active())
     assert d.run == {}
     assert d.skip == ROLES
     assert d.facts == {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}
 
 
 def test_a_fresh_host_runs_every_role() -> None:
-    d = provision.decide(ROLES, HASHES, {}, UNITS, {})
+    d = markers.decide(ROLES, HASHES, {}, UNITS, {})
     assert list(d.run) == ROLES
     assert set(d.run.values()) == {"no record of it on this host"}
 
 
 def test_a_changed_input_reruns_that_role_and_the_roles_that_depend_on_it_only() -> None:
-    d = provision.decide(ROLES, {**HASHES, "ruby": "new"}, recorded(), UNITS, active())
+    d = markers.decide(ROLES, {**HASHES, "ruby": "new"}, recorded(), UNITS, active())
     assert d.run == {"ruby": "its inputs changed", "app_server": "ruby runs"}
     assert d.skip == ["host", "webapp", "nginx", "loadgen"]
 
 
 def test_a_service_that_is_down_reruns_the_role_that_keeps_it() -> None:
-    d = provision.decide(ROLES, HASHES, recorded(), UNITS, active("bench-a@2.service"))
+    d = markers.decide(ROLES, HASHES, recorded(), UNITS, active("bench-a@2.service"))
     assert d.run == {"app_server": "not active: bench-a@2.service"}
 
 
 def test_skip_unchanged_off_runs_every_role() -> None:
-    d = provision.decide(ROLES, HASHES, recorded(), UNITS, active(), skip_unchanged=False)
+    d = markers.decide(ROLES, HASHES, recorded(), UNITS, active(), skip_unchanged=False)
     assert list(d.run) == ROLES and d.skip == []
 
 
 def test_the_record_keeps_skipped_roles_and_takes_the_new_hashes_and_facts_of_those_that_ran() -> None:
     old = recorded(facts={"ruby": {"ruby_bin_dir": "/old"}})
-    d = provision.decide(ROLES, {**HASHES, "ruby": "new"}, old, UNITS, active())
-    after = provision.record_after(old, d, {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}, "now")
+    d = markers.decide(ROLES, {**HASHES, "ruby": "new"}, old, UNITS, active())
+    after = hostrecord.record_after(old, d, {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}, "now")
     assert after["roles"]["ruby"] == {
         "hash": "new",
         "facts": {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}},
@@ -75,7 +76,7 @@ def test_the_record_keeps_skipped_roles_and_takes_the_new_hashes_and_facts_of_th
 
 
 def test_the_roles_about_to_run_lose_their_record_first() -> None:
-    assert set(provision.without(recorded(), ["ruby", "app_server"])["roles"]) == {
+    assert set(hostrecord.without(recorded(), ["ruby", "app_server"])["roles"]) == {
         "host",
         "webapp",
         "nginx",
@@ -84,33 +85,33 @@ def test_the_roles_about_to_run_lose_their_record_first() -> None:
 
 
 def test_reading_the_record_and_the_units_is_one_command_and_parses_back(tmp_path: Path) -> None:
-    command = provision.read_command(ALL_UNITS)
+    command = hostcommand.read_command(ALL_UNITS)
     # One Python on the host, no shell around it: it reads the record and the units' states itself.
     assert shlex.split(command)[:2] == ["python3", "-c"] and len(shlex.split(command)) == 4
-    text = f"{provision.write_command(recorded())}"
+    text = f"{hostrecord.write_command(recorded())}"
     assert text.startswith("mkdir -p /var/lib/bench-stack")
-    stdout = "\n".join([json.dumps(recorded()), "", provision.SEPARATOR, "active", "failed", "active"])
-    record, states = provision.parse_read(stdout, ALL_UNITS)
+    stdout = "\n".join([json.dumps(recorded()), "", hostcommand.SEPARATOR, "active", "failed", "active"])
+    record, states = hostcommand.parse_read(stdout, ALL_UNITS)
     assert record == recorded()
     assert states == {"bench-a@1.service": True, "bench-a@2.service": False, "nginx.service": True}
 
 
 def test_a_missing_or_foreign_record_reads_as_none() -> None:
-    assert provision.parse_read(f"\n{provision.SEPARATOR}\nactive\n", ["x"]) == ({}, {"x": True})
-    assert provision.parse_read(f"not json\n{provision.SEPARATOR}\n", ["x"]) == ({}, {"x": False})
-    assert provision.parse_read(f'{{"roles": {{}}}}\n{provision.SEPARATOR}\n', []) == ({}, {})
+    assert hostcommand.parse_read(f"\n{hostcommand.SEPARATOR}\nactive\n", ["x"]) == ({}, {"x": True})
+    assert hostcommand.parse_read(f"not json\n{hostcommand.SEPARATOR}\n", ["x"]) == ({}, {"x": False})
+    assert hostcommand.parse_read(f'{{"roles": {{}}}}\n{hostcommand.SEPARATOR}\n', []) == ({}, {})
 
 
 def test_a_role_hash_changes_with_its_files_variables_and_os_but_not_with_other_facts() -> None:
     facts = {"distribution": "Debian", "distribution_major_version": "12", "os_family": "Debian"}
-    base = provision.role_hash("f", {"nginx_profile": "tuned"}, facts)
-    assert provision.role_hash("g", {"nginx_profile": "tuned"}, facts) != base
-    assert provision.role_hash("f", {"nginx_profile": "stock"}, facts) != base
+    base = markers.role_hash("f", {"nginx_profile": "tuned"}, facts)
+    assert markers.role_hash("g", {"nginx_profile": "tuned"}, facts) != base
+    assert markers.role_hash("f", {"nginx_profile": "stock"}, facts) != base
     assert (
-        provision.role_hash("f", {"nginx_profile": "tuned"}, {**facts, "distribution_major_version": "13"})
+        markers.role_hash("f", {"nginx_profile": "tuned"}, {**facts, "distribution_major_version": "13"})
         != base
     )
-    assert provision.role_hash("f", {"nginx_profile": "tuned"}, {**facts, "uptime_seconds": 5}) == base
+    assert markers.role_hash("f", {"nginx_profile": "tuned"}, {**facts, "uptime_seconds": 5}) == base
 
 
 def test_a_role_sees_its_own_variables_only_not_the_facts_it_exports() -> None:
@@ -122,8 +123,8 @@ def test_a_role_sees_its_own_variables_only_not_the_facts_it_exports() -> None:
         "ruby_gems": ["thin"],
         "ruby_bin_dir": "/usr/bin",
     }
-    assert provision.role_variables("webapp", variables) == {"webapp_kinds": ["sinatra"]}
-    assert provision.role_variables("ruby", variables) == {"ruby_gems": ["thin"]}
+    assert markers.role_variables("webapp", variables) == {"webapp_kinds": ["sinatra"]}
+    assert markers.role_variables("ruby", variables) == {"ruby_gems": ["thin"]}
 
 
 def test_no_roles_variable_prefix_starts_another_roles_or_the_projects_own() -> None:
@@ -140,7 +141,7 @@ def test_no_roles_variable_prefix_starts_another_roles_or_the_projects_own() -> 
         "host_profile": "tuned",
         "bench_user": "b",
     }
-    assert provision.role_variables("host", variables) == {"host_profile": "tuned"}
+    assert markers.role_variables("host", variables) == {"host_profile": "tuned"}
 
 
 # A host an older bench-stack provisioned records the renamed roles (webapp, host) under their old names.
@@ -149,55 +150,57 @@ OLD_NAMES = {"app": "h-old-app", "bench_host": "h-old-host"}  # rename-roles: ke
 
 def test_a_host_recorded_under_the_old_role_names_runs_the_renamed_roles_once_and_forgets_the_old() -> None:
     record = recorded({**{r: h for r, h in HASHES.items() if r not in ("webapp", "host")}, **OLD_NAMES})
-    d = provision.decide(ROLES, HASHES, record, UNITS, active())
+    d = markers.decide(ROLES, HASHES, record, UNITS, active())
     new = "no record of it on this host"
     assert d.run == {"host": new, "webapp": new, "app_server": "webapp runs"}
     assert d.skip == ["ruby", "nginx", "loadgen"]
     # Written before the roles run (bench_provision_state) and after (bench_provision_record): no old entry.
-    assert set(provision.without(record, d.run)["roles"]) == {"ruby", "nginx", "loadgen"}
-    after = provision.record_after(record, d, {}, "now")
+    assert set(hostrecord.without(record, d.run)["roles"]) == {"ruby", "nginx", "loadgen"}
+    after = hostrecord.record_after(record, d, {}, "now")
     assert set(after["roles"]) == set(ROLES)
-    assert not provision.same_state(record, after)
+    assert not hostrecord.same_state(record, after)
     # The next run finds every role recorded under its own name and skips them all.
-    again = provision.decide(ROLES, HASHES, after, UNITS, active())
+    again = markers.decide(ROLES, HASHES, after, UNITS, active())
     assert again.run == {} and again.skip == ROLES
 
 
 def test_a_file_tree_hash_sees_contents_and_names(tmp_path: Path) -> None:
     (tmp_path / "r" / "tasks").mkdir(parents=True)
     (tmp_path / "r" / "tasks" / "main.yml").write_text("a")
-    first = provision.tree_hash([tmp_path / "r"])
+    first = markers.tree_hash([tmp_path / "r"])
     (tmp_path / "r" / "tasks" / "main.yml").write_text("b")
-    second = provision.tree_hash([tmp_path / "r"])
+    second = markers.tree_hash([tmp_path / "r"])
     (tmp_path / "r" / "tasks" / "main.yml").rename(tmp_path / "r" / "tasks" / "other.yml")
-    assert len({first, second, provision.tree_hash([tmp_path / "r"])}) == 3
+    assert len({first, second, markers.tree_hash([tmp_path / "r"])}) == 3
 
 
 def test_rerunning_every_role_with_the_same_inputs_changes_nothing_in_the_record() -> None:
     old = recorded(facts={"ruby": {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}})
-    d = provision.decide(ROLES, HASHES, old, UNITS, active(), skip_unchanged=False)
-    after = provision.record_after(old, d, {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}, "later")
-    assert provision.same_state(old, after)
-    changed = provision.record_after(old, d, {"ruby_bin_dir": "/opt/rbenv/bin", "ruby_bin_dirs": {}}, "later")
-    assert not provision.same_state(old, changed)
+    d = markers.decide(ROLES, HASHES, old, UNITS, active(), skip_unchanged=False)
+    after = hostrecord.record_after(old, d, {"ruby_bin_dir": "/usr/bin", "ruby_bin_dirs": {}}, "later")
+    assert hostrecord.same_state(old, after)
+    changed = hostrecord.record_after(
+        old, d, {"ruby_bin_dir": "/opt/rbenv/bin", "ruby_bin_dirs": {}}, "later"
+    )
+    assert not hostrecord.same_state(old, changed)
 
 
 def test_what_changed_in_one_run_is_neither_recorded_nor_restored() -> None:
-    d = provision.decide(ROLES, {**HASHES, "webapp": "new"}, recorded(), UNITS, active())
-    after = provision.record_after(
+    d = markers.decide(ROLES, {**HASHES, "webapp": "new"}, recorded(), UNITS, active())
+    after = hostrecord.record_after(
         recorded(), d, {"webapp_changed_dirs": ["/opt/bench-stack/apps/sinatra"]}, "now"
     )
     assert after["roles"]["webapp"]["facts"] == {}
-    rerun = provision.decide(ROLES, {**HASHES, "webapp": "new"}, after, UNITS, active())
+    rerun = markers.decide(ROLES, {**HASHES, "webapp": "new"}, after, UNITS, active())
     assert "webapp_changed_dirs" not in rerun.facts
 
 
 def test_which_users_apps_run_through_bundle_exec_is_restored_when_the_app_role_is_skipped() -> None:
-    d = provision.decide(ROLES, {**HASHES, "webapp": "new"}, recorded(), UNITS, active())
+    d = markers.decide(ROLES, {**HASHES, "webapp": "new"}, recorded(), UNITS, active())
     bundled = {"webapp_bundled_dirs": ["/opt/bench-stack/apps/user/shop"], "webapp_changed_dirs": []}
-    after = provision.record_after(recorded(), d, bundled, "now")
+    after = hostrecord.record_after(recorded(), d, bundled, "now")
     assert after["roles"]["webapp"]["facts"] == {"webapp_bundled_dirs": ["/opt/bench-stack/apps/user/shop"]}
-    rerun = provision.decide(ROLES, {**HASHES, "webapp": "new"}, after, UNITS, active())
+    rerun = markers.decide(ROLES, {**HASHES, "webapp": "new"}, after, UNITS, active())
     assert "webapp" not in rerun.run
     assert rerun.facts["webapp_bundled_dirs"] == ["/opt/bench-stack/apps/user/shop"]
 
@@ -297,7 +300,7 @@ def test_provisioning_includes_every_role_a_host_can_get_once_and_in_dependency_
     roles = {p.parent.parent.name for p in (root / "roles").glob("*/tasks/main.yml")}
     # build_archive is included by ruby and python; dns_check runs in playbooks/dns_check.yml.
     assert sorted(included) == sorted(roles - {"build_archive", "dns_check"})
-    for role, needs in provision.DEPENDS.items():
+    for role, needs in markers.DEPENDS.items():
         assert all(included.index(n) < included.index(role) for n in needs), role
     first, then = provision.stages(included)
     assert first + then == included and then == list(provision.SECOND_STAGE)
@@ -306,4 +309,4 @@ def test_provisioning_includes_every_role_a_host_can_get_once_and_in_dependency_
 def test_the_package_list_a_role_names_is_not_one_of_its_inputs() -> None:
     variables = {"ruby_gems": ["thin"], "ruby_os_packages": ["ruby", "thin"], "ruby_install_packages": False}
     expected = {"ruby_gems": ["thin"], "ruby_install_packages": False}
-    assert provision.role_variables("ruby", variables) == expected
+    assert markers.role_variables("ruby", variables) == expected

@@ -1,4 +1,4 @@
-"""Units of stacks no longer in the plan (benchstack.provision.roles.stale,
+"""Units of stacks no longer in the plan (benchstack.provision.sweep.stale,
 benchstack.provision.hoststate.found): what bench-stack made for a stack the plan does not name is found in
 the command that reads the provisioning record, and provisioning stops, disables and removes it before the app
 servers and fronts are set up; run.json keeps it (swept)."""
@@ -15,8 +15,7 @@ import pytest
 from conftest import schema_file_errors
 
 from benchstack.plan.resolved import compile_plan
-from benchstack.provision import hoststate
-from benchstack.provision import roles as provision
+from benchstack.provision import hostcommand, hoststate, sweep
 
 PLANNED = [
     "bench-kept@1.service",
@@ -66,7 +65,7 @@ FOUND: dict[str, Any] = {
 
 
 def test_units_no_stack_of_the_plan_owns_are_stale_when_they_run_or_start_at_boot() -> None:
-    stale = provision.stale(FOUND, PLANNED, nginx_planned=True)
+    stale = sweep.stale(FOUND, PLANNED, nginx_planned=True)
     assert stale["units"] == [
         "apache2@bench-php.service",
         "bench-gone@1.service",
@@ -78,7 +77,7 @@ def test_units_no_stack_of_the_plan_owns_are_stale_when_they_run_or_start_at_boo
 
 
 def test_front_configs_and_template_units_of_dropped_stacks_are_stale_the_plans_are_kept() -> None:
-    stale = provision.stale(FOUND, PLANNED, nginx_planned=True)
+    stale = sweep.stale(FOUND, PLANNED, nginx_planned=True)
     # Debian's setup-instance refuses to make an instance again while any of its files is left.
     assert stale["files"] == [
         "/etc/apache2-bench-php",
@@ -94,13 +93,13 @@ def test_front_configs_and_template_units_of_dropped_stacks_are_stale_the_plans_
 
 def test_nginx_and_its_server_blocks_are_stale_only_when_no_stack_of_the_plan_is_behind_nginx() -> None:
     planned = [u for u in PLANNED if u != "nginx.service"]
-    stale = provision.stale(FOUND, planned, nginx_planned=False)
+    stale = sweep.stale(FOUND, planned, nginx_planned=False)
     assert "nginx.service" in stale["units"]
     assert {
         "/etc/nginx/conf.d/bench-stack.conf",
         "/etc/systemd/system/nginx.service.d/bench-stack-cpus.conf",
     } <= set(stale["files"])
-    assert "nginx.service" not in provision.stale(FOUND, PLANNED, nginx_planned=True)["units"]
+    assert "nginx.service" not in sweep.stale(FOUND, PLANNED, nginx_planned=True)["units"]
 
 
 def test_a_host_with_only_the_plans_stacks_has_nothing_stale() -> None:
@@ -112,12 +111,12 @@ def test_a_host_with_only_the_plans_stacks_has_nothing_stale() -> None:
             "/etc/systemd/system/bench-kept@.service",
         ],
     }
-    assert provision.stale(found, PLANNED, nginx_planned=True) == {"units": [], "files": []}
-    assert provision.stale({}, PLANNED, nginx_planned=True) == {"units": [], "files": []}
+    assert sweep.stale(found, PLANNED, nginx_planned=True) == {"units": [], "files": []}
+    assert sweep.stale({}, PLANNED, nginx_planned=True) == {"units": [], "files": []}
 
 
 def test_a_loadgen_only_host_stops_every_stack_it_once_ran_as_a_target() -> None:
-    stale = provision.stale(FOUND, [], nginx_planned=False)
+    stale = sweep.stale(FOUND, [], nginx_planned=False)
     running = [
         u
         for u, s in FOUND["units"].items()
@@ -173,30 +172,30 @@ def test_found_lists_the_stack_units_systemd_has_loaded_with_their_state(
 
 
 def test_the_read_command_finds_them_in_the_same_command_and_parses_back() -> None:
-    command = provision.read_command(["nginx.service"], "/usr/bin/python3")
+    command = hostcommand.read_command(["nginx.service"], "/usr/bin/python3")
     # One Python on the host for the state of what the roles made and what any stack left.
-    assert command.count("/usr/bin/python3 -c") == 1 and provision.FOUND_SEPARATOR in command
+    assert command.count("/usr/bin/python3 -c") == 1 and hostcommand.FOUND_SEPARATOR in command
     state = {"nginx": {"file /etc/nginx/nginx.conf": "cc"}}
     stdout = "\n".join(
         [
             "",
-            provision.SEPARATOR,
+            hostcommand.SEPARATOR,
             "active",
-            provision.STATE_SEPARATOR,
+            hostcommand.STATE_SEPARATOR,
             json.dumps(state),
-            provision.FOUND_SEPARATOR,
+            hostcommand.FOUND_SEPARATOR,
             json.dumps(FOUND),
         ]
     )
-    assert provision.parse_now(stdout) == state
-    assert provision.parse_found(stdout) == FOUND
-    assert provision.parse_read(stdout, ["nginx.service"])[1] == {"nginx.service": True}
-    assert provision.parse_found(f"{provision.FOUND_SEPARATOR}\nTraceback") == {}
-    assert provision.parse_found("no separator") == {}
+    assert hostcommand.parse_now(stdout) == state
+    assert hostcommand.parse_found(stdout) == FOUND
+    assert hostcommand.parse_read(stdout, ["nginx.service"])[1] == {"nginx.service": True}
+    assert hostcommand.parse_found(f"{hostcommand.FOUND_SEPARATOR}\nTraceback") == {}
+    assert hostcommand.parse_found("no separator") == {}
 
 
 def test_the_host_side_still_runs_on_the_oldest_python_the_hosts_have() -> None:
-    ast.parse(provision.HOSTSTATE.read_text(encoding="utf-8"), feature_version=(3, 6))
+    ast.parse(hostcommand.HOSTSTATE.read_text(encoding="utf-8"), feature_version=(3, 6))
 
 
 def test_run_json_keeps_what_was_swept_and_what_still_runs() -> None:
@@ -211,10 +210,10 @@ def test_run_json_keeps_what_was_swept_and_what_still_runs() -> None:
 
 
 def test_the_host_side_answers_both_in_one_python_and_they_parse_back(tmp_path: Path) -> None:
-    command = provision.hoststate_command("python3", {"marker": str(tmp_path / "none.json"), "found": True})
+    command = hostcommand.hoststate_command("python3", {"marker": str(tmp_path / "none.json"), "found": True})
     stdout = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True).stdout
-    assert provision.parse_now(stdout) == {}
-    found = provision.parse_found(stdout)
+    assert hostcommand.parse_now(stdout) == {}
+    found = hostcommand.parse_found(stdout)
     assert set(found) == {"units", "files", "paths"} and isinstance(found["units"], dict)
 
 
@@ -276,13 +275,13 @@ DROPPED = [
 
 
 def test_a_dropped_stacks_env_file_configs_and_app_folders_go_the_plans_stay() -> None:
-    stale = provision.stale({"paths": PATHS}, PLANNED, True, OWNED, ["webapp", "app_server"])
+    stale = sweep.stale({"paths": PATHS}, PLANNED, True, OWNED, ["webapp", "app_server"])
     assert stale == {"units": [], "files": DROPPED}
 
 
 def test_a_folder_a_planned_stack_serves_or_one_holding_it_is_never_removed() -> None:
     owned = {**OWNED, "app": {**OWNED["app"], "kinds": []}}
-    files = provision.stale({"paths": PATHS}, PLANNED, True, owned, ["webapp", "app_server"])["files"]
+    files = sweep.stale({"paths": PATHS}, PLANNED, True, owned, ["webapp", "app_server"])["files"]
     # sinatra: a stack's app.dir; static: holds one.
     assert f"{APPS}/sinatra" not in files and f"{APPS}/static" not in files
     assert f"{APPS}/php" in files
@@ -291,10 +290,10 @@ def test_a_folder_a_planned_stack_serves_or_one_holding_it_is_never_removed() ->
 def test_without_the_roles_that_wrote_them_a_host_owns_none_of_them() -> None:
     names = ("notes.env.txt", "old-backup", "/.git/old")
     ours = [p for p in PATHS if not p.endswith(names)]
-    loadgen = provision.stale({"paths": PATHS}, [], False, OWNED, ["host", "loadgen"])
+    loadgen = sweep.stale({"paths": PATHS}, [], False, OWNED, ["host", "loadgen"])
     assert loadgen["files"] == sorted(ours)
     # Without the plan's owned (an older caller), nothing under the roots is judged.
-    assert provision.stale({"paths": PATHS}, PLANNED, True)["files"] == []
+    assert sweep.stale({"paths": PATHS}, PLANNED, True)["files"] == []
 
 
 @pytest.mark.parametrize(
@@ -317,7 +316,7 @@ def test_without_the_roles_that_wrote_them_a_host_owns_none_of_them() -> None:
 def test_only_the_names_bench_stack_gives_under_its_roots_have_an_owner(
     path: str, owner: tuple[str, str] | None
 ) -> None:
-    assert provision.path_owner(path, ROOTS) == owner
+    assert sweep.path_owner(path, ROOTS) == owner
 
 
 def test_the_host_lists_what_the_globs_match_and_a_user_apps_folder_only_as_a_link(tmp_path: Path) -> None:
@@ -331,11 +330,11 @@ def test_the_host_lists_what_the_globs_match_and_a_user_apps_folder_only_as_a_li
     # a folder of the user's own in bench-stack's, and a link to a folder outside: neither is followed
     (user / "own").mkdir()
     (user / ".releases" / f"old-{RELEASE}" / "outside").symlink_to(tmp_path / "own")
-    command = provision.hoststate_command(
-        "python3", {"marker": str(tmp_path / "none.json"), "found": True, **provision.stack_paths(roots)}
+    command = hostcommand.hoststate_command(
+        "python3", {"marker": str(tmp_path / "none.json"), "found": True, **sweep.stack_paths(roots)}
     )
     out = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True).stdout
-    found = provision.parse_found(out)
+    found = hostcommand.parse_found(out)
     assert found["paths"] == [
         str(tmp_path / p)
         for p in (
@@ -345,14 +344,14 @@ def test_the_host_lists_what_the_globs_match_and_a_user_apps_folder_only_as_a_li
             "units/gone-1.php-fpm.conf",
         )
     ] + [str(tmp_path / "units/gone.env")]
-    stale = provision.stale(found, [], False, {"roots": roots, "app": {}}, ["webapp", "app_server"])
+    stale = sweep.stale(found, [], False, {"roots": roots, "app": {}}, ["webapp", "app_server"])
     assert stale["files"] == found["paths"]
 
 
 def test_the_read_command_asks_for_the_roots_globs() -> None:
-    command = provision.read_command([], "python3", {"apps": "/srv/b/apps", "units": "/etc/b/units"})
+    command = hostcommand.read_command([], "python3", {"apps": "/srv/b/apps", "units": "/etc/b/units"})
     assert "/etc/b/units/*.env" in command and "/srv/b/apps/user/*" in command
-    assert "/srv/b/apps" not in provision.read_command([], "python3")
+    assert "/srv/b/apps" not in hostcommand.read_command([], "python3")
 
 
 def test_the_plan_says_what_its_stacks_own_under_the_roots() -> None:

@@ -14,6 +14,8 @@ import pytest
 from conftest import BUSY_CPU, DATA, SCHEMAS, Helpers, read_data, schema_file_errors
 
 from benchstack.analysis import comparison, verdict
+from benchstack.analysis.checks.base import Limits, Reason
+from benchstack.analysis.checks.errors import SlowLoadPoint
 from benchstack.kinds.loadtools import TOOLS, ab, parse, wrk
 from benchstack.measure.merge import loadgen_dir, merge_stored
 from benchstack.measure.perrequest import WRK_REPORT_MARKER
@@ -138,16 +140,16 @@ def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None
     assert props(v) == [f.name for f in dataclasses.fields(verdict.Verdict)]
     assert v["required"] == [n for n in props(v) if n != "slow"]
     for node, cls, optional in (
-        (v["properties"]["reasons"]["items"], verdict.Reason, []),
+        (v["properties"]["reasons"]["items"], Reason, []),
         # A verdict stored before several targets names no target, and still fits.
         (v["properties"]["load_points"]["items"], verdict.LoadPointVerdict, ["target", *LOAD_POINT_V2]),
         # Limits stored before v2 (the precision target, the load tool's own CPU) lack those, and still fit.
         (
             v["properties"]["limits"],
-            verdict.Limits,
+            Limits,
             ["target_precision", "max_interference", "max_tool_busy"],
         ),
-        (v["properties"]["slow"]["items"], verdict.SlowLoadPoint, ["target"]),
+        (v["properties"]["slow"]["items"], SlowLoadPoint, ["target"]),
     ):
         names = [f.name for f in dataclasses.fields(cls)]
         assert props(node) == names
