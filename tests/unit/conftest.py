@@ -1,5 +1,6 @@
 import base64
 import contextlib
+import copy
 import functools
 import hashlib
 import importlib.util
@@ -116,6 +117,38 @@ def stored_cells_fit_the_schema_file() -> Iterator[None]:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(benchstack.results.cell, "dumps_cell", dumps_checked)
+        yield
+
+
+# Experiment texts benchstack.plan.experiment read (load_yaml), by their sha256 and the reader's limits: what
+# it made of each (experiments_read_once).
+_EXPERIMENTS_READ: dict[tuple[bytes, int, int, int], Any] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def experiments_read_once() -> Iterator[None]:
+    """An experiment's YAML (benchstack.common.inputs.load_yaml, for benchstack.plan.experiment) is parsed
+    once a session: the plans of the shipped experiments are compiled by many tests (481 reads of 110 texts,
+    ~1.1 s of pure-Python YAML). Each reader gets a deep copy (the aliases of a document still shared within
+    it), so no test's change reaches another; a text that fails is read, and fails, every time."""
+    import benchstack.common.inputs as inputs
+    import benchstack.plan.experiment
+
+    load = benchstack.plan.experiment.load_yaml
+
+    def read_once(text: str) -> Any:
+        key = (
+            hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(),
+            inputs.MAX_DEPTH,
+            inputs.MAX_VALUES,
+            inputs.MAX_INT_CHARS,
+        )
+        if key not in _EXPERIMENTS_READ:
+            _EXPERIMENTS_READ[key] = load(text)
+        return copy.deepcopy(_EXPERIMENTS_READ[key])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(benchstack.plan.experiment, "load_yaml", read_once)
         yield
 
 
