@@ -152,6 +152,22 @@ def experiments_read_once() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def files_not_flushed_to_disk() -> Iterator[None]:
+    """os.fsync checks its descriptor and returns, in the tests' process: waiting for the disk (each stored
+    cell's file, 853 of them, ~1 ms each on this machine's disk, more when it is busy) is what a crash
+    needs, which no unit test makes. test_write_cell_syncs_the_whole_file_before_it_takes_its_name checks
+    the call."""
+    import os
+
+    def checked(fd: Any) -> None:
+        os.fstat(fd if isinstance(fd, int) else fd.fileno())
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "fsync", checked)
+        yield
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "drawn: the report's plots are rasterized to PNG files (see plots_not_rasterized)"

@@ -163,6 +163,22 @@ def test_write_cell_stores_json_under_cells(tmp_path: Path) -> None:
     assert load_cells(tmp_path) == [ab_cell()]
 
 
+def test_write_cell_syncs_the_whole_file_before_it_takes_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[tuple[Path, int, list[str]]] = []
+
+    def fsync(fd: int) -> None:
+        where = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        synced.append((where, os.fstat(fd).st_size, os.listdir(where.parent)))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    path = write_cell(tmp_path, ab_cell())
+    [(where, size, listed)] = synced
+    assert where.parent == path.parent and where.name.startswith(f".{path.stem}.")
+    assert size == path.stat().st_size and path.name not in listed
+
+
 def test_write_cell_never_overwrites(tmp_path: Path) -> None:
     path = write_cell(tmp_path, ab_cell())
     before = path.read_text()
