@@ -252,17 +252,34 @@ def _start(commands: Commands, factory: pytest.TempPathFactory) -> Early:
     return _EARLY[commands]
 
 
-def _one_at_a_time(queue: list[Early]) -> None:
-    """Run the queued commands one after another, in the order their tests come: one process at a time beside
-    the tests' own process, on the core it leaves idle. All at once (ten ansible-playbook runs) they took
-    both cores from the tests for the first ~8 s of a run, and the tests waited for them. At a lower
-    priority: the processes a test waits for in its turn (test_remote's, whose timing it checks) go first."""
-    for early in queue:
-        for name in early.specs:
-            proc = early.launch(name, niceness=5)
+# The niceness of each lane of the queue (_in_two_lanes): the first on the core the tests' process leaves
+# idle, the second on whatever the tests' process leaves idle of its own core.
+LANES = (5, 10)
+
+
+def _in_two_lanes(queue: list[Early]) -> None:
+    """Run the queued commands in the order their tests come, two lanes each taking the next one when its
+    last ended: one process at a time on the core the tests' process leaves idle (nice 5), and one that runs
+    when the tests' process waits (for a shell, a host-side script, a trap's sleep: ~7 s of a run) or is done
+    (nice 10: it takes ~10 % of that core while the tests' process runs). All at once (ten ansible-playbook
+    runs) they took both cores from the tests for the first ~8 s of a run, and the tests waited for them;
+    one lane ended ~5 s after the other tests. At a lower priority: the processes a test waits for in its turn
+    (test_remote's, whose timing it checks) go first."""
+    todo = iter([(early, name) for early in queue for name in early.specs])
+    lock = threading.Lock()
+
+    def lane(niceness: int) -> None:
+        while True:
+            with lock:
+                early, name = next(todo, (None, ""))
+            proc = early.launch(name, niceness=niceness) if early is not None else None
             if proc is None:
                 return
             proc.wait()
+
+    for niceness in LANES[1:]:
+        threading.Thread(target=lane, args=(niceness,), daemon=True).start()
+    lane(LANES[0])
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -270,7 +287,7 @@ def early_commands(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
     """The commands of every selected test marked ``early`` (ansible-playbook runs, ~1 s of CPU each, mostly
-    starting up), started with the session one at a time (:func:`_one_at_a_time`), beside the in-process
+    starting up), started with the session in two lanes (:func:`_in_two_lanes`), beside the in-process
     tests instead of one after the other in their turn. A test that comes before its commands started starts
     them. Under pytest-xdist each starts when first read."""
     if not hasattr(request.config, "workerinput"):
@@ -279,7 +296,7 @@ def early_commands(
             marker = item.get_closest_marker("early")
             if marker is not None and marker.args[0] not in _EARLY:
                 queue.append(_start(marker.args[0], tmp_path_factory))
-        threading.Thread(target=_one_at_a_time, args=(queue,), daemon=True).start()
+        threading.Thread(target=_in_two_lanes, args=(queue,), daemon=True).start()
     yield
     for early in _EARLY.values():
         early.stop()
