@@ -168,7 +168,10 @@ def stopped_together(root: str, vmstat_base: int) -> dict[str, dict[str, Any]]:
     for sig in SIGNALS:
         case = cases[sig.name]
         wait_for_folder(case["rid"])
-        case["running"] = bool(running(case["tool"]) and running(f"timeout {case['vmstat']} vmstat"))
+        # Both started (the script writes its pid before it starts them; in a niced lane that can take a
+        # moment): the signal then has something to stop.
+        both = (case["tool"], f"timeout {case['vmstat']} vmstat")
+        case["running"] = gone_within(5, lambda both=both: not all(running(p) for p in both))
         case["proc"].send_signal(sig)
     wait_for_folder(warm_up["rid"])
     warm_up["proc"].send_signal(signal.SIGHUP)
