@@ -31,12 +31,13 @@ pairs ten to a line (:func:`dumps_cell`): a cell grows by 1 to 30 KB (scripts/me
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
 import statistics
 import tempfile
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -189,8 +190,31 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
     )
 
 
+# Values a cell's JSON holds that need no copy.
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def _copied(value: Any) -> Any:
+    """``value`` as :func:`dataclasses.asdict` copies a field: new dicts and lists all the way down. asdict
+    passes every number through copy.deepcopy: ~3 ms a cell with a latency distribution of 1,600 pairs,
+    six times this."""
+    kind = type(value)
+    if kind is list:
+        return [v if type(v) in _ATOMS else _copied(v) for v in value]
+    if kind is dict:
+        return {k: v if type(v) in _ATOMS else _copied(v) for k, v in value.items()}
+    if kind in _ATOMS:
+        return value
+    if kind is tuple:
+        return tuple(_copied(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return copy.deepcopy(value)
+
+
 def cell_to_dict(cell: Cell) -> dict[str, Any]:
-    return asdict(cell)
+    """The cell as a dict of its fields, copied (a change to it leaves the cell as it was)."""
+    return {name: _copied(getattr(cell, name)) for name in FIELDS}
 
 
 def _safe(part: object) -> str:

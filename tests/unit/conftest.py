@@ -1,5 +1,6 @@
 import base64
 import contextlib
+import copy
 import functools
 import hashlib
 import importlib.util
@@ -119,6 +120,54 @@ def stored_cells_fit_the_schema_file() -> Iterator[None]:
         yield
 
 
+# Experiment texts benchstack.plan.experiment read (load_yaml), by their sha256 and the reader's limits: what
+# it made of each (experiments_read_once).
+_EXPERIMENTS_READ: dict[tuple[bytes, int, int, int], Any] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def experiments_read_once() -> Iterator[None]:
+    """An experiment's YAML (benchstack.common.inputs.load_yaml, for benchstack.plan.experiment) is parsed
+    once a session: the plans of the shipped experiments are compiled by many tests (481 reads of 110 texts,
+    ~1.1 s of pure-Python YAML). Each reader gets a deep copy (the aliases of a document still shared within
+    it), so no test's change reaches another; a text that fails is read, and fails, every time."""
+    import benchstack.common.inputs as inputs
+    import benchstack.plan.experiment
+
+    load = benchstack.plan.experiment.load_yaml
+
+    def read_once(text: str) -> Any:
+        key = (
+            hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(),
+            inputs.MAX_DEPTH,
+            inputs.MAX_VALUES,
+            inputs.MAX_INT_CHARS,
+        )
+        if key not in _EXPERIMENTS_READ:
+            _EXPERIMENTS_READ[key] = load(text)
+        return copy.deepcopy(_EXPERIMENTS_READ[key])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(benchstack.plan.experiment, "load_yaml", read_once)
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def files_not_flushed_to_disk() -> Iterator[None]:
+    """os.fsync checks its descriptor and returns, in the tests' process: waiting for the disk (each stored
+    cell's file, 853 of them, ~1 ms each on this machine's disk, more when it is busy) is what a crash
+    needs, which no unit test makes. test_write_cell_syncs_the_whole_file_before_it_takes_its_name checks
+    the call."""
+    import os
+
+    def checked(fd: Any) -> None:
+        os.fstat(fd if isinstance(fd, int) else fd.fileno())
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "fsync", checked)
+        yield
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "drawn: the report's plots are rasterized to PNG files (see plots_not_rasterized)"
@@ -203,17 +252,34 @@ def _start(commands: Commands, factory: pytest.TempPathFactory) -> Early:
     return _EARLY[commands]
 
 
-def _one_at_a_time(queue: list[Early]) -> None:
-    """Run the queued commands one after another, in the order their tests come: one process at a time beside
-    the tests' own process, on the core it leaves idle. All at once (ten ansible-playbook runs) they took
-    both cores from the tests for the first ~8 s of a run, and the tests waited for them. At a lower
-    priority: the processes a test waits for in its turn (test_remote's, whose timing it checks) go first."""
-    for early in queue:
-        for name in early.specs:
-            proc = early.launch(name, niceness=5)
+# The niceness of each lane of the queue (_in_two_lanes): the first on the core the tests' process leaves
+# idle, the second on whatever the tests' process leaves idle of its own core.
+LANES = (5, 10)
+
+
+def _in_two_lanes(queue: list[Early]) -> None:
+    """Run the queued commands in the order their tests come, two lanes each taking the next one when its
+    last ended: one process at a time on the core the tests' process leaves idle (nice 5), and one that runs
+    when the tests' process waits (for a shell, a host-side script, a trap's sleep: ~7 s of a run) or is done
+    (nice 10: it takes ~10 % of that core while the tests' process runs). All at once (ten ansible-playbook
+    runs) they took both cores from the tests for the first ~8 s of a run, and the tests waited for them;
+    one lane ended ~5 s after the other tests. At a lower priority: the processes a test waits for in its turn
+    (test_remote's, whose timing it checks) go first."""
+    todo = iter([(early, name) for early in queue for name in early.specs])
+    lock = threading.Lock()
+
+    def lane(niceness: int) -> None:
+        while True:
+            with lock:
+                early, name = next(todo, (None, ""))
+            proc = early.launch(name, niceness=niceness) if early is not None else None
             if proc is None:
                 return
             proc.wait()
+
+    for niceness in LANES[1:]:
+        threading.Thread(target=lane, args=(niceness,), daemon=True).start()
+    lane(LANES[0])
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -221,7 +287,7 @@ def early_commands(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
     """The commands of every selected test marked ``early`` (ansible-playbook runs, ~1 s of CPU each, mostly
-    starting up), started with the session one at a time (:func:`_one_at_a_time`), beside the in-process
+    starting up), started with the session in two lanes (:func:`_in_two_lanes`), beside the in-process
     tests instead of one after the other in their turn. A test that comes before its commands started starts
     them. Under pytest-xdist each starts when first read."""
     if not hasattr(request.config, "workerinput"):
@@ -230,7 +296,7 @@ def early_commands(
             marker = item.get_closest_marker("early")
             if marker is not None and marker.args[0] not in _EARLY:
                 queue.append(_start(marker.args[0], tmp_path_factory))
-        threading.Thread(target=_one_at_a_time, args=(queue,), daemon=True).start()
+        threading.Thread(target=_in_two_lanes, args=(queue,), daemon=True).start()
     yield
     for early in _EARLY.values():
         early.stop()
@@ -499,6 +565,47 @@ def _env_key_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 # Rendering a role's templates by Ansible's own templating, without a host (test_app_server_units,
 # test_app_server_restarts, test_role_contracts, test_nginx_server_blocks).
 ROLES = Path(__file__).resolve().parents[2] / "roles"
+
+
+# Jinja's compiled code of each template source, by its tokens and the settings its code depends on
+# (templates_compiled_once).
+_COMPILED: dict[tuple[Any, ...], Any] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def templates_compiled_once() -> Iterator[None]:
+    """A template is compiled (parsed and turned into Python) once a session, then rendered as often as a test
+    asks: Ansible's Templar compiles its text again on each render, ~3 ms of each (951 compiles of 78
+    sources, ~0.9 s). The key is what the compiled code depends on: the tokens (the lexer's settings and
+    Ansible's escaping of backslashes included), the parser's extensions, the code generator's settings, the
+    name; a source that fails compiles, and fails, every time."""
+    import jinja2
+
+    compile_ = jinja2.Environment.compile
+
+    def compiled_once(
+        env: jinja2.Environment,
+        source: Any,
+        name: str | None = None,
+        filename: str | None = None,
+        raw: bool = False,
+        defer_init: bool = False,
+    ) -> Any:
+        if not isinstance(source, str):  # an expression's tree (compile_expression)
+            return compile_(env, source, name, filename, raw, defer_init)
+        try:
+            tokens = tuple(env.lex(source, name, filename))
+        except jinja2.TemplateSyntaxError:
+            return compile_(env, source, name, filename, raw, defer_init)
+        settings = (type(env), tuple(sorted(env.extensions)), env.optimized, env.is_async, env.finalize)
+        key = (tokens, settings, env.autoescape, name, filename, raw, defer_init)
+        if key not in _COMPILED:
+            _COMPILED[key] = compile_(env, source, name, filename, raw, defer_init)
+        return _COMPILED[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jinja2.Environment, "compile", compiled_once)
+        yield
 
 
 def trusted(value: Any) -> Any:

@@ -130,6 +130,21 @@ def test_aliases_below_the_limit_are_read_as_shared_values() -> None:
     assert len(data["a3"]) == 10 and data["a3"][0] is data["a3"][1]
 
 
+def test_an_experiment_text_read_again_is_a_copy_of_its_one_parse_and_a_bad_one_fails_again() -> None:
+    """conftest.experiments_read_once parses an experiment's text once a session (what
+    benchstack.plan.experiment reads through): a reader gets its own copy, its aliases still shared."""
+    import benchstack.plan.experiment as experiment
+
+    text = "base: &b {a: [1]}\nstacks: [*b, *b]\n"
+    first, second = experiment.load_yaml(text), experiment.load_yaml(text)
+    assert first == second == load_yaml(text)
+    assert first is not second and first["base"] is not second["base"]
+    assert first["stacks"][0] is first["stacks"][1] is first["base"]
+    for _ in range(2):
+        with pytest.raises(InputError, match="key a given twice"):
+            experiment.load_yaml("a: 1\na: 2\n")
+
+
 def test_a_recursive_alias_is_refused() -> None:
     with pytest.raises(InputError, match="an alias inside its own anchor"):
         load_yaml("a: &a [1, *a]\n")

@@ -139,30 +139,100 @@ def test_a_measured_run_keeps_its_exit_code_prints_vmstat_and_the_g_file_then_re
     assert folders(MEASURED_RID) == [] and running(f"timeout {MEASURED_VMSTAT_S} vmstat") == []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE])
-def test_a_signal_mid_run_stops_the_tool_and_vmstat_and_removes_the_folder(sig: signal.Signals) -> None:
-    rid = run_id()
-    proc = start(remote.measured_script(rid, f"timeout 60 {TOOL}", VMSTAT_S))
-    wait_for_folder(rid)
-    assert running(TOOL) and running(f"timeout {VMSTAT_S} vmstat")
-    proc.send_signal(sig)
-    proc.wait(timeout=5)  # at once, not when the tool would have ended
-    assert proc.returncode == 128 + sig
-    assert gone_within(GONE_S, lambda: running(TOOL) or running(f"timeout {VMSTAT_S} vmstat"))
-    assert folders(rid) == []
+SIGNALS = [signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE]
 
 
-def test_a_signal_between_starting_the_tool_and_naming_it_still_stops_it() -> None:
+def stopped_together(root: str, vmstat_base: int) -> dict[str, dict[str, Any]]:
+    """The stops of the tests below, all started at once (each stop waits ~0.4 s for the script's trap, which
+    sleeps 0.1 s then 0.3 s before it kills again), in a new interpreter (:func:`stopped`): a signal mid-run
+    of a measured script, one between starting the tool and naming it, a warm-up killed mid-run. Each has a
+    tool and a vmstat bound of its own, so each checks only its own processes. What each saw, by name."""
+    remote.TEMP_ROOT = root
+    # Per case: its tool, its vmstat bound (a measured script's), its run id; then its process.
+    cases: dict[str, dict[str, Any]] = {}
+    for k, name in enumerate([*(s.name for s in SIGNALS), "between", "warm_up"], start=1):
+        cases[name] = {"tool": f"{TOOL}{k}", "vmstat": vmstat_base + k, "rid": run_id()}
+    for sig in SIGNALS:
+        case = cases[sig.name]
+        case["proc"] = start(
+            remote.measured_script(case["rid"], f"timeout 60 {case['tool']}", case["vmstat"])
+        )
+    between = cases["between"]
     # The tool's start as the scripts write it, with the signal forced into the gap after `CMD &` and before
     # `t=$!` (under load it landed there by itself: the tool kept running after the script ended).
-    rid = run_id()
-    start_and_signal = remote.START_TOOL.format(TOOL).replace(" & t=$!", " & kill -TERM $$; t=$!")
-    assert start_and_signal != remote.START_TOOL.format(TOOL)
-    proc = start(remote.in_own_folder(rid, f"{start_and_signal}; exit $rc"))
-    proc.wait(timeout=5)
-    assert proc.returncode == 143
-    assert gone_within(GONE_S, lambda: running(TOOL))
-    assert folders(rid) == []
+    start_and_signal = remote.START_TOOL.format(between["tool"]).replace(" & t=$!", " & kill -TERM $$; t=$!")
+    between["forced"] = start_and_signal != remote.START_TOOL.format(between["tool"])
+    between["proc"] = start(remote.in_own_folder(between["rid"], f"{start_and_signal}; exit $rc"))
+    warm_up = cases["warm_up"]
+    warm_up["proc"] = start(remote.load_script(warm_up["rid"], f"timeout 60 {warm_up['tool']}"))
+    for sig in SIGNALS:
+        case = cases[sig.name]
+        wait_for_folder(case["rid"])
+        # Both started (the script writes its pid before it starts them; in a niced lane that can take a
+        # moment): the signal then has something to stop.
+        both = (case["tool"], f"timeout {case['vmstat']} vmstat")
+        case["running"] = gone_within(5, lambda both=both: not all(running(p) for p in both))
+        case["proc"].send_signal(sig)
+    wait_for_folder(warm_up["rid"])
+    warm_up["proc"].send_signal(signal.SIGHUP)
+    for case in cases.values():
+        case["rc"] = case["proc"].wait(timeout=5)  # at once, not when the tool would have ended
+    # Gone within GONE_S of the stops, all polled together: one after the other, a tool still running after
+    # a broken stop would have ended by itself (41 s) before the last one was looked at.
+    left = {
+        name: [case["tool"], *([f"timeout {case['vmstat']} vmstat"] if name in SIGNALS_BY_NAME else [])]
+        for name, case in cases.items()
+    }
+    deadline = time.monotonic() + GONE_S
+    while left and time.monotonic() < deadline:
+        left = {name: own for name, own in left.items() if any(running(p) for p in own)}
+        time.sleep(0.05)
+    left = {name: own for name, own in left.items() if any(running(p) for p in own)}
+    return {
+        name: {
+            "rc": case["rc"],
+            "gone": name not in left,
+            "folders": folders(case["rid"]),
+            **{k: case[k] for k in ("running", "forced") if k in case},
+        }
+        for name, case in cases.items()
+    }
+
+
+SIGNALS_BY_NAME = {s.name: s for s in SIGNALS}
+# Above the bounds of this process's own vmstats (VMSTAT_S + 0 to 3): no_leftovers stops none of them.
+STOPS_VMSTAT_S = VMSTAT_S + 10
+
+
+def stopped(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """:func:`stopped_together` in a root of its own (no sweep here stops them), started with the session
+    beside the other tests (conftest's early_commands): ~0.5 s of waiting, once instead of six times."""
+    (folder / "stops").mkdir()
+    argv = in_child("test_remote", "stopped_together", str(folder / "stops"), STOPS_VMSTAT_S)
+    return {"stops": (argv, dict(os.environ), ROOT)}
+
+
+@pytest.mark.early.with_args(stopped)
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_signal_mid_run_stops_the_tool_and_vmstat_and_removes_the_folder(
+    sig: signal.Signals, early_results: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
+    found = printed_json(early_results["stops"])[sig.name]
+    assert found["running"]  # the tool and vmstat, before the signal
+    assert found["rc"] == 128 + sig
+    assert found["gone"]
+    assert found["folders"] == []
+
+
+@pytest.mark.early.with_args(stopped)
+def test_a_signal_between_starting_the_tool_and_naming_it_still_stops_it(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    found = printed_json(early_results["stops"])["between"]
+    assert found["forced"]
+    assert found["rc"] == 143
+    assert found["gone"]
+    assert found["folders"] == []
 
 
 def test_both_scripts_start_their_tool_as_the_trap_expects() -> None:
@@ -170,14 +240,13 @@ def test_both_scripts_start_their_tool_as_the_trap_expects() -> None:
     assert remote.START_TOOL.format("TOOL") in remote.measured_script(run_id(), "TOOL", 5)
 
 
-def test_a_warm_up_killed_mid_run_leaves_nothing_either() -> None:
-    rid = run_id()
-    proc = start(remote.load_script(rid, f"timeout 60 {TOOL}"))
-    wait_for_folder(rid)
-    proc.send_signal(signal.SIGHUP)
-    proc.wait(timeout=5)
-    assert gone_within(GONE_S, lambda: running(TOOL))
-    assert folders(rid) == []
+@pytest.mark.early.with_args(stopped)
+def test_a_warm_up_killed_mid_run_leaves_nothing_either(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    found = printed_json(early_results["stops"])["warm_up"]
+    assert found["gone"]
+    assert found["folders"] == []
 
 
 AWAY_VMSTAT_S = VMSTAT_S + 2

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -51,6 +52,21 @@ def test_make_cell_combines_parsed_output_and_metadata() -> None:
     assert d["rps"] == 18967.23
     assert d["status"] == "ok"
     assert validate_cell(d, require_meta=True) == []
+
+
+def test_a_cells_dict_is_what_asdict_makes_and_shares_nothing_with_the_cell() -> None:
+    parsed = ab.parse(read_data("ab", "normal.txt"))
+    cell = make_cell(parsed, **META, system={"loadgen": {"cpu": [1.5, 2]}, "target": None})
+    cell.latency_dist = {"source": "ab-g", "counts": [[100, 2], [200, 1]], "tags": ("a", "b")}
+    d = cell_to_dict(cell)
+    assert d == dataclasses.asdict(cell) and list(d) == [f.name for f in dataclasses.fields(cell)]
+    d["latency_dist"]["counts"][0][1] = 99
+    d["system"]["loadgen"]["cpu"].append(3)
+    d["command"].append("x")
+    d["errors"]["connect"] = 7
+    assert cell.latency_dist["counts"][0] == [100, 2] and cell.system["loadgen"]["cpu"] == [1.5, 2]
+    assert cell.command[-1] != "x" and cell.errors["connect"] != 7
+    assert cell_to_dict(cell)["latency_dist"]["tags"] == ("a", "b")
 
 
 def test_make_cell_rejects_concurrency_that_disagrees_with_the_output() -> None:
@@ -145,6 +161,22 @@ def test_write_cell_stores_json_under_cells(tmp_path: Path) -> None:
     assert json.loads(path.read_text())["rps"] == 18967.23
     assert os.listdir(tmp_path / "cells") == [path.name]  # no temporary file left behind
     assert load_cells(tmp_path) == [ab_cell()]
+
+
+def test_write_cell_syncs_the_whole_file_before_it_takes_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[tuple[Path, int, list[str]]] = []
+
+    def fsync(fd: int) -> None:
+        where = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        synced.append((where, os.fstat(fd).st_size, os.listdir(where.parent)))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    path = write_cell(tmp_path, ab_cell())
+    [(where, size, listed)] = synced
+    assert where.parent == path.parent and where.name.startswith(f".{path.stem}.")
+    assert size == path.stat().st_size and path.name not in listed
 
 
 def test_write_cell_never_overwrites(tmp_path: Path) -> None:

@@ -51,3 +51,21 @@ def test_no_backslash_escape_inside_jinja() -> None:
         for hit in escapes_in(doc)
     ]
     assert hits == []
+
+
+def test_a_template_compiled_once_a_session_is_compiled_anew_for_other_tokens_or_settings() -> None:
+    """conftest.templates_compiled_once: the same source, compiled once, renders each test's variables; the
+    escaping Ansible applies (an expression's '\\n' kept as a backslash and an n) or not, and trim_blocks,
+    each give the code of their own."""
+    import jinja2
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+    from conftest import templated
+
+    source = "{{ 'a\\nb' }}|{% if x %}\nyes{% endif %}\n"
+    assert templated(source, {"x": True}) == "a\\nb|yes\n"
+    assert templated(source, {"x": False}) == "a\\nb|\n"
+    unescaped = Templar(loader=DataLoader(), variables={"x": True})
+    assert unescaped.template(trust_as_template(source), escape_backslashes=False) == "a\nb|yes\n"
+    assert jinja2.Environment().from_string(source).render(x=True) == "a\nb|\nyes"
+    assert jinja2.Environment(trim_blocks=True).from_string(source).render(x=True) == "a\nb|yes"
