@@ -6,12 +6,19 @@ to the roles, templates print them, and verify, the benchmark and the report rea
 address or unit name is derived twice. ``bench-stack experiment`` compiles the same plan, so the command line
 and the playbook accept and refuse exactly the same experiments.
 
-A plan holds:
+The plan is typed (:class:`ResolvedPlan`: the typed experiment, its resolved stacks
+(:class:`benchstack.plan.stacks.Stack`) and what is derived from them, each host's :class:`HostPlan`); every
+function here that derives a part of it reads the stacks' fields. :meth:`ResolvedPlan.to_dict` makes the
+fact, the one place the plan's stacks become dicts; the plugins that only read the fact (bench_run_info:
+:func:`run_record`; bench_extra_cells: :func:`experiment_of`) take it as a mapping.
+
+The fact holds:
 
 * ``experiment``: name, description, source file, the stacks as written and the load plan with its
   defaults (run.json records this as the experiment as run), and ``sha256`` (benchstack.results.runfolder);
 * ``roots``: the run, app and unit-config roots every derived path hangs from;
-* ``stacks``: every stack resolved (:func:`benchstack.plan.stacks.resolve_stack`);
+* ``stacks``: every stack resolved (:func:`benchstack.plan.stacks.resolve_stacks`, each printed by
+  :meth:`benchstack.plan.stacks.Stack.to_dict`), its ``app.env`` values apart (:func:`env_apart`);
 * ``role_stacks``: per role that serves stacks (app_server, nginx, apache), the stacks it serves with only
   the fields its argument_specs declare (:mod:`benchstack.plan.rolecontract`): what provision.yml hands it;
 * ``needs``: runtimes, packages, apps, fronts and servers the targets need;
