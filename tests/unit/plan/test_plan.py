@@ -1,6 +1,7 @@
 """The resolved plan (benchstack.plan.resolved): compiled once per run, alike for the command line and the
 playbook."""
 
+import json
 import os
 import subprocess
 import sys
@@ -17,9 +18,11 @@ from benchstack.plan.resolved import (
     duration_text,
     experiment_path,
     progress,
+    reseeded,
     run_dir_for,
+    with_hosts,
 )
-from benchstack.plan.stacks import Roots
+from benchstack.plan.stacks import InstanceCheck, Roots, Stack
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -59,6 +62,30 @@ def test_a_plan_resolves_its_stacks_once_and_carries_every_derived_value() -> No
     fact = plan.to_dict()
     assert [ep["address"] for ep in fact["stacks"][0]["endpoints"]] == [ep.address for ep in stack.endpoints]
     assert fact["needs"]["servers"] == ["thin"]
+
+
+def test_the_plan_keeps_its_stacks_typed_and_makes_a_fact_of_plain_json() -> None:
+    plan = compile_plan(ROOT / "experiments" / "apache-vs-nginx.yml")
+    assert plan.stacks and all(isinstance(s, Stack) for s in plan.stacks)
+    assert plan.experiment.resolved and all(isinstance(s, Stack) for s in plan.experiment.resolved)
+    assert all(isinstance(c, InstanceCheck) for c in plan.instance_checks)
+    assert plan.to_dict()["needs"]["fronts"] == list(plan.needs.fronts) == ["apache", "nginx"]
+    # Ansible sets the fact and run.json keeps part of it: lists and mappings only, no tuple or dataclass
+    # (JSON would print a tuple as a list, so the golden plan cannot tell).
+    for path in [*(ROOT / "experiments").glob("*.yml"), *(ROOT / "molecule").glob("*/experiment.yml")]:
+        placed = with_hosts(compile_plan(path, allow_large=True), ["t"], ["t"], {}, str).to_dict()
+        assert json.loads(json.dumps(placed)) == placed, path
+
+
+def test_hosts_and_a_new_seed_make_new_plans_and_leave_the_one_given() -> None:
+    plan = compile_plan(ROOT / "experiments" / "perf-one-stack.yml", targets=["t1"])
+    placed = with_hosts(plan, ["t1"], ["lg"], {}, lambda t: f"{t}.lan")
+    assert (plan.hosts, plan.mode) == ({}, None)
+    assert placed.mode == "network" and placed.hosts["lg"].address == "t1.lan"
+    assert [c.url for c in placed.hosts["lg"].front_checks][:1] == ["http://t1.lan:8003/"]
+    again = reseeded(placed, 12345)
+    assert (again.seed, placed.seed) == (12345, None)
+    assert again.hosts == placed.hosts and len(again.cells) == len(placed.cells)
 
 
 def test_the_plan_names_every_load_tool_its_warmups_included() -> None:
