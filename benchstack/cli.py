@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -421,21 +422,25 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
         except RunDirError as exc:
             _err(f"bench_run_dir: {exc}")
             return 1
-    for warning in plan["warnings"]:
+    for warning in plan.warnings:
         _err(f"warning: {warning}")
     # app.env values may be secrets: the printed plan names them only (the stacks carry fingerprints).
-    plan["app_env_lines"] = {
-        name: [line.split("=", 1)[0] + "=(not shown)" for line in lines]
-        for name, lines in plan["app_env_lines"].items()
-    }
+    plan = replace(
+        plan,
+        app_env_lines={
+            name: tuple(line.split("=", 1)[0] + "=(not shown)" for line in lines)
+            for name, lines in plan.app_env_lines.items()
+        },
+    )
+    fact = plan.to_dict()
     if not args.plan:
-        plan = {
-            "name": plan["experiment"]["name"],
-            "description": plan["experiment"]["description"],
-            "stacks": [s["name"] for s in plan["stacks"]],
-            "cells": plan["cells"],
+        fact = {
+            "name": plan.name,
+            "description": plan.experiment.description,
+            "stacks": [s.name for s in plan.stacks],
+            "cells": fact["cells"],
         }
-    print(json.dumps(plan, indent=2))
+    print(json.dumps(fact, indent=2))
     return 0
 
 

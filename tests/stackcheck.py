@@ -3,13 +3,14 @@ roles use (benchstack.plan.stacks), so tests and roles cannot disagree about soc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from benchstack.plan.experiment import load_experiment
+from benchstack.plan.stacks import Stack, resolve_stacks
 from benchstack.plan.stacks import front_checks as _front_checks
 from benchstack.plan.stacks import instance_checks as _instance_checks
-from benchstack.plan.stacks import resolve_stacks
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -18,24 +19,41 @@ def experiment_stacks(name: str) -> list[dict[str, Any]]:
     return load_experiment(PROJECT / "experiments" / f"{name}.yml").stacks
 
 
-def resolved(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Stacks as the plan resolves them: an experiment's stacks are resolved, resolved ones kept."""
-    return stacks if all("endpoints" in s for s in stacks) else resolve_stacks(stacks)
+def typed(stacks: Sequence[dict[str, Any] | Stack]) -> tuple[Stack, ...]:
+    """Stacks as written resolved as the plan resolves them (resolved ones kept)."""
+    if all(isinstance(s, Stack) for s in stacks):
+        return tuple(s for s in stacks if isinstance(s, Stack))
+    return resolve_stacks(list(stacks))
 
 
-def front_checks(stacks: list[dict[str, Any]], host: str = "127.0.0.1") -> list[dict[str, Any]]:
+def resolved(stacks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stacks as the plan's fact holds them (what the roles read): stacks as written are resolved, resolved
+    ones kept."""
+    if all("endpoints" in s for s in stacks):
+        return list(stacks)
+    return [s.to_dict() for s in typed(stacks)]
+
+
+def front_checks(stacks: Sequence[dict[str, Any] | Stack], host: str = "127.0.0.1") -> list[dict[str, Any]]:
+    """The front checks of stacks as written (or resolved), as the plan's fact holds them, with their path."""
     return [
         {**c, "path": c["url"].split(str(c["url"].split("/")[2]), 1)[1]}
-        for c in _front_checks(resolved(stacks), host)
+        for c in (check.to_dict() for check in _front_checks(typed(stacks), host))
     ]
 
 
-def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**c, "path": "/" + c["url"].split("/", 3)[3]} for c in _instance_checks(resolved(stacks))]
+def instance_checks(stacks: Sequence[dict[str, Any] | Stack]) -> list[dict[str, Any]]:
+    """The instance checks of stacks as written (or resolved), as the plan's fact holds them, with their
+    path."""
+    return [
+        {**c, "path": "/" + c["url"].split("/", 3)[3]}
+        for c in (check.to_dict() for check in _instance_checks(typed(stacks)))
+    ]
 
 
-def endpoints(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [ep for s in resolved(stacks) for ep in s["endpoints"]]
+def endpoints(stacks: Sequence[dict[str, Any] | Stack]) -> list[dict[str, Any]]:
+    """Every instance of stacks as written (or resolved), as the plan's fact holds it."""
+    return [ep.to_dict() for s in typed(stacks) for ep in s.endpoints]
 
 
 def ask(host: Any, check: dict[str, Any]) -> str:

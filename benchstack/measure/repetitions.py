@@ -34,8 +34,8 @@ from typing import Any
 from benchstack.analysis.comparison import paired_ratios
 from benchstack.analysis.loadpoints import by_load_point
 from benchstack.analysis.stats import MIN_MEDIAN_CI_VALUES, relative_half_width
-from benchstack.plan.experiment import CellPlan, Experiment, cell_plan, load_points, shuffled
-from benchstack.plan.loadplan import Load, LoadPlan
+from benchstack.plan.experiment import CellPlan, Experiment, LoadPoint, cell_plan, load_points, shuffled
+from benchstack.plan.loadplan import Load
 from benchstack.plan.targets import for_target
 from benchstack.results.cell import counted, load_cells
 
@@ -108,10 +108,10 @@ def extra_cells(
     if _over_budget(stored, load, now):
         return []
     groups = by_load_point(stored)
-    points = [(stack, plan, level) for stack in exp.stacks for plan, level in load_points(exp)]
+    points = [(stack, point) for stack in exp.stacks for point in load_points(exp)]
 
-    def key_of(stack: dict[str, Any], plan: LoadPlan, level: int) -> tuple[str, str, bool, int]:
-        return (stack["name"], plan.tool, plan.keeps_alive, level)
+    def key_of(stack: dict[str, Any], point: LoadPoint) -> tuple[str, str, bool, int]:
+        return (stack["name"], *point.key)
 
     # The round's number, shared by its cells: comparisons pair cells by it (module docstring).
     this_round = 1 + max((int(c["repetition"]) for c in stored if c.get("repetition") is not None), default=0)
@@ -124,9 +124,9 @@ def extra_cells(
     def baseline_key(key: tuple[str, str, bool, int]) -> tuple[str, str, bool, int]:
         return (str(load.baseline), *key[1:])
 
-    due: dict[tuple[str, str, bool, int], tuple[dict[str, Any], LoadPlan, int, int]] = {}
-    for stack, plan, level in points:
-        key = key_of(stack, plan, level)
+    due: dict[tuple[str, str, bool, int], tuple[dict[str, Any], LoadPoint, int]] = {}
+    for stack, point in points:
+        key = key_of(stack, point)
         if not ready(key):
             continue
         cells = groups.get(key, [])
@@ -138,19 +138,19 @@ def extra_cells(
             and below_bounds(base, load)
             and len(paired_ratios(cells, base)) < MIN_MEDIAN_CI_VALUES
         ):
-            due[key] = (stack, plan, level, this_round)
-    for stack, plan, level in points:
-        key = key_of(stack, plan, level)
+            due[key] = (stack, point, this_round)
+    for stack, point in points:
+        key = key_of(stack, point)
         if stack["name"] != load.baseline or key in due:
             continue
         if not any(k[1:] == key[1:] for k in due):
             continue
         if below_bounds(groups.get(key, []), load):
-            due[key] = (stack, plan, level, this_round)
-    order = [due[key_of(*point)] for point in points if key_of(*point) in due]
+            due[key] = (stack, point, this_round)
+    order = [due[key_of(*pair)] for pair in points if key_of(*pair) in due]
     if seed is not None and order:
-        order = shuffled(order, seed, max(item[3] for item in order))
-    planned = [cell_plan(exp, stack, plan, level, repetition) for stack, plan, level, repetition in order]
+        order = shuffled(order, seed, max(item[2] for item in order))
+    planned = [cell_plan(exp, stack, point, repetition) for stack, point, repetition in order]
     if target is None:
         return planned
     return [for_target(p, target, several=len(targets) > 1) for p in planned]

@@ -55,7 +55,7 @@ from benchstack.plan.loadplan import (
     Load,
     LoadPlan,
 )
-from benchstack.plan.stacks import DEFAULT_ROOTS, Roots, StackError, resolve_stacks
+from benchstack.plan.stacks import DEFAULT_ROOTS, Roots, Stack, StackError, resolve_stacks
 from benchstack.plan.trace import note
 from benchstack.results.cell import cell_id
 
@@ -71,6 +71,7 @@ __all__ = [
     "ExperimentFileError",
     "Load",
     "LoadPlan",
+    "LoadPoint",
     "cell_plan",
     "cells",
     "experiment_from_dict",
@@ -164,8 +165,26 @@ class Experiment:
     load: Load
     source: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
-    # The stacks with everything derived (benchstack.plan.stacks.resolve_stacks).
-    resolved: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    # The stacks with everything derived (benchstack.plan.stacks.resolve_stacks); empty for an experiment
+    # taken back from a plan's fact (benchstack.plan.resolved.experiment_of), which reads the stacks as
+    # written only.
+    resolved: tuple[Stack, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """One load point, measured on every stack: a load plan at one of its levels (a concurrency, or an
+    offered rate for an open-loop tool)."""
+
+    plan: LoadPlan
+    level: int
+
+    @property
+    def key(self) -> tuple[str, bool, int]:
+        """What tells it from the experiment's other load points (no two plans measure one: load.plans'
+        check): its tool, keep-alive and level, as a cell's load point ends
+        (:func:`benchstack.analysis.loadpoints.by_load_point`)."""
+        return (self.plan.tool, self.plan.keeps_alive, self.level)
 
 
 def validate_experiment(data: object, roots: Roots = DEFAULT_ROOTS) -> list[str]:
@@ -175,7 +194,7 @@ def validate_experiment(data: object, roots: Roots = DEFAULT_ROOTS) -> list[str]
 
 def _validated(
     data: object, roots: Roots, base_dir: Path | None = None
-) -> tuple[list[str], list[dict[str, Any]]]:
+) -> tuple[list[str], tuple[Stack, ...]]:
     """Every problem with an experiment mapping, and its stacks resolved (when they are valid); a relative
     ``app.src`` is taken from ``base_dir``, the experiment file's folder.
 
@@ -183,10 +202,10 @@ def _validated(
     stacks' (:func:`benchstack.plan.stacks.resolve_stacks`, the one stack validator, which the playbook's plan
     uses too) for every stack the schema let through, and the load section's."""
     if not isinstance(data, dict):
-        return [f"an experiment must be a mapping, not {type(data).__name__}"], []
+        return [f"an experiment must be a mapping, not {type(data).__name__}"], ()
     found = schema_problems(data)
     problems = [p.message for p in found]
-    resolved: list[dict[str, Any]] = []
+    resolved: tuple[Stack, ...] = ()
     # A stack the schema refused is not checked again: its problems would be told twice, worded apart.
     if not any(p.path[:1] == ("stacks",) and p.stack is None for p in found):
         try:
@@ -363,17 +382,15 @@ def rotated(stacks: list[dict[str, Any]], repetition: int) -> list[dict[str, Any
     return stacks[k:] + stacks[:k]
 
 
-def load_points(exp: Experiment) -> list[tuple[LoadPlan, int]]:
-    """The (plan, level) pairs measured on every stack, in plan order; a level is a concurrency, or an
-    offered rate for an open-loop tool."""
-    return [(plan, level) for plan in exp.load.plans for level in plan.levels]
+def load_points(exp: Experiment) -> list[LoadPoint]:
+    """The load points measured on every stack, in plan order."""
+    return [LoadPoint(plan, level) for plan in exp.load.plans for level in plan.levels]
 
 
-def cell_plan(
-    exp: Experiment, stack: dict[str, Any], plan: LoadPlan, level: int, repetition: int
-) -> CellPlan:
-    """The cell of one stack, one load point and one repetition."""
+def cell_plan(exp: Experiment, stack: dict[str, Any], point: LoadPoint, repetition: int) -> CellPlan:
+    """The cell of one stack (as written), one load point and one repetition."""
     load = exp.load
+    plan, level = point.plan, point.level
     tool = plan.adapter
     keepalive = plan.keeps_alive
     rate = level if tool.open_loop else None
@@ -415,11 +432,11 @@ def cells(exp: Experiment, seed: int | None = None) -> list[CellPlan]:
     for repetition in range(1, exp.load.repetitions + 1):
         if seed is None:
             plans += [
-                cell_plan(exp, stack, plan, level, repetition)
+                cell_plan(exp, stack, point, repetition)
                 for stack in rotated(exp.stacks, repetition)
-                for plan, level in load_points(exp)
+                for point in load_points(exp)
             ]
             continue
-        points = [(stack, plan, level) for stack in exp.stacks for plan, level in load_points(exp)]
-        plans += [cell_plan(exp, *point, repetition) for point in shuffled(points, seed, repetition)]
+        points = [(stack, point) for stack in exp.stacks for point in load_points(exp)]
+        plans += [cell_plan(exp, *pair, repetition) for pair in shuffled(points, seed, repetition)]
     return plans

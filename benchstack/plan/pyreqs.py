@@ -24,7 +24,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from packaging.markers import Marker
@@ -35,6 +35,9 @@ from packaging.utils import canonicalize_name
 from benchstack.common.inputs import shown
 from benchstack.kinds.servers import REGISTRY as SERVERS
 from benchstack.plan.userapp import AppSourceError, deployed_files
+
+if TYPE_CHECKING:
+    from benchstack.plan.stacks import Stack
 
 FILE = "requirements.txt"
 # The python role's defaults: what the venv holds when the inventory does not set python_constraints.
@@ -322,9 +325,7 @@ def problems(
     return out
 
 
-def stack_problems(
-    stacks: Sequence[Mapping[str, Any]], constraints: Iterable[str], pythons: Sequence[str]
-) -> list[str]:
+def stack_problems(stacks: Sequence[Stack], constraints: Iterable[str], pythons: Sequence[str]) -> list[str]:
     """The problems of every Python user app from ``app.src`` with a requirements.txt among resolved
     ``stacks``, read on the controller, against ``constraints`` (python_constraints) on ``pythons``. An app
     from ``app.git`` is cloned on the target: pip's own message says it there."""
@@ -333,20 +334,21 @@ def stack_problems(
     out: list[str] = []
     done: set[str] = set()
     for s in stacks:
-        app = s["app"]
+        app, src = s.app, s.app.src
         if (
-            app["deploy"] != "src"
-            or s["runtime"]["kind"] != "python"
-            or FILE not in (app.get("dependency_files") or [])
-            or app["name"] in done
+            src is None
+            or s.runtime.kind != "python"
+            or FILE not in src.dependency_files
+            or app.name is None
+            or app.name in done
         ):
             continue
-        done.add(app["name"])
-        who = f"stack {shown(s['name'])}: app.src"
+        done.add(app.name)
+        who = f"stack {shown(s.name)}: app.src"
         try:
-            deployed = deployed_files(app["src"])
+            deployed = deployed_files(src.path)
         except AppSourceError as exc:
             out.append(f"{who}: {exc}")
             continue
-        out += [f"{who}: {p}" for p in problems(app["src"], deployed, pinned, pythons, servers)]
+        out += [f"{who}: {p}" for p in problems(src.path, deployed, pinned, pythons, servers)]
     return out

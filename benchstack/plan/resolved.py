@@ -6,12 +6,19 @@ to the roles, templates print them, and verify, the benchmark and the report rea
 address or unit name is derived twice. ``bench-stack experiment`` compiles the same plan, so the command line
 and the playbook accept and refuse exactly the same experiments.
 
-A plan holds:
+The plan is typed (:class:`ResolvedPlan`: the typed experiment, its resolved stacks
+(:class:`benchstack.plan.stacks.Stack`) and what is derived from them, each host's :class:`HostPlan`); every
+function here that derives a part of it reads the stacks' fields. :meth:`ResolvedPlan.to_dict` makes the
+fact, the one place the plan's stacks become dicts; the plugins that only read the fact (bench_run_info:
+:func:`run_record`; bench_extra_cells: :func:`experiment_of`) take it as a mapping.
+
+The fact holds:
 
 * ``experiment``: name, description, source file, the stacks as written and the load plan with its
   defaults (run.json records this as the experiment as run), and ``sha256`` (benchstack.results.runfolder);
 * ``roots``: the run, app and unit-config roots every derived path hangs from;
-* ``stacks``: every stack resolved (:func:`benchstack.plan.stacks.resolve_stack`);
+* ``stacks``: every stack resolved (:func:`benchstack.plan.stacks.resolve_stacks`, each printed by
+  :meth:`benchstack.plan.stacks.Stack.to_dict`), its ``app.env`` values apart (:func:`env_apart`);
 * ``role_stacks``: per role that serves stacks (app_server, nginx, apache), the stacks it serves with only
   the fields its argument_specs declare (:mod:`benchstack.plan.rolecontract`): what provision.yml hands it;
 * ``needs``: runtimes, packages, apps, fronts and servers the targets need;
@@ -56,9 +63,10 @@ import hmac
 import os
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from benchstack.common.inputs import InputError, read_bounded, shown
@@ -78,7 +86,11 @@ from benchstack.plan.loadplan import Load
 from benchstack.plan.rolecontract import role_stacks
 from benchstack.plan.stacks import (
     DEFAULT_ROOTS,
+    FrontCheck,
+    InstanceCheck,
+    Needs,
     Roots,
+    Stack,
     env_file_line,
     front_checks,
     instance_checks,
@@ -134,6 +146,113 @@ def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class HostPlan:
+    """One host of the inventory's targets and loadgens, as the plan places it (the plan's ``hosts[HOST]``):
+    the roles it runs in order; for a loadgen its ``target``, the ``address`` it loads it at, its ``peers``
+    and ``loopback`` (:func:`benchstack.plan.topology.loadgen_places`) and the requests verify sends through
+    the fronts; the names it must resolve."""
+
+    roles: tuple[str, ...]
+    target: str | None = None
+    address: str | None = None
+    peers: tuple[str, ...] = ()
+    loopback: bool = False
+    front_checks: tuple[FrontCheck, ...] = ()
+    dns_names: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "roles": list(self.roles),
+            "target": self.target,
+            "address": self.address,
+            "peers": list(self.peers),
+            "loopback": self.loopback,
+            "front_checks": [check.to_dict() for check in self.front_checks],
+            "dns_names": list(self.dns_names),
+        }
+
+
+@dataclass(frozen=True)
+class ResolvedPlan:
+    """A run's plan (:func:`compile_plan`), typed: the module docstring lists what it holds.
+    :meth:`to_dict` makes the fact ``bench_plan`` that every playbook, role and plugin reads, and that
+    ``bench-stack experiment --plan`` prints: the one place the plan's stacks become dicts."""
+
+    # The experiment as validated, its stacks resolved with their app.env values.
+    experiment: Experiment
+    # The experiment as run (the fact's ``experiment``): app.env values as fingerprints, its sha256.
+    as_run: Mapping[str, Any]
+    roots: Roots
+    # The resolved stacks with their app.env values apart (:func:`env_apart`), and those values' env file
+    # lines by stack name.
+    stacks: tuple[Stack, ...]
+    app_env_lines: Mapping[str, tuple[str, ...]]
+    needs: Needs
+    user_apps: tuple[Mapping[str, Any], ...]
+    owned: Mapping[str, Any]
+    instance_checks: tuple[InstanceCheck, ...]
+    targets: tuple[str, ...]
+    parallel: bool
+    seed: int | None
+    cells: tuple[CellPlan, ...]
+    warnings: tuple[str, ...]
+    # Set by with_hosts (the inventory's hosts; none from the command line).
+    hosts: Mapping[str, HostPlan] = field(default_factory=lambda: MappingProxyType({}))
+    mode: str | None = None
+    # Set by the plan play (bench_plan).
+    results_dir: str | None = None
+    run_dir: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.experiment.name
+
+    @property
+    def sha256(self) -> str:
+        """The experiment's content hash (:func:`benchstack.results.runfolder.experiment_hash`)."""
+        return str(self.as_run["sha256"])
+
+    @property
+    def target_order(self) -> str:
+        return PARALLEL if self.parallel else SEQUENTIAL
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as the fact ``bench_plan`` holds it (the module docstring), in the order of its keys."""
+        targets = list(self.targets)
+        fact: dict[str, Any] = {
+            "schema": PLAN_SCHEMA,
+            "experiment": dict(self.as_run),
+            "roots": asdict(self.roots),
+            "stacks": [stack.to_dict() for stack in self.stacks],
+            "role_stacks": role_stacks(self.stacks),
+            "app_env_lines": {name: list(lines) for name, lines in self.app_env_lines.items()},
+            "needs": self.needs.to_dict(),
+            "role_units": {family: role_units(self.stacks, family) for family in FAMILIES},
+            "role_made": {family: role_made(self.stacks, family) for family in FAMILIES},
+            "hosts": {host: place.to_dict() for host, place in self.hosts.items()},
+            # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
+            "tools": self.experiment.load.tools(),
+            "user_apps": [dict(app) for app in self.user_apps],
+            "owned": dict(self.owned),
+            "instance_checks": [check.to_dict() for check in self.instance_checks],
+            "targets": targets,
+            "target_order": self.target_order,
+            "target_groups": [targets] if self.parallel else [[t] for t in targets],
+            "seed": self.seed,
+            "cells": [asdict(c) for c in self.cells],
+            "progress": progress(list(self.cells), self.parallel),
+            "warnings": list(self.warnings),
+        }
+        if self.results_dir is not None:
+            fact["results_dir"] = self.results_dir
+        if self.run_dir is not None:
+            fact["run_dir"] = self.run_dir
+        if self.mode is not None:
+            fact["mode"] = self.mode
+        return fact
+
+
 def compile_plan(
     source: str | os.PathLike[str],
     roots: Roots = DEFAULT_ROOTS,
@@ -143,7 +262,7 @@ def compile_plan(
     allow_large: bool = False,
     python_constraints: Sequence[str] | None = None,
     python_versions: Sequence[str] | None = None,
-) -> dict[str, Any]:
+) -> ResolvedPlan:
     """The plan of the experiment in ``source`` under ``roots``, measured on ``targets`` (one after the
     other, or all at once when ``parallel``), each round in the random order of ``load.seed`` or else
     ``seed`` (None: rotated stacks, no random order); ExperimentError listing every problem.
@@ -179,7 +298,7 @@ def compile_plan(
     if large and not allow_large:
         raise ExperimentError([f"{problem} ({YES_HINT})" for problem in large], str(source))
     has_env = any(isinstance(s.get("app"), dict) and s["app"].get("env") for s in exp.stacks)
-    experiment = {
+    as_run = {
         "name": exp.name,
         "description": exp.description,
         "source": str(source),
@@ -190,42 +309,34 @@ def compile_plan(
         "load": exp.load.as_dict(),
     }
     apps = user_apps(exp.resolved, roots)
-    experiment["sha256"] = experiment_hash(experiment)
-    resolved, env_lines = env_apart(exp.resolved, env_key() if has_env else b"")
-    by_role = role_stacks(resolved)
-    return {
-        "schema": PLAN_SCHEMA,
-        "experiment": experiment,
-        "roots": asdict(roots),
-        "stacks": resolved,
-        "role_stacks": by_role,
-        "app_env_lines": env_lines,
-        "needs": needs(exp.resolved),
-        "role_units": {family: role_units(by_role, family) for family in FAMILIES},
-        "role_made": {family: role_made(by_role, family) for family in FAMILIES},
-        "hosts": {},
-        # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
-        "tools": exp.load.tools(),
-        "user_apps": apps,
-        "owned": owned(exp.resolved, needs(exp.resolved)["app_kinds"], apps, asdict(roots)),
-        "instance_checks": instance_checks(exp.resolved),
-        "targets": targets,
-        "target_order": PARALLEL if parallel else SEQUENTIAL,
-        "target_groups": [targets] if parallel else [[t] for t in targets],
-        "seed": seed,
-        "cells": [asdict(c) for c in planned],
-        "progress": progress(planned, parallel),
-        "warnings": port_warnings(exp.resolved) + [f"{problem} (said yes)" for problem in large],
-    }
+    as_run["sha256"] = experiment_hash(as_run)
+    stacks, env_lines = env_apart(exp.resolved, env_key() if has_env else b"")
+    found = needs(exp.resolved)
+    return ResolvedPlan(
+        experiment=exp,
+        as_run=as_run,
+        roots=roots,
+        stacks=stacks,
+        app_env_lines=env_lines,
+        needs=found,
+        user_apps=tuple(apps),
+        owned=owned(exp.resolved, found.app_kinds, apps, roots),
+        instance_checks=tuple(instance_checks(exp.resolved)),
+        targets=tuple(targets),
+        parallel=parallel,
+        seed=seed,
+        cells=tuple(planned),
+        warnings=(*port_warnings(exp.resolved), *(f"{problem} (said yes)" for problem in large)),
+    )
 
 
 def with_hosts(
-    plan: dict[str, Any],
+    plan: ResolvedPlan,
     targets: Sequence[str],
     loadgens: Sequence[str],
     chosen: Mapping[str, str | None],
     address: Callable[[str], str],
-) -> dict[str, Any]:
+) -> ResolvedPlan:
     """``plan`` with its ``hosts``: every host of the inventory's ``targets`` and ``loadgens`` groups, the
     roles it runs, and for a loadgen what it loads (:func:`benchstack.plan.topology.loadgen_places`;
     ``chosen``: the loadgens' ``bench_target`` where set; ``address``: where a loadgen reaches a target, asked
@@ -235,21 +346,24 @@ def with_hosts(
     mapping = loadgen_targets(loadgens, targets, chosen) if loadgens else {}
     loaded = {t for lg, t in mapping.items() if t != lg}
     places = loadgen_places(mapping, {t: address(t) for t in targets if t in loaded})
-    hosts: dict[str, Any] = {}
+    hosts: dict[str, HostPlan] = {}
     for host in [*targets, *(lg for lg in loadgens if lg not in targets)]:
+        roles = tuple(host_roles(plan.needs, host in targets, host in loadgens))
         place = places.get(host)
-        reached = str(place["address"]) if place else None
-        hosts[host] = {
-            "roles": host_roles(plan["needs"], host in targets, host in loadgens),
-            "target": None,
-            "address": None,
-            "peers": [],
-            "loopback": False,
-            **(place or {}),
-            "front_checks": front_checks(plan["stacks"], reached) if reached else [],
-            "dns_names": stack_names(plan["stacks"], reached),
-        }
-    return {**plan, "hosts": hosts, "mode": mode(mapping)}
+        if place is None:
+            hosts[host] = HostPlan(roles=roles, dns_names=tuple(stack_names(plan.stacks, None)))
+            continue
+        reached = place.address
+        hosts[host] = HostPlan(
+            roles=roles,
+            target=place.target,
+            address=reached,
+            peers=place.peers,
+            loopback=place.loopback,
+            front_checks=tuple(front_checks(plan.stacks, reached)),
+            dns_names=tuple(stack_names(plan.stacks, reached)),
+        )
+    return replace(plan, hosts=MappingProxyType(hosts), mode=mode(mapping))
 
 
 def run_record(
@@ -260,8 +374,9 @@ def run_record(
     facts: Mapping[str, Mapping[str, Any]],
     verify: Any = None,
 ) -> dict[str, Any]:
-    """run.json's content (:func:`benchstack.measure.runner.write_run_info` adds its schema and version): the
-    plan's experiment as run with its cells, seed and target order, the inventory's ``targets`` and
+    """run.json's content (:func:`benchstack.measure.runner.write_run_info` adds its schema and version), from
+    the plan's fact (``plan``: :meth:`ResolvedPlan.to_dict`, as bench_run_info reads it): the plan's
+    experiment as run with its cells, seed and target order, the inventory's ``targets`` and
     ``loadgens`` and the run's mode, and what the run learnt of each host of the play, from ``facts``
     (host -> the facts :data:`RUN_FACTS` names, where set): its fingerprint, whether it was as the plan
     says when measuring began (``hosts_match_plan``), what this run's provisioning swept (``swept``: null
@@ -317,26 +432,19 @@ def seed_for(run_dir: str | os.PathLike[str]) -> int:
     return int(digest[:8], 16)
 
 
-def reseeded(plan: dict[str, Any], seed: int) -> dict[str, Any]:
+def reseeded(plan: ResolvedPlan, seed: int) -> ResolvedPlan:
     """``plan`` with its cells in the order of ``seed`` (unless the experiment names its own seed)."""
-    if plan["experiment"]["load"].get("seed") is not None:
+    if plan.experiment.load.seed is not None:
         return plan
-    exp = experiment_of(plan)
-    parallel = plan["target_order"] == PARALLEL
-    planned = target_cells(cells(exp, seed), list(plan["targets"]), parallel)
-    return {
-        **plan,
-        "seed": seed,
-        "cells": [asdict(c) for c in planned],
-        "progress": progress(planned, parallel),
-    }
+    planned = target_cells(cells(plan.experiment, seed), list(plan.targets), plan.parallel)
+    return replace(plan, seed=seed, cells=tuple(planned))
 
 
 def redacted_stacks(stacks: list[dict[str, Any]], key: bytes) -> list[dict[str, Any]]:
-    """The stacks with each ``app.env`` value replaced by ``hmac-sha256:`` and 16 hex digits of its HMAC
-    under the controller's ``key``: two runs with different values still differ, no value is written to the
-    run folder, and without the key no guess can be checked against it (a plain sha256 of ``hunter2`` is
-    found by any dictionary)."""
+    """The stacks as written with each ``app.env`` value replaced by ``hmac-sha256:`` and 16 hex digits of
+    its HMAC under the controller's ``key``: two runs with different values still differ, no value is
+    written to the run folder, and without the key no guess can be checked against it (a plain sha256 of
+    ``hunter2`` is found by any dictionary)."""
     out = []
     for stack in stacks:
         env = stack.get("app", {}).get("env") if isinstance(stack.get("app"), dict) else None
@@ -347,30 +455,32 @@ def redacted_stacks(stacks: list[dict[str, Any]], key: bytes) -> list[dict[str, 
     return out
 
 
-def env_apart(stacks: list[dict[str, Any]], key: bytes) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+def env_apart(stacks: Sequence[Stack], key: bytes) -> tuple[tuple[Stack, ...], dict[str, tuple[str, ...]]]:
     """The resolved stacks without their ``app.env`` values (fingerprints instead, as in the experiment),
     and the env file lines of those values by stack name: the only place of the plan that holds them. Each
     role and play loops over the stacks and -v prints every item; the app_server role alone reads the
     lines, in a task that prints nothing (``app_server_env_lines``)."""
     out, lines = [], {}
     for stack in stacks:
-        env = (stack.get("app") or {}).get("env") or {}
-        server = stack.get("server")
-        if not env or not server:
+        env, server = stack.app.env, stack.server
+        if not env or server is None:
             out.append(stack)
             continue
-        own = {k: v for k, v in server["environment"].items() if k not in env}
-        lines[stack["name"]] = [env_file_line(k, v) for k, v in env.items()]
-        stack = {
-            **redacted_stacks([stack], key)[0],
-            "server": {
-                **server,
-                "environment": own,
-                "env_file_lines": [env_file_line(k, v) for k, v in own.items()],
-            },
-        }
-        out.append(stack)
-    return out, lines
+        own = {k: v for k, v in server.environment.items() if k not in env}
+        lines[stack.name] = tuple(env_file_line(k, v) for k, v in env.items())
+        hidden = {k: env_fingerprint(key, k, v) for k, v in env.items()}
+        out.append(
+            replace(
+                stack,
+                app=replace(stack.app, env=MappingProxyType(hidden)),
+                server=replace(
+                    server,
+                    environment=MappingProxyType(own),
+                    env_file_lines=tuple(env_file_line(k, v) for k, v in own.items()),
+                ),
+            )
+        )
+    return tuple(out), lines
 
 
 def env_fingerprint(key: bytes, name: str, value: object) -> str:
@@ -434,7 +544,7 @@ def size_problems(exp: Experiment, planned: list[CellPlan], parallel: bool) -> l
     if processes > MAX_PROCESSES:
         biggest = max(exp.resolved, key=server_processes)
         problems.append(
-            f"stacks: {processes:_} app server processes on each target (stack {shown(biggest['name'])} "
+            f"stacks: {processes:_} app server processes on each target (stack {shown(biggest.name)} "
             f"alone {server_processes(biggest):_}: instances x (workers + a master)), "
             f"more than {MAX_PROCESSES}"
         )
@@ -494,7 +604,7 @@ def progress(planned: list[CellPlan], parallel: bool = False) -> dict[str, str]:
 
 
 def run_dir_for(
-    plan: dict[str, Any],
+    plan: ResolvedPlan,
     results_root: str | os.PathLike[str],
     given: str | os.PathLike[str] | None = None,
     allow_outside: bool = False,
@@ -504,14 +614,15 @@ def run_dir_for(
     run of the same experiment to resume; RunDirError otherwise), else a new
     ``<results_root>/<UTC timestamp>-<experiment>``. Nothing is created."""
     if given:
-        return str(check_run_dir(given, results_root, plan["experiment"]["sha256"], allow_outside))
+        return str(check_run_dir(given, results_root, plan.sha256, allow_outside))
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
-    return str(Path(results_root).expanduser().resolve() / f"{stamp}-{plan['experiment']['name']}")
+    return str(Path(results_root).expanduser().resolve() / f"{stamp}-{plan.name}")
 
 
-def experiment_of(plan: dict[str, Any]) -> Experiment:
-    """The plan's experiment as :mod:`benchstack.measure.repetitions` takes it (already validated: not read
-    again)."""
+def experiment_of(plan: Mapping[str, Any]) -> Experiment:
+    """The experiment of a plan's fact (``plan``: :meth:`ResolvedPlan.to_dict`, as bench_extra_cells reads
+    it) as :mod:`benchstack.measure.repetitions` takes it: already validated, so not read again; its stacks
+    as written (the extra rounds need no more of them), none resolved."""
     exp = plan["experiment"]
     return Experiment(
         name=exp["name"],
@@ -519,5 +630,4 @@ def experiment_of(plan: dict[str, Any]) -> Experiment:
         stacks=exp["stacks"],
         load=Load.from_dict(exp["load"]),
         source=exp["source"],
-        resolved=plan["stacks"],
     )

@@ -12,7 +12,7 @@ same spec, lists the fields.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,21 +20,22 @@ from typing import Any
 import yaml
 
 from benchstack.kinds.fronts import ROLES as FRONT_ROLES
+from benchstack.plan.stacks import Stack
 
 ROLES_DIR = Path(__file__).resolve().parents[2] / "roles"
 
 
-def _has_server(stack: dict[str, Any]) -> bool:
-    return bool(stack.get("server"))
+def _has_server(stack: Stack) -> bool:
+    return stack.server is not None
 
 
-def _front(kind: str) -> Callable[[dict[str, Any]], bool]:
-    return lambda stack: stack["front"]["kind"] == kind
+def _front(kind: str) -> Callable[[Stack], bool]:
+    return lambda stack: stack.front.kind == kind
 
 
 # Role -> its stack list variable and the stacks of the plan it serves: the app servers', and each front's
 # role (benchstack.kinds.fronts).
-STACK_ROLES: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
+STACK_ROLES: dict[str, tuple[str, Callable[[Stack], bool]]] = {
     "app_server": ("app_server_stacks", _has_server),
     **{role: (f"{role}_stacks", _front(front.name)) for role, front in FRONT_ROLES.items()},
 }
@@ -71,9 +72,16 @@ def project(value: Any, options: dict[str, Any]) -> Any:
     return out
 
 
-def role_stacks(stacks: list[dict[str, Any]], roles_dir: Path = ROLES_DIR) -> dict[str, list[dict[str, Any]]]:
-    """Role -> the stacks it serves, each reduced to the fields the role declares."""
+def served(role: str, stacks: Sequence[Stack]) -> list[Stack]:
+    """The resolved ``stacks`` that ``role`` serves (:data:`STACK_ROLES`)."""
+    serves = STACK_ROLES[role][1]
+    return [stack for stack in stacks if serves(stack)]
+
+
+def role_stacks(stacks: Sequence[Stack], roles_dir: Path = ROLES_DIR) -> dict[str, list[dict[str, Any]]]:
+    """Role -> the stacks it serves, each as the plan's fact holds it (:meth:`Stack.to_dict`) reduced to the
+    fields the role declares."""
     return {
-        role: [project(stack, stack_fields(role, roles_dir)) for stack in stacks if serves(stack)]
-        for role, (_, serves) in STACK_ROLES.items()
+        role: [project(stack.to_dict(), stack_fields(role, roles_dir)) for stack in served(role, stacks)]
+        for role in STACK_ROLES
     }

@@ -12,14 +12,16 @@ runtime, front and server, each through its kind's adapter (:mod:`benchstack.kin
 :mod:`benchstack.kinds.fronts`, :mod:`benchstack.kinds.servers`), each section a frozen dataclass of its
 kind's package. :func:`derive` is pure: from a checked stack it builds the resolved :class:`Stack` (the
 front's fields, units, endpoints, start command, env file). :func:`resolve_stacks` adds the checks across
-stacks and hands the plan its dicts (:meth:`Stack.to_dict`, the one place a stack becomes the plan's). What
-a kind is and what it checks is its adapter's; the checks every field shares (names, paths, typed keys) are
+stacks and hands the plan its typed stacks; what the plan derives from them (:func:`needs`,
+:func:`instance_checks`, :func:`front_checks`, :func:`port_warnings`) reads their fields, and a stack
+becomes a dict only when the plan becomes the fact (:meth:`Stack.to_dict`). What a kind is and what it
+checks is its adapter's; the checks every field shares (names, paths, typed keys) are
 :mod:`benchstack.kinds.stackfields`'.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -61,8 +63,12 @@ from benchstack.plan.trace import note
 __all__ = [
     "DEFAULT_ROOTS",
     "Endpoint",
+    "FastCgiRequest",
+    "FrontCheck",
+    "InstanceCheck",
     "MAX_URL_PATH",
     "NAME_RE",
+    "Needs",
     "Roots",
     "Stack",
     "StackError",
@@ -199,7 +205,8 @@ def resolve_stack(
     base_dir: Path | None = None,
     where: str | None = None,
 ) -> dict[str, Any]:
-    """The stack resolved (:func:`resolve`), as the plan holds it."""
+    """The stack resolved (:func:`resolve`), as the plan's fact holds it (what its roles and templates
+    read)."""
     return resolve(stack, roots, base_dir, where).to_dict()
 
 
@@ -485,10 +492,11 @@ def _endpoints(spec: StackSpec, kind: ServerKind, direct: bool, roots: Roots) ->
 
 def resolve_stacks(
     stacks: object, roots: Roots = DEFAULT_ROOTS, base_dir: Path | None = None
-) -> list[dict[str, Any]]:
+) -> tuple[Stack, ...]:
     """Resolve every stack and check that names and every listening port are unique on the target, and that
     stacks sharing a user app (``app.name``) deploy the same one; StackError listing every problem of every
-    stack otherwise. The stacks as the plan holds them: the plan's dicts are made here, and only here."""
+    stack otherwise. The stacks stay typed: the plan makes its dicts when it becomes the fact
+    (:meth:`benchstack.plan.resolved.ResolvedPlan.to_dict`)."""
     note("resolve")
     if not isinstance(stacks, list) or not stacks:
         raise StackError("stacks: must be a non-empty list of stacks")
@@ -518,73 +526,146 @@ def resolve_stacks(
     ]
     if problems:
         raise StackError(problems)
-    return [r.to_dict() for r in resolved]
+    return tuple(resolved)
 
 
-def port_warnings(stacks: list[dict[str, Any]]) -> list[str]:
+def port_warnings(stacks: Sequence[Stack]) -> list[str]:
     """Stacks listening on ports that usually belong to another service on a host, or on a system port."""
     warnings = []
     for s in stacks:
-        port = s["port"]
-        if port in WELL_KNOWN_PORTS:
+        if s.port in WELL_KNOWN_PORTS:
             warnings.append(
-                f"stack {shown(s['name'])}: port {port} is usually {WELL_KNOWN_PORTS[port]}'s: "
+                f"stack {shown(s.name)}: port {s.port} is usually {WELL_KNOWN_PORTS[s.port]}'s: "
                 "the stack will not start if that service runs on the target"
             )
-        elif port < FIRST_USER_PORT:
+        elif s.port < FIRST_USER_PORT:
             warnings.append(
-                f"stack {shown(s['name'])}: port {port} is a system port (below {FIRST_USER_PORT}): the "
+                f"stack {shown(s.name)}: port {s.port} is a system port (below {FIRST_USER_PORT}): the "
                 "stack will not start if another service holds it on the target"
             )
     return warnings
 
 
-def _add(found: list[str], names: list[str]) -> None:
+def _add(found: list[str], names: Iterable[str]) -> None:
     """Append to ``found`` each of ``names`` it does not hold yet, in order."""
     for name in names:
         if name not in found:
             found.append(name)
 
 
-def needs(stacks: list[dict[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Needs:
+    """What a target must have installed for the run's stacks (:func:`needs`): the roles it runs follow
+    from it (:func:`benchstack.provision.roles.target_roles`), and each role reads its part of the plan's
+    ``needs``."""
+
+    runtimes: tuple[str, ...]
+    ruby_gems: tuple[str, ...]
+    ruby_versions: tuple[str, ...]
+    python_packages: tuple[str, ...]
+    perl_modules: tuple[str, ...]
+    # Bundled apps with files to deploy.
+    app_kinds: tuple[str, ...]
+    fronts: tuple[str, ...]
+    servers: tuple[str, ...]
+    # What each front's role needs to know of its stacks (:meth:`benchstack.kinds.fronts.FrontKind.needs`),
+    # by the plan's key (``apache_handlers``).
+    front_roles: Mapping[str, tuple[str, ...]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan's ``needs``."""
+        return {
+            "runtimes": list(self.runtimes),
+            "ruby_gems": list(self.ruby_gems),
+            "ruby_versions": list(self.ruby_versions),
+            "python_packages": list(self.python_packages),
+            "perl_modules": list(self.perl_modules),
+            "app_kinds": list(self.app_kinds),
+            "fronts": list(self.fronts),
+            "servers": list(self.servers),
+            **{key: list(value) for key, value in self.front_roles.items()},
+        }
+
+
+def needs(stacks: Sequence[Stack]) -> Needs:
     """What a target must have installed for these resolved stacks: runtimes, gems, apps, fronts."""
     gems: list[str] = []
     pips: list[str] = []
     perls: list[str] = []
     for s in stacks:
-        app = apps.by_name(s["app"]["kind"])
-        server = by_name(s["server"]["kind"]) if s["server"] else None
+        app = apps.by_name(s.app.kind)
+        server = by_name(s.server.kind) if s.server else None
         # A user's app brings its own gems (Bundler, from its Gemfile) when it has a Gemfile.
-        user = app.user_gems if s["app"]["deploy"] in USER_DEPLOYS else ()
+        user = app.user_gems if s.app.deploy in USER_DEPLOYS else ()
         _add(pips, [*app.pip, *(server.pip if server else ())])
         _add(perls, [*app.perl, *(server.perl if server else ())])
         _add(gems, [*app.gems, *(server.gems if server else ()), *user])
-    return {
-        "runtimes": sorted({s["runtime"]["kind"] for s in stacks} - {"none"}),
-        "ruby_gems": gems,
-        "ruby_versions": sorted({s["runtime"]["version"] for s in stacks if "version" in s["runtime"]}),
-        "python_packages": pips,
-        "perl_modules": perls,
+    direct = {k for k, f in fronts.REGISTRY.items() if f.direct}
+    return Needs(
+        runtimes=tuple(sorted({s.runtime.kind for s in stacks} - {"none"})),
+        ruby_gems=tuple(gems),
+        ruby_versions=tuple(sorted({s.runtime.version for s in stacks if s.runtime.version is not None})),
+        python_packages=tuple(pips),
+        perl_modules=tuple(perls),
         # Bundled apps with files to deploy (lua-inline lives in the Apache config; a user's app from
         # app.src or app.git is deployed instead of the bundled one).
-        "app_kinds": sorted(
-            {s["app"]["kind"] for s in stacks if s["app"]["entry"] and s["app"]["deploy"] in BUNDLED_DEPLOYS}
+        app_kinds=tuple(
+            sorted({s.app.kind for s in stacks if s.app.entry and s.app.deploy in BUNDLED_DEPLOYS})
         ),
-        "fronts": sorted(
-            {s["front"]["kind"] for s in stacks} - {k for k, f in fronts.REGISTRY.items() if f.direct}
-        ),
-        "servers": sorted({s["server"]["kind"] for s in stacks if s["server"]}),
+        fronts=tuple(sorted({s.front.kind for s in stacks} - direct)),
+        servers=tuple(sorted({s.server.kind for s in stacks if s.server})),
         # What each front's role needs to know of its stacks (the apache role: the handlers, for mod_php's
         # and mod_mruby's packages).
-        **{
-            key: value
-            for front in fronts.REGISTRY.values()
-            for key, value in front.needs([s for s in stacks if s["front"]["kind"] == front.name]).items()
-        },
-    }
+        front_roles=MappingProxyType(
+            {
+                key: tuple(value)
+                for front in fronts.REGISTRY.values()
+                for key, value in front.needs([s for s in stacks if s.front.kind == front.name]).items()
+            }
+        ),
+    )
 
 
-def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class FastCgiRequest:
+    """How a FastCGI server is asked, as a front would: where it listens, the script and the request URI."""
+
+    connect: str
+    script: str
+    uri: str
+
+
+@dataclass(frozen=True)
+class InstanceCheck:
+    """One request to one app server instance and the answer it must give (verify, bench_http_check)."""
+
+    stack: str
+    via: str
+    # Its journal is shown when the instance does not answer (bench_http_check).
+    unit: str
+    url: str
+    unix_socket: str | None
+    body: str
+    protocol: str
+    fastcgi: FastCgiRequest | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The check as the plan holds it (``instance_checks[]``)."""
+        fields: dict[str, Any] = {
+            "stack": self.stack,
+            "via": self.via,
+            "unit": self.unit,
+            "url": self.url,
+            "unix_socket": self.unix_socket,
+            "body": self.body,
+            "protocol": self.protocol,
+        }
+        if self.fastcgi:
+            fields["fastcgi"] = asdict(self.fastcgi)
+        return fields
+
+
+def instance_checks(stacks: Sequence[Stack]) -> list[InstanceCheck]:
     """One request per app server instance and expected answer of resolved stacks, asked on the target.
 
     Asking every instance directly proves that every member of a pool serves, not just the one a
@@ -592,41 +673,67 @@ def instance_checks(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     out = []
     for s in stacks:
-        for ep in s["endpoints"]:
-            for check in s["app"]["checks"]:
-                host = "127.0.0.1" if ep["socket"] or ep["host"] == "0.0.0.0" else ep["host"]
-                port = f":{ep['port']}" if ep["port"] else ""
-                item: dict[str, Any] = {
-                    "stack": s["name"],
-                    "via": f"{ep['unit']} ({'unix:' + ep['socket'] if ep['socket'] else host + port})",
-                    # Its journal is shown when the instance does not answer (bench_http_check).
-                    "unit": ep["unit"],
-                    "url": f"http://{'localhost' if ep['socket'] else host + port}{check['path']}",
-                    "unix_socket": ep["socket"],
-                    "body": check["body"],
-                    "protocol": s["server"]["protocol"],
-                }
-                if item["protocol"] == "fastcgi":
-                    # A FastCGI server is asked as a front would: the script and the request URI.
-                    item["fastcgi"] = {
-                        "connect": ep["socket"] or f"{host}{port}",
-                        "script": f"{s['app']['dir']}/{s['app']['entry']}",
-                        "uri": check["path"],
-                    }
-                out.append(item)
+        if s.server is None:
+            continue
+        for ep in s.endpoints:
+            for check in s.app.checks:
+                host = "127.0.0.1" if ep.socket or ep.host == "0.0.0.0" else str(ep.host)
+                port = f":{ep.port}" if ep.port else ""
+                protocol = s.server.protocol
+                out.append(
+                    InstanceCheck(
+                        stack=s.name,
+                        via=f"{ep.unit} ({'unix:' + ep.socket if ep.socket else host + port})",
+                        unit=ep.unit,
+                        url=f"http://{'localhost' if ep.socket else host + port}{check.path}",
+                        unix_socket=ep.socket,
+                        body=check.body,
+                        protocol=protocol,
+                        # A FastCGI server is asked as a front would: the script and the request URI.
+                        fastcgi=FastCgiRequest(
+                            connect=ep.socket or f"{host}{port}",
+                            script=f"{s.app.dir}/{s.app.entry}",
+                            uri=check.path,
+                        )
+                        if protocol == "fastcgi"
+                        else None,
+                    )
+                )
     return out
 
 
-def front_checks(stacks: list[dict[str, Any]], host: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class FrontCheck:
+    """One request through a stack's public port, as a loadgen reaches its target, and the answer it must
+    give (verify, bench_http_check)."""
+
+    stack: str
+    via: str
+    url: str
+    body: str
+    # Asked over TCP: bench_http_check takes the same items as the instance checks.
+    unix_socket: None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The check as the plan holds it (``hosts[].front_checks[]``)."""
+        return {
+            "stack": self.stack,
+            "via": self.via,
+            "url": self.url,
+            "unix_socket": self.unix_socket,
+            "body": self.body,
+        }
+
+
+def front_checks(stacks: Sequence[Stack], host: str) -> list[FrontCheck]:
     """One request per resolved stack and check through its public port, as a loadgen reaches ``host``."""
     return [
-        {
-            "stack": s["name"],
-            "via": f"port {s['port']} ({fronts.by_name(s['front']['kind']).label(s['front'])})",
-            "url": http_url(host, s["port"], check["path"]),
-            "unix_socket": None,
-            "body": check["body"],
-        }
+        FrontCheck(
+            stack=s.name,
+            via=f"port {s.port} ({fronts.by_name(s.front.kind).label(s.front)})",
+            url=http_url(host, s.port, check.path),
+            body=check.body,
+        )
         for s in stacks
-        for check in s["app"]["checks"]
+        for check in s.app.checks
     ]

@@ -9,6 +9,7 @@ merged (:mod:`benchstack.measure.merge`). Loadgens of different targets measure 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 
 class TopologyError(ValueError):
@@ -54,16 +55,27 @@ def mode(mapping: Mapping[str, str]) -> str:
     return "loopback" if mapping and all(loopback(lg, t) for lg, t in mapping.items()) else "network"
 
 
-def loadgen_places(mapping: Mapping[str, str], addresses: Mapping[str, str]) -> dict[str, dict[str, object]]:
-    """Per loadgen: its ``target``, the ``address`` it sends the load to (``127.0.0.1`` when it loads itself,
-    else the target's entry in ``addresses``: its ``bench_address``, else ``ansible_host``, else its name),
-    its ``peers`` (:func:`peers`) and ``loopback``."""
+@dataclass(frozen=True)
+class Place:
+    """Where a loadgen sends its load: its ``target``, the ``address`` it reaches it at, its ``peers``
+    (:func:`peers`) and whether it loads itself (``loopback``)."""
+
+    target: str
+    address: str
+    peers: tuple[str, ...]
+    loopback: bool
+
+
+def loadgen_places(mapping: Mapping[str, str], addresses: Mapping[str, str]) -> dict[str, Place]:
+    """Per loadgen, its :class:`Place`: the ``address`` it sends the load to is ``127.0.0.1`` when it loads
+    itself, else the target's entry in ``addresses`` (its ``bench_address``, else ``ansible_host``, else its
+    name)."""
     return {
-        lg: {
-            "target": target,
-            "address": "127.0.0.1" if loopback(lg, target) else addresses[target],
-            "peers": peers(lg, mapping),
-            "loopback": loopback(lg, target),
-        }
+        lg: Place(
+            target=target,
+            address="127.0.0.1" if loopback(lg, target) else addresses[target],
+            peers=tuple(peers(lg, mapping)),
+            loopback=loopback(lg, target),
+        )
         for lg, target in mapping.items()
     }

@@ -13,11 +13,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchstack.plan.stacks import front_checks
+from benchstack.plan.stacks import Stack, front_checks
 
 # A dnsmasq query line; with log-queries=extra it carries the query serial and the client's address/port:
 #   Nov 30 04:43:14 dnsmasq[4877]: 12 127.0.0.1/49183 query[A] rb.nocache.bench-dns.test from 127.0.0.1
@@ -165,13 +166,13 @@ def is_ip(name: str) -> bool:
     return True
 
 
-def stack_names(stacks: list[dict[str, Any]], target_host: str | None) -> list[str]:
+def stack_names(stacks: Sequence[Stack], target_host: str | None) -> list[str]:
     """Host names (not addresses) the resolved stacks depend on: the target as a loadgen reaches it, and every
     app server endpoint's host. Addresses need no resolution and are left out."""
     names: list[str] = []
-    hosts = [ep["host"] for s in stacks for ep in s["endpoints"] if ep["host"]]
+    hosts = [ep.host for s in stacks for ep in s.endpoints if ep.host]
     if target_host:
-        hosts += [urlsplit(c["url"]).hostname or "" for c in front_checks(stacks, target_host)]
+        hosts += [urlsplit(c.url).hostname or "" for c in front_checks(stacks, target_host)]
     for host in hosts:
         if host and not is_ip(host) and host not in names:
             names.append(host)

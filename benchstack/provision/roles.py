@@ -15,6 +15,11 @@ from typing import Any
 
 import yaml
 
+from benchstack.kinds.fronts.apache import ApacheFront
+from benchstack.kinds.stackfields import Roots
+from benchstack.plan.rolecontract import served
+from benchstack.plan.stacks import Needs, Stack
+
 # Roles with a `packages` entry point, whose OS packages provision.yml installs in one transaction
 # (:func:`package_roles`).
 PACKAGED = ("host", "ruby", "python", "perl", "php", "nginx", "apache", "loadgen")
@@ -25,10 +30,10 @@ DECLARES_MADE = ("webapp", "ruby", "python", "loadgen")
 
 
 def owned(
-    stacks: Sequence[Mapping[str, Any]],
+    stacks: Sequence[Stack],
     app_kinds: Sequence[str],
     user_apps: Sequence[Mapping[str, Any]],
-    roots: Mapping[str, str],
+    roots: Roots,
 ) -> dict[str, Any]:
     """What the plan's stacks own under ``roots`` (the plan's ``owned``), by the role that writes it:
     ``app_server``, every instance's env file and server config; ``app``, the bundled kinds it deploys
@@ -36,16 +41,16 @@ def owned(
     nor a folder holding one)."""
     files = []
     for s in stacks:
-        if s.get("server"):
-            files.append(s["server"]["env_file"])
-            files += [ep["config_file"] for ep in s["endpoints"] if ep.get("config_file")]
+        if s.server:
+            files.append(s.server.units.env_file)
+            files += [ep.config_file for ep in s.endpoints if ep.config_file]
     return {
-        "roots": {"apps": roots["apps"], "units": roots["units"]},
+        "roots": {"apps": roots.apps, "units": roots.units},
         "app_server": files,
         "app": {
             "kinds": sorted(app_kinds),
             "user_apps": [app["name"] for app in user_apps],
-            "dirs": sorted({s["app"]["dir"] for s in stacks if s["app"].get("dir")}),
+            "dirs": sorted({s.app.dir for s in stacks if s.app.dir}),
         },
     }
 
@@ -76,31 +81,37 @@ def stages(run: Iterable[str]) -> list[list[str]]:
     return [[r for r in roles if r not in SECOND_STAGE], [r for r in roles if r in SECOND_STAGE]]
 
 
-def target_roles(needs: Mapping[str, Any]) -> list[str]:
+def target_roles(needs: Needs) -> list[str]:
     """The roles a target runs for the plan's ``needs`` (:func:`benchstack.plan.stacks.needs`), in order."""
-    runtimes = set(needs["runtimes"]) | ({"perl"} if needs["perl_modules"] else set())
+    runtimes = set(needs.runtimes) | ({"perl"} if needs.perl_modules else set())
     return [
         *(r for r in RUNTIMES if r in runtimes),
         "webapp",
-        *(["app_server"] if needs["servers"] else []),
-        *(f for f in ("nginx", "apache") if f in needs["fronts"]),
+        *(["app_server"] if needs.servers else []),
+        *(f for f in ("nginx", "apache") if f in needs.fronts),
     ]
 
 
-def host_roles(needs: Mapping[str, Any], target: bool, loadgen: bool) -> list[str]:
+def host_roles(needs: Needs, target: bool, loadgen: bool) -> list[str]:
     """The roles a host runs, in provisioning order: the host's, a target's, a loadgen's."""
     return ["host", *(target_roles(needs) if target else []), *(["loadgen"] if loadgen else [])]
 
 
-def role_units(role_stacks: Mapping[str, Sequence[Mapping[str, Any]]], family: str) -> dict[str, list[str]]:
-    """Role -> the units it keeps running on a host of OS ``family`` (the plan's ``role_stacks``): a skipped
-    role's units must be active, or it runs again. Apache instances are ``apache2@`` units on Debian and
-    ``httpd@`` ones elsewhere (the apache role's vars/Debian.yml, vars/RedHat.yml)."""
+def _apache_instances(stacks: Sequence[Stack]) -> list[str]:
+    """The Apache instances of the stacks the apache role serves."""
+    return [s.front.instance for s in served("apache", stacks) if isinstance(s.front, ApacheFront)]
+
+
+def role_units(stacks: Sequence[Stack], family: str) -> dict[str, list[str]]:
+    """Role -> the units it keeps running on a host of OS ``family`` for the resolved ``stacks`` (those each
+    role serves, :func:`benchstack.plan.rolecontract.served`): a skipped role's units must be active, or it
+    runs again. Apache instances are ``apache2@`` units on Debian and ``httpd@`` ones elsewhere (the apache
+    role's vars/Debian.yml, vars/RedHat.yml)."""
     apache = "apache2@" if family == "Debian" else "httpd@"
     return {
-        "app_server": [ep["unit"] for s in role_stacks["app_server"] for ep in s["endpoints"]],
+        "app_server": [ep.unit for s in served("app_server", stacks) for ep in s.endpoints],
         "nginx": ["nginx.service"],
-        "apache": [f"{apache}{s['front']['instance']}.service" for s in role_stacks["apache"]],
+        "apache": [f"{apache}{instance}.service" for instance in _apache_instances(stacks)],
     }
 
 
@@ -115,29 +126,28 @@ def with_declared(manifest: Mapping[str, Any], declared: Mapping[str, Any] | Non
     return out
 
 
-def role_made(
-    role_stacks: Mapping[str, Sequence[Mapping[str, Any]]], family: str
-) -> dict[str, dict[str, list[str]]]:
+def role_made(stacks: Sequence[Stack], family: str) -> dict[str, dict[str, list[str]]]:
     """Role -> what it makes on a host of OS ``family`` (files, units; the plan's ``role_made``), recorded
     with its state at the end of provisioning (:mod:`benchstack.provision.hoststate`): a role whose files
     (sha256), units (enabled, active), sysctls, OS packages or their binaries differ from the record runs
     again. The host role's sysctls depend on the host's profile (:func:`host_sysctls`), each
     role's OS packages on what its ``packages`` entry point named: both are added when recorded
     (bench_provision_record)."""
-    units = role_units(role_stacks, family)
+    units = role_units(stacks, family)
     apache_files = (
         [
-            f"/etc/apache2-{s['front']['instance']}/sites-available/bench-stack.conf"
-            for s in role_stacks["apache"]
+            f"/etc/apache2-{instance}/sites-available/bench-stack.conf"
+            for instance in _apache_instances(stacks)
         ]
         if family == "Debian"
         else []
     )
+    servers = [s.server for s in served("app_server", stacks) if s.server]
     return {
         "host": {"files": list(BENCH_HOST_FILES)},
         "app_server": {
-            "files": [f"/etc/systemd/system/{s['server']['unit']}" for s in role_stacks["app_server"]]
-            + [s["server"]["env_file"] for s in role_stacks["app_server"]],
+            "files": [f"/etc/systemd/system/{server.units.unit}" for server in servers]
+            + [server.units.env_file for server in servers],
             "units": units["app_server"],
         },
         "nginx": {"files": list(NGINX_MADE), "units": units["nginx"]},

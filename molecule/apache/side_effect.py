@@ -23,8 +23,7 @@ sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 
 from sideeffect import ephemeral, main_pids, playbook, save, sh, snapshot  # noqa: E402
 from stackcheck import endpoints, front_checks  # noqa: E402
-
-from benchstack.plan.stacks import resolve_stacks  # noqa: E402
+from stackcheck import resolved as plan_stacks  # noqa: E402
 
 HOST = "bench-mol-apache-bookworm"
 EXPERIMENT = Path(__file__).resolve().parent / "experiment.yml"
@@ -35,7 +34,7 @@ SKIP = {"bench_provision_skip_unchanged": True}
 
 
 def resolved(experiment: dict[str, Any]) -> list[dict[str, Any]]:
-    return resolve_stacks(copy.deepcopy(experiment["stacks"]))
+    return plan_stacks(copy.deepcopy(experiment["stacks"]))
 
 
 def instance_unit(stack: dict[str, Any]) -> str:
@@ -76,7 +75,7 @@ def look(stacks: list[dict[str, Any]]) -> dict[str, Any]:
             "port": s["port"],
         }
     base = resolved(BASE)
-    urls = [c["url"] for c in front_checks(base)]
+    urls = [c["url"] for c in front_checks(BASE["stacks"])]
     snap = snapshot(HOST, [instance_unit(s) for s in base], urls, [])
     return {"stacks": out, "pids": snap["pids"], "answers": snap["answers"]}
 
@@ -114,7 +113,7 @@ def dropped() -> None:
             "kept": [s["name"] for s in kept],
             "kept_units": [instance_unit(s) for s in kept],
             "app_server_units": [ep["unit"] for ep in endpoints(copy.deepcopy(BASE["stacks"]))],
-            "expected": {c["url"]: f"200 {c['body']}" for c in front_checks(base)},
+            "expected": {c["url"]: f"200 {c['body']}" for c in front_checks(BASE["stacks"])},
             "before": before,
             "run": run.to_dict(),
             "after": after,

@@ -57,8 +57,9 @@ from sideeffect import (  # noqa: E402
     task_results,
 )
 from stackcheck import endpoints, front_checks  # noqa: E402
+from stackcheck import resolved as plan_stacks  # noqa: E402
 
-from benchstack.plan.stacks import DEFAULT_ROOTS, resolve_stacks  # noqa: E402
+from benchstack.plan.stacks import DEFAULT_ROOTS  # noqa: E402
 
 HOSTS = ["bench-mol-thin-bookworm", "bench-mol-thin-trixie"]
 TUNED_HOST = HOSTS[0]
@@ -73,7 +74,7 @@ SKIP = {"bench_provision_skip_unchanged": True}
 
 
 def resolved(experiment: dict[str, Any]) -> list[dict[str, Any]]:
-    return resolve_stacks(copy.deepcopy(experiment["stacks"]))
+    return plan_stacks(copy.deepcopy(experiment["stacks"]))
 
 
 def units(experiment: dict[str, Any]) -> list[str]:
@@ -82,12 +83,12 @@ def units(experiment: dict[str, Any]) -> list[str]:
 
 def state(experiment: dict[str, Any] = BASE, extra_units: tuple[str, ...] = ()) -> dict[str, Any]:
     """What must not change when a bad input is refused, per host."""
-    urls = [c["url"] for c in front_checks(resolved(experiment))]
+    urls = [c["url"] for c in front_checks(experiment["stacks"])]
     return {host: snapshot(host, [*units(experiment), *extra_units], urls, WATCHED) for host in HOSTS}
 
 
 def expected_answers(experiment: dict[str, Any] = BASE) -> dict[str, str]:
-    return {c["url"]: f"200 {c['body']}" for c in front_checks(resolved(experiment))}
+    return {c["url"]: f"200 {c['body']}" for c in front_checks(experiment["stacks"])}
 
 
 def variant(name: str, change: dict[str, dict[str, Any]]) -> Path:

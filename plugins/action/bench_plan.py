@@ -10,6 +10,7 @@ The plan is returned as the fact ``bench_plan`` (with ``run_once`` it reaches ev
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from benchstack.plan.experiment import ExperimentError
 from benchstack.plan.pyreqs import role_default
 from benchstack.plan.resolved import (
     DEFAULT_EXPERIMENT,
+    ResolvedPlan,
     compile_plan,
     experiment_path,
     reseeded,
@@ -156,36 +158,44 @@ class ActionModule(ActionBase):
         problem = results_root_problem(args["results_dir"])
         if problem:
             raise AnsibleActionFail(f"bench_results_dir: {problem}")
-        plan["results_dir"] = str(Path(args["results_dir"]).expanduser().resolve())
         try:
-            plan["run_dir"] = run_dir_for(
-                plan, args["results_dir"], args.get("run_dir"), args["allow_outside"]
-            )
+            run_dir = run_dir_for(plan, args["results_dir"], args.get("run_dir"), args["allow_outside"])
         except RunDirError as exc:
             raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
-        if Path(plan["run_dir"]).is_dir() and not boolean(task_vars.get("ansible_check_mode", False)):
+        warnings = list(plan.warnings)
+        if Path(run_dir).is_dir() and not boolean(task_vars.get("ansible_check_mode", False)):
             # A resume: before any host is touched, no other run may still work on this folder
             # (benchstack.measure.runlock; a new run's folder is locked when run.json is first written).
             try:
-                plan["warnings"] += acquire(plan["run_dir"], os.getppid())
+                warnings += acquire(run_dir, os.getppid())
             except RunLockError as exc:
                 raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
-        plan = reseeded(plan, seed_for(plan["run_dir"]))
+        plan = replace(
+            plan,
+            results_dir=str(Path(args["results_dir"]).expanduser().resolve()),
+            run_dir=run_dir,
+            warnings=tuple(warnings),
+        )
+        plan = reseeded(plan, seed_for(run_dir))
         plan = inventory.placed(plan)
         in_play = set(task_vars.get("ansible_play_hosts_all") or [])
         every = (task_vars.get("groups") or {}).get("targets") or []
         unloaded = [t for t in every if t in in_play and t not in targets]
         if targets and unloaded:
-            plan["warnings"].append(
-                f"no loadgen loads {', '.join(unloaded)}: provisioned, not measured (give a loadgen its "
-                "bench_target)"
+            plan = replace(
+                plan,
+                warnings=(
+                    *plan.warnings,
+                    f"no loadgen loads {', '.join(unloaded)}: provisioned, not measured (give a loadgen its "
+                    "bench_target)",
+                ),
             )
-        on = f" on {len(targets)} targets ({plan['target_order']})" if len(targets) > 1 else ""
+        on = f" on {len(targets)} targets ({plan.target_order})" if len(targets) > 1 else ""
         result.update(
             changed=False,
-            ansible_facts={"bench_plan": plan},
-            msg=f"{plan['experiment']['name']}: {len(plan['stacks'])} stacks, {len(plan['cells'])} cells{on}",
-            warnings=plan["warnings"],
+            ansible_facts={"bench_plan": plan.to_dict()},
+            msg=f"{plan.name}: {len(plan.stacks)} stacks, {len(plan.cells)} cells{on}",
+            warnings=list(plan.warnings),
         )
         if carries_env_values(plan):
             # The fact holds the env file lines of app.env, and -v prints a task's result (it printed each
@@ -240,7 +250,7 @@ class Inventory:
             return []
         return measured_targets(loadgen_targets(playing, self.targets, self.chosen()), self.targets)
 
-    def placed(self, plan: dict[str, Any]) -> dict[str, Any]:
+    def placed(self, plan: ResolvedPlan) -> ResolvedPlan:
         """``plan`` with its hosts (benchstack.plan.resolved.with_hosts)."""
         try:
             return with_hosts(plan, self.targets, self.loadgens, self.chosen(), self.address)
@@ -248,6 +258,6 @@ class Inventory:
             raise AnsibleActionFail(str(exc)) from None
 
 
-def carries_env_values(plan: dict[str, Any]) -> bool:
+def carries_env_values(plan: ResolvedPlan) -> bool:
     """Whether the plan holds ``app.env`` values (which may be secrets)."""
-    return bool(plan.get("app_env_lines"))
+    return bool(plan.app_env_lines)

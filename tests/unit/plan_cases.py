@@ -1,7 +1,8 @@
 """The plan fact (``bench_plan``, :func:`benchstack.plan.resolved.compile_plan`) of every experiment file the
 project holds, and the problems of every one it refuses, as tests/data/plan/golden.json holds them
-(test_plan_golden.py). Written before the stack sections became typed (issue 26, item 1); a change to the
-file is a change of what the playbooks, the templates and run.json read.
+(test_plan_golden.py). Written before the stack sections and the plan became typed (issue 26, item 1); a
+change to the file is a change of what the playbooks, the templates and run.json read
+(:meth:`benchstack.plan.resolved.ResolvedPlan.to_dict` makes it).
 
 Each experiment is compiled as the plan play compiles it: without targets, on one target loaded by itself
 (:func:`benchstack.plan.resolved.with_hosts`), and on two targets measured in parallel; seed 7, the same
@@ -67,15 +68,17 @@ def outcome(path: Path) -> dict[str, Any]:
     except ExperimentError as exc:
         result["problems"] = exc.problems
     try:
-        plan = compile_plan(path, seed=SEED, allow_large=True)
-        one = with_hosts(compile_plan(path, targets=["t1"], seed=SEED), ["t1"], ["t1"], {}, lambda t: t)
+        plan = compile_plan(path, seed=SEED, allow_large=True).to_dict()
+        one = with_hosts(
+            compile_plan(path, targets=["t1"], seed=SEED), ["t1"], ["t1"], {}, lambda t: t
+        ).to_dict()
         two = with_hosts(
             compile_plan(path, targets=["t1", "t2"], parallel=True, seed=SEED),
             ["t1", "t2"],
             ["l1", "l2"],
             {"l1": "t1", "l2": "t2"},
             lambda t: f"{t}.example",
-        )
+        ).to_dict()
     except ExperimentError:
         return relative(result)
     record = run_record(one, "inventories/local", ["t1"], ["t1"], {})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from benchstack.plan.rolecontract import role_stacks  # noqa: E402
 from benchstack.plan.stacks import (  # noqa: E402
     DEFAULT_ROOTS,
     Roots,
+    Stack,
     StackError,
     front_checks,
     instance_checks,
@@ -62,13 +64,13 @@ BINDS = ("default", "unix", "tcp")
 OTHER_ROOTS = Roots(run="/run/bs-other", apps="/srv/bs-apps", units="/etc/bs-other/units")
 
 
-def derived(stacks: list[dict[str, Any]], roots: Roots = DEFAULT_ROOTS) -> dict[str, Any]:
-    """The resolved stacks and what the plan derives from them alone."""
+def derived(stacks: Sequence[Stack], roots: Roots = DEFAULT_ROOTS) -> dict[str, Any]:
+    """The resolved stacks and what the plan derives from them alone, as the plan's fact holds them."""
     return {
-        "stacks": stacks,
-        "needs": needs(stacks),
-        "instance_checks": instance_checks(stacks),
-        "front_checks": front_checks(stacks, "bench-target"),
+        "stacks": [s.to_dict() for s in stacks],
+        "needs": needs(stacks).to_dict(),
+        "instance_checks": [c.to_dict() for c in instance_checks(stacks)],
+        "front_checks": [c.to_dict() for c in front_checks(stacks, "bench-target")],
         "user_apps": user_apps(stacks, roots),
         "role_stacks": role_stacks(stacks),
         "port_warnings": port_warnings(stacks),

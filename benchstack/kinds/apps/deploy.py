@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from benchstack.plan.userapp import (
 
 if TYPE_CHECKING:
     from benchstack.kinds.apps.base import AppKind
+    from benchstack.plan.stacks import Stack
 
 __all__ = [
     "BUNDLED_DEPLOYS",
@@ -227,7 +228,7 @@ def shared_app_problems(stacks: Iterable[tuple[str, App, Runtime]]) -> list[str]
     return problems
 
 
-def user_apps(stacks: list[dict[str, Any]], roots: Roots = DEFAULT_ROOTS) -> list[dict[str, Any]]:
+def user_apps(stacks: Sequence[Stack], roots: Roots = DEFAULT_ROOTS) -> list[dict[str, Any]]:
     """One entry per user app deployed from ``app.src`` or ``app.git`` of resolved stacks: what the webapp
     role needs to deploy it and what the target's deployment record and the fingerprint keep.
 
@@ -238,23 +239,23 @@ def user_apps(stacks: list[dict[str, Any]], roots: Roots = DEFAULT_ROOTS) -> lis
     user = f"{roots.apps.rstrip('/')}/user"
     out: dict[str, dict[str, Any]] = {}
     for s in stacks:
-        app = s["app"]
-        if app["deploy"] not in USER_DEPLOYS:
+        app = s.app
+        if app.deploy not in USER_DEPLOYS or app.name is None:
             continue
-        if app["name"] in out:
-            out[app["name"]]["stacks"].append(s["name"])
+        if app.name in out:
+            out[app.name]["stacks"].append(s.name)
             continue
-        name, runtime = app["name"], s["runtime"]["kind"]
+        name, runtime = app.name, s.runtime.kind
         entry: dict[str, Any] = {
             "name": name,
-            "kind": app["kind"],
+            "kind": app.kind,
             "runtime": runtime,
-            "ruby_version": s["runtime"].get("version"),
-            "stacks": [s["name"]],
-            "dir": app["dir"],
+            "ruby_version": s.runtime.version,
+            "stacks": [s.name],
+            "dir": app.dir,
             "releases": f"{user}/.releases",
             "record": f"{user}/.records/{name}.json",
-            "bundle": app["bundle"],
+            "bundle": app.bundle.as_dict() if app.bundle else None,
             "installs": list(INSTALLED_DEPENDENCY_FILES.get(runtime, ())),
             "refuses": list(REFUSED_DEPENDENCY_FILES.get(runtime, ())),
             # What a git app's release is looked at for, and the lock files its record hashes.
@@ -262,33 +263,33 @@ def user_apps(stacks: list[dict[str, Any]], roots: Roots = DEFAULT_ROOTS) -> lis
             "lock_files": list(LOCK_FILES),
             "supported": SUPPORTED_DEPENDENCY_FILES,
         }
-        if app["deploy"] == "src":
+        if app.src:
             entry.update(
                 source={
                     "type": "src",
-                    "path": app["src"],
-                    "sha256": app["sha256"],
-                    "files": app["files"],
-                    "bytes": app["bytes"],
+                    "path": app.src.path,
+                    "sha256": app.src.sha256,
+                    "files": app.src.files,
+                    "bytes": app.src.bytes,
                 },
-                key=f"src:{app['sha256']}",
-                release=f"{user}/.releases/{name}-{app['sha256'][:16]}",
-                dependency_files=app["dependency_files"],
+                key=f"src:{app.src.sha256}",
+                release=f"{user}/.releases/{name}-{app.src.sha256[:16]}",
+                dependency_files=list(app.src.dependency_files),
             )
-        else:
-            git = app["git"]
-            pinned = hashlib.sha256(f"{git['repo']}\0{git['version']}".encode()).hexdigest()
+        elif app.git:
+            git = app.git
+            pinned = hashlib.sha256(f"{git.repo}\0{git.version}".encode()).hexdigest()
             entry.update(
-                source={"type": "git", **git},
-                key=None if git["moving_ref"] else f"git:{pinned}",
+                source={"type": "git", **git.as_dict()},
+                key=None if git.moving_ref else f"git:{pinned}",
                 release=None,  # named after the commit it resolves to, on the target
                 git_cache=f"{user}/.git/{name}.git",
                 dependency_files=None,
             )
         entry["folders"] = sorted(
             {f"{user}/.releases", f"{user}/.records"}
-            | ({app["bundle"]["path"]} if app["bundle"] else set())
-            | ({f"{user}/.git"} if app["deploy"] == "git" else set())
+            | ({app.bundle.path} if app.bundle else set())
+            | ({f"{user}/.git"} if app.git else set())
         )
         out[name] = entry
     return list(out.values())

@@ -7,7 +7,7 @@ an app that runs inside Apache: ``lua-inline``, ``lua-file`` (mod_lua), ``mruby-
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from benchstack.kinds.stackfields import err, typed_keys
 if TYPE_CHECKING:
     from benchstack.kinds.apps import AppKind
     from benchstack.kinds.servers import ServerKind
+    from benchstack.plan.stacks import Stack
 
 MPMS = ("prefork", "worker", "event")
 # Typed MPM tuning keys of an apache front: key -> (directive, minimum, maximum, default). The defaults are
@@ -180,11 +181,14 @@ class Apache(FrontKind):
             ),
         )
 
-    def label(self, front: Mapping[str, Any]) -> str:
-        return f"apache {front['mpm']}"
+    def label(self, front: Front) -> str:
+        assert isinstance(front, ApacheFront)
+        return f"apache {front.spec.mpm}"
 
-    def needs(self, stacks: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"apache_handlers": sorted({s["front"]["handler"] for s in stacks})}
+    def needs(self, stacks: Sequence[Stack]) -> dict[str, list[str]]:
+        return {
+            "apache_handlers": sorted({s.front.handler for s in stacks if isinstance(s.front, ApacheFront)})
+        }
 
 
 KIND = Apache()

@@ -13,7 +13,7 @@ and resolved (:class:`Front`, a subclass per kind that derives fields), which pr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from benchstack.kinds.apps import AppKind
     from benchstack.kinds.servers import ServerKind
     from benchstack.kinds.servers.section import ServerSpec
+    from benchstack.plan.stacks import Stack
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,10 @@ class FrontKind(ABC):
         folder and entry are the app's fields, the upstream is the stack's."""
         return Front(front)
 
-    def label(self, front: Mapping[str, Any]) -> str:
-        """How a health check through the front names it (``front``: the plan's)."""
+    def label(self, front: Front) -> str:
+        """How a health check through the front names it (``front``: a resolved stack's)."""
         return self.name
 
-    def needs(self, stacks: list[dict[str, Any]]) -> dict[str, Any]:
-        """What the plan's ``needs`` holds for the front's role, from the plan's ``stacks`` it fronts."""
+    def needs(self, stacks: Sequence[Stack]) -> dict[str, list[str]]:
+        """What the plan's ``needs`` holds for the front's role, from the resolved ``stacks`` it fronts."""
         return {}

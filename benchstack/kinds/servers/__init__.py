@@ -11,7 +11,7 @@ kind: a module here, its entry in :data:`REGISTRY`, a config template when it re
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from benchstack.kinds.registry import Registry
 from benchstack.kinds.servers import (
@@ -27,6 +27,9 @@ from benchstack.kinds.servers import (
     webrick,
 )
 from benchstack.kinds.servers.base import BINDS, HOST_VALUES, ServerKind, TypedOption, host_command
+
+if TYPE_CHECKING:
+    from benchstack.plan.stacks import Stack
 
 # In the order messages list them.
 REGISTRY: Registry[ServerKind] = Registry(
@@ -64,9 +67,9 @@ find = REGISTRY.find
 by_name = REGISTRY.by_name
 
 
-def processes(stack: dict[str, Any]) -> int:
+def processes(stack: Stack) -> int:
     """The app server processes a resolved stack keeps running on its target (0 without a server)."""
-    server = stack.get("server")
-    if not server:
+    if stack.server is None:
         return 0
-    return int(server["instances"]) * by_name(server["kind"]).processes(server)
+    spec = stack.server.spec
+    return spec.instances * by_name(spec.kind).processes(spec.options)

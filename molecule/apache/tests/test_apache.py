@@ -14,15 +14,14 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_stack_answers_through_its_front,
     test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only,
 )
-from stackcheck import PLANTED, PLANTED_MARKS, children, main_pid, planted_answers
+from stackcheck import PLANTED, PLANTED_MARKS, children, main_pid, planted_answers, resolved
 from testinfra.host import Host
 
 from benchstack.kinds.apps.static import ONE_KB_BODY
 from benchstack.plan.experiment import load_experiment
-from benchstack.plan.stacks import resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
-APACHE = [s for s in resolve_stacks(STACKS) if s["front"]["kind"] == "apache"]
+APACHE = [s for s in resolved(STACKS) if s["front"]["kind"] == "apache"]
 BY_NAME = {s["name"]: s for s in APACHE}
 MODULE_OF_HANDLER = {
     "proxy": "proxy_balancer_module",

@@ -24,14 +24,14 @@ from stackcheck import (
     kill_main_and_wait,
     main_pid,
     planted_answers,
+    resolved,
 )
 from testinfra.host import Host
 
 from benchstack.plan.experiment import load_experiment
-from benchstack.plan.stacks import resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
-BY_NAME = {s["name"]: s for s in resolve_stacks(STACKS)}
+BY_NAME = {s["name"]: s for s in resolved(STACKS)}
 
 
 STARMAN = [
@@ -164,9 +164,7 @@ def test_starman_reload_is_a_hot_restart(host: Host, stack: str, ep: dict) -> No
     assert (new_inode, main in holders) == (inode, True)
     if ep["socket"]:
         assert host.file(ep["socket"]).inode == file_inode
-    check = next(
-        c for c in instance_checks([BY_NAME[stack]]) if c["via"].startswith(unit) and "hello" in c["path"]
-    )
+    check = next(c for c in instance_checks(STACKS) if c["via"].startswith(unit) and "hello" in c["path"])
     assert ask(host, check) == check["body"]
 
 
@@ -215,7 +213,7 @@ def test_a_killed_master_comes_back_and_serves(host: Host, stack: str) -> None:
     ep = s["endpoints"][-1]
     before, after = kill_main_and_wait(host, ep["unit"])
     assert after not in ("none", before)
-    check = next(c for c in instance_checks([s]) if c["via"].startswith(ep["unit"]) and c["path"] == "/")
+    check = next(c for c in instance_checks(STACKS) if c["via"].startswith(ep["unit"]) and c["path"] == "/")
     for _ in range(50):
         try:
             assert ask(host, check) == check["body"]

@@ -12,14 +12,13 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_stack_answers_through_its_front,
     test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only,
 )
-from stackcheck import ask, children, instance_checks, kill_main_and_wait, main_pid
+from stackcheck import ask, children, instance_checks, kill_main_and_wait, main_pid, resolved
 from testinfra.host import Host
 
 from benchstack.plan.experiment import load_experiment
-from benchstack.plan.stacks import resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
-BY_NAME = {s["name"]: s for s in resolve_stacks(STACKS)}
+BY_NAME = {s["name"]: s for s in resolved(STACKS)}
 
 
 @pytest.mark.parametrize(
@@ -87,7 +86,7 @@ def test_a_killed_master_comes_back_and_serves(host: Host, stack: str) -> None:
     ep = s["endpoints"][-1]
     before, after = kill_main_and_wait(host, ep["unit"])
     assert after not in ("none", before)
-    check = next(c for c in instance_checks([s]) if c["via"].startswith(ep["unit"]) and c["path"] == "/")
+    check = next(c for c in instance_checks(STACKS) if c["via"].startswith(ep["unit"]) and c["path"] == "/")
     for _ in range(50):
         try:
             assert ask(host, check) == check["body"]

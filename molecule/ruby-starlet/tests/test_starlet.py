@@ -13,14 +13,13 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
     test_every_stack_answers_through_its_front,
     test_on_a_loopback_host_every_instance_runs_on_the_stacks_cpus_only,
 )
-from stackcheck import children, main_pid
+from stackcheck import children, main_pid, resolved
 from testinfra.host import Host
 
 from benchstack.plan.experiment import load_experiment
-from benchstack.plan.stacks import resolve_stacks
 
 STACKS = load_experiment(Path(__file__).resolve().parents[1] / "experiment.yml").stacks
-BY_NAME = {s["name"]: s for s in resolve_stacks(STACKS)}
+BY_NAME = {s["name"]: s for s in resolved(STACKS)}
 STARLET = BY_NAME["sinatra-starlet-nginx"]
 UNICORN = BY_NAME["sinatra-unicorn-nginx"]
 (EP,) = STARLET["endpoints"]

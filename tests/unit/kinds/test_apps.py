@@ -15,7 +15,7 @@ from benchstack.kinds.apps import BUNDLED_KINDS, KINDS, REGISTRY, AppKind, Embed
 from benchstack.kinds.fronts import REGISTRY as FRONTS
 from benchstack.kinds.fronts.apache import HANDLER_MODULES
 from benchstack.kinds.servers import REGISTRY as SERVERS
-from benchstack.plan.stacks import StackError, needs, resolve_stack
+from benchstack.plan.stacks import StackError, needs, resolve, resolve_stack
 
 # The modules of the package that hold no kind.
 SUPPORT = {"base", "deploy", "fields", "section"}
@@ -99,16 +99,16 @@ def stack(app: dict[str, Any], **rest: Any) -> dict[str, Any]:
 
 def test_a_user_sinatra_app_needs_bundler_and_the_bundled_one_its_gems() -> None:
     git = {"repo": "/srv/app.git", "version": "v1"}
-    user = resolve_stack(stack({"kind": "sinatra", "git": git}, server={"kind": "puma"}))
-    assert user["app"]["bundle"] == {
+    user = resolve(stack({"kind": "sinatra", "git": git}, server={"kind": "puma"}))
+    assert user.to_dict()["app"]["bundle"] == {
         "path": "/opt/bench-stack/apps/user/.bundle/a",
         "gemfile": "/opt/bench-stack/apps/user/a/Gemfile",
         "app_config": "/opt/bench-stack/apps/user/.bundle/a",
     }
-    assert needs([user])["ruby_gems"] == ["rack", "sinatra", "puma", "bundler"]
-    wsgi = resolve_stack(stack({"kind": "wsgi", "git": git}, server={"kind": "gunicorn"}))
-    assert wsgi["app"]["bundle"] is None
-    assert needs([wsgi])["ruby_gems"] == []
+    assert needs([user]).ruby_gems == ("rack", "sinatra", "puma", "bundler")
+    wsgi = resolve(stack({"kind": "wsgi", "git": git}, server={"kind": "gunicorn"}))
+    assert wsgi.app.bundle is None
+    assert needs([wsgi]).ruby_gems == ()
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from conftest import ROLES
 from benchstack.kinds import fronts
 from benchstack.kinds.fronts import KINDS, REGISTRY, FrontKind, by_name
 from benchstack.plan.rolecontract import STACK_ROLES, stack_fields
-from benchstack.plan.stacks import StackError, front_checks, needs, resolve_stack
+from benchstack.plan.stacks import StackError, front_checks, needs, resolve, resolve_stack
 
 
 def test_the_registry_holds_each_modules_adapter_under_its_own_name() -> None:
@@ -39,8 +39,8 @@ def test_each_fronts_role_takes_its_stacks_and_declares_the_fields_the_front_der
     assert declared == set(kind.role_fields)
     # Every declared field is there once the front is resolved (the role's spec requires them).
     app = {"kind": "static"} if name != "apache" else {"kind": "lua-file"}
-    resolved = resolve_stack({"name": "f", "port": 8500, "app": app, "front": {"kind": name}})
-    assert serves(resolved) and declared <= set(resolved["front"])
+    resolved = resolve({"name": "f", "port": 8500, "app": app, "front": {"kind": name}})
+    assert serves(resolved) and declared <= set(resolved.to_dict()["front"])
 
 
 def stack(front: dict[str, Any], **server: Any) -> dict[str, Any]:
@@ -74,16 +74,14 @@ def test_each_front_refuses_what_it_cannot_do(front: dict[str, Any], message: st
 
 
 def test_nginx_passes_fastcgi_and_health_checks_name_each_front() -> None:
-    php = resolve_stack(stack({"kind": "nginx"}))
-    assert php["upstream"] == "bench_f" and php["front"] == {"kind": "nginx", "profile": "tuned"}
-    mod_php = resolve_stack(
+    php = resolve(stack({"kind": "nginx"}))
+    assert php.upstream == "bench_f" and php.front.as_dict() == {"kind": "nginx", "profile": "tuned"}
+    mod_php = resolve(
         {"name": "m", "port": 8501, "app": {"kind": "php"}, "front": {"kind": "apache", "mpm": "prefork"}}
     )
-    direct = resolve_stack(
-        {"name": "d", "port": 8502, "app": {"kind": "wsgi"}, "server": {"kind": "gunicorn"}}
-    )
-    assert direct["upstream"] is None and direct["endpoints"][0]["port"] == 8502
-    assert [c["via"] for c in front_checks([php, mod_php, direct], "h")] == [
+    direct = resolve({"name": "d", "port": 8502, "app": {"kind": "wsgi"}, "server": {"kind": "gunicorn"}})
+    assert direct.upstream is None and direct.endpoints[0].port == 8502
+    assert [c.via for c in front_checks([php, mod_php, direct], "h")] == [
         "port 8500 (nginx)",
         "port 8500 (nginx)",
         "port 8501 (apache prefork)",
@@ -92,7 +90,7 @@ def test_nginx_passes_fastcgi_and_health_checks_name_each_front() -> None:
         "port 8502 (none)",
     ]
     found = needs([php, mod_php, direct])
-    assert found["fronts"] == ["apache", "nginx"] and found["apache_handlers"] == ["mod_php"]
+    assert found.fronts == ("apache", "nginx") and found.front_roles == {"apache_handlers": ("mod_php",)}
 
 
 def test_without_a_front_the_server_is_one_tcp_instance_on_a_user_port() -> None:

@@ -16,7 +16,7 @@ from benchstack.kinds import servers
 from benchstack.kinds.apps import REGISTRY as APPS
 from benchstack.kinds.servers import BINDS, HOST_VALUES, KINDS, REGISTRY, by_name, host_command
 from benchstack.kinds.servers.base import PLACEHOLDER_RE, ServerKind
-from benchstack.plan.stacks import StackError, needs, resolve_stack
+from benchstack.plan.stacks import StackError, needs, resolve, resolve_stack
 
 
 def role_yaml(path: str) -> Any:
@@ -120,9 +120,9 @@ def passenger(**server: Any) -> dict[str, Any]:
 
 
 def test_passenger_needs_its_gem_which_the_ruby_role_maps_to_debians_package() -> None:
-    found = needs([resolve_stack(passenger())])
-    assert found["ruby_gems"] == ["rack", "sinatra", "passenger"]
-    assert found["servers"] == ["passenger"]
+    found = needs([resolve(passenger())])
+    assert found.ruby_gems == ("rack", "sinatra", "passenger")
+    assert found.servers == ("passenger",)
     assert role_yaml("ruby/vars/Debian.yml")["__ruby_gem_packages"]["passenger"] == "passenger"
 
 

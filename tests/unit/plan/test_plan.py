@@ -1,6 +1,7 @@
 """The resolved plan (benchstack.plan.resolved): compiled once per run, alike for the command line and the
 playbook."""
 
+import json
 import os
 import subprocess
 import sys
@@ -17,9 +18,11 @@ from benchstack.plan.resolved import (
     duration_text,
     experiment_path,
     progress,
+    reseeded,
     run_dir_for,
+    with_hosts,
 )
-from benchstack.plan.stacks import Roots
+from benchstack.plan.stacks import InstanceCheck, Roots, Stack
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -33,7 +36,7 @@ def test_each_cell_line_says_which_of_how_many_and_the_least_time_left(tmp_path:
         " {tool: ab, concurrency: 8, requests: 100}]}\n",
         encoding="utf-8",
     )
-    plan = compile_plan(source)  # no seed: rotated, each stack's plans in order
+    plan = compile_plan(source).to_dict()  # no seed: rotated, each stack's plans in order
     labels = [plan["progress"][c["cell_id"]] for c in plan["cells"]]
     assert labels[0].startswith("1/6, ") and labels[-1] == "6/6, at least 0 s left after it"
     # wrk cells: 1 s pause + 5 s; ab cells: the pause only (their length is a number of requests).
@@ -49,18 +52,45 @@ def test_progress_of_no_cells_is_empty() -> None:
 
 def test_a_plan_resolves_its_stacks_once_and_carries_every_derived_value() -> None:
     plan = compile_plan(ROOT / "experiments" / "perf-one-stack.yml", Roots(run="/run/x"))
-    [stack] = plan["stacks"]
-    assert [ep["address"] for ep in stack["endpoints"]] == [
+    [stack] = plan.stacks
+    assert [ep.address for ep in stack.endpoints] == [
         "unix:/run/x/sinatra-thin-x2-nginx-1/server.sock",
         "unix:/run/x/sinatra-thin-x2-nginx-2/server.sock",
     ]
-    assert plan["needs"]["servers"] == ["thin"]
-    assert len(plan["instance_checks"]) == 4
+    assert plan.needs.servers == ("thin",)
+    assert len(plan.instance_checks) == 4
+    fact = plan.to_dict()
+    assert [ep["address"] for ep in fact["stacks"][0]["endpoints"]] == [ep.address for ep in stack.endpoints]
+    assert fact["needs"]["servers"] == ["thin"]
+
+
+def test_the_plan_keeps_its_stacks_typed_and_makes_a_fact_of_plain_json() -> None:
+    plan = compile_plan(ROOT / "experiments" / "apache-vs-nginx.yml")
+    assert plan.stacks and all(isinstance(s, Stack) for s in plan.stacks)
+    assert plan.experiment.resolved and all(isinstance(s, Stack) for s in plan.experiment.resolved)
+    assert all(isinstance(c, InstanceCheck) for c in plan.instance_checks)
+    assert plan.to_dict()["needs"]["fronts"] == list(plan.needs.fronts) == ["apache", "nginx"]
+    # Ansible sets the fact and run.json keeps part of it: lists and mappings only, no tuple or dataclass
+    # (JSON would print a tuple as a list, so the golden plan cannot tell).
+    for path in [*(ROOT / "experiments").glob("*.yml"), *(ROOT / "molecule").glob("*/experiment.yml")]:
+        placed = with_hosts(compile_plan(path, allow_large=True), ["t"], ["t"], {}, str).to_dict()
+        assert json.loads(json.dumps(placed)) == placed, path
+
+
+def test_hosts_and_a_new_seed_make_new_plans_and_leave_the_one_given() -> None:
+    plan = compile_plan(ROOT / "experiments" / "perf-one-stack.yml", targets=["t1"])
+    placed = with_hosts(plan, ["t1"], ["lg"], {}, lambda t: f"{t}.lan")
+    assert (plan.hosts, plan.mode) == ({}, None)
+    assert placed.mode == "network" and placed.hosts["lg"].address == "t1.lan"
+    assert [c.url for c in placed.hosts["lg"].front_checks][:1] == ["http://t1.lan:8003/"]
+    again = reseeded(placed, 12345)
+    assert (again.seed, placed.seed) == (12345, None)
+    assert again.hosts == placed.hosts and len(again.cells) == len(placed.cells)
 
 
 def test_the_plan_names_every_load_tool_its_warmups_included() -> None:
     # The default experiment measures with wrk and warms up with ab (2,000 requests): both get installed.
-    plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml")
+    plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml").to_dict()
     assert plan["experiment"]["load"]["warmup"] == {"requests": 2000}
     assert plan["tools"] == ["ab", "wrk"]
 
@@ -101,20 +131,20 @@ def test_a_plan_of_days_is_refused_unless_the_user_says_yes(tmp_path: Path) -> N
         f"({YES_HINT})"
     ]
     plan = compile_plan(path, allow_large=True)
-    assert len(plan["cells"]) == 5000
-    assert plan["warnings"] == [f"{err.value.problems[0].split(' (if you')[0]} (said yes)"]
+    assert len(plan.cells) == 5000
+    assert plan.warnings == (f"{err.value.problems[0].split(' (if you')[0]} (said yes)",)
 
 
 def test_a_plan_just_under_the_time_limit_needs_no_yes(tmp_path: Path) -> None:
     # 11 cells of 600 s and a 1 s pause: 110 min.
-    assert compile_plan(long_experiment(tmp_path, levels=11))["warnings"] == []
+    assert compile_plan(long_experiment(tmp_path, levels=11)).warnings == ()
     with pytest.raises(ExperimentError, match="more than 2 h"):
         compile_plan(long_experiment(tmp_path, levels=12))  # 120.2 min
 
 
 def test_targets_in_parallel_count_their_time_once(tmp_path: Path) -> None:
     path = long_experiment(tmp_path, levels=11)
-    assert compile_plan(path, targets=["a", "b"], parallel=True)["warnings"] == []
+    assert compile_plan(path, targets=["a", "b"], parallel=True).warnings == ()
     with pytest.raises(ExperimentError, match="the 22 cells take at least 3.7 h"):
         compile_plan(path, targets=["a", "b"])
 
@@ -131,7 +161,7 @@ def test_more_app_server_processes_than_a_host_holds_need_a_yes(tmp_path: Path) 
     with pytest.raises(ExperimentError, match=r"stacks: 4_160 app server processes on each target") as err:
         compile_plan(path)
     assert f"more than {MAX_PROCESSES}" in str(err.value)
-    assert compile_plan(path, allow_large=True)["warnings"][0].endswith("(said yes)")
+    assert compile_plan(path, allow_large=True).warnings[0].endswith("(said yes)")
 
 
 def test_more_cells_than_the_hard_limit_are_refused_even_with_a_yes(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ def fingerprint(plan: dict) -> str:
 
 
 def test_a_value_is_kept_as_a_keyed_fingerprint_that_a_dictionary_cannot_check(tmp_path: Path) -> None:
-    plan = compile_plan(experiment(tmp_path))
+    plan = compile_plan(experiment(tmp_path)).to_dict()
     shown = fingerprint(plan)
     assert shown.startswith("hmac-sha256:") and len(shown) == len("hmac-sha256:") + 16
     assert SECRET not in str(plan["experiment"])
@@ -53,7 +53,7 @@ def test_a_value_is_kept_as_a_keyed_fingerprint_that_a_dictionary_cannot_check(t
 
 
 def test_the_env_file_gets_the_values_from_the_lines_apart(tmp_path: Path) -> None:
-    plan = compile_plan(experiment(tmp_path))
+    plan = compile_plan(experiment(tmp_path)).to_dict()
     [stack] = plan["stacks"]
     text = render("stack.env.j2", stack, app_server_env_lines=plan["app_env_lines"])
     assert text.splitlines()[-2:] == [
@@ -63,10 +63,10 @@ def test_the_env_file_gets_the_values_from_the_lines_apart(tmp_path: Path) -> No
 
 
 def test_the_same_key_keeps_the_experiment_hash_and_another_value_changes_it(tmp_path: Path) -> None:
-    first, again = compile_plan(experiment(tmp_path)), compile_plan(experiment(tmp_path))
+    first, again = compile_plan(experiment(tmp_path)).to_dict(), compile_plan(experiment(tmp_path)).to_dict()
     assert fingerprint(first) == fingerprint(again)
     assert first["experiment"]["sha256"] == again["experiment"]["sha256"]  # a run can be resumed
-    other = compile_plan(experiment(tmp_path, "hunter3"))
+    other = compile_plan(experiment(tmp_path, "hunter3")).to_dict()
     assert fingerprint(other) != fingerprint(first)
     assert other["experiment"]["sha256"] != first["experiment"]["sha256"]
 
@@ -74,9 +74,9 @@ def test_the_same_key_keeps_the_experiment_hash_and_another_value_changes_it(tmp
 def test_another_controllers_key_gives_another_fingerprint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    mine = fingerprint(compile_plan(experiment(tmp_path)))
+    mine = fingerprint(compile_plan(experiment(tmp_path)).to_dict())
     monkeypatch.setenv("BENCH_STACK_KEY_FILE", str(tmp_path / "other" / "key"))
-    assert fingerprint(compile_plan(experiment(tmp_path))) != mine
+    assert fingerprint(compile_plan(experiment(tmp_path)).to_dict()) != mine
 
 
 def test_the_key_is_made_once_readable_by_its_owner_only(tmp_path: Path) -> None:

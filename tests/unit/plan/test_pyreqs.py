@@ -60,7 +60,7 @@ def test_a_server_missing_from_requirements_is_accepted_the_python_role_installs
 ) -> None:
     # pip install -r never removes what the venv holds: gunicorn stays at the role's version.
     plan = compile_plan(experiment(tmp_path, {"requirements.txt": "flask==3.0.3\n"}))
-    assert plan["needs"]["python_packages"] == ["gunicorn"]
+    assert plan.needs.python_packages == ("gunicorn",)
 
 
 @pytest.mark.parametrize(

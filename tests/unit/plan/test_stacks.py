@@ -15,21 +15,25 @@ from benchstack.plan.stacks import (
     instance_checks,
     needs,
     port_warnings,
+    resolve,
     resolve_stack,
     resolve_stacks,
 )
 
 
 def needs_of(stacks: list[dict]) -> dict:
-    return needs(resolve_stacks(stacks))
+    """The needs of the stacks as written, as the plan's fact holds them."""
+    return needs(resolve_stacks(stacks)).to_dict()
 
 
 def instance_checks_of(stacks: list[dict]) -> list[dict]:
-    return instance_checks(resolve_stacks(stacks))
+    """The instance checks of the stacks as written, as the plan's fact holds them."""
+    return [c.to_dict() for c in instance_checks(resolve_stacks(stacks))]
 
 
 def front_checks_of(stacks: list[dict], host: str) -> list[dict]:
-    return front_checks(resolve_stacks(stacks), host)
+    """The front checks of the stacks as written, as the plan's fact holds them."""
+    return [c.to_dict() for c in front_checks(resolve_stacks(stacks), host)]
 
 
 def thin(name: str, port: int, instances: int = 1, bind: str | None = None, front: str = "nginx") -> dict:
@@ -286,7 +290,7 @@ def test_port_base_is_ignored_for_unix_pools() -> None:
 
 def test_resolve_stacks_keeps_order() -> None:
     out = resolve_stacks([direct(), thin("pool", 8002), static()])
-    assert [s["name"] for s in out] == ["sinatra-thin-x1", "pool", "nginx-static"]
+    assert [s.name for s in out] == ["sinatra-thin-x1", "pool", "nginx-static"]
 
 
 def test_resolve_stacks_rejects_a_non_list() -> None:
@@ -336,7 +340,7 @@ def test_stack_port_colliding_with_another_stack_backend_is_rejected() -> None:
 
 def test_unix_pools_and_direct_stack_coexist() -> None:
     out = resolve_stacks([direct(), thin("x2", 8003, 2), thin("x4", 8004, 4), static()])
-    sockets = [ep["socket"] for s in out for ep in s["endpoints"] if ep["socket"]]
+    sockets = [ep.socket for s in out for ep in s.endpoints if ep.socket]
     assert len(sockets) == len(set(sockets)) == 6
 
 
@@ -1004,8 +1008,8 @@ def test_a_front_on_a_system_port_is_warned_about() -> None:
 def test_server_processes_count_masters_and_workers(server: dict[str, Any], processes: int) -> None:
     kind = "asgi" if server["kind"] == "uvicorn" else "sinatra"
     stack = {"name": "s", "port": 8001, "app": {"kind": kind}, "server": server, "front": {"kind": "nginx"}}
-    assert server_processes(resolve_stack(stack)) == processes
-    assert server_processes(resolve_stack(static())) == 0
+    assert server_processes(resolve(stack)) == processes
+    assert server_processes(resolve(static())) == 0
 
 
 def test_a_url_path_over_the_length_limit_is_refused() -> None:

@@ -61,9 +61,10 @@ def write_experiment(folder: Path, stacks: list[dict[str, Any]]) -> Path:
 
 def test_src_is_taken_relative_to_the_experiment_file(tmp_path: Path, sinatra_src: Path) -> None:
     exp = load_experiment(write_experiment(tmp_path, [stack(src="apps/shop")]))
-    app = exp.resolved[0]["app"]
-    assert (app["deploy"], app["src"], app["dir"]) == ("src", str(sinatra_src), f"{USER}/shop-puma")
-    assert app["sha256"] == scan(sinatra_src).sha256
+    app = exp.resolved[0].app
+    assert app.src is not None
+    assert (app.deploy, app.src.path, app.dir) == ("src", str(sinatra_src), f"{USER}/shop-puma")
+    assert app.src.sha256 == scan(sinatra_src).sha256
 
 
 def test_a_missing_src_names_the_stack_the_field_and_the_folder(tmp_path: Path) -> None:
@@ -238,7 +239,7 @@ def test_stacks_naming_one_app_share_its_deployment(sinatra_src: Path) -> None:
     )
     (app,) = user_apps(stacks)
     assert app["stacks"] == ["shop-puma", "shop-thin"]
-    assert {s["app"]["dir"] for s in stacks} == {f"{USER}/shop"}
+    assert {s.app.dir for s in stacks} == {f"{USER}/shop"}
     assert app["release"] == f"{USER}/.releases/shop-{scan(sinatra_src).sha256[:16]}"
     assert app["record"] == f"{USER}/.records/shop.json"
     assert app["bundle"] == {
@@ -246,7 +247,8 @@ def test_stacks_naming_one_app_share_its_deployment(sinatra_src: Path) -> None:
         "gemfile": f"{USER}/shop/Gemfile",
         "app_config": f"{USER}/.bundle/shop",
     }
-    assert stacks[0]["server"]["environment"]["BUNDLE_GEMFILE"] == f"{USER}/shop/Gemfile"
+    assert stacks[0].server is not None
+    assert stacks[0].server.environment["BUNDLE_GEMFILE"] == f"{USER}/shop/Gemfile"
 
 
 def test_stacks_naming_one_app_with_different_sources_are_refused(sinatra_src: Path, tmp_path: Path) -> None:
@@ -265,17 +267,17 @@ def test_stacks_naming_one_app_with_different_sources_are_refused(sinatra_src: P
 
 def test_a_users_ruby_app_needs_bundler_and_not_the_bundled_app(sinatra_src: Path) -> None:
     n = needs(resolve_stacks([stack(src=str(sinatra_src))]))
-    assert "bundler" in n["ruby_gems"]
-    assert n["app_kinds"] == []
+    assert "bundler" in n.ruby_gems
+    assert n.app_kinds == ()
     bundled = needs(resolve_stacks([stack()]))
-    assert "bundler" not in bundled["ruby_gems"] and bundled["app_kinds"] == ["sinatra"]
+    assert "bundler" not in bundled.ruby_gems and bundled.app_kinds == ("sinatra",)
 
 
 def test_the_plan_carries_each_user_app_and_keeps_env_values_out_of_the_experiment(
     tmp_path: Path, sinatra_src: Path
 ) -> None:
     path = write_experiment(tmp_path, [stack(src="apps/shop", env={"SECRET": "hunter2"})])
-    plan = compile_plan(path)
+    plan = compile_plan(path).to_dict()
     (app,) = plan["user_apps"]
     assert app["source"]["path"] == str(sinatra_src)
     assert app["key"] == f"src:{scan(sinatra_src).sha256}"

@@ -104,7 +104,8 @@ def compile_plan_like() -> dict[str, Any]:
 
 def test_one_target_keeps_the_cell_ids_cells_always_had() -> None:
     source = ROOT / "experiments" / "multi-host.yml"
-    alone, on_one = compile_plan(source), compile_plan(source, targets=["bench-multi-target"])
+    alone = compile_plan(source).to_dict()
+    on_one = compile_plan(source, targets=["bench-multi-target"]).to_dict()
     assert [c["cell_id"] for c in on_one["cells"]] == [c["cell_id"] for c in alone["cells"]]
     assert {c["target"] for c in on_one["cells"]} == {"bench-multi-target"}
     assert on_one["progress"] == alone["progress"]
@@ -121,10 +122,12 @@ def test_two_targets_plan_every_cell_on_each_one_target_after_the_other() -> Non
 
 
 def test_targets_in_parallel_measure_the_ith_cell_of_each_together_and_count_the_time_left_once() -> None:
-    plan = compile_plan(ROOT / "experiments" / "multi-host.yml", targets=["t1", "t2"], parallel=True)
+    plan = compile_plan(
+        ROOT / "experiments" / "multi-host.yml", targets=["t1", "t2"], parallel=True
+    ).to_dict()
     assert plan["target_order"] == "parallel"
     assert [c["target"] for c in plan["cells"][:4]] == ["t1", "t2", "t1", "t2"]
-    alone = compile_plan(ROOT / "experiments" / "multi-host.yml")
+    alone = compile_plan(ROOT / "experiments" / "multi-host.yml").to_dict()
     first_left = alone["progress"][alone["cells"][0]["cell_id"]].split(", ")[1]
     n = len(plan["cells"])
     assert plan["progress"][plan["cells"][0]["cell_id"]] == f"1/{n}, {first_left}"

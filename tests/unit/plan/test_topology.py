@@ -1,6 +1,7 @@
 import pytest
 
 from benchstack.plan.topology import (
+    Place,
     TopologyError,
     loadgen_places,
     loadgen_targets,
@@ -54,7 +55,7 @@ def test_each_loadgen_loads_its_target_at_its_address_or_itself_over_127_0_0_1()
     mapping = {"t2": "t2", "lg1": "t1", "lg2": "t1"}
     places = loadgen_places(mapping, {"t1": "10.0.0.1"})
     assert places == {
-        "t2": {"target": "t2", "address": "127.0.0.1", "peers": ["t2"], "loopback": True},
-        "lg1": {"target": "t1", "address": "10.0.0.1", "peers": ["lg1", "lg2"], "loopback": False},
-        "lg2": {"target": "t1", "address": "10.0.0.1", "peers": ["lg1", "lg2"], "loopback": False},
+        "t2": Place(target="t2", address="127.0.0.1", peers=("t2",), loopback=True),
+        "lg1": Place(target="t1", address="10.0.0.1", peers=("lg1", "lg2"), loopback=False),
+        "lg2": Place(target="t1", address="10.0.0.1", peers=("lg1", "lg2"), loopback=False),
     }

@@ -1,14 +1,14 @@
 """Provisioning markers (benchstack.provision.markers, roles): which roles a re-run skips, and what the host
 records."""
 
+import dataclasses
 import json
 import shlex
 from pathlib import Path
 
 import yaml
 
-from benchstack.plan.rolecontract import role_stacks
-from benchstack.plan.stacks import resolve_stacks
+from benchstack.plan.stacks import Needs, resolve_stacks
 from benchstack.provision import hostcommand, hostrecord, markers
 from benchstack.provision import roles as provision
 
@@ -227,16 +227,17 @@ def test_the_packages_of_the_roles_that_run_install_at_once_unless_tags_limit_or
     assert provision.package_roles(run, ["all"], skipped) == ["loadgen"]
 
 
+def needs_of(**given: tuple[str, ...]) -> Needs:
+    """Needs with ``given`` fields, the others empty."""
+    empty = {f.name: () for f in dataclasses.fields(Needs)}
+    return Needs(**{**empty, "front_roles": {}, **given})
+
+
 def test_a_target_runs_the_roles_its_stacks_need_in_provisioning_order() -> None:
-    needs = {
-        "runtimes": ["python", "ruby"],
-        "perl_modules": [],
-        "servers": ["thin"],
-        "fronts": ["apache", "nginx"],
-    }
+    needs = needs_of(runtimes=("python", "ruby"), servers=("thin",), fronts=("apache", "nginx"))
     assert provision.target_roles(needs) == ["ruby", "python", "webapp", "app_server", "nginx", "apache"]
     # Server::Starter's start_server runs the Ruby Starlet: Perl without a Perl stack.
-    static = {"runtimes": [], "perl_modules": ["Server::Starter"], "servers": [], "fronts": ["nginx"]}
+    static = needs_of(perl_modules=("Server::Starter",), fronts=("nginx",))
     assert provision.target_roles(static) == ["perl", "webapp", "nginx"]
     assert provision.host_roles(static, target=True, loadgen=True) == [
         "host",
@@ -261,20 +262,19 @@ def test_the_units_and_files_each_role_keeps_depend_on_the_os_family_where_apach
             {"name": "b", "app": {"kind": "static"}, "front": {"kind": "apache"}, "port": 8002},
         ]
     )
-    by_role = role_stacks(stacks)
-    debian, redhat = (provision.role_units(by_role, family) for family in ("Debian", "RedHat"))
+    debian, redhat = (provision.role_units(stacks, family) for family in ("Debian", "RedHat"))
     assert debian["app_server"] == redhat["app_server"] == ["bench-a@1.service", "bench-a@2.service"]
     assert debian["apache"] == ["apache2@bench-b.service"] and redhat["apache"] == ["httpd@bench-b.service"]
-    made = provision.role_made(by_role, "Debian")
+    made = provision.role_made(stacks, "Debian")
     assert made["app_server"] == {
-        "files": ["/etc/systemd/system/bench-a@.service", stacks[0]["server"]["env_file"]],
+        "files": ["/etc/systemd/system/bench-a@.service", "/etc/bench-stack/units/a.env"],
         "units": debian["app_server"],
     }
     assert made["apache"] == {
         "files": ["/etc/apache2-bench-b/sites-available/bench-stack.conf"],
         "units": ["apache2@bench-b.service"],
     }
-    assert provision.role_made(by_role, "RedHat")["apache"]["files"] == []
+    assert provision.role_made(stacks, "RedHat")["apache"]["files"] == []
     assert provision.host_sysctls("tuned", {"net.core.somaxconn": 4096}) == ["net.core.somaxconn"]
     assert provision.host_sysctls("stock", {"net.core.somaxconn": 4096}) == []
 
@@ -290,12 +290,7 @@ def test_provisioning_includes_every_role_a_host_can_get_once_and_in_dependency_
     ]
     # Both stages, in order, around the sweep of what no stack owns.
     assert loops == ["{{ bench_provision.stages[0] }}", "{{ bench_provision.stages[1] }}"]
-    every = {
-        "runtimes": provision.RUNTIMES,
-        "perl_modules": [],
-        "servers": ["thin"],
-        "fronts": ["nginx", "apache"],
-    }
+    every = needs_of(runtimes=provision.RUNTIMES, servers=("thin",), fronts=("nginx", "apache"))
     included = provision.host_roles(every, target=True, loadgen=True)
     roles = {p.parent.parent.name for p in (root / "roles").glob("*/tasks/main.yml")}
     # build_archive is included by ruby and python; dns_check runs in playbooks/dns_check.yml.

@@ -357,7 +357,7 @@ def test_the_read_command_asks_for_the_roots_globs() -> None:
 def test_the_plan_says_what_its_stacks_own_under_the_roots() -> None:
     root = Path(__file__).resolve().parents[3]
     plan = compile_plan(root / "molecule" / "python-perl-php-servers" / "experiment.yml", allow_large=True)
-    owned = plan["owned"]
+    owned = plan.owned
     assert owned["roots"] == {"apps": "/opt/bench-stack/apps", "units": "/etc/bench-stack/units"}
     assert "/etc/bench-stack/units/php-fpm-x2-2.php-fpm.conf" in owned["app_server"]
     assert "/etc/bench-stack/units/user-wsgi-gunicorn.env" in owned["app_server"]

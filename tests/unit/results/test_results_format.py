@@ -129,7 +129,7 @@ LOAD_POINT_V2 = ["counted", "disturbed", "median_rps", "ci_low", "ci_high", "pre
 
 def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None:
     run = schema(RUN_FILE)["$defs"]
-    plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml")
+    plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml").to_dict()
     assert set(props(run["experiment"])) == {*plan["experiment"], "cells"}
     assert set(props(run["load"])) == LOAD_KEYS
     assert set(props(run["load_plan"])) == PLAN_KEYS
@@ -387,7 +387,7 @@ def write_a_run(run: Path) -> dict[str, Any]:
     """What benchmark.yml's "Write run.json" passes (plan experiment + cells, inventory, groups, mode,
     fingerprints, verify.yml's record with Ansible's naive UTC time), two cells measured from captures, a
     cell that hung (record_stop) and the verdict as the report stores it (store_verdict)."""
-    plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml")
+    plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml").to_dict()
     info = {
         "experiment": {**plan["experiment"], "cells": plan["cells"]},
         "inventory": str(ROOT / "inventories" / "local"),

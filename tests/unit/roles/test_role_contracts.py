@@ -27,8 +27,9 @@ EXPERIMENTS = sorted(
 
 @functools.cache
 def plan_of(experiment: str) -> dict[str, Any]:
-    """Compiled once per session (inside a test: the env key fixture keeps the key out of the home)."""
-    return compile_plan(ROOT / experiment, allow_large=True)
+    """The plan's fact, compiled once per session (inside a test: the env key fixture keeps the key out of the
+    home)."""
+    return compile_plan(ROOT / experiment, allow_large=True).to_dict()
 
 
 def stack_specs(role: str) -> list[tuple[str, dict[str, Any]]]:
