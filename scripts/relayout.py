@@ -109,6 +109,8 @@ MOVES: dict[str, str] = {
     "targets": "plan.targets",
     "topology": "plan.topology",
     "trace": "plan.trace",
+    # Split out of plan.stacks (never a flat module): listed so that a dotted name tells it from one.
+    "readers": "plan.readers",
     # kinds
     "registry": "kinds.registry",
     "stackfields": "kinds.stackfields",

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.plan.experiment import load_experiment
+from benchstack.plan.readers import front_checks as _front_checks
+from benchstack.plan.readers import instance_checks as _instance_checks
 from benchstack.plan.stacks import Stack, resolve_stacks
-from benchstack.plan.stacks import front_checks as _front_checks
-from benchstack.plan.stacks import instance_checks as _instance_checks
 
 PROJECT = Path(__file__).resolve().parents[1]
 

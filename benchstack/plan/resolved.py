@@ -83,21 +83,17 @@ from benchstack.plan.experiment import (
     load_points,
 )
 from benchstack.plan.loadplan import Load
-from benchstack.plan.rolecontract import role_stacks
-from benchstack.plan.stacks import (
-    DEFAULT_ROOTS,
+from benchstack.plan.readers import (
     FrontCheck,
     InstanceCheck,
     Needs,
-    Roots,
-    Stack,
-    env_file_line,
     front_checks,
     instance_checks,
     needs,
     port_warnings,
-    user_apps,
 )
+from benchstack.plan.rolecontract import role_stacks
+from benchstack.plan.stacks import DEFAULT_ROOTS, Roots, Stack, env_file_line, user_apps
 from benchstack.plan.targets import PARALLEL, SEQUENTIAL, target_cells
 from benchstack.plan.topology import loadgen_places, loadgen_targets, mode
 from benchstack.provision.dns import stack_names

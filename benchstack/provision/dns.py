@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchstack.plan.stacks import Stack, front_checks
+from benchstack.plan.readers import front_checks
+from benchstack.plan.stacks import Stack
 
 # A dnsmasq query line; with log-queries=extra it carries the query serial and the client's address/port:
 #   Nov 30 04:43:14 dnsmasq[4877]: 12 127.0.0.1/49183 query[A] rb.nocache.bench-dns.test from 127.0.0.1

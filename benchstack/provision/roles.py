@@ -17,8 +17,9 @@ import yaml
 
 from benchstack.kinds.fronts.apache import ApacheFront
 from benchstack.kinds.stackfields import Roots
+from benchstack.plan.readers import Needs
 from benchstack.plan.rolecontract import served
-from benchstack.plan.stacks import Needs, Stack
+from benchstack.plan.stacks import Stack
 
 # Roles with a `packages` entry point, whose OS packages provision.yml installs in one transaction
 # (:func:`package_roles`).
@@ -82,7 +83,7 @@ def stages(run: Iterable[str]) -> list[list[str]]:
 
 
 def target_roles(needs: Needs) -> list[str]:
-    """The roles a target runs for the plan's ``needs`` (:func:`benchstack.plan.stacks.needs`), in order."""
+    """The roles a target runs for the plan's ``needs`` (:func:`benchstack.plan.readers.needs`), in order."""
     runtimes = set(needs.runtimes) | ({"perl"} if needs.perl_modules else set())
     return [
         *(r for r in RUNTIMES if r in runtimes),

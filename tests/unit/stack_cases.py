@@ -23,16 +23,13 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchstack.plan.readers import front_checks, instance_checks, needs, port_warnings  # noqa: E402
 from benchstack.plan.rolecontract import role_stacks  # noqa: E402
 from benchstack.plan.stacks import (  # noqa: E402
     DEFAULT_ROOTS,
     Roots,
     Stack,
     StackError,
-    front_checks,
-    instance_checks,
-    needs,
-    port_warnings,
     resolve_stacks,
     user_apps,
 )

@@ -16,7 +16,8 @@ from benchstack.kinds import servers
 from benchstack.kinds.apps import REGISTRY as APPS
 from benchstack.kinds.servers import BINDS, HOST_VALUES, KINDS, REGISTRY, by_name, host_command
 from benchstack.kinds.servers.base import PLACEHOLDER_RE, ServerKind
-from benchstack.plan.stacks import StackError, needs, resolve, resolve_stack
+from benchstack.plan.readers import needs
+from benchstack.plan.stacks import StackError, resolve, resolve_stack
 
 
 def role_yaml(path: str) -> Any:

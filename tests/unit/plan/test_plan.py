@@ -11,6 +11,7 @@ import pytest
 from conftest import bench_stack
 
 from benchstack.plan.experiment import ExperimentError
+from benchstack.plan.readers import InstanceCheck
 from benchstack.plan.resolved import (
     MAX_PROCESSES,
     YES_HINT,
@@ -22,7 +23,7 @@ from benchstack.plan.resolved import (
     run_dir_for,
     with_hosts,
 )
-from benchstack.plan.stacks import InstanceCheck, Roots, Stack
+from benchstack.plan.stacks import Roots, Stack
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -7,18 +7,8 @@ import pytest
 
 from benchstack.kinds.apps.static import ONE_KB_BODY
 from benchstack.kinds.servers import processes as server_processes
-from benchstack.plan.stacks import (
-    MAX_URL_PATH,
-    Roots,
-    StackError,
-    front_checks,
-    instance_checks,
-    needs,
-    port_warnings,
-    resolve,
-    resolve_stack,
-    resolve_stacks,
-)
+from benchstack.plan.readers import front_checks, instance_checks, needs, port_warnings
+from benchstack.plan.stacks import MAX_URL_PATH, Roots, StackError, resolve, resolve_stack, resolve_stacks
 
 
 def needs_of(stacks: list[dict]) -> dict:

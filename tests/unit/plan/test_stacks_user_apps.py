@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from benchstack.plan.experiment import ExperimentError, load_experiment
+from benchstack.plan.readers import needs
 from benchstack.plan.resolved import compile_plan
-from benchstack.plan.stacks import StackError, env_file_line, needs, resolve_stack, resolve_stacks, user_apps
+from benchstack.plan.stacks import StackError, env_file_line, resolve_stack, resolve_stacks, user_apps
 from benchstack.plan.userapp import scan
 
 USER = "/opt/bench-stack/apps/user"

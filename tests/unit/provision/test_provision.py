@@ -8,7 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from benchstack.plan.stacks import Needs, resolve_stacks
+from benchstack.plan.readers import Needs
+from benchstack.plan.stacks import resolve_stacks
 from benchstack.provision import hostcommand, hostrecord, markers
 from benchstack.provision import roles as provision
 
