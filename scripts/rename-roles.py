@@ -88,7 +88,7 @@ KEEP: dict[str, set[str]] = {
 # keeps its name there, as every plan field does. Anywhere, a name after a dot is a field, never a variable.
 FIELD_FILES: dict[str, set[str]] = {
     "app_kinds": {
-        "benchstack/plan/stacks.py",
+        "benchstack/plan/readers.py",
         "benchstack/plan/resolved.py",
         "benchstack/provision/roles.py",
         "tests/unit/plan/test_stacks.py",
