@@ -22,10 +22,10 @@ from benchstack.analysis.hostdiff import run_differences, target_differences
 from benchstack.analysis.verdict import run_verdict, slow_above_limit
 from benchstack.common.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_bounded
 from benchstack.kinds.loadtools import TOOLS, parse
+from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots
 from benchstack.plan.experiment import ExperimentError
 from benchstack.plan.resolved import compile_plan, experiment_path, run_dir_for
 from benchstack.plan.settings import setting_problems
-from benchstack.plan.stacks import DEFAULT_ROOTS, Roots
 from benchstack.plan.targets import by_target, run_targets
 from benchstack.report.build import end_of_run_text, read_run_info, write_run_report
 from benchstack.report.hist import HistError, csv_name, csv_text, hist

@@ -44,6 +44,7 @@ from benchstack.common.numbers import is_int
 from benchstack.kinds.loadtools import MAX_CONCURRENCY as TOOL_MAX_CONCURRENCY
 from benchstack.kinds.loadtools import REGISTRY, by_name
 from benchstack.kinds.loadtools.base import MAX_DURATION_S, MAX_REQUESTS
+from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots, StackError
 from benchstack.measure.loadcmd import build_command
 from benchstack.plan.experiment_schema import experiment_schema, schema_problems, stack_prefix
 from benchstack.plan.loadplan import (
@@ -55,7 +56,7 @@ from benchstack.plan.loadplan import (
     Load,
     LoadPlan,
 )
-from benchstack.plan.stacks import DEFAULT_ROOTS, Roots, Stack, StackError, resolve_stacks
+from benchstack.plan.stacks import Stack, resolve_stacks
 from benchstack.plan.trace import note
 from benchstack.results.cell import cell_id
 

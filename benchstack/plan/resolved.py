@@ -31,9 +31,9 @@ The fact holds:
   (``front_checks``); for every host the names it must resolve (``dns_names``); and ``mode``, the run's
   (loopback when every loadgen loads itself);
 * ``user_apps``: every app deployed from ``app.src`` or ``app.git``
-  (:func:`benchstack.plan.stacks.user_apps`): its folders on the target, its source (a content hash computed
-  here, on the controller, or a git repository and version) and the key the webapp role compares with the
-  target's deployment record;
+  (:func:`benchstack.kinds.apps.deploy.user_apps`): its folders on the target, its source (a content hash
+  computed here, on the controller, or a git repository and version) and the key the webapp role compares
+  with the target's deployment record;
 * ``owned``: what the stacks own under the roots, by role (:func:`benchstack.provision.roles.owned`): the rest
   of what bench-stack wrote there for a stack is removed before the app servers start (provision.yml);
 * ``instance_checks``: one request per app server instance and expected answer (verify);
@@ -70,7 +70,10 @@ from types import MappingProxyType
 from typing import Any
 
 from benchstack.common.inputs import InputError, read_bounded, shown
+from benchstack.kinds.apps.deploy import user_apps
+from benchstack.kinds.apps.fields import env_file_line
 from benchstack.kinds.servers import processes as server_processes
+from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots
 from benchstack.plan import pyreqs
 from benchstack.plan.experiment import (
     NAME_RE,
@@ -93,7 +96,7 @@ from benchstack.plan.readers import (
     port_warnings,
 )
 from benchstack.plan.rolecontract import role_stacks
-from benchstack.plan.stacks import DEFAULT_ROOTS, Roots, Stack, env_file_line, user_apps
+from benchstack.plan.stacks import Stack
 from benchstack.plan.targets import PARALLEL, SEQUENTIAL, target_cells
 from benchstack.plan.topology import loadgen_places, loadgen_targets, mode
 from benchstack.provision.dns import stack_names

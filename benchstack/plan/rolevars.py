@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from benchstack.common.inputs import shown
+from benchstack.kinds.stackfields import safe_path_problem
 from benchstack.plan.paths import control_character_problem, system_folder_problem
-from benchstack.plan.stacks import safe_path_problem
 
 Check = Callable[[Any], str | None]
 

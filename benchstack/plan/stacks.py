@@ -32,7 +32,6 @@ from benchstack.kinds import apps, fronts
 from benchstack.kinds.apps.deploy import (
     bundle_problems,
     shared_app_problems,
-    user_apps,
 )
 from benchstack.kinds.apps.fields import env_file_line
 from benchstack.kinds.apps.section import App, Runtime
@@ -42,7 +41,6 @@ from benchstack.kinds.servers.section import Server, ServerSpec, Start, Units
 from benchstack.kinds.stackfields import (
     DEFAULT_ROOTS,
     FIRST_USER_PORT,
-    MAX_URL_PATH,
     NAME_RE,
     Roots,
     StackError,
@@ -50,32 +48,10 @@ from benchstack.kinds.stackfields import (
     mapping,
     one_of,
     ordered,
-    safe_path_problem,
     typed_keys,
     url_path_problem,
 )
 from benchstack.plan.trace import note
-
-__all__ = [
-    "DEFAULT_ROOTS",
-    "Endpoint",
-    "MAX_URL_PATH",
-    "NAME_RE",
-    "Roots",
-    "Stack",
-    "StackError",
-    "StackSpec",
-    "check",
-    "derive",
-    "env_file_line",
-    "resolve",
-    "resolve_stack",
-    "resolve_stacks",
-    "safe_path_problem",
-    "stack_label",
-    "url_path_problem",
-    "user_apps",
-]
 
 SERVER_COMMON_KEYS = {"kind", "instances", "bind", "port_base"}
 STACK_KEYS = {"name", "port", "path", "app", "runtime", "server", "front"}

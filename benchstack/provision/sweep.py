@@ -19,7 +19,7 @@ from typing import Any
 
 from benchstack.kinds.apps import BUNDLED_KINDS
 from benchstack.kinds.servers import REGISTRY as SERVERS
-from benchstack.plan.stacks import NAME_RE
+from benchstack.kinds.stackfields import NAME_RE
 
 # The server configs' extensions (bundled apps: one folder each under the apps root, BUNDLED_KINDS).
 CONFIG_EXTENSIONS = tuple(kind.config for kind in SERVERS.values() if kind.config)

@@ -59,7 +59,7 @@ from sideeffect import (  # noqa: E402
 from stackcheck import endpoints, front_checks  # noqa: E402
 from stackcheck import resolved as plan_stacks  # noqa: E402
 
-from benchstack.plan.stacks import DEFAULT_ROOTS  # noqa: E402
+from benchstack.kinds.stackfields import DEFAULT_ROOTS  # noqa: E402
 
 HOSTS = ["bench-mol-thin-bookworm", "bench-mol-thin-trixie"]
 TUNED_HOST = HOSTS[0]

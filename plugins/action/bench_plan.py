@@ -21,6 +21,7 @@ from ansible.utils.vars import load_extra_vars
 
 from benchstack.actionargs import action_args
 from benchstack.common.renamed import renamed_problems
+from benchstack.kinds.stackfields import Roots
 from benchstack.measure.runlock import RunLockError, acquire
 from benchstack.plan.experiment import ExperimentError
 from benchstack.plan.pyreqs import role_default
@@ -42,7 +43,6 @@ from benchstack.plan.settings import (
     role_variable_names,
     setting_problems,
 )
-from benchstack.plan.stacks import Roots
 from benchstack.plan.topology import TopologyError, loadgen_targets, measured_targets
 from benchstack.results.runfolder import RunDirError, results_root_problem
 

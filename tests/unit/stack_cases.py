@@ -23,16 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchstack.kinds.apps.deploy import user_apps  # noqa: E402
+from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots, StackError  # noqa: E402
 from benchstack.plan.readers import front_checks, instance_checks, needs, port_warnings  # noqa: E402
 from benchstack.plan.rolecontract import role_stacks  # noqa: E402
-from benchstack.plan.stacks import (  # noqa: E402
-    DEFAULT_ROOTS,
-    Roots,
-    Stack,
-    StackError,
-    resolve_stacks,
-    user_apps,
-)
+from benchstack.plan.stacks import Stack, resolve_stacks  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "data" / "stacks" / "resolved.json"
 # Every experiment the project ships or runs: the catalogue, the e2e test's, the Molecule scenarios'; and the

@@ -15,8 +15,9 @@ from benchstack.kinds.apps import BUNDLED_KINDS, KINDS, REGISTRY, AppKind, Embed
 from benchstack.kinds.fronts import REGISTRY as FRONTS
 from benchstack.kinds.fronts.apache import HANDLER_MODULES
 from benchstack.kinds.servers import REGISTRY as SERVERS
+from benchstack.kinds.stackfields import StackError
 from benchstack.plan.readers import needs
-from benchstack.plan.stacks import StackError, resolve, resolve_stack
+from benchstack.plan.stacks import resolve, resolve_stack
 
 # The modules of the package that hold no kind.
 SUPPORT = {"base", "deploy", "fields", "section"}

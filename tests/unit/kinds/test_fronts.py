@@ -12,9 +12,10 @@ from conftest import ROLES
 
 from benchstack.kinds import fronts
 from benchstack.kinds.fronts import KINDS, REGISTRY, FrontKind, by_name
+from benchstack.kinds.stackfields import StackError
 from benchstack.plan.readers import front_checks, needs
 from benchstack.plan.rolecontract import STACK_ROLES, stack_fields
-from benchstack.plan.stacks import StackError, resolve, resolve_stack
+from benchstack.plan.stacks import resolve, resolve_stack
 
 
 def test_the_registry_holds_each_modules_adapter_under_its_own_name() -> None:

@@ -16,8 +16,9 @@ from benchstack.kinds import servers
 from benchstack.kinds.apps import REGISTRY as APPS
 from benchstack.kinds.servers import BINDS, HOST_VALUES, KINDS, REGISTRY, by_name, host_command
 from benchstack.kinds.servers.base import PLACEHOLDER_RE, ServerKind
+from benchstack.kinds.stackfields import StackError
 from benchstack.plan.readers import needs
-from benchstack.plan.stacks import StackError, resolve, resolve_stack
+from benchstack.plan.stacks import resolve, resolve_stack
 
 
 def role_yaml(path: str) -> Any:

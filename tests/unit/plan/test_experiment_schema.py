@@ -21,6 +21,7 @@ from benchstack.kinds.loadtools import TOOLS
 from benchstack.kinds.loadtools.base import MAX_DURATION_S, MAX_REQUESTS
 from benchstack.kinds.loadtools.wrk import MAX_THREADS
 from benchstack.kinds.servers import BINDS, REGISTRY
+from benchstack.kinds.stackfields import MAX_URL_PATH
 from benchstack.plan import stacks as S
 from benchstack.plan.experiment import (
     LOAD_KEYS,
@@ -125,7 +126,7 @@ def test_the_schemas_limits_are_the_codes() -> None:
     assert STACK["server"]["properties"]["instances"]["maximum"] == S.MAX_INSTANCES
     assert STACK["app"]["properties"]["checks"]["maxItems"] == MAX_CHECKS
     assert STACK["app"]["properties"]["env"]["maxProperties"] == MAX_ENV_VARS
-    assert STACK["path"]["maxLength"] == S.MAX_URL_PATH
+    assert STACK["path"]["maxLength"] == MAX_URL_PATH
     assert f"{{0,{MAX_NAME - 1}}}" in SCHEMA["properties"]["name"]["pattern"]
 
 

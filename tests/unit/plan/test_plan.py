@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import bench_stack
 
+from benchstack.kinds.stackfields import Roots
 from benchstack.plan.experiment import ExperimentError
 from benchstack.plan.readers import InstanceCheck
 from benchstack.plan.resolved import (
@@ -23,7 +24,7 @@ from benchstack.plan.resolved import (
     run_dir_for,
     with_hosts,
 )
-from benchstack.plan.stacks import Roots, Stack
+from benchstack.plan.stacks import Stack
 
 ROOT = Path(__file__).resolve().parents[3]
 

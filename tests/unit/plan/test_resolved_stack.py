@@ -13,16 +13,8 @@ from benchstack.kinds.apps.section import App, Runtime
 from benchstack.kinds.fronts.apache import ApacheFront, ApacheSpec
 from benchstack.kinds.fronts.nginx import NginxSpec
 from benchstack.kinds.servers.section import ServerSpec
-from benchstack.plan.stacks import (
-    DEFAULT_ROOTS,
-    Endpoint,
-    Stack,
-    StackSpec,
-    check,
-    derive,
-    resolve,
-    resolve_stack,
-)
+from benchstack.kinds.stackfields import DEFAULT_ROOTS
+from benchstack.plan.stacks import Endpoint, Stack, StackSpec, check, derive, resolve, resolve_stack
 
 
 def pool(**front: Any) -> dict[str, Any]:

@@ -7,8 +7,9 @@ import pytest
 
 from benchstack.kinds.apps.static import ONE_KB_BODY
 from benchstack.kinds.servers import processes as server_processes
+from benchstack.kinds.stackfields import MAX_URL_PATH, Roots, StackError
 from benchstack.plan.readers import front_checks, instance_checks, needs, port_warnings
-from benchstack.plan.stacks import MAX_URL_PATH, Roots, StackError, resolve, resolve_stack, resolve_stacks
+from benchstack.plan.stacks import resolve, resolve_stack, resolve_stacks
 
 
 def needs_of(stacks: list[dict]) -> dict:

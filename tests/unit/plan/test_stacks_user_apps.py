@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
+from benchstack.kinds.apps.deploy import user_apps
+from benchstack.kinds.apps.fields import env_file_line
+from benchstack.kinds.stackfields import StackError
 from benchstack.plan.experiment import ExperimentError, load_experiment
 from benchstack.plan.readers import needs
 from benchstack.plan.resolved import compile_plan
-from benchstack.plan.stacks import StackError, env_file_line, resolve_stack, resolve_stacks, user_apps
+from benchstack.plan.stacks import resolve_stack, resolve_stacks
 from benchstack.plan.userapp import scan
 
 USER = "/opt/bench-stack/apps/user"

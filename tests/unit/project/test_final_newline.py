@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from test_plugins import load_plugin
 
+from benchstack.kinds.stackfields import StackError
 from benchstack.plan import rolevars
-from benchstack.plan.stacks import StackError, resolve_stack
+from benchstack.plan.stacks import resolve_stack
 from benchstack.provision import dns
 
 git_mod = load_plugin("modules", "bench_app_git")
