@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.kinds.loadtools import by_name, warmup_tool
-from benchstack.kinds.loadtools.base import TIMEOUT_SLACK_S, Executor
+from benchstack.kinds.loadtools.base import Executor
 from benchstack.measure import hostevents, interference
 from benchstack.measure.loadcmd import http_url
 from benchstack.measure.merge import window_span
@@ -73,7 +73,7 @@ from benchstack.results.formats import RUN_SCHEMA
 from benchstack.results.runfolder import experiment_hash, update_run_json
 
 RAW_DIR = "raw"
-__all__ = ["TIMEOUT_SLACK_S", "CellFailed", "Executor", "Target", "measure_cell", "write_run_info"]
+__all__ = ["CellFailed", "Target", "measure_cell", "write_run_info"]
 _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
 

@@ -48,11 +48,8 @@ from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots, StackError
 from benchstack.measure.loadcmd import build_command
 from benchstack.plan.experiment_schema import experiment_schema, schema_problems, stack_prefix
 from benchstack.plan.loadplan import (
-    DEFAULT_MAX_CV,
-    DEFAULT_MAX_ERROR_RATE,
     DEFAULT_MAX_INTERFERENCE,
     DEFAULT_PAUSE_S,
-    DEFAULT_TARGET_PRECISION,
     Load,
     LoadPlan,
 )
@@ -61,17 +58,10 @@ from benchstack.plan.trace import note
 from benchstack.results.cell import cell_id
 
 __all__ = [
-    "DEFAULT_MAX_CV",
-    "DEFAULT_MAX_ERROR_RATE",
-    "DEFAULT_MAX_INTERFERENCE",
-    "DEFAULT_PAUSE_S",
-    "DEFAULT_TARGET_PRECISION",
     "CellPlan",
     "Experiment",
     "ExperimentError",
     "ExperimentFileError",
-    "Load",
-    "LoadPlan",
     "LoadPoint",
     "cell_plan",
     "cells",

@@ -38,6 +38,7 @@ from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
+from benchstack.kinds.loadtools.base import Executor
 from benchstack.measure.barrier import (
     BarrierBroken,
     barrier_dir,
@@ -51,7 +52,7 @@ from benchstack.measure.merge import loadgen_dir
 from benchstack.measure.remote import batch_script, split_batch, without_tty
 from benchstack.measure.resume import decide, set_aside
 from benchstack.measure.runlock import worker
-from benchstack.measure.runner import CellFailed, Executor, Target, cell_path, measure_cell
+from benchstack.measure.runner import CellFailed, Target, cell_path, measure_cell
 from benchstack.results.files import read_json
 from benchstack.results.runfolder import record_stop, stop_of_run
 

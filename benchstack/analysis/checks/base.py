@@ -16,7 +16,7 @@ from typing import Any
 
 from benchstack.common.numbers import as_number
 from benchstack.kinds.loadtools import find
-from benchstack.plan.experiment import (
+from benchstack.plan.loadplan import (
     DEFAULT_MAX_CV,
     DEFAULT_MAX_ERROR_RATE,
     DEFAULT_MAX_INTERFERENCE,

@@ -23,7 +23,7 @@ from benchstack.results.model import COUNTING, Counting, Parsed, attempts, faile
 if TYPE_CHECKING:
     from benchstack.plan.loadplan import LoadPlan
 
-# Runs a shell command on the loadgen: (rc, stdout, stderr) (:data:`benchstack.measure.runner.Executor`).
+# Runs a shell command on the loadgen: (rc, stdout, stderr); benchstack.measure.runner.measure_cell takes one.
 Executor = Callable[[str], tuple[int, str, str]]
 # The limits of a load plan (:mod:`benchstack.plan.experiment` refuses more).
 MAX_REQUESTS = 1_000_000
