@@ -88,16 +88,23 @@ def parse_lock(stdout: str) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) and "held" in answer else None
 
 
-def parse_found(stdout: str) -> dict[str, Any]:
-    """What bench-stack made for any stack (``units``: unit -> ``<UnitFileState> <ActiveState>``, ``files``),
-    from :func:`read_command`'s output (empty when unreadable)."""
-    _, _, text = stdout.partition(FOUND_SEPARATOR)
-    text = text.partition(HOST_SEPARATOR)[0].partition(LOCK_SEPARATOR)[0]
+def _json_section(stdout: str, start: str, *ends: str) -> dict[str, Any]:
+    """The JSON object of :func:`read_command`'s output after ``start`` and before the first of ``ends``;
+    empty when the section is missing, empty or not an object."""
+    text = stdout.partition(start)[2]
+    for end in ends:
+        text = text.partition(end)[0]
     try:
         found = json.loads(text) if text.strip() else {}
     except ValueError:
         return {}
     return found if isinstance(found, dict) else {}
+
+
+def parse_found(stdout: str) -> dict[str, Any]:
+    """What bench-stack made for any stack (``units``: unit -> ``<UnitFileState> <ActiveState>``, ``files``),
+    from :func:`read_command`'s output (empty when unreadable)."""
+    return _json_section(stdout, FOUND_SEPARATOR, HOST_SEPARATOR, LOCK_SEPARATOR)
 
 
 def parse_identity(stdout: str) -> str | None:
@@ -110,13 +117,7 @@ def parse_identity(stdout: str) -> str | None:
 
 def parse_now(stdout: str) -> dict[str, dict[str, str]]:
     """Role -> the state now of what it made, from :func:`read_command`'s output (empty when unreadable)."""
-    _, _, text = stdout.partition(STATE_SEPARATOR)
-    text = text.partition(FOUND_SEPARATOR)[0].partition(LOCK_SEPARATOR)[0]
-    try:
-        now = json.loads(text) if text.strip() else {}
-    except ValueError:
-        return {}
-    return now if isinstance(now, dict) else {}
+    return _json_section(stdout, STATE_SEPARATOR, FOUND_SEPARATOR, LOCK_SEPARATOR)
 
 
 def parse_read(stdout: str, units: Sequence[str]) -> tuple[dict[str, Any], dict[str, bool]]:
