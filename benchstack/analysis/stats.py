@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -283,3 +285,117 @@ def mann_whitney(a: Sequence[float | int | None], b: Sequence[float | int | None
         return None
     result = mannwhitneyu(xs, ys, alternative="two-sided")
     return RankTest(float(result.pvalue), len(xs), len(ys))
+
+
+# ---------------------------------------------------------------- paired comparisons (Hodges-Lehmann)
+
+# Largest number of pairs whose Wilcoxon signed-rank distribution is counted exactly; above it the normal
+# approximation (with the tie correction) is as good as the exact one and the count would cost seconds.
+EXACT_SIGNED_RANK_MAX = 60
+
+
+@dataclass(frozen=True)
+class ShiftInterval:
+    estimate: float  # the Hodges-Lehmann estimate: the median of the Walsh averages
+    low: float
+    high: float
+    confidence: float  # the level asked for (the exact interval's coverage is at least this)
+
+
+@functools.cache
+def _signed_rank_cdf(n: int) -> tuple[float, ...]:
+    """P(W+ <= w) for w = 0 .. n(n+1)/2, for n values without ties or zeros: each subset of the ranks 1..n
+    is equally likely to be the positive one, so the counts of subsets by their sum, over 2**n."""
+    counts = [1] + [0] * (n * (n + 1) // 2)
+    for rank in range(1, n + 1):
+        for w in range(len(counts) - 1, rank - 1, -1):
+            counts[w] += counts[w - rank]
+    total, cdf, running = 2**n, [], 0
+    for c in counts:
+        running += c
+        cdf.append(running / total)
+    return tuple(cdf)
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def signed_rank_p(values: Sequence[float | int | None]) -> float | None:
+    """The two-sided p-value of Wilcoxon's signed-rank test that the values are centred on 0: exact for up
+    to :data:`EXACT_SIGNED_RANK_MAX` values without ties or zeros, else the normal approximation with the
+    tie correction and a continuity correction (scipy.stats.wilcoxon's ``method="exact"`` and ``"approx"``
+    with ``correction=True``; the tests hold it to them). Zeros are dropped (Wilcoxon's own rule); None
+    without a nonzero value."""
+    xs = [v for v in _values(values) if v != 0]
+    n = len(xs)
+    if n == 0:
+        return None
+    ranks = _ranks([abs(v) for v in xs])
+    w_plus = sum(r for r, v in zip(ranks, xs, strict=True) if v > 0)
+    tied = len(set(ranks)) < n
+    if n <= EXACT_SIGNED_RANK_MAX and not tied:
+        cdf = _signed_rank_cdf(n)
+        w = round(w_plus)
+        low = cdf[w]
+        high = 1.0 - (cdf[w - 1] if w > 0 else 0.0)
+        return min(1.0, 2.0 * min(low, high))
+    mean = n * (n + 1) / 4
+    counts: dict[float, int] = {}
+    for r in ranks:
+        counts[r] = counts.get(r, 0) + 1
+    var = n * (n + 1) * (2 * n + 1) / 24 - sum(t**3 - t for t in counts.values()) / 48
+    if var <= 0:
+        return 1.0
+    z = max(0.0, abs(w_plus - mean) - 0.5) / math.sqrt(var)
+    return min(1.0, 2.0 * (1.0 - statistics.NormalDist().cdf(z)))
+
+
+def _walsh_rank(n: int, confidence: float) -> int:
+    """k: the interval of the shift is the k-th smallest to the k-th largest Walsh average (0: no interval
+    reaches ``confidence`` with ``n`` values). Exactly the largest k with P(W+ <= k - 1) <= alpha / 2 up to
+    :data:`EXACT_SIGNED_RANK_MAX` values, the normal approximation above."""
+    alpha = 1.0 - confidence
+    if n <= EXACT_SIGNED_RANK_MAX:
+        return bisect.bisect_right(_signed_rank_cdf(n), alpha / 2 + 1e-12)
+    z = statistics.NormalDist().inv_cdf(1.0 - alpha / 2)
+    mean, sd = n * (n + 1) / 4, math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+    return max(0, math.floor(mean - z * sd))
+
+
+def min_pairs(confidence: float) -> int:
+    """The fewest values with which :func:`shift_ci` has an interval at ``confidence``
+    (2 ** -n <= alpha / 2)."""
+    n = 1
+    while _walsh_rank(n, confidence) == 0:
+        n += 1
+    return n
+
+
+def shift_ci(values: Sequence[float | int | None], confidence: float = CONFIDENCE) -> ShiftInterval | None:
+    """The Hodges-Lehmann estimate of the centre of ``values`` (symmetric about it: the logs of paired
+    ratios) with the confidence interval that inverts Wilcoxon's signed-rank test: the k-th smallest and
+    largest of the n(n+1)/2 Walsh averages (x_i + x_j) / 2, i <= j (Hollander and Wolfe; R's
+    ``wilcox.test(conf.int = TRUE)``). Under normal noise it needs about 1 / 1.5 of the values the interval of
+    the median (:func:`median_ci`) needs for the same width, and one outlier moves it little. None below
+    :func:`min_pairs` values."""
+    xs = sorted(_values(values))
+    n = len(xs)
+    if n == 0:
+        return None
+    k = _walsh_rank(n, confidence)
+    if k == 0:
+        return None
+    walsh = sorted((xs[i] + xs[j]) / 2 for i in range(n) for j in range(i, n))
+    return ShiftInterval(statistics.median(walsh), walsh[k - 1], walsh[len(walsh) - k], confidence)

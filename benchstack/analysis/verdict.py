@@ -3,11 +3,15 @@
 * **invalid**: the numbers do not measure what they claim: the stacks failed verification, the run stopped or
   is incomplete, a cell's share of failed requests is above ``load.max_error_rate``, or the loadgen was the
   bottleneck.
-* **noisy**: the numbers measure the stack but are uncertain: the median req/s is not known to
-  ``load.target_precision``, disturbed cells could not all be replaced, a cell was not at steady state, the
+* **noisy**: the numbers measure the stack but the answer is uncertain: a comparison with the baseline is
+  unresolved (neither a difference nor equivalent when the rounds ended), the median req/s of a load point
+  that takes part in no comparison is not known to ``load.target_precision``, disturbed cells could not all
+  be replaced, a cell was not at steady state, the
   load tool shared CPUs with the stacks, a capacity limit was within reach, or nothing records that the
   stacks were verified.
-* **valid**: none of the reasons applies.
+* **valid**: none of the reasons applies: every comparison resolved, nothing invalid. The precision of a
+  compared load point's absolute median is information (each load point's interval), not a reason: the host's
+  own speed moves absolute figures between sittings (:mod:`benchstack.analysis.drift`).
 
 Load-point checks judge the counted cells only: a disturbed cell
 (:func:`benchstack.results.cell.is_disturbed`) is evidence, measured again, and never counted. A load point's
@@ -20,9 +24,10 @@ point under ``slow`` (:func:`benchstack.analysis.checks.errors.slow_load_points`
 This module holds the verdict's types and runs the checks (:data:`CHECKS`, in the order their reasons are
 listed); each check is in the module of :mod:`benchstack.analysis.checks` that answers its question:
 ``completeness`` (verify_failed, not_verified, stopped, hung_stack, incomplete), ``errors`` (error_rate, and
-the slow responses), ``precision`` (precision, disturbed), ``hosts`` (loadgen_saturated,
-loopback_shared_cores, capacity), ``steady`` (not_steady). ``checks.base`` reads the run for them and holds
-the fixed limits named below (MIN_LOADGEN_IDLE_PCT, MAX_TOOL_BUSY, MAX_DRIFT; MIN_DRIFT_SECONDS is steady's).
+the slow responses), ``answer`` (unresolved), ``precision`` (precision, disturbed), ``hosts``
+(loadgen_saturated, loopback_shared_cores, capacity), ``steady`` (not_steady). ``checks.base`` reads the
+run for them and holds the fixed limits named below (MIN_LOADGEN_IDLE_PCT, MAX_TOOL_BUSY, MAX_DRIFT;
+MIN_DRIFT_SECONDS is steady's).
 
 What each check reads (docs/verdict.md says what to do about each):
 
@@ -43,9 +48,12 @@ loadgen_saturated      invalid  the load tool's own CPU time (``interference.hos
                                 v1 cells in network mode: the loadgen's median CPU idle during the cell
                                 below ``MIN_LOADGEN_IDLE_PCT`` (``system.loadgen.cpu_idle_median``, or
                                 the raw vmstat beside the cell)
-precision              noisy    the 95 % interval of a load point's median req/s (counted cells) is wider
-                                than +-``load.target_precision`` after the extra rounds, or unknown (fewer
-                                than 6 counted cells)
+unresolved             noisy    a comparison with the baseline (:mod:`benchstack.analysis.comparison`) is
+                                unresolved after the extra rounds: its interval holds 1 and reaches past
+                                1 +- ``load.equivalence``, or it has too few pairs for an interval
+precision              noisy    a load point that takes part in no comparison: the 95 % interval of its
+                                median req/s (counted cells) is wider than +-``load.target_precision`` after
+                                the extra rounds, or unknown (fewer than 6 counted cells)
 disturbed              noisy    a load point kept fewer counted cells than ``load.repetitions``: its
                                 disturbed cells (``disturbed``) could not all be measured again
 loopback_shared_cores  noisy    loopback mode with a CPU split in ``hosts.<target>.cpu_split`` that is not
@@ -74,12 +82,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchstack.analysis.checks.answer import check_unresolved
 from benchstack.analysis.checks.base import Check, Limits, Reason, Run, limits_of
 from benchstack.analysis.checks.completeness import check_incomplete, check_stopped, check_verified
 from benchstack.analysis.checks.errors import SlowLoadPoint, check_error_rate, slow_load_points
 from benchstack.analysis.checks.hosts import check_capacity, check_loadgen_saturated, check_loopback
 from benchstack.analysis.checks.precision import check_disturbed, check_precision
 from benchstack.analysis.checks.steady import check_steady_state
+from benchstack.analysis.comparison import Comparison
 from benchstack.analysis.stats import median_ci, relative_half_width
 from benchstack.plan.targets import TargetPoint, by_target_point, target_of, target_point
 from benchstack.results.cell import cell_id_of, counted, group_key, left_out
@@ -135,6 +145,7 @@ CHECKS: list[Check] = [
     check_incomplete,
     check_error_rate,
     check_loadgen_saturated,
+    check_unresolved,
     check_precision,
     check_disturbed,
     check_loopback,
@@ -144,11 +155,16 @@ CHECKS: list[Check] = [
 
 
 def run_verdict(
-    run_dir: str | os.PathLike[str], cells: list[dict[str, Any]], run_info: dict[str, Any] | None
+    run_dir: str | os.PathLike[str],
+    cells: list[dict[str, Any]],
+    run_info: dict[str, Any] | None,
+    comparisons: list[Comparison] | None = None,
 ) -> Verdict:
-    """The verdict of a run folder's ``cells`` with its run.json (``run_info``; None when there is none)."""
+    """The verdict of a run folder's ``cells`` with its run.json (``run_info``; None when there is none);
+    ``comparisons``: the run's (:func:`benchstack.analysis.comparison.run_comparisons`) where the caller
+    computed them already."""
     info = run_info or {}
-    run = Run(Path(run_dir), cells, info, limits_of(info), by_target_point(counted(cells)))
+    run = Run(Path(run_dir), cells, info, limits_of(info), by_target_point(counted(cells)), comparisons)
     reasons: list[Reason] = []
     not_checked: list[str] = []
     for check in CHECKS:

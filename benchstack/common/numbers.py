@@ -41,3 +41,22 @@ def median(values: Iterable[float | int | None]) -> float | None:
 def fmt(value: float | None, digits: int = 2) -> str:
     """A table's number: ``digits`` decimals, ``-`` for None."""
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def step_for(value: float, spread: float | None) -> float:
+    """The rounding step a figure known to +-``spread`` supports: the decade below the spread's leading digit
+    (39708.29 +-1985 -> 100: 39700); without a spread, three significant digits of ``value``."""
+    if spread is not None and spread > 0:
+        return 10.0 ** (math.floor(math.log10(spread)) - 1)
+    if value:
+        return 10.0 ** (math.floor(math.log10(abs(value))) - 2)
+    return 0.01
+
+
+def rounded(value: float | None, step: float) -> str:
+    """``value`` to a multiple of ``step`` (a power of ten), with no more decimals than the step has;
+    ``-`` for None."""
+    if value is None:
+        return "-"
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    return f"{round(value / step) * step:.{decimals}f}"

@@ -1,27 +1,32 @@
-"""Extra rounds: measure load points again until their median req/s is known to the target precision.
+"""Extra rounds: measure again until every comparison with the baseline is resolved, or the budget ends.
 
-Every load point first gets ``load.repetitions`` rounds. Then, round by round, a load point gets one more
-cell while any of these holds (:func:`more_needed`):
+A run is for its comparisons (:mod:`benchstack.analysis.comparison`: each ends faster, slower, equivalent or
+unresolved), so they decide the rounds. Every load point first gets ``load.repetitions`` rounds. Then, round
+by round, :func:`due` picks the load points of the next round:
 
-* fewer than ``load.repetitions`` of its cells count: a disturbed cell
-  (:func:`benchstack.results.cell.is_disturbed`) is kept as evidence and measured again;
-* its precision is not known or not good enough: the half-width of the distribution-free 95 % interval of
-  the median of its counted req/s, over the median (:func:`benchstack.analysis.stats.relative_half_width`), is
+* the two load points of every **unresolved** comparison: the stack's and the baseline's of the same tool and
+  level (a comparison pairs their cells by round), while both are below their bounds. A resolved comparison
+  stops its stack; the baseline goes on while any comparison at its load point is unresolved. A load point's
+  own median precision neither stops nor starts rounds of a load point that takes part in a comparison;
+* a load point with fewer than ``load.repetitions`` counted cells: a disturbed cell
+  (:func:`benchstack.results.cell.is_disturbed`) is kept as evidence and measured again, with its baseline's
+  cell beside it so the round still pairs;
+* a load point that takes part in no comparison (a run of one stack, or a load point the baseline lacks)
+  while its median's precision is not known or not good enough: the half-width of the distribution-free 95 %
+  interval of its median req/s over the median (:func:`benchstack.analysis.stats.relative_half_width`) is
   unknown (fewer than 6 counted cells) or above ``load.target_precision``.
 
-Comparisons pair a stack's cells with the baseline's by round (:mod:`benchstack.analysis.comparison`), so:
+An extra cell's repetition number is its round's, the same for every cell of the round (one more than the
+target's highest so far), so a repetition number names one stretch of time: a load point that skipped rounds
+has gaps in its numbers, and never pairs cells measured minutes apart. A round takes its load points in a
+random order drawn from the run's seed, each baseline cell in the middle of its load point's others
+(:func:`benchstack.plan.experiment.paired`), so a pair's cells are one or two cells apart; when one
+comparison is left, a round is its two cells, in alternating order.
 
-* when a stack's load point gets a round, the baseline's load point of the same tool and level gets it too;
-* a stack's load point whose comparison has fewer than 6 pairs (its own or the baseline's cells of a round
-  disturbed) gets a round too, with the baseline's, while both are below their bounds;
-* an extra cell's repetition number is its round's, the same for every cell of the round (one more than the
-  target's highest so far), so a repetition number names one stretch of time: a load point that skipped
-  rounds has gaps in its numbers, and never pairs cells measured minutes apart.
-
-Bounds: at most ``load.max_repetitions`` counted cells, at most twice that many cells in all (a host that
-disturbs every cell ends the rounds), and no round starts once ``load.max_seconds`` have passed since the
-target's first cell. A round's cells are in a random order drawn from the run's seed.
-The playbook asks for the next round with :func:`extra_cells` and measures it, until the answer is empty.
+Bounds: at most ``load.max_repetitions`` counted cells per load point, at most twice that many cells in all
+(a host that disturbs every cell ends the rounds), and no round starts once ``load.max_seconds`` have passed
+since the target's first cell. The playbook asks for the next round with :func:`extra_cells` and measures
+it, until the answer is empty.
 """
 
 from __future__ import annotations
@@ -31,10 +36,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from benchstack.analysis.comparison import paired_ratios
+from benchstack.analysis.comparison import Settings, compare_to_baseline
 from benchstack.analysis.loadpoints import by_load_point
-from benchstack.analysis.stats import MIN_MEDIAN_CI_VALUES, relative_half_width
-from benchstack.plan.experiment import CellPlan, Experiment, LoadPoint, cell_plan, load_points, shuffled
+from benchstack.analysis.stats import relative_half_width
+from benchstack.plan.experiment import CellPlan, Experiment, LoadPoint, cell_plan, load_points, paired
 from benchstack.plan.loadplan import Load
 from benchstack.plan.targets import for_target
 from benchstack.results.cell import counted, load_cells
@@ -71,8 +76,8 @@ def more_needed(cells_of_point: Sequence[dict[str, Any]], load: Load) -> bool:
 
 def first_extra_round(planned: Sequence[CellPlan], exp: Experiment) -> bool:
     """Whether ``planned`` (an answer of :func:`extra_cells`) is the run's first extra round: it holds the
-    first repetition after the regular ones. Later rounds hold none: a load point is due again only while it
-    was due in every round before (its stored cells change only when it is measured)."""
+    first repetition after the regular ones. Later rounds hold none: every cell of a round carries the
+    round's number, one more than the highest stored."""
     return bool(planned) and min(int(c.repetition) for c in planned) == exp.load.repetitions + 1
 
 
@@ -85,6 +90,57 @@ def _over_budget(stored: Sequence[dict[str, Any]], load: Load, now: datetime | N
     return ((now or datetime.now(UTC)) - first).total_seconds() > float(budget)
 
 
+Key = tuple[str, str, bool, int]  # (stack, tool, keep-alive, level): a load point on one target
+
+
+def settings_of(load: Load) -> Settings:
+    return Settings(margin=load.equivalence, confidence=load.confidence)
+
+
+def due(stored: Sequence[dict[str, Any]], exp: Experiment, ready: Sequence[Key]) -> dict[Key, str]:
+    """The load points of the next round among ``ready`` (those whose regular rounds are stored), each with
+    why (module docstring): ``unresolved``, ``disturbed`` or ``precision``."""
+    load = exp.load
+    groups = by_load_point(list(stored))
+    ready_set = set(ready)
+    found: dict[Key, str] = {}
+
+    def cells_of(key: Key) -> list[dict[str, Any]]:
+        return groups.get(key, [])
+
+    def base_of(key: Key) -> Key:
+        return (str(load.baseline), *key[1:])
+
+    compared: set[Key] = set()
+    order = [str(s["name"]) for s in exp.stacks]
+    for c in compare_to_baseline(list(stored), str(load.baseline), order, settings_of(load)):
+        key: Key = (c.stack, c.tool, c.keepalive, c.level)
+        if key not in ready_set or base_of(key) not in ready_set:
+            continue
+        compared |= {key, base_of(key)}
+        if (
+            not c.resolved
+            and below_bounds(cells_of(key), load)
+            and below_bounds(cells_of(base_of(key)), load)
+        ):
+            found.setdefault(key, "unresolved")
+            found.setdefault(base_of(key), "unresolved")
+    for key in ready:
+        cells = cells_of(key)
+        if not below_bounds(cells, load):
+            continue
+        if len(counted(cells)) < load.repetitions:
+            found.setdefault(key, "disturbed")
+            base = base_of(key)
+            if base != key and base in ready_set and below_bounds(cells_of(base), load):
+                found.setdefault(base, "disturbed")
+        elif key not in compared:
+            reached = precision(cells)
+            if reached is None or reached > load.target_precision:
+                found.setdefault(key, "precision")
+    return found
+
+
 def extra_cells(
     run_dir: str | os.PathLike[str],
     exp: Experiment,
@@ -93,8 +149,8 @@ def extra_cells(
     seed: int | None = None,
     now: datetime | None = None,
 ) -> list[CellPlan]:
-    """The next round: one more cell of every load point that needs one, in the round's random order
-    (``seed``; without one, in stack and plan order).
+    """The next round: one more cell of every load point that needs one (:func:`due`), in the round's order
+    (``seed``: :func:`benchstack.plan.experiment.paired`; without one, in stack and plan order).
 
     Only load points whose first ``load.repetitions`` repetitions are all stored are considered (the regular
     rounds come first). Every cell of the round has the round's repetition number. ``target``: only that
@@ -110,47 +166,25 @@ def extra_cells(
     groups = by_load_point(stored)
     points = [(stack, point) for stack in exp.stacks for point in load_points(exp)]
 
-    def key_of(stack: dict[str, Any], point: LoadPoint) -> tuple[str, str, bool, int]:
+    def key_of(stack: dict[str, Any], point: LoadPoint) -> Key:
         return (stack["name"], *point.key)
 
     # The round's number, shared by its cells: comparisons pair cells by it (module docstring).
     this_round = 1 + max((int(c["repetition"]) for c in stored if c.get("repetition") is not None), default=0)
     regular = set(range(1, load.repetitions + 1))
 
-    def ready(key: tuple[str, str, bool, int]) -> bool:
+    def is_ready(key: Key) -> bool:
         cells = groups.get(key, [])
         return regular <= {int(c["repetition"]) for c in cells if c.get("repetition") is not None}
 
-    def baseline_key(key: tuple[str, str, bool, int]) -> tuple[str, str, bool, int]:
-        return (str(load.baseline), *key[1:])
-
-    due: dict[tuple[str, str, bool, int], tuple[dict[str, Any], LoadPoint, int]] = {}
-    for stack, point in points:
-        key = key_of(stack, point)
-        if not ready(key):
-            continue
-        cells = groups.get(key, [])
-        base = groups.get(baseline_key(key), [])
-        if more_needed(cells, load) or (
-            stack["name"] != load.baseline
-            and ready(baseline_key(key))  # the baseline is measured here (a run may spread stacks on targets)
-            and below_bounds(cells, load)
-            and below_bounds(base, load)
-            and len(paired_ratios(cells, base)) < MIN_MEDIAN_CI_VALUES
-        ):
-            due[key] = (stack, point, this_round)
-    for stack, point in points:
-        key = key_of(stack, point)
-        if stack["name"] != load.baseline or key in due:
-            continue
-        if not any(k[1:] == key[1:] for k in due):
-            continue
-        if below_bounds(groups.get(key, []), load):
-            due[key] = (stack, point, this_round)
-    order = [due[key_of(*pair)] for pair in points if key_of(*pair) in due]
+    ready = [key_of(*pair) for pair in points if is_ready(key_of(*pair))]
+    wanted = due(stored, exp, ready)
+    order = [pair for pair in points if key_of(*pair) in wanted]
     if seed is not None and order:
-        order = shuffled(order, seed, max(item[2] for item in order))
-    planned = [cell_plan(exp, stack, point, repetition) for stack, point, repetition in order]
+        order = paired(
+            order, seed, this_round, str(load.baseline), lambda p: p[0]["name"], lambda p: p[1].key
+        )
+    planned = [cell_plan(exp, stack, point, this_round) for stack, point in order]
     if target is None:
         return planned
     return [for_target(p, target, several=len(targets) > 1) for p in planned]

@@ -28,9 +28,10 @@ import codecs
 import os
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchstack.common.inputs import (
     MAX_EXPERIMENT_BYTES,
@@ -57,6 +58,8 @@ from benchstack.plan.stacks import Stack, resolve_stacks
 from benchstack.plan.trace import note
 from benchstack.results.cell import cell_id
 
+T = TypeVar("T")
+
 __all__ = [
     "CellPlan",
     "Experiment",
@@ -68,6 +71,7 @@ __all__ = [
     "experiment_from_dict",
     "load_experiment",
     "load_points",
+    "paired",
     "validate_experiment",
 ]
 
@@ -414,6 +418,45 @@ def shuffled(items: list[Any], seed: int, repetition: int) -> list[Any]:
     return order
 
 
+def paired(
+    items: list[T],
+    seed: int,
+    repetition: int,
+    baseline: str,
+    stack_of: Callable[[T], str],
+    point_of: Callable[[T], Any],
+) -> list[T]:
+    """``items`` (one round's) in the round's random order (:func:`shuffled`), with each load point's baseline
+    cell moved to the middle of that load point's other cells: every other stack's cell of the round is then
+    one or two cells from the baseline's it is paired with (benchstack.analysis.comparison), rather than up to
+    the whole round apart. With an odd number of others the middle alternates round by round (with one other
+    stack: AB, BA, AB, ...), so neither side is always measured first. A baseline cell whose load point has no
+    other cell in the round keeps its place in the random order."""
+    order = shuffled(items, seed, repetition)
+    bases = {point_of(i): i for i in order if stack_of(i) == baseline}
+    others = [i for i in order if stack_of(i) != baseline]
+    counts: dict[Any, int] = {}
+    for item in others:
+        counts[point_of(item)] = counts.get(point_of(item), 0) + 1
+    placed: list[T] = []
+    seen: dict[Any, int] = {}
+    for item in order:
+        if stack_of(item) == baseline:
+            if point_of(item) not in counts:
+                placed.append(item)
+            continue
+        point = point_of(item)
+        k = counts[point]
+        after = k // 2 if k % 2 == 0 else k // 2 + repetition % 2
+        if after == seen.get(point, 0) and point in bases:
+            placed.append(bases[point])
+        placed.append(item)
+        seen[point] = seen.get(point, 0) + 1
+        if seen[point] == k == after and point in bases:
+            placed.append(bases[point])
+    return placed
+
+
 def cells(exp: Experiment, seed: int | None = None) -> list[CellPlan]:
     """Every cell of the experiment in measuring order: round after round (repetition), each measuring every
     load point once. With a ``seed`` each round takes its load points in a random order drawn from it, so
@@ -429,5 +472,8 @@ def cells(exp: Experiment, seed: int | None = None) -> list[CellPlan]:
             ]
             continue
         points = [(stack, point) for stack in exp.stacks for point in load_points(exp)]
-        plans += [cell_plan(exp, *pair, repetition) for pair in shuffled(points, seed, repetition)]
+        order = paired(
+            points, seed, repetition, exp.load.baseline, lambda p: p[0]["name"], lambda p: p[1].key
+        )
+        plans += [cell_plan(exp, *pair, repetition) for pair in order]
     return plans

@@ -21,6 +21,15 @@ DEFAULT_MAX_CV = 0.05
 DEFAULT_MAX_ERROR_RATE = 0.01
 # Half-width of a load point's 95 % interval of the median req/s, over the median, that ends its extra rounds.
 DEFAULT_TARGET_PRECISION = 0.05
+# A comparison whose interval of the ratio holds 1 and lies within 1 +- this is "equivalent"
+# (benchstack.analysis.comparison). 5 %: on the 2-core test VM a pair of cells spreads by 5-14 % (log ratio),
+# so an interval within +-3 % takes 30-170 pairs of each comparison, more than a 5-minute run has; +-5 % takes
+# 9-35 (docs/how-it-works.md, "Comparisons").
+DEFAULT_EQUIVALENCE = 0.05
+# The confidence of each look's interval of a comparison, before Holm's adjustment over the run's comparisons:
+# 99 % per look keeps a comparison's false differences over a run of repeated looks near 5 %
+# (scripts/simulate-comparisons.py).
+DEFAULT_CONFIDENCE = 0.99
 # Foreign CPU (host busy minus our processes, plus steal), as a share of all the host's CPU time during a
 # cell, above which the cell is disturbed: kept, not counted, measured again
 # (benchstack.measure.interference).
@@ -134,6 +143,8 @@ class Load:
     max_cv: float = DEFAULT_MAX_CV
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     target_precision: float = DEFAULT_TARGET_PRECISION
+    equivalence: float = DEFAULT_EQUIVALENCE
+    confidence: float = DEFAULT_CONFIDENCE
     max_interference: float = DEFAULT_MAX_INTERFERENCE
     max_seconds: int | None = None
     # Set only when the experiment names one (it then orders every run's rounds).
@@ -160,6 +171,8 @@ class Load:
             max_cv=d.get("max_cv", DEFAULT_MAX_CV),
             max_error_rate=d.get("max_error_rate", DEFAULT_MAX_ERROR_RATE),
             target_precision=d.get("target_precision", DEFAULT_TARGET_PRECISION),
+            equivalence=d.get("equivalence", DEFAULT_EQUIVALENCE),
+            confidence=d.get("confidence", DEFAULT_CONFIDENCE),
             max_interference=d.get("max_interference", DEFAULT_MAX_INTERFERENCE),
             max_seconds=d.get("max_seconds"),
             seed=d.get("seed"),
@@ -183,6 +196,8 @@ class Load:
             "max_cv": self.max_cv,
             "max_error_rate": self.max_error_rate,
             "target_precision": self.target_precision,
+            "equivalence": self.equivalence,
+            "confidence": self.confidence,
             "max_interference": self.max_interference,
             "max_seconds": self.max_seconds,
             "baseline": self.baseline,

@@ -32,16 +32,19 @@ from typing import Any
 from benchstack.analysis.checks.base import recorded_load
 from benchstack.analysis.comparison import (
     Comparison,
+    Settings,
+    baseline_of,
     comparisons_text,
     grouped,
     intro,
     missing_baseline,
     run_comparisons,
 )
+from benchstack.analysis.drift import MEANING, Drift, drift_text, host_drift
 from benchstack.analysis.loadpoints import groups_of, n_text, point_columns
 from benchstack.analysis.stats import median_ci, outliers, relative_half_width
 from benchstack.analysis.verdict import Verdict, run_verdict
-from benchstack.common.numbers import as_number, fmt, median
+from benchstack.common.numbers import as_number, fmt, median, rounded, step_for
 from benchstack.measure.probe import floor_text
 from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load
 from benchstack.plan.targets import by_target, host_type, run_targets, target_of
@@ -83,6 +86,7 @@ class RunData:
     run_info: dict[str, Any] | None
     verdict: Verdict | None = None  # computed on first use (verdict_of)
     comparisons: list[Comparison] | None = None  # computed on first use (comparisons_of)
+    drift: list[Drift] | None = None  # computed on first use (drift_of)
 
 
 def targets_of(run: RunData) -> dict[str, list[dict[str, Any]]]:
@@ -104,8 +108,16 @@ def target_heading(run: RunData, target: str) -> str:
 def verdict_of(run: RunData) -> Verdict:
     """The run's verdict (:mod:`benchstack.analysis.verdict`), computed once."""
     if run.verdict is None:
-        run.verdict = run_verdict(run.run_dir, run.cells, run.run_info)
+        run.verdict = run_verdict(run.run_dir, run.cells, run.run_info, comparisons_of(run))
     return run.verdict
+
+
+def drift_of(run: RunData) -> list[Drift]:
+    """The host's speed through the run, from the baseline's cells (:mod:`benchstack.analysis.drift`),
+    computed once."""
+    if run.drift is None:
+        run.drift = host_drift(run.cells, baseline_of(run.run_info, run.cells))
+    return run.drift
 
 
 def comparisons_of(run: RunData) -> list[Comparison]:
@@ -147,24 +159,48 @@ def precision_text(values: list[float], target_precision: float) -> str:
     return f"{100 * half:.1f}%" + (f" {NOISY}" if half > target_precision else "")
 
 
+def compared_points(cells: list[dict[str, Any]], baseline: str | None) -> set[tuple[str, str, bool, int]]:
+    """The load points of ``cells`` that take part in a comparison: the baseline's where another stack was
+    measured at the same tool and level, and those other stacks'."""
+    keys = set(groups_of(cells))
+    points = {k[1:] for k in keys if k[0] == baseline}
+    shared = {k[1:] for k in keys if k[0] != baseline} & points
+    return {k for k in keys if k[1:] in shared}
+
+
 def summary_rows(
-    cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION
+    cells: list[dict[str, Any]],
+    target_precision: float = DEFAULT_TARGET_PRECISION,
+    baseline: str | None = None,
 ) -> list[dict[str, str]]:
-    """One row per load point: req/s statistics over the counted repetitions, median latencies, errors."""
+    """One row per load point: req/s statistics over the counted repetitions, median latencies, errors. A
+    load point short of ``target_precision`` is marked noisy only where its precision decides: in no
+    comparison with ``baseline``."""
     rows = []
+    compared = compared_points(cells, baseline)
     for key, group in groups_of(cells).items():
         kept = counted(group)
         values = [float(c["rps"]) for c in kept if c.get("rps") is not None]
         rates = [float(c.get("error_rate") or 0.0) for c in kept]
         interval = median_ci(values)
+        middle = median(values)
+        # Each figure to what its interval (else its range) supports: req/s known to +-5 % has no decimals.
+        spread = (interval.high - interval.low) / 2 if interval else None
+        if spread is None and len(values) > 1:
+            spread = (max(values) - min(values)) / 2
+        step = step_for(middle or 0.0, spread)
         rows.append(
             {
                 **point_columns(key, group),
                 "n": n_text(len(kept), len(group) - len(kept), sum(outliers(values))),
-                "req/s": fmt(median(values)),
-                "min–max": "-" if len(values) < 2 else f"{min(values):.2f}–{max(values):.2f}",
-                "95% CI": "-" if interval is None else f"{interval.low:.2f}–{interval.high:.2f}",
-                "±": precision_text(values, target_precision),
+                "req/s": rounded(middle, step),
+                "min–max": "-"
+                if len(values) < 2
+                else f"{rounded(min(values), step)}–{rounded(max(values), step)}",
+                "95% CI": "-"
+                if interval is None
+                else f"{rounded(interval.low, step)}–{rounded(interval.high, step)}",
+                "±": precision_text(values, 1.0 if key in compared else target_precision),
                 "mean ms": _latency_text(kept, "mean"),
                 "p50 ms": _latency_text(kept, "p50"),
                 "p99 ms": _latency_text(kept, "p99"),
@@ -179,15 +215,23 @@ def _rows(columns: tuple[str, ...], rows: list[dict[str, str]]) -> tuple[tuple[s
     return tuple(tuple(row[c] for c in columns) for row in rows)
 
 
-def results_table(cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION) -> Table:
+def results_table(
+    cells: list[dict[str, Any]],
+    target_precision: float = DEFAULT_TARGET_PRECISION,
+    baseline: str | None = None,
+) -> Table:
     """The load points (:func:`summary_rows`), those short of the target precision marked."""
-    rows = summary_rows(cells, target_precision)
+    rows = summary_rows(cells, target_precision, baseline)
     return Table(COLUMNS, _rows(COLUMNS, rows), tuple(row["±"].endswith(NOISY) for row in rows))
 
 
-def summary_table(cells: list[dict[str, Any]], target_precision: float = DEFAULT_TARGET_PRECISION) -> str:
+def summary_table(
+    cells: list[dict[str, Any]],
+    target_precision: float = DEFAULT_TARGET_PRECISION,
+    baseline: str | None = None,
+) -> str:
     """A Markdown table of the load points, sorted by stack, tool and concurrency (:func:`summary_rows`)."""
-    table = results_table(cells, target_precision)
+    table = results_table(cells, target_precision, baseline)
     return markdown_table(table.columns, table.rows) + "\n"
 
 
@@ -195,8 +239,9 @@ def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None 
     """The table a run prints at its end (:func:`summary_table`); with several targets one per target, each
     under a heading naming the target's host type."""
     precision = target_precision_of(run_info)
+    baseline = baseline_of(run_info, cells)
     return "\n".join(
-        (f"### {heading}\n\n" if heading else "") + summary_table(group, precision)
+        (f"### {heading}\n\n" if heading else "") + summary_table(group, precision, baseline)
         for heading, group in _per_target(RunData(Path("."), cells, run_info))
     )
 
@@ -208,6 +253,7 @@ def end_of_run_text(run: RunData) -> str:
     parts = [
         summary_tables(run.cells, run.run_info),
         comparisons_text(run.cells, run.run_info, found),
+        drift_text(drift_of(run)),
         verdict_text(verdict_of(run)),
     ]
     return "\n".join(part for part in parts if part)
@@ -219,13 +265,13 @@ def first_table_text(
     """What a run prints once its regular rounds are stored and extra rounds follow (``due``: the load
     points of the next round): what is still measured and until when, then the table and the comparisons so
     far. A user reads a first answer within minutes and may stop there (a resume measures the rest)."""
-    precision = target_precision_of(run_info)
     budget = load.max_seconds
     until = f"or {budget} s of measuring have passed (load.max_seconds)" if budget else "or the rounds' bound"
     head = (
-        f"First table, after {load.repetitions} rounds. More rounds follow for {due} load point(s), "
-        f"until each median is known to +-{100 * precision:.0f} % {until}. Ctrl-C keeps every cell; "
-        "the same command with -e bench_run_dir=<this run> resumes."
+        f"First table, after {load.repetitions} rounds. More rounds follow for {due} load point(s), until "
+        f"every comparison with the baseline is resolved (faster, slower, or equivalent within "
+        f"+-{100 * load.equivalence:g} %) {until}. Ctrl-C keeps every cell; the same command with "
+        "-e bench_run_dir=<this run> resumes."
     )
     parts = [head, summary_tables(cells, run_info), comparisons_text(cells, run_info)]
     return "\n".join(part for part in parts if part)
@@ -307,8 +353,11 @@ TABLE_LEGEND = (
     "is kept, listed as '+k disturbed' and measured again. n also says how many req/s figures are outliers "
     "(modified z-score above 3.5, by the median absolute deviation; kept and counted). "
     "req/s: median, with min-max and the 95 % interval of the median (distribution-free, from the order "
-    "statistics; '-' below 6 counted repetitions); ±: half that interval's width over the median, the "
-    "precision ('{noisy}' above load.target_precision, {precision:.1f} %); "
+    "statistics; '-' below 6 counted repetitions), each rounded to the decade below the interval's "
+    "half-width (three significant digits without one); ±: half that interval's width over the median, the "
+    "precision ('{noisy}' above load.target_precision, {precision:.1f} %, where it decides: a load point in "
+    "no comparison). These absolute figures hold for this sitting on this host (the host speed through "
+    "the run is shown with the comparisons); "
     "mean/p50/p99 latency: median over repetitions; errors: sum, with the tool's own counters in brackets "
     "(ab counts one bad request under several of them; over_threshold = slower than the threshold); "
     "error rate: mean over repetitions."
@@ -323,7 +372,7 @@ def results_section(run: RunData) -> Section:
     precision = target_precision_of(run.run_info)
     blocks: list[Block] = []
     for heading, cells in _per_target(run):
-        blocks += _headed(heading, results_table(cells, precision))
+        blocks += _headed(heading, results_table(cells, precision, baseline_of(run.run_info, run.cells)))
     return Section("Results", (*blocks, Paragraph(text(legend(run)))))
 
 
@@ -333,9 +382,16 @@ def comparisons_section(run: RunData) -> Section | None:
     if not found:
         why = missing_baseline(run.cells, run.run_info)
         return Section("Comparisons", (Paragraph(text(why)),)) if why else None
-    blocks: list[Block] = [Paragraph(text(intro(found[0].baseline)))]
+    blocks: list[Block] = [Paragraph(text(intro(found, Settings.of(run.run_info))))]
     for heading, group in grouped(found, several_targets(run)).items():
         blocks += [Subheading(heading), Bullets(tuple(text(c.sentence) for c in group))]
+    drift = [d for d in drift_of(run) if d.ratio is not None]
+    if drift:
+        blocks += [
+            Subheading("Host speed through the run"),
+            Bullets(tuple(text(d.sentence) for d in drift)),
+            Paragraph(text(MEANING)),
+        ]
     return Section("Comparisons", tuple(blocks))
 
 
@@ -583,7 +639,9 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
     directory = Path(run_dir)
     run = RunData(directory, load_cells(directory), read_run_info(directory))
     store_verdict(directory, verdict_of(run))
-    store_comparisons(directory, [c.to_dict() for c in comparisons_of(run)])
+    store_comparisons(
+        directory, [c.to_dict() for c in comparisons_of(run)], [d.to_dict() for d in drift_of(run)]
+    )
     write_csv(directory / "cells.csv", run.cells)
     plots: list[Path] = []
     problem = None

@@ -522,3 +522,16 @@ def counted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     their load point's others (:func:`collapsed`)."""
     fallen = collapsed(cells)
     return [c for c in cells if not is_disturbed(c) and id(c) not in fallen]
+
+
+def window_start(cell: dict[str, Any]) -> float | None:
+    """When the cell's measured window began (``window.start``, to the millisecond; else ``started_at``, to
+    the second), as a POSIX time; None when the cell records neither."""
+    window = cell.get("window")
+    when = window.get("start") if isinstance(window, dict) else cell.get("started_at")
+    if not isinstance(when, str):
+        return None
+    try:
+        return datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

@@ -194,10 +194,21 @@ def store_verdict(run_dir: str | os.PathLike[str], v: Verdict) -> bool:
     return update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
 
 
-def store_comparisons(run_dir: str | os.PathLike[str], comparisons: list[dict[str, Any]]) -> bool:
+def store_comparisons(
+    run_dir: str | os.PathLike[str],
+    comparisons: list[dict[str, Any]],
+    drift: list[dict[str, Any]] | None = None,
+) -> bool:
     """Put the run's comparisons against its baseline (:mod:`benchstack.analysis.comparison`, each as its
-    ``to_dict``) into run.json's ``comparisons``; False when the run has no run.json."""
-    return update_run_json(Path(run_dir), lambda d: d.__setitem__("comparisons", comparisons), create=False)
+    ``to_dict``) into run.json's ``comparisons``, and the host's speed through the run
+    (:mod:`benchstack.analysis.drift`) into ``drift``; False when the run has no run.json."""
+
+    def put(d: dict[str, Any]) -> None:
+        d["comparisons"] = comparisons
+        if drift is not None:
+            d["drift"] = drift
+
+    return update_run_json(Path(run_dir), put, create=False)
 
 
 def record_stop(

@@ -14,9 +14,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from benchstack.analysis.comparison import Comparison, run_comparisons
 from benchstack.common.numbers import as_number
 from benchstack.kinds.loadtools import find
 from benchstack.plan.loadplan import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_EQUIVALENCE,
     DEFAULT_MAX_CV,
     DEFAULT_MAX_ERROR_RATE,
     DEFAULT_MAX_INTERFERENCE,
@@ -55,6 +58,8 @@ class Limits:
     min_loadgen_idle_pct: float = MIN_LOADGEN_IDLE_PCT
     max_drift: float = MAX_DRIFT
     max_tool_busy: float = MAX_TOOL_BUSY
+    equivalence: float = DEFAULT_EQUIVALENCE
+    confidence: float = DEFAULT_CONFIDENCE
 
 
 def recorded_load(run_info: dict[str, Any] | None) -> dict[str, Any]:
@@ -70,6 +75,7 @@ def limits_of(run_info: dict[str, Any] | None) -> Limits:
     rate, cv = as_number(load.get("max_error_rate")), as_number(load.get("max_cv"))
     target, interference = as_number(load.get("target_precision")), as_number(load.get("max_interference"))
     reps, cap = as_number(load.get("repetitions")), as_number(load.get("max_repetitions"))
+    margin, confidence = as_number(load.get("equivalence")), as_number(load.get("confidence"))
     return Limits(
         max_error_rate=DEFAULT_MAX_ERROR_RATE if rate is None else rate,
         max_cv=DEFAULT_MAX_CV if cv is None else cv,
@@ -77,6 +83,8 @@ def limits_of(run_info: dict[str, Any] | None) -> Limits:
         max_interference=DEFAULT_MAX_INTERFERENCE if interference is None else interference,
         repetitions=None if reps is None else int(reps),
         max_repetitions=None if cap is None else int(cap),
+        equivalence=DEFAULT_EQUIVALENCE if margin is None else margin,
+        confidence=DEFAULT_CONFIDENCE if confidence is None else confidence,
     )
 
 
@@ -90,6 +98,23 @@ class Run:
     limits: Limits
     # Load points by target: with several targets the same load point on each is judged on its own.
     groups: dict[TargetPoint, list[dict[str, Any]]]
+    # The run's comparisons with its baseline (benchstack.analysis.comparison), where the caller has them.
+    given_comparisons: list[Comparison] | None = None
+
+    @cached_property
+    def comparisons(self) -> list[Comparison]:
+        if self.given_comparisons is not None:
+            return self.given_comparisons
+        return run_comparisons(self.cells, self.info)
+
+    @cached_property
+    def compared_points(self) -> set[TargetPoint]:
+        """The load points (by target) that take part in a comparison, the baseline's included."""
+        found: set[TargetPoint] = set()
+        for c in self.comparisons:
+            for stack in (c.stack, c.baseline):
+                found.add((c.target or "-", (stack, c.tool, c.keepalive, c.level)))
+        return found
 
     @property
     def hosts(self) -> dict[str, dict[str, Any]]:

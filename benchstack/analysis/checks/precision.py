@@ -1,6 +1,6 @@
-"""How precisely each load point's median req/s is known: its 95 % interval against
-``load.target_precision`` (``precision``, with what ended the rounds short of it and how many more would
-reach it), and disturbed cells that could not all be measured again (``disturbed``).
+"""How precisely the median req/s of each load point that takes part in no comparison is known: its 95 %
+interval against ``load.target_precision`` (``precision``, with what ended the rounds short of it and how many
+more would reach it), and disturbed cells that could not all be measured again (``disturbed``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ from benchstack.results.cell import cell_id_of, group_key, left_out
 
 
 def check_precision(run: Run) -> tuple[list[Reason], list[str]]:
+    """Only load points that take part in no comparison: for the others the comparisons are the answer
+    (``unresolved``, :mod:`benchstack.analysis.checks.answer`), and a median's interval is information."""
     limits = run.limits
     reasons = []
+    compared = run.compared_points
     for key, group in run.groups.items():
         n = len(group)
-        if not n:
+        if not n or key in compared:
             continue
         reached = relative_half_width([c.get("rps") for c in group])
         cap = limits.max_repetitions
@@ -37,7 +40,7 @@ def check_precision(run: Run) -> tuple[list[Reason], list[str]]:
                 f"load.target_precision +-{pct(limits.target_precision)}"
             )
             needed = rounds_needed_text(reached, limits.target_precision, n)
-            message += f" ({_what_ended(run, key, n, cap)}; {needed})"
+            message += f" ({what_ended(run, key, n, cap)}; {needed})"
         else:
             continue
         reasons.append(Reason("precision", "noisy", message, cell_ids(group)))
@@ -55,8 +58,8 @@ def rounds_needed_text(reached: float, target: float, n: int) -> str:
     return f"at this spread about {needed} counted rounds would reach it, {needed - n} more"
 
 
-def _what_ended(run: Run, key: TargetPoint, n: int, cap: int | None) -> str:
-    """What ended a load point's rounds short of its precision target, as far as its cells tell."""
+def what_ended(run: Run, key: TargetPoint, n: int, cap: int | None) -> str:
+    """What ended a load point's rounds short of its target, as far as its cells tell."""
     if cap is not None and n >= cap:
         return f"load.max_repetitions {cap} reached"
     target, point = key

@@ -241,17 +241,20 @@ def test_compare_of_one_run_prints_its_stacks_against_its_baseline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for stack, rps in (("x1", 1000.0), ("x2", 1210.0)):
-        for rep in range(1, 7):
+        for rep in range(1, 9):
             write_cell(tmp_path, cell(stack, rep, rps + rep))
     assert main(["compare", str(tmp_path)]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "Comparisons (baseline x1):",
         "ab c50:",
-        "  x2: 1.21x the req/s of x1 (1.21-1.21)",
+        "  x2: faster, 1.21x the req/s of x1 (1.21-1.21; 8 pairs 0.0 s apart)",
     ]
     run_json(tmp_path, experiment={"name": "cmp", "stacks": [STACK], "load": {"baseline": "x2"}})
     assert main(["compare", str(tmp_path)]) == 0
-    assert "  x1: 0.83x the req/s of x2 (0.83-0.83)" in capsys.readouterr().out.splitlines()
+    assert (
+        "  x1: slower, 0.83x the req/s of x2 (0.83-0.83; 8 pairs 0.0 s apart)"
+        in capsys.readouterr().out.splitlines()
+    )
 
 
 def test_compare_of_a_run_of_one_stack_says_there_is_nothing_to_compare(

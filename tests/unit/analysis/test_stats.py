@@ -1,5 +1,6 @@
 import math
 import random
+import statistics
 
 import pytest
 
@@ -7,7 +8,10 @@ from benchstack.analysis.stats import (
     betainc,
     half_binomial_cdf,
     median_ci,
+    min_pairs,
+    shift_ci,
     shown_interval,
+    signed_rank_p,
     summarize,
     t_cdf,
     t_quantile,
@@ -150,3 +154,79 @@ def test_five_values_have_no_median_interval_and_six_have_one() -> None:
     assert median_ci([1.0, 2.0, 3.0, 4.0, 5.0]) is None
     six = median_ci([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     assert six is not None and 1.0 < six.low < 2.0 and 5.0 < six.high < 6.0
+
+
+# ---------------------------------------------------------------- the paired comparisons' statistics
+
+
+def _sample(n: int, seed: int, centre: float = 0.04, ties: bool = False) -> list[float]:
+    rng = random.Random(seed)
+    values = [rng.gauss(centre, 0.1) for _ in range(n)]
+    return [round(v, 1) for v in values] if ties else values
+
+
+@pytest.mark.parametrize("n", [1, 5, 8, 13, 30, 60])
+def test_the_exact_signed_rank_p_is_scipys(n: int) -> None:
+    wilcoxon = pytest.importorskip("scipy.stats").wilcoxon
+    for seed in range(5):
+        values = _sample(n, seed)
+        assert signed_rank_p(values) == pytest.approx(wilcoxon(values, method="exact").pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize(("n", "ties"), [(61, False), (120, False), (20, True), (40, True)])
+def test_above_sixty_values_or_with_ties_the_p_is_scipys_normal_approximation(n: int, ties: bool) -> None:
+    wilcoxon = pytest.importorskip("scipy.stats").wilcoxon
+    for seed in range(5):
+        values = [v for v in _sample(n, seed, ties=ties) if v != 0]
+        expected = wilcoxon(values, method="approx", correction=True).pvalue
+        assert signed_rank_p(values) == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_signed_rank_p_drops_zeros_and_has_none_without_a_value() -> None:
+    assert signed_rank_p([0.0, 0.0]) is None
+    assert signed_rank_p([0.0, 0.1, 0.2, 0.3]) == signed_rank_p([0.1, 0.2, 0.3]) == 0.25
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.99, 0.999])
+def test_the_shift_interval_is_the_set_of_shifts_the_signed_rank_test_keeps(confidence: float) -> None:
+    # Inverting the test: a shift just inside a bound is kept (p above alpha), just outside it is refused.
+    for n, seed in ((12, 1), (25, 2), (60, 3)):
+        values = _sample(n, seed)
+        ci = shift_ci(values, confidence)
+        assert ci is not None and ci.low < ci.estimate < ci.high
+        alpha = 1 - confidence
+        for bound, inward in ((ci.low, 1), (ci.high, -1)):
+            inside = signed_rank_p([v - (bound + inward * 1e-9) for v in values])
+            outside = signed_rank_p([v - (bound - inward * 1e-9) for v in values])
+            assert inside is not None and outside is not None
+            assert inside > alpha - 1e-12 and outside <= alpha + 1e-12, (n, bound)
+
+
+def test_the_estimate_is_the_median_of_the_walsh_averages() -> None:
+    values = [0.3, -0.1, 0.2, 0.5, 0.0, 0.4]
+    walsh = sorted((values[i] + values[j]) / 2 for i in range(6) for j in range(i, 6))
+    ci = shift_ci(values, 0.95)
+    assert ci is not None and ci.estimate == pytest.approx(statistics.median(walsh))
+    # n = 6 at 95 %: P(W+ <= 0) = 1/64 <= 0.025 < P(W+ <= 1): the smallest and largest Walsh averages
+    assert (ci.low, ci.high) == (pytest.approx(-0.1), pytest.approx(0.5))
+
+
+@pytest.mark.parametrize(("confidence", "fewest"), [(0.95, 6), (0.99, 8), (0.9975, 10), (0.999, 11)])
+def test_an_interval_needs_the_fewest_values_whose_all_one_sign_is_rare_enough(
+    confidence: float, fewest: int
+) -> None:
+    assert min_pairs(confidence) == fewest
+    assert shift_ci([0.1 * i for i in range(1, fewest)], confidence) is None
+    assert shift_ci([0.1 * i for i in range(1, fewest + 1)], confidence) is not None
+
+
+def test_a_shift_interval_needs_fewer_values_than_the_median_interval_for_the_same_width() -> None:
+    # Why comparisons use it: over normal noise, the same values give a narrower interval (about 1.25x).
+    rng = random.Random(7)
+    ratios = []
+    for _ in range(200):
+        values = [rng.gauss(0.0, 0.1) for _ in range(30)]
+        hl, med = shift_ci(values, 0.95), median_ci(values, 0.95)
+        assert hl is not None and med is not None
+        ratios.append((med.high - med.low) / (hl.high - hl.low))
+    assert 1.1 < statistics.median(ratios) < 1.4

@@ -152,8 +152,9 @@ def others(v: Verdict) -> list[Any]:
     return [r for r in v.reasons if r.code != "precision"]
 
 
-def steady(run: Run, stack: str = "s", reps: int = 6) -> list[dict[str, Any]]:
-    """``reps`` rounds of one capture: the same req/s each time, so the median is known exactly."""
+def steady(run: Run, stack: str = "s", reps: int = 8) -> list[dict[str, Any]]:
+    """``reps`` rounds of one capture: the same req/s each time, so the median is known exactly (and two such
+    stacks are equivalent: 8 pairs give an interval at 99 %)."""
     tsv = read_data("verdict", "ab-steady.tsv")
     return [
         run.measure(stack, AB_STEADY, read_data("verdict", "ab-steady.txt"), r, tsv=tsv)
@@ -395,6 +396,48 @@ def test_a_median_known_to_less_than_the_target_precision_is_noisy(tmp_path: Pat
         (run.path / "cells" / f"s__ab__c2__r{rep}.json").write_text(json.dumps(cell), encoding="utf-8")
     run.load.update(max_repetitions=10, max_seconds=600)
     assert "(20 cells in all, the bound of 2 x load.max_repetitions; " in run.verdict().reasons[0].message
+
+
+def test_a_compared_load_points_precision_is_information_not_a_reason(tmp_path: Path) -> None:
+    # The same wide spread as above, but beside a baseline it is faster than in every round: the comparison
+    # is resolved, so the run is valid, and the load point's interval is still reported.
+    run = Run(tmp_path)
+    run.load.update(repetitions=9, max_repetitions=9)
+    spread(run, [100.0 + i for i in range(9)], stack="base")
+    spread(run, WIDE)
+    v = run.verdict()
+    assert (v.status, codes(v, precision=True)) == ("valid", [])
+    point = next(p for p in v.load_points if p.stack == "s")
+    assert point.precision == round((377.72 - 332.28) / 2 / 361.52, 4) and point.status == "valid"
+
+
+def test_an_unresolved_comparison_makes_the_run_noisy_and_says_what_would_resolve_it(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.load.update(repetitions=9, max_repetitions=9, max_seconds=600)
+    spread(run, [350.0] * 9, stack="base")
+    spread(run, WIDE)  # 0.86x to 1.14x the baseline: holds 1, and reaches past +-5 %
+    v = run.verdict()
+    [reason] = [r for r in v.reasons if r.code == "unresolved"]
+    assert (v.status, reason.status) == ("noisy", "noisy")
+    assert reason.message.startswith("s ab c2: unresolved against base: 1.0")
+    assert "over 9 pairs: neither a difference nor within +-5 %; about " in reason.message
+    assert reason.message.endswith("(load.max_repetitions 9 reached)")
+    assert set(reason.cells) == {cell_id_of(c) for c in load_cells(run.path)}  # both load points' cells
+    assert {p.stack: p.status for p in v.load_points} == {"base": "noisy", "s": "noisy"}
+    assert "precision" not in codes(v, precision=True)  # the comparison is the reason, not the medians
+    # A wider margin makes the same pairs equivalent, and the run valid.
+    run.load["equivalence"] = 0.2
+    assert (run.verdict().status, codes(run.verdict(), precision=True)) == ("valid", [])
+
+
+def test_a_comparison_too_short_for_an_interval_is_unresolved(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    spread(run, [350.0] * 6, stack="base")
+    spread(run, WIDE[:6])
+    [reason] = [r for r in run.verdict().reasons if r.code == "unresolved"]
+    assert (
+        "6 pairs with base, too few for an interval; about 8 pairs would resolve it, 2 more" in reason.message
+    )
 
 
 def test_the_rounds_a_target_needs_grow_with_the_square_of_the_precision_gap() -> None:

@@ -86,11 +86,11 @@ def test_cli_validate_and_report_a_run(tmp_path: Path, capsys: pytest.CaptureFix
 
     assert main(["report", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "| s1 | ab | c10 | 1 | 21292.00 |" in out
-    assert "| s2 | ab | c10 | 1 | 20374.90 |" in out
+    assert "| s1 | ab | c10 | 1 | 21300 |" in out
+    assert "| s2 | ab | c10 | 1 | 20400 |" in out
     assert "1000 (status 1000)" in out
     # one round each: a ratio, but no interval; printed after the table, before the verdict
-    comparison = "  s2: 0.96x the req/s of s1; too few paired rounds (1, 6 needed) for an interval"
+    comparison = "  s2: unresolved, 0.96x the req/s of s1: too few pairs for an interval (1, 8 needed)"
     assert out.index("| s2 | ab |") < out.index(f"Comparisons (baseline s1):\nab c10:\n{comparison}\n")
     assert out.index(comparison) < out.index("Verdict: ")
     assert (tmp_path / "report.md").is_file() and (tmp_path / "cells.csv").is_file()

@@ -108,7 +108,8 @@ def test_extra_cells_continue_the_repetitions_of_imprecise_load_points_and_their
     exp = experiment(**WRITTEN, baseline="b")
     store(tmp_path, *rounds("a", SPREAD), *rounds("b", QUIET))
     cells = extra_cells(tmp_path, exp)
-    # b is precise, but as the baseline it gets the round too: comparisons pair by round.
+    # a's comparison has 6 pairs, too few for an interval; b, precise, is its baseline and gets the round
+    # too: comparisons pair by round.
     assert sorted(p.cell_id for p in cells) == ["a__ab__c50__r7", "b__ab__c50__r7"]
     [a7] = [p for p in cells if p.stack == "a"]
     assert (a7.repetition, a7.port) == (7, 8001)
@@ -126,15 +127,17 @@ def test_every_cell_of_an_extra_round_has_the_rounds_number(tmp_path: Path) -> N
 
 
 def test_a_comparison_without_enough_pairs_gets_rounds_with_its_baseline(tmp_path: Path) -> None:
-    # b is precise (6 counted), but 2 of a's 6 rounds were disturbed: 4 pairs, 6 needed for an interval.
+    # 2 of a's 6 rounds were disturbed: 4 pairs, 8 needed for an interval at 99 %.
     exp = experiment(**WRITTEN, baseline="a")
     noisy = ["interference: foreign CPU 40 %"]
     a = [cell("a", r, v, disturbed=noisy if r in (2, 5) else None) for r, v in enumerate(QUIET, 1)]
     a += [cell("a", 7, 1000.0), cell("a", 8, 1002.0)]  # measured again alone: no pair with b
     store(tmp_path, *a, *rounds("b", QUIET))
     assert sorted(p.cell_id for p in extra_cells(tmp_path, exp)) == ["a__ab__c50__r9", "b__ab__c50__r9"]
-    store(tmp_path, cell("a", 9, 1000.0), cell("b", 9, 1000.0), cell("a", 10, 1001.0), cell("b", 10, 999.0))
-    assert extra_cells(tmp_path, exp) == []  # 6 pairs: the comparison has its interval
+    store(tmp_path, *rounds("a", [1000.0, 1001.0, 999.0], 9), *rounds("b", [1001.0, 1000.0, 1000.0], 9))
+    assert len(extra_cells(tmp_path, exp)) == 2  # 7 pairs
+    store(tmp_path, cell("a", 12, 1000.0), cell("b", 12, 1002.0))
+    assert extra_cells(tmp_path, exp) == []  # 8 pairs within +-0.5 %: equivalent
 
 
 def test_a_stack_waits_for_no_pairs_from_a_baseline_at_its_bounds(tmp_path: Path) -> None:
@@ -146,18 +149,109 @@ def test_a_stack_waits_for_no_pairs_from_a_baseline_at_its_bounds(tmp_path: Path
     assert extra_cells(tmp_path, exp) == []  # 5 pairs, but a has its 6 counted cells: no pair can come
 
 
-def test_a_precise_baseline_alone_gets_no_round(tmp_path: Path) -> None:
-    exp = experiment(**WRITTEN, baseline="b")
-    store(tmp_path, *rounds("a", QUIET), *rounds("b", QUIET))
-    assert extra_cells(tmp_path, exp) == []
+EIGHT = {"repetitions": 8, "max_repetitions": 40, "target_precision": 0.05}
+FAST_AND_WIDE = [
+    2000.0,
+    3000.0,
+    1600.0,
+    2600.0,
+    1800.0,
+    2400.0,
+    2900.0,
+    1700.0,
+]  # 1.6-3x the baseline, +-25 %
 
 
-def test_a_round_is_in_the_seeds_random_order_and_the_same_for_the_same_seed(tmp_path: Path) -> None:
+def test_a_resolved_comparison_stops_its_stack_however_imprecise_its_median(tmp_path: Path) -> None:
+    exp = experiment(**EIGHT, baseline="a")
+    store(tmp_path, *rounds("a", QUIET + [1000.0, 1002.0]), *rounds("b", FAST_AND_WIDE))
+    assert (precision(rounds("b", FAST_AND_WIDE)) or 0) > 0.05  # its own median is far from +-5 %
+    assert extra_cells(tmp_path, exp) == []  # but it is faster in every round: resolved
+
+
+def test_an_unresolved_comparison_gets_rounds_however_precise_both_medians_are(tmp_path: Path) -> None:
+    # Both medians are known to +-2 %, but the ratio's interval holds 1 and reaches past a 1 % margin.
+    exp = experiment(**EIGHT, baseline="a", equivalence=0.01)
+    a = [1000.0] * 8
+    b = [1030.0, 990.0, 1040.0, 980.0, 1035.0, 985.0, 1025.0, 995.0]
+    assert all((precision(rounds(s, v)) or 0) < 0.05 for s, v in (("a", a), ("b", b)))
+    assert precision(rounds("b", b)) is not None
+    store(tmp_path, *rounds("a", a), *rounds("b", b))
+    assert sorted(p.cell_id for p in extra_cells(tmp_path, exp)) == ["a__ab__c50__r9", "b__ab__c50__r9"]
+    # The same cells within the default margin (+-5 %) are equivalent: no round.
+    assert extra_cells(tmp_path, experiment(**EIGHT, baseline="a")) == []
+
+
+def test_an_unresolved_comparison_gets_rounds_until_the_cap_and_no_further(tmp_path: Path) -> None:
+    exp = experiment(repetitions=8, max_repetitions=10, baseline="a", equivalence=0.01)
+    b = [1030.0, 990.0, 1040.0, 980.0, 1035.0, 985.0, 1025.0, 995.0, 1030.0, 990.0]
+    store(tmp_path, *rounds("a", [1000.0] * 9), *rounds("b", b[:9]))
+    assert len(extra_cells(tmp_path, exp)) == 2
+    store(tmp_path, cell("a", 10, 1000.0), cell("b", 10, b[9]))
+    assert extra_cells(tmp_path, exp) == []  # 10 counted cells each: load.max_repetitions
+
+
+def test_only_the_unresolved_comparisons_load_points_and_the_baseline_get_a_round(tmp_path: Path) -> None:
+    exp = experiment_from_dict(
+        {
+            "name": "adaptive",
+            "stacks": [
+                {"name": n, "port": 8001 + i, "app": {"kind": "static"}, "front": {"kind": "nginx"}}
+                for i, n in enumerate(("a", "b", "c"))
+            ],
+            "load": {
+                "plans": [{"tool": "ab", "concurrency": 50, "requests": 2000}],
+                **{**EIGHT, "repetitions": 10},
+                "equivalence": 0.01,
+            },
+        }
+    )
+    # Two comparisons: Holm tests b's (faster in all 10 rounds, p 0.002) at 0.005, then c's at 0.01.
+    unsure = [1030.0, 990.0, 1040.0, 980.0, 1035.0, 985.0, 1025.0, 995.0, 1010.0, 992.0]
+    b = FAST_AND_WIDE + [2200.0, 1900.0]
+    store(tmp_path, *rounds("a", [1000.0] * 10), *rounds("b", b), *rounds("c", unsure))
+    assert sorted(p.cell_id for p in extra_cells(tmp_path, exp)) == ["a__ab__c50__r11", "c__ab__c50__r11"]
+
+
+def test_a_stack_in_no_comparison_still_measures_until_its_median_is_precise(tmp_path: Path) -> None:
+    exp = experiment_from_dict(
+        {
+            "name": "adaptive",
+            "stacks": [{"name": "a", "port": 8001, "app": {"kind": "static"}, "front": {"kind": "nginx"}}],
+            "load": {"plans": [{"tool": "ab", "concurrency": 50, "requests": 2000}], **WRITTEN},
+        }
+    )
+    store(tmp_path, *rounds("a", SPREAD))
+    assert [p.cell_id for p in extra_cells(tmp_path, exp)] == ["a__ab__c50__r7"]
+    other = tmp_path / "quiet"
+    store(other, *rounds("a", QUIET))
+    assert extra_cells(other, exp) == []
+
+
+def test_a_round_is_in_the_seeds_random_order_with_the_baseline_in_the_middle(tmp_path: Path) -> None:
+    exp = experiment_from_dict(
+        {
+            "name": "adaptive",
+            "stacks": [
+                {"name": n, "port": 8001 + i, "app": {"kind": "static"}, "front": {"kind": "nginx"}}
+                for i, n in enumerate(("a", "b", "c", "d", "e"))
+            ],
+            "load": {"plans": [{"tool": "ab", "concurrency": 50, "requests": 2000}], **WRITTEN},
+        }
+    )
+    store(tmp_path, *[c for s in "abcde" for c in rounds(s, SPREAD)])
+    orders = {tuple(p.stack for p in extra_cells(tmp_path, exp, seed=s)) for s in range(30)}
+    assert len(orders) > 5  # random
+    assert all(order[2] == "a" for order in orders)  # four others, the baseline in the middle
+    assert extra_cells(tmp_path, exp, seed=7) == extra_cells(tmp_path, exp, seed=7)
+
+
+def test_with_one_other_stack_the_rounds_alternate_which_side_goes_first(tmp_path: Path) -> None:
     exp = experiment(**WRITTEN)
     store(tmp_path, *rounds("a", SPREAD), *rounds("b", SPREAD))
-    orders = {tuple(p.stack for p in extra_cells(tmp_path, exp, seed=s)) for s in range(20)}
-    assert orders == {("a", "b"), ("b", "a")}
-    assert extra_cells(tmp_path, exp, seed=7) == extra_cells(tmp_path, exp, seed=7)
+    assert [p.stack for p in extra_cells(tmp_path, exp, seed=3)] == ["b", "a"]  # round 7
+    store(tmp_path, cell("a", 7, 1000.0), cell("b", 7, 1400.0))
+    assert [p.stack for p in extra_cells(tmp_path, exp, seed=3)] == ["a", "b"]  # round 8
 
 
 def test_no_extra_cells_before_the_regular_rounds_are_stored(tmp_path: Path) -> None:

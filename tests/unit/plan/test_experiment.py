@@ -13,8 +13,11 @@ from benchstack.plan.experiment import (
     cells,
     experiment_from_dict,
     load_experiment,
+    paired,
     validate_experiment,
 )
+
+ROOT = Path(__file__).resolve().parents[3]
 
 EXAMPLE = """
 name: sinatra-thin-nginx
@@ -99,6 +102,45 @@ def test_repetitions_are_the_outer_loop_and_rotate_the_stack_order() -> None:
         "sinatra-thin-x1__ab__c1__r2",
         "sinatra-thin-x1__ab__c10__r2",
     ]
+
+
+def test_a_seeded_round_puts_each_load_points_baseline_cell_in_the_middle_of_its_others() -> None:
+    # The default experiment: five stacks, one load point. Every other stack's cell is one or two cells from
+    # the baseline's it is paired with (scripts/measure-pair-gap.py: a pair's spread grows with the cells
+    # between its two cells), and the others come in each round's random order.
+    exp = load_experiment(ROOT / "experiments" / "sinatra-thin-nginx.yml")
+    base = exp.load.baseline
+    rounds: dict[int, list[str]] = {}
+    for plan in cells(exp, seed=11):
+        rounds.setdefault(plan.repetition, []).append(plan.stack)
+    assert all(order.index(base) == 2 for order in rounds.values())
+    assert len({tuple(order) for order in rounds.values()}) > 5
+
+
+def test_with_one_other_stack_a_seeded_round_alternates_which_goes_first() -> None:
+    data = example()
+    data["stacks"] = data["stacks"][:2]
+    data["load"]["repetitions"] = 4
+    data["load"]["plans"] = [{"tool": "ab", "concurrency": [1, 10], "requests": 100}]
+    exp = experiment_from_dict(data)
+    firsts = []
+    for rep in range(1, 5):
+        order = [(p.stack, p.concurrency) for p in cells(exp, seed=5) if p.repetition == rep]
+        for level in (1, 10):
+            stacks = [s for s, c in order if c == level]
+            firsts.append(stacks[0] == exp.load.baseline)
+    # per load point: other stack first in odd rounds, the baseline first in even ones
+    assert firsts == [False, False, True, True, False, False, True, True]
+
+
+def test_paired_keeps_every_item_once_whatever_the_groups() -> None:
+    items = [("B", p) for p in "pqr"] + [(s, p) for s in ("X", "Y", "Z") for p in "pq"]
+    for rep in range(1, 7):
+        order = paired(items, 3, rep, "B", lambda i: i[0], lambda i: i[1])
+        assert sorted(order) == sorted(items)
+        for point in "pq":
+            group = [i[0] for i in order if i[1] == point]
+            assert group.index("B") == (1 if rep % 2 == 0 else 2)  # 3 others: after 1 or 2 of them
 
 
 def test_each_repetition_starts_with_the_next_stack() -> None:

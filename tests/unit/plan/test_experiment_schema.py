@@ -252,6 +252,8 @@ def old_defaults(data: dict[str, Any]) -> dict[str, Any]:
         "path": "/", "threshold_ms": None, "warmup": None, "pause_s": 1, "repetitions": 1,
         "max_cv": 0.05, "max_error_rate": 0.01, "target_precision": 0.05, "max_interference": 0.10,
         "max_seconds": None, "baseline": data["stacks"][0]["name"],
+        # run.json v4: the comparisons' margin and each look's confidence (benchstack.analysis.comparison)
+        "equivalence": 0.05, "confidence": 0.99,
     }  # fmt: skip
     for key, value in defaults.items():
         load.setdefault(key, value)
@@ -273,6 +275,7 @@ def test_a_load_section_with_every_field_round_trips() -> None:
     written = {
         "path": "/x", "threshold_ms": 250.5, "warmup": {"duration_s": 3}, "pause_s": 0.5, "repetitions": 3,
         "max_repetitions": 9, "max_cv": 0.1, "max_error_rate": 1, "target_precision": 0.02,
+        "equivalence": 0.05, "confidence": 0.95,
         "max_interference": 0.5, "max_seconds": 600, "seed": 7, "baseline": "b",
         "plans": [
             {"tool": "ab", "concurrency": [1, 8], "requests": 100, "keepalive": True, "timeout_s": 5},

@@ -582,7 +582,7 @@ def test_bench_run_info_writes_run_json_from_the_plan_and_what_the_run_learnt_of
     result = make_action(bench_run_info, {"run_dir": str(tmp_path), "plan": plan}).run(task_vars=task_vars)
     assert result["changed"] is True and result["path"] == str(tmp_path / "run.json")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["schema"] == "bench-stack/run/v3"
+    assert data["schema"] == "bench-stack/run/v4"
     assert data["experiment"] == {**plan["experiment"], "cells": plan["cells"]}
     assert data["experiment_sha256"] == experiment_hash(data["experiment"])
     assert {k: data[k] for k in ("inventory", "targets", "loadgens", "mode", "seed", "target_order")} == {
@@ -694,7 +694,7 @@ def test_bench_report_prints_the_comparisons_between_the_table_and_the_verdict(t
 
     parsed = parse("ab", read_data("ab", "normal.txt"))
     for stack, rps in (("a", 1000.0), ("b", 1250.0)):
-        for rep in range(1, 7):
+        for rep in range(1, 9):
             meta = {**STORED_META, "experiment": "e", "raw_output": f"raw/{stack}-{rep}.txt"}
             cell = cell_to_dict(make_cell(parsed, **meta, stack=stack, repetition=rep, requests=2000))
             write_cell(tmp_path, {**cell, "rps": rps + rep})
@@ -704,12 +704,10 @@ def test_bench_report_prints_the_comparisons_between_the_table_and_the_verdict(t
     assert lines[start : start + 3] == [
         "Comparisons (baseline a):",
         "ab c50:",
-        "  b: 1.25x the req/s of a (1.25-1.25)",
+        "  b: faster, 1.25x the req/s of a (1.25-1.25; 8 pairs 0.0 s apart)",
     ]
     assert lines[0].startswith("| stack |") and lines[start + 4].startswith("Verdict: ")
-    assert [(c["stack"], c["baseline"], c["verdict"]) for c in result["comparisons"]] == [
-        ("b", "a", "faster")
-    ]
+    assert [(c["stack"], c["baseline"], c["state"]) for c in result["comparisons"]] == [("b", "a", "faster")]
 
 
 # ---------------------------------------------------------------- adaptive repetitions

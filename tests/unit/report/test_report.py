@@ -53,13 +53,14 @@ def test_summary_table_has_header_and_one_row_per_cell_sorted() -> None:
         "| error rate |"
     )
     assert rows(table) == [
-        ["a-stack", "ab", "c50", "1", "18967.23", "-", "-", "-", "3.00", "3.00", "4.00", "0", "0.00%"],
-        ["a-stack", "ab -k", "c100", "1", "98386.46", "-", "-", "-", "1.00", "1.00", "5.00", "0", "0.00%"],
+        # one cell: no spread to round to, three significant digits
+        ["a-stack", "ab", "c50", "1", "19000", "-", "-", "-", "3.00", "3.00", "4.00", "0", "0.00%"],
+        ["a-stack", "ab -k", "c100", "1", "98400", "-", "-", "-", "1.00", "1.00", "5.00", "0", "0.00%"],
         [
-            "b-stack", "ab", "c10", "1", "21117.09", "-", "-", "-", "0.00", "0.00", "3.00",
+            "b-stack", "ab", "c10", "1", "21100", "-", "-", "-", "0.00", "0.00", "3.00",
             "503 (status 503, length 503)", "50.30%",
         ],
-        ["b-stack", "wrk", "c32", "1", "124440.66", "-", "-", "-", "0.97", "0.16", "9.98", "0", "0.00%"],
+        ["b-stack", "wrk", "c32", "1", "124000", "-", "-", "-", "0.97", "0.16", "9.98", "0", "0.00%"],
     ]  # fmt: skip
 
 
@@ -75,7 +76,7 @@ def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
     # three repetitions: no interval of the median (it needs 6), so no precision either
     assert rows(summary_table(cells)) == [
         [
-            "s", "ab", "c50", "3", "200.00", "100.00–300.00", "-", "-",
+            "s", "ab", "c50", "3", "200", "100–300", "-", "-",
             "3.00", "3.00", "4.00", "4 (status 4)", "1.00%",
         ],
     ]  # fmt: skip
@@ -86,7 +87,8 @@ def test_six_repetitions_show_the_interval_of_the_median_and_its_precision() -> 
     [row] = rows(summary_table(cells))
     # n = 6: the range covers 96.9 %, the 2nd lowest and highest 78.1 %; the 95 % interval lies 0.357 of the
     # way from the range towards them (stats.median_ci); median 1001, +-8.21 / 1001 = 0.8 %
-    assert row[3:8] == ["6", "1001.00", "990.00–1010.00", "991.79–1008.21", "0.8%"]
+    # to the decade below the interval's half-width (8.2: tenths)
+    assert row[3:8] == ["6", "1001.0", "990.0–1010.0", "991.8–1008.2", "0.8%"]
 
 
 @pytest.mark.parametrize("n", [2, 5])
@@ -182,7 +184,7 @@ def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
     assert text.startswith("# bench-stack report: demo-exp\n")
     assert "- hosts: target: web1, loadgen: gen1" in text
     assert "- mode: network" in text
-    assert "| a-stack | ab | c50 | 1 | 18967.23 |" in text
+    assert "| a-stack | ab | c50 | 1 | 19000 |" in text
     assert "| a-stack | wrk | c4 | 1 | 3.99 | - | - | - | - | - | - | 12 (timeout 12) | 100.00% |" in text
     assert "## Notes from the parsers" in text
     assert "Comparisons" not in text  # one stack: nothing to compare
@@ -204,9 +206,10 @@ def test_write_report_without_run_json_uses_cell_metadata(tmp_path: Path) -> Non
 
 
 def six_rounds(run_dir: Path) -> None:
-    """Two stacks, b twice a's req/s in every round; ab swings 1.0 / 1.3 from round to round, wrk does not."""
+    """Two stacks, b twice a's req/s in every round; ab swings 1.0 / 1.3 from round to round, wrk does not.
+    Ten rounds: enough pairs for both comparisons' intervals at 99 % after Holm's adjustment (10 needed)."""
     for stack, base in (("a-stack", 1000.0), ("b-stack", 2000.0)):
-        for rep in range(1, 7):
+        for rep in range(1, 11):
             factor = 1.3 if rep % 2 else 1.0
             write_cell(run_dir, {**cell("ab", "normal.txt", stack, rep, requests=2000), "rps": base * factor})
             wrk_cell = cell("wrk", "latency.txt", stack, rep, duration_s=3)
@@ -227,7 +230,9 @@ def test_write_report_writes_a_self_contained_html_with_png_plots(tmp_path: Path
     assert page.startswith("<!DOCTYPE html>")
     assert page.count('src="data:image/png;base64,') == 5
     assert 'src="http' not in page and "<link" not in page  # nothing to fetch
-    assert page.count('<tr class="noisy">') == 2  # the ab rows: 1000 vs 1300 req/s, +-13.0 %
+    # The ab rows spread 1000 vs 1300 req/s (+-13.0 %), but both stacks are compared: their precision is
+    # information, and no row is marked.
+    assert page.count('<tr class="noisy">') == 0
     assert "<td>a-stack</td><td>wrk</td>" in page
     # the comparisons lead, as in report.md
     assert (
@@ -235,8 +240,9 @@ def test_write_report_writes_a_self_contained_html_with_png_plots(tmp_path: Path
         < page.index('<h2 class="verdict-')
         < page.index("<h2>Results</h2>")
     )
-    assert "<h3>ab c50</h3><ul><li>b-stack: 2.00x the req/s of a-stack (2.00-2.00)</li></ul>" in page
-    assert "<h3>wrk c32</h3><ul><li>b-stack: 2.00x the req/s of a-stack (2.00-2.00)</li></ul>" in page
+    faster = "b-stack: faster, 2.00x the req/s of a-stack (2.00-2.00; 10 pairs 0.0 s apart)"
+    assert f"<h3>ab c50</h3><ul><li>{faster}</li></ul>" in page
+    assert f"<h3>wrk c32</h3><ul><li>{faster}</li></ul>" in page
 
 
 RUN_JSON = {
@@ -249,31 +255,34 @@ RUN_JSON = {
 }
 
 
+SLOWER_SENTENCE = "a-stack: slower, 0.50x the req/s of b-stack (0.50-0.50; 10 pairs 0.0 s apart)"
+
+
 def test_the_report_leads_with_the_comparisons_and_stores_them_in_run_json(tmp_path: Path) -> None:
     six_rounds(tmp_path)
     (tmp_path / "run.json").write_text(json.dumps(RUN_JSON))
     text = write_report(tmp_path, html_report=False).read_text()
     assert text.index("## Comparisons") < text.index("## Verdict") < text.index("## Results")
-    section = text[text.index("## Comparisons") : text.index("## Verdict")]
+    section = text[text.index("## Comparisons") : text.index("### Host speed through the run")]
+    assert "- b-stack (wrk c32 on t1): 1.00x in the last third of its cells against the first" in text
     assert section.splitlines()[4:] == [
         "### ab c50",
         "",
-        "- a-stack: 0.50x the req/s of b-stack (0.50-0.50)",
+        f"- {SLOWER_SENTENCE}",
         "",
         "### wrk c32",
         "",
-        "- a-stack: 0.50x the req/s of b-stack (0.50-0.50)",
+        f"- {SLOWER_SENTENCE}",
         "",
     ]
-    assert (
-        "| a-stack | ab | c50 | 6 | 1150.00 | 1000.00–1300.00 | 1000.00–1300.00 | 13.0% |" in text
-    )  # 20 % target
+    # Rounded to the decade below the interval's half-width (150 req/s: tens)
+    assert "| a-stack | ab | c50 | 10 | 1150 | 1000–1300 | 1000–1300 | 13.0% |" in text
     assert "above load.target_precision, 20.0 %" in text
     info = read_run_info(tmp_path)
     assert info is not None and schema_file_errors("run.schema.json", info) == []
-    assert [(c["stack"], c["tool"], c["verdict"], c["sentence"]) for c in info["comparisons"]] == [
-        ("a-stack", "ab", "slower", "a-stack: 0.50x the req/s of b-stack (0.50-0.50)"),
-        ("a-stack", "wrk", "slower", "a-stack: 0.50x the req/s of b-stack (0.50-0.50)"),
+    assert [(c["stack"], c["tool"], c["state"], c["sentence"]) for c in info["comparisons"]] == [
+        ("a-stack", "ab", "slower", SLOWER_SENTENCE),
+        ("a-stack", "wrk", "slower", SLOWER_SENTENCE),
     ]
 
 

@@ -16,6 +16,7 @@ from conftest import BUSY_CPU, DATA, SCHEMAS, Helpers, read_data, schema_file_er
 from benchstack.analysis import comparison, verdict
 from benchstack.analysis.checks.base import Limits, Reason
 from benchstack.analysis.checks.errors import SlowLoadPoint
+from benchstack.analysis.drift import Drift
 from benchstack.kinds.loadtools import TOOLS, ab, parse, wrk
 from benchstack.measure.merge import loadgen_dir, merge_stored
 from benchstack.measure.perrequest import WRK_REPORT_MARKER
@@ -147,7 +148,7 @@ def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None
         (
             v["properties"]["limits"],
             Limits,
-            ["target_precision", "max_interference", "max_tool_busy"],
+            ["target_precision", "max_interference", "max_tool_busy", "equivalence", "confidence"],
         ),
         (v["properties"]["slow"]["items"], SlowLoadPoint, ["target"]),
     ):
@@ -158,16 +159,25 @@ def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None
     assert run["status"]["enum"] == list(verdict.STATUSES)
 
 
-def test_the_run_schema_has_what_a_comparison_stores() -> None:
+def test_the_run_schema_has_what_a_comparison_and_the_drift_store() -> None:
     run = schema(RUN_FILE)
     assert run["properties"]["comparisons"]["items"] == {"$ref": "#/$defs/comparison"}
-    node = run["$defs"]["comparison"]
+    assert run["$defs"]["comparison"]["anyOf"] == [
+        {"$ref": "#/$defs/comparison_v4"},
+        {"$ref": "#/$defs/comparison_v3"},  # what v1-v3 records hold: read, never written
+    ]
+    node = run["$defs"]["comparison_v4"]
     stored = comparison.Comparison(
         "x2", "x1", "web1", "wrk", True, 32, 8, 1.21, 1.12, 1.3, "faster"
     ).to_dict()
     assert props(node) == node["required"] == list(stored)
-    assert node["properties"]["verdict"]["enum"] == list(comparison.VERDICTS)
+    assert node["properties"]["state"]["enum"] == list(comparison.STATES)
     assert node["properties"]["tool"]["enum"] == list(TOOLS)
+    assert run["properties"]["drift"]["items"] == {"$ref": "#/$defs/drift"}
+    drift_node = run["$defs"]["drift"]
+    record = Drift("x1", "web1", "wrk", True, 32, 12, 1000.0, 950.0, 0.95, -0.3, 0.04).to_dict()
+    assert props(drift_node) == drift_node["required"] == list(record)
+    assert drift_node["properties"]["tool"]["enum"] == list(TOOLS)
 
 
 # ---------------------------------------------------------------- cells the runner makes from real captures
@@ -440,7 +450,7 @@ def test_a_fingerprint_names_its_runtimes_built_from_source_by_their_build_marke
 def test_a_stop_recorded_before_run_json_was_written_makes_a_valid_record(tmp_path: Path) -> None:
     runfolder.record_stop(tmp_path, "s__ab__c1__r1", "timeout", "ab did not finish")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["schema"] == "bench-stack/run/v3"
+    assert data["schema"] == "bench-stack/run/v4"
     assert schema_file_errors(RUN_FILE, data) == []
 
 
@@ -625,9 +635,9 @@ def run_record(**changes: Any) -> dict[str, Any]:
         ([], "run.json must be a JSON object, not list"),
         ({"experiment": {"name": "e"}}, "missing keys: schema"),
         (
-            run_record(schema="bench-stack/run/v4"),
-            "schema must be 'bench-stack/run/v3', 'bench-stack/run/v2' or 'bench-stack/run/v1', "
-            "not 'bench-stack/run/v4'",
+            run_record(schema="bench-stack/run/v5"),
+            "schema must be 'bench-stack/run/v4', 'bench-stack/run/v3', 'bench-stack/run/v2' or "
+            "'bench-stack/run/v1', not 'bench-stack/run/v5'",
         ),
         (run_record(mode="lan"), "mode must be one of loopback, network, not 'lan'"),
         (run_record(colour="red"), "unexpected keys: colour"),
