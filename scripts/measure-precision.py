@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from benchruns import one_run  # noqa: E402
 
 from benchstack.analysis.comparison import FASTER, SLOWER, Comparison, run_comparisons  # noqa: E402
 from benchstack.analysis.loadpoints import by_load_point  # noqa: E402
@@ -64,53 +64,6 @@ def floor(runs: int, seconds: int) -> None:
         middle = statistics.median(values)
         print(f"  {name}: {min(values):,.0f}-{max(values):,.0f} req/s, median {middle:,.0f}, "
               f"CV {100 * cv:.1f} %")  # fmt: skip
-
-
-def _spin(end: float) -> None:
-    while time.time() < end:
-        pass
-
-
-def hog(stop: multiprocessing.synchronize.Event, on_s: float, off_s: float) -> None:
-    """One busy process per CPU, on for ``on_s`` seconds, off for ``off_s``, until ``stop`` is set."""
-    while not stop.is_set():
-        end = time.time() + on_s
-        procs = [multiprocessing.Process(target=_spin, args=(end,)) for _ in range(os.cpu_count() or 1)]
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join()
-        stop.wait(off_s)
-
-
-def one_run(
-    results: Path, label: str, log: Path, disturb: tuple[float, float] | None, experiment: str | None
-) -> tuple[Path, float]:
-    run_dir = results / label
-    # This checkout's package, whatever the venv's editable install names (./run does the same).
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), PYTHONPATH=str(ROOT))
-    command = [str(Path(sys.executable).with_name("ansible-playbook")), "bench-stack.yml",
-               "-e", f"bench_results_dir={results}", "-e", f"bench_run_dir={run_dir}"]  # fmt: skip
-    if experiment:
-        command += ["-e", f"experiment={experiment}"]
-    stop = multiprocessing.Event()
-    hogger = None
-    if disturb:
-        hogger = multiprocessing.Process(target=hog, args=(stop, *disturb))
-        hogger.start()
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(command, cwd=ROOT, env=env, text=True, capture_output=True, check=False,
-                              timeout=3600)  # fmt: skip
-    finally:
-        stop.set()
-        if hogger:
-            hogger.join(timeout=120)
-    took = time.monotonic() - start
-    log.write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        raise SystemExit(f"{label}: bench-stack.yml failed (log: {log})")
-    return run_dir, took
 
 
 def points(run_dir: Path) -> dict[Point, dict[str, object]]:
@@ -172,7 +125,7 @@ def comparisons_report(compared: list[tuple[str, list[Comparison]]]) -> None:
                     continue
                 total += 1
                 inside += b.low <= a.ratio <= b.high
-        called = {c.verdict for c in quiet if c.verdict in (FASTER, SLOWER)}
+        called = {c.state for c in quiet if c.state in (FASTER, SLOWER)}
         flips += len(called) > 1
     if total:
         share = 100 * inside / total

@@ -107,8 +107,17 @@ def main() -> int:
     parser.add_argument("--cell-seconds", type=float, default=2.4, help="wall seconds per cell")
     parser.add_argument("--budget", type=float, help="seconds of measuring (default: load.max_seconds)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--confidence", type=float, help="instead of the experiment's load.confidence")
+    parser.add_argument("--margin", type=float, help="instead of the experiment's load.equivalence")
     args = parser.parse_args()
     exp = load_experiment(args.experiment)
+    if args.confidence is not None or args.margin is not None:
+        load = replace(
+            exp.load,
+            confidence=exp.load.confidence if args.confidence is None else args.confidence,
+            equivalence=exp.load.equivalence if args.margin is None else args.margin,
+        )
+        exp = replace(exp, load=load)
     others = [s["name"] for s in exp.stacks if s["name"] != exp.load.baseline]
     given = [float(x) for x in args.ratios.split(",")]
     given += [given[-1]] * (len(others) - len(given))

@@ -12,8 +12,9 @@ The ratio is the Hodges-Lehmann estimate of the pairs' log ratios (the median of
 the interval that inverts Wilcoxon's signed-rank test (:func:`benchstack.analysis.stats.shift_ci`), both
 turned back into ratios. Every comparison ends in one **state**:
 
-* ``faster`` / ``slower``: the interval lies wholly above / below 1;
-* ``equivalent``: the interval holds 1 and lies wholly within 1 +- ``load.equivalence`` (the margin);
+* ``equivalent``: the interval lies wholly within 1 +- ``load.equivalence`` (the margin): no difference, or
+  one smaller than the margin (the sentence says which);
+* ``faster`` / ``slower``: the interval lies wholly above / below 1, and reaches past the margin;
 * ``unresolved``: the interval holds 1 and reaches past the margin, or there are too few pairs for an
   interval; ``pairs_needed`` says about how many pairs would resolve it at the spread seen (the interval
   narrows as 1 / sqrt(n)).
@@ -108,7 +109,10 @@ class Comparison:
         ratio, low, high = _shown(self)
         interval = f"{low}-{high}; {pairs}"
         if self.state == EQUIVALENT:
-            return f"{head}equivalent to {self.baseline} within {margin} ({ratio}x, {interval})"
+            smaller = ""
+            if self.low > 1 or self.high < 1:
+                smaller = f": {'faster' if self.low > 1 else 'slower'}, by less than the margin"
+            return f"{head}equivalent to {self.baseline} within {margin} ({ratio}x, {interval}{smaller})"
         if self.state == UNRESOLVED:
             return (
                 f"{head}unresolved, {ratio}x the req/s of {self.baseline} ({interval}): neither a difference "
@@ -166,15 +170,18 @@ def _shown(c: Comparison) -> tuple[str, str, str]:
 
 
 def state_of(low: float | None, high: float | None, margin: float) -> str:
-    """The state an interval of the ratio gives (module docstring); unresolved without one."""
+    """The state an interval of the ratio gives (module docstring); unresolved without one. Equivalence comes
+    first: an interval inside the margin is ``equivalent`` even when it excludes 1 (a difference smaller than
+    the margin), so a stack a little faster than the baseline ends the same way in every run, instead of
+    ``faster`` in runs that happened to measure long enough and ``equivalent`` in the others."""
     if low is None or high is None:
         return UNRESOLVED
+    if low >= 1 - margin and high <= 1 + margin:
+        return EQUIVALENT
     if low > 1:
         return FASTER
     if high < 1:
         return SLOWER
-    if low >= 1 - margin and high <= 1 + margin:
-        return EQUIVALENT
     return UNRESOLVED
 
 

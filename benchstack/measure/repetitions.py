@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from benchstack.analysis.comparison import Settings, compare_to_baseline
+from benchstack.analysis.comparison import Comparison, Settings, compare_to_baseline
 from benchstack.analysis.loadpoints import by_load_point
 from benchstack.analysis.stats import relative_half_width
 from benchstack.plan.experiment import CellPlan, Experiment, LoadPoint, cell_plan, load_points, paired
@@ -81,13 +82,14 @@ def first_extra_round(planned: Sequence[CellPlan], exp: Experiment) -> bool:
     return bool(planned) and min(int(c.repetition) for c in planned) == exp.load.repetitions + 1
 
 
-def _over_budget(stored: Sequence[dict[str, Any]], load: Load, now: datetime | None) -> bool:
+def _budget_left(stored: Sequence[dict[str, Any]], load: Load, now: datetime | None) -> float | None:
+    """Seconds of ``load.max_seconds`` left since the target's first cell (None without a budget or cells)."""
     budget = load.max_seconds
     started = [c.get("started_at") for c in stored if c.get("started_at")]
     if not budget or not started:
-        return False
+        return None
     first = min(datetime.fromisoformat(str(s).replace("Z", "+00:00")) for s in started)
-    return ((now or datetime.now(UTC)) - first).total_seconds() > float(budget)
+    return float(budget) - ((now or datetime.now(UTC)) - first).total_seconds()
 
 
 Key = tuple[str, str, bool, int]  # (stack, tool, keep-alive, level): a load point on one target
@@ -99,7 +101,8 @@ def settings_of(load: Load) -> Settings:
 
 def due(stored: Sequence[dict[str, Any]], exp: Experiment, ready: Sequence[Key]) -> dict[Key, str]:
     """The load points of the next round among ``ready`` (those whose regular rounds are stored), each with
-    why (module docstring): ``unresolved``, ``disturbed`` or ``precision``."""
+    why (module docstring), as the run's progress line says it: an unresolved comparison (its ratio so far),
+    the baseline of unresolved comparisons, a disturbed cell measured again, or a median not yet precise."""
     load = exp.load
     groups = by_load_point(list(stored))
     ready_set = set(ready)
@@ -112,6 +115,7 @@ def due(stored: Sequence[dict[str, Any]], exp: Experiment, ready: Sequence[Key])
         return (str(load.baseline), *key[1:])
 
     compared: set[Key] = set()
+    waiting: dict[Key, int] = {}  # the baseline's load points: how many unresolved comparisons wait for them
     order = [str(s["name"]) for s in exp.stacks]
     for c in compare_to_baseline(list(stored), str(load.baseline), order, settings_of(load)):
         key: Key = (c.stack, c.tool, c.keepalive, c.level)
@@ -123,22 +127,51 @@ def due(stored: Sequence[dict[str, Any]], exp: Experiment, ready: Sequence[Key])
             and below_bounds(cells_of(key), load)
             and below_bounds(cells_of(base_of(key)), load)
         ):
-            found.setdefault(key, "unresolved")
-            found.setdefault(base_of(key), "unresolved")
+            found.setdefault(key, _unresolved_label(c))
+            waiting[base_of(key)] = waiting.get(base_of(key), 0) + 1
+    for key, n in waiting.items():
+        found.setdefault(key, f"the baseline of {n} unresolved comparison{'s' if n > 1 else ''}")
     for key in ready:
         cells = cells_of(key)
         if not below_bounds(cells, load):
             continue
         if len(counted(cells)) < load.repetitions:
-            found.setdefault(key, "disturbed")
+            found.setdefault(key, "a disturbed cell measured again")
             base = base_of(key)
             if base != key and base in ready_set and below_bounds(cells_of(base), load):
-                found.setdefault(base, "disturbed")
+                found.setdefault(base, "the baseline beside a disturbed cell measured again")
         elif key not in compared:
             reached = precision(cells)
             if reached is None or reached > load.target_precision:
-                found.setdefault(key, "precision")
+                shown = "unknown" if reached is None else f"+-{100 * reached:.1f} %"
+                wanted = f"+-{100 * load.target_precision:g} %"
+                found.setdefault(key, f"its median known to {shown}, {wanted} wanted")
     return found
+
+
+def _unresolved_label(c: Comparison) -> str:
+    if c.low is None or c.high is None:
+        return f"unresolved against {c.baseline}: {c.pairs} pairs, {c.pairs_needed} needed for an interval"
+    return (
+        f"unresolved against {c.baseline}: {c.ratio:.2f}x ({c.low:.2f}-{c.high:.2f}) over {c.pairs} pairs, "
+        f"about {c.pairs_needed} needed"
+    )
+
+
+@dataclass(frozen=True)
+class ExtraRound:
+    """The next round's cells, in measuring order, and why each is measured (by cell id)."""
+
+    cells: list[CellPlan]
+    why: dict[str, str]
+    left_s: float | None = None  # of load.max_seconds, when the round was planned
+
+    def labels(self, budget: int | None) -> dict[str, str]:
+        """Each cell's progress label: ``extra round 12: <why>; 95 s of the 240 s budget left``."""
+        left = ""
+        if budget and self.left_s is not None:
+            left = f"; {max(0.0, self.left_s):.0f} s of the {budget} s budget left"
+        return {c.cell_id: f"extra round {c.repetition}: {self.why[c.cell_id]}{left}" for c in self.cells}
 
 
 def extra_cells(
@@ -149,6 +182,18 @@ def extra_cells(
     seed: int | None = None,
     now: datetime | None = None,
 ) -> list[CellPlan]:
+    """The cells of :func:`extra_round`."""
+    return extra_round(run_dir, exp, target, targets, seed, now).cells
+
+
+def extra_round(
+    run_dir: str | os.PathLike[str],
+    exp: Experiment,
+    target: str | None = None,
+    targets: Sequence[str] = (),
+    seed: int | None = None,
+    now: datetime | None = None,
+) -> ExtraRound:
     """The next round: one more cell of every load point that needs one (:func:`due`), in the round's order
     (``seed``: :func:`benchstack.plan.experiment.paired`; without one, in stack and plan order).
 
@@ -161,8 +206,9 @@ def extra_cells(
     stored = [c for c in load_cells(run_dir) if c.get("experiment") in (None, exp.name)]
     if target is not None:
         stored = [c for c in stored if c.get("target") == target]
-    if _over_budget(stored, load, now):
-        return []
+    left = _budget_left(stored, load, now)
+    if left is not None and left < 0:
+        return ExtraRound([], {})
     groups = by_load_point(stored)
     points = [(stack, point) for stack in exp.stacks for point in load_points(exp)]
 
@@ -185,6 +231,7 @@ def extra_cells(
             order, seed, this_round, str(load.baseline), lambda p: p[0]["name"], lambda p: p[1].key
         )
     planned = [cell_plan(exp, stack, point, this_round) for stack, point in order]
-    if target is None:
-        return planned
-    return [for_target(p, target, several=len(targets) > 1) for p in planned]
+    if target is not None:
+        planned = [for_target(p, target, several=len(targets) > 1) for p in planned]
+    why = {p.cell_id: wanted[key_of(stack, point)] for p, (stack, point) in zip(planned, order, strict=True)}
+    return ExtraRound(planned, why, left)

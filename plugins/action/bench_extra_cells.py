@@ -16,7 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.measure.repetitions import extra_cells, first_extra_round
+from benchstack.measure.repetitions import extra_round, first_extra_round
 from benchstack.plan.resolved import experiment_of
 from benchstack.report.build import first_table_text, read_run_info
 from benchstack.results.cell import load_cells
@@ -33,15 +33,17 @@ class ActionModule(ActionBase):
         args = ARGS.check(self)
         if self._task.check_mode:
             # Nothing was measured in check mode, so nothing can be noisy.
-            result.update(changed=False, cells=[])
+            result.update(changed=False, cells=[], labels={})
             return result
         exp = experiment_of(args["plan"])
         targets = list(args["plan"].get("targets") or [])
         target = args.get("target") or None
         try:
             run_dir = Path(args["run_dir"])
-            found = extra_cells(run_dir, exp, target, targets, seed=args["plan"].get("seed"))
+            planned = extra_round(run_dir, exp, target, targets, seed=args["plan"].get("seed"))
+            found = planned.cells
             cells = [asdict(c) for c in found]
+            labels = planned.labels(exp.load.max_seconds)
             first_table = ""
             if first_extra_round(found, exp):
                 first_table = first_table_text(
@@ -49,5 +51,5 @@ class ActionModule(ActionBase):
                 )
         except ValueError as exc:  # a stored cell or run.json that is not valid, named by the message
             raise AnsibleActionFail(str(exc)) from None
-        result.update(changed=False, cells=cells, first_table=first_table)
+        result.update(changed=False, cells=cells, first_table=first_table, labels=labels)
         return result

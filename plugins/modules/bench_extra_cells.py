@@ -47,4 +47,11 @@ first_table:
   description: The summary table so far, when these are the first extra repetitions ("" otherwise).
   type: str
   returned: success
+labels:
+  description: >-
+    Why each cell of the round is measured, by cell id, as the progress line shows it (an unresolved
+    comparison with its ratio so far, the baseline of unresolved comparisons, a disturbed cell measured
+    again), with the time budget left.
+  type: dict
+  returned: always
 """

@@ -97,6 +97,8 @@ def test_the_ratio_is_taken_within_each_round_not_between_medians() -> None:
     ("low", "high", "state"),
     [
         (1.0000001, 1.3, FASTER_STATE),
+        (1.0000001, 1.05, EQUIVALENT),  # above 1, but within the margin: a difference smaller than it
+        (0.95, 0.9999999, EQUIVALENT),
         (1.0, 1.3, UNRESOLVED),  # touching 1 is holding it: no difference shown, and past the margin
         (1.0, 1.05, EQUIVALENT),  # touching 1 and the margin, inside both
         (0.7, 0.9999999, SLOWER),
@@ -147,10 +149,22 @@ def test_a_stack_slower_in_every_round_is_slower() -> None:
 
 
 def test_a_bound_on_1_or_on_the_margin_is_printed_with_three_decimals() -> None:
-    values = [1001.0, 1003.0, 1020.0, 1030.0, 1040.0, 1050.0, 1035.0, 1025.0, 1045.0, 1002.0]
+    values = [1001.0, 1003.0, 1020.0, 1030.0, 1040.0, 1090.0, 1100.0, 1080.0, 1045.0, 1002.0]
     [c] = compare_to_baseline(rounds(BASE, [1000.0] * 10) + rounds(X2, values), BASE)
     assert c.state == FASTER_STATE and c.low is not None and f"{c.low:.2f}" == "1.00"
-    assert c.sentence == f"{X2}: faster, 1.025x the req/s of {BASE} (1.002-1.045; 10 pairs)"
+    assert c.sentence == f"{X2}: faster, 1.040x the req/s of {BASE} (1.002-1.090; 10 pairs)"
+
+
+def test_a_difference_smaller_than_the_margin_is_equivalent_and_says_so() -> None:
+    # The interval excludes 1 but lies within +-5 %: equivalent, so a stack 2 % faster ends the same way in
+    # every run, whether or not a run measured long enough to exclude 1.
+    values = [1001.0, 1003.0, 1020.0, 1030.0, 1040.0, 1050.0, 1035.0, 1025.0, 1045.0, 1002.0]
+    [c] = compare_to_baseline(rounds(BASE, [1000.0] * 10) + rounds(X2, values), BASE)
+    assert (c.state, c.pairs_needed) == (EQUIVALENT, None)
+    assert c.sentence == (
+        f"{X2}: equivalent to {BASE} within +-5 % (1.025x, 1.002-1.045; 10 pairs: faster, by less than the "
+        "margin)"
+    )
 
 
 def test_seven_pairs_are_too_few_for_an_interval_at_99_percent() -> None:

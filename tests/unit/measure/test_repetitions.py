@@ -7,7 +7,13 @@ from conftest import STORED_META, read_data
 
 from benchstack.analysis.stats import relative_half_width
 from benchstack.kinds.loadtools import parse
-from benchstack.measure.repetitions import MAX_CELLS_PER_COUNTED, extra_cells, more_needed, precision
+from benchstack.measure.repetitions import (
+    MAX_CELLS_PER_COUNTED,
+    extra_cells,
+    extra_round,
+    more_needed,
+    precision,
+)
 from benchstack.plan.experiment import experiment_from_dict
 from benchstack.plan.loadplan import Load
 from benchstack.results.cell import COLLAPSE_SHARE, counted, left_out, make_cell, write_cell
@@ -319,3 +325,24 @@ def test_collapse_is_judged_at_its_limit_against_the_others_median_robustly() ->
     assert left_out([*rounds("a", [1000.0, 1000.0]), cell("b", 1, 10.0)]) == []
     spoiled = [cell("a", 1, 1000.0), cell("a", 2, 10.0), cell("a", 3, 10.0, disturbed=["overrun: x"])]
     assert [why for _, [why] in left_out(spoiled)] == ["overrun: x"]
+
+
+def test_each_extra_cell_says_why_it_is_measured_and_what_budget_is_left(tmp_path: Path) -> None:
+    exp = experiment(**EIGHT, baseline="a", equivalence=0.01, max_seconds=600)
+    started = "2026-12-02T10:00:00Z"
+    b = [1030.0, 990.0, 1040.0, 980.0, 1035.0, 985.0, 1025.0, 995.0]
+    store(
+        tmp_path,
+        *[cell("a", i + 1, 1000.0, started=started) for i in range(8)],
+        *[cell("b", i + 1, v, started=started) for i, v in enumerate(b)],
+    )
+    planned = extra_round(tmp_path, exp, now=datetime(2026, 12, 2, 10, 2, 0, tzinfo=UTC))
+    labels = planned.labels(600)
+    assert labels["b__ab__c50__r9"] == (
+        "extra round 9: unresolved against a: 1.01x (0.98-1.04) over 8 pairs, about 79 needed; "
+        "480 s of the 600 s budget left"
+    )
+    assert (
+        labels["a__ab__c50__r9"]
+        == "extra round 9: the baseline of 1 unresolved comparison; 480 s of the 600 s budget left"
+    )
