@@ -13,7 +13,7 @@ It also prints, for the adjacent pairs' spread, the pairs a 95 % interval of the
 within +-3 % and +-5 % (Hodges-Lehmann interval: about 1.96 * 1.023 * sigma / sqrt(n)). ``--compare-lengths
 2,4`` instead interleaves A/B pairs of each cell length and prints each length's spread and cost.
 
-``.venv/bin/python scripts/measure-pair-gap.py [--cells 40] [--seconds 2]``
+``.venv/bin/python scripts/measure-pair-gap.py [--cells 40] [--seconds 2] [--warmup 1000]``
 
 """
 
@@ -35,7 +35,18 @@ STACKS = {
 }
 
 
-def wrk(url: str, seconds: int) -> float:
+def warm(url: str, requests: int) -> None:
+    """The harness's warm-up before a cell: ab with this many requests at the cell's 32 clients, not kept."""
+    if requests:
+        subprocess.run(
+            ["docker", "exec", CONTAINER, "timeout", "60",
+             "ab", "-q", "-k", "-n", str(requests), "-c", "32", url],
+            capture_output=True, check=False, timeout=90,
+        )  # fmt: skip
+
+
+def wrk(url: str, seconds: int, warmup: int = 0) -> float:
+    warm(url, warmup)
     out = subprocess.run(
         ["docker", "exec", CONTAINER, "timeout", str(seconds + 30),
          "wrk", "-t2", "-c32", f"-d{seconds}s", url],
@@ -60,7 +71,7 @@ def spread_at(series: list[tuple[str, float]], lag: int, same: bool) -> tuple[fl
     return statistics.stdev(diffs), len(diffs)
 
 
-def compare_lengths(a: str, b: str, lengths: list[int], cycles: int) -> int:
+def compare_lengths(a: str, b: str, lengths: list[int], cycles: int, warmup: int) -> int:
     """Interleaved A/B pairs at each length, so that the host's moods fall on every length alike."""
     logs: dict[int, list[float]] = {n: [] for n in lengths}
     walls: dict[int, float] = dict.fromkeys(lengths, 0.0)
@@ -68,8 +79,8 @@ def compare_lengths(a: str, b: str, lengths: list[int], cycles: int) -> int:
         for n in lengths:
             start = time.monotonic()
             first, second = (a, b) if cycle % 2 == 0 else (b, a)  # AB, BA: neither always goes first
-            x = {first: wrk(STACKS[first], n)}
-            x[second] = wrk(STACKS[second], n)
+            x = {first: wrk(STACKS[first], n, warmup)}
+            x[second] = wrk(STACKS[second], n, warmup)
             walls[n] += time.monotonic() - start
             logs[n].append(math.log(x[a] / x[b]))
     print(f"{cycles} interleaved A/B pairs at each cell length, {a} / {b}")
@@ -90,6 +101,7 @@ def main() -> int:
     parser.add_argument("--b", default="sinatra-thin-x2-nginx", choices=sorted(STACKS))
     parser.add_argument("--cells", type=int, default=40, help="cells of each stack (at most 200)")
     parser.add_argument("--seconds", type=int, default=2, help="length of a cell")
+    parser.add_argument("--warmup", type=int, default=1000, help="ab requests before each cell (0: none)")
     parser.add_argument(
         "--compare-lengths",
         metavar="S,S",
@@ -101,12 +113,13 @@ def main() -> int:
     for name in (args.a, args.b):  # one warm cell each, not kept
         wrk(STACKS[name], 1)
     if args.compare_lengths:
-        return compare_lengths(args.a, args.b, [int(x) for x in args.compare_lengths.split(",")], cells)
+        lengths = [int(x) for x in args.compare_lengths.split(",")]
+        return compare_lengths(args.a, args.b, lengths, cells, args.warmup)
     series: list[tuple[str, float]] = []
     start = time.monotonic()
     for _ in range(cells):
         for name in (args.a, args.b):
-            series.append((name, wrk(STACKS[name], args.seconds)))
+            series.append((name, wrk(STACKS[name], args.seconds, args.warmup)))
     took = time.monotonic() - start
     print(f"{2 * cells} cells of {args.seconds} s alternating {args.a} / {args.b} in {took:.0f} s")
     for name in (args.a, args.b):

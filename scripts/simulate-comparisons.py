@@ -31,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchstack.analysis import comparison  # noqa: E402
 from benchstack.analysis.comparison import compare_to_baseline  # noqa: E402
 from benchstack.measure.repetitions import due, settings_of  # noqa: E402
 from benchstack.plan.experiment import Experiment, cells, load_experiment  # noqa: E402
@@ -109,7 +110,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--confidence", type=float, help="instead of the experiment's load.confidence")
     parser.add_argument("--margin", type=float, help="instead of the experiment's load.equivalence")
+    parser.add_argument(
+        "--no-holm", action="store_true", help="every comparison at load.confidence, as if alone (to compare)"
+    )
     args = parser.parse_args()
+    if args.no_holm:
+        comparison.holm_levels = lambda ps, alpha: [alpha] * len(ps)
     exp = load_experiment(args.experiment)
     if args.confidence is not None or args.margin is not None:
         load = replace(
@@ -127,9 +133,11 @@ def main() -> int:
     states: dict[str, Counter[str]] = {s: Counter() for s in others}
     pairs: dict[str, list[int]] = {s: [] for s in others}
     seconds = []
+    any_difference = 0
     for _ in range(args.runs):
         found, _, clock = simulate(exp, ratios, args.sigma, args.drift, budget, args.cell_seconds, rng)
         seconds.append(clock)
+        any_difference += any(c.state in ("faster", "slower") and ratios[c.stack] == 1.0 for c in found)
         for c in found:
             states[c.stack][c.state] += 1
             pairs[c.stack].append(c.pairs)
@@ -138,6 +146,9 @@ def main() -> int:
           f"budget {budget:g} s")  # fmt: skip
     print(f"  measuring: median {statistics.median(seconds):.0f} s, 90th percentile "
           f"{sorted(seconds)[int(0.9 * len(seconds))]:.0f} s")  # fmt: skip
+    if any(ratios[s] == 1.0 for s in others):
+        share = 100 * any_difference / args.runs
+        print(f"  runs calling a difference between stacks that do not differ: {share:.1f} %")
     for stack in others:
         shares = ", ".join(f"{state} {100 * n / args.runs:.1f} %" for state, n in states[stack].most_common())
         print(

@@ -10,8 +10,9 @@ a :class:`benchstack.plan.loadplan.Load`.
 
 Cells are measured in rounds (repetitions): every load point once before any twice, so slow drift on the
 hosts spreads over every stack instead of biasing one. A run takes each round's load points in a random
-order drawn from its seed (:func:`cells`; recorded in run.json); without a seed the stacks are rotated round
-by round (r1: A B C, r2: B C A). Cell ids do not depend on the order.
+order drawn from its seed (:func:`cells`; recorded in run.json), each baseline cell in the middle of its load
+point's others (:func:`paired`: a comparison's pairs are one or two cells apart); without a seed the stacks
+are rotated round by round (r1: A B C, r2: B C A). Cell ids do not depend on the order.
 
 ``load.max_cv`` (default 0.05) is the coefficient of variation of req/s over a load point's repetitions above
 which the report marks it noisy; ``load.max_repetitions`` (default: ``repetitions``) is how many repetitions
@@ -460,8 +461,9 @@ def paired(
 def cells(exp: Experiment, seed: int | None = None) -> list[CellPlan]:
     """Every cell of the experiment in measuring order: round after round (repetition), each measuring every
     load point once. With a ``seed`` each round takes its load points in a random order drawn from it, so
-    drift and bursts on the hosts hit every stack alike (Abedi and Brecht, ICPE 2017); without one, the
-    stacks are rotated round by round and each stack's load points kept in plan order."""
+    drift and bursts on the hosts hit every stack alike (Abedi and Brecht, ICPE 2017), with each load point's
+    baseline cell in the middle of its others (:func:`paired`); without one, the stacks are rotated round by
+    round and each stack's load points kept in plan order."""
     plans: list[CellPlan] = []
     for repetition in range(1, exp.load.repetitions + 1):
         if seed is None:
