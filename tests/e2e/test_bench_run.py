@@ -67,8 +67,9 @@ def fresh_container() -> Iterator[None]:
     remove_container()
 
 
-# The disturbance: one busy loop per CPU beside the container (foreign CPU for every cell it overlaps), for
-# HOG_S seconds once the first cell is stored; bounded in time, and no traffic.
+# The disturbance: two busy loops per CPU beside the container (foreign CPU for every cell it overlaps, above
+# the experiment's max_interference 0.3), for HOG_S seconds once the first cell is stored; bounded in time,
+# and no traffic.
 HOG_S = 8
 HOG_WAIT_S = 900
 
@@ -82,7 +83,7 @@ def hog_after_first_cell(run_dir: Path) -> subprocess.Popen[bytes]:
         f"while time.time() - start < {HOG_WAIT_S} and not (os.path.isdir(d) and os.listdir(d)):\n"
         "    time.sleep(0.2)\n"
         f"end = time.time() + {HOG_S}\n"
-        "ps = [mp.Process(target=spin, args=(end,)) for _ in range(os.cpu_count() or 1)]\n"
+        "ps = [mp.Process(target=spin, args=(end,)) for _ in range(2 * (os.cpu_count() or 1))]\n"
         "[p.start() for p in ps]; [p.join() for p in ps]\n"
     )
     return subprocess.Popen(["python3", "-c", script, str(run_dir / "cells")])
@@ -196,12 +197,16 @@ def test_repetitions_give_the_median_and_range_of_their_cells(run: tuple[Path, s
     disturbed = len(cells) - len(rps)
     assert cols[3].startswith(str(len(rps))) and (not disturbed or f"(+{disturbed} disturbed)" in cols[3])
     assert 6 <= len(rps) <= 8 or len(cells) == 16
+    if not rps:
+        assert cols[4] == "-"
+        return
     # Each figure rounded to the decade below the half-width of the median's interval (else of the range).
     interval = median_ci(rps)
     spread = (interval.high - interval.low) / 2 if interval else (max(rps) - min(rps)) / 2
     step = step_for(statistics.median(rps), spread)
     assert cols[4] == rounded(statistics.median(rps), step)
-    assert cols[5] == f"{rounded(min(rps), step)}–{rounded(max(rps), step)}"
+    if len(rps) > 1:
+        assert cols[5] == f"{rounded(min(rps), step)}–{rounded(max(rps), step)}"
 
 
 def test_the_extra_rounds_measure_exactly_what_the_comparisons_left_unresolved(
