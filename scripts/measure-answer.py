@@ -20,7 +20,7 @@ every run, any comparison called faster in one run and slower in another, each r
 of the runs' ratios. For an A/A experiment (``--experiment aa-thin``) the number of runs calling a difference
 is the figure that matters (at most 1 in 10 is what 95 % allows).
 
-``.venv/bin/python scripts/measure-answer.py --runs 3 --disturbed 1 [--old-tree /tmp/old]``
+``.venv/bin/python scripts/measure-answer.py --runs 3 --disturbed 1 [--old-tree /tmp/old --old-runs 2]``
 ``.venv/bin/python scripts/measure-answer.py --experiment aa-thin --runs 10 --disturbed 0``
 ``--analyse DIR`` prints the figures again for the runs an earlier call left in DIR.
 """
@@ -195,6 +195,11 @@ def main() -> int:
     parser.add_argument("--hog-off", type=float, default=6.0)
     parser.add_argument("--experiment", help="an experiment name or file instead of the default one")
     parser.add_argument("--old-tree", type=Path, help="a checkout of an older revision, run after each run")
+    parser.add_argument(
+        "--old-runs",
+        type=int,
+        help="run the older checkout after only the first N runs (default: after each)",
+    )
     parser.add_argument("--analyse", metavar="DIR", type=Path, help="only analyse the runs left in DIR")
     args = parser.parse_args()
     runs: list[RunFigures] = []
@@ -209,8 +214,10 @@ def main() -> int:
     plan = [("quiet", None)] * args.runs + [("disturbed", (args.hog_on, args.hog_off))] * args.disturbed
     trees = [("new", ROOT)] + ([("old", args.old_tree.resolve())] if args.old_tree else [])
     n = 0
-    for kind, disturb in plan:
+    for i, (kind, disturb) in enumerate(plan):
         for tree, path in trees:
+            if tree == "old" and args.old_runs is not None and i >= args.old_runs:
+                continue
             n += 1
             label = f"{n:02d}-{tree}-{kind}"
             run_dir, took = one_run(results, label, results / f"{label}.log", disturb, args.experiment, path)
