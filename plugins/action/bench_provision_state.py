@@ -264,6 +264,8 @@ class ActionModule(ActionBase):
             "bench_unit_config_dir"
             for path in made.foreign_planned(planned, existing or {}, ours)
         ]
+        if wanted and not isinstance(found.get("accounts"), dict):
+            problems.append(f"cannot read the accounts {', '.join(sorted(set(wanted.values())))} on the host")
         verdict = accounts.check(wanted, found.get("accounts"), ours, adopt)
         problems += verdict.problems
         if problems:
@@ -272,7 +274,8 @@ class ActionModule(ActionBase):
                 f"bench_provision_state: {host}: " + f"\nbench_provision_state: {host}: ".join(problems)
             )
         after = made.after(ours, existing, planned, verdict.users, verdict.groups)
-        if after != made.parse(found.get("made")) and not self._task.check_mode:
+        # Written only over a record the host answered for (the read's section is there, null when none).
+        if "made" in found and after != made.parse(found.get("made")) and not self._task.check_mode:
             res = self._low_level_execute_command(made.write_command(after))
             if res.get("rc") != 0:
                 raise AnsibleActionFail(f"bench_provision_state: cannot write {made.PATH}: {res}")

@@ -242,3 +242,25 @@ def test_the_decision_refuses_a_folder_it_would_write_into_and_accounts_it_did_n
 def test_the_read_command_asks_for_the_record_and_the_accounts() -> None:
     request = hostcommand.read_request([], ROOTS, None, {"users": ["bench"], "groups": ["bench"]})
     assert request["made"] == made.PATH and request["accounts"] == {"users": ["bench"], "groups": ["bench"]}
+
+
+def test_a_host_that_does_not_answer_is_not_recorded_nor_taken_for_one_without_accounts(host: Path) -> None:
+    roots = stale_roots(host)
+    owned = {"roots": roots, "app_server": [], "app": {"kinds": ["sinatra"], "user_apps": [], "dirs": []}}
+    given = {"roles": ["host", "webapp"], "units": {}, "hashes": {"host": "h", "webapp": "h"}, "owned": owned}
+    task_vars = {"ansible_run_tags": ["all"], "inventory_hostname": "box"}
+    for accounts_given in ({}, {"accounts": {"host_user": "bench", "host_group": "bench"}}):
+        action = decision({"ansible_run_tags": ["all"]}, **given, **accounts_given)
+        commands: list[str] = []
+
+        def silent(command: str, sent: list[str] = commands) -> dict[str, Any]:
+            sent.append(command)
+            return {"rc": 0, "stdout": "", "stderr": ""}
+
+        action._low_level_execute_command = silent
+        if not accounts_given:
+            action.run(task_vars=task_vars)
+            assert len(commands) == 1  # read, nothing written over a record it did not see
+        else:
+            with pytest.raises(AnsibleActionFail, match="cannot read the accounts bench on the host"):
+                action.run(task_vars=task_vars)
