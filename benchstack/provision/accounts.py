@@ -8,7 +8,9 @@ with ``app_server_group`` and the apps' files belong to ``webapp_group``: an exi
 (:func:`benchstack.provision.hoststate.accounts`) and the host's record of what bench-stack made
 (:mod:`benchstack.provision.made`), :func:`check` says what is refused:
 
-* a user or group that does not exist is bench-stack's to create (recorded before the host role makes it);
+* a user or group that does not exist is bench-stack's to create (recorded before the host role makes it;
+  users of ``ruby_rbenv_users`` and ``python_pyenv_users`` too: the ruby and python roles add them to their
+  group, and create them when missing);
 * one the record names is bench-stack's (it made it, or was told to adopt it);
 * an existing system account (id below :data:`FIRST_REGULAR_ID`), or a group of
   :data:`benchstack.plan.rolevars.PRIVILEGED_GROUPS`, is refused whatever the settings say;
@@ -30,6 +32,13 @@ from benchstack.plan.rolevars import PRIVILEGED_GROUPS, PRIVILEGED_USERS
 FIRST_REGULAR_ID = 1000
 # The variables whose group the benchmark's processes run with or whose files they read.
 GROUP_VARIABLES = ("host_group", "app_server_group", "webapp_group")
+# Users the runtime roles add to their version manager's group (creating those that do not exist), and what
+# each role would change of an existing account.
+USER_VARIABLES = {
+    "host_user": "its group, home, shell and password",
+    "ruby_rbenv_users": "its groups (it joins the rbenv group)",
+    "python_pyenv_users": "its groups (it joins the pyenv group)",
+}
 
 
 @dataclass
@@ -45,24 +54,25 @@ class Verdict:
 ADOPT = "or set host_adopt_user: true to let bench-stack use and change it"
 
 
-def _user(name: str, info: Any, made: Mapping[str, Any], adopt: bool, out: Verdict) -> None:
+def _user(variable: str, name: str, info: Any, made: Mapping[str, Any], adopt: bool, out: Verdict) -> None:
+    change = USER_VARIABLES[variable]
     if name in PRIVILEGED_USERS:
-        out.problems.append(f"host_user: {shown(name)} is a privileged account: choose another name")
+        out.problems.append(f"{variable}: {shown(name)} is a privileged account: choose another name")
+    elif name in out.users or name in (made.get("users") or []):
+        return
     elif not isinstance(info, dict):
         out.users.append(name)
-    elif name in (made.get("users") or []):
-        return
     elif int(info.get("uid", 0)) < FIRST_REGULAR_ID:
         out.problems.append(
-            f"host_user: {shown(name)} is an existing system account (uid {info.get('uid')}) that "
-            "bench-stack did not create, and bench-stack would change its group, home, shell and password: "
-            "choose another name (bench-stack creates it)"
+            f"{variable}: {shown(name)} is an existing system account (uid {info.get('uid')}) that "
+            f"bench-stack did not create, and bench-stack would change {change}: choose another name "
+            "(bench-stack creates it)"
         )
     elif adopt:
         out.users.append(name)
     else:
         out.problems.append(
-            f"host_user: {shown(name)} is an existing account (uid {info.get('uid')}) that bench-stack did "
+            f"{variable}: {shown(name)} is an existing account (uid {info.get('uid')}) that bench-stack did "
             f"not create: choose another name (bench-stack creates it), {ADOPT}"
         )
 
@@ -89,28 +99,35 @@ def _group(variable: str, name: str, info: Any, made: Mapping[str, Any], adopt: 
         )
 
 
+def _listed(value: Any) -> list[str]:
+    """A variable's names: one (a string) or a list."""
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if v]
+    return [str(value)] if value else []
+
+
 def check(
-    wanted: Mapping[str, str], found: Mapping[str, Any] | None, made: Mapping[str, Any], adopt: bool
+    wanted: Mapping[str, Any], found: Mapping[str, Any] | None, made: Mapping[str, Any], adopt: bool
 ) -> Verdict:
-    """``wanted``: ``host_user`` and the :data:`GROUP_VARIABLES` as this host's roles get them; ``found``:
+    """``wanted``: the :data:`USER_VARIABLES` and :data:`GROUP_VARIABLES` as this host's roles get them (a
+    name, or a list of names); ``found``:
     :func:`benchstack.provision.hoststate.accounts` for them; ``made``: the host's record of what bench-stack
     made; ``adopt``: ``host_adopt_user`` (module docstring)."""
     out = Verdict()
     users = (found or {}).get("users") or {}
     groups = (found or {}).get("groups") or {}
-    if wanted.get("host_user"):
-        name = str(wanted["host_user"])
-        _user(name, users.get(name), made, adopt, out)
+    for variable in USER_VARIABLES:
+        for name in _listed(wanted.get(variable)):
+            _user(variable, name, users.get(name), made, adopt, out)
     for variable in GROUP_VARIABLES:
-        if wanted.get(variable):
-            name = str(wanted[variable])
+        for name in _listed(wanted.get(variable)):
             _group(variable, name, groups.get(name), made, adopt, out)
     out.problems = list(dict.fromkeys(out.problems))
     return out
 
 
-def names(wanted: Mapping[str, str]) -> dict[str, list[str]]:
+def names(wanted: Mapping[str, Any]) -> dict[str, list[str]]:
     """What to look up on the host (:func:`benchstack.provision.hoststate.accounts`) for ``wanted``."""
-    users = [str(wanted["host_user"])] if wanted.get("host_user") else []
-    groups = list(dict.fromkeys(str(wanted[v]) for v in GROUP_VARIABLES if wanted.get(v)))
-    return {"users": users, "groups": groups}
+    users = [name for v in USER_VARIABLES for name in _listed(wanted.get(v))]
+    groups = [name for v in GROUP_VARIABLES for name in _listed(wanted.get(v))]
+    return {"users": list(dict.fromkeys(users)), "groups": list(dict.fromkeys(groups))}

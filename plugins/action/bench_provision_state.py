@@ -67,7 +67,8 @@ options:
   accounts:
     description: >-
       The benchmark account and groups as this host's roles get them (host_user, host_group,
-      app_server_group, webapp_group): refused when another program's or privileged
+      app_server_group, webapp_group; ruby_rbenv_users and python_pyenv_users, lists): refused when another
+      program's or privileged
       (benchstack.provision.accounts); those it will create are recorded as bench-stack's.
     type: dict
   adopt_user:
@@ -161,7 +162,7 @@ class ActionModule(ActionBase):
             isinstance(roots, dict) and all(isinstance(roots.get(k), str) for k in ("apps", "units"))
         ):
             raise AnsibleActionFail("bench_provision_state: owned: the plan's owned (with its roots)")
-        wanted = {str(k): str(v) for k, v in (args.get("accounts") or {}).items() if v}
+        wanted = {str(k): v for k, v in (args.get("accounts") or {}).items() if v}
         stdout = self._read(task_vars, all_units, roots, accounts.names(wanted) if wanted else None)
         record, active = hostcommand.parse_read(stdout, all_units)
         identity = hostcommand.parse_identity(stdout)
@@ -250,7 +251,7 @@ class ActionModule(ActionBase):
         ours: dict[str, Any],
         owned: dict[str, Any] | None,
         roles: list[str],
-        wanted: dict[str, str],
+        wanted: dict[str, Any],
         adopt: bool,
     ) -> None:
         """Refuse what the roles would write into or change that bench-stack did not make (an app folder or a
@@ -265,7 +266,9 @@ class ActionModule(ActionBase):
             for path in made.foreign_planned(planned, existing or {}, ours)
         ]
         if wanted and not isinstance(found.get("accounts"), dict):
-            problems.append(f"cannot read the accounts {', '.join(sorted(set(wanted.values())))} on the host")
+            asked = accounts.names(wanted)
+            names = ", ".join(dict.fromkeys(asked["users"] + asked["groups"]))
+            problems.append(f"cannot read the accounts {names} on the host")
         verdict = accounts.check(wanted, found.get("accounts"), ours, adopt)
         problems += verdict.problems
         if problems:

@@ -153,6 +153,23 @@ def test_an_existing_regular_account_is_refused_unless_adopted_then_recorded() -
     assert adopted == accounts.Verdict(users=["alice"])
 
 
+def test_the_runtimes_users_are_checked_as_the_benchmark_user_is() -> None:
+    # The ruby and python roles add them to the rbenv and pyenv groups, creating those that do not exist.
+    found = {
+        "users": {"bench": None, "backup": {"uid": 34, "gid": 34, "home": "/var/backups"}, "new": None},
+        "groups": {},
+    }
+    wanted = {"host_user": "bench", "ruby_rbenv_users": ["bench", "backup"], "python_pyenv_users": ["new"]}
+    verdict = accounts.check(wanted, found, made.empty(), adopt=True)
+    assert verdict.problems == [
+        "ruby_rbenv_users: 'backup' is an existing system account (uid 34) that bench-stack did not create, "
+        "and bench-stack would change its groups (it joins the rbenv group): choose another name "
+        "(bench-stack creates it)"
+    ]
+    assert verdict.users == ["bench", "new"]
+    assert accounts.names(wanted) == {"users": ["bench", "backup", "new"], "groups": []}
+
+
 def test_privileged_and_system_groups_are_refused_for_every_group_variable() -> None:
     found = {"users": {}, "groups": {"users": {"gid": 100}, "staff2": {"gid": 1500}}}
     wanted = {"host_group": "sudo", "app_server_group": "users", "webapp_group": "staff2"}
