@@ -203,10 +203,19 @@ def test_run_json_keeps_what_was_swept_and_what_still_runs() -> None:
     data = {
         "schema": "bench-stack/run/v3",
         "hosts_match_plan": {"t": {"matches": False, "differs": {}, "stale": ["bench-gone@1.service"]}},
-        "swept": {"t": {"units": ["bench-gone@1.service"], "files": ["/etc/apache2-bench-php"]}, "l": None},
+        "swept": {
+            "t": {
+                "units": ["bench-gone@1.service"],
+                "files": ["/etc/apache2-bench-php"],
+                "foreign": ["/x/php"],
+            },
+            "l": None,
+        },
     }
     assert schema_file_errors("run.schema.json", data) == []
     bad = {**data, "swept": {"t": {"units": "bench-gone@1.service"}}}
+    assert schema_file_errors("run.schema.json", bad) != []
+    bad = {**data, "swept": {"t": {"units": [], "files": [], "foreign": "/x/php"}}}
     assert schema_file_errors("run.schema.json", bad) != []
 
 
