@@ -99,6 +99,29 @@ def _group(variable: str, name: str, info: Any, made: Mapping[str, Any], adopt: 
         )
 
 
+# The benchmark user's home is under bench-stack's own folder (host_home: /var/lib/bench-stack/home).
+OWN_HOME = "/var/lib/bench-stack/"
+
+
+def proven(found: Mapping[str, Any] | None) -> dict[str, list[str]]:
+    """The accounts of ``found`` that only bench-stack makes, for a host provisioned before its record of
+    what it made (:func:`benchstack.provision.made.migrated`): a user whose home is under bench-stack's own
+    folder (:data:`OWN_HOME`, as earlier versions made ``host_user`` whatever its name), and that user's
+    primary group (``host_group``)."""
+    users = (found or {}).get("users") or {}
+    groups = (found or {}).get("groups") or {}
+    ours = {
+        name: info
+        for name, info in users.items()
+        if isinstance(info, dict) and str(info.get("home", "")).startswith(OWN_HOME)
+    }
+    gids = {info.get("gid") for info in ours.values()}
+    return {
+        "users": sorted(ours),
+        "groups": sorted(n for n, i in groups.items() if isinstance(i, dict) and i.get("gid") in gids),
+    }
+
+
 def _listed(value: Any) -> list[str]:
     """A variable's names: one (a string) or a list."""
     if isinstance(value, list | tuple):

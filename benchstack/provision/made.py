@@ -20,9 +20,10 @@ else: the sweep leaves it and names it (``foreign``), and the plan may not write
 Upgrade: a host provisioned by a bench-stack from before this record has the provisioning record
 (:data:`benchstack.provision.hostrecord.MARKER`) and no record of this kind. :func:`migrated` takes from the
 provisioning record what it proves bench-stack made: every path a role recorded as made (with its state), and
-the folder of a bundled app or user app such a path lies in; and the benchmark account of the host role's
-default names, which every earlier version made on every host it provisioned. Nothing else is taken: what
-cannot be proven is left alone.
+the folder of a bundled app or user app such a path lies in; the benchmark account of the host role's
+default names, which every earlier version made on every host it provisioned, and an account whose home is
+under bench-stack's own folder with its primary group (another ``host_user`` an earlier version made). Nothing
+else is taken: what cannot be proven is left alone.
 """
 
 from __future__ import annotations
@@ -85,10 +86,16 @@ def planned_keys(owned: Mapping[str, Any], roles: Iterable[str]) -> list[str]:
     return sorted({key for key in keys if key})
 
 
-def migrated(record: Mapping[str, Any], roots: Mapping[str, str] | None, host_role: bool) -> dict[str, Any]:
+def migrated(
+    record: Mapping[str, Any],
+    roots: Mapping[str, str] | None,
+    host_role: bool,
+    accounts: Mapping[str, list[str]] | None = None,
+) -> dict[str, Any]:
     """What the provisioning record of an earlier bench-stack proves it made (module docstring): the keys of
     every file a role recorded as made, and the default benchmark account when the host role ran to the end
-    (``host_role``: its entry is in the record)."""
+    (``host_role``: its entry is in the record), with ``accounts`` (users, groups) only bench-stack makes
+    (:func:`benchstack.provision.accounts.proven`)."""
     out = empty()
     roles = record.get("roles") if isinstance(record.get("roles"), dict) else {}
     files = [
@@ -101,6 +108,8 @@ def migrated(record: Mapping[str, Any], roots: Mapping[str, str] | None, host_ro
         out["paths"] = sorted({key for path in files if (key := sweep.path_key(path, roots))})
     if host_role and "host" in roles:
         out["users"], out["groups"] = [DEFAULT_ACCOUNT], [DEFAULT_ACCOUNT]
+    out["users"] = sorted({*out["users"], *(accounts or {}).get("users", [])})
+    out["groups"] = sorted({*out["groups"], *(accounts or {}).get("groups", [])})
     return out
 
 

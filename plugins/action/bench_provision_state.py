@@ -190,7 +190,9 @@ class ActionModule(ActionBase):
         found = hostcommand.parse_found(stdout)
         # What bench-stack made here (on a host provisioned before that record: what the provisioning
         # record proves it made).
-        ours = made.parse(found.get("made")) or made.migrated(record, roots, "host" in roles)
+        ours = made.parse(found.get("made"))
+        if ours is None:
+            ours = made.migrated(record, roots, "host" in roles, accounts.proven(found.get("accounts")))
         stale = sweep.stale(found, all_units, "nginx" in roles, owned, roles, ours)
         if boolean(args.get("report_only", False)):
             left = stale["units"] + stale["files"]

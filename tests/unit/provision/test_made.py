@@ -170,6 +170,22 @@ def test_the_runtimes_users_are_checked_as_the_benchmark_user_is() -> None:
     assert accounts.names(wanted) == {"users": ["bench", "backup", "new"], "groups": []}
 
 
+def test_an_earlier_bench_stacks_account_of_another_name_is_known_by_its_home() -> None:
+    # -e host_user=mybench with an earlier bench-stack: a system account whose home is bench-stack's.
+    found = {
+        "users": {
+            "mybench": {"uid": 997, "gid": 996, "home": "/var/lib/bench-stack/home"},
+            "backup": {"uid": 34, "gid": 34, "home": "/var/backups"},
+        },
+        "groups": {"mybench": {"gid": 996}, "users": {"gid": 100}},
+    }
+    assert accounts.proven(found) == {"users": ["mybench"], "groups": ["mybench"]}
+    ours = made.migrated({}, ROOTS, True, accounts.proven(found))
+    wanted = {"host_user": "mybench", "host_group": "mybench"}
+    assert accounts.check(wanted, found, ours, adopt=False) == accounts.Verdict()
+    assert accounts.check({"host_user": "backup"}, found, ours, adopt=False).problems != []
+
+
 def test_privileged_and_system_groups_are_refused_for_every_group_variable() -> None:
     found = {"users": {}, "groups": {"users": {"gid": 100}, "staff2": {"gid": 1500}}}
     wanted = {"host_group": "sudo", "app_server_group": "users", "webapp_group": "staff2"}
