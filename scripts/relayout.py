@@ -131,6 +131,8 @@ MOVES: dict[str, str] = {
     "hostrecord": "provision.hostrecord",
     "hostcommand": "provision.hostcommand",
     "sweep": "provision.sweep",
+    "made": "provision.made",
+    "accounts": "provision.accounts",
     # measure
     "runner": "measure.runner",
     "loadcmd": "measure.loadcmd",

@@ -151,6 +151,35 @@ def _plan_set(_value: Any) -> str | None:
 
 
 NAME = _pattern(_NAME_RE, "a user or group name (a-z, 0-9, '_', '-'; at most 32)")
+
+# Groups whose members hold power a benchmark's processes must not have, by name on the distributions
+# bench-stack provisions (Debian, Ubuntu, RHEL, Amazon Linux): administration (root, sudo, wheel, admin,
+# staff, sys, bin, daemon, operator, lpadmin), secrets and logs (shadow, adm, systemd-journal, utmp,
+# ssl-cert), devices and the machine (disk, kmem, mem, tty, dialout, input, video, render, kvm, audio, lp,
+# cdrom, floppy, tape), containers and VMs (docker, podman, lxd, libvirt, incus-admin). On the host, every
+# existing group with a gid below 1000 that bench-stack did not create is refused too
+# (benchstack.provision.accounts).
+PRIVILEGED_GROUPS = frozenset(
+    "root sudo wheel admin staff sys bin daemon operator lpadmin shadow adm systemd-journal utmp ssl-cert "
+    "disk kmem mem tty dialout input video render kvm audio lp cdrom floppy tape docker podman lxd libvirt "
+    "incus-admin".split()
+)
+# Accounts the benchmark's processes must never run as, nor the host role rewrite.
+PRIVILEGED_USERS = frozenset({"root"})
+
+
+def _unprivileged(check: Check, names: frozenset[str], what: str) -> Check:
+    def unprivileged(value: Any) -> str | None:
+        problem = check(value)
+        if problem is None and str(value) in names:
+            return f"must not be a privileged {what} such as {shown(value)}: choose another name"
+        return problem
+
+    return unprivileged
+
+
+GROUP = _unprivileged(NAME, PRIVILEGED_GROUPS, "group")
+USER = _unprivileged(NAME, PRIVILEGED_USERS, "account")
 VERSION = _pattern(_VERSION_RE, "a version, tag or commit (letters, digits, '.', '_', '+', '~', '-')")
 CPUS = _pattern(_CPUS_RE, "a CPU list such as 1 or 2-3 or 0,2 (empty: any CPU)", empty=True)
 URL = _pattern(_URL_RE, "an http(s), file, git or ssh URL without spaces, quotes, ';', '$' or braces")
@@ -180,7 +209,7 @@ CHECKS: dict[str, Check | None] = {
     # app
     "webapp_kinds": _plan_set,
     "webapp_root": FOLDER,
-    "webapp_group": NAME,
+    "webapp_group": GROUP,
     "webapp_user_apps": _plan_set,
     "webapp_ruby_bin_dir": PATH,
     "webapp_ruby_bin_dirs": _mapping(VERSION, PATH),
@@ -191,8 +220,8 @@ CHECKS: dict[str, Check | None] = {
     # app_server: unit files (User=, CPUAffinity=, ExecStart= paths), env files, server configs.
     "app_server_stacks": _plan_set,
     "app_server_env_lines": _plan_set,
-    "app_server_user": NAME,
-    "app_server_group": NAME,
+    "app_server_user": USER,
+    "app_server_group": GROUP,
     "app_server_changed_apps": PATHS,
     "app_server_bundled_apps": PATHS,
     "app_server_cpu_affinity": CPUS,
@@ -218,8 +247,10 @@ CHECKS: dict[str, Check | None] = {
     "host_fingerprint_app_records": PATHS,
     "host_fingerprint_runtime_dirs": PATHS,
     "host_cpu_split": _plan_set,
-    "host_user": NAME,
-    "host_group": NAME,
+    # The benchmark account: never a privileged one (on the host, never an existing account bench-stack did
+    # not create, unless host_adopt_user: benchstack.provision.accounts).
+    "host_user": USER,
+    "host_group": GROUP,
     "host_home": FOLDER,
     "host_dirs": _each(FOLDER),
     "host_tuned_sysctls": _mapping(
@@ -235,7 +266,7 @@ CHECKS: dict[str, Check | None] = {
     "build_archive_probe": _pattern(re.compile(r"^[A-Za-z0-9._/-]{1,200}$"), "a path below the prefix"),
     "build_archive_configure_opts": WORDS,
     "build_archive_owner": NAME,
-    "build_archive_group": NAME,
+    "build_archive_group": GROUP,
     "build_archive_marker_dir": FOLDER,
     "build_archive_dir": _optional(PATH),
     "build_archive_notify": _each(_pattern(_HANDLER_RE, "a handler's name")),
@@ -246,7 +277,7 @@ CHECKS: dict[str, Check | None] = {
     "dns_check_probe_zone": HOST,
     "dns_check_probe_dns_address": _address,
     "dns_check_probe_unbound_address": _address,
-    "dns_check_probe_user": NAME,
+    "dns_check_probe_user": USER,
     "dns_check_probe_ruby": PATH,
     "dns_check_probe_python": PATH,
     "dns_check_probe_perl": PATH,
@@ -284,8 +315,8 @@ CHECKS: dict[str, Check | None] = {
     "python_pyenv_global": _optional(VERSION),
     "python_pyenv_root": FOLDER,
     "python_pyenv_owner": NAME,
-    "python_pyenv_group": NAME,
-    "python_pyenv_users": _each(NAME),
+    "python_pyenv_group": GROUP,
+    "python_pyenv_users": _each(USER),
     "python_pyenv_configure_opts": WORDS,
     "python_pyenv_make_opts": WORDS,
     "python_pyenv_mirror_url": _optional(URL),
@@ -304,8 +335,8 @@ CHECKS: dict[str, Check | None] = {
     "ruby_stack_versions": _plan_set,
     "ruby_rbenv_root": FOLDER,
     "ruby_rbenv_owner": NAME,
-    "ruby_rbenv_group": NAME,
-    "ruby_rbenv_users": _each(NAME),
+    "ruby_rbenv_group": GROUP,
+    "ruby_rbenv_users": _each(USER),
     "ruby_rbenv_configure_opts": WORDS,
     "ruby_rbenv_make_opts": WORDS,
     "ruby_rbenv_tarballs": _mapping(VERSION, _tarball),

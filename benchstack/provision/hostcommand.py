@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchstack.provision import hostrecord, hoststate
+from benchstack.provision import hostrecord, hoststate, made
 from benchstack.provision.sweep import stack_paths
 
 # Separate the record, the services' states, the state of what the roles made, what any stack left and the
@@ -47,17 +47,23 @@ def read_command(
     python: str = "python3",
     roots: Mapping[str, str] | None = None,
     lock: Mapping[str, Any] | None = None,
+    accounts: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """One command, one Python on the host: with ``lock`` (a request of
     :func:`benchstack.measure.runlock.take_host`) the host's lock first, then the record (or nothing), each
     unit's ActiveState, the state now of what each recorded role made, then what bench-stack made for any
     stack (:func:`parse_found`), its files under ``roots`` included
-    (:func:`benchstack.provision.sweep.stack_paths`), and the lock's answer (:func:`parse_lock`)."""
-    return hoststate_command(python, read_request(units, roots, lock))
+    (:func:`benchstack.provision.sweep.stack_paths`), the record of what bench-stack made
+    (:mod:`benchstack.provision.made`), the ids of ``accounts`` (users, groups), and the lock's answer
+    (:func:`parse_lock`)."""
+    return hoststate_command(python, read_request(units, roots, lock, accounts))
 
 
 def read_request(
-    units: Sequence[str], roots: Mapping[str, str] | None = None, lock: Mapping[str, Any] | None = None
+    units: Sequence[str],
+    roots: Mapping[str, str] | None = None,
+    lock: Mapping[str, Any] | None = None,
+    accounts: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """What :func:`read_command` asks :mod:`benchstack.provision.hoststate` for."""
     request: dict[str, Any] = {
@@ -65,8 +71,11 @@ def read_request(
         "active": list(units),
         "found": True,
         "identity": True,
+        "made": made.PATH,
     }
     request.update(stack_paths(roots) if roots else {})
+    if accounts is not None:
+        request["accounts"] = {k: list(v) for k, v in accounts.items()}
     if lock is not None:
         request["lock"] = dict(lock)
     return request
@@ -102,8 +111,9 @@ def _json_section(stdout: str, start: str, *ends: str) -> dict[str, Any]:
 
 
 def parse_found(stdout: str) -> dict[str, Any]:
-    """What bench-stack made for any stack (``units``: unit -> ``<UnitFileState> <ActiveState>``, ``files``),
-    from :func:`read_command`'s output (empty when unreadable)."""
+    """What bench-stack made for any stack (``units``: unit -> ``<UnitFileState> <ActiveState>``, ``files``,
+    ``paths``), the record of what it made (``made``) and the ``accounts`` asked for, from
+    :func:`read_command`'s output (empty when unreadable)."""
     return _json_section(stdout, FOUND_SEPARATOR, HOST_SEPARATOR, LOCK_SEPARATOR)
 
 

@@ -26,7 +26,9 @@ The argument is a JSON object; its modes:
   app folders no stack of the plan owns (benchstack.provision.sweep.stale); in the same Python, which costs
   more to start than the reads. ``paths`` and ``links`` beside it: globs of what bench-stack writes under its
   roots (benchstack.provision.sweep.stack_paths), matches of ``links`` counted only when they are symbolic
-  links;
+  links; ``made`` beside it: the path of the record of what bench-stack made (benchstack.provision.made),
+  given back as it is (null when missing or not JSON); ``accounts`` (``{"users": [...], "groups": [...]}``):
+  each one's ids (:func:`accounts`);
 * ``"identity": true`` beside ``marker``: then also :data:`HOST_SEPARATOR` and the host's identity
   (:func:`identity`): while it stays the same, the OS facts recorded with the roles' hashes still describe
   the host, and the controller decides without gathering facts (benchstack.provision.hostrecord.host_facts);
@@ -56,9 +58,11 @@ milliseconds to start, which per role made the read several times slower (script
 
 import fcntl
 import glob
+import grp
 import hashlib
 import json
 import os
+import pwd
 import subprocess
 import sys
 
@@ -301,19 +305,58 @@ def stack_units() -> tuple:
     return units, files
 
 
-def found(paths: tuple = (), links: tuple = (), stack: tuple = None, shown: dict = None) -> dict:
+def read_json(path: str) -> object:
+    """The JSON value of the file at ``path``; None when it is missing or not JSON."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def accounts(users: list = (), groups: list = ()) -> dict:
+    """Each user's ``uid``, ``gid`` and ``home``, each group's ``gid`` (None: there is no such account)."""
+    out = {"users": {}, "groups": {}}
+    for name in users:
+        try:
+            entry = pwd.getpwnam(name)
+            out["users"][name] = {"uid": entry.pw_uid, "gid": entry.pw_gid, "home": entry.pw_dir}
+        except KeyError:
+            out["users"][name] = None
+    for name in groups:
+        try:
+            out["groups"][name] = {"gid": grp.getgrnam(name).gr_gid}
+        except KeyError:
+            out["groups"][name] = None
+    return out
+
+
+def found(
+    paths: tuple = (),
+    links: tuple = (),
+    stack: tuple = None,
+    shown: dict = None,
+    made: str = None,
+    names: dict = None,
+) -> dict:
     """Every stack unit with its state and every stack file (:func:`stack_units`, or ``stack`` when listed
     already; ``shown``: :func:`show` for its units), and what the globs ``paths`` match, with the symbolic
-    links the globs ``links`` match."""
+    links the globs ``links`` match; with ``made`` the record at that path, with ``names`` (users, groups)
+    their :func:`accounts`."""
     units, files = stack_units() if stack is None else stack
-    made = {path for pattern in paths for path in glob.glob(pattern)}
-    made |= {path for pattern in links for path in glob.glob(pattern) if os.path.islink(path)}
+    matched = {path for pattern in paths for path in glob.glob(pattern)}
+    matched |= {path for pattern in links for path in glob.glob(pattern) if os.path.islink(path)}
     state = units_state(units, shown)
-    return {
+    out = {
         "units": {unit[len("unit ") :]: value for unit, value in state.items()},
         "files": files,
-        "paths": sorted(made),
+        "paths": sorted(matched),
     }
+    if made:
+        out["made"] = read_json(made)
+    if names is not None:
+        out["accounts"] = accounts(names.get("users") or [], names.get("groups") or [])
+    return out
 
 
 def identity() -> str:
@@ -397,7 +440,14 @@ def read(request: dict) -> None:
     out.write("".join(((shown.get(u) or {}).get("ActiveState") or "unknown") + "\n" for u in active))
     out.write(STATE_SEPARATOR + "\n" + json.dumps(states_of(manifests, shown), sort_keys=True) + "\n")
     if request.get("found"):
-        made = found(tuple(request.get("paths") or ()), tuple(request.get("links") or ()), stack, shown)
+        made = found(
+            tuple(request.get("paths") or ()),
+            tuple(request.get("links") or ()),
+            stack,
+            shown,
+            request.get("made"),
+            request.get("accounts"),
+        )
         out.write(FOUND_SEPARATOR + "\n" + json.dumps(made, sort_keys=True) + "\n")
     if request.get("identity"):
         out.write(HOST_SEPARATOR + "\n" + identity() + "\n")

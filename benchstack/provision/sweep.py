@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from benchstack.kinds.apps import BUNDLED_KINDS
@@ -23,7 +24,9 @@ from benchstack.kinds.stackfields import NAME_RE
 
 # The server configs' extensions (bundled apps: one folder each under the apps root, BUNDLED_KINDS).
 CONFIG_EXTENSIONS = tuple(kind.config for kind in SERVERS.values() if kind.config)
-_NAME = NAME_RE.pattern.strip("^$")
+# A stack's or user app's name, inside a pattern.
+NAME = NAME_RE.pattern.strip("^$")
+_NAME = NAME
 
 
 def stack_paths(roots: Mapping[str, str]) -> dict[str, list[str]]:
@@ -71,10 +74,34 @@ def path_owner(path: str, roots: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
+def path_key(path: str, roots: Mapping[str, str]) -> str | None:
+    """The key under which the host's record of what bench-stack made (:mod:`benchstack.provision.made`)
+    names a path of :func:`stack_paths`, or a path inside a bundled app's folder or a user app's release:
+    ``UNITS/NAME.env`` for a stack's env file and server configs, ``APPS/KIND`` for a bundled app's folder,
+    ``APPS/user/NAME`` for everything a user app's deployment made; None for a name bench-stack does not
+    give."""
+    units, apps = roots["units"].rstrip("/"), roots["apps"].rstrip("/")
+    for candidate in (path, *(str(p) for p in PurePosixPath(path).parents)):
+        owner = path_owner(candidate, roots)
+        if owner is None:
+            continue
+        kind, name = owner
+        if kind == "kind":
+            return f"{apps}/{name}"
+        if kind == "app":
+            return f"{apps}/user/{name}"
+        if candidate != path:  # a file of the units root has nothing inside it
+            return None
+        match = re.fullmatch(rf"{re.escape(units)}/({NAME})(?:-[0-9]+\.[a-z.-]+|\.env)", candidate)
+        return f"{units}/{match.group(1)}.env" if match else None
+    return None
+
+
 def _stale_paths(paths: Iterable[str], owned: Mapping[str, Any], roles: Iterable[str]) -> list[str]:
     """The paths of :func:`stack_paths` found on a host that no stack of the plan owns
     (:func:`benchstack.provision.roles.owned`;
-    ``roles``: those the host runs, without which it owns nothing of theirs)."""
+    ``roles``: those the host runs, without which it owns nothing of theirs), whoever made them
+    (:func:`stale` keeps those bench-stack made)."""
     roles = set(roles)
     files = set(owned.get("app_server") or []) if "app_server" in roles else set()
     app = (owned.get("app") or {}) if "webapp" in roles else {}
@@ -110,12 +137,15 @@ def stale(
     nginx_planned: bool,
     owned_paths: Mapping[str, Any] | None = None,
     roles: Iterable[str] = (),
+    made: Mapping[str, Any] | None = None,
 ) -> dict[str, list[str]]:
     """What no stack of the plan owns (``found``: :func:`benchstack.provision.hostcommand.parse_found`):
     ``units`` to stop and disable (they run or start at boot) and ``files`` to remove (front configs, app
     server template units, and with ``owned_paths``, the plan's :func:`benchstack.provision.roles.owned`, the
     ``paths`` found under its roots that no stack of the plan on this host, which runs ``roles``, owns:
-    :func:`_stale_paths`).
+    :func:`_stale_paths`). Of those, only the paths whose key (:func:`path_key`)
+    the host's record of what bench-stack made lists (``made``, :mod:`benchstack.provision.made`; None:
+    nothing) are ``files``; the others were made by someone else: ``foreign``, left alone (and named).
 
     A stack's units are its app server instances (``bench-NAME@I.service``) and its Apache instance
     (``apache2@bench-NAME.service`` or ``httpd@bench-NAME.service``, its files all that Debian's
@@ -145,6 +175,9 @@ def stale(
             owned = instance is not None and instance.group(1) in apaches
         if not owned:
             files.append(path)
+    foreign = []
     if owned_paths is not None:
-        files += _stale_paths(found.get("paths") or [], owned_paths, roles)
-    return {"units": units, "files": files}
+        ours = set((made or {}).get("paths") or [])
+        for path in _stale_paths(found.get("paths") or [], owned_paths, roles):
+            (files if path_key(path, owned_paths["roots"]) in ours else foreign).append(path)
+    return {"units": units, "files": files, "foreign": foreign}

@@ -7,7 +7,13 @@ plan owns, which provision.yml stops, disables and removes; ``package_roles``: t
 packages provision.yml installs in one transaction; ``stages``: the roles that run, before and after that
 sweep), with the facts the skipped roles export. Before
 roles run, their old records are removed from the host. With ``owned`` (the plan's ``owned``), ``stale`` also
-holds the env files, server configs and app folders under the plan's roots that no stack of the plan owns.
+holds the env files, server configs and app folders under the plan's roots that no stack of the plan owns,
+when the host's record of what bench-stack made names them (benchstack.provision.made); those it does not name
+are someone else's: ``stale.foreign``, left alone and named. The same command reads that record and the
+accounts of ``accounts``: an app folder or stack file the plan would write into that exists without being
+bench-stack's, an existing account or group bench-stack did not make (unless ``adopt_user``) and a privileged
+group are refused here, before any role runs (benchstack.provision.accounts); what the roles are about to make
+is recorded first.
 
 With ``run_dir``, the same one command first holds the host for this playbook run (benchstack.measure.runlock
 take_host, the lock in benchstack.provision.hoststate): refused, naming the run folder and pid of another live
@@ -38,7 +44,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from benchstack.measure.runlock import RunLockError, lock_wait_seconds, take_host
-from benchstack.provision import hostcommand, hostrecord, markers, sweep
+from benchstack.provision import accounts, hostcommand, hostrecord, made, markers, sweep
 from benchstack.provision import roles as provision
 
 display = Display()
@@ -58,6 +64,19 @@ options:
       What the plan's stacks own under its roots (the plan's owned, benchstack.provision.roles.owned); without
       it nothing under the roots is looked for.
     type: dict
+  accounts:
+    description: >-
+      The benchmark account and groups as this host's roles get them (host_user, host_group,
+      app_server_group, webapp_group; ruby_rbenv_users and python_pyenv_users, lists): refused when another
+      program's or privileged
+      (benchstack.provision.accounts); those it will create are recorded as bench-stack's.
+    type: dict
+  adopt_user:
+    description: >-
+      Use (and record as bench-stack's) an existing unprivileged account or group of accounts that
+      bench-stack did not create (host_adopt_user).
+    type: bool
+    default: false
   skip_unchanged:
     description: Skip roles whose inputs did not change (false, or any --tags, runs every role).
     type: bool
@@ -101,12 +120,24 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _REQUIRED = frozenset(("roles",))
     _VALID_ARGS = frozenset(
-        ("roles", "units", "owned", "skip_unchanged", "report_only", "hashes", "run_dir", "lock_wait")
+        (
+            "roles",
+            "units",
+            "owned",
+            "accounts",
+            "adopt_user",
+            "skip_unchanged",
+            "report_only",
+            "hashes",
+            "run_dir",
+            "lock_wait",
+        )
     )
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         self._held: list[str] = []
+        self._host_name = str((task_vars or {}).get("inventory_hostname", "this host"))
         task_vars = task_vars or {}
         args = self._task.args
         unknown = sorted(set(args) - self._VALID_ARGS)
@@ -131,7 +162,8 @@ class ActionModule(ActionBase):
             isinstance(roots, dict) and all(isinstance(roots.get(k), str) for k in ("apps", "units"))
         ):
             raise AnsibleActionFail("bench_provision_state: owned: the plan's owned (with its roots)")
-        stdout = self._read(task_vars, all_units, roots)
+        wanted = {str(k): v for k, v in (args.get("accounts") or {}).items() if v}
+        stdout = self._read(task_vars, all_units, roots, accounts.names(wanted) if wanted else None)
         record, active = hostcommand.parse_read(stdout, all_units)
         identity = hostcommand.parse_identity(stdout)
         # Facts the task sets on the host (restored from the record or gathered), as setup names them.
@@ -155,7 +187,13 @@ class ActionModule(ActionBase):
         decision = markers.decide(
             roles, hashes, record, units, active, skip_unchanged, hostcommand.parse_now(stdout)
         )
-        stale = sweep.stale(hostcommand.parse_found(stdout), all_units, "nginx" in roles, owned, roles)
+        found = hostcommand.parse_found(stdout)
+        # What bench-stack made here (on a host provisioned before that record: what the provisioning
+        # record proves it made).
+        ours = made.parse(found.get("made"))
+        if ours is None:
+            ours = made.migrated(record, roots, "host" in roles, accounts.proven(found.get("accounts")))
+        stale = sweep.stale(found, all_units, "nginx" in roles, owned, roles, ours)
         if boolean(args.get("report_only", False)):
             left = stale["units"] + stale["files"]
             result.update(
@@ -172,6 +210,7 @@ class ActionModule(ActionBase):
             if self._facts:
                 result["ansible_facts"] = self._facts
             return result
+        self._own(found, ours, owned, roles, wanted, boolean(args.get("adopt_user", False)))
         # A role about to run with other inputs loses its record first: a run that stops half way must not
         # leave a record of a state the host is not in. Same inputs describe the same state: kept.
         entries = record.get("roles") or {}
@@ -207,6 +246,44 @@ class ActionModule(ActionBase):
             msg=summary(decision, stale),
         )
         return result
+
+    def _own(
+        self,
+        found: dict[str, Any],
+        ours: dict[str, Any],
+        owned: dict[str, Any] | None,
+        roles: list[str],
+        wanted: dict[str, Any],
+        adopt: bool,
+    ) -> None:
+        """Refuse what the roles would write into or change that bench-stack did not make (an app folder or a
+        stack's files under the roots, an account or group; a privileged group), one line each; then record
+        what they are about to make (benchstack.provision.made), before they make it."""
+        existing = made.existing_keys(found.get("paths") or [], owned["roots"]) if owned else None
+        planned = made.planned_keys(owned, roles) if owned else []
+        problems = [
+            f"{path}: exists and bench-stack did not make it (its record {made.PATH} does not name it): "
+            "the plan would write into it; move it away, or choose another bench_app_root or "
+            "bench_unit_config_dir"
+            for path in made.foreign_planned(planned, existing or {}, ours)
+        ]
+        if wanted and not isinstance(found.get("accounts"), dict):
+            asked = accounts.names(wanted)
+            names = ", ".join(dict.fromkeys(asked["users"] + asked["groups"]))
+            problems.append(f"cannot read the accounts {names} on the host")
+        verdict = accounts.check(wanted, found.get("accounts"), ours, adopt)
+        problems += verdict.problems
+        if problems:
+            host = self._host_name
+            raise AnsibleActionFail(
+                f"bench_provision_state: {host}: " + f"\nbench_provision_state: {host}: ".join(problems)
+            )
+        after = made.after(ours, existing, planned, verdict.users, verdict.groups)
+        # Written only over a record the host answered for (the read's section is there, null when none).
+        if "made" in found and after != made.parse(found.get("made")) and not self._task.check_mode:
+            res = self._low_level_execute_command(made.write_command(after))
+            if res.get("rc") != 0:
+                raise AnsibleActionFail(f"bench_provision_state: cannot write {made.PATH}: {res}")
 
     def _hashes(
         self, roles: list[str], task_vars: dict[str, Any], facts: dict[str, Any], source: str
@@ -250,14 +327,20 @@ class ActionModule(ActionBase):
         self._facts = dict(gathered)
         return {name.removeprefix("ansible_"): value for name, value in gathered.items()}
 
-    def _read(self, task_vars: dict[str, Any], units: list[str], roots: dict[str, str] | None) -> str:
+    def _read(
+        self,
+        task_vars: dict[str, Any],
+        units: list[str],
+        roots: dict[str, str] | None,
+        names: dict[str, list[str]] | None = None,
+    ) -> str:
         """The one command's output; with ``run_dir``, once it holds the host (module docstring)."""
         python = hostcommand.host_python(task_vars)
         args = self._task.args
         if not args.get("run_dir"):
-            res = self._low_level_execute_command(hostcommand.read_command(units, python, roots))
+            res = self._low_level_execute_command(hostcommand.read_command(units, python, roots, None, names))
             return str(res.get("stdout") or "")
-        host = str(task_vars.get("inventory_hostname", "this host"))
+        host = self._host_name
         lock_wait = lock_wait_seconds(args.get("lock_wait") or 0)
         if lock_wait is None:
             raise AnsibleActionFail(
@@ -266,7 +349,9 @@ class ActionModule(ActionBase):
         last: dict[str, str] = {}
 
         def ask(request: dict[str, Any]) -> dict[str, Any]:
-            res = self._low_level_execute_command(hostcommand.read_command(units, python, roots, request))
+            res = self._low_level_execute_command(
+                hostcommand.read_command(units, python, roots, request, names)
+            )
             answer = hostcommand.parse_lock(str(res.get("stdout") or ""))
             if res.get("rc") != 0 or answer is None:
                 raise AnsibleActionFail(f"bench_provision_state: cannot read {host}: {res}")
@@ -303,4 +388,9 @@ def summary(decision: markers.Decision, stale: dict[str, list[str]]) -> str:
         f"unchanged, skipped: {', '.join(decision.skip) or 'nothing'}"
         + (f"; reinstalled first: {', '.join(decision.reinstall)}" if decision.reinstall else "")
         + (f"; no stack of the plan owns: {', '.join(left)}" if left else "")
+        + (
+            f"; not made by bench-stack, left alone: {', '.join(stale['foreign'])}"
+            if stale.get("foreign")
+            else ""
+        )
     )

@@ -562,6 +562,18 @@ def _env_key_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _made_record_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The host's record of what bench-stack made (benchstack.provision.made.PATH), for the tests that run the
+    host side on this machine: in a folder of the test session, never /var/lib/bench-stack. A test that reads
+    it patches its own (test_decision_facts' marker)."""
+    from benchstack.provision import made
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(made, "PATH", str(tmp_path_factory.getbasetemp() / "made.json"))
+        yield
+
+
 # Rendering a role's templates by Ansible's own templating, without a host (test_app_server_units,
 # test_app_server_restarts, test_role_contracts, test_nginx_server_blocks).
 ROLES = Path(__file__).resolve().parents[2] / "roles"

@@ -135,3 +135,31 @@ def test_the_fingerprint_holds_every_apps_record(host: Host) -> None:
     apps = json.loads(host.file("/var/lib/bench-stack/mol-fingerprint-apps.json").content_string)
     assert sorted(a["name"] for a in apps) == ["sinatra-bundled", "user-git-wsgi", "user-wsgi-gunicorn"]
     assert apps == [record(host, a["name"]) for a in apps]
+
+
+# What another program put under bench-stack's roots (prepare.yml), named as bench-stack names its own.
+THEIRS = {
+    "/opt/bench-stack/apps/php/index.php": "<?php echo 'not bench-stack'; ?>\n",
+    "/etc/bench-stack/units/theirs.env": "THEIRS=1\n",
+    "/srv/theirs/app.py": "# not bench-stack\n",
+}
+
+
+def test_provisioning_left_what_bench_stack_did_not_make_under_its_roots(host: Host) -> None:
+    for path, content in THEIRS.items():
+        assert host.file(path).content_string == content, path
+    assert host.file(f"{USER}/theirs").linked_to == "/srv/theirs"
+    made = json.loads(host.file("/var/lib/bench-stack/made.json").content_string)
+    # The record of what bench-stack made names its own (the users' apps, the stacks' env files), not theirs.
+    assert f"{USER}/sinatra-bundled" in made["paths"]
+    assert "/etc/bench-stack/units/user-wsgi-gunicorn.env" in made["paths"]
+    assert not {"/opt/bench-stack/apps/php", f"{USER}/theirs", "/etc/bench-stack/units/theirs.env"} & set(
+        made["paths"]
+    )
+    assert made["users"] == ["bench"] and made["groups"] == ["bench"]
+
+
+def test_the_refused_existing_account_and_group_are_as_they_were(host: Host) -> None:
+    # The side effect ran provisioning with -e host_user=backup -e webapp_group=users: refused, unchanged.
+    assert host.check_output("getent passwd backup") == "backup:x:34:34:backup:/var/backups:/usr/sbin/nologin"
+    assert host.check_output("getent group users") == "users:x:100:"

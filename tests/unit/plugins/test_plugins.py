@@ -24,7 +24,7 @@ from benchstack.measure.runner import measure_cell
 from benchstack.plan import settings
 from benchstack.plan.experiment import CellPlan, cells
 from benchstack.plan.resolved import experiment_of, seed_for
-from benchstack.provision import hostcommand, hostrecord
+from benchstack.provision import hostcommand, hostrecord, made
 from benchstack.provision import roles as provision
 from benchstack.results.cell import validate_cell
 from benchstack.results.runfolder import experiment_hash
@@ -1020,6 +1020,7 @@ def host_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     monkeypatch.setattr(hostcommand, "HOSTSTATE", script)
     monkeypatch.setattr(hostrecord, "MARKER", str(tmp_path / "host" / "provisioned.json"))
+    monkeypatch.setattr(made, "PATH", str(tmp_path / "host" / "made.json"))
     return lock
 
 
@@ -1048,6 +1049,7 @@ def test_bench_provision_state_holds_the_host_in_its_one_command_and_bench_host_
     record = {"schema": hostrecord.SCHEMA, "roles": {"host": {"hash": "h1", "facts": {}, "at": "t"}}}
     Path(hostrecord.MARKER).parent.mkdir(parents=True)
     Path(hostrecord.MARKER).write_text(json.dumps(record), encoding="utf-8")
+    Path(made.PATH).write_text(json.dumps(made.empty()), encoding="utf-8")
     action = holding_state(tmp_path)
     result = action.run(task_vars={"inventory_hostname": "web", "ansible_run_tags": ["all"]})
     assert len(action.commands) == 1 and result["changed"] is False and result["lock"] == []
@@ -1161,6 +1163,7 @@ def test_bench_provision_state_hands_provisioning_what_no_stack_of_the_plan_owns
     assert result["ansible_facts"]["bench_provision"]["stale"] == {
         "units": ["bench-gone@1.service"],
         "files": ["/etc/systemd/system/bench-gone@.service"],
+        "foreign": [],
     }
     assert result["msg"].endswith(
         "; no stack of the plan owns: bench-gone@1.service, /etc/systemd/system/bench-gone@.service"
@@ -1182,13 +1185,17 @@ def test_bench_provision_state_hands_provisioning_the_env_files_and_app_folders_
         "app": {"kinds": ["sinatra"], "user_apps": [], "dirs": ["/opt/b/apps/sinatra"]},
     }
     paths = ["/etc/b/units/kept.env", "/etc/b/units/gone.env", "/opt/b/apps/sinatra", "/opt/b/apps/php"]
-    found = {"units": {"bench-kept@1.service": "enabled active"}, "files": [], "paths": paths}
+    # bench-stack made all but the php folder (benchstack.provision.made).
+    ours = {**made.empty(), "paths": paths[:3]}
+    found = {"units": {"bench-kept@1.service": "enabled active"}, "files": [], "paths": paths, "made": ours}
     result = provision_state(False, found, owned)
     # app_server runs here, app does not (a host's roles say which of the plan's paths it owns).
     assert result["ansible_facts"]["bench_provision"]["stale"] == {
         "units": [],
-        "files": ["/etc/b/units/gone.env", "/opt/b/apps/php", "/opt/b/apps/sinatra"],
+        "files": ["/etc/b/units/gone.env", "/opt/b/apps/sinatra"],
+        "foreign": ["/opt/b/apps/php"],
     }
+    assert result["msg"].endswith("; not made by bench-stack, left alone: /opt/b/apps/php")
     with pytest.raises(AnsibleActionFail, match="owned: the plan's owned"):
         provision_state(False, found, {"app_server": []})
 
@@ -1225,8 +1232,8 @@ def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_ho
     asked: list[dict[str, Any]],
 ) -> None:
     plan = run_plan(None, inventory(["box"], ["box"], {}))
-    made = plan["role_made"]["Debian"]
-    action = make_action(bench_provision_record, {"made": made})
+    role_made = plan["role_made"]["Debian"]
+    action = make_action(bench_provision_record, {"made": role_made})
     action._templar = PassThrough()
     commands: list[str] = []
 
@@ -1245,8 +1252,8 @@ def test_bench_provision_record_records_what_each_role_that_ran_made_with_the_ho
     assert action.run(task_vars=task_vars)["changed"] is True
     manifests = asked[0]["manifests"]
     assert manifests["host"]["sysctls"] == list(provision.role_default("host", "host_tuned_sysctls"))
-    assert manifests["host"]["files"] == made["host"]["files"]
-    assert manifests["nginx"] == {**made["nginx"], "packages": ["nginx"]}
+    assert manifests["host"]["files"] == role_made["host"]["files"]
+    assert manifests["nginx"] == {**role_made["nginx"], "packages": ["nginx"]}
     assert commands[-1].startswith("mkdir -p ")  # the record written
     asked.clear()
     action.run(task_vars={**task_vars, "host_profile": "stock"})

@@ -19,7 +19,7 @@ import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
-from benchstack.provision import hostrecord, hoststate, markers
+from benchstack.provision import hostrecord, hoststate, made, markers
 
 ROOT = Path(__file__).resolve().parents[3]
 FACTS = {
@@ -54,6 +54,9 @@ bench_provision_state = load_action("bench_provision_state")
 @pytest.fixture
 def marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(hostrecord, "MARKER", str(tmp_path / "provisioned.json"))
+    # A host provisioned since bench-stack records what it made (benchstack.provision.made): nothing to add.
+    monkeypatch.setattr(made, "PATH", str(tmp_path / "made.json"))
+    (tmp_path / "made.json").write_text(json.dumps(made.empty()), encoding="utf-8")
     return tmp_path / "provisioned.json"
 
 

@@ -138,7 +138,7 @@ def test_a_free_host_is_held_in_the_command_that_reads_it_and_released_by_its_ru
     [out] = host.outputs
     assert read_back(out)["roles"]["nginx"]["hash"] == "h"
     assert hostcommand.parse_read(out, UNITS)[1] == {"nginx.service": False}
-    assert set(hostcommand.parse_found(out)) == {"units", "files", "paths"}
+    assert set(hostcommand.parse_found(out)) == {"units", "files", "paths", "made"}
     assert held_by(lock)["pid"] == os.getpid() and held_by(lock)["run"] == str(run)
     written = lock.read_text(encoding="utf-8")
     # benchmark.yml reads again after provision.yml: the same one command, the lock not written again.

@@ -111,8 +111,9 @@ def test_a_host_with_only_the_plans_stacks_has_nothing_stale() -> None:
             "/etc/systemd/system/bench-kept@.service",
         ],
     }
-    assert sweep.stale(found, PLANNED, nginx_planned=True) == {"units": [], "files": []}
-    assert sweep.stale({}, PLANNED, nginx_planned=True) == {"units": [], "files": []}
+    nothing = {"units": [], "files": [], "foreign": []}
+    assert sweep.stale(found, PLANNED, nginx_planned=True) == nothing
+    assert sweep.stale({}, PLANNED, nginx_planned=True) == nothing
 
 
 def test_a_loadgen_only_host_stops_every_stack_it_once_ran_as_a_target() -> None:
@@ -202,10 +203,19 @@ def test_run_json_keeps_what_was_swept_and_what_still_runs() -> None:
     data = {
         "schema": "bench-stack/run/v3",
         "hosts_match_plan": {"t": {"matches": False, "differs": {}, "stale": ["bench-gone@1.service"]}},
-        "swept": {"t": {"units": ["bench-gone@1.service"], "files": ["/etc/apache2-bench-php"]}, "l": None},
+        "swept": {
+            "t": {
+                "units": ["bench-gone@1.service"],
+                "files": ["/etc/apache2-bench-php"],
+                "foreign": ["/x/php"],
+            },
+            "l": None,
+        },
     }
     assert schema_file_errors("run.schema.json", data) == []
     bad = {**data, "swept": {"t": {"units": "bench-gone@1.service"}}}
+    assert schema_file_errors("run.schema.json", bad) != []
+    bad = {**data, "swept": {"t": {"units": [], "files": [], "foreign": "/x/php"}}}
     assert schema_file_errors("run.schema.json", bad) != []
 
 
@@ -215,7 +225,22 @@ def test_the_host_side_answers_both_in_one_python_and_they_parse_back(tmp_path: 
     assert hostcommand.parse_now(stdout) == {}
     found = hostcommand.parse_found(stdout)
     assert set(found) == {"units", "files", "paths"} and isinstance(found["units"], dict)
+    # Asked for, the record of what bench-stack made (none here) and the accounts' ids.
+    request = {"marker": "/none", "found": True, "made": str(tmp_path / "made.json"), "accounts": ACCOUNTS}
+    stdout = subprocess.run(
+        ["sh", "-c", hostcommand.hoststate_command("python3", request)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    found = hostcommand.parse_found(stdout)
+    assert found["made"] is None
+    assert found["accounts"]["users"]["root"] == {"uid": 0, "gid": 0, "home": "/root"}
+    assert found["accounts"]["users"]["bench-stack-no-such-user"] is None
+    assert found["accounts"]["groups"] == {"root": {"gid": 0}, "bench-stack-no-such-group": None}
 
+
+ACCOUNTS = {"users": ["root", "bench-stack-no-such-user"], "groups": ["root", "bench-stack-no-such-group"]}
 
 # ---------------------------------------------------------------- env files and app folders
 
@@ -254,6 +279,11 @@ PATHS = [
     f"{USER}/.records/old.json",
     f"{USER}/.bundle/old",
     f"{USER}/.git/old.git",
+    # names bench-stack gives, made by someone else (the record of what bench-stack made does not name them)
+    f"{APPS}/psgi",
+    f"{UNITS}/theirs.env",
+    f"{UNITS}/theirs-1.puma.rb",
+    f"{USER}/theirs",
     # names bench-stack never gives: someone else's
     f"{UNITS}/notes.env.txt",
     f"{USER}/.releases/old-backup",
@@ -274,14 +304,45 @@ DROPPED = [
 ]
 
 
+FOREIGN = sorted([f"{APPS}/psgi", f"{UNITS}/theirs-1.puma.rb", f"{UNITS}/theirs.env", f"{USER}/theirs"])
+# What the host's record of what bench-stack made names (benchstack.provision.made): every stack, kind and
+# user app of PATHS but the foreign ones.
+MADE: dict[str, Any] = {
+    "schema": "bench-stack/made/v1",
+    "paths": [
+        f"{UNITS}/kept.env",
+        f"{UNITS}/gone.env",
+        f"{UNITS}/gone-x2.env",
+        f"{APPS}/sinatra",
+        f"{APPS}/php",
+        f"{APPS}/static",
+        f"{USER}/mine",
+        f"{USER}/old",
+    ],
+    "users": [],
+    "groups": [],
+}
+
+
 def test_a_dropped_stacks_env_file_configs_and_app_folders_go_the_plans_stay() -> None:
-    stale = sweep.stale({"paths": PATHS}, PLANNED, True, OWNED, ["webapp", "app_server"])
-    assert stale == {"units": [], "files": DROPPED}
+    stale = sweep.stale({"paths": PATHS}, PLANNED, True, OWNED, ["webapp", "app_server"], MADE)
+    assert stale == {"units": [], "files": DROPPED, "foreign": FOREIGN}
+
+
+def test_what_bench_stack_did_not_make_is_left_alone_and_named_whatever_its_name() -> None:
+    # The issue's case: -e bench_app_root=/var/www, where php and psgi folders hold another program's files.
+    owned = {**OWNED, "roots": {**ROOTS, "apps": "/var/www"}, "app": {"kinds": ["sinatra"]}}
+    found = {"paths": ["/var/www/php", "/var/www/psgi", "/var/www/sinatra"]}
+    stale = sweep.stale(found, [], False, owned, ["webapp"], MADE)
+    assert stale == {"units": [], "files": [], "foreign": ["/var/www/php", "/var/www/psgi"]}
+    # Without a record (None), nothing under the roots is bench-stack's.
+    unproven = sweep.stale({"paths": PATHS}, PLANNED, True, OWNED, ["webapp", "app_server"])
+    assert unproven["files"] == [] and unproven["foreign"] == sorted(DROPPED + FOREIGN)
 
 
 def test_a_folder_a_planned_stack_serves_or_one_holding_it_is_never_removed() -> None:
     owned = {**OWNED, "app": {**OWNED["app"], "kinds": []}}
-    files = sweep.stale({"paths": PATHS}, PLANNED, True, owned, ["webapp", "app_server"])["files"]
+    files = sweep.stale({"paths": PATHS}, PLANNED, True, owned, ["webapp", "app_server"], MADE)["files"]
     # sinatra: a stack's app.dir; static: holds one.
     assert f"{APPS}/sinatra" not in files and f"{APPS}/static" not in files
     assert f"{APPS}/php" in files
@@ -289,9 +350,9 @@ def test_a_folder_a_planned_stack_serves_or_one_holding_it_is_never_removed() ->
 
 def test_without_the_roles_that_wrote_them_a_host_owns_none_of_them() -> None:
     names = ("notes.env.txt", "old-backup", "/.git/old")
-    ours = [p for p in PATHS if not p.endswith(names)]
-    loadgen = sweep.stale({"paths": PATHS}, [], False, OWNED, ["host", "loadgen"])
-    assert loadgen["files"] == sorted(ours)
+    ours = [p for p in PATHS if not p.endswith(names) and p not in FOREIGN]
+    loadgen = sweep.stale({"paths": PATHS}, [], False, OWNED, ["host", "loadgen"], MADE)
+    assert loadgen["files"] == sorted(ours) and loadgen["foreign"] == FOREIGN
     # Without the plan's owned (an older caller), nothing under the roots is judged.
     assert sweep.stale({"paths": PATHS}, PLANNED, True)["files"] == []
 
@@ -344,7 +405,8 @@ def test_the_host_lists_what_the_globs_match_and_a_user_apps_folder_only_as_a_li
             "units/gone-1.php-fpm.conf",
         )
     ] + [str(tmp_path / "units/gone.env")]
-    stale = sweep.stale(found, [], False, {"roots": roots, "app": {}}, ["webapp", "app_server"])
+    ours = {"paths": [str(tmp_path / p) for p in ("apps/php", "apps/user/old", "units/gone.env")]}
+    stale = sweep.stale(found, [], False, {"roots": roots, "app": {}}, ["webapp", "app_server"], ours)
     assert stale["files"] == found["paths"]
 
 
