@@ -16,9 +16,10 @@ evidence (tests/sideeffect.py); the tests in tests/ say what must hold. In order
    no stack is behind nginx any more), then provision.yml with it once more (nothing to stop), then the
    scenario's own experiment again; before it, an earlier experiment's user app is planted as its
    deployment leaves one (folder link, release, record, gems, clone), with a user's own folders beside it;
-7. drift: on the Debian 12 host, every kind of drift of the drift table (DRIFT) by hand at once, then
-   playbooks/doctor.yml (lists it, changes nothing), a normal re-run (repairs it) and one more (nothing
-   to do);
+7. drift: on the Debian 12 host, every kind of drift of the drift table (DRIFT) by hand at once (the unit
+   edit and its restart first, until the instance runs with it), then playbooks/doctor.yml (lists it,
+   changes nothing: no unit started, stopped or restarted either), a normal re-run (repairs it) and one
+   more (nothing to do);
 8. held: a first run holds both hosts (hold.yml, as provision.yml holds them, until told to let go); a
    second provision.yml is refused before it changes anything; a third, with bench_lock_wait, waits, and
    goes on once the first has ended.
@@ -56,6 +57,7 @@ from sideeffect import (  # noqa: E402
     snapshot,
     task_results,
 )
+from sideeffect import wait_until as wait_until_true  # noqa: E402
 from stackcheck import endpoints, front_checks  # noqa: E402
 from stackcheck import resolved as plan_stacks  # noqa: E402
 
@@ -333,6 +335,11 @@ def dropped() -> None:
 # The drift table: kind -> (what a user or a package manager does by hand, how the host shows it). Each probe
 # prints one line; the side effect keeps it before, after the drift and after the re-run.
 DRIFT_UNIT = "bench-sinatra-thin-x1-nginx@.service"
+# The instance the "unit file edited" drift restarts by hand, and its socket.
+RESTARTED_UNIT = "bench-sinatra-thin-x1-nginx@1.service"
+RESTARTED_SOCKET = next(
+    ep["socket"] for ep in endpoints(copy.deepcopy(BASE["stacks"])) if ep["unit"] == RESTARTED_UNIT
+)
 DRIFT: dict[str, tuple[str, str]] = {
     "file edited": (
         "sed -i 's/worker_connections [0-9]*;/worker_connections 64;/' /etc/nginx/nginx.conf",
@@ -357,17 +364,20 @@ DRIFT: dict[str, tuple[str, str]] = {
         "systemctl disable -q bench-sinatra-thin-x2-nginx@2.service",
         "systemctl is-enabled bench-sinatra-thin-x2-nginx@2.service",
     ),
-    # Edited, reloaded and restarted by hand: the running instance has the edit too.
+    # Edited, reloaded and restarted by hand: the running instance has the edit too (its open-files limit:
+    # the unit's own LimitNOFILE line is the one edited, an added one would come before it and lose).
     "unit file edited": (
-        f"sed -i 's/^\\[Service\\]$/[Service]\\nEnvironment=DRIFT=1\\nLimitNOFILE=1024/' "
-        f"/etc/systemd/system/{DRIFT_UNIT} && systemctl daemon-reload "
-        "&& systemctl restart bench-sinatra-thin-x1-nginx@1.service",
+        "sed -i -e 's/^\\[Service\\]$/[Service]\\nEnvironment=DRIFT=1/' "
+        "-e 's/^LimitNOFILE=.*/LimitNOFILE=1024/' "
+        f"/etc/systemd/system/{DRIFT_UNIT} && systemctl daemon-reload && systemctl restart {RESTARTED_UNIT}",
         # The file, what systemd loaded, and the running instance's open-files limit (root in a container may
-        # not read another user's /proc/PID/environ; its limits are world-readable).
+        # not read another user's /proc/PID/environ; its limits are world-readable). A unit without a main
+        # process says so: never /proc/0 (#45).
         f"sha256sum < /etc/systemd/system/{DRIFT_UNIT} | cut -c1-16; "
-        "systemctl show -p Environment --value bench-sinatra-thin-x1-nginx@1.service; "
-        "grep 'Max open files' "
-        "/proc/$(systemctl show -p MainPID --value bench-sinatra-thin-x1-nginx@1.service)/limits",
+        f"systemctl show -p Environment --value {RESTARTED_UNIT}; "
+        f"pid=$(systemctl show -p MainPID --value {RESTARTED_UNIT}); "
+        "if [ \"$pid\" -gt 0 ]; then grep 'Max open files' /proc/$pid/limits; "
+        f"else echo no main process: $(systemctl is-active {RESTARTED_UNIT}); fi",
     ),
     "sysctl changed": ("sysctl -q -w net.core.somaxconn=128", "cat /proc/sys/net/core/somaxconn"),
     # A file of a bundled app (the webapp role's): written back, and its instances restart with it.
@@ -384,19 +394,71 @@ def drift_probe(host: str) -> dict[str, str]:
     }
 
 
+# The kind whose drift restarts an instance: done first. After "package removed" (thin) the restarted
+# instance cannot start (status 203/EXEC) and systemd restarts it on its own every RestartSec until its start
+# limit, through the probes and the doctor: what #45 saw as a main PID of 0 after the doctor.
+RESTART_FIRST = "unit file edited"
+
+
+def unit_states(host: str, units: list[str]) -> dict[str, str]:
+    """Each unit's main pid, automatic restarts and state: a unit started, stopped or restarted between two
+    reads (by systemd itself too) reads differently."""
+    script = "; ".join(
+        f"echo {u} $(systemctl show -p MainPID --value {u}) "
+        f"restarts=$(systemctl show -p NRestarts --value {u}) $(systemctl is-active {u})"
+        for u in units
+    )
+    return {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in sh(host, script).splitlines()}
+
+
+def settled(host: str, timeout_s: float = 60) -> dict[str, Any]:
+    """After the drift's own restart: wait (bounded) until the instance is active with a main process that
+    systemd has not restarted and that answers on its socket; the drift's evidence is read after that. The
+    state seen last, and whether and when it settled (not settled: the test that reads it fails)."""
+    check = (
+        f"pid=$(systemctl show -p MainPID --value {RESTARTED_UNIT}); "
+        f"echo $pid restarts=$(systemctl show -p NRestarts --value {RESTARTED_UNIT}) "
+        f"$(systemctl is-active {RESTARTED_UNIT}) "
+        f"$(curl -s -o /dev/null -w '%{{http_code}}' --max-time 5 --unix-socket {RESTARTED_SOCKET} "
+        "http://localhost/ || true)"
+    )
+    seen: list[str] = []
+
+    def ok() -> bool:
+        seen.append(" ".join(sh(host, check).split()))
+        pid, restarts, active, answer = (seen[-1].split() + ["", "", "", ""])[:4]
+        return (
+            pid.isdigit()
+            and int(pid) > 0
+            and restarts == "restarts=0"
+            and active == "active"
+            and answer == "200"
+        )
+
+    start = time.monotonic()
+    done = wait_until_true(ok, timeout_s)
+    return {"settled": done, "seconds": round(time.monotonic() - start, 1), "seen": seen[-1] if seen else ""}
+
+
 def drift() -> None:
     host = TUNED_HOST
     # The host tuned (host_profile; the scenario's converge keeps it stock), so host records the
     # sysctls it sets. Docker mounts /proc/sys read-only: writable, its net.* keys are the container's own.
     tuned = {**SKIP, "host_profile": "tuned"}
+    every_unit = units(BASE)
     proc_sys_writable(host, True)
     try:
         first = playbook("provision.yml", extra=tuned, limit=host)
         before = drift_probe(host)
-        for change, _ in DRIFT.values():
-            sh(host, change)
+        sh(host, DRIFT[RESTART_FIRST][0])
+        restarted = settled(host)
+        for kind, (change, _) in DRIFT.items():
+            if kind != RESTART_FIRST:
+                sh(host, change)
         drifted = drift_probe(host)
+        units_before_doctor = unit_states(host, every_unit)
         doctor = playbook("doctor.yml", extra=tuned, limit=host)
+        units_after_doctor = unit_states(host, every_unit)
         after_doctor = drift_probe(host)
         repair = playbook("provision.yml", extra=tuned, limit=host)
         after = drift_probe(host)
@@ -411,8 +473,11 @@ def drift() -> None:
             "host": host,
             "first": first.to_dict(),
             "before": before,
+            "restarted": restarted,
             "drifted": drifted,
+            "units_before_doctor": units_before_doctor,
             "doctor": doctor.to_dict(),
+            "units_after_doctor": units_after_doctor,
             "after_doctor": after_doctor,
             "repair": repair.to_dict(),
             "after": after,

@@ -63,6 +63,15 @@ def test_the_rerun_names_what_drifted_and_reinstalls_the_package_of_the_lost_bin
     assert "wrk" in msg.rpartition("reinstalled first: ")[2]
 
 
+def test_the_instance_restarted_by_hand_runs_with_the_edited_unit(evidence: dict[str, Any]) -> None:
+    """The "unit file edited" drift restarts an instance: it must be running, with the edit, before the other
+    drifts and the doctor, or its probe reads a unit that systemd is restarting on its own (#45)."""
+    restarted = evidence["restarted"]
+    assert restarted["settled"], f"not active, unrestarted and answering: {restarted}"
+    probe = evidence["drifted"]["unit file edited"]
+    assert "DRIFT=1" in probe and probe.endswith("Max open files 1024 1024 files"), probe
+
+
 def test_the_doctor_lists_the_drift_fails_and_changes_nothing(evidence: dict[str, Any]) -> None:
     doctor = evidence["doctor"]
     assert doctor["rc"] != 0
@@ -70,6 +79,8 @@ def test_the_doctor_lists_the_drift_fails_and_changes_nothing(evidence: dict[str
     assert [t["name"] for t in failed] == ["Say what differs from the plan"]
     assert "differs from the plan" in failed[0]["msg"] and "drifted: " in failed[0]["msg"]
     assert not [t for t in doctor["tasks"] if t["changed"]]
+    # No unit started, stopped or restarted while it ran, whatever its tasks say they changed.
+    assert evidence["units_after_doctor"] == evidence["units_before_doctor"]
     assert evidence["after_doctor"] == evidence["drifted"]
 
 
