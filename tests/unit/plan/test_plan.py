@@ -91,9 +91,9 @@ def test_hosts_and_a_new_seed_make_new_plans_and_leave_the_one_given() -> None:
 
 
 def test_the_plan_names_every_load_tool_its_warmups_included() -> None:
-    # The default experiment measures with wrk and warms up with ab (2,000 requests): both get installed.
+    # The default experiment measures with wrk and warms up with ab (1,000 requests): both get installed.
     plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml").to_dict()
-    assert plan["experiment"]["load"]["warmup"] == {"requests": 2000}
+    assert plan["experiment"]["load"]["warmup"] == {"requests": 1000}
     assert plan["tools"] == ["ab", "wrk"]
 
 
