@@ -158,7 +158,7 @@ def test_seed_experiment_cells_use_each_stack_port_and_path() -> None:
     assert by_stack["sinatra-thin-x4-nginx"]["port"] == 8004
     assert by_stack["sinatra-thin-x4-nginx"]["path"] == "/hello/bar"
     assert by_stack["nginx-static"]["path"] == "/index.html"
-    assert by_stack["nginx-static"]["warmup"] == {"requests": 2000}
+    assert by_stack["nginx-static"]["warmup"] == {"requests": 1000}
     # Measuring order: round by round, every load point once per round, in the run's seeded order.
     points = len(plan["stacks"]) * len(plan["experiment"]["load"]["plans"])
     reps = [c["repetition"] for c in plan["cells"]]
