@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -62,6 +63,7 @@ from stackcheck import endpoints, front_checks  # noqa: E402
 from stackcheck import resolved as plan_stacks  # noqa: E402
 
 from benchstack.kinds.stackfields import DEFAULT_ROOTS  # noqa: E402
+from benchstack.provision.made import PATH as MADE_PATH  # noqa: E402
 
 HOSTS = ["bench-mol-thin-bookworm", "bench-mol-thin-trixie"]
 TUNED_HOST = HOSTS[0]
@@ -231,6 +233,14 @@ PLANT = " && ".join(
         f"ln -sfn {OLD_RELEASE} {USER_APPS}/old",
         f"echo '{{}}' > {USER_APPS}/.records/old.json",
         *(f"mkdir -p {path} && echo own > {path}/config.ru" for path in OWN),
+        # The earlier deployment recorded its key (benchstack.provision.made) before making it; the user's
+        # own folders are in no record.
+        "python3 -c "
+        + shlex.quote(
+            "import json; p = '" + MADE_PATH + "'; d = json.load(open(p)); "
+            "d['paths'] = sorted(set(d['paths']) | {'" + f"{USER_APPS}/old" + "'}); "
+            "json.dump(d, open(p, 'w'))"
+        ),
     ]
 )
 
