@@ -69,7 +69,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from benchstack.common.inputs import InputError, read_bounded, shown
+from benchstack.common.inputs import InputError, read_bounded, shown, user_path
 from benchstack.kinds.apps.deploy import user_apps
 from benchstack.kinds.apps.fields import env_file_line
 from benchstack.kinds.servers import processes as server_processes
@@ -129,11 +129,9 @@ def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
     text = str(term)
     if "/" in text or text.endswith((".yml", ".yaml")):
         try:
-            return Path(text).expanduser().resolve()
-        except RuntimeError:  # Python < 3.13 on a loop of symbolic links; reading it names the loop
-            return Path(text).expanduser().absolute()
-        except OSError as exc:
-            raise ExperimentFileError(f"cannot read the file: {exc.strerror}", shown(text)) from None
+            return user_path(text)
+        except InputError as exc:
+            raise ExperimentFileError(str(exc), shown(text)) from None
     path = project_dir / "experiments" / f"{text}.yml"
     # A bare term that is not a name is looked up nowhere (300 characters made the lookup itself fail).
     if not NAME_RE.match(text) or not path.exists():
