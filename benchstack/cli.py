@@ -415,7 +415,8 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     problems = setting_problems(given, given)
     yes = args.yes or str(given.get("bench_yes", "")).lower() in ("true", "yes", "1")
     try:
-        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots, allow_large=yes)
+        # A check: the fingerprint key is read where it exists, never made (a run makes it).
+        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots, allow_large=yes, make_key=False)
     except ExperimentError as exc:
         _err("\n".join([str(exc), *problems]))
         return 1

@@ -259,13 +259,16 @@ def compile_plan(
     allow_large: bool = False,
     python_constraints: Sequence[str] | None = None,
     python_versions: Sequence[str] | None = None,
+    make_key: bool = True,
 ) -> ResolvedPlan:
     """The plan of the experiment in ``source`` under ``roots``, measured on ``targets`` (one after the
     other, or all at once when ``parallel``), each round in the random order of ``load.seed`` or else
     ``seed`` (None: rotated stacks, no random order); ExperimentError listing every problem.
     ``allow_large``: the user said yes to a long plan or many processes (they become warnings).
     ``python_constraints`` (default: the python role's) and ``python_versions`` (the targets' Pythons;
-    default: the supported distributions') check Python user apps' requirements (benchstack.plan.pyreqs)."""
+    default: the supported distributions') check Python user apps' requirements (benchstack.plan.pyreqs).
+    ``make_key``: a run, which makes the controller's fingerprint key when there is none (:func:`env_key`);
+    a check (``bench-stack experiment``) reads it where it exists and otherwise changes nothing."""
     problems = roots.problems()
     if problems:
         raise ExperimentError(problems, str(source))
@@ -295,19 +298,20 @@ def compile_plan(
     if large and not allow_large:
         raise ExperimentError([f"{problem} ({YES_HINT})" for problem in large], str(source))
     has_env = any(isinstance(s.get("app"), dict) and s["app"].get("env") for s in exp.stacks)
+    key = env_key(make=make_key) if has_env else b""
     as_run = {
         "name": exp.name,
         "description": exp.description,
         "source": str(source),
         # As written, but app.env values only as keyed fingerprints: run.json keeps this, and env values may
         # be secrets.
-        "stacks": redacted_stacks(exp.stacks, env_key() if has_env else b""),
+        "stacks": redacted_stacks(exp.stacks, key),
         # The plan fact, YAML and run.json take the load section as a mapping (Load.as_dict).
         "load": exp.load.as_dict(),
     }
     apps = user_apps(exp.resolved, roots)
     as_run["sha256"] = experiment_hash(as_run)
-    stacks, env_lines = env_apart(exp.resolved, env_key() if has_env else b"")
+    stacks, env_lines = env_apart(exp.resolved, key)
     found = needs(exp.resolved)
     return ResolvedPlan(
         experiment=exp,
@@ -497,10 +501,14 @@ def env_key_path() -> Path:
     return Path(config) / "bench-stack" / "env-fingerprint.key"
 
 
-def env_key(path: Path | None = None) -> bytes:
+def env_key(path: Path | None = None, make: bool = True) -> bytes:
     """The controller's fingerprint key: read, or made once (random, readable by its owner only). The same
-    key for every run keeps an unchanged experiment's content hash, so a run can be resumed."""
+    key for every run keeps an unchanged experiment's content hash, so a run can be resumed.
+    Without ``make`` (a check, which must change nothing outside a run) a missing key is not made: a random
+    key of this call stands in, so the fingerprints still hide the values, and hold for this call only."""
     path = path or env_key_path()
+    if not make and not os.path.lexists(path):
+        return secrets.token_bytes(ENV_KEY_BYTES)
     if not os.path.lexists(path):
         # Written whole under another name, then linked: a run compiling at the same moment reads all of
         # one key or makes its own, never a part.

@@ -150,6 +150,8 @@ class ActionModule(ActionBase):
                 parallel=args["parallel"],
                 allow_large=args["allow_large"],
                 **python_settings(task_vars, self._templar),
+                # --check measures nothing: the fingerprint key is made by a run that does.
+                make_key=not boolean(task_vars.get("ansible_check_mode", False)),
             )
         except ExperimentError as exc:
             raise AnsibleActionFail("\n".join([str(exc), *problems])) from None
