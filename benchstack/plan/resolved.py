@@ -614,12 +614,15 @@ def run_dir_for(
     given: str | os.PathLike[str] | None = None,
     allow_outside: bool = False,
     now: datetime | None = None,
+    from_folder: bool = False,
 ) -> str:
     """The run folder of this run: ``given`` when it may hold this experiment's run (a new folder, or a
-    run of the same experiment to resume; RunDirError otherwise), else a new
-    ``<results_root>/<UTC timestamp>-<experiment>``. Nothing is created."""
+    run of the same experiment to resume; RunDirError otherwise, saying what to run), else a new
+    ``<results_root>/<UTC timestamp>-<experiment>``. ``from_folder``: the experiment is the one ``given``'s
+    run.json names (:func:`benchstack.results.runfolder.resumed_experiment`). Nothing is created."""
     if given:
-        return str(check_run_dir(given, results_root, plan.sha256, allow_outside))
+        source = plan.experiment.source
+        return str(check_run_dir(given, results_root, plan.sha256, allow_outside, source, from_folder))
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     return str(Path(results_root).expanduser().resolve() / f"{stamp}-{plan.name}")
 
