@@ -20,7 +20,14 @@ from benchstack.analysis.compare import compare_table, differences_text
 from benchstack.analysis.comparison import baseline_of, comparisons_text
 from benchstack.analysis.hostdiff import run_differences, target_differences
 from benchstack.analysis.verdict import run_verdict, slow_above_limit
-from benchstack.common.inputs import MAX_EXPERIMENT_BYTES, InputError, load_yaml, read_bounded
+from benchstack.common.inputs import (
+    MAX_EXPERIMENT_BYTES,
+    MAX_OUTPUT_BYTES,
+    InputError,
+    load_yaml,
+    read_bounded,
+    read_bounded_stream,
+)
 from benchstack.kinds.loadtools import TOOLS, parse
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots
 from benchstack.plan.experiment import ExperimentError
@@ -181,15 +188,20 @@ def _err(message: str) -> None:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
+    # Within bounds, and only a regular file: /dev/zero grew to gigabytes, a FIFO waited forever.
     try:
-        text = (
-            sys.stdin.read()
+        data = (
+            read_bounded_stream(sys.stdin.buffer, MAX_OUTPUT_BYTES)
             if str(args.file) == "-"
-            else args.file.read_text(encoding="utf-8", errors="replace")
+            else read_bounded(args.file, MAX_OUTPUT_BYTES)
         )
-    except OSError as exc:
+    except InputError as exc:
+        _err(f"{args.file}: {exc}")
+        return 1
+    except OSError as exc:  # standard input closed or unreadable
         _err(f"cannot read {args.file}: {exc.strerror}")
         return 1
+    text = data.decode("utf-8", errors="replace")
     try:
         parsed = parse(args.tool, text)
     except ParseError as exc:
@@ -403,7 +415,8 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     problems = setting_problems(given, given)
     yes = args.yes or str(given.get("bench_yes", "")).lower() in ("true", "yes", "1")
     try:
-        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots, allow_large=yes)
+        # A check: the fingerprint key is read where it exists, never made (a run makes it).
+        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots, allow_large=yes, make_key=False)
     except ExperimentError as exc:
         _err("\n".join([str(exc), *problems]))
         return 1

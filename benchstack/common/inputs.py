@@ -10,6 +10,12 @@ limit on the values the document holds with every alias expanded (nine levels of
 values: harmless as shared references, but the first ``repr()`` or JSON dump of them fills the memory), no
 recursive aliases, and no key given twice in one mapping (PyYAML keeps the last one silently).
 
+Every string a YAML document holds is text UTF-8 can write: a ``"\\ud800"`` escape (a lone surrogate) is
+refused where it is read, not later by whatever encodes it (a hash, an env file, the plan's JSON).
+
+A path a user writes (an experiment's, an ``app.src``) becomes a file's through :func:`user_path`: ``~`` of a
+user that does not exist, a NUL, a name too long or a loop of links is one line, never a traceback.
+
 Messages quote values through :func:`shown` and keys through :func:`shown_key`: short, escaped, never the
 whole of a long value, so a file that is not an experiment (``/etc/shadow``) is never echoed back.
 """
@@ -21,7 +27,8 @@ import os
 import re
 import reprlib
 import stat
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -30,6 +37,12 @@ MAX_EXPERIMENT_BYTES = 1024 * 1024
 # A cell is 1 to 30 kB (its latency distribution included) and run.json tens of kB: 16 MiB is far above
 # both and still bounds what one file can make a command hold in memory.
 MAX_RECORD_BYTES = 16 * 1024 * 1024
+# A load tool's captured output (`bench-stack parse`): a few kB (ab, wrk, httperf summaries); the bound is
+# a record's, so /dev/zero or a runaway log is refused rather than read into memory.
+MAX_OUTPUT_BYTES = MAX_RECORD_BYTES
+# A dependency file of a user's app read on the controller (requirements.txt, Gemfile, Gemfile.lock): a
+# large Gemfile.lock is tens of kB.
+MAX_DEPENDENCY_FILE_BYTES = 1024 * 1024
 # An experiment nests about six levels (load.plans[0].concurrency[1]); anchors and merge keys add none.
 MAX_DEPTH = 32
 # Values (scalars, lists and mappings) of an experiment with every alias expanded. The largest shipped
@@ -83,6 +96,43 @@ def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
     if size > limit:
         raise InputError(f"larger than {_size(limit)}: not read")
     return b"".join(chunks)
+
+
+def read_bounded_stream(stream: BinaryIO, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``stream`` (standard input); InputError when it holds more."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"larger than {_size(limit)}: not read")
+    return data
+
+
+def user_path(text: str, base: Path | None = None, what: str = "file") -> Path:
+    """The absolute path the user wrote as ``text``: ``~`` expanded, relative to ``base`` (else the working
+    folder), symbolic links resolved; InputError (one line, without the path: the caller names it) when it
+    cannot be one (a NUL, ``~`` of a user that does not exist, a name too long, a loop of links). A path
+    that does not exist is returned: its reader says so. ``what`` names it in the message (a file, a
+    folder)."""
+    if "\0" in text:
+        raise InputError("a path cannot hold a NUL character")
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # ~name of no user
+        raise InputError(f"{shown(text.split('/', 1)[0])}: no such user, so '~' cannot be expanded") from None
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    try:
+        # Python < 3.13 raises RuntimeError on a loop; later ones leave the loop in place, and stat names it.
+        path = path.resolve()
+        os.stat(path)
+    except RuntimeError:
+        raise InputError(f"cannot read the {what}: a loop of symbolic links") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"cannot read the {what}: a loop of symbolic links") from None
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InputError(f"cannot read the {what}: {exc.strerror}") from None
+        # Missing, or not a folder on the way: its reader says so in its own words.
+    return path
 
 
 def _size(n: int) -> str:
@@ -173,6 +223,25 @@ def _construct_int(loader: _BoundedLoader, node: ScalarNode) -> int:
 
 
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _construct_str(loader: _BoundedLoader, node: ScalarNode) -> str:
+    # A "\ud800" escape reads as a lone surrogate, which no UTF-8 writer takes: its hash, the env file and
+    # the plan's JSON each failed with a traceback.
+    value: str = loader.construct_yaml_str(node)
+    found = _SURROGATE.search(value)
+    if found:
+        line = node.start_mark.line + 1
+        raise InputError(
+            f"line {line}: a string with a lone surrogate (\\u{ord(found.group()):04x}), which is not text: "
+            "write the character itself, or its pair of surrogates as one \\U escape"
+        )
+    return value
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
 
 
 def _children(node: Node) -> list[Node]:

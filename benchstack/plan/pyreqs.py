@@ -32,7 +32,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from benchstack.common.inputs import shown
+from benchstack.common.inputs import MAX_DEPENDENCY_FILE_BYTES, InputError, read_bounded, shown
 from benchstack.kinds.servers import REGISTRY as SERVERS
 from benchstack.plan.userapp import AppSourceError, deployed_files
 
@@ -139,7 +139,11 @@ def read(
     inside the app or a line pip cannot read."""
     root = Path(root)
     files = set(deployed)
-    text = (root / name).read_text(encoding="utf-8-sig", errors="replace")
+    try:
+        data = read_bounded(root / name, MAX_DEPENDENCY_FILE_BYTES)
+    except InputError as exc:  # a dangling link, a link to a folder: pip on the target would fail too
+        raise RequirementsError(f"{name}" + (f" (included from {via})" if via else "") + f": {exc}") from None
+    text = data.decode("utf-8-sig", errors="replace")
     out: list[Line] = []
     for number, line in logical_lines(text):
         where = f"{name} line {number}" + (f" (included from {via})" if via else "")

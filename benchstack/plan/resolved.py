@@ -69,7 +69,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from benchstack.common.inputs import InputError, read_bounded, shown
+from benchstack.common.inputs import InputError, read_bounded, shown, user_path
 from benchstack.kinds.apps.deploy import user_apps
 from benchstack.kinds.apps.fields import env_file_line
 from benchstack.kinds.servers import processes as server_processes
@@ -129,11 +129,9 @@ def experiment_path(term: str | os.PathLike[str], project_dir: Path) -> Path:
     text = str(term)
     if "/" in text or text.endswith((".yml", ".yaml")):
         try:
-            return Path(text).expanduser().resolve()
-        except RuntimeError:  # Python < 3.13 on a loop of symbolic links; reading it names the loop
-            return Path(text).expanduser().absolute()
-        except OSError as exc:
-            raise ExperimentFileError(f"cannot read the file: {exc.strerror}", shown(text)) from None
+            return user_path(text)
+        except InputError as exc:
+            raise ExperimentFileError(str(exc), shown(text)) from None
     path = project_dir / "experiments" / f"{text}.yml"
     # A bare term that is not a name is looked up nowhere (300 characters made the lookup itself fail).
     if not NAME_RE.match(text) or not path.exists():
@@ -261,13 +259,16 @@ def compile_plan(
     allow_large: bool = False,
     python_constraints: Sequence[str] | None = None,
     python_versions: Sequence[str] | None = None,
+    make_key: bool = True,
 ) -> ResolvedPlan:
     """The plan of the experiment in ``source`` under ``roots``, measured on ``targets`` (one after the
     other, or all at once when ``parallel``), each round in the random order of ``load.seed`` or else
     ``seed`` (None: rotated stacks, no random order); ExperimentError listing every problem.
     ``allow_large``: the user said yes to a long plan or many processes (they become warnings).
     ``python_constraints`` (default: the python role's) and ``python_versions`` (the targets' Pythons;
-    default: the supported distributions') check Python user apps' requirements (benchstack.plan.pyreqs)."""
+    default: the supported distributions') check Python user apps' requirements (benchstack.plan.pyreqs).
+    ``make_key``: a run, which makes the controller's fingerprint key when there is none (:func:`env_key`);
+    a check (``bench-stack experiment``) reads it where it exists and otherwise changes nothing."""
     problems = roots.problems()
     if problems:
         raise ExperimentError(problems, str(source))
@@ -297,19 +298,20 @@ def compile_plan(
     if large and not allow_large:
         raise ExperimentError([f"{problem} ({YES_HINT})" for problem in large], str(source))
     has_env = any(isinstance(s.get("app"), dict) and s["app"].get("env") for s in exp.stacks)
+    key = env_key(make=make_key) if has_env else b""
     as_run = {
         "name": exp.name,
         "description": exp.description,
         "source": str(source),
         # As written, but app.env values only as keyed fingerprints: run.json keeps this, and env values may
         # be secrets.
-        "stacks": redacted_stacks(exp.stacks, env_key() if has_env else b""),
+        "stacks": redacted_stacks(exp.stacks, key),
         # The plan fact, YAML and run.json take the load section as a mapping (Load.as_dict).
         "load": exp.load.as_dict(),
     }
     apps = user_apps(exp.resolved, roots)
     as_run["sha256"] = experiment_hash(as_run)
-    stacks, env_lines = env_apart(exp.resolved, env_key() if has_env else b"")
+    stacks, env_lines = env_apart(exp.resolved, key)
     found = needs(exp.resolved)
     return ResolvedPlan(
         experiment=exp,
@@ -499,10 +501,14 @@ def env_key_path() -> Path:
     return Path(config) / "bench-stack" / "env-fingerprint.key"
 
 
-def env_key(path: Path | None = None) -> bytes:
+def env_key(path: Path | None = None, make: bool = True) -> bytes:
     """The controller's fingerprint key: read, or made once (random, readable by its owner only). The same
-    key for every run keeps an unchanged experiment's content hash, so a run can be resumed."""
+    key for every run keeps an unchanged experiment's content hash, so a run can be resumed.
+    Without ``make`` (a check, which must change nothing outside a run) a missing key is not made: a random
+    key of this call stands in, so the fingerprints still hide the values, and hold for this call only."""
     path = path or env_key_path()
+    if not make and not os.path.lexists(path):
+        return secrets.token_bytes(ENV_KEY_BYTES)
     if not os.path.lexists(path):
         # Written whole under another name, then linked: a run compiling at the same moment reads all of
         # one key or makes its own, never a part.
@@ -608,12 +614,15 @@ def run_dir_for(
     given: str | os.PathLike[str] | None = None,
     allow_outside: bool = False,
     now: datetime | None = None,
+    from_folder: bool = False,
 ) -> str:
     """The run folder of this run: ``given`` when it may hold this experiment's run (a new folder, or a
-    run of the same experiment to resume; RunDirError otherwise), else a new
-    ``<results_root>/<UTC timestamp>-<experiment>``. Nothing is created."""
+    run of the same experiment to resume; RunDirError otherwise, saying what to run), else a new
+    ``<results_root>/<UTC timestamp>-<experiment>``. ``from_folder``: the experiment is the one ``given``'s
+    run.json names (:func:`benchstack.results.runfolder.resumed_experiment`). Nothing is created."""
     if given:
-        return str(check_run_dir(given, results_root, plan.sha256, allow_outside))
+        source = plan.experiment.source
+        return str(check_run_dir(given, results_root, plan.sha256, allow_outside, source, from_folder))
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     return str(Path(results_root).expanduser().resolve() / f"{stamp}-{plan.name}")
 

@@ -13,6 +13,7 @@ top-level ``log/``, ``tmp/`` and ``vendor/`` (what a development checkout writes
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
@@ -22,6 +23,8 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchstack.common.inputs import shown
 
 EXCLUDED_ANYWHERE = frozenset({".git", "node_modules", "__pycache__"})
 EXCLUDED_AT_TOP = frozenset({"log", "tmp", "vendor"})
@@ -85,7 +88,7 @@ def _walk(root: Path) -> list[tuple[str, os.stat_result]]:
     """Every file and symlink to deploy, as (posix relative path, lstat), sorted; AppSourceError for special
     files and links that leave the folder."""
     out: list[tuple[str, os.stat_result]] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=_raise, followlinks=False):
         here = Path(dirpath)
         rel_here = here.relative_to(root).parts
         kept = []
@@ -100,7 +103,9 @@ def _walk(root: Path) -> list[tuple[str, os.stat_result]]:
             full = here / f
             st = full.lstat()
             rel = "/".join((*rel_here, f))
+            _utf8_name(rel)
             if stat.S_ISLNK(st.st_mode):
+                _utf8_name(os.readlink(full), f"{shown(rel)} is a link to a name")
                 escape = link_escape(root, rel)
                 if escape:
                     raise AppSourceError(f"{rel} is a link to {os.readlink(full)}, {escape}")
@@ -108,6 +113,22 @@ def _walk(root: Path) -> list[tuple[str, os.stat_result]]:
                 raise AppSourceError(f"{rel} is not a regular file, folder or link")
             out.append((rel, st))
     return sorted(out)
+
+
+def _raise(exc: OSError) -> None:
+    """os.walk's errors (a folder it cannot list) raised, not skipped: a folder left out of the hash and the
+    copy without a word would deploy another app than the user's."""
+    raise exc
+
+
+def _utf8_name(name: str, what: str | None = None) -> None:
+    """AppSourceError when ``name`` (as the OS gives it: undecodable bytes as surrogates) is not UTF-8: the
+    content hash, the plan's JSON and the archive's names are UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        said = what or f"{shown(name)} has a name"
+        raise AppSourceError(f"{said} that is not UTF-8: rename it") from None
 
 
 def deployed_files(root: str | os.PathLike[str]) -> list[str]:
@@ -173,10 +194,19 @@ def scan(root: str | os.PathLike[str], max_bytes: int | None = None, max_files: 
     max_bytes = MAX_APP_BYTES if max_bytes is None else max_bytes
     max_files = MAX_APP_FILES if max_files is None else max_files
     path = Path(root)
-    if not path.is_dir():
-        raise AppSourceError(
-            f"{path} is not a folder on the controller" if path.exists() else f"{path} does not exist"
-        )
+    try:
+        if not stat.S_ISDIR(os.stat(path).st_mode):
+            raise AppSourceError(f"{path} is not a folder on the controller")
+        return _scan(path, max_bytes, max_files)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT and exc.filename in (None, str(path)):
+            raise AppSourceError(f"{path} does not exist") from None
+        # A folder or file it cannot read (permissions, a name too long, a loop): one line, not a traceback.
+        where = str(exc.filename) if exc.filename else str(path)
+        raise AppSourceError(f"{shown(where)}: cannot read it: {exc.strerror}") from None
+
+
+def _scan(path: Path, max_bytes: int, max_files: int) -> Scan:
     entries = _walk(path)
     total = sum(st.st_size for _rel, st in entries if stat.S_ISREG(st.st_mode))
     if total > max_bytes or len(entries) > max_files:

@@ -7,6 +7,11 @@ the same experiment (same :func:`experiment_hash`, so a resumed run never mixes 
 lie under the results root unless the user insists. The ``latest`` link is only ever made in the results root
 (:func:`point_latest`).
 
+A run folder records its experiment (run.json: ``experiment``, with the file it was read from as ``source``,
+and ``experiment_sha256``), so resuming needs only the folder: without an experiment named,
+:func:`resumed_experiment` gives the file of the run it holds, and the plan compiled from it must have the
+recorded content hash.
+
 run.json is written only here, each write under a lock on the run folder (:func:`update_run_json`): the
 run's start (benchstack.measure.runner), each loadgen's stop (:func:`record_stop`), the verdict and the
 comparisons (:func:`store_verdict`, :func:`store_comparisons`).
@@ -18,13 +23,16 @@ import fcntl
 import hashlib
 import json
 import os
+import shlex
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchstack.common.inputs import shown_key
 from benchstack.plan.paths import control_character_problem, system_folder_problem
-from benchstack.results.files import write_json
+from benchstack.results.files import read_json, write_json
 from benchstack.results.formats import RUN_SCHEMA
 
 if TYPE_CHECKING:  # verdict imports this module
@@ -52,21 +60,86 @@ def experiment_hash(experiment: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def recorded_hash(run_dir: Path) -> tuple[str, str]:
-    """(hash, experiment name) of the run recorded in ``run_dir``'s run.json: its ``experiment_sha256``, or
-    for a run.json written before that key existed, the hash of its ``experiment``; RunDirError if unreadable.
-    """
+@dataclass(frozen=True)
+class RecordedRun:
+    """What a run folder's run.json records of its experiment: the content hash a resume must match, the
+    experiment's name, the file it was read from (None in a record without it) and whether it has
+    ``app.env`` values (their fingerprints, and so the hash, depend on the controller's key)."""
+
+    sha256: str
+    name: str
+    source: str | None
+    has_env: bool
+
+
+def recorded_run(run_dir: Path) -> RecordedRun:
+    """The experiment of the run recorded in ``run_dir``'s run.json (read within bounds): its
+    ``experiment_sha256``, or for a run.json written before that key existed, the hash of its
+    ``experiment``; RunDirError if unreadable."""
     path = run_dir / RUN_INFO
     try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RunDirError(f"{path}: cannot read this run's record ({exc}): choose a new folder") from None
+        info = read_json(path)
+    except ValueError as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        raise RunDirError(f"{path}: cannot read this run's record ({reason}): choose a new folder") from None
     experiment = info.get("experiment") if isinstance(info, dict) else None
     if not isinstance(experiment, dict):
         raise RunDirError(f"{path}: records no experiment: not a bench-stack run; choose a new folder")
     recorded = info.get("experiment_sha256")
-    name = str(experiment.get("name"))
-    return (recorded if isinstance(recorded, str) else experiment_hash(experiment)), name
+    source = experiment.get("source")
+    stacks = experiment.get("stacks")
+    has_env = isinstance(stacks, list) and any(
+        isinstance(s, dict) and isinstance(s.get("app"), dict) and s["app"].get("env") for s in stacks
+    )
+    return RecordedRun(
+        sha256=recorded if isinstance(recorded, str) else experiment_hash(experiment),
+        name=str(experiment.get("name")),
+        source=source if isinstance(source, str) and source else None,
+        has_env=has_env,
+    )
+
+
+def recorded_hash(run_dir: Path) -> tuple[str, str]:
+    """(hash, experiment name) of the run recorded in ``run_dir``'s run.json (:func:`recorded_run`)."""
+    run = recorded_run(run_dir)
+    return run.sha256, run.name
+
+
+def _held_run(path: str | os.PathLike[str]) -> Path | None:
+    """The run folder ``path`` names, resolved, when it holds a run.json; None for anything else (a new,
+    empty or odd folder: :func:`check_run_dir` says what is wrong with it)."""
+    if control_character_problem(str(path)):
+        return None
+    try:
+        run = Path(path).expanduser().resolve()
+        return run if (run / RUN_INFO).is_file() else None
+    except (OSError, RuntimeError):  # a loop of links, ~ of no user: check_run_dir names it
+        return None
+
+
+def resumed_experiment(path: str | os.PathLike[str]) -> str | None:
+    """The experiment file a resume of the run folder ``path`` runs when the user names none: the file its
+    run.json records. None when the folder holds no run (a new run's folder: the default experiment).
+    RunDirError when the run names no file that can be read (the message says what to give)."""
+    run = _held_run(path)
+    if run is None:
+        return None
+    recorded = recorded_run(run)
+    give = (
+        f"name it with -e experiment=NAME|PATH (the run's experiment is {shown_key(recorded.name)}, content "
+        f"hash {recorded.sha256[:12]})"
+    )
+    if recorded.source is None:
+        raise RunDirError(f"run folder {path}: its {RUN_INFO} records no experiment file: {give}")
+    if not Path(recorded.source).is_file():
+        raise RunDirError(
+            f"run folder {path}: its experiment file {recorded.source} is no longer there: {give}"
+        )
+    return recorded.source
+
+
+def _command(*extra: str) -> str:
+    return " ".join(["ansible-playbook bench-stack.yml", *(f"-e {shlex.quote(e)}" for e in extra)])
 
 
 def check_run_dir(
@@ -74,13 +147,17 @@ def check_run_dir(
     results_root: str | os.PathLike[str],
     experiment_sha256: str,
     allow_outside: bool = False,
+    source: str | None = None,
+    from_folder: bool = False,
 ) -> Path:
     """The resolved run folder ``path`` if a run of the experiment with ``experiment_sha256`` may write into
     it; RunDirError otherwise. Symbolic links are followed first, so a link cannot lead a run elsewhere.
 
     Refused: a file; the results root itself; a folder inside another run; a folder outside
     ``results_root`` (unless ``allow_outside``); a non-empty folder without run.json; a run of another
-    experiment. Nothing is created or changed.
+    experiment, with the commands that resume that run or start a new one of this experiment (``source``,
+    its file; ``from_folder``: the experiment was read from the folder's own run.json, and its file has
+    changed since). Nothing is created or changed.
     """
     problem = control_character_problem(str(path))
     if problem:
@@ -112,13 +189,44 @@ def check_run_dir(
         raise RunDirError(
             f"{given} is not empty and holds no bench-stack run (no {RUN_INFO}): choose a new folder"
         )
-    recorded, name = recorded_hash(run)
-    if recorded != experiment_sha256:
+    recorded = recorded_run(run)
+    if recorded.sha256 != experiment_sha256:
         raise RunDirError(
-            f"{given} holds a run of another experiment ({name}, content hash {recorded[:12]}; this one is "
-            f"{experiment_sha256[:12]}): resume it with the experiment it ran, or choose a new folder"
+            _another_experiment(given, str(path), recorded, experiment_sha256, source, from_folder)
         )
     return run
+
+
+def _another_experiment(
+    given: str, path: str, recorded: RecordedRun, sha256: str, source: str | None, from_folder: bool
+) -> str:
+    """Why a run folder is not this experiment's, and what to run instead."""
+    new_run = _command(f"experiment={source or 'NAME|PATH'}")
+    key = (
+        " (or, with app.env, the controller's fingerprint key is another: resume on the controller that "
+        "started the run)"
+        if recorded.has_env
+        else ""
+    )
+    if from_folder:
+        return (
+            f"{given} holds a run of {shown_key(recorded.name)} (content hash {recorded.sha256[:12]}), and "
+            f"its experiment file {source} now has content hash {sha256[:12]}: the file changed since the "
+            f"run began{key}. Put it back as it was to resume the run, or start a new run folder of it: "
+            f"{new_run}"
+        )
+    if recorded.source and Path(recorded.source).is_file():
+        resume = f"leave out -e experiment (the folder names it): {_command(f'bench_run_dir={path}')}"
+    else:
+        resume = (
+            f"give the file of {shown_key(recorded.name)} it ran: "
+            f"{_command(f'bench_run_dir={path}')} -e experiment=PATH"
+        )
+    return (
+        f"{given} holds a run of another experiment ({shown_key(recorded.name)}, content hash "
+        f"{recorded.sha256[:12]}; this one is {sha256[:12]}){key}. To resume that run, {resume}; to run this "
+        f"experiment in a new run folder, leave out bench_run_dir: {new_run}"
+    )
 
 
 def results_root_problem(results_root: str | os.PathLike[str]) -> str | None:

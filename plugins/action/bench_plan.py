@@ -44,7 +44,7 @@ from benchstack.plan.settings import (
     setting_problems,
 )
 from benchstack.plan.topology import TopologyError, loadgen_targets, measured_targets
-from benchstack.results.runfolder import RunDirError, results_root_problem
+from benchstack.results.runfolder import RunDirError, results_root_problem, resumed_experiment
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -141,8 +141,17 @@ class ActionModule(ActionBase):
             targets = inventory.measured()
         except TopologyError as exc:
             raise AnsibleActionFail(str(exc)) from None
+        # A resume needs only its folder: without -e experiment, the experiment is the one its run.json names.
+        experiment = args.get("experiment")
+        from_folder = False
+        if not experiment and args.get("run_dir"):
+            try:
+                experiment = resumed_experiment(args["run_dir"])
+            except RunDirError as exc:
+                raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
+            from_folder = experiment is not None
         try:
-            source = experiment_path(args.get("experiment") or DEFAULT_EXPERIMENT, PROJECT_DIR)
+            source = experiment_path(experiment or DEFAULT_EXPERIMENT, PROJECT_DIR)
             plan = compile_plan(
                 source,
                 roots,
@@ -150,6 +159,8 @@ class ActionModule(ActionBase):
                 parallel=args["parallel"],
                 allow_large=args["allow_large"],
                 **python_settings(task_vars, self._templar),
+                # --check measures nothing: the fingerprint key is made by a run that does.
+                make_key=not boolean(task_vars.get("ansible_check_mode", False)),
             )
         except ExperimentError as exc:
             raise AnsibleActionFail("\n".join([str(exc), *problems])) from None
@@ -159,7 +170,9 @@ class ActionModule(ActionBase):
         if problem:
             raise AnsibleActionFail(f"bench_results_dir: {problem}")
         try:
-            run_dir = run_dir_for(plan, args["results_dir"], args.get("run_dir"), args["allow_outside"])
+            run_dir = run_dir_for(
+                plan, args["results_dir"], args.get("run_dir"), args["allow_outside"], from_folder=from_folder
+            )
         except RunDirError as exc:
             raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
         warnings = list(plan.warnings)

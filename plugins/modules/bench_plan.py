@@ -16,7 +16,11 @@ description:
   - The work is done by the action plugin of the same name (plugins/action/bench_plan.py); these
     options are also its argument spec (benchstack.actionargs).
 options:
-  experiment: {description: Experiment name (experiments/NAME.yml) or path., type: str}
+  experiment:
+    description: >-
+      Experiment name (experiments/NAME.yml) or path. Default: the experiment file the run in run_dir
+      records (its run.json), so a resume needs only the folder; else sinatra-thin-nginx.
+    type: str
   results_dir: {description: Results root on the controller., type: path, required: true}
   run_dir: {description: A run folder to write or resume (bench_run_dir)., type: path}
   allow_outside: {description: Let run_dir lie outside results_dir., type: bool, default: false}

@@ -15,7 +15,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchstack.common.inputs import shown, shown_key
+from benchstack.common.inputs import (
+    MAX_DEPENDENCY_FILE_BYTES,
+    InputError,
+    read_bounded,
+    shown,
+    shown_key,
+    user_path,
+)
 from benchstack.kinds.apps.section import (
     BUNDLED_DEPLOYS,
     USER_DEPLOYS,
@@ -100,16 +107,15 @@ def check_user_app(
 def _check_src(
     kind: AppKind, where: str, src: object, base_dir: Path | None
 ) -> tuple[SourceFolder | None, list[str]]:
-    if not isinstance(src, str) or not src.strip() or "\n" in src:
+    # A control character (a newline, a NUL) is no folder's name anyone meant.
+    if not isinstance(src, str) or not src.strip() or any(ord(c) < 32 or ord(c) == 127 for c in src):
         return None, [f"{where}: must be the path of a folder on the controller, not {shown(src)}"]
-    path = Path(src).expanduser()
-    if not path.is_absolute():
-        if base_dir is None:
-            return None, [
-                f"{where}: {shown(src)} is relative, and there is no experiment file to be relative to"
-            ]
-        path = base_dir / path
-    path = path.resolve()
+    if not src.startswith(("/", "~")) and base_dir is None:
+        return None, [f"{where}: {shown(src)} is relative, and there is no experiment file to be relative to"]
+    try:
+        path = user_path(src, base_dir, what="folder")
+    except InputError as exc:
+        return None, [f"{where}: {shown(src)}: {exc}"]
     try:
         found = scan(path)
     except AppSourceError as exc:
@@ -124,6 +130,13 @@ def _check_src(
             f"here ({SUPPORTED_DEPENDENCY_FILES}); install the modules on the target another way and "
             "leave the file out"
         ]
+    # Bundler and pip on the target read these: a dangling link or a link to a folder fails there, after
+    # the hosts were touched (and the plan's own readers, pyreqs and bundle_gems, read them next).
+    for name in found.dependency_files:
+        try:
+            _dependency_text(path / name)
+        except InputError as exc:
+            return None, [f"{where}: {exc}"]
     folder = SourceFolder(
         path=str(path),
         sha256=found.sha256,
@@ -167,13 +180,21 @@ def _check_git(where: str, git: object) -> tuple[GitSource | None, list[str]]:
 
 def bundle_gems(app_dir: Path) -> tuple[str, set[str]]:
     """The gems ``bundle exec`` can load from a user app's folder: Gemfile.lock's specs when it has one
-    (Bundler runs frozen then), else the Gemfile's ``gem`` lines; and which file said so."""
+    (Bundler runs frozen then), else the Gemfile's ``gem`` lines; and which file said so. Each is read
+    within bounds: a Gemfile that is a dangling link, a folder or a FIFO is InputError (one line)."""
     lock = app_dir / "Gemfile.lock"
     if lock.is_file():
-        text = lock.read_text(encoding="utf-8", errors="replace")
+        text = _dependency_text(lock)
         return "Gemfile.lock", {m.group(1) for m in map(LOCK_SPEC_RE.match, text.splitlines()) if m}
-    text = (app_dir / "Gemfile").read_text(encoding="utf-8", errors="replace")
+    text = _dependency_text(app_dir / "Gemfile")
     return "Gemfile", {m.group(1) for m in map(GEMFILE_GEM_RE.match, text.splitlines()) if m}
+
+
+def _dependency_text(path: Path) -> str:
+    try:
+        return read_bounded(path, MAX_DEPENDENCY_FILE_BYTES).decode("utf-8", errors="replace")
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
 
 
 def bundle_problems(stack_name: str, app: App, server: str | None) -> list[str]:
@@ -184,7 +205,10 @@ def bundle_problems(stack_name: str, app: App, server: str | None) -> list[str]:
     if not gems or not app.bundle or not app.src or "Gemfile" not in app.src.dependency_files:
         return []
     src = app.src.path
-    which, bundled = bundle_gems(Path(src))
+    try:
+        which, bundled = bundle_gems(Path(src))
+    except InputError as exc:
+        return [f"stack {shown(stack_name)}: app.src: {exc}"]
     missing = [g for g in gems if g not in bundled]
     if not missing:
         return []

@@ -1,14 +1,17 @@
 """Bad files given to the real command line: exit 1, one line on stderr that names the file, no traceback."""
 
+import io
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import STORED_META, bench_stack, read_data
 
+from benchstack.common.inputs import MAX_OUTPUT_BYTES
 from benchstack.kinds.loadtools import ab
 from benchstack.results.cell import cell_id_of, cell_to_dict, make_cell, write_cell
 
@@ -238,3 +241,92 @@ def test_report_compare_and_hist_refuse_the_cells_validate_refuses(tmp_path: Pat
     assert problem in one_line_error(bench_stack("compare", good, run), path)
     hist = bench_stack("hist", run, path.stem)
     assert hist.returncode == 1 and problem in hist.stderr
+
+
+# ---------------------------------------------------------------- issue 44, finding 7: crashes, runaway reads
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "folder", "too-large"])
+def test_parse_reads_only_a_bounded_regular_file(tmp_path: Path, kind: str) -> None:
+    """`parse --tool wrk /dev/zero` grew to 2.6 GB; on a FIFO it waited forever."""
+    path = tmp_path / "out.txt"
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.write_bytes(b"x" * (MAX_OUTPUT_BYTES + 1))
+    reason = {
+        "dev-zero": "not a regular file (a character device): not read",
+        "fifo": "not a regular file (a FIFO): not read",
+        "folder": "not a regular file (a folder): not read",
+        "too-large": "larger than 16 MiB: not read",
+    }[kind]
+    result = bench_stack("parse", "--tool", "wrk", path, timeout=20)
+    assert one_line_error(result, path) == f"bench-stack: {path}: {reason}"
+
+
+def test_parse_reads_standard_input_within_the_same_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    endless = io.BytesIO(b"\0" * (MAX_OUTPUT_BYTES + 10))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(endless))
+    result = bench_stack("parse", "--tool", "wrk", "-")
+    assert one_line_error(result, Path("-")) == "bench-stack: -: larger than 16 MiB: not read"
+    assert endless.tell() <= MAX_OUTPUT_BYTES + 1
+
+
+def test_an_experiment_path_of_a_user_that_does_not_exist_is_one_line() -> None:
+    result = bench_stack("experiment", "~nosuchuser/x.yml")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr == (
+        "bench-stack: '~nosuchuser/x.yml': '~nosuchuser': no such user, so '~' cannot be expanded\n"
+    )
+
+
+def user_app_experiment(tmp_path: Path, app: str, kind: str = "sinatra", server: str = "thin") -> Path:
+    path = tmp_path / "e.yml"
+    path.write_text(
+        "name: e\nstacks:\n"
+        f"  - {{name: s, port: 8001, app: {{kind: {kind}, src: {app}}}, server: {{kind: {server}}}}}\n"
+        "load: {plans: [{tool: ab, concurrency: 1, requests: 10}]}\n"
+    )
+    return path
+
+
+def test_a_file_name_that_is_not_utf8_in_app_src_is_one_problem(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "config.ru").write_text("run ->(e) { [200, {}, ['ok']] }\n")
+    (app / os.fsdecode(b"caf\xe9.txt")).write_text("x")
+    result = bench_stack("experiment", user_app_experiment(tmp_path, "app"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.splitlines()[1:] == [
+        "  - stack 's': app.src: 'caf\\udce9.txt' has a name that is not UTF-8: rename it"
+    ]
+
+
+def test_a_link_in_app_src_to_a_name_that_is_not_utf8_is_one_problem(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "config.ru").write_text("run ->(e) { [200, {}, ['ok']] }\n")
+    (app / "l").symlink_to(os.fsdecode(b"caf\xe9"))
+    result = bench_stack("experiment", user_app_experiment(tmp_path, "app"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.splitlines()[1:] == [
+        "  - stack 's': app.src: 'l' is a link to a name that is not UTF-8: rename it"
+    ]
+
+
+def test_a_requirements_include_that_is_a_dangling_link_is_one_problem(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "app.py").write_text("def application(e, s):\n    return [b'ok']\n")
+    (app / "requirements.txt").write_text("-r extra.txt\n")
+    (app / "extra.txt").symlink_to("nothere")
+    result = bench_stack("experiment", user_app_experiment(tmp_path, "app", "wsgi", "gunicorn"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.splitlines()[1:] == [
+        f"  - stack 's': app.src: {app}/extra.txt (included from requirements.txt line 1): cannot read the "
+        "file: No such file or directory"
+    ]

@@ -197,6 +197,28 @@ def test_a_number_too_long_for_python_is_one_line() -> None:
         load_yaml("a: 1\nb: 1" + "0" * 5000 + "\n")
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "code"),
+    [
+        ('a: "x\\ud800y"\n', 1, "d800"),
+        ('a: 1\nb: {"\\udc00": 1}\n', 2, "dc00"),  # a key
+        ('a: 1\nb: ["\\ud83d\\ude00"]\n', 2, "d83d"),  # a pair written as two escapes: two lone ones
+    ],
+    ids=["value", "key", "pair"],
+)
+def test_a_lone_surrogate_in_any_string_is_one_line(text: str, line: int, code: str) -> None:
+    """Issue 44: "\\ud800" in an env value or a check body was a UnicodeEncodeError (hash, fingerprint)."""
+    with pytest.raises(InputError) as err:
+        load_yaml(text)
+    assert str(err.value).startswith(
+        f"line {line}: a string with a lone surrogate (\\u{code}), which is not text"
+    )
+
+
+def test_a_character_beyond_the_basic_plane_written_as_one_escape_is_read() -> None:
+    assert load_yaml('a: "\\U0001F600"\n') == {"a": "\U0001f600"}
+
+
 def test_a_syntax_error_names_the_place_without_quoting_the_file() -> None:
     with pytest.raises(InputError) as err:
         load_yaml("password: hunter2-secret\n\tkey: [unclosed\n")

@@ -35,6 +35,20 @@ def test_the_corpus_holds_the_cases_the_issues_name() -> None:
     names = {p.stem for p in CORPUS}
     # Issue 29, item 4: what is not a bounded regular file, or not bounded YAML.
     assert {"fifo", "dev-zero", "symlink-loop", "deep-nesting", "alias-bomb-env", "duplicate-key"} <= names
+    # Issue 44, finding 7: what was a traceback (a file name that is not UTF-8, an experiment path of no
+    # user's home: tests/unit/cli/test_cli_bad_input.py).
+    assert {
+        "app-src-symlink-loop",
+        "app-src-nul",
+        "app-src-5000-characters",
+        "app-src-no-such-user",
+        "requirements-dangling-link",
+        "requirements-link-to-folder",
+        "gemfile-dangling-link",
+        "gemfile-link-to-folder",
+        "env-lone-surrogate",
+        "check-lone-surrogate",
+    } <= names
     assert all(expected(p) for p in CORPUS), [p.name for p in CORPUS if not expected(p)]
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import bench_stack
 from test_app_server_units import render
+from test_plugins import run_plan
 
 from benchstack.plan.experiment import ExperimentError
-from benchstack.plan.resolved import ENV_KEY_BYTES, compile_plan, env_key
+from benchstack.plan.resolved import ENV_KEY_BYTES, compile_plan, env_key, env_key_path
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET = "hunter2-s3cr3t"
@@ -133,3 +134,67 @@ def test_the_printed_plan_names_the_values_without_them(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["app_env_lines"] == {"sinatra-thin": ["API_TOKEN=(not shown)"]}
     assert SECRET not in out.stdout + out.stderr
+
+
+# ---------------------------------------------------------------- issue 44, item 8: a check changes nothing
+
+
+def bare_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user's home as a new user has it (no key yet), with the default key location."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("BENCH_STACK_KEY_FILE", raising=False)
+    return home
+
+
+def files_under(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_checking_an_experiment_with_app_env_writes_nothing_into_the_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bench-stack experiment` made ~/.config/bench-stack/env-fingerprint.key as a side effect of a check."""
+    home = bare_home(tmp_path, monkeypatch)
+    source = experiment(tmp_path)
+    for args in (["experiment", source], ["experiment", "--plan", source]):
+        out = bench_stack(*args)
+        assert out.returncode == 0, out.stderr
+        assert SECRET not in out.stdout + out.stderr
+    assert files_under(home) == []
+
+
+def test_a_check_reads_the_key_a_run_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a run has made the key, a check shows the fingerprints (and content hash) that run records."""
+    home = bare_home(tmp_path, monkeypatch)
+    source = experiment(tmp_path)
+    run = compile_plan(source).to_dict()  # a run: the plan play makes the key
+    assert files_under(home) == [".config", ".config/bench-stack", ".config/bench-stack/env-fingerprint.key"]
+    out = bench_stack("experiment", "--plan", source)
+    assert out.returncode == 0, out.stderr
+    checked = json.loads(out.stdout)
+    assert fingerprint(checked) == fingerprint(run)
+    assert checked["experiment"]["sha256"] == run["experiment"]["sha256"]
+
+
+def test_without_a_key_a_check_still_shows_fingerprints_not_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare_home(tmp_path, monkeypatch)
+    plan = compile_plan(experiment(tmp_path), make_key=False).to_dict()
+    assert fingerprint(plan).startswith("hmac-sha256:")
+    assert SECRET not in json.dumps({k: v for k, v in plan.items() if k != "app_env_lines"})
+    assert not env_key_path().exists()
+
+
+def test_the_plan_play_makes_the_key_for_a_run_and_not_for_a_check_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = bare_home(tmp_path, monkeypatch)
+    source = str(experiment(tmp_path))
+    run_plan(source, task_vars={"ansible_check_mode": True}, results_dir=str(tmp_path / "results"))
+    assert files_under(home) == []
+    run_plan(source, results_dir=str(tmp_path / "results"))
+    assert (home / ".config" / "bench-stack" / "env-fingerprint.key").is_file()

@@ -171,6 +171,29 @@ def test_a_missing_folder_is_named(tmp_path: Path) -> None:
         scan(tmp_path / "nope")
 
 
+def test_a_folder_that_cannot_be_read_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """Issue 44: an OSError of the walk (here a name too long for the file system) is AppSourceError."""
+    with pytest.raises(AppSourceError, match=r"^'/.*\.\.\..*': cannot read it: File name too long$"):
+        scan(tmp_path / ("a" * 300))
+
+
+def test_a_folder_the_walk_cannot_list_is_refused_not_skipped(
+    app: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """os.walk skips a folder it cannot list unless told otherwise: the hash and copy would leave it out."""
+    (app / "private").mkdir()
+    listdir = userapp.os.scandir
+
+    def refused(path: object) -> object:
+        if str(path).endswith("private"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return listdir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(userapp.os, "scandir", refused)
+    with pytest.raises(AppSourceError, match=r"private': cannot read it: Permission denied$"):
+        scan(app)
+
+
 # ---------------------------------------------------------------- the archive the webapp role sends
 
 

@@ -7,7 +7,14 @@ import pytest
 
 from benchstack.measure.runner import write_run_info
 from benchstack.plan.experiment import load_experiment
-from benchstack.results.runfolder import RunDirError, check_run_dir, experiment_hash, point_latest
+from benchstack.results import files
+from benchstack.results.runfolder import (
+    RunDirError,
+    check_run_dir,
+    experiment_hash,
+    point_latest,
+    resumed_experiment,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -206,3 +213,46 @@ def test_a_latest_that_is_not_a_link_is_not_replaced(results: Path) -> None:
     with pytest.raises(RunDirError, match="exists and is not a link"):
         point_latest(run, results)
     assert (results / "latest").is_dir() and not (results / "latest").is_symlink()
+
+
+# ---------------------------------------------------------------- the experiment a resume runs (issue 44)
+
+
+def test_a_resume_without_an_experiment_runs_the_file_the_run_recorded(results: Path) -> None:
+    source = str(ROOT / "experiments" / "apache-vs-nginx.yml")
+    run = a_run_of(results, {**OTHER, "source": source})
+    assert resumed_experiment(run) == source
+    (results / "latest").symlink_to(run.name)
+    assert resumed_experiment(results / "latest") == source
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty", "no-run-json", "file", "newline"])
+def test_a_folder_that_holds_no_run_leaves_the_experiment_to_the_default(results: Path, kind: str) -> None:
+    given = results / "new"
+    if kind == "empty":
+        given.mkdir()
+    elif kind == "no-run-json":
+        given.mkdir()
+        (given / "cat.jpg").write_bytes(b"\xff\xd8")
+    elif kind == "file":
+        given.write_text("x")
+    elif kind == "newline":
+        given = results / "a\nb"
+    assert resumed_experiment(given) is None  # check_run_dir then says what is wrong with it
+
+
+def test_a_run_that_records_no_file_asks_for_the_experiment(results: Path) -> None:
+    run = a_run_of(results, THIN)
+    with pytest.raises(RunDirError) as err:
+        resumed_experiment(run)
+    assert str(err.value) == (
+        f"run folder {run}: its run.json records no experiment file: name it with -e experiment=NAME|PATH "
+        f"(the run's experiment is sinatra-thin-nginx, content hash {experiment_hash(THIN)[:12]})"
+    )
+
+
+def test_run_json_is_read_within_bounds(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = a_run_of(results, THIN)
+    monkeypatch.setattr(files, "MAX_RECORD_BYTES", 100)
+    with pytest.raises(RunDirError, match=r"run.json: cannot read this run's record \(larger than 100 bytes"):
+        check_run_dir(run, results, experiment_hash(THIN))
