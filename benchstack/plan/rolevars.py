@@ -113,7 +113,8 @@ def _address(value: Any) -> str | None:
 def _worker_processes(value: Any) -> str | None:
     if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1024):
         return None
-    if isinstance(value, str) and value.isdigit() and 1 <= int(value) <= 1024:
+    # ASCII digits only: "²" is a digit to isdigit() and not to int(), "١" is one to both and not to nginx.
+    if isinstance(value, str) and value.isascii() and value.isdigit() and 1 <= int(value) <= 1024:
         return None
     return f"must be auto or a number of processes from 1 to 1024, not {shown(value)}"
 

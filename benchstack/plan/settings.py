@@ -105,6 +105,37 @@ def role_problems(given: dict[str, Any], roles_dir: Path = ROLES_DIR) -> list[st
     return problems
 
 
+def role_of(name: str, roles_dir: Path = ROLES_DIR) -> str | None:
+    """The first role (by name) that declares the variable ``name``, or None."""
+    return next((role for role, options in role_options(roles_dir) if name in options), None)
+
+
+def untemplated_problem(name: str, reason: str, roles_dir: Path = ROLES_DIR) -> str:
+    """The line for a role variable or project setting given outside the roles whose value the plan could not
+    template (``reason``: Ansible's words, first line): the plan cannot check what it cannot see, and such a
+    value was let through (issue 44: ``{{ ansible_facts[...][:0] }}0\\nExecStartPre=...`` passed the plan and
+    put a root command into a unit), so it is refused like a value that does not fit."""
+    role = role_of(name, roles_dir)
+    why = " ".join(str(reason).strip().splitlines()[:1])[:160] or "an error"
+    return (
+        f"{f'role {role}: ' if role else ''}{name}: must be a plain value: the plan could not template it "
+        f"({why}), and facts are not gathered when the plan checks"
+    )
+
+
+def role_value_problems(values: dict[str, Any], roles_dir: Path = ROLES_DIR) -> list[str]:
+    """What a role asserts right before it writes a unit, a config or a sysctl (the filter
+    ``bench_rolevar_problems``): its variables in ``values``, templated on the host, against the same checks
+    as the plan's (:func:`role_problems`: argument_specs, then :mod:`benchstack.plan.rolevars`): the values as
+    they land, whatever the plan saw (a template over facts can render otherwise on the host, and a user's own
+    playbook may run the role without the plan). What the plan sets (the stacks, env lines) was checked when
+    it was compiled and is left out; a name no role declares is a problem (a typo would check nothing)."""
+    names = role_variable_names(roles_dir)
+    unknown = [f"{name}: no role declares it, so nothing checks it" for name in values if name not in names]
+    mine = {name: value for name, value in values.items() if name in names and not plan_sets(name)}
+    return unknown + role_problems(mine, roles_dir)
+
+
 def project_problems(given: dict[str, Any]) -> list[str]:
     """The project-wide settings in ``given`` outside any role, checked as the roles' variables are."""
     problems = []

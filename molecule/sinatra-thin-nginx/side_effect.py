@@ -4,9 +4,9 @@ evidence (tests/sideeffect.py); the tests in tests/ say what must hold. In order
 
 0. verify-gate: one thin instance on the Debian 12 host frozen (SIGSTOP: its unit stays active, so
    provisioning sees nothing to repair), then bench-stack.yml;
-1. broken-server-block: the nginx role alone (nginx.yml, as a user's own playbook runs it) given upstream
-   keepalive -5, which only nginx refuses there (in a bench-stack run the plan refuses it first), then the
-   same without it;
+1. broken-server-block: the nginx role alone (nginx.yml, as a user's own playbook runs it) given stacks on
+   port 70000 after the plan, which only nginx refuses there (a role variable such as upstream keepalive -5
+   is refused by the plan and by the role's own check first), then the same without it;
 2. bad-input-*: the nginx config injection (tests/bad-inputs), thin stacks whose app folder is missing or
    holds no config.ru, a static stack whose folder is missing;
 3. stock-switch: the Debian 12 host (tuned) switched to nginx's stock main config;
@@ -142,7 +142,8 @@ def verify_gate() -> None:
 
 def broken_server_block() -> None:
     before = state()
-    run = playbook(NGINX_ALONE, extra={"side_effect_upstream_keepalive": -5}, tags="bench_nginx_config")
+    extra = {"side_effect_stack_fields": {"port": 70000}}
+    run = playbook(NGINX_ALONE, extra=extra, tags="bench_nginx_config")
     save("broken-server-block", {"playbook": run.to_dict(), "before": before, "after": state()})
     run = playbook(NGINX_ALONE, tags="bench_nginx_config")
     save("good-after-broken", {"playbook": run.to_dict(), "after": state()})

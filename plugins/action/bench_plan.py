@@ -35,6 +35,7 @@ from benchstack.plan.resolved import (
     seed_for,
     with_hosts,
 )
+from benchstack.plan.rolevars import plan_sets
 from benchstack.plan.settings import (
     PROJECT_SETTINGS,
     project_problems,
@@ -42,6 +43,7 @@ from benchstack.plan.settings import (
     role_problems,
     role_variable_names,
     setting_problems,
+    untemplated_problem,
 )
 from benchstack.plan.topology import TopologyError, loadgen_targets, measured_targets
 from benchstack.results.runfolder import RunDirError, results_root_problem, resumed_experiment
@@ -49,24 +51,30 @@ from benchstack.results.runfolder import RunDirError, results_root_problem, resu
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
-def given_settings(task_vars: dict[str, Any], templar: Any) -> dict[str, Any]:
+def given_settings(task_vars: dict[str, Any], templar: Any) -> tuple[dict[str, Any], list[str]]:
     """The role variables and project settings set outside the roles (inventory, play, command line), as
-    plain values. A value that needs facts not gathered yet is left to its role's own check."""
-    given = {}
+    plain values, and a line for each whose value cannot be templated yet (it needs facts, which the plan play
+    does not gather, or anything else it does not have): refused, never left unchecked."""
+    given: dict[str, Any] = {}
+    problems = []
     for name in sorted((role_variable_names() | set(PROJECT_SETTINGS)) & set(task_vars)):
+        if plan_sets(name):  # refused by its name alone, whatever it holds: value untouched
+            given[name] = task_vars[name]
+            continue
         try:
             given[name] = templar.template(task_vars[name])
-        except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
-            continue
+        except AnsibleError as exc:
+            problems.append(untemplated_problem(name, exc.message))
     # A renamed role's old variable is refused by its name alone (benchstack.common.renamed): value untouched.
     given.update((name, task_vars[name]) for name in renamed_names(task_vars))
-    return given
+    return given, problems
 
 
 def other_hosts_problems(task_vars: dict[str, Any], problems: list[str]) -> list[str]:
     """The problems of the role variables and settings the inventory gives the play's other hosts (this
     task's variables are the first host's only: a loadgens group's or a host's own variables are not among
-    them), each line once, naming the hosts, unless ``problems`` (this host's) already has it."""
+    them), each line once, naming the hosts, unless ``problems`` (this host's) already has it. A value that
+    cannot be templated yet is refused, as on this host (:func:`given_settings`)."""
     hostvars = task_vars.get("hostvars") or {}
     names = role_variable_names() | set(PROJECT_SETTINGS)
     found: dict[str, list[str]] = {}
@@ -74,40 +82,36 @@ def other_hosts_problems(task_vars: dict[str, Any], problems: list[str]) -> list
         if host == task_vars.get("inventory_hostname") or host not in hostvars:
             continue
         mine = hostvars[host]  # its variables, computed once: each lookup templates one of them
-        given = {}
+        given: dict[str, Any] = {}
+        untemplated = []
         keys = set(mine)
         for name in sorted(names & keys):
+            if plan_sets(name):  # refused by its name alone: not templated
+                given[name] = None
+                continue
             try:
                 given[name] = mine[name]
-            except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role checks it
-                continue
+            except AnsibleError as exc:
+                untemplated.append(untemplated_problem(name, exc.message))
         old = renamed_problems(renamed_names(keys), role_variable_names())
-        for line in old + role_problems(given) + project_problems(given):
+        for line in old + untemplated + role_problems(given) + project_problems(given):
             if line not in problems:
                 found.setdefault(line, []).append(str(host))
     return [f"{line} (on {', '.join(hosts)})" for line, hosts in found.items()]
 
 
-def python_settings(task_vars: dict[str, Any], templar: Any) -> dict[str, Any]:
+def python_settings(given: dict[str, Any]) -> dict[str, Any]:
     """What the stacks' venv will hold, for the check of Python user apps' requirements
-    (benchstack.plan.pyreqs): the inventory's python_constraints (else the role's), and with python_method
-    pyenv the one Python the venv is made from (else the supported distributions' python3)."""
-
-    def given(name: str) -> Any:
-        if name not in task_vars:
-            return None
-        try:
-            return templar.template(task_vars[name])
-        except Exception:  # noqa: BLE001 - needs facts not gathered yet: the role's default stands
-            return None
-
-    constraints = given("python_constraints")
+    (benchstack.plan.pyreqs), from the settings given (:func:`given_settings`, templated): the inventory's
+    python_constraints (else the role's), and with python_method pyenv the one Python the venv is made from
+    (else the supported distributions' python3)."""
+    constraints = given.get("python_constraints")
     out: dict[str, Any] = {
         "python_constraints": [str(c) for c in constraints] if isinstance(constraints, list) else None
     }
-    if given("python_method") == "pyenv":
-        versions = given("python_pyenv_versions") or role_default("python_pyenv_versions") or []
-        chosen = given("python_pyenv_global") or (
+    if given.get("python_method") == "pyenv":
+        versions = given.get("python_pyenv_versions") or role_default("python_pyenv_versions") or []
+        chosen = given.get("python_pyenv_global") or (
             versions[0] if isinstance(versions, list) and versions else None
         )
         out["python_versions"] = [str(chosen)] if chosen else None
@@ -134,7 +138,8 @@ class ActionModule(ActionBase):
             }
         )
         # -e's names apart: only extra vars win over what bench-stack sets itself (benchstack.plan.innervars).
-        problems = setting_problems(given_settings(task_vars, self._templar), load_extra_vars(self._loader))
+        given, untemplated = given_settings(task_vars, self._templar)
+        problems = setting_problems(given, load_extra_vars(self._loader)) + untemplated
         problems += other_hosts_problems(task_vars, problems)
         inventory = Inventory.of(task_vars)
         try:
@@ -158,7 +163,7 @@ class ActionModule(ActionBase):
                 targets,
                 parallel=args["parallel"],
                 allow_large=args["allow_large"],
-                **python_settings(task_vars, self._templar),
+                **python_settings(given),
                 # --check measures nothing: the fingerprint key is made by a run that does.
                 make_key=not boolean(task_vars.get("ansible_check_mode", False)),
             )

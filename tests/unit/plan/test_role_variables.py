@@ -19,6 +19,7 @@ from conftest import bench_stack
 from test_bad_inputs import expected, nowhere
 from test_plugins import bench_plan, run_plan
 
+from benchstack.plan import settings
 from benchstack.plan.innervars import inner_names, inner_variable_problems
 from benchstack.plan.rolevars import CHECKS, variable_problems
 
@@ -269,3 +270,168 @@ def test_a_loadgens_group_variable_is_refused_in_the_plan_play(
     refused = "role loadgen: loadgen_wrk_source_url: must be an http(s), file, git or ssh URL"
     assert refused in out, out[-2000:]
     assert "(on lg1)" in out
+
+
+# ---------------------------------------------------------------- issue 44: values that need facts
+
+# The issue's values: each renders on a host (facts gathered) to a second directive or a privileged account,
+# and could not be templated when the plan checked (no facts yet), so no check saw them.
+FACT = '{{ ansible_facts["os_family"][:0] }}'
+ISSUE_44 = {
+    "app_server_cpu_affinity": FACT + "0\nExecStartPre=+/bin/touch /tmp/x",
+    "nginx_worker_processes": FACT + "auto; user root",
+    "host_user": FACT + "root",
+}
+NEEDS_FACTS = (
+    "must be a plain value: the plan could not template it (object of type 'dict' has no attribute "
+    "'os_family'), and facts are not gathered when the plan checks"
+)
+
+
+def task_templar(task_vars: dict[str, Any]) -> Any:
+    """The plan task's templar, Ansible's own, over ``task_vars``."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    return Templar(loader=DataLoader(), variables=task_vars)
+
+
+def given_as_templates(values: dict[str, str]) -> dict[str, Any]:
+    """``values`` as -e or an inventory hands them to a play: templates Ansible trusts."""
+    from ansible.template import trust_as_template
+
+    return {name: trust_as_template(value) for name, value in values.items()}
+
+
+def test_a_value_that_needs_facts_is_refused_by_the_plan_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44: the value could not be templated when the plan checked, was left out of the checks, and
+    wrote ExecStartPre=+... into the unit."""
+    monkeypatch.setattr(bench_plan, "load_extra_vars", lambda _loader: dict(ISSUE_44))
+    task_vars = {"ansible_facts": {}, **given_as_templates(ISSUE_44)}
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan("sinatra-thin-nginx", task_vars, task_templar(task_vars), results_dir=str(tmp_path))
+    assert str(err.value).splitlines()[1:] == [
+        f"  - role {role}: {name}: {NEEDS_FACTS}"
+        for role, name in [
+            ("app_server", "app_server_cpu_affinity"),
+            ("host", "host_user"),
+            ("nginx", "nginx_worker_processes"),
+        ]
+    ]
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_template_the_plan_can_render_is_checked_as_rendered() -> None:
+    """What can be templated is: the values checked as the role will get them (facts from a cache, a
+    variable of the inventory), good ones pass."""
+    given = given_as_templates(
+        {
+            **ISSUE_44,
+            "ruby_gem_source": "{{ bench_mirror_url }}/gems/",  # as the Molecule scenarios give it
+            "nginx_cpu_affinity": "{{ '0-1' }}",
+        }
+    )
+    task_vars = {
+        "ansible_facts": {"os_family": "Debian"},
+        "bench_mirror_url": "http://127.0.0.1:8799",
+        **given,
+    }
+    values, untemplated = bench_plan.given_settings(task_vars, task_templar(task_vars))
+    assert untemplated == []
+    assert (
+        values["ruby_gem_source"] == "http://127.0.0.1:8799/gems/" and values["nginx_cpu_affinity"] == "0-1"
+    )
+    assert [line.split(": must")[0] for line in settings.role_problems(values)] == [
+        "role app_server: app_server_cpu_affinity",
+        "role host: host_user",
+        "role nginx: nginx_worker_processes",
+    ]
+
+
+def real_hostvars(folder: Path, inventory: str) -> Any:
+    """Ansible's own hostvars of ``inventory`` (YAML), as the plan task sees the play's other hosts: each
+    lookup templates the host's variable."""
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.vars.hostvars import HostVars
+    from ansible.vars.manager import VariableManager
+
+    (folder / "hosts.yml").write_text(inventory, encoding="utf-8")
+    loader = DataLoader()
+    hosts = InventoryManager(loader=loader, sources=[str(folder / "hosts.yml")])
+    manager = VariableManager(loader=loader, inventory=hosts)
+    return HostVars(inventory=hosts, variable_manager=manager, loader=loader)
+
+
+def test_a_value_that_needs_facts_on_another_host_is_refused_naming_the_host(tmp_path: Path) -> None:
+    lines = "".join(f"        {name}: {json.dumps(value)}\n" for name, value in ISSUE_44.items())
+    loadgens = f"    loadgens:\n      hosts: {{lg1: {{}}}}\n      vars:\n{lines}"
+    hostvars = real_hostvars(tmp_path, f"all:\n  hosts: {{t1: {{}}}}\n  children:\n{loadgens}")
+    task_vars = {"inventory_hostname": "t1", "ansible_play_hosts_all": ["t1", "lg1"], "hostvars": hostvars}
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan("sinatra-thin-nginx", task_vars, results_dir=str(tmp_path / "results"))
+    assert str(err.value).splitlines()[1:] == [
+        f"  - role {role}: {name}: {NEEDS_FACTS} (on lg1)"
+        for role, name in [
+            ("app_server", "app_server_cpu_affinity"),
+            ("host", "host_user"),
+            ("nginx", "nginx_worker_processes"),
+        ]
+    ]
+
+
+def test_a_value_the_plan_hands_the_roles_is_refused_by_its_name_even_as_a_template(tmp_path: Path) -> None:
+    task_vars = {"ansible_facts": {}, **given_as_templates({"nginx_stacks": FACT})}
+    with pytest.raises(AnsibleActionFail) as err:
+        run_plan("sinatra-thin-nginx", task_vars, task_templar(task_vars), results_dir=str(tmp_path))
+    assert str(err.value).splitlines()[1:] == [
+        f"  - role nginx: nginx_stacks: {CHECKS['nginx_stacks'](None)}"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("app_server_cpu_affinity", "0\nExecStartPre=+/bin/touch /tmp/x"),
+        ("nginx_cpu_affinity", "0\nExecStartPre=+/bin/touch /tmp/x"),
+        ("nginx_worker_processes", "auto; user root"),
+        ("nginx_worker_processes", "auto\nuser root"),
+        ("nginx_worker_processes", "²"),  # a digit to str.isdigit(), not to int(): was a ValueError
+        ("nginx_worker_processes", "١"),  # an Arabic-Indic 1: a digit to int(), not to nginx
+        ("host_user", "root"),
+        ("host_user", "bench\n* hard nofile 0"),
+        ("host_group", "bench\nsudo"),
+        ("app_server_user", "bench\nGroup=root"),
+        ("app_server_group", "bench\nUser=root"),
+        ("host_tuned_sysctls", {"net.core.somaxconn": "4096\nkernel.modprobe = /tmp/x"}),
+    ],
+)
+def test_the_issues_values_as_a_host_renders_them_are_refused(name: str, value: Any) -> None:
+    problems = settings.role_problems({name: value})
+    assert len(problems) == 1 and f": {name}" in problems[0] and "\n" not in problems[0], problems
+
+
+def issue_44(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """The issue's command line: `-e '{"app_server_cpu_affinity": "{{ ansible_facts[...][:0] }}0\\n..."}'`
+    with its nginx and host_user variants, via ansible-playbook (started with the session)."""
+    inventory, env = nowhere(folder)
+    argv = [
+        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
+        "-e", json.dumps(ISSUE_44), "-e", f"bench_results_dir={folder / 'results'}",
+    ]  # fmt: skip
+    return {"facts": (argv, {**env, "ANSIBLE_LOCAL_TEMP": str(folder / "tmp")}, ROOT)}
+
+
+@pytest.mark.early.with_args(issue_44)
+def test_the_issues_fact_templated_command_line_is_refused_in_the_plan_play(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    result = early_results["facts"]
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out[-2000:]
+    assert "TASK [Compile the plan" in out and "UNREACHABLE" not in out, out[-2000:]
+    for name in ISSUE_44:
+        assert f"{name}: must be a plain value: the plan could not template it" in out, (name, out[-2000:])
+    assert "facts are not gathered when the plan checks" in out

@@ -102,13 +102,16 @@ class PassThrough:
         return value
 
 
-def run_plan(experiment: str | None = None, task_vars: dict[str, Any] | None = None, **args: Any) -> dict:
-    """The bench_plan action's fact bench_plan, as the plan play sets it."""
+def run_plan(
+    experiment: str | None = None, task_vars: dict[str, Any] | None = None, templar: Any = None, **args: Any
+) -> dict:
+    """The bench_plan action's fact bench_plan, as the plan play sets it (``templar``: the task's, by default
+    one for plain values)."""
     args = {"results_dir": args.pop("results_dir", tempfile.gettempdir()), **args}
     if experiment is not None:
         args["experiment"] = experiment
     action = make_action(bench_plan, args)
-    action._templar = PassThrough()
+    action._templar = templar or PassThrough()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bench_plan.ActionBase, "run", lambda self, tmp=None, task_vars=None: {})
         result = action.run(task_vars=task_vars or {})
@@ -1109,7 +1112,7 @@ def test_bench_lock_wait_is_checked_with_the_plan_before_any_host() -> None:
         "bench_lock_wait: must be a number of seconds, 0 or more, not '5m'"
     ]
     assert problems({"bench_lock_wait": -1}) != []
-    assert "bench_lock_wait" in bench_plan.given_settings({"bench_lock_wait": "5m"}, PassThrough())
+    assert "bench_lock_wait" in bench_plan.given_settings({"bench_lock_wait": "5m"}, PassThrough())[0]
 
 
 # ---------------------------------------------------------------- bench_provision_state: stale units
