@@ -21,7 +21,7 @@ DEFAULT_MAX_CV = 0.05
 DEFAULT_MAX_ERROR_RATE = 0.01
 # Half-width of a load point's 95 % interval of the median req/s, over the median, that ends its extra rounds.
 DEFAULT_TARGET_PRECISION = 0.05
-# A comparison whose interval of the ratio holds 1 and lies within 1 +- this is "equivalent"
+# A comparison whose interval of the ratio lies within 1 +- this (holding 1 or not) is "equivalent"
 # (benchstack.analysis.comparison). 5 %: on the 2-core test VM a pair of cells spreads by 5-14 % (log ratio),
 # so an interval within +-3 % takes 30-170 pairs of each comparison, more than a 5-minute run has; +-5 % takes
 # 9-35 (docs/how-it-works.md, "Comparisons").
