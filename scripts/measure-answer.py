@@ -30,8 +30,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -187,6 +189,13 @@ def report(runs: list[RunFigures]) -> None:
         )
 
 
+def restart_stacks(container: str) -> None:
+    """Every bench-stack unit (bench-*) and nginx restarted, as a fresh provisioning would leave them."""
+    command = ["docker", "exec", container, "systemctl", "restart", "bench-*.service", "nginx.service"]
+    subprocess.run(command, check=True, timeout=120)
+    time.sleep(3)  # the run's own checks ask each stack before measuring; this only lets them start
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=3, help="quiet runs (default 3)")
@@ -201,6 +210,12 @@ def main() -> int:
         help="run the older checkout after only the first N runs (default: after each)",
     )
     parser.add_argument("--analyse", metavar="DIR", type=Path, help="only analyse the runs left in DIR")
+    parser.add_argument(
+        "--restart-stacks",
+        metavar="CONTAINER",
+        help="before each run, restart every stack's units and nginx in this container (a provisioned "
+        "bench-local): whether a difference between identical stacks belongs to their processes",
+    )
     args = parser.parse_args()
     runs: list[RunFigures] = []
     if args.analyse:
@@ -220,6 +235,8 @@ def main() -> int:
                 continue
             n += 1
             label = f"{n:02d}-{tree}-{kind}"
+            if args.restart_stacks:
+                restart_stacks(args.restart_stacks)
             run_dir, took = one_run(results, label, results / f"{label}.log", disturb, args.experiment, path)
             meta = {"label": label, "tree": tree, "kind": kind, "wall_s": took}
             (results / f"{label}.meta.json").write_text(json.dumps(meta), encoding="utf-8")
