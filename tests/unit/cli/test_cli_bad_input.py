@@ -294,28 +294,30 @@ def user_app_experiment(tmp_path: Path, app: str, kind: str = "sinatra", server:
     return path
 
 
-def test_a_file_name_that_is_not_utf8_in_app_src_is_one_problem(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (
+            lambda app: (app / os.fsdecode(b"caf\xe9.txt")).write_text("x"),
+            "'caf\\udce9.txt' has a name that is not UTF-8: rename it",
+        ),
+        (
+            lambda app: (app / "l").symlink_to(os.fsdecode(b"caf\xe9")),
+            "'l' is a link to a name that is not UTF-8: rename it",
+        ),
+    ],
+    ids=["file-name", "link-target"],
+)
+def test_a_name_in_app_src_that_is_not_utf8_is_one_problem(
+    tmp_path: Path, make: Callable[[Path], object], problem: str
+) -> None:
     app = tmp_path / "app"
     app.mkdir()
     (app / "config.ru").write_text("run ->(e) { [200, {}, ['ok']] }\n")
-    (app / os.fsdecode(b"caf\xe9.txt")).write_text("x")
+    make(app)
     result = bench_stack("experiment", user_app_experiment(tmp_path, "app"))
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
-    assert result.stderr.splitlines()[1:] == [
-        "  - stack 's': app.src: 'caf\\udce9.txt' has a name that is not UTF-8: rename it"
-    ]
-
-
-def test_a_link_in_app_src_to_a_name_that_is_not_utf8_is_one_problem(tmp_path: Path) -> None:
-    app = tmp_path / "app"
-    app.mkdir()
-    (app / "config.ru").write_text("run ->(e) { [200, {}, ['ok']] }\n")
-    (app / "l").symlink_to(os.fsdecode(b"caf\xe9"))
-    result = bench_stack("experiment", user_app_experiment(tmp_path, "app"))
-    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
-    assert result.stderr.splitlines()[1:] == [
-        "  - stack 's': app.src: 'l' is a link to a name that is not UTF-8: rename it"
-    ]
+    assert result.stderr.splitlines()[1:] == [f"  - stack 's': app.src: {problem}"]
 
 
 def test_a_requirements_include_that_is_a_dangling_link_is_one_problem(tmp_path: Path) -> None:

@@ -141,16 +141,24 @@ def test_the_command_line_takes_good_variables_and_says_nothing_of_them(tmp_path
     assert (result.returncode, result.stderr) == (0, ""), result.stderr
 
 
+def bench_stack_play(
+    folder: Path, inventory: Path, env: dict[str, str], *extra: str
+) -> tuple[list[str], dict[str, str], Path]:
+    """bench-stack.yml through ansible-playbook against ``inventory``, results under ``folder``: an early
+    command (conftest's early_commands)."""
+    argv = [
+        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
+        *extra, "-e", f"bench_results_dir={folder / 'results'}",
+    ]  # fmt: skip
+    return argv, {**env, "ANSIBLE_LOCAL_TEMP": str(folder / "tmp")}, ROOT
+
+
 def issue_29(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
     """`-e '{"app_server_cpu_affinity": "0\\nExecStartPre=..."}'` as issue 29 ran it, via ansible-playbook
     (started with the session: conftest's early_commands)."""
     inventory, env = nowhere(folder)
-    argv = [
-        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
-        "-e", '{"app_server_cpu_affinity": "0\\nExecStartPre=/bin/touch /tmp/relpwn-aff"}',
-        "-e", f"bench_results_dir={folder / 'results'}",
-    ]  # fmt: skip
-    return {"affinity": (argv, {**env, "ANSIBLE_LOCAL_TEMP": str(folder / "tmp")}, ROOT)}
+    given = '{"app_server_cpu_affinity": "0\\nExecStartPre=/bin/touch /tmp/relpwn-aff"}'
+    return {"affinity": bench_stack_play(folder, inventory, env, "-e", given)}
 
 
 @pytest.mark.early.with_args(issue_29)
@@ -197,11 +205,7 @@ def inner_names_given(folder: Path) -> dict[str, tuple[list[str], dict[str, str]
         "stack": {"name": "x"},
         "bench_plan": {"stacks": []},
     }
-    argv = [
-        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
-        "-e", json.dumps(given), "-e", f"bench_results_dir={folder / 'results'}",
-    ]  # fmt: skip
-    return {"inner": (argv, {**env, "ANSIBLE_LOCAL_TEMP": str(folder / "tmp")}, ROOT)}
+    return {"inner": bench_stack_play(folder, inventory, env, "-e", json.dumps(given))}
 
 
 @pytest.mark.early.with_args(inner_names_given)
@@ -252,11 +256,7 @@ def a_loadgens_group_variable(folder: Path) -> dict[str, tuple[list[str], dict[s
         "    loadgens:\n      hosts: {lg1: {}}\n"
         '      vars: {loadgen_wrk_source_url: "http://mirror/wrk.tar.gz; touch /tmp/pwn"}\n'
     )
-    argv = [
-        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
-        "-e", f"bench_results_dir={folder / 'results'}",
-    ]  # fmt: skip
-    return {"group": (argv, {**env, "ANSIBLE_LOCAL_TEMP": str(folder / "tmp")}, ROOT)}
+    return {"group": bench_stack_play(folder, inventory, env)}
 
 
 @pytest.mark.early.with_args(a_loadgens_group_variable)
@@ -417,11 +417,7 @@ def issue_44(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
     """The issue's command line: `-e '{"app_server_cpu_affinity": "{{ ansible_facts[...][:0] }}0\\n..."}'`
     with its nginx and host_user variants, via ansible-playbook (started with the session)."""
     inventory, env = nowhere(folder)
-    argv = [
-        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), "bench-stack.yml",
-        "-e", json.dumps(ISSUE_44), "-e", f"bench_results_dir={folder / 'results'}",
-    ]  # fmt: skip
-    return {"facts": (argv, {**env, "ANSIBLE_LOCAL_TEMP": str(folder / "tmp")}, ROOT)}
+    return {"facts": bench_stack_play(folder, inventory, env, "-e", json.dumps(ISSUE_44))}
 
 
 @pytest.mark.early.with_args(issue_44)
