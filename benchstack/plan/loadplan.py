@@ -34,6 +34,11 @@ DEFAULT_CONFIDENCE = 0.99
 # cell, above which the cell is disturbed: kept, not counted, measured again
 # (benchstack.measure.interference).
 DEFAULT_MAX_INTERFERENCE = 0.10
+# Two starts of one stack serve a few per cent apart for as long as they run (the A/A check,
+# docs/how-it-works.md): "run" restarts the stacks' units before a run's first cell, so that no run inherits
+# an earlier run's processes; "never" measures them as they are (long-running processes on purpose).
+RESTART_STACKS = ("run", "never")
+DEFAULT_RESTART_STACKS = "run"
 
 Levels = int | tuple[int, ...]
 
@@ -147,6 +152,8 @@ class Load:
     confidence: float = DEFAULT_CONFIDENCE
     max_interference: float = DEFAULT_MAX_INTERFERENCE
     max_seconds: int | None = None
+    # When the stacks' processes are started afresh: "run" (before a run's first cell) or "never".
+    restart_stacks: str = DEFAULT_RESTART_STACKS
     # Set only when the experiment names one (it then orders every run's rounds).
     seed: int | None = None
 
@@ -175,6 +182,7 @@ class Load:
             confidence=d.get("confidence", DEFAULT_CONFIDENCE),
             max_interference=d.get("max_interference", DEFAULT_MAX_INTERFERENCE),
             max_seconds=d.get("max_seconds"),
+            restart_stacks=d.get("restart_stacks", DEFAULT_RESTART_STACKS),
             seed=d.get("seed"),
         )
 
@@ -200,6 +208,7 @@ class Load:
             "confidence": self.confidence,
             "max_interference": self.max_interference,
             "max_seconds": self.max_seconds,
+            "restart_stacks": self.restart_stacks,
             "baseline": self.baseline,
             "plans": [p.as_dict() for p in self.plans],
         }

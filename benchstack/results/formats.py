@@ -31,7 +31,7 @@ from jsonschema import Draft202012Validator, validators
 
 CELL_SCHEMA_FILE = "cell.schema.json"
 RUN_SCHEMA_FILE = "run.schema.json"
-RUN_SCHEMA = "bench-stack/run/v4"
+RUN_SCHEMA = "bench-stack/run/v5"
 RUN_INFO = "run.json"
 # Longest value quoted in a message (a whole latency distribution would fill a screen).
 SHOWN_CHARS = 60

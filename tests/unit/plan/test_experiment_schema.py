@@ -183,6 +183,10 @@ def test_each_bad_experiment_is_refused_with_one_line_per_problem_naming_its_fie
             lambda d: d["load"].update(max_interference=0),
             "load.max_interference: must be a share of the host",
         ),
+        (
+            lambda d: d["load"].update(restart_stacks="always"),
+            "load.restart_stacks: must be 'run' (restart the stacks before a run's first cell) or 'never'",
+        ),
         (lambda d: d.update(description=5), "description: must be a string, not 5"),
         # A final newline: Python's $ let it through the URL path and name checks.
         (lambda d: d["load"].update(path="/a\n"), "load.path: must be a URL path starting with '/'"),
@@ -254,6 +258,8 @@ def old_defaults(data: dict[str, Any]) -> dict[str, Any]:
         "max_seconds": None, "baseline": data["stacks"][0]["name"],
         # run.json v4: the comparisons' margin and each look's confidence (benchstack.analysis.comparison)
         "equivalence": 0.05, "confidence": 0.99,
+        # run.json v5: each run starts its stacks afresh
+        "restart_stacks": "run",
     }  # fmt: skip
     for key, value in defaults.items():
         load.setdefault(key, value)
@@ -276,7 +282,7 @@ def test_a_load_section_with_every_field_round_trips() -> None:
         "path": "/x", "threshold_ms": 250.5, "warmup": {"duration_s": 3}, "pause_s": 0.5, "repetitions": 3,
         "max_repetitions": 9, "max_cv": 0.1, "max_error_rate": 1, "target_precision": 0.02,
         "equivalence": 0.05, "confidence": 0.95,
-        "max_interference": 0.5, "max_seconds": 600, "seed": 7, "baseline": "b",
+        "max_interference": 0.5, "max_seconds": 600, "restart_stacks": "never", "seed": 7, "baseline": "b",
         "plans": [
             {"tool": "ab", "concurrency": [1, 8], "requests": 100, "keepalive": True, "timeout_s": 5},
             {"tool": "wrk", "concurrency": 4, "duration_s": 2, "threads": 2},
