@@ -69,7 +69,7 @@ not_steady             noisy    ab -g data (``raw/<cell>.requests.tsv``): reques
 run.json fields the playbooks write for these checks (beside ``experiment``, ``mode`` and ``hosts``):
 ``verify: {passed: bool, at: ISO 8601 time, stacks: [stack names]}``;
 ``hosts.<name>.cpu_split: {loadgen_cpus: "0", stack_cpus: "1"}`` (cpulists as ``taskset -c`` takes them), or
-null when the split is off; ``stopped: [{cell, reason: hung|timeout|failed, message, at}]``
+null when the split is off; ``stopped: [{cell, reason: hung|timeout|failed|storage, message, at}]``
 (:func:`benchstack.results.runfolder.record_stop`).
 """
 

@@ -65,6 +65,12 @@ def started_by_ps(pid: int) -> str:
     return re.sub(r"\W+", "-", out.strip())
 
 
+def playbook_run_id(playbook_pid: int) -> str:
+    """The id of the playbook run whose process is ``playbook_pid``: its pid and start (a resume is another
+    playbook run)."""
+    return f"{playbook_pid}-{process_started(playbook_pid)}"
+
+
 def barrier_dir(cell_id: str, playbook_pid: int, tmp: Path | None = None) -> Path:
     """The barrier of one cell in the playbook run whose process is ``playbook_pid``."""
     root = Path(tempfile.gettempdir()) if tmp is None else tmp

@@ -61,6 +61,7 @@ from benchstack.measure.sysstats import parse_vmstat
 from benchstack.plan.topology import loopback
 from benchstack.results.cell import (
     CELLS_DIR,
+    CellExistsError,
     cell_to_dict,
     derived_cell_id,
     make_cell,
@@ -68,12 +69,12 @@ from benchstack.results.cell import (
     validate_cell,
     write_cell,
 )
-from benchstack.results.files import write_atomic
+from benchstack.results.files import probe_writable, storage_problem, write_atomic
 from benchstack.results.formats import RUN_SCHEMA
 from benchstack.results.runfolder import experiment_hash, update_run_json
 
 RAW_DIR = "raw"
-__all__ = ["CellFailed", "Target", "measure_cell", "write_run_info"]
+__all__ = ["CellFailed", "StorageFailed", "Target", "measure_cell", "write_run_info"]
 _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
 
@@ -88,6 +89,42 @@ class CellFailed(RuntimeError):
     def __init__(self, message: str, reason: str = "failed") -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class StorageFailed(CellFailed):
+    """The run folder could not be written: the cell (or its raw output) failed to store, or a probe before
+    the cell's load found the folder not writable (EACCES, EPERM, EROFS, ENOSPC). ``reason`` ``storage``:
+    the run stops there whatever ``keep_going``, since every later cell would be measured into the void
+    (plugins/action/bench_cell.py); nothing of the cell is stored, so a resume measures it again."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, reason="storage")
+
+
+def check_storage(run_dir: Path, cell_id: str) -> None:
+    """StorageFailed, before any load is sent, when the run folder's ``cells/`` or ``raw/`` cannot be
+    written (:func:`benchstack.results.files.probe_writable`)."""
+    for folder in (run_dir / CELLS_DIR, run_dir / RAW_DIR):
+        try:
+            probe_writable(folder)
+        except OSError as exc:
+            problem = storage_problem(exc, folder)
+            raise StorageFailed(
+                f"{cell_id}: the run folder cannot be written, nothing measured: {problem}"
+            ) from exc
+
+
+def _store_failed(cell_id: str, exc: OSError, path: Path, written: list[Path]) -> StorageFailed:
+    """The error of a failed write of ``path``; the raw files of this cell written before it are removed
+    (best effort), so nothing of the cell stays."""
+    for done in written:
+        try:
+            done.unlink(missing_ok=True)
+        except OSError:
+            pass
+    return StorageFailed(
+        f"{cell_id}: cannot store the cell, nothing of it is kept: {storage_problem(exc, path)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -210,6 +247,9 @@ def measure_cell(
     ``before_store`` is called when the measured command returns and again just before the cell is stored;
     it raises (or ends the process) when nothing may be stored any more (the bench_cell action: its
     playbook has ended), so a killed run's worker writes no raw file and no cell.
+    Storage: before any command is sent, ``cells/`` and ``raw/`` must take a probe write, and a raw file or
+    the cell that fails to write removes what this cell wrote: both raise :class:`StorageFailed` (the errno's
+    name, its text, the path), with nothing of the cell stored.
     ``probe_version``: ask the loadgen for the tool's version (its ``version_probe``) when ``tool_version``
     is not given. ``execute_many`` runs several commands in one round trip
     (:func:`benchstack.measure.remote.batch_script`); without it they go one by one through ``execute``.
@@ -217,6 +257,8 @@ def measure_cell(
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8")), False
+    # Nothing is measured into a folder that cannot keep it.
+    check_storage(run_dir, plan["cell_id"])
     run_id = run_id or uuid.uuid4().hex[:12]
     notes = list(notes or [])
     url = http_url(where.host, plan["port"], plan["path"])
@@ -272,16 +314,21 @@ def measure_cell(
     out, vmstat_text, tsv = split_measured(out)
     raw_rel = f"{RAW_DIR}/{plan['cell_id']}.txt"
     raw = out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
-    write_atomic(run_dir / raw_rel, raw)
+    raw_files = [(run_dir / raw_rel, raw)]
     if vmstat_text is not None:
-        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text)
+        raw_files.append((run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text))
     if target_text is not None:
-        write_atomic(
-            run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt",
-            interference.without_marks(target_text),
-        )
+        target_raw = run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt"
+        raw_files.append((target_raw, interference.without_marks(target_text)))
     if tsv:
-        write_atomic(run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv)
+        raw_files.append((run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv))
+    written: list[Path] = []
+    for raw_path, text in raw_files:
+        try:
+            write_atomic(raw_path, text)
+        except OSError as exc:
+            raise _store_failed(plan["cell_id"], exc, raw_path, written) from exc
+        written.append(raw_path)
     if rc == 124:
         raise CellFailed(
             f"{plan['cell_id']}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}",
@@ -352,7 +399,12 @@ def measure_cell(
         raise CellFailed(f"{plan['cell_id']}: invalid cell: {'; '.join(problems)}")
     if before_store is not None:
         before_store()
-    write_cell(run_dir, cell)
+    try:
+        write_cell(run_dir, cell)
+    except CellExistsError:
+        raise
+    except OSError as exc:
+        raise _store_failed(plan["cell_id"], exc, path, written) from exc
     return data, True
 
 

@@ -4,10 +4,14 @@ atomically (a reader never sees half a file; an interrupted write leaves the old
 A JSON file is read within bounds (:func:`benchstack.common.inputs.read_bounded`): a regular file of at most
 :data:`benchstack.common.inputs.MAX_RECORD_BYTES`, so a FIFO or ``/dev/zero`` named ``cells/x.json`` is
 refused instead of blocking or filling the memory, and nesting too deep for Python's parser is one line
-too."""
+too.
+
+A write that fails (the disk full, the folder no longer writable) is named in one line by
+:func:`storage_problem`; :func:`probe_writable` asks the file system before a cell's load is sent."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -45,6 +49,32 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def storage_problem(exc: OSError, path: str | os.PathLike[str] | None = None) -> str:
+    """One line for a failed write: the errno's name, its text and the path (``path``, else the error's
+    own), e.g. ``ENOSPC (No space left on device): results/run/cells/x.json``."""
+    name = errno.errorcode.get(exc.errno or 0, "OSError")
+    text = exc.strerror or str(exc) or type(exc).__name__
+    where = path if path is not None else exc.filename
+    return f"{name} ({text})" + (f": {where}" if where is not None else "")
+
+
+def probe_writable(folder: Path) -> None:
+    """Write a few bytes into ``folder`` (or, when it does not exist yet, into the nearest folder above it,
+    where it would be made) and remove them: OSError when the file system refuses (EACCES, EPERM, EROFS,
+    ENOSPC; ENOTDIR for a file in its place). Nothing is left behind and no folder is made."""
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder))
+    where = folder
+    while not where.is_dir() and where != where.parent:
+        where = where.parent
+    fd, tmp = tempfile.mkstemp(dir=where, prefix=".bench-stack-probe.")
+    try:
+        os.write(fd, b"bench-stack\n")
+    finally:
+        os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import shlex
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchstack.common.inputs import shown_key
 from benchstack.plan.paths import control_character_problem, system_folder_problem
-from benchstack.results.files import read_json, write_json
+from benchstack.results.files import read_json, storage_problem, write_json
 from benchstack.results.formats import RUN_SCHEMA
 
 if TYPE_CHECKING:  # verdict imports this module
@@ -319,6 +320,18 @@ def store_comparisons(
     return update_run_json(Path(run_dir), put, create=False)
 
 
+def resume_command(run_dir: str | os.PathLike[str]) -> str:
+    """The command that resumes the run in ``run_dir``."""
+    return _command(f"bench_run_dir={run_dir}")
+
+
+def stop_aside(run: str, tmp: Path | None = None) -> Path:
+    """Where the playbook run ``run`` keeps its stop when run.json cannot be written (its storage failed):
+    in the controller's temporary folder, read by :func:`stop_of_run` so its later cells, on every loadgen,
+    are not measured either."""
+    return (Path(tempfile.gettempdir()) if tmp is None else tmp) / f"bench-stack-stop-{run}.json"
+
+
 def record_stop(
     run_dir: str | os.PathLike[str],
     cell: str,
@@ -326,9 +339,13 @@ def record_stop(
     message: str,
     at: str | None = None,
     run: str | None = None,
-) -> None:
-    """Add where and why a run stopped to run.json's ``stopped`` (``reason``: hung, timeout or failed;
-    ``run``: the playbook run that stopped there, so its later cells know, :func:`stop_of_run`)."""
+) -> str | None:
+    """Add where and why a run stopped to run.json's ``stopped`` (``reason``: hung, timeout, failed or
+    storage; ``run``: the playbook run that stopped there, so its later cells know, :func:`stop_of_run`).
+
+    None once recorded. When run.json cannot be written (OSError: the run folder's storage failed) and
+    ``run`` is given, the stop is kept aside for this playbook run (:func:`stop_aside`; a stop there halts
+    its later cells whatever ``keep_going``) and the answer says, in one line, why run.json has none."""
     when = at or datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     entry = {"cell": cell, "reason": reason, "message": message, "at": when}
     if run is not None:
@@ -337,11 +354,31 @@ def record_stop(
     def add(data: dict[str, Any]) -> None:
         data["stopped"] = stops(data) + [entry]
 
-    update_run_json(Path(run_dir), add, create=True)
+    try:
+        update_run_json(Path(run_dir), add, create=True)
+    except OSError as exc:
+        if run is None:
+            raise
+        aside = stop_aside(run)
+        aside.write_text(json.dumps(entry), encoding="utf-8")
+        return (
+            f"no stop record in {Path(run_dir) / RUN_INFO}, which cannot be written: {storage_problem(exc)}"
+        )
+    return None
 
 
-def stop_of_run(run_dir: str | os.PathLike[str], run: str) -> dict[str, Any] | None:
-    """The first ``stopped`` entry the playbook run ``run`` recorded in run.json (None: it failed no cell)."""
+def stop_of_run(
+    run_dir: str | os.PathLike[str], run: str, reasons: tuple[str, ...] | None = None
+) -> dict[str, Any] | None:
+    """The first stop of the playbook run ``run`` (None: it failed no cell): the one kept aside when
+    run.json could not be written (:func:`record_stop`), else its first ``stopped`` entry in run.json, of
+    ``reasons`` only when given."""
+    try:
+        aside = json.loads(stop_aside(run).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        aside = None
+    if isinstance(aside, dict) and aside.get("cell"):
+        return aside
     path = Path(run_dir) / "run.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -349,4 +386,7 @@ def stop_of_run(run_dir: str | os.PathLike[str], run: str) -> dict[str, Any] | N
         return None
     if not isinstance(data, dict):
         return None
-    return next((s for s in stops(data) if s.get("run") == run), None)
+    return next(
+        (s for s in stops(data) if s.get("run") == run and (reasons is None or s.get("reason") in reasons)),
+        None,
+    )

@@ -23,10 +23,18 @@ A failed cell stops the run: it is recorded in run.json's ``stopped`` with this 
 later cells of the same playbook run are not measured (skipped, naming the failed cell). With
 ``keep_going`` (``-e bench_keep_going=true``) the failure is recorded and the action does not fail, so the
 rest of the cells are measured; the run's verdict stays invalid until a resume measures the failed cell.
+
+A storage failure (the run folder's ``cells/`` or ``raw/`` not writable before the cell's load, or a write
+of the cell or its raw output failing: ``benchstack.measure.runner.StorageFailed``) stops the run whatever
+``keep_going``: no later cell of this playbook run is measured, on any loadgen, since it would be lost too.
+Its stop (reason ``storage``: errno, path) goes to run.json, or, when run.json cannot be written either,
+aside in the controller's temporary folder (``benchstack.results.runfolder.stop_aside``; the failure says
+so); the failure names the resume command. playbooks/benchmark.yml then gives up the hosts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 from collections.abc import Callable
@@ -44,7 +52,7 @@ from benchstack.measure.barrier import (
     barrier_dir,
     join,
     leave_barrier,
-    process_started,
+    playbook_run_id,
     release,
     wait_for_peers,
 )
@@ -52,9 +60,9 @@ from benchstack.measure.merge import loadgen_dir
 from benchstack.measure.remote import batch_script, split_batch, without_tty
 from benchstack.measure.resume import decide, set_aside
 from benchstack.measure.runlock import worker
-from benchstack.measure.runner import CellFailed, Target, cell_path, measure_cell
-from benchstack.results.files import read_json
-from benchstack.results.runfolder import record_stop, stop_of_run
+from benchstack.measure.runner import CellFailed, StorageFailed, Target, cell_path, measure_cell
+from benchstack.results.files import read_json, storage_problem
+from benchstack.results.runfolder import record_stop, resume_command, stop_of_run
 
 # How long a loadgen waits at the barrier for the others (their warm-ups may differ in length).
 BARRIER_TIMEOUT_S = 300
@@ -91,15 +99,20 @@ class ActionModule(ActionBase):
         if not playbook_running():
             orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended")
         # Processes of this playbook run on the hosts are its own; those of other runs are leftovers.
-        run_id = f"{os.getppid()}-{process_started(os.getppid())}"
+        run_id = playbook_run()
         keep_going = args["keep_going"]
-        stop = None if keep_going else stop_of_run(run_dir, run_id)
+        # A storage failure stops the run even with keep_going: a later cell would be lost as well.
+        stop = stop_of_run(run_dir, run_id, reasons=("storage",) if keep_going else None)
         if stop is not None and not cell_path(store, plan["cell_id"]).exists():
+            past = (
+                f"once {run_dir} can be written again, resume: {resume_command(run_dir)}"
+                if stop.get("reason") == "storage"
+                else "resume it, or run with -e bench_keep_going=true to measure past a failed cell"
+            )
             result.update(
                 changed=False,
                 skipped=True,
-                msg=f"not measured: this run stopped at cell {stop['cell']} ({stop.get('reason')}); "
-                "resume it, or run with -e bench_keep_going=true to measure past a failed cell",
+                msg=f"not measured: this run stopped at cell {stop['cell']} ({stop.get('reason')}); {past}",
             )
             return result
 
@@ -149,9 +162,16 @@ class ActionModule(ActionBase):
             return split_batch(out, len(commands))
 
         try:
-            # Registered while it measures: a resume of a killed run waits for it
-            # (benchstack.measure.runlock).
-            with worker(run_dir, os.getpid()):
+            with contextlib.ExitStack() as registered:
+                # Registered while it measures: a resume of a killed run waits for it
+                # (benchstack.measure.runlock). The run folder's first write of the cell.
+                try:
+                    registered.enter_context(worker(run_dir, os.getpid()))
+                except OSError as exc:
+                    raise StorageFailed(
+                        f"{plan['cell_id']}: the run folder cannot be written, nothing measured: "
+                        f"{storage_problem(exc)}"
+                    ) from exc
                 cell, measured = measure_cell(
                     plan,
                     where,
@@ -173,7 +193,12 @@ class ActionModule(ActionBase):
                 orphaned(f"{exc} (the playbook has ended: not recorded)")
             # The run stops here: run.json says where and why, for the verdict (benchstack.analysis.verdict),
             # and which playbook run stopped, so its later cells are not measured.
-            record_stop(run_dir, plan["cell_id"], exc.reason, str(exc), run=run_id)
+            unrecorded = record_stop(run_dir, plan["cell_id"], exc.reason, str(exc), run=run_id)
+            if isinstance(exc, StorageFailed) or unrecorded:
+                raise AnsibleActionFail(
+                    f"{exc}{'; ' + unrecorded if unrecorded else ''}: the run stops here, no further cell is "
+                    "measured"
+                ) from None
             if keep_going:
                 result.update(changed=False, failed_cell=True, msg=f"{exc} (recorded; going on: keep_going)")
                 result["warnings"] = [f"cell failed, measuring the next ones (keep_going): {exc}"]
@@ -237,6 +262,11 @@ def orphaned(message: str) -> NoReturn:
     if multiprocessing.parent_process() is not None:
         os._exit(1)
     raise AnsibleActionFail(message)
+
+
+def playbook_run() -> str:
+    """This playbook run's id: its ansible-playbook's pid and start (a resume is another playbook run)."""
+    return playbook_run_id(os.getppid())
 
 
 def playbook_gone() -> str | None:

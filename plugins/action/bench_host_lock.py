@@ -4,7 +4,9 @@ One run at a time provisions and measures a host, whichever run folder or contro
 lives on the host (benchstack.provision.hoststate) and names the holder's controller, pid and run folder; the
 holder is this ``ansible-playbook`` process, which took it in the one command that read the host
 (bench_provision_state with ``run_dir``). Giving it up changes nothing a role made, so the task never
-reports a change; in check mode nothing is written.
+reports a change; in check mode nothing is written. With ``delegate_to`` it gives up the delegated host's
+lock (playbooks/benchmark.yml: a loadgen whose run stopped gives up its target too), through that host's
+connection and Python.
 """
 
 from __future__ import annotations
@@ -46,8 +48,14 @@ class ActionModule(ActionBase):
         if self._task.check_mode:
             result.update(changed=False, skipped=True)
             return result
-        python = hostcommand.host_python(task_vars)
-        host = str(task_vars.get("inventory_hostname", "this host"))
+        delegated = self._task.delegate_to if isinstance(self._task.delegate_to, str) else None
+        if delegated:
+            variables = (task_vars.get("ansible_delegated_vars") or {}).get(delegated) or {}
+            host = str(delegated)
+        else:
+            variables = task_vars
+            host = str(task_vars.get("inventory_hostname", "this host"))
+        python = hostcommand.host_python(variables)
 
         def ask(request: dict[str, Any]) -> dict[str, Any]:
             res = self._low_level_execute_command(hostcommand.lock_command(python, request))

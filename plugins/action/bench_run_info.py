@@ -4,7 +4,8 @@ Its content is the plan's (benchstack.plan.resolved.run_record), with what the r
 play, read here from the facts ``benchstack.plan.resolved.RUN_FACTS`` names, and what verify.yml noted on
 localhost (``bench_verified``). It first takes the run folder's lock for this playbook run
 (``benchstack.measure.runlock``; a resumed run took it already when its plan was compiled), so no other run
-measures into the folder meanwhile.
+measures into the folder meanwhile. A run folder that cannot be written fails here, in one line, before any
+cell.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from benchstack.actionargs import action_args
 from benchstack.measure.runlock import RunLockError, acquire
 from benchstack.measure.runner import write_run_info
 from benchstack.plan.resolved import RUN_FACTS, run_record
+from benchstack.results.files import storage_problem
 
 # What a task may pass: the options documented in plugins/modules/bench_run_info.py (ansible-doc).
 ARGS = action_args(__file__)
@@ -36,12 +38,14 @@ class ActionModule(ActionBase):
             result.update(changed=False, skipped=True)
             return result
         run_dir = Path(args["run_dir"])
-        run_dir.mkdir(parents=True, exist_ok=True)
         try:
+            run_dir.mkdir(parents=True, exist_ok=True)
             # The workers' parent is ansible-playbook: the lock is this playbook run's.
             taken = acquire(run_dir, os.getppid())
         except RunLockError as exc:
             raise AnsibleActionFail(f"bench_run_info: {exc}") from None
+        except OSError as exc:  # before any cell, in one line
+            raise AnsibleActionFail(_not_writable(run_dir, exc)) from None
         if taken:
             result["warnings"] = taken
         info = run_record(
@@ -56,8 +60,17 @@ class ActionModule(ActionBase):
             path = write_run_info(run_dir, info)
         except ValueError as exc:  # a record that does not fit the published schema, named by the message
             raise AnsibleActionFail(f"bench_run_info: {exc}") from None
+        except OSError as exc:
+            raise AnsibleActionFail(_not_writable(run_dir, exc)) from None
         result.update(changed=True, path=str(path))
         return result
+
+
+def _not_writable(run_dir: Path, exc: OSError) -> str:
+    return (
+        f"bench_run_info: the run folder {run_dir} cannot be written ({storage_problem(exc)}): no cell is "
+        "measured; make it writable (or free space) and run again"
+    )
 
 
 def fact_of(task_vars: dict[str, Any], host: str, name: str) -> Any:

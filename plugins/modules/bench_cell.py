@@ -43,7 +43,8 @@ options:
   keep_going:
     description: >-
       After a failed cell of this playbook run, measure the later cells anyway (the failure is recorded,
-      the action does not fail). Default: a failed cell stops the run.
+      the action does not fail). Default: a failed cell stops the run. A run folder that cannot be written
+      stops it either way (reason storage).
     type: bool
     default: false
 """

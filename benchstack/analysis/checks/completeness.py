@@ -42,7 +42,11 @@ def check_verified(run: Run) -> tuple[list[Reason], list[str]]:
     ], []
 
 
-STOP_WHAT = {"hung": "the stack hung", "timeout": "the load tool did not finish within its time bound"}
+STOP_WHAT = {
+    "hung": "the stack hung",
+    "timeout": "the load tool did not finish within its time bound",
+    "storage": "the run folder could not be written",
+}
 
 
 def check_stopped(run: Run) -> tuple[list[Reason], list[str]]:
@@ -54,6 +58,10 @@ def check_stopped(run: Run) -> tuple[list[Reason], list[str]]:
         what = STOP_WHAT.get(str(why), "the cell failed")
         at = f" at {stop['at']}" if stop.get("at") else ""
         detail = f" ({stop['message']})" if stop.get("message") else ""
+        if cell in stored and why == "storage":
+            # The controller's disk, not the stack: once a resume stored the cell, nothing is in doubt
+            # (run.json keeps the stop).
+            continue
         if cell in stored:
             message = f"{cell}: {what} once{at}{detail}; a resumed run measured the cell since"
             if code == "hung_stack":

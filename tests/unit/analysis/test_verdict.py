@@ -656,6 +656,26 @@ def test_a_resumed_run_keeps_the_stop_and_calls_it_noisy_once_the_cell_is_measur
     assert "the stack may hang again under this load" in reason.message
 
 
+def test_a_storage_stop_is_invalid_until_the_resume_stores_the_cell_then_no_reason_at_all(
+    tmp_path: Path,
+) -> None:
+    """Issue 44: the run folder could not be written. The controller's disk says nothing of the stack: once
+    a resume stored the cell, the stop stays in run.json and the verdict has nothing to say of it."""
+    run = Run(tmp_path)
+    run.load["repetitions"] = run.load["max_repetitions"] = 1
+    run.plan("s", AB_STEADY, 1)
+    run.write_info()
+    record_stop(tmp_path, "s__ab__c2__r1", "storage", "ENOSPC (No space left on device): cells/x.json")
+    stopped = json.loads((tmp_path / "run.json").read_text())["stopped"]
+    v = run.verdict(stopped=stopped)
+    assert codes(v) == ["stopped", "incomplete"] and v.status == "invalid"
+    assert others(v)[0].message.endswith(
+        ": the run folder could not be written (ENOSPC (No space left on device): cells/x.json)"
+    )
+    steady(run, reps=1)
+    assert codes(run.verdict(stopped=stopped)) == []
+
+
 def test_cells_planned_but_not_stored_make_the_run_incomplete(tmp_path: Path) -> None:
     run = Run(tmp_path)
     steady(run, reps=2)

@@ -15,7 +15,7 @@ from conftest import AB_G_FILE, Helpers, is_helper, read_data, unwrap
 
 from benchstack.kinds.loadtools import by_name, parse
 from benchstack.measure import runner
-from benchstack.measure.runner import CellFailed, Target, measure_cell, write_run_info
+from benchstack.measure.runner import CellFailed, StorageFailed, Target, measure_cell, write_run_info
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.results.cell import validate_cell
 from benchstack.results.runfolder import experiment_hash
@@ -347,11 +347,77 @@ def test_a_run_folder_that_turned_read_only_stores_nothing_and_the_resume_measur
 
     with monkeypatch.context() as m:
         m.setattr(runner, "write_atomic", read_only)
-        with pytest.raises(OSError, match="Read-only file system"):
+        with pytest.raises(StorageFailed, match=r"EROFS \(Read-only file system\)") as err:
             measure(plan, tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(2))
+    assert err.value.reason == "storage"
     assert not (tmp_path / "cells").exists()
     cell, measured = measure(plan, tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(2))
     assert measured and (tmp_path / "cells" / f"{plan['cell_id']}.json").is_file()
+
+
+def _refuse(code: int) -> Any:
+    def refuse(*_args: Any, **_kw: Any) -> None:
+        raise OSError(code, os.strerror(code))
+
+    return refuse
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EPERM, errno.ENOSPC], ids=errno.errorcode.get)
+def test_a_cell_that_fails_to_write_stops_with_a_storage_error_and_leaves_no_part_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    """Issue 44: the cell's own write fails (here at its fsync, after its bytes went to the temporary file):
+    one line naming the errno and the cell's path, no file in cells/ (no temporary one either) and none of
+    the cell's raw files; the next attempt (a resume) measures and stores it."""
+    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+    with monkeypatch.context() as m:
+        m.setattr(os, "fsync", _refuse(code))
+        with pytest.raises(StorageFailed) as err:
+            measure(plan, tmp_path, FakeLoadgen(read_data("ab", "normal.txt")).expect(2))
+    final = tmp_path / "cells" / f"{plan['cell_id']}.json"
+    assert str(err.value) == (
+        f"{plan['cell_id']}: cannot store the cell, nothing of it is kept: "
+        f"{errno.errorcode[code]} ({os.strerror(code)}): {final}"
+    )
+    assert err.value.reason == "storage" and "\n" not in str(err.value)
+    assert list((tmp_path / "cells").iterdir()) == []
+    assert list((tmp_path / "raw").iterdir()) == []
+    again = FakeLoadgen(read_data("ab", "normal.txt")).expect(2)
+    cell, measured = measure(plan, tmp_path, again)
+    assert measured and len(again.commands) == 2
+    assert json.loads(final.read_text(encoding="utf-8")) == cell
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EPERM, errno.ENOSPC], ids=errno.errorcode.get)
+def test_a_run_folder_that_cannot_be_written_stops_the_cell_before_any_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    """Nothing is measured into the void: the probe write before the cell fails, and the loadgen is sent
+    nothing (no sweep, no warm-up, no load)."""
+    plan = one_plan(AB_PLAN, warmup={"requests": 200})
+    sent: list[str] = []
+
+    def loadgen(command: str) -> tuple[int, str, str]:
+        sent.append(command)
+        return 0, "", ""
+
+    with monkeypatch.context() as m:
+        m.setattr(runner, "probe_writable", _refuse(code))
+        with pytest.raises(StorageFailed, match=rf"nothing measured: {errno.errorcode[code]} ") as err:
+            measure(plan, tmp_path, loadgen)
+    assert sent == [] and str(tmp_path / "cells") in str(err.value)
+    assert not (tmp_path / "cells").exists() and not (tmp_path / "raw").exists()
+
+
+def test_the_probe_before_a_cell_leaves_nothing_behind_and_refuses_a_file_named_cells(tmp_path: Path) -> None:
+    plan = one_plan(AB_PLAN)
+    runner.check_storage(tmp_path, plan["cell_id"])
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "cells").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(
+        StorageFailed, match=rf"nothing measured: ENOTDIR \(Not a directory\): {tmp_path}/cells$"
+    ):
+        runner.check_storage(tmp_path, plan["cell_id"])
 
 
 # ---------------------------------------------------------------- failures

@@ -1,5 +1,6 @@
 """The Ansible plugins, imported by file path (they are not a package) and run without a connection."""
 
+import errno
 import functools
 import importlib.util
 import json
@@ -13,12 +14,13 @@ from types import ModuleType
 from typing import Any
 from unittest.mock import MagicMock
 
+import jinja2
 import pytest
 import yaml
 from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from conftest import STORED_META, Helpers, batch_commands, batch_reply, read_data
 
-from benchstack.measure import runlock
+from benchstack.measure import runlock, runner
 from benchstack.measure.runlock import LOCK_FILE, holder
 from benchstack.measure.runner import measure_cell
 from benchstack.plan import settings
@@ -26,6 +28,7 @@ from benchstack.plan.experiment import CellPlan, cells
 from benchstack.plan.resolved import experiment_of, seed_for
 from benchstack.provision import hostcommand, hostrecord, made
 from benchstack.provision import roles as provision
+from benchstack.results import runfolder
 from benchstack.results.cell import validate_cell
 from benchstack.results.runfolder import experiment_hash
 
@@ -443,8 +446,10 @@ class Loadgen:
         self.rc = rc
         self.helpers = Helpers()
         self.commands: list[str] = []
+        self.sent: list[str] = []  # every command, as the connection got it
 
     def __call__(self, command: str) -> dict[str, Any]:
+        self.sent.append(command)
         inside = batch_commands(command)
         if inside is not None:
             replies = [self(c) for c in inside]
@@ -611,6 +616,20 @@ def test_bench_run_info_writes_run_json_from_the_plan_and_what_the_run_learnt_of
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert data["swept"] is None and data["dns_probe"] is None and data["verify"] is None
     assert data["inventory"] is None
+
+
+@pytest.mark.parametrize("where", ["acquire", "write_run_info"])
+def test_bench_run_info_in_a_run_folder_that_cannot_be_written_fails_in_one_line_before_any_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    plan = run_plan(str(write_experiment(tmp_path, small_experiment())))
+    monkeypatch.setattr(bench_run_info, where, _refuse(errno.EACCES))
+    with pytest.raises(AnsibleActionFail) as err:
+        make_action(bench_run_info, {"run_dir": str(tmp_path), "plan": plan}).run(task_vars={})
+    assert str(err.value) == (
+        f"bench_run_info: the run folder {tmp_path} cannot be written (EACCES (Permission denied)): no cell "
+        "is measured; make it writable (or free space) and run again"
+    )
 
 
 def test_bench_run_info_refuses_a_record_off_the_schema_naming_the_field(tmp_path: Path) -> None:
@@ -797,6 +816,37 @@ def test_two_loadgens_measure_one_cell_together_and_bench_merge_merges_it(tmp_pa
     assert merged["cell"]["requests_completed"] == 2 * results["lg1"]["cell"]["requests_completed"]
 
 
+def test_a_merged_cell_that_cannot_be_written_stops_the_run_and_the_resume_merges_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = ({**c, "peers": ["lg1", "lg2"]} for c in three_cells(tmp_path)[:2])
+    threads = [
+        threading.Thread(target=run_cell, args=(first, Loadgen(read_data("ab", "normal.txt")), n))
+        for n in ("lg1", "lg2")
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    run, cell_id = tmp_path / "run", first["cell"]["cell_id"]
+    merge = make_action(bench_merge, {"run_dir": str(run), "cell_id": cell_id, "loadgens": ["lg1", "lg2"]})
+    with monkeypatch.context() as m:
+        m.setattr(os, "fsync", _refuse(errno.ENOSPC))
+        with pytest.raises(
+            AnsibleActionFail, match="the run stops here, no further cell is measured$"
+        ) as err:
+            merge.run(task_vars={})
+    assert str(err.value).startswith(
+        f"{cell_id}: cannot store the merged cell: ENOSPC (No space left on device)"
+    )
+    [stop] = json.loads((run / "run.json").read_text(encoding="utf-8"))["stopped"]
+    assert (stop["cell"], stop["reason"], stop["run"]) == (cell_id, "storage", bench_cell.playbook_run())
+    later = Loadgen(read_data("ab", "normal.txt"))
+    assert run_cell(second, later, hostname="lg1")["skipped"] is True and later.sent == []
+    assert list((run / "cells").iterdir()) == []  # nothing half-written
+    assert merge.run(task_vars={})["changed"] is True  # the resume's merge
+
+
 def test_two_loadgens_leave_no_barrier_behind_measuring_or_resuming(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -958,6 +1008,91 @@ def test_keep_going_records_the_failed_cell_and_measures_the_next(tmp_path: Path
     assert stop["cell"] == first["cell"]["cell_id"]
 
 
+def three_cells(tmp_path: Path) -> list[dict[str, Any]]:
+    data = small_experiment()
+    data["load"]["repetitions"] = 3
+    plan = run_plan(str(write_experiment(tmp_path, data)))
+    base = {"host": "127.0.0.1", "target": "target1", "run_dir": str(tmp_path / "run")}
+    base["experiment"] = plan["experiment"]["name"]
+    return [{**base, "cell": c} for c in plan["cells"][:3]]
+
+
+def _refuse(code: int) -> Any:
+    def refuse(*_args: Any, **_kw: Any) -> None:
+        raise OSError(code, os.strerror(code))
+
+    return refuse
+
+
+@pytest.mark.parametrize("keep_going", [False, True], ids=["stop", "keep_going"])
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EPERM, errno.ENOSPC], ids=errno.errorcode.get)
+def test_a_storage_failure_stops_the_run_at_the_first_failed_write_and_the_resume_measures_the_lost_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, keep_going: bool
+) -> None:
+    """Issue 44: cells/ could not be written (EACCES, EPERM, ENOSPC), and the run measured the remaining
+    cells anyway, losing each. The first failed write stops the run (even with keep_going): run.json's
+    stop names the errno and the path, the later cells send no load, and the resume measures the lost one."""
+    first, second, third = ({**c, "keep_going": keep_going} for c in three_cells(tmp_path))
+    run_cell(first, Loadgen(read_data("ab", "normal.txt")))
+    lost = Loadgen(read_data("ab", "normal.txt"))
+    with monkeypatch.context() as m:
+        m.setattr(os, "fsync", _refuse(code))  # the cell's write (benchstack.results.cell.write_cell)
+        with pytest.raises(
+            AnsibleActionFail, match="the run stops here, no further cell is measured$"
+        ) as err:
+            run_cell(second, lost)
+        later = Loadgen(read_data("ab", "normal.txt"))
+        result = run_cell(third, later)
+    assert len(lost.commands) == 1  # it was measured, then lost at the write
+    assert later.commands == [] and later.sent == [] and result["skipped"] is True
+    run = tmp_path / "run"
+    lost_id = second["cell"]["cell_id"]
+    assert result["msg"] == (
+        f"not measured: this run stopped at cell {lost_id} (storage); once {run} can be written again, "
+        f"resume: ansible-playbook bench-stack.yml -e bench_run_dir={run}"
+    )
+    [stop] = json.loads((run / "run.json").read_text(encoding="utf-8"))["stopped"]
+    assert (stop["cell"], stop["reason"], stop["run"]) == (lost_id, "storage", bench_cell.playbook_run())
+    name = f"{errno.errorcode[code]} ({os.strerror(code)}): {run / 'cells' / f'{lost_id}.json'}"
+    assert stop["message"] == f"{lost_id}: cannot store the cell, nothing of it is kept: {name}"
+    assert name in str(err.value)
+    assert sorted(p.name for p in (run / "cells").iterdir()) == [f"{first['cell']['cell_id']}.json"]
+    # The resume (another playbook run) measures the lost cell and the one not measured, not the stored one.
+    monkeypatch.setattr(bench_cell, "playbook_run", lambda: "resume-1")
+    for args, measured in ((first, False), (second, True), (third, True)):
+        again = Loadgen(read_data("ab", "normal.txt"))
+        assert run_cell(args, again)["changed"] is measured
+        assert len(again.commands) == (1 if measured else 0)
+    assert len(list((run / "cells").iterdir())) == 3
+
+
+def test_a_run_folder_that_cannot_be_written_stops_before_any_load_and_keeps_the_stop_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither cells/ nor run.json can be written: the cell sends no load, the failure says there is no stop
+    record in run.json (and why), and the stop kept for this playbook run stops its later cells."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the stop is kept aside
+    first, second = (dict(c, keep_going=True) for c in three_cells(tmp_path)[:2])
+    run = tmp_path / "run"
+    run.mkdir()
+    with monkeypatch.context() as m:
+        m.setattr(runner, "probe_writable", _refuse(errno.EROFS))
+        m.setattr(runfolder, "update_run_json", _refuse(errno.EROFS))
+        loadgen = Loadgen(read_data("ab", "normal.txt"))
+        with pytest.raises(AnsibleActionFail) as err:
+            run_cell(first, loadgen)
+        later = Loadgen(read_data("ab", "normal.txt"))
+        result = run_cell(second, later)
+    assert loadgen.commands == [] and loadgen.sent == []
+    assert str(err.value) == (
+        f"{first['cell']['cell_id']}: the run folder cannot be written, nothing measured: EROFS (Read-only "
+        f"file system): {run / 'cells'}; no stop record in {run / 'run.json'}, which cannot be written: "
+        "EROFS (Read-only file system): the run stops here, no further cell is measured"
+    )
+    assert later.commands == [] and result["skipped"] is True and "(storage)" in result["msg"]
+    assert not (run / "run.json").exists()
+
+
 def test_bench_cell_refuses_peers_without_this_loadgen(tmp_path: Path) -> None:
     args = {**cell_args(tmp_path), "peers": ["lg1", "lg2"]}
     with pytest.raises(AnsibleActionFail, match="do not include this loadgen"):
@@ -1066,6 +1201,51 @@ def test_bench_provision_state_holds_the_host_in_its_one_command_and_bench_host_
     assert host_lock.read_text(encoding="utf-8") == ""
     with pytest.raises(AnsibleActionFail, match="state is released"):
         make_action(bench_host_lock, {"state": "held"}).run(task_vars={})
+
+
+def test_bench_host_lock_delegated_gives_up_the_delegated_hosts_lock_through_its_python(
+    tmp_path: Path, host_lock: Path
+) -> None:
+    """benchmark.yml's stopped run gives up its target from the loadgen's task (delegate_to): the target's
+    Python answers, and the lock is released."""
+    Path(made.PATH).parent.mkdir(parents=True, exist_ok=True)
+    holding_state(tmp_path).run(task_vars={"inventory_hostname": "web", "ansible_run_tags": ["all"]})
+    assert json.loads(host_lock.read_text(encoding="utf-8"))["pid"] == os.getppid()
+    release = on_this_host(make_action(bench_host_lock, {"state": "released"}))
+    release._task.delegate_to = "web"
+    task_vars = {
+        "inventory_hostname": "lg1",
+        "ansible_python_interpreter": "/nowhere/python",  # the loadgen's: not the one asked
+        "ansible_delegated_vars": {"web": {"ansible_python_interpreter": sys.executable}},
+    }
+    result = release.run(task_vars=task_vars)
+    assert result["msg"] == "released" and host_lock.read_text(encoding="utf-8") == ""
+    assert release.commands[0].startswith(f"{sys.executable} -c ")
+
+
+def _measure_play_rescue() -> list[dict[str, Any]]:
+    plays = yaml.safe_load((ROOT / "playbooks" / "benchmark.yml").read_text(encoding="utf-8"))
+    [measure] = [p for p in plays if p.get("name") == "Measure the cells"]
+    [block] = [t for t in measure["tasks"] if "block" in t]
+    assert any("target.yml" in str(t.get("ansible.builtin.include_tasks")) for t in block["block"])
+    return block["rescue"]
+
+
+def test_a_stopped_run_gives_up_its_loadgen_and_target_then_fails_naming_the_resume_command() -> None:
+    """Issue 44: a run that stopped (a failed cell, a storage failure) left the host lock behind: a failed
+    loadgen leaves the plays that follow, and none of them runs once every loadgen has failed."""
+    release, stopped = _measure_play_rescue()
+    assert release["bench_host_lock"] == {"state": "released"}
+    assert release["delegate_to"] == "{{ item }}"
+    hosts = jinja2.Environment().compile_expression(release["loop"].strip("{} "))
+    assert hosts(inventory_hostname="lg1", bench_here={"target": "web"}) == ["lg1", "web"]
+    assert hosts(inventory_hostname="box", bench_here={"target": "box"}) == ["box"]  # loopback
+    assert release.get("ignore_unreachable") is True  # a restarted host must not hide the message below
+    assert "ansible.builtin.fail" in stopped
+    assert (
+        "resume: ansible-playbook bench-stack.yml -e bench_run_dir={{ bench_plan.run_dir | quote }}"
+        in " ".join(stopped["ansible.builtin.fail"]["msg"].split())
+    )
 
 
 def test_bench_provision_state_refuses_a_host_another_live_run_holds_naming_its_folder_and_pid(
