@@ -16,7 +16,9 @@ none), read back by the drift read's own parser (:func:`benchstack.provision.hos
 measured again) when the boot id or PID 1's start changed (a reboot, a container restart), when systemd was
 still starting or PID 1 had run less than :data:`BOOT_SETTLE_S` when the cell began, or when any unit of
 ours changed (stopped, started, restarted by systemd). A host whose
-state after the cell could not be read at all is disturbed too: it stopped answering during the cell.
+state after the cell could not be read at all is disturbed too: it stopped answering during the cell. A unit
+that was already down when the cell began did not change; the same line judges the units of the cell's own
+stack for that (:func:`benchstack.measure.stackunits.down_reasons`).
 """
 
 from __future__ import annotations

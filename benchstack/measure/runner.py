@@ -37,7 +37,7 @@ import re
 import shlex
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,7 +45,7 @@ from typing import Any
 
 from benchstack.kinds.loadtools import by_name, warmup_tool
 from benchstack.kinds.loadtools.base import Executor
-from benchstack.measure import hostevents, interference
+from benchstack.measure import hostevents, interference, stackunits
 from benchstack.measure.loadcmd import http_url
 from benchstack.measure.merge import window_span
 from benchstack.measure.remote import (
@@ -231,6 +231,8 @@ def measure_cell(
     before_store: Callable[[], None] | None = None,
     probe_version: bool = False,
     execute_many: Callable[[list[str]], list[tuple[int, str, str]]] | None = None,
+    units: Sequence[str | Mapping[str, Any]] = (),
+    target_control: Executor | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
@@ -253,6 +255,12 @@ def measure_cell(
     ``probe_version``: ask the loadgen for the tool's version (its ``version_probe``) when ``tool_version``
     is not given. ``execute_many`` runs several commands in one round trip
     (:func:`benchstack.measure.remote.batch_script`); without it they go one by one through ``execute``.
+    ``units``: the units that serve the cell's stack (the plan's ``stack_units``: ``{unit, listen}`` each,
+    or bare names). Before the warm-up each is checked and, when down, restarted
+    (:mod:`benchstack.measure.stackunits`): in loopback mode through ``execute`` (in the first batch), in
+    network mode through ``target_control`` (the target's connection; None: not checked before the cell).
+    A unit still down raises :class:`CellFailed` before the measured run; a unit of them not active when the
+    measured run begins (the target's state line) makes the cell disturbed.
     """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
@@ -267,6 +275,15 @@ def measure_cell(
     # leftover loads the stack during the warm-up; the warm-up last, so only the pause lies between it and
     # the measured run.
     batch = [sweep_command(run_id)]
+    planned = stackunits.stack_units(units)
+    names = [u.unit for u in planned]
+    check = None
+    if planned and where.mode == "loopback":
+        check = stackunits.check_command(planned)
+        batch.append(check)
+    elif planned and target_control is not None:
+        _, out, _ = target_control(stackunits.check_command(planned))
+        notes += _brought_back(plan, where, names, out)
     probe = tool.version_probe if probe_version and tool_version is None else None
     if probe:
         batch.append(probe)
@@ -281,6 +298,9 @@ def measure_cell(
     rc, out, _ = next(replies)
     if rc == 0 and out.strip().isdigit() and int(out.strip()):
         notes.append(_swept_note(int(out.strip()), "loadgen"))
+    if check:
+        _, out, _ = next(replies)
+        notes += _brought_back(plan, where, names, out)
     if probe:
         _, out, err = next(replies)
         tool_version = (out or err).strip() or None
@@ -367,7 +387,7 @@ def measure_cell(
     limit = (measured_cpu or {}).get("limit")
     disturbed = [] if limit is None else interference.disturbed_reasons(measured_cpu, limit)
     disturbed += overrun_reasons(plan, window)
-    disturbed += state_reasons(where, err, target_vmstat, target_text)
+    disturbed += state_reasons(where, err, target_vmstat, target_text, names)
     cell = make_cell(
         parsed,
         experiment=experiment,
@@ -406,6 +426,21 @@ def measure_cell(
     except OSError as exc:
         raise _store_failed(plan["cell_id"], exc, path, written) from exc
     return data, True
+
+
+def _brought_back(plan: dict[str, Any], where: Target, units: Sequence[str], out: str) -> list[str]:
+    """The notes of the units the check before the cell restarted; CellFailed when one is still down
+    (:mod:`benchstack.measure.stackunits`)."""
+    if stackunits.MARKER not in out:
+        # No answer from the target (no connection): its state line when the cell begins still judges.
+        return [
+            f"the units of stack {plan['stack']} were not checked before this cell: the target did not answer"
+        ]
+    checks = stackunits.parse_check(out, units)
+    down = stackunits.still_down(checks, plan["stack"], where.target)
+    if down is not None:
+        raise CellFailed(f"{plan['cell_id']}: {down}")
+    return stackunits.restart_notes(checks)
 
 
 def _swept_note(count: int, host: str) -> str:
@@ -464,16 +499,25 @@ def overrun_reasons(plan: dict[str, Any], window: dict[str, str] | None) -> list
 
 
 def state_reasons(
-    where: Target, loadgen_err: str, target_vmstat: _TargetVmStat | None, target_text: str | None
+    where: Target,
+    loadgen_err: str,
+    target_vmstat: _TargetVmStat | None,
+    target_text: str | None,
+    units: Sequence[str] = (),
 ) -> list[str]:
     """Why the cell is disturbed by what happened to its hosts during it
     (:mod:`benchstack.measure.hostevents`): the loadgen's state lines (the target's too in loopback mode) and,
-    in network mode, the target's."""
-    found = hostevents.reasons(*hostevents.states(loadgen_err), where.loadgen)
+    in network mode, the target's; and by a unit of its stack (``units``) that was not active when it began
+    (:func:`benchstack.measure.stackunits.down_reasons`, on the target's line)."""
+    loadgen_before, loadgen_after = hostevents.states(loadgen_err)
+    found = hostevents.reasons(loadgen_before, loadgen_after, where.loadgen)
+    if where.mode == "loopback":
+        found += stackunits.down_reasons(loadgen_before, units, where.target)
     if target_vmstat is not None and target_vmstat.handle is not None:
         before = hostevents.states(target_vmstat.state_text)[0]
         after = hostevents.states(target_text or "")[1]
         found += hostevents.reasons(before, after, where.target, after_read=bool(target_text))
+        found += stackunits.down_reasons(before, units, where.target)
     return found
 
 

@@ -24,7 +24,8 @@ The fact holds:
 * ``needs``: runtimes, packages, apps, fronts and servers the targets need;
 * ``role_units`` and ``role_made``: per OS family the roles' units and the files and units each makes
   (:func:`benchstack.provision.roles.role_units`, :func:`benchstack.provision.roles.role_made`), which
-  provisioning keeps running and records;
+  provisioning keeps running and records; ``stack_units``: per OS family, per stack the units that serve it
+  (:func:`benchstack.provision.roles.stack_units`), each checked before every cell of the stack;
 * ``hosts``: per host of the inventory's targets and loadgens (:func:`with_hosts`; none when the command line
   compiles the plan), the ``roles`` it runs in order, and for a loadgen its ``target``, the ``address`` it
   loads it at, its ``peers``, ``loopback``, and the requests verify sends through the fronts
@@ -100,7 +101,7 @@ from benchstack.plan.stacks import Stack
 from benchstack.plan.targets import PARALLEL, SEQUENTIAL, target_cells
 from benchstack.plan.topology import loadgen_places, loadgen_targets, mode
 from benchstack.provision.dns import stack_names
-from benchstack.provision.roles import FAMILIES, host_roles, owned, role_made, role_units
+from benchstack.provision.roles import FAMILIES, host_roles, owned, role_made, role_units, stack_units
 from benchstack.results.runfolder import check_run_dir, experiment_hash
 
 PLAN_SCHEMA = "bench-stack/plan/v1"
@@ -227,6 +228,7 @@ class ResolvedPlan:
             "needs": self.needs.to_dict(),
             "role_units": {family: role_units(self.stacks, family) for family in FAMILIES},
             "role_made": {family: role_made(self.stacks, family) for family in FAMILIES},
+            "stack_units": {family: stack_units(self.stacks, family) for family in FAMILIES},
             "hosts": {host: place.to_dict() for host, place in self.hosts.items()},
             # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
             "tools": self.experiment.load.tools(),

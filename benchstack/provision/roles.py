@@ -1,9 +1,11 @@
 """Which roles a host runs and what the plan says of them: each host's roles in provisioning order
 (:func:`host_roles`) and in two stages around the sweep (:func:`stages`), the units each role keeps running
 (:func:`role_units`) and what it makes (:func:`role_made`, with what a role declares at its end:
-:func:`with_declared`), what the stacks own under the roots (:func:`owned`), and the roles whose OS packages
-provision.yml installs in one transaction (:func:`package_roles`). The plan computes the first four
-(:mod:`benchstack.plan.resolved`); the provisioning markers (:mod:`benchstack.provision.markers`) read them.
+:func:`with_declared`), the units that serve each stack (:func:`stack_units`), what the stacks own under the
+roots (:func:`owned`), and the roles whose OS packages provision.yml installs in one transaction
+(:func:`package_roles`). The plan computes the roles, the units and what the roles make and own
+(:mod:`benchstack.plan.resolved`); the provisioning markers (:mod:`benchstack.provision.markers`) read
+them, and the runner checks the stacks' units before each cell (:mod:`benchstack.measure.stackunits`).
 """
 
 from __future__ import annotations
@@ -114,6 +116,27 @@ def role_units(stacks: Sequence[Stack], family: str) -> dict[str, list[str]]:
         "nginx": ["nginx.service"],
         "apache": [f"{apache}{instance}.service" for instance in _apache_instances(stacks)],
     }
+
+
+def stack_units(stacks: Sequence[Stack], family: str) -> dict[str, list[dict[str, str | None]]]:
+    """Stack name -> the units that serve it on a host of OS ``family`` (the plan's ``stack_units``), each
+    with where it listens (``unix:<socket>``, ``tcp:<port>``, None when unknown): its app server instances,
+    its front (nginx, or its Apache instance) on the stack's port. A cell measures the whole stack only
+    while every one of them is active (:mod:`benchstack.measure.stackunits`)."""
+    apache = "apache2@" if family == "Debian" else "httpd@"
+    out: dict[str, list[dict[str, str | None]]] = {}
+    for s in stacks:
+        units: list[dict[str, str | None]] = []
+        if served("app_server", [s]):
+            for ep in s.endpoints:
+                listen = f"unix:{ep.socket}" if ep.socket else f"tcp:{ep.port}" if ep.port else None
+                units.append({"unit": ep.unit, "listen": listen})
+        if served("nginx", [s]):
+            units.append({"unit": "nginx.service", "listen": f"tcp:{s.port}"})
+        if served("apache", [s]) and isinstance(s.front, ApacheFront):
+            units.append({"unit": f"{apache}{s.front.instance}.service", "listen": f"tcp:{s.port}"})
+        out[s.name] = units
+    return out
 
 
 def with_declared(manifest: Mapping[str, Any], declared: Mapping[str, Any] | None) -> dict[str, Any]:

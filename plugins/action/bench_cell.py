@@ -4,8 +4,9 @@ Thin by design: it gathers arguments, runs commands through the host's connectio
 else to ``benchstack.measure.runner``. A cell already stored is not measured again, so a rerun resumes.
 
 In network mode it also opens a connection to the target (the target's own connection variables, as the
-inventory gives them) so the runner can take the target's system stats during the cell. With ``peers``
-(several loadgens loading one target at once) each loadgen stores its cell under
+inventory gives them) so the runner can take the target's system stats during the cell and, before it,
+check the units of the cell's stack (``units``: restarted when down, ``benchstack.measure.stackunits``).
+With ``peers`` (several loadgens loading one target at once) each loadgen stores its cell under
 ``loadgens/<loadgen>/`` in the run folder, the measured runs start together at a
 barrier on the controller (after each one's warm-up and pause), and only the first peer takes the target's
 stats; the bench_merge action then merges the cells (``benchstack.measure.merge``). A cell some of the peers
@@ -153,9 +154,12 @@ class ActionModule(ActionBase):
             res = self._low_level_execute_command(command)
             return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
 
-        target_execute = None
-        if where.mode == "network" and args["target_stats"] and loadgen == peers[0]:
-            target_execute = self._target_executor(task_vars, args["target"])
+        target_execute = target_control = None
+        units = list(args.get("units") or [])
+        if where.mode == "network" and loadgen == peers[0] and (args["target_stats"] or units):
+            # One connection to the target: its stats during the cell, its stack's units before it.
+            target_control = self._target_executor(task_vars, args["target"])
+            target_execute = target_control if args["target_stats"] else None
 
         def execute_many(commands: list[str]) -> list[tuple[int, str, str]]:
             _, out, _ = execute(batch_script(commands))
@@ -187,6 +191,8 @@ class ActionModule(ActionBase):
                     run_id=run_id,
                     notes=notes,
                     before_store=still_running,
+                    units=units,
+                    target_control=target_control,
                 )
         except CellFailed as exc:
             if not playbook_running():
@@ -235,7 +241,8 @@ class ActionModule(ActionBase):
             options.setdefault("inventory_hostname", target)
             options.setdefault("ansible_host", hv.get("ansible_host") or target)
             conn.set_options(var_options=options)
-            conn.set_become_plugin(None)  # vmstat needs no privileges
+            # vmstat needs no privileges; the unit check restarts a unit through sudo -n when not root.
+            conn.set_become_plugin(None)
             without_tty(conn)
         except (AnsibleError, KeyError, TypeError) as exc:
             return _failing(f"no connection to the target: {exc}")

@@ -36,6 +36,16 @@ options:
       Loopback hosts: the CPUs the load tool runs on (taskset -c), apart from the stacks' (bench_cpu_split).
     type: str
     required: false
+  units:
+    description: >-
+      The units that serve the cell's stack on the target, each a dict of unit and listen
+      (bench_plan.stack_units). Before the cell each is checked and, when down, restarted (at most twice);
+      a unit still down fails the cell before its load, and one not active when the measured run begins
+      makes the cell disturbed (benchstack.measure.stackunits). Network mode: checked by the first peer
+      over the target's connection.
+    type: list
+    elements: dict
+    required: false
   target_stats:
     description: Take the target's vmstat during the cell in network mode (needs a connection to it).
     type: bool

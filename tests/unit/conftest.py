@@ -463,6 +463,7 @@ class Helpers:
         swept: int = 0,
         cpu: tuple[str, str, str] | None = None,
         states: tuple[str, str | None] | None = None,
+        units: str = "",
     ) -> None:
         self.vmstat = read_data("vmstat", "vmstat-during-wrk.txt") if vmstat is None else vmstat
         # The CPU snapshot lines a measured script prints on stderr (before, after, times); None: none.
@@ -470,6 +471,8 @@ class Helpers:
         # The host's state lines before and after the cell (benchstack.measure.hostevents; None after: not
         # printed).
         self.states = states
+        # What the check of the stack's units before the cell printed (benchstack.measure.stackunits).
+        self.units = units
         self.tsv = tsv
         self.fail = fail
         self.swept = swept
@@ -487,6 +490,8 @@ class Helpers:
             kind, out = "vmstat", self.vmstat + (self.cpu[0] + "\n" + self.cpu[1] + "\n" if self.cpu else "")
             if self.states and self.states[1]:
                 out = f"{self.states[1]}\n{out}"
+        elif command.startswith("st() { systemctl show -p ActiveState"):
+            kind, out = "units", self.units
         elif "bench-stack-wrk-report" in command and "base64 -d" in command:
             kind, out = "wrk-script", WRK_SCRIPT_PATH + "\n"
         if kind is None:

@@ -14,6 +14,7 @@ from test_repetitions import rounds
 
 from benchstack.measure.hostevents import reasons, states
 from benchstack.measure.runner import overrun_reasons
+from benchstack.measure.stackunits import down_reasons
 from benchstack.results.cell import left_out
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -37,11 +38,12 @@ def judged(case: dict[str, Any]) -> list[str]:
         group = rounds("fault", case["rps"])
         return [why for cell, whys in left_out(group) if cell is group[case["fault"]] for why in whys]
     if case["judge"] == "states":
-        return [
-            why
-            for before, after in case["cells"]
-            for why in reasons(*states(f"{before}\n{after}\n"), case["host"])
-        ]
+        found = []
+        for before, after in case["cells"]:
+            state0, state1 = states(f"{before}\n{after}\n")
+            found += reasons(state0, state1, case["host"])
+            found += down_reasons(state0, case.get("units") or [], case["host"])
+        return found
     raise AssertionError(f"unknown judge {case['judge']!r}")
 
 

@@ -5,6 +5,7 @@ import functools
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -532,6 +533,34 @@ def test_bench_cell_on_a_hung_stack_records_where_the_run_stopped(tmp_path: Path
     [stop] = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["stopped"]
     assert (stop["cell"], stop["reason"]) == (args["cell"]["cell_id"], "hung")
     assert "the stack did not answer within the run" in stop["message"]
+
+
+def test_bench_cell_with_a_stack_that_cannot_be_brought_back_loads_nothing_and_stops_the_run(
+    tmp_path: Path,
+) -> None:
+    """Issue 44: a unit of the cell's stack still down after its restarts (the check before the cell, in
+    loopback mode on the loadgen itself) sends no load, stores no cell, and stops the run in run.json
+    (the verdict's ``stopped``); with keep_going the run goes on past it."""
+    args = cell_args(tmp_path)
+    plan = run_plan(str(write_experiment(tmp_path, small_experiment())))
+    units = plan["stack_units"]["Debian"][args["cell"]["stack"]]
+    assert units and all(set(u) == {"unit", "listen"} for u in units)
+    args["units"] = units
+    down = units[0]["unit"]
+    loadgen = Loadgen(read_data("ab", "normal.txt"))
+    states = {u["unit"]: "active active 0 0" for u in units} | {down: "failed failed 2 21"}
+    loadgen.helpers.units = "".join(f"BENCH-STACK-UNIT {u} {state} -\n" for u, state in states.items())
+    with pytest.raises(
+        AnsibleActionFail, match=f"cannot be brought back on target1: {re.escape(down)} is failed"
+    ):
+        run_cell(args, loadgen, hostname="target1")
+    assert loadgen.commands == []
+    assert not (tmp_path / "run" / "cells").exists()
+    [stop] = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["stopped"]
+    assert (stop["cell"], stop["reason"]) == (args["cell"]["cell_id"], "failed")
+    assert f"{down} is failed after 2 restarts" in stop["message"]
+    result = run_cell({**args, "keep_going": True}, loadgen, hostname="target1")
+    assert result["failed_cell"] is True and loadgen.commands == []
 
 
 def test_bench_cell_reports_missing_arguments(tmp_path: Path) -> None:
