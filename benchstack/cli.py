@@ -444,6 +444,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
             name: tuple(line.split("=", 1)[0] + "=(not shown)" for line in lines)
             for name, lines in plan.app_env_lines.items()
         },
+        git_repos=dict.fromkeys(plan.git_repos, "(not shown)"),
     )
     fact = plan.to_dict()
     if not args.plan:
