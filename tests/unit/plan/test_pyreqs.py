@@ -210,10 +210,15 @@ def test_the_plan_play_checks_against_the_inventorys_pins_and_its_pyenv_python(t
 
 def test_a_long_line_with_a_password_is_quoted_cut_and_masked(tmp_path: Path) -> None:
     """A 5 MB line gave 15 MB of stderr (the line, then packaging's message quoting it twice more)."""
-    line = "flask!!3 --index-url https://me:hunter2@idx.example.invalid/simple " + "x" * 900_000
-    (problem,) = refused(experiment(tmp_path, {"requirements.txt": f"{line}\n"}))
-    assert "is not a requirement pip reads" in problem and len(problem) < 600, problem[:1000]
-    assert "hunter2" not in problem
+    url = "https://me:hunter2@idx.example.invalid/simple"
+    for line in (f"flask!!3 ; extra == '{url}'", "flask!!" + "x" * 900_000 + f" ; extra == '{url}'"):
+        (problem,) = refused(experiment(tmp_path, {"requirements.txt": f"{line}\n"}))
+        assert "is not a requirement pip reads" in problem and len(problem) < 500, problem[:1000]
+        assert "hunter2" not in problem
+    assert (
+        "https://***@idx.example.invalid"
+        in refused(experiment(tmp_path, {"requirements.txt": f"flask!!3 ; x == '{url}'\n"}))[0]
+    )
 
 
 @pytest.mark.parametrize(
