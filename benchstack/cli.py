@@ -390,7 +390,8 @@ def _run_info_problems(path: Path) -> list[str]:
 
 def _read_vars(path: Path) -> dict[str, Any]:
     """The variables of ``--vars FILE``: a YAML mapping, read within the bounds of an experiment."""
-    data = load_yaml(read_bounded(path, MAX_EXPERIMENT_BYTES).decode("utf-8"))
+    # Numbers as Ansible reads -e @FILE (YAML 1.1: 0755 is 493), so both see the same values.
+    data = load_yaml(read_bounded(path, MAX_EXPERIMENT_BYTES).decode("utf-8"), numbers_as_written=False)
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -204,9 +204,11 @@ class _BoundedLoader(yaml.SafeLoader):
     """PyYAML's safe loader that refuses deep nesting and keys given twice, at composition (before the
     merge keys are flattened, so ``<<: *base`` then a key of the base is an override, not a duplicate)."""
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str, numbers_as_written: bool = True) -> None:
         super().__init__(stream)
         self._depth = 0
+        # Refuse the integers YAML 1.1 reads as another number (_construct_int).
+        self.numbers_as_written = numbers_as_written
 
     def compose_node(self, parent: Node | None, index: object) -> Node:
         self._depth += 1
@@ -248,6 +250,8 @@ def _construct_int(loader: _BoundedLoader, node: ScalarNode) -> int:
     if len(node.value) > MAX_INT_CHARS:
         raise InputError(f"line {line}: a number of more than {MAX_INT_CHARS} characters")
     value: int = loader.construct_yaml_int(node)
+    if not loader.numbers_as_written:
+        return value
     if node.style is None and _OCTAL_INT_RE.match(node.value):
         raise InputError(
             f"line {line}: {node.value} has a leading zero, which YAML 1.1 reads as an octal number "
@@ -324,10 +328,11 @@ def _check_expanded_size(root: Node) -> None:
         todo += [(child, False) for child in reversed(_children(node)) if id(child) not in sizes]
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, numbers_as_written: bool = True) -> Any:
     """The one YAML document in ``text``, read within the limits above; InputError (one line, with a line
-    number where there is one, never a quote of the file) otherwise."""
-    loader = _BoundedLoader(text)
+    number where there is one, never a quote of the file) otherwise. ``numbers_as_written``: refuse an
+    integer YAML 1.1 reads as another number (``017620`` is 8080); off for a file read as Ansible reads it."""
+    loader = _BoundedLoader(text, numbers_as_written)
     try:
         node = loader.get_single_node()
         if node is None:

@@ -198,6 +198,11 @@ def test_a_number_yaml_1_1_reads_as_another_is_refused(text: str, said: str) -> 
         load_yaml(text)
 
 
+def test_a_vars_file_reads_numbers_as_ansible_does() -> None:
+    """``bench-stack experiment --vars FILE`` stands for ``-e @FILE``, which Ansible reads as YAML 1.1."""
+    assert load_yaml("a: 0755\n", numbers_as_written=False) == {"a": 493}
+
+
 def test_zero_a_quoted_number_and_a_plain_one_are_read_as_written() -> None:
     assert load_yaml("a: 0\nb: '017620'\nc: 8080\nd: 1_000\ne: 0.5\n") == {
         "a": 0,
