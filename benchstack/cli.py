@@ -390,7 +390,8 @@ def _run_info_problems(path: Path) -> list[str]:
 
 def _read_vars(path: Path) -> dict[str, Any]:
     """The variables of ``--vars FILE``: a YAML mapping, read within the bounds of an experiment."""
-    data = load_yaml(read_bounded(path, MAX_EXPERIMENT_BYTES).decode("utf-8"))
+    # Numbers as Ansible reads -e @FILE (YAML 1.1: 0755 is 493), so both see the same values.
+    data = load_yaml(read_bounded(path, MAX_EXPERIMENT_BYTES).decode("utf-8"), numbers_as_written=False)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -444,6 +445,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
             name: tuple(line.split("=", 1)[0] + "=(not shown)" for line in lines)
             for name, lines in plan.app_env_lines.items()
         },
+        git_repos=dict.fromkeys(plan.git_repos, "(not shown)"),
     )
     fact = plan.to_dict()
     if not args.plan:

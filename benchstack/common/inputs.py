@@ -17,7 +17,8 @@ A path a user writes (an experiment's, an ``app.src``) becomes a file's through 
 user that does not exist, a NUL, a name too long or a loop of links is one line, never a traceback.
 
 Messages quote values through :func:`shown` and keys through :func:`shown_key`: short, escaped, never the
-whole of a long value, so a file that is not an experiment (``/etc/shadow``) is never echoed back.
+whole of a long value, so a file that is not an experiment (``/etc/shadow``) is never echoed back; and the
+credentials of a URL (``https://user:token@host/``) masked (:func:`masked`), wherever they are quoted.
 """
 
 from __future__ import annotations
@@ -153,18 +154,39 @@ def _repr() -> reprlib.Repr:
 
 
 _REPR = _repr()
+# The user information of a URL (``user:token@`` after ``scheme://``, up to the last '@' before the host's
+# end): a token in app.git.repo or a requirements line's index URL (issue 44).
+_URL_CREDENTIALS_RE = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s'\"@]+(?:@[^/\s'\"@]+)*@")
+MASK = "***"
+
+
+def masked(text: str) -> str:
+    """``text`` with the credentials of every URL in it replaced by ``***`` (``https://***@host/x.git``)."""
+    return _URL_CREDENTIALS_RE.sub(rf"\1{MASK}@", text)
 
 
 def shown(value: object) -> str:
     """``value`` as a message quotes it: its repr, escaped, cut to about :data:`SHOWN_CHARS` characters
-    (and only the first items of a list or mapping, two levels deep: an alias bomb is never expanded)."""
+    (and only the first items of a list or mapping, two levels deep: an alias bomb is never expanded), the
+    credentials of a URL masked (:func:`masked`) before it is cut."""
+    if isinstance(value, str):
+        value = masked(value)
     try:
-        text = _REPR.repr(value)
+        text = masked(_REPR.repr(value))
     except ValueError:  # an int past Python's digit limit for str()
         return f"<a number of about {int(value.bit_length() * 0.30103):_} digits>"  # type: ignore[attr-defined]
     if len(text) > 2 * SHOWN_CHARS:
         text = text[: 2 * SHOWN_CHARS - 3] + "..."
     return text
+
+
+def clipped(text: str) -> str:
+    """``text`` as a message quotes it between its own marks (a line of a file, a path): as :func:`shown`
+    does, credentials masked, control characters escaped, cut, without repr's quotes."""
+    text = masked(text)
+    if len(text) > 2 * SHOWN_CHARS:
+        text = text[: 2 * SHOWN_CHARS - 3] + "..."
+    return repr(text)[1:-1]
 
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
@@ -182,9 +204,11 @@ class _BoundedLoader(yaml.SafeLoader):
     """PyYAML's safe loader that refuses deep nesting and keys given twice, at composition (before the
     merge keys are flattened, so ``<<: *base`` then a key of the base is an override, not a duplicate)."""
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str, numbers_as_written: bool = True) -> None:
         super().__init__(stream)
         self._depth = 0
+        # Refuse the integers YAML 1.1 reads as another number (_construct_int).
+        self.numbers_as_written = numbers_as_written
 
     def compose_node(self, parent: Node | None, index: object) -> Node:
         self._depth += 1
@@ -214,12 +238,31 @@ class _BoundedLoader(yaml.SafeLoader):
         return node
 
 
+# YAML 1.1 (PyYAML's) reads a plain 017620 as octal (8080) and 1:30 as base 60 (90): a port, a count or a
+# level written so is silently another number (issue 44: `port: 017620` became 8080).
+_OCTAL_INT_RE = re.compile(r"^[-+]?0[0-9_]+$")
+_SEXAGESIMAL_INT_RE = re.compile(r"^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+$")
+
+
 def _construct_int(loader: _BoundedLoader, node: ScalarNode) -> int:
+    line = node.start_mark.line + 1
     # Python refuses to read an int of more than 4,300 digits (ValueError, no line); no setting needs 30.
     if len(node.value) > MAX_INT_CHARS:
-        line = node.start_mark.line + 1
         raise InputError(f"line {line}: a number of more than {MAX_INT_CHARS} characters")
-    return loader.construct_yaml_int(node)  # type: ignore[no-any-return]
+    value: int = loader.construct_yaml_int(node)
+    if not loader.numbers_as_written:
+        return value
+    if node.style is None and _OCTAL_INT_RE.match(node.value):
+        raise InputError(
+            f"line {line}: {node.value} has a leading zero, which YAML 1.1 reads as an octal number "
+            f"({value}): write the number without it"
+        )
+    if node.style is None and _SEXAGESIMAL_INT_RE.match(node.value):
+        raise InputError(
+            f"line {line}: {node.value} is read by YAML 1.1 as a number in base 60 ({value}): "
+            "write the number itself"
+        )
+    return value
 
 
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
@@ -253,8 +296,9 @@ def _children(node: Node) -> list[Node]:
 
 
 def _check_expanded_size(root: Node) -> None:
-    """Refuse a document whose values, every alias expanded, are more than MAX_VALUES, or that holds a
-    recursive alias. Each node is counted once (aliases share nodes), so this costs the file's size."""
+    """Refuse a document whose aliases, expanded, add more than MAX_VALUES values to those it writes, or
+    that holds a recursive alias. Each node is counted once (aliases share nodes), so this costs the file's
+    size."""
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
     todo: list[tuple[Node, bool]] = [(root, False)]
@@ -264,7 +308,10 @@ def _check_expanded_size(root: Node) -> None:
         if finished:
             open_nodes.discard(key)
             sizes[key] = 1 + sum(sizes[id(c)] for c in _children(node))
-            if sizes[key] > MAX_VALUES:
+            # What the aliases add: the values once expanded beyond the nodes written (a lower bound until
+            # the root). A document without aliases is bounded by its file's size: 10,000 stacks are too
+            # many stacks (the schema says so), not an alias bomb.
+            if sizes[key] - len(sizes) > MAX_VALUES:
                 raise InputError(
                     f"line {node.start_mark.line + 1}: more than {MAX_VALUES:_} values once its aliases are "
                     "expanded (an alias bomb?)"
@@ -281,10 +328,11 @@ def _check_expanded_size(root: Node) -> None:
         todo += [(child, False) for child in reversed(_children(node)) if id(child) not in sizes]
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, numbers_as_written: bool = True) -> Any:
     """The one YAML document in ``text``, read within the limits above; InputError (one line, with a line
-    number where there is one, never a quote of the file) otherwise."""
-    loader = _BoundedLoader(text)
+    number where there is one, never a quote of the file) otherwise. ``numbers_as_written``: refuse an
+    integer YAML 1.1 reads as another number (``017620`` is 8080); off for a file read as Ansible reads it."""
+    loader = _BoundedLoader(text, numbers_as_written)
     try:
         node = loader.get_single_node()
         if node is None:

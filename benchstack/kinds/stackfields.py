@@ -19,7 +19,7 @@ from typing import Any
 
 from benchstack.common.inputs import shown, shown_key
 from benchstack.common.numbers import is_int
-from benchstack.plan.paths import system_folder_problem
+from benchstack.plan.paths import own_root_problem, system_folder_problem
 
 # A typed option of a stack section: (type, minimum, maximum, default). An int is bounded (minimum and maximum
 # included); a bool is true or false (no bounds); a default of None makes an optional option left unset.
@@ -57,7 +57,8 @@ class Roots:
         names = {"run": "bench_run_root", "apps": "bench_app_root", "units": "bench_unit_config_dir"}
         out = []
         for key, value in asdict(self).items():
-            # Env files, server configs and app folders are written there: /etc itself is no root.
+            # Env files, server configs and app folders are written there: /etc itself is no root. The units'
+            # config folder and the run root are read by the units alone: bench-stack's own by name.
             problem = safe_path_problem(value) or system_folder_problem(value)
             if problem:
                 out.append(f"{names[key]}: {problem}")
@@ -66,6 +67,10 @@ class Roots:
                 "bench_run_root: must be a folder under /run (systemd's RuntimeDirectory=), "
                 f"not {shown(self.run)}"
             )
+        if not out:
+            # Read by the units alone: folders bench-stack names as its own (apps may live elsewhere).
+            owned = {"units": self.units, "run": self.run}
+            out += [f"{names[k]}: {p}" for k, v in owned.items() if (p := own_root_problem(v))]
         return out
 
     @property

@@ -67,6 +67,7 @@ __all__ = [
     "ExperimentError",
     "ExperimentFileError",
     "LoadPoint",
+    "MAX_STACKS",
     "cell_plan",
     "cells",
     "experiment_from_dict",
@@ -79,6 +80,9 @@ __all__ = [
 # The limits below are the published schema's too (benchstack/schemas/experiment.schema.json; a test holds
 # the schema to them).
 MAX_REPETITIONS = 100
+# Each stack is a port, its units and configs on every target: 10,000 stacks were refused as "an alias
+# bomb?" by the YAML reader (issue 44); this names the limit.
+MAX_STACKS = 1000
 MAX_SECONDS = 7 * 24 * 3600
 # The name ends the run folder's name (<UTC timestamp>-<name>): 300 characters passed every check and
 # failed at 'Write run.json', 22 s into a run, as "File name too long".
@@ -199,6 +203,11 @@ def _validated(
     uses too) for every stack the schema let through, and the load section's."""
     if not isinstance(data, dict):
         return [f"an experiment must be a mapping, not {type(data).__name__}"], ()
+    stacks = data.get("stacks")
+    if isinstance(stacks, list) and len(stacks) > MAX_STACKS:
+        # The schema's message alone: checking 10,000 stacks one by one first took 6 s to say so.
+        text = _SCHEMA["properties"]["stacks"]["errorMessage"]["maxItems"]
+        return [f"stacks: {text.replace('{length}', f'{len(stacks):_}')}"], ()
     found = schema_problems(data)
     problems = [p.message for p in found]
     resolved: tuple[Stack, ...] = ()

@@ -44,21 +44,71 @@ SYSTEM_FOLDERS = frozenset(
     | {f"/etc/{d}" for d in ("nginx", "apache2", "httpd", "php", "init.d", "sudoers.d", "network", "cron.d")}
     | {"/etc/nginx/conf.d", "/etc/httpd/conf.d", "/etc/apache2/conf-enabled", "/etc/apache2/sites-enabled"}
 )
-# Kernel file systems: nothing of a benchmark lives there.
-NEVER_UNDER = ("/proc/", "/sys/", "/dev/", "/boot/")
+# Trees of the kernel and of other programs: nothing bench-stack writes, deletes or hands to the benchmark
+# user lies anywhere under them, on the controller or a host (issue 44: bench_results_dir=/etc/ssh/x,
+# bench_unit_config_dir=/etc/systemd/network and bench_run_root=/run/systemd were accepted). Each is read
+# as a whole by its owner: sshd, systemd, sudo, PAM, cron, the package managers, the loader.
+FOREIGN_TREES = (
+    *("/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"),
+    *("/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/include"),
+    *("/etc/ssh", "/etc/ssl", "/etc/pki", "/etc/systemd", "/etc/sudoers.d", "/etc/pam.d", "/etc/security"),
+    *("/etc/cron.d", "/etc/cron.daily", "/etc/cron.hourly", "/etc/network", "/etc/NetworkManager"),
+    *("/etc/netplan", "/etc/apt", "/etc/yum.repos.d", "/etc/dnf", "/etc/sysctl.d", "/etc/modprobe.d"),
+    *("/etc/udev", "/etc/profile.d", "/etc/ld.so.conf.d", "/etc/init.d", "/etc/default", "/etc/polkit-1"),
+    *("/run/systemd", "/run/udev", "/run/dbus", "/run/lock", "/run/sudo", "/run/user", "/run/sshd"),
+    *("/var/lib/dpkg", "/var/lib/apt", "/var/lib/rpm", "/var/lib/dnf", "/var/lib/yum", "/var/lib/systemd"),
+    *("/var/spool/cron", "/var/log/journal", "/var/cache/apt", "/var/cache/dnf"),
+)
+# Folders that hold someone's keys wherever they are (~/.ssh, ~/.gnupg ...).
+SECRET_FOLDER_NAMES = frozenset({".ssh", ".gnupg", ".aws", ".kube", ".docker"})
+# On the controller a run's results are data: besides the trees above, none in /etc or /usr at all.
+CONTROLLER_FOREIGN_TREES = (*FOREIGN_TREES, "/etc", "/usr")
+
+
+def foreign_tree(value: Any, trees: tuple[str, ...] = FOREIGN_TREES) -> str | None:
+    """The tree of ``trees`` the absolute path ``value`` is (or lies in), or the folder of keys
+    (:data:`SECRET_FOLDER_NAMES`) it lies in, or None."""
+    path = PurePosixPath(str(value))
+    tree = next((t for t in trees if path == PurePosixPath(t) or path.is_relative_to(t)), None)
+    return tree or next((f"a {p} folder" for p in path.parts if p in SECRET_FOLDER_NAMES), None)
+
+
+def foreign_tree_problem(value: Any, trees: tuple[str, ...] = FOREIGN_TREES) -> str | None:
+    """Why the absolute path ``value`` lies where another program (or the kernel) owns everything, or
+    None: under one of ``trees``, or inside a folder of keys (:func:`foreign_tree`)."""
+    tree = foreign_tree(value, trees)
+    if tree is None:
+        return None
+    return (
+        f"must not be in {tree}, which belongs to the system or holds keys (bench-stack writes only folders "
+        f"of its own), not {shown(value)}"
+    )
 
 
 def system_folder_problem(value: Any, least_depth: int = 2) -> str | None:
     """Why the absolute path ``value`` cannot be a folder of bench-stack's own, or None: not a system
-    folder (:data:`SYSTEM_FOLDERS`), not under a kernel file system, at least ``least_depth`` levels deep
-    (a host's roots: 2, so ``/tmp`` or ``/srv`` alone are refused)."""
+    folder (:data:`SYSTEM_FOLDERS`), not under a tree of the kernel or another program
+    (:func:`foreign_tree_problem`), at least ``least_depth`` levels deep (a host's roots: 2, so ``/tmp`` or
+    ``/srv`` alone are refused)."""
     path = PurePosixPath(str(value))
-    norm = str(path)
-    if norm in SYSTEM_FOLDERS or (norm + "/").startswith(NEVER_UNDER) or len(path.parts) <= least_depth:
+    if str(path) in SYSTEM_FOLDERS or len(path.parts) <= least_depth:
         deep = f"at least {least_depth} levels deep and " if least_depth > 1 else ""
         return (
             f"must be a folder of its own, {deep}not a system folder (/etc, /usr/bin, /var/lib, /etc/nginx, "
             f"...), not {shown(value)}"
+        )
+    return foreign_tree_problem(value)
+
+
+def own_root_problem(value: Any) -> str | None:
+    """Why ``value``, a folder :func:`system_folder_problem` accepts, cannot be one of the roots a host's
+    units read (bench_unit_config_dir, bench_run_root), or None: a part of the path names bench-stack
+    (``bench``), so the folder is one bench-stack makes and no other program reads (``/etc/myapp`` would
+    pass every other check, as ``/etc/systemd/network`` did)."""
+    if not any("bench" in part.lower() for part in PurePosixPath(str(value)).parts[1:]):
+        return (
+            "must be a folder of bench-stack's own, with 'bench' in its path (such as "
+            f"/etc/bench-stack/units or /run/bench-stack), not {shown(value)}"
         )
     return None
 

@@ -32,7 +32,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from benchstack.common.inputs import MAX_DEPENDENCY_FILE_BYTES, InputError, read_bounded, shown
+from benchstack.common.inputs import MAX_DEPENDENCY_FILE_BYTES, InputError, clipped, read_bounded, shown
 from benchstack.kinds.servers import REGISTRY as SERVERS
 from benchstack.plan.userapp import AppSourceError, deployed_files
 
@@ -58,6 +58,12 @@ INCLUDES = {
 }
 # What pip takes as a path or URL rather than a name (an archive, a folder, a VCS or http URL).
 _PATH_LIKE_RE = re.compile(r"(^\.|/|\\|://|\.(whl|zip|tar\.gz|tgz|tar\.bz2|tar\.xz)$)")
+
+
+def _first_line(exc: Exception) -> str:
+    """packaging's reason, without the lines after it: they quote the whole requirement line again (a
+    5 MB line was echoed three times, issue 44)."""
+    return clipped(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 
 class RequirementsError(ValueError):
@@ -152,7 +158,7 @@ def read(
                 tokens = shlex.split(line)
             except ValueError as exc:
                 raise RequirementsError(
-                    f"{where}: {line!r} is not an option line pip reads ({exc})"
+                    f"{where}: {shown(line)} is not an option line pip reads ({exc})"
                 ) from None
             found = _include(tokens) if tokens else None
             if found is None:
@@ -160,7 +166,7 @@ def read(
             kind, target = found
             rel = _included(root, name, target, files, where)
             if rel in seen or rel == name:
-                raise RequirementsError(f"{where}: {target} is already being read (an include loop)")
+                raise RequirementsError(f"{where}: {clipped(target)} is already being read (an include loop)")
             out += read(
                 root,
                 files,
@@ -179,7 +185,9 @@ def read(
         except InvalidRequirement as exc:
             if _PATH_LIKE_RE.search(args.split(";")[0].strip()):
                 continue  # a local path, an archive or a URL: pip installs what it names
-            raise RequirementsError(f"{where}: {args!r} is not a requirement pip reads ({exc})") from None
+            raise RequirementsError(
+                f"{where}: {shown(args)} is not a requirement pip reads ({_first_line(exc)})"
+            ) from None
         out.append(Line(name, number, args, req, constraint, via))
     return out
 
@@ -188,16 +196,18 @@ def _included(root: Path, name: str, target: str, files: set[str], where: str) -
     """The app-relative path of an included file; RequirementsError when pip could not read it there."""
     if "://" in target:
         raise RequirementsError(
-            f"{where}: {target} is fetched by pip on the target: put the file in the app folder"
+            f"{where}: {clipped(target)} is fetched by pip on the target: put the file in the app folder"
         )
     if target.startswith("/"):
-        raise RequirementsError(f"{where}: {target} is an absolute path: give a path inside the app folder")
+        raise RequirementsError(
+            f"{where}: {clipped(target)} is an absolute path: give a path inside the app folder"
+        )
     parts: list[str] = []
     for part in (*PurePosixPath(name).parent.parts, *PurePosixPath(target).parts):
         if part == "..":
             if not parts:
                 raise RequirementsError(
-                    f"{where}: {target} is outside the app folder, which is all that is deployed"
+                    f"{where}: {clipped(target)} is outside the app folder, which is all that is deployed"
                 )
             parts.pop()
         elif part not in ("", "."):
@@ -209,7 +219,8 @@ def _included(root: Path, name: str, target: str, files: set[str], where: str) -
         if real.is_relative_to(top) and real.relative_to(top).as_posix() in files:
             return real.relative_to(top).as_posix()
         raise RequirementsError(
-            f"{where}: {target} is not in the app folder (or is left out of the copy: .git, node_modules, "
+            f"{where}: {clipped(target)} is not in the app folder (or is left out of the copy: .git, "
+            "node_modules, "
             "__pycache__, top-level log/, tmp/, vendor/)"
         )
     return rel
@@ -321,7 +332,8 @@ def problems(
             else f"plain `{pin.name}`"
         )
         out.append(
-            f"{root}/{line.where}: `{line.text}` contradicts {pin}, the version pinned in the stacks' venv "
+            f"{root}/{line.where}: `{clipped(line.text)}` contradicts {pin}, the version pinned in the "
+            "stacks' venv "
             f"({why}python_constraints), so pip refuses the whole file on the target "
             f"(ResolutionImpossible): write that line as {fix}, or set python_constraints to a version "
             f"of {pin.name} the app runs on"

@@ -34,7 +34,9 @@ The fact holds:
 * ``user_apps``: every app deployed from ``app.src`` or ``app.git``
   (:func:`benchstack.kinds.apps.deploy.user_apps`): its folders on the target, its source (a content hash
   computed here, on the controller, or a git repository and version) and the key the webapp role compares
-  with the target's deployment record;
+  with the target's deployment record; a repository's URL masked where it holds credentials, and
+  ``git_repos``: app name -> the URL as written, for those alone (the clone task reads it; -v prints
+  the user apps' items);
 * ``owned``: what the stacks own under the roots, by role (:func:`benchstack.provision.roles.owned`): the rest
   of what bench-stack wrote there for a stack is removed before the app servers start (provision.yml);
 * ``instance_checks``: one request per app server instance and expected answer (verify);
@@ -46,12 +48,13 @@ The fact holds:
   :func:`seed_for`; None from the command line without ``load.seed``: rotated stacks);
 * ``cells``: every cell in measuring order, on every target (each names its target; with several targets
   the ids start with the target), and ``progress``: per cell id, "i/n" and the seconds the cells after it
-  take at least (their durations, warm-ups and pauses; ab cells count their pause only, since their
-  length is a number of requests; targets measured in parallel count once);
+  take at least (their durations, warm-ups and pauses; a number of requests at the rate no stack beats,
+  :func:`requests_seconds`; targets measured in parallel count once);
 * ``warnings``: what is allowed but probably wrong (a stack on port 22), and the limits below that the
   user lifted.
 
-Limits: a plan whose cells take longer than :data:`MAX_PLAN_SECONDS` at least, or whose stacks keep more
+Limits: a plan whose cells take longer than :data:`MAX_PLAN_SECONDS` at least (request counts included), or
+whose stacks keep more
 than :data:`MAX_PROCESSES` app server processes on a target, is refused unless the user says yes
 (``bench-stack experiment --yes``, ``-e bench_yes=true``): both are sometimes meant, and neither should
 happen by a slip of a zero. More than :data:`MAX_CELLS` cells are refused always.
@@ -70,8 +73,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from benchstack.common.inputs import InputError, read_bounded, shown, user_path
-from benchstack.kinds.apps.deploy import user_apps
+from benchstack.common.inputs import InputError, masked, read_bounded, shown, user_path
+from benchstack.kinds.apps.deploy import git_credentials, user_apps
 from benchstack.kinds.apps.fields import env_file_line
 from benchstack.kinds.servers import processes as server_processes
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots
@@ -106,9 +109,17 @@ from benchstack.results.runfolder import check_run_dir, experiment_hash
 
 PLAN_SCHEMA = "bench-stack/plan/v1"
 DEFAULT_EXPERIMENT = "sinatra-thin-nginx"
-# The least time the planned cells take (durations, warm-ups, pauses) above which the plan needs a yes:
-# 5,000 levels of 600 s were accepted without a word, 34.7 days of cells.
+# The least time the planned cells take (durations, warm-ups, pauses, request counts) above which the plan
+# needs a yes: 5,000 levels of 600 s were accepted without a word, 34.7 days of cells; so were ab cells of
+# 1,000,000 requests at c=1 with as large a warm-up, 100 repetitions and 10 stacks (issue 44: days of load).
 MAX_PLAN_SECONDS = 2 * 3600
+# A cell bounded by a number of requests (ab, a warm-up) takes at least that many requests at a rate no
+# stack reaches on the hosts bench-stack runs on, so the estimate is a floor, like a duration: one
+# connection waits for each answer, and a loopback round trip through a server is 50 us at the very least
+# (20,000 a second); all connections together, 50,000 a second (about twice nginx's static file on the
+# 2-core hosts here). An open-loop tool's (httperf) warm-up runs at its offered rate.
+REQUESTS_PER_S_PER_CONNECTION = 20_000
+MAX_REQUESTS_PER_S = 50_000
 # App server processes on one target (its stacks all run at once) above which the plan needs a yes. A Ruby
 # or Python worker holds 30 to 100 MB, so 256 of them are 8 to 25 GB: more than the small hosts bench-stack
 # is run on, which would swap or lose stacks to the OOM killer, and the cells would measure that. 64
@@ -195,6 +206,8 @@ class ResolvedPlan:
     seed: int | None
     cells: tuple[CellPlan, ...]
     warnings: tuple[str, ...]
+    # App name -> its app.git.repo as written, for a URL with credentials (deploy.git_credentials).
+    git_repos: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # Set by with_hosts (the inventory's hosts; none from the command line).
     hosts: Mapping[str, HostPlan] = field(default_factory=lambda: MappingProxyType({}))
     mode: str | None = None
@@ -233,6 +246,7 @@ class ResolvedPlan:
             # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
             "tools": self.experiment.load.tools(),
             "user_apps": [dict(app) for app in self.user_apps],
+            "git_repos": dict(self.git_repos),
             "owned": dict(self.owned),
             "instance_checks": [check.to_dict() for check in self.instance_checks],
             "targets": targets,
@@ -330,6 +344,7 @@ def compile_plan(
         seed=seed,
         cells=tuple(planned),
         warnings=(*port_warnings(exp.resolved), *(f"{problem} (said yes)" for problem in large)),
+        git_repos=git_credentials(exp.resolved),
     )
 
 
@@ -447,13 +462,18 @@ def redacted_stacks(stacks: list[dict[str, Any]], key: bytes) -> list[dict[str, 
     """The stacks as written with each ``app.env`` value replaced by ``hmac-sha256:`` and 16 hex digits of
     its HMAC under the controller's ``key``: two runs with different values still differ, no value is
     written to the run folder, and without the key no guess can be checked against it (a plain sha256 of
-    ``hunter2`` is found by any dictionary)."""
+    ``hunter2`` is found by any dictionary). An ``app.git.repo`` URL's credentials are masked
+    (:func:`benchstack.common.inputs.masked`)."""
     out = []
     for stack in stacks:
         env = stack.get("app", {}).get("env") if isinstance(stack.get("app"), dict) else None
         if isinstance(env, dict) and env:
             hidden = {k: env_fingerprint(key, k, v) for k, v in env.items()}
             stack = {**stack, "app": {**stack["app"], "env": hidden}}
+        git = stack.get("app", {}).get("git") if isinstance(stack.get("app"), dict) else None
+        if isinstance(git, dict) and isinstance(git.get("repo"), str):
+            # A token in the repository's URL: masked, as everywhere but the clone (issue 44).
+            stack = {**stack, "app": {**stack["app"], "git": {**git, "repo": masked(git["repo"])}}}
         out.append(stack)
     return out
 
@@ -545,7 +565,8 @@ def size_problems(exp: Experiment, planned: list[CellPlan], parallel: bool) -> l
     if seconds > MAX_PLAN_SECONDS:
         problems.append(
             f"load: the {len(planned):_} cells take at least {duration_text(seconds)} (durations, warm-ups "
-            f"and pauses), more than {duration_text(MAX_PLAN_SECONDS)}"
+            f"and pauses; requests at {MAX_REQUESTS_PER_S:_}/s at most, {REQUESTS_PER_S_PER_CONNECTION:_}/s "
+            f"a connection), more than {duration_text(MAX_PLAN_SECONDS)}"
         )
     processes = sum(server_processes(s) for s in exp.resolved)
     if processes > MAX_PROCESSES:
@@ -578,10 +599,24 @@ def planned_seconds(planned: list[CellPlan], parallel: bool = False) -> float:
     return sum(per_target.values())
 
 
+def requests_seconds(requests: int | None, concurrency: int | None, rate: int | None = None) -> float:
+    """The least time ``requests`` take: at an open-loop tool's offered ``rate``, else at
+    :data:`REQUESTS_PER_S_PER_CONNECTION` for each of ``concurrency`` connections, at most
+    :data:`MAX_REQUESTS_PER_S` in all."""
+    if not requests:
+        return 0.0
+    if rate:
+        return requests / rate
+    return requests / min(MAX_REQUESTS_PER_S, REQUESTS_PER_S_PER_CONNECTION * max(1, concurrency or 1))
+
+
 def least_seconds(cell: CellPlan) -> float:
-    """What a cell takes at least: its warm-up and measured durations and the pause between them."""
-    warmup = (cell.warmup or {}).get("duration_s") or 0
-    return float(cell.pause_s + warmup + (cell.duration_s or 0))
+    """What a cell takes at least: its warm-up and measured run (a duration, or a number of requests:
+    :func:`requests_seconds`) and the pause between them."""
+    warmup = cell.warmup or {}
+    warm = warmup.get("duration_s") or requests_seconds(warmup.get("requests"), cell.concurrency, cell.rate)
+    run = cell.duration_s or requests_seconds(cell.requests, cell.concurrency, cell.rate)
+    return float(cell.pause_s + warm + run)
 
 
 def progress(planned: list[CellPlan], parallel: bool = False) -> dict[str, str]:

@@ -15,13 +15,14 @@ apps, the env lines) was checked when the plan was compiled, so setting it outsi
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from collections.abc import Callable
 from typing import Any
 
-from benchstack.common.inputs import shown
+from benchstack.common.inputs import InputError, read_bounded, shown
 from benchstack.kinds.stackfields import safe_path_problem
-from benchstack.plan.paths import control_character_problem, system_folder_problem
+from benchstack.plan.paths import control_character_problem, foreign_tree, system_folder_problem
 
 Check = Callable[[Any], str | None]
 
@@ -144,6 +145,105 @@ def _hosts_entry(value: Any) -> str | None:
     return HOST(value["name"]) or _address(value["address"])
 
 
+# The sysctls host_tuned_sysctls may set (the host role writes them to a drop-in and applies them at
+# once), each with how many numbers it takes and their bounds. Any other is refused, and so is a value out
+# of bounds: vm.nr_hugepages 999999 would pin 2 TB of memory; a port range down to 1 takes the ports of
+# the host's services; a somaxconn of 0 drops every connection. Network queues and buffers: what a web
+# benchmark tunes (docs/hosts.md, What bench-stack changes on a host).
+SYSCTL_BOUNDS: dict[str, tuple[int, int, int]] = {
+    "net.core.somaxconn": (1, 128, 65_535),
+    "net.core.netdev_max_backlog": (1, 128, 262_144),
+    "net.core.rmem_default": (1, 4_096, 67_108_864),
+    "net.core.rmem_max": (1, 4_096, 67_108_864),
+    "net.core.wmem_default": (1, 4_096, 67_108_864),
+    "net.core.wmem_max": (1, 4_096, 67_108_864),
+    "net.ipv4.tcp_max_syn_backlog": (1, 128, 262_144),
+    "net.ipv4.tcp_fin_timeout": (1, 1, 120),
+    "net.ipv4.tcp_tw_reuse": (1, 0, 2),
+    "net.ipv4.tcp_slow_start_after_idle": (1, 0, 1),
+    "net.ipv4.tcp_max_tw_buckets": (1, 1_024, 2_000_000),
+    "net.ipv4.tcp_rmem": (3, 4_096, 67_108_864),
+    "net.ipv4.tcp_wmem": (3, 4_096, 67_108_864),
+    # From the first port above the system's to the last: the low end never below 1024.
+    "net.ipv4.ip_local_port_range": (2, 1_024, 65_535),
+    "fs.file-max": (1, 65_536, 100_000_000),
+    "vm.swappiness": (1, 0, 100),
+}
+
+
+def _tuned_sysctl(name: str, value: Any) -> str | None:
+    """Why ``value`` cannot be set for the sysctl ``name`` by the host role, or None (:data:`SYSCTL_BOUNDS`:
+    numbers within bounds, a range's or buffer triple's in order)."""
+    if name not in SYSCTL_BOUNDS:
+        return (
+            f"is not a sysctl bench-stack sets (it sets only {', '.join(sorted(SYSCTL_BOUNDS))}, within "
+            "bounds: docs/hosts.md)"
+        )
+    count, low, high = SYSCTL_BOUNDS[name]
+    words = str(value).split() if isinstance(value, str | int) and not isinstance(value, bool) else []
+    if len(words) != count or not all(w.isascii() and w.isdigit() and len(w) < 12 for w in words):
+        what = "a number" if count == 1 else f"{count} numbers separated by spaces"
+        return f"must be {what} from {low:_} to {high:_}, not {shown(value)}"
+    numbers = [int(w) for w in words]
+    if not all(low <= n <= high for n in numbers) or numbers != sorted(numbers):
+        what = "a number" if count == 1 else f"{count} numbers in increasing order"
+        return f"must be {what} from {low:_} to {high:_}, not {shown(value)}"
+    if count == 2 and numbers[0] == numbers[1]:
+        return f"must be a range of more than one port, not {shown(value)}"
+    return None
+
+
+def _tuned_sysctls(value: Any) -> str | None:
+    problem = _mapping(
+        _pattern(_SYSCTL_RE, "a sysctl name such as net.core.somaxconn"),
+        _pattern(_SYSCTL_VALUE_RE, "a sysctl value (numbers or words separated by spaces)"),
+    )(value)
+    if problem:
+        return problem
+    for name, item in value.items():
+        problem = _tuned_sysctl(name, item)
+        if problem:
+            return f"[{shown(name)}] {problem}"
+    return None
+
+
+# Files that hold the controller's secrets, refused by path before a byte is read (a folder: anything in
+# it). The python role copies python_pip_ca_bundle_src to every target: /etc/shadow was copied (issue 44).
+SECRET_FILES = (
+    *("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d"),
+    *("/etc/ssh", "/etc/ssl/private", "/etc/pki/tls/private", "/root", "/proc", "/sys", "/dev"),
+)
+MAX_CA_BUNDLE_BYTES = 1024 * 1024  # a system's whole trust store is about 220 kB
+_PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
+
+
+def _ca_bundle(value: Any) -> str | None:
+    """Why ``value`` cannot be the CA bundle the python role copies from the controller to the targets, or
+    None: a readable regular file (links followed) of PEM certificates, at most 1 MiB, that is not one of
+    the controller's secret files (:data:`SECRET_FILES`, a folder of keys) and holds no private key. Its
+    content is never quoted."""
+    problem = control_character_problem(value)
+    if problem:
+        return problem
+    real = os.path.realpath(os.path.expanduser(value))
+    secret = next(
+        (f for f in SECRET_FILES if real == f or real.startswith(f + "/")),
+        foreign_tree(real, ()),
+    )
+    if secret:
+        return f"must be a CA bundle, not a file of the controller's secrets ({secret}): {shown(value)}"
+    try:
+        data = read_bounded(real, MAX_CA_BUNDLE_BYTES)
+    except InputError as exc:
+        return f"must be a readable CA bundle file on the controller: {shown(value)}: {exc}"
+    if _PEM_CERTIFICATE not in data or b"PRIVATE KEY" in data:
+        return (
+            f"must be a CA bundle: PEM certificates ({_PEM_CERTIFICATE.decode()}) and no private key, "
+            f"which {shown(value)} is not"
+        )
+    return None
+
+
 def _plan_set(_value: Any) -> str | None:
     return (
         "is set by the run's plan from the experiment, which is checked there (playbooks/vars/roles.yml): "
@@ -212,6 +312,7 @@ CHECKS: dict[str, Check | None] = {
     "webapp_root": FOLDER,
     "webapp_group": GROUP,
     "webapp_user_apps": _plan_set,
+    "webapp_user_git_repos": _plan_set,
     "webapp_ruby_bin_dir": PATH,
     "webapp_ruby_bin_dirs": _mapping(VERSION, PATH),
     "webapp_gem_source": URL,
@@ -254,10 +355,7 @@ CHECKS: dict[str, Check | None] = {
     "host_group": GROUP,
     "host_home": FOLDER,
     "host_dirs": _each(FOLDER),
-    "host_tuned_sysctls": _mapping(
-        _pattern(_SYSCTL_RE, "a sysctl name such as net.core.somaxconn"),
-        _pattern(_SYSCTL_VALUE_RE, "a sysctl value (numbers or words separated by spaces)"),
-    ),
+    "host_tuned_sysctls": _tuned_sysctls,
     "host_cpu_governor": _pattern(_GOVERNOR_RE, "a cpufreq governor such as performance", empty=True),
     "host_nofile": _range(1024, NOFILE_MAX, "a number of open files"),
     "host_cache_valid_time": _range(0, 30 * 86_400, "a number of seconds"),
@@ -309,7 +407,7 @@ CHECKS: dict[str, Check | None] = {
     "python_packages": _each(PACKAGE),
     "python_constraints": _each(REQUIREMENT),
     "python_pip_index_url": _optional(URL),
-    "python_pip_ca_bundle_src": _optional(control_character_problem),
+    "python_pip_ca_bundle_src": _optional(_ca_bundle),
     "python_pyenv_git_url": URL,
     "python_pyenv_git_ref": VERSION,
     "python_pyenv_versions": _each(VERSION),

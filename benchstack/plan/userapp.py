@@ -168,6 +168,11 @@ def link_escape(root: Path, rel: str) -> str | None:
             return "outside the app folder (an absolute path)"
         here.pop()
         parts.extend(reversed(target.split("/")))
+    # Into a folder the copy leaves out (issue 44: requirements.txt -> .git/config was read as the app's
+    # requirements, and its first line quoted): the link would lead nowhere on the target.
+    left_out = next((here[i] for i in range(len(here) - 1) if _excluded(tuple(here[: i + 1]), True)), None)
+    if left_out is not None:
+        return f"into {left_out}/, which is left out of the copy (the link would lead nowhere on the target)"
     return None
 
 

@@ -32,7 +32,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchstack.common.inputs import shown_key
-from benchstack.plan.paths import control_character_problem, system_folder_problem
+from benchstack.plan.paths import (
+    CONTROLLER_FOREIGN_TREES,
+    SYSTEM_FOLDERS,
+    control_character_problem,
+    foreign_tree,
+)
 from benchstack.results.files import read_json, storage_problem, write_json
 from benchstack.results.formats import RUN_SCHEMA
 
@@ -170,6 +175,11 @@ def check_run_dir(
         raise RunDirError(f"{given} is a file, not a folder: name a new folder or a run of this experiment")
     if run == root:
         raise RunDirError(f"{given} is the results folder itself: a run needs a folder of its own in it")
+    tree = foreign_tree(str(run), CONTROLLER_FOREIGN_TREES)
+    if tree:
+        raise RunDirError(
+            f"{given} is in {tree}, which bench-stack must not write into: a run needs a folder of its own"
+        )
     if not run.is_relative_to(root) and not allow_outside:
         raise RunDirError(
             f"{given} is outside the results folder {root}: choose a folder in it, "
@@ -232,13 +242,20 @@ def _another_experiment(
 
 def results_root_problem(results_root: str | os.PathLike[str]) -> str | None:
     """Why ``results_root`` cannot hold runs (and their ``latest`` link), or None: a path without control
-    characters that is not a system folder (``bench_results_dir=/etc`` was accepted)."""
+    characters that is not a system folder (``bench_results_dir=/etc`` was accepted), nor in one
+    (:data:`benchstack.plan.paths.CONTROLLER_FOREIGN_TREES`: ``/etc/ssh/x`` was accepted)."""
     problem = control_character_problem(str(results_root))
     if problem:
         return problem
     resolved = Path(results_root).expanduser().resolve()
-    if system_folder_problem(str(resolved), least_depth=1):
+    if str(resolved) in SYSTEM_FOLDERS or resolved == resolved.parent:
         return f"{results_root} ({resolved}) is a system folder: runs need a folder of their own"
+    tree = foreign_tree(str(resolved), CONTROLLER_FOREIGN_TREES)
+    if tree:
+        return (
+            f"{results_root} ({resolved}) is in {tree}, which bench-stack must not write into: runs need a "
+            "folder of their own"
+        )
     return None
 
 

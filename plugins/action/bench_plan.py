@@ -216,9 +216,9 @@ class ActionModule(ActionBase):
             warnings=list(plan.warnings),
         )
         if carries_env_values(plan):
-            # The fact holds the env file lines of app.env, and -v prints a task's result (it printed each
-            # value three times). Only a result that succeeds is hidden, so a refused input is still said;
-            # the warnings stay.
+            # The fact holds the env file lines of app.env or a repository's token, and -v prints a task's
+            # result (it printed each value three times). Only a result that succeeds is hidden, so a
+            # refused input is still said; the warnings stay.
             result["_ansible_no_log"] = True
         return result
 
@@ -277,5 +277,6 @@ class Inventory:
 
 
 def carries_env_values(plan: ResolvedPlan) -> bool:
-    """Whether the plan holds ``app.env`` values (which may be secrets)."""
-    return bool(plan.app_env_lines)
+    """Whether the plan holds ``app.env`` values (which may be secrets), or a repository URL's
+    credentials (``git_repos``)."""
+    return bool(plan.app_env_lines) or bool(plan.git_repos)

@@ -78,6 +78,10 @@ def resolve(refs: dict[str, str], version: str, moving_ref: bool) -> tuple[str, 
     )
 
 
+# A URL's scheme and its user information (``user:token``, up to the last '@' before the host).
+URL_CREDENTIALS_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/\s]+)@")
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -95,6 +99,14 @@ def main() -> None:
     )
     p = module.params
     where = f"stack {p['stack']!r}: app.git"
+    # The credentials of the repository's URL (a token): masked in all the module returns (its messages,
+    # git's errors, the invocation's arguments), as Ansible masks a no_log argument, and never kept in the
+    # clone's config on the target (issue 44: a token was printed at -v and kept in run.json).
+    credentials = URL_CREDENTIALS_RE.match(p["repo"])
+    shown_repo = p["repo"]
+    if credentials:
+        module.no_log_values.add(credentials.group(2))
+        shown_repo = f"{credentials.group(1)}***@{p['repo'][credentials.end() :]}"
 
     def git(*args: str, cwd: str | None = None) -> str:
         rc, out, err = module.run_command(["git", *args], cwd=cwd, environ_update=GIT_ENV)
@@ -116,6 +128,7 @@ def main() -> None:
         if not os.path.isdir(os.path.join(cache, "objects")):
             shutil.rmtree(cache, ignore_errors=True)
             git("clone", "--quiet", "--bare", "--", p["repo"], cache)
+            git("remote", "set-url", "origin", shown_repo, cwd=cache)  # fetches name the URL itself
             changed = True
         wanted = commit or p["version"]
         present = module.run_command(["git", "cat-file", "-e", f"{wanted}^{{commit}}"], cwd=cache)[0] == 0

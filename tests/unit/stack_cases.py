@@ -25,6 +25,7 @@ if str(ROOT) not in sys.path:
 
 from benchstack.kinds.apps.deploy import user_apps  # noqa: E402
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots, StackError  # noqa: E402
+from benchstack.plan.experiment import MAX_STACKS  # noqa: E402
 from benchstack.plan.readers import front_checks, instance_checks, needs, port_warnings  # noqa: E402
 from benchstack.plan.rolecontract import role_stacks  # noqa: E402
 from benchstack.plan.stacks import Stack, resolve_stacks  # noqa: E402
@@ -53,7 +54,7 @@ FRONTS: dict[str, dict[str, Any] | None] = {
     "apache-worker": {"kind": "apache", "mpm": "worker", "threads_per_child": 10, "max_request_workers": 40},
 }
 BINDS = ("default", "unix", "tcp")
-OTHER_ROOTS = Roots(run="/run/bs-other", apps="/srv/bs-apps", units="/etc/bs-other/units")
+OTHER_ROOTS = Roots(run="/run/bench-other", apps="/srv/bs-apps", units="/etc/bench-other/units")
 
 
 def derived(stacks: Sequence[Stack], roots: Roots = DEFAULT_ROOTS) -> dict[str, Any]:
@@ -193,7 +194,9 @@ def experiment_stacks(path: Path) -> object:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError, RecursionError):  # deep-nesting.yml
         return None
-    return data.get("stacks") if isinstance(data, dict) else None
+    stacks = data.get("stacks") if isinstance(data, dict) else None
+    # More stacks than an experiment may hold are refused before any is resolved (stacks-1001.yml).
+    return None if isinstance(stacks, list) and len(stacks) > MAX_STACKS else stacks
 
 
 def experiment_outcome(path: Path) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,6 +123,9 @@ def _check_src(
         return None, [f"{where}: {exc}"]
     if kind.entry not in found.files:
         return None, [f"{where}: {path} has no {kind.entry}, the entry file of a {kind.name} app"]
+    entry_problem = _entry_file_problem(path / kind.entry)
+    if entry_problem:
+        return None, [f"{where}: {path}/{kind.entry}, the entry file of a {kind.name} app, {entry_problem}"]
     runtime = kind.runtime
     refused = [f for f in REFUSED_DEPENDENCY_FILES.get(runtime, ()) if f in found.dependency_files]
     if refused:
@@ -146,6 +150,20 @@ def _check_src(
         lock_sha256=found.lock_sha256,
     )
     return folder, []
+
+
+def _entry_file_problem(entry: Path) -> str | None:
+    """Why the entry file ``entry`` (links followed) cannot start the app, or None: a dangling link was
+    deployed and the server crash-looped on the target (issue 44)."""
+    try:
+        mode = entry.stat().st_mode
+    except OSError as exc:
+        if entry.is_symlink():
+            return f"is a link to nothing ({exc.strerror}): point it at a file, or copy the file in"
+        return f"cannot be read ({exc.strerror})"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file"
+    return None
 
 
 def _check_git(where: str, git: object) -> tuple[GitSource | None, list[str]]:
@@ -252,6 +270,17 @@ def shared_app_problems(stacks: Iterable[tuple[str, App, Runtime]]) -> list[str]
     return problems
 
 
+def git_credentials(stacks: Sequence[Stack]) -> dict[str, str]:
+    """App name -> the repository URL of its ``app.git`` as written, for each whose URL holds credentials
+    (``https://user:token@host/...``): the one place of the plan that holds them, which only the clone task
+    reads (the stacks, user apps and run.json hold the URL masked, and -v prints them)."""
+    return {
+        s.app.name: s.app.git.repo
+        for s in stacks
+        if s.app.git and s.app.name and s.app.git.shown_repo != s.app.git.repo
+    }
+
+
 def user_apps(stacks: Sequence[Stack], roots: Roots = DEFAULT_ROOTS) -> list[dict[str, Any]]:
     """One entry per user app deployed from ``app.src`` or ``app.git`` of resolved stacks: what the webapp
     role needs to deploy it and what the target's deployment record and the fingerprint keep.
@@ -302,7 +331,8 @@ def user_apps(stacks: Sequence[Stack], roots: Roots = DEFAULT_ROOTS) -> list[dic
             )
         elif app.git:
             git = app.git
-            pinned = hashlib.sha256(f"{git.repo}\0{git.version}".encode()).hexdigest()
+            # Of the masked URL: a new token for the same repository deploys nothing again.
+            pinned = hashlib.sha256(f"{git.shown_repo}\0{git.version}".encode()).hexdigest()
             entry.update(
                 source={"type": "git", **git.as_dict()},
                 key=None if git.moving_ref else f"git:{pinned}",

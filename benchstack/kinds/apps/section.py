@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from benchstack.common.inputs import masked
 from benchstack.kinds.stackfields import ordered
 
 # Stacks whose app.dir is the bundled app's folder (or the user's own folder already on the target).
@@ -38,9 +39,15 @@ class GitSource:
     moving_ref: bool
     written: tuple[str, ...] = ()
 
+    @property
+    def shown_repo(self) -> str:
+        """The repository with the credentials of its URL masked: what the plan's stacks, run.json and
+        every message hold (the clone alone gets :attr:`repo`, through the plan's ``git_repos``)."""
+        return masked(self.repo)
+
     def as_dict(self) -> dict[str, Any]:
         return ordered(
-            self.written, {"repo": self.repo, "version": self.version, "moving_ref": self.moving_ref}
+            self.written, {"repo": self.shown_repo, "version": self.version, "moving_ref": self.moving_ref}
         )
 
 

@@ -5,6 +5,7 @@ file."""
 import copy
 import math
 import os
+import re
 import subprocess
 import time
 import traceback
@@ -26,7 +27,14 @@ from benchstack.common.inputs import (
     shown,
     shown_key,
 )
-from benchstack.plan.experiment import MAX_CONCURRENCY, ExperimentError, cells, experiment_from_dict
+from benchstack.plan.experiment import (
+    MAX_CONCURRENCY,
+    MAX_STACKS,
+    ExperimentError,
+    cells,
+    experiment_from_dict,
+    load_experiment,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 VALID = (
@@ -143,6 +151,66 @@ def test_an_experiment_text_read_again_is_a_copy_of_its_one_parse_and_a_bad_one_
     for _ in range(2):
         with pytest.raises(InputError, match="key a given twice"):
             experiment.load_yaml("a: 1\na: 2\n")
+
+
+def test_a_large_document_without_aliases_is_no_alias_bomb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44, finding 8: 10,000 stacks (120,000 values, no alias) were refused as "an alias bomb?"; the
+    file's size bounds such a document, and the experiment's own limit names the stacks. The same with a
+    limit of 1,000 values and 1,001 stacks (the parser takes 4 s for 10,000)."""
+    import benchstack.common.inputs as inputs
+
+    monkeypatch.setattr(inputs, "MAX_VALUES", 1000)
+    assert len(load_yaml("[" + ", ".join(["[1, 2, 3]"] * 400) + "]")) == 400
+    with pytest.raises(InputError, match="an alias bomb"):
+        load_yaml(
+            "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            "c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+        )
+    stack = "  - {name: s%d, app: {kind: sinatra}, server: {kind: thin}, port: %d}"
+    lines = [stack % (i, 1024 + i) for i in range(MAX_STACKS + 1)]
+    path = tmp_path / "many.yml"
+    load = "load: {plans: [{tool: ab, concurrency: 1, requests: 9}]}"
+    path.write_text("name: many\nstacks:\n" + "\n".join(lines) + f"\n{load}\n", encoding="utf-8")
+    with pytest.raises(ExperimentError) as err:
+        load_experiment(path)
+    assert err.value.problems == [
+        f"stacks: {MAX_STACKS + 1:_} stacks, more than {MAX_STACKS:_}: each is a port, units and configs on "
+        "every target; measure fewer stacks at a time"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "port: 017620\n",
+            "line 1: 017620 has a leading zero, which YAML 1.1 reads as an octal number (8080)",
+        ),
+        ("port: -0755\n", "line 1: -0755 has a leading zero, which YAML 1.1 reads as an octal number (-493)"),
+        ("c: [1, 1:30]\n", "line 1: 1:30 is read by YAML 1.1 as a number in base 60 (90)"),
+    ],
+)
+def test_a_number_yaml_1_1_reads_as_another_is_refused(text: str, said: str) -> None:
+    """Issue 44, finding 8: `port: 017620` was silently port 8080."""
+    with pytest.raises(InputError, match=re.escape(said)):
+        load_yaml(text)
+
+
+def test_a_vars_file_reads_numbers_as_ansible_does() -> None:
+    """``bench-stack experiment --vars FILE`` stands for ``-e @FILE``, which Ansible reads as YAML 1.1."""
+    assert load_yaml("a: 0755\n", numbers_as_written=False) == {"a": 493}
+
+
+def test_zero_a_quoted_number_and_a_plain_one_are_read_as_written() -> None:
+    assert load_yaml("a: 0\nb: '017620'\nc: 8080\nd: 1_000\ne: 0.5\n") == {
+        "a": 0,
+        "b": "017620",
+        "c": 8080,
+        "d": 1000,
+        "e": 0.5,
+    }
 
 
 def test_a_recursive_alias_is_refused() -> None:

@@ -31,6 +31,7 @@ from benchstack.plan.experiment import (
     MAX_RATE,
     MAX_REPETITIONS,
     MAX_SECONDS,
+    MAX_STACKS,
     MAX_THRESHOLD_MS,
     PLAN_KEYS,
     TOP_KEYS,
@@ -115,6 +116,7 @@ def test_each_apache_mpm_has_exactly_its_tuning_keys() -> None:
 def test_the_schemas_limits_are_the_codes() -> None:
     assert LOAD["repetitions"]["maximum"] == LOAD["max_repetitions"]["maximum"] == MAX_REPETITIONS
     assert LOAD["max_seconds"]["maximum"] == MAX_SECONDS
+    assert SCHEMA["properties"]["stacks"]["maxItems"] == MAX_STACKS
     assert LOAD["pause_s"]["maximum"] == MAX_PAUSE_S
     assert LOAD["threshold_ms"]["maximum"] == MAX_THRESHOLD_MS
     assert LOAD["warmup"]["properties"]["requests"]["maximum"] == PLAN["requests"]["maximum"] == MAX_REQUESTS

@@ -53,11 +53,11 @@ def test_progress_of_no_cells_is_empty() -> None:
 
 
 def test_a_plan_resolves_its_stacks_once_and_carries_every_derived_value() -> None:
-    plan = compile_plan(ROOT / "experiments" / "perf-one-stack.yml", Roots(run="/run/x"))
+    plan = compile_plan(ROOT / "experiments" / "perf-one-stack.yml", Roots(run="/run/bench-x"))
     [stack] = plan.stacks
     assert [ep.address for ep in stack.endpoints] == [
-        "unix:/run/x/sinatra-thin-x2-nginx-1/server.sock",
-        "unix:/run/x/sinatra-thin-x2-nginx-2/server.sock",
+        "unix:/run/bench-x/sinatra-thin-x2-nginx-1/server.sock",
+        "unix:/run/bench-x/sinatra-thin-x2-nginx-2/server.sock",
     ]
     assert plan.needs.servers == ("thin",)
     assert len(plan.instance_checks) == 4
@@ -129,8 +129,8 @@ def test_a_plan_of_days_is_refused_unless_the_user_says_yes(tmp_path: Path) -> N
     with pytest.raises(ExperimentError) as err:
         compile_plan(path)
     assert err.value.problems == [
-        "load: the 5_000 cells take at least 34.8 days (durations, warm-ups and pauses), more than 2 h "
-        f"({YES_HINT})"
+        "load: the 5_000 cells take at least 34.8 days (durations, warm-ups and pauses; requests at 50_000/s "
+        f"at most, 20_000/s a connection), more than 2 h ({YES_HINT})"
     ]
     plan = compile_plan(path, allow_large=True)
     assert len(plan.cells) == 5000
@@ -142,6 +142,32 @@ def test_a_plan_just_under_the_time_limit_needs_no_yes(tmp_path: Path) -> None:
     assert compile_plan(long_experiment(tmp_path, levels=11)).warnings == ()
     with pytest.raises(ExperimentError, match="more than 2 h"):
         compile_plan(long_experiment(tmp_path, levels=12))  # 120.2 min
+
+
+def requests_experiment(tmp_path: Path, concurrency: int = 1, warmup: str = "") -> Path:
+    path = tmp_path / "requests.yml"
+    path.write_text(
+        "name: reqs\nstacks:\n  - {name: thin, app: {kind: sinatra}, server: {kind: thin}, port: 8001}\n"
+        f"load: {{repetitions: 100, {warmup}plans: [{{tool: ab, concurrency: {concurrency}, "
+        "requests: 1000000}]}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_request_count_counts_at_the_rate_no_stack_beats(tmp_path: Path) -> None:
+    """Issue 44, finding 8: ab cells of a million requests were days of load that no limit saw. 100 cells
+    of 1,000,000 requests at c=1 are at least 100 x 50 s (1.4 h); with as large a warm-up, 2.8 h."""
+    assert compile_plan(requests_experiment(tmp_path)).warnings == ()
+    with pytest.raises(ExperimentError, match=r"the 100 cells take at least 2.8 h .*\(if you mean it"):
+        compile_plan(requests_experiment(tmp_path, warmup="warmup: {requests: 1000000}, "))
+    # At c=100, 50,000/s in all: 100 x (20 s + 20 s + a pause), 1.1 h.
+    assert compile_plan(requests_experiment(tmp_path, 100, "warmup: {requests: 1000000}, ")).warnings == ()
+    plan = compile_plan(
+        requests_experiment(tmp_path, warmup="warmup: {requests: 1000000}, "), allow_large=True
+    )
+    assert plan.warnings[0].startswith("load: the 100 cells take at least 2.8 h")
+    assert plan.warnings[0].endswith("(said yes)")
 
 
 def test_targets_in_parallel_count_their_time_once(tmp_path: Path) -> None:

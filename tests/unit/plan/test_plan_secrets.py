@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import bench_stack
 from test_app_server_units import render
 from test_plugins import run_plan
@@ -113,7 +114,8 @@ def plan_play_vvv(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Pa
         "-e",
         f"bench_results_dir={folder / 'results'}",
     ]
-    return {"vvv": (argv, env, ROOT)}
+    git_argv = [*argv[:-3], f"experiment={git_experiment(folder)}", *argv[-2:]]
+    return {"vvv": (argv, env, ROOT), "vvv-git": (git_argv, env, ROOT)}
 
 
 @pytest.mark.early.with_args(plan_play_vvv)
@@ -122,11 +124,12 @@ def test_ansible_playbook_vvv_of_the_plan_never_prints_a_value(
 ) -> None:
     """The plan task's result (the fact bench_plan holds the stacks' env files) printed every value three
     times."""
-    out = early_results["vvv"]
-    text = out.stdout + out.stderr
-    assert out.returncode == 0, text[-2000:]
-    assert "Compile the plan" in text and "ok: [localhost]" in text
-    assert SECRET not in text
+    for name, secret in (("vvv", SECRET), ("vvv-git", TOKEN)):
+        out = early_results[name]
+        text = out.stdout + out.stderr
+        assert out.returncode == 0, text[-2000:]
+        assert "Compile the plan" in text and "ok: [localhost]" in text
+        assert secret not in text, name
 
 
 def test_the_printed_plan_names_the_values_without_them(tmp_path: Path) -> None:
@@ -198,3 +201,65 @@ def test_the_plan_play_makes_the_key_for_a_run_and_not_for_a_check_run(
     assert files_under(home) == []
     run_plan(source, results_dir=str(tmp_path / "results"))
     assert (home / ".config" / "bench-stack" / "env-fingerprint.key").is_file()
+
+
+# ---------------------------------------------------------------- issue 44, finding 6: secrets outside env
+
+TOKEN = "ghp-t0ken-s3cr3t"
+REPO = f"https://bench:{TOKEN}@git.example.invalid/shop.git"
+
+
+def git_experiment(tmp_path: Path, repo: str = REPO) -> Path:
+    source = tmp_path / "secret-git.yml"
+    source.write_text(
+        "name: secret-git\n"
+        "stacks:\n"
+        "  - {name: shop, port: 8101, server: {kind: gunicorn},\n"
+        f"     app: {{kind: wsgi, name: shop, git: {{repo: '{repo}', version: v1}}}}}}\n"
+        "load: {plans: [{tool: wrk, concurrency: [1], duration_s: 1}]}\n",
+        encoding="utf-8",
+    )
+    return source
+
+
+def test_a_token_in_a_repository_url_is_masked_everywhere_but_the_clone(tmp_path: Path) -> None:
+    """app.git.repo with credentials was printed three times at -v and kept verbatim in run.json: the
+    experiment as run (run.json's), the stacks and the user apps (which -v prints) hold it masked; one field,
+    git_repos, holds it for the clone task (webapp_user_git_repos, no_log)."""
+    plan = compile_plan(git_experiment(tmp_path))
+    fact = plan.to_dict()
+    masked = "https://***@git.example.invalid/shop.git"
+    assert plan.as_run["stacks"][0]["app"]["git"]["repo"] == masked
+    assert fact["stacks"][0]["app"]["git"]["repo"] == masked
+    assert fact["user_apps"][0]["source"]["repo"] == masked
+    assert fact["git_repos"] == {"shop": REPO}
+    assert TOKEN not in json.dumps({k: v for k, v in fact.items() if k != "git_repos"})
+    # A new token for the same repository is the same experiment and the same deployment.
+    other = compile_plan(git_experiment(tmp_path, REPO.replace(TOKEN, "another"))).to_dict()
+    assert other["experiment"]["sha256"] == fact["experiment"]["sha256"]
+    assert other["user_apps"][0]["key"] == fact["user_apps"][0]["key"]
+    # Without credentials, nothing is set apart.
+    assert compile_plan(git_experiment(tmp_path, "https://git.example.invalid/shop.git")).git_repos == {}
+
+
+def test_the_printed_plan_and_a_refusal_never_show_a_token(tmp_path: Path) -> None:
+    out = bench_stack("experiment", "--plan", git_experiment(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["git_repos"] == {"shop": "(not shown)"}
+    assert TOKEN not in out.stdout + out.stderr
+    refused = bench_stack("experiment", git_experiment(tmp_path, REPO + " x"))
+    assert refused.returncode == 1 and "https://***@git.example.invalid" in refused.stderr
+    assert TOKEN not in refused.stderr
+
+
+def test_the_clone_task_alone_reads_the_url_as_written() -> None:
+    tasks = yaml.safe_load((ROOT / "roles" / "webapp" / "tasks" / "user-deploy.yml").read_text("utf-8"))
+    (clone,) = [t for t in tasks if "bench_app_git" in t]
+    assert (
+        clone["bench_app_git"]["repo"] == "{{ webapp_user_git_repos[item.name] | default(item.source.repo) }}"
+    )
+    assert "source.repo" in clone["loop_control"]["label"]  # masked in the item
+    roles = yaml.safe_load((ROOT / "playbooks" / "vars" / "roles.yml").read_text("utf-8"))
+    assert roles["webapp_user_git_repos"] == "{{ bench_plan.git_repos }}"
+    specs = yaml.safe_load((ROOT / "roles" / "webapp" / "meta" / "argument_specs.yml").read_text("utf-8"))
+    assert specs["argument_specs"]["main"]["options"]["webapp_user_git_repos"]["no_log"] is True

@@ -203,3 +203,45 @@ def test_the_plan_play_checks_against_the_inventorys_pins_and_its_pyenv_python(t
     run_plan(path, {"python_method": "pyenv"})  # the role's python_pyenv_versions: 3.12.8
     with pytest.raises(AnsibleActionFail, match="contradicts gunicorn==23.0.0"):
         run_plan(path, {"python_method": "pyenv", "python_pyenv_global": "3.11.2"})
+
+
+# ---------------------------------------------------------------- issue 44, finding 6: lines echoed whole
+
+
+def test_a_long_line_with_a_password_is_quoted_cut_and_masked(tmp_path: Path) -> None:
+    """A 5 MB line gave 15 MB of stderr (the line, then packaging's message quoting it twice more)."""
+    url = "https://me:hunter2@idx.example.invalid/simple"
+    for line in (f"flask!!3 ; extra == '{url}'", "flask!!" + "x" * 900_000 + f" ; extra == '{url}'"):
+        (problem,) = refused(experiment(tmp_path, {"requirements.txt": f"{line}\n"}))
+        assert "is not a requirement pip reads" in problem and len(problem) < 500, problem[:1000]
+        assert "hunter2" not in problem
+    assert (
+        "https://***@idx.example.invalid"
+        in refused(experiment(tmp_path, {"requirements.txt": f"flask!!3 ; x == '{url}'\n"}))[0]
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "-r https://me:hunter2@idx.example.invalid/r.txt",
+        '--index-url "https://me:hunter2@idx.example.invalid/simple',
+        "-c https://me:hunter2@idx.example.invalid/c.txt",
+    ],
+)
+def test_a_password_in_an_echoed_line_is_masked(tmp_path: Path, line: str) -> None:
+    (problem,) = refused(experiment(tmp_path, {"requirements.txt": f"flask\n{line}\n"}))
+    assert "https://***@idx.example.invalid/" in problem and "hunter2" not in problem
+
+
+def test_a_requirements_file_linked_into_git_is_refused_without_its_lines(tmp_path: Path) -> None:
+    """requirements.txt -> .git/config was read (its first line quoted as a requirement); .git is left out
+    of the copy, so the link would lead nowhere on the target."""
+    path = experiment(tmp_path, {".git/config": "[remote]\n\turl = https://me:hunter2@example.invalid/x\n"})
+    (tmp_path / "apps" / "shop" / "requirements.txt").symlink_to(".git/config")
+    (problem,) = refused(path)
+    assert problem.endswith(
+        "requirements.txt is a link to .git/config, into .git/, which is left out of the copy (the link "
+        "would lead nowhere on the target)"
+    )
+    assert "remote" not in problem and "hunter2" not in problem

@@ -70,11 +70,11 @@ def test_server_behind_a_front_binds_unix_by_default() -> None:
 
 
 def test_run_root_moves_the_sockets_and_the_runtime_folders() -> None:
-    s = resolve_stack(thin("pool", 8002, instances=1), Roots(run="/run/rr"))
-    assert s["endpoints"][0]["socket"] == "/run/rr/pool-1/server.sock"
-    assert s["endpoints"][0]["address"] == "unix:/run/rr/pool-1/server.sock"
-    assert s["endpoints"][0]["runtime_directory"] == "rr/pool-1"
-    assert s["server"]["unit_runtime_directory"] == "rr/pool-%i"
+    s = resolve_stack(thin("pool", 8002, instances=1), Roots(run="/run/bench-rr"))
+    assert s["endpoints"][0]["socket"] == "/run/bench-rr/pool-1/server.sock"
+    assert s["endpoints"][0]["address"] == "unix:/run/bench-rr/pool-1/server.sock"
+    assert s["endpoints"][0]["runtime_directory"] == "bench-rr/pool-1"
+    assert s["server"]["unit_runtime_directory"] == "bench-rr/pool-%i"
 
 
 def test_every_instance_gets_its_printed_addresses_and_listen_arguments() -> None:
@@ -114,6 +114,31 @@ def test_roots_must_be_safe_paths_and_the_run_root_under_run() -> None:
     ]
     [problem] = Roots(apps="/srv/my apps").problems()
     assert problem.startswith("bench_app_root: must be an absolute path")
+
+
+@pytest.mark.parametrize(
+    ("roots", "said"),
+    [
+        (Roots(units="/etc/systemd/network"), "bench_unit_config_dir: must not be in /etc/systemd, "),
+        (Roots(run="/run/systemd"), "bench_run_root: must not be in /run/systemd, "),
+        (Roots(run="/run/user/1000/x"), "bench_run_root: must not be in /run/user, "),
+        (Roots(apps="/usr/lib/x/apps"), "bench_app_root: must not be in /usr/lib, "),
+        (
+            Roots(units="/etc/myapp"),
+            "bench_unit_config_dir: must be a folder of bench-stack's own, with 'bench'",
+        ),
+        (Roots(run="/run/nginx"), "bench_run_root: must be a folder of bench-stack's own, with 'bench'"),
+    ],
+)
+def test_roots_in_another_programs_folders_are_refused(roots: Roots, said: str) -> None:
+    """Issue 44, finding 8: bench_unit_config_dir=/etc/systemd/network and bench_run_root=/run/systemd were
+    accepted (deep enough, not a system folder themselves); the units' folders must be bench-stack's own."""
+    [problem] = roots.problems()
+    assert problem.startswith(said), problem
+
+
+def test_an_app_root_need_not_be_named_after_bench_stack() -> None:
+    assert Roots(apps="/srv/apps", units="/etc/bench-x/units", run="/run/benchmarks").problems() == []
 
 
 def test_tcp_pool_behind_a_front_gets_backend_ports_derived_from_the_stack_port() -> None:

@@ -5,6 +5,7 @@ repository lacks named with the stack and field."""
 from __future__ import annotations
 
 import grp
+import json
 import os
 import shutil
 import subprocess
@@ -165,3 +166,13 @@ def test_a_chain_of_links_out_of_the_release_is_refused(tmp_path: Path, repo: Pa
     assert result.get("failed"), result
     assert "holds d/etc, a link that leads outside the app's folder (7 such links)" in result["msg"]
     assert list((tmp_path / "releases").iterdir()) == []
+
+
+def test_the_credentials_of_a_repository_url_are_masked_in_what_the_module_returns(tmp_path: Path) -> None:
+    """Issue 44, finding 6: a token in app.git.repo was printed at -v (the module's message quoted the
+    URL, and its invocation holds it); nothing listens on port 9, so git fails at once."""
+    result = run(tmp_path, "https://bench:ghp-t0ken-s3cr3t@127.0.0.1:9/shop.git", "v1", script=True)
+    assert result["failed"] and result["msg"].startswith(
+        "stack 'shop-gunicorn': app.git.repo: cannot read https://"
+    )
+    assert "ghp-t0ken-s3cr3t" not in json.dumps(result)

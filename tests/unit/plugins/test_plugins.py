@@ -190,22 +190,24 @@ def test_the_roots_come_from_the_project_variables(tmp_path: Path) -> None:
     plan = run_plan(
         str(path),
         {
-            "bench_run_root": "/run/elsewhere",
+            "bench_run_root": "/run/bench-elsewhere",
             "bench_app_root": "/srv/apps",
-            "bench_unit_config_dir": "/etc/u",
+            "bench_unit_config_dir": "/etc/bench-u",
         },
     )
     [s] = plan["stacks"]
     assert [ep["socket"] for ep in s["endpoints"]] == [
-        "/run/elsewhere/pool-1/server.sock",
-        "/run/elsewhere/pool-2/server.sock",
+        "/run/bench-elsewhere/pool-1/server.sock",
+        "/run/bench-elsewhere/pool-2/server.sock",
     ]
-    assert s["server"]["unit_runtime_directory"] == "elsewhere/pool-%i"
-    assert s["server"]["env_file"] == "/etc/u/pool.env"
+    assert s["server"]["unit_runtime_directory"] == "bench-elsewhere/pool-%i"
+    assert s["server"]["env_file"] == "/etc/bench-u/pool.env"
     assert s["app"]["dir"] == "/srv/apps/sinatra"
     # verify asks the sockets where the units put them
-    assert [c["unix_socket"] for c in plan["instance_checks"]][-1] == "/run/elsewhere/pool-2/server.sock"
-    assert plan["roots"] == {"run": "/run/elsewhere", "apps": "/srv/apps", "units": "/etc/u"}
+    assert [c["unix_socket"] for c in plan["instance_checks"]][
+        -1
+    ] == "/run/bench-elsewhere/pool-2/server.sock"
+    assert plan["roots"] == {"run": "/run/bench-elsewhere", "apps": "/srv/apps", "units": "/etc/bench-u"}
 
 
 def test_a_run_root_outside_run_is_refused_before_anything(tmp_path: Path) -> None:

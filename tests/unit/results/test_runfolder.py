@@ -13,6 +13,7 @@ from benchstack.results.runfolder import (
     check_run_dir,
     experiment_hash,
     point_latest,
+    results_root_problem,
     resumed_experiment,
 )
 
@@ -94,21 +95,30 @@ def test_the_latest_link_is_followed_to_the_run_it_names(results: Path) -> None:
 # ---------------------------------------------------------------- refused
 
 
-def test_etc_is_refused_as_outside_the_results_root(results: Path) -> None:
+@pytest.mark.parametrize("allow_outside", [False, True])
+@pytest.mark.parametrize(
+    ("where", "tree"),
+    [
+        ("/etc", "/etc"),
+        ("/etc/ssh/x", "/etc/ssh"),
+        ("/usr/local/runs", "/usr"),
+        ("/run/systemd/x", "/run/systemd"),
+        ("/root/.ssh/r", "a .ssh folder"),
+    ],
+)
+def test_a_system_folder_or_one_inside_it_is_refused_even_when_the_user_insists(
+    results: Path, where: str, tree: str, allow_outside: bool
+) -> None:
+    """Issue 44, finding 8: bench_results_dir=/etc/ssh/x was accepted; a run folder is refused there too
+    (``/etc`` was refused only as outside the results folder, or as not empty)."""
     with pytest.raises(RunDirError) as err:
-        check_run_dir("/etc", results, experiment_hash(THIN))
+        check_run_dir(where, results, experiment_hash(THIN), allow_outside=allow_outside)
     assert str(err.value) == (
-        f"run folder /etc is outside the results folder {results}: choose a folder in it, "
-        "or insist (bench_run_dir_outside=true) to write the run there"
+        f"run folder {where} is in {tree}, which bench-stack must not write into: a run needs a folder of "
+        "its own"
     )
-
-
-def test_etc_is_refused_even_when_the_user_insists_because_it_holds_no_run(results: Path) -> None:
-    with pytest.raises(RunDirError) as err:
-        check_run_dir("/etc", results, experiment_hash(THIN), allow_outside=True)
-    assert str(err.value) == (
-        "run folder /etc is not empty and holds no bench-stack run (no run.json): choose a new folder"
-    )
+    problem = results_root_problem(where)
+    assert problem is not None and problem.endswith("runs need a folder of their own")
 
 
 def test_a_file_is_refused(results: Path) -> None:
@@ -142,8 +152,11 @@ def test_a_non_empty_folder_without_run_json_is_refused(results: Path) -> None:
 
 
 def test_a_link_under_the_results_root_that_leads_out_of_it_is_refused(results: Path) -> None:
-    (results / "sneaky").symlink_to("/etc")
-    with pytest.raises(RunDirError, match=r"run folder .*/sneaky \(/etc\) is outside the results folder"):
+    (results.parent / "elsewhere").mkdir()
+    (results / "sneaky").symlink_to(results.parent / "elsewhere")
+    with pytest.raises(
+        RunDirError, match=r"run folder .*/sneaky \(.*/elsewhere\) is outside the results folder"
+    ):
         check_run_dir(results / "sneaky", results, experiment_hash(THIN))
 
 
