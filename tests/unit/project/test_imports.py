@@ -80,11 +80,17 @@ def test_no_module_of_the_package_imports_itself_back() -> None:
     assert cycles(import_graph()) == []
 
 
+# scipy.stats takes ~1-2 s to import: the CLI (every subcommand: experiment, parse, validate ...) and an extra
+# round's worker (the bench_extra_cells action, a fresh process per round) must not load it; the functions
+# that need it import it inside them (analysis.stats.mann_whitney, analysis.drift).
 ALONE = [
     ("benchstack.report.plots", "benchstack.report.build"),
     ("benchstack.report.build", "benchstack.report.plots"),
     ("benchstack.analysis.compare", "benchstack.report.build"),
     ("benchstack.analysis.loadpoints", "benchstack.report.build"),
+    ("benchstack.cli", "scipy"),
+    ("benchstack.measure.repetitions", "scipy"),
+    ("benchstack.analysis.stats", "scipy"),
 ]
 
 
