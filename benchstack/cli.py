@@ -82,7 +82,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "report",
-        help="write report.md, report.html (with plots/*.png) and cells.csv of a run; print the table",
+        help="write report.md, report.html (with plots/*.png), cells.csv and loadpoints.csv of a run; print "
+        "the table",
     )
     p.add_argument("run_dir", type=Path)
 
@@ -161,7 +162,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("run_dir", type=Path)
     p.add_argument(
-        "cell_ids", nargs="+", metavar="CELL_ID", help="a cell id, or a cell file's path in the run folder"
+        "cell_ids",
+        nargs="+",
+        metavar="CELL",
+        help="a cell id, a cell file's path in the run folder, or a cell file's path as given "
+        "(RUN/cells/ID.json, absolute)",
     )
     p.add_argument(
         "--csv",
@@ -169,7 +174,15 @@ def _build_parser() -> argparse.ArgumentParser:
         help="write DIR/<cell_id>.csv (value_us,count,percentile) for each cell; '-': CSV of one cell "
         "(or of the pooled cells) on stdout instead of the summary",
     )
-    p.add_argument("--pool", action="store_true", help="pool the cells into one distribution (repetitions)")
+    p.add_argument(
+        "--pool",
+        action="store_true",
+        help="pool the cells into one distribution (repetitions), leaving out disturbed and collapsed cells "
+        "as the report does",
+    )
+    p.add_argument(
+        "--all", action="store_true", help="with --pool: pool the disturbed and collapsed cells too"
+    )
 
     p = sub.add_parser(
         "drop",
@@ -246,7 +259,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 1
     print(end_of_run_text(run), end="")
-    print(f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')} and plots/")
+    print(
+        f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')}, "
+        f"{path.with_name('loadpoints.csv')} and plots/"
+    )
     return 0
 
 
@@ -464,10 +480,17 @@ def _cmd_hist(args: argparse.Namespace) -> int:
         _err(f"{args.run_dir}: not a directory")
         return 1
     try:
-        found = hist(args.run_dir, args.cell_ids, pool=args.pool)
+        found, skipped = hist(args.run_dir, args.cell_ids, pool=args.pool, keep_disturbed=args.all)
     except HistError as exc:
         _err(str(exc))
         return 1
+    if skipped:
+        note = (
+            f"left out {len(skipped)} disturbed or collapsed cell(s), as the report does (--all pools them): "
+            + ", ".join(skipped)
+        )
+        # On stdout with the summary; on stderr when stdout is the CSV.
+        print(note, file=sys.stderr if args.csv == "-" else sys.stdout)
     if args.csv == "-":
         if len(found) != 1:
             _err("--csv - writes one distribution: give one cell, or --pool")

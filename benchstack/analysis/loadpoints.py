@@ -6,8 +6,10 @@ A load point is (stack, tool, keep-alive, level): :func:`benchstack.results.cell
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
+from benchstack.common.numbers import median
 from benchstack.kinds.loadtools import find
 from benchstack.results.cell import GroupKey, group_key, level_label
 
@@ -61,3 +63,27 @@ def point_columns(key: GroupKey, cells: list[dict[str, Any]]) -> dict[str, str]:
         "tool": load_label(tool, keepalive, loadgen_count(cells)),
         "load": level_label(tool, level),
     }
+
+
+def per_loadgen(group: list[dict[str, Any]]) -> bool:
+    """Merged cells without merged percentiles: each loadgen's latency is its own (``merged.latency``)."""
+    return any((c.get("merged") or {}).get("latency") == "per-loadgen" for c in group)
+
+
+def latency_median(group: list[dict[str, Any]], key: str) -> float | None:
+    """A latency figure's median over the cells (repetitions) of a load point; None for merged cells without
+    merged percentiles (:func:`per_loadgen`: the report shows each loadgen's)."""
+    if per_loadgen(group):
+        return None
+    return median([(c.get("latency_ms") or {}).get(key) for c in group])
+
+
+def error_total(group: list[dict[str, Any]]) -> int:
+    """Failed requests in the cells of a load point (the report's errors, loadpoints.csv's error_count)."""
+    return sum(int(c.get("error_count") or 0) for c in group)
+
+
+def mean_error_rate(group: list[dict[str, Any]]) -> float | None:
+    """The mean of the cells' error rates (the report's error rate, loadpoints.csv's); None without a cell."""
+    rates = [float(c.get("error_rate") or 0.0) for c in group]
+    return statistics.fmean(rates) if rates else None

@@ -1,4 +1,5 @@
-"""Reports of a run folder: report.md, report.html (with plots), cells.csv and plots/*.png.
+"""Reports of a run folder: report.md, report.html (with plots), plots/*.png, and
+cells.csv and loadpoints.csv (:mod:`benchstack.report.csvfiles`).
 
 The report is built once from the :class:`RunData` (:func:`build_report`) as a model of ordered sections
 (:mod:`benchstack.report.model`), which :mod:`benchstack.report.render` writes as report.md and as
@@ -22,9 +23,7 @@ report is what it always was.
 
 from __future__ import annotations
 
-import csv
 import os
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,15 @@ from benchstack.analysis.comparison import (
     run_comparisons,
 )
 from benchstack.analysis.drift import MEANING, Drift, drift_text, host_drift
-from benchstack.analysis.loadpoints import groups_of, n_text, point_columns
+from benchstack.analysis.loadpoints import (
+    error_total,
+    groups_of,
+    latency_median,
+    mean_error_rate,
+    n_text,
+    per_loadgen,
+    point_columns,
+)
 from benchstack.analysis.stats import median_ci, outliers, relative_half_width
 from benchstack.analysis.verdict import Verdict, run_verdict
 from benchstack.common.numbers import as_number, fmt, median, rounded, step_for
@@ -50,6 +57,7 @@ from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load
 from benchstack.plan.targets import by_target, host_type, run_targets, target_of
 from benchstack.provision.dns import PROBE_COLUMNS, probe_table_rows
 from benchstack.report import render
+from benchstack.report.csvfiles import write_csv, write_loadpoints_csv
 from benchstack.report.model import (
     CODE,
     STRONG,
@@ -66,10 +74,10 @@ from benchstack.report.model import (
 )
 from benchstack.report.render import SLOW_TITLE, cells_text, counts_text, markdown_table, verdict_text
 from benchstack.results import distribution
-from benchstack.results.cell import FIELDS, counted, group_key, left_out, load_cells
+from benchstack.results.cell import counted, left_out, load_cells
 from benchstack.results.files import read_json
 from benchstack.results.formats import RUN_INFO, validate_run_info
-from benchstack.results.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
+from benchstack.results.model import ERROR_KINDS
 from benchstack.results.runfolder import store_comparisons, store_verdict
 
 COLUMNS = (
@@ -128,7 +136,7 @@ def comparisons_of(run: RunData) -> list[Comparison]:
 
 
 def _errors_cell(cells: list[dict[str, Any]]) -> str:
-    total = sum(int(c.get("error_count") or 0) for c in cells)
+    total = error_total(cells)
     kinds: dict[str, int] = {}
     for c in cells:
         for kind in ERROR_KINDS:
@@ -142,8 +150,8 @@ def _errors_cell(cells: list[dict[str, Any]]) -> str:
 
 def _latency_text(group: list[dict[str, Any]], key: str) -> str:
     """Median over repetitions; for merged cells without merged percentiles, each loadgen's, labelled."""
-    if not any((c.get("merged") or {}).get("latency") == "per-loadgen" for c in group):
-        return fmt(median([(c.get("latency_ms") or {}).get(key) for c in group]))
+    if not per_loadgen(group):
+        return fmt(latency_median(group, key))
     by_loadgen: dict[str, list[float | None]] = {}
     for c in group:
         for one in (c.get("merged") or {}).get("per_loadgen") or []:
@@ -181,7 +189,7 @@ def summary_rows(
     for key, group in groups_of(cells).items():
         kept = counted(group)
         values = [float(c["rps"]) for c in kept if c.get("rps") is not None]
-        rates = [float(c.get("error_rate") or 0.0) for c in kept]
+        rate = mean_error_rate(kept)
         interval = median_ci(values)
         middle = median(values)
         # Each figure to what its interval (else its range) supports: req/s known to +-5 % has no decimals.
@@ -205,7 +213,7 @@ def summary_rows(
                 "p50 ms": _latency_text(kept, "p50"),
                 "p99 ms": _latency_text(kept, "p99"),
                 "errors": _errors_cell(kept),
-                "error rate": f"{100 * statistics.fmean(rates):.2f}%" if rates else "-",
+                "error rate": "-" if rate is None else f"{100 * rate:.2f}%",
             }
         )
     return rows
@@ -584,38 +592,6 @@ def build_report(run: RunData, plots: list[Path] | None = None, plot_problem: st
     return Report(title, tuple(s for s in sections if s is not None))
 
 
-# The distribution stays in the cell JSON (bench-stack hist exports it as CSV); its tail percentiles are
-# columns. ``disturbed`` (its reasons) is one column after them, whether or not the cell format lists it.
-_NOT_IN_CSV = ("latency_ms", "errors", "notes", "latency_dist", "disturbed")
-CSV_COLUMNS: tuple[str, ...] = tuple(
-    [f for f in FIELDS if f not in _NOT_IN_CSV]
-    + [f"latency_{k}_ms" for k in LATENCY_KEYS + TAIL_KEYS]
-    + [f"errors_{k}" for k in ERROR_KINDS]
-    + ["disturbed"]
-)
-
-
-def _csv_row(cell: dict[str, Any], why: list[str] | None = None) -> dict[str, Any]:
-    row = {k: cell.get(k) for k in FIELDS if k not in _NOT_IN_CSV}
-    if isinstance(row.get("command"), list):
-        row["command"] = " ".join(row["command"])
-    for k in LATENCY_KEYS + TAIL_KEYS:
-        row[f"latency_{k}_ms"] = (cell.get("latency_ms") or {}).get(k)
-    for k in ERROR_KINDS:
-        row[f"errors_{k}"] = (cell.get("errors") or {}).get(k)
-    row["disturbed"] = "; ".join(str(r) for r in why or cell.get("disturbed") or [])
-    return {k: "" if v is None else v for k, v in row.items()}
-
-
-def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        why = {id(c): reasons for c, reasons in left_out(cells)}
-        for cell in sorted(cells, key=lambda c: (target_of(c), *group_key(c), c.get("repetition") or 0)):
-            writer.writerow(_csv_row(cell, why.get(id(cell))))
-
-
 def plot_cells(run: RunData) -> list[dict[str, Any]]:
     """The cells as the plots take them: the counted ones; with several targets each line is
     ``<stack> @ <target>``, so one plot shows the targets side by side."""
@@ -626,9 +602,10 @@ def plot_cells(run: RunData) -> list[dict[str, Any]]:
 
 
 def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:
-    """Write ``report.md``, ``cells.csv`` and (with ``html_report``) ``plots/*.png`` and a self-contained
-    ``report.html`` into the run folder, and the verdict and comparisons into run.json; returns the path of
-    report.md. Without matplotlib, report.html says so instead of showing plots."""
+    """Write ``report.md``, ``cells.csv``, ``loadpoints.csv`` and (with ``html_report``) ``plots/*.png``
+    and a self-contained ``report.html`` into the run folder, and the verdict and comparisons into
+    run.json; returns the path of report.md. Without matplotlib, report.html says so instead of showing
+    plots."""
     return write_run_report(run_dir, html_report)[0]
 
 
@@ -643,6 +620,7 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
         directory, [c.to_dict() for c in comparisons_of(run)], [d.to_dict() for d in drift_of(run)]
     )
     write_csv(directory / "cells.csv", run.cells)
+    write_loadpoints_csv(directory / "loadpoints.csv", run.cells, verdict_of(run), comparisons_of(run))
     plots: list[Path] = []
     problem = None
     if html_report:

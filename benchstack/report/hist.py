@@ -1,7 +1,10 @@
 """``bench-stack hist``: a stored cell's latency distribution, printed and exported as CSV.
 
 A cell is named by its id (``cells/<id>.json``: a single loadgen's cell or a merged one, which read the
-same) or by its path in the run folder (``loadgens/<loadgen>/cells/<id>.json``: one loadgen's own cell).
+same), by its path in the run folder (``loadgens/<loadgen>/cells/<id>.json``: one loadgen's own cell) or by a
+path to its file as given (``RUN/cells/<id>.json``, absolute or from the current folder). Pooled cells leave
+out the disturbed and collapsed ones, as the report does (:func:`benchstack.results.cell.left_out`), unless
+asked to keep them.
 The CSV has one row per stored value: ``value_us,count,percentile``, the percentile being the share of
 samples at or below the value, so a plot of percentile against value is the distribution's CDF.
 """
@@ -14,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.results import distribution
-from benchstack.results.cell import CELLS_DIR, read_cell
+from benchstack.results.cell import CELLS_DIR, cell_paths, left_out, read_cell
 from benchstack.results.distribution import Distribution, DistributionError
 
 LADDER = (0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 100)
@@ -25,13 +28,19 @@ class HistError(ValueError):
 
 
 def cell_file(run_dir: Path, name: str) -> Path:
-    """The cell file ``name`` stands for: an id under cells/, or a path inside the run folder."""
+    """The cell file ``name`` stands for: an id under cells/, a path inside the run folder, or a path to a
+    ``.json`` file as given (absolute, or from the current folder)."""
     path = run_dir / CELLS_DIR / f"{name}.json"
     if path.is_file():
         return path
-    inside = (run_dir / name).resolve()
-    if inside.suffix == ".json" and inside.is_file() and inside.is_relative_to(run_dir.resolve()):
-        return inside
+    if name.endswith(".json"):
+        inside = (run_dir / name).resolve()
+        if inside.is_file() and inside.is_relative_to(run_dir.resolve()):
+            return inside
+        given = Path(name)
+        if given.is_file():
+            return given
+        raise HistError(f"no cell file {name!r} (looked for it as given and inside {run_dir})")
     raise HistError(f"{run_dir}: no cell {name!r} (looked for {path})")
 
 
@@ -97,14 +106,40 @@ def describe(title: str, dist: Distribution, cells: list[dict[str, Any]]) -> str
     return "\n".join(lines) + "\n"
 
 
-def hist(run_dir: Path, names: list[str], pool: bool = False) -> list[tuple[str, Distribution, str]]:
-    """(name, distribution, description) for each named cell, or one for all of them pooled."""
+def left_out_of(run_dir: Path, files: list[tuple[Path, dict[str, Any]]]) -> list[list[str]]:
+    """Why each cell (its file, its data) is left out of the report's statistics (empty: counted). A cell
+    of the run's cells/ is judged with the run's other cells, as the report judges it (a collapse shows
+    against its load point's others); any other cell file (one loadgen's own) by its own ``disturbed``."""
+    paths = [p.resolve() for p in cell_paths(run_dir)]
+    run_cells = [read_cell(p) for p in paths]
+    why = {id(c): reasons for c, reasons in left_out(run_cells)}
+    by_path = {p: why.get(id(c), []) for p, c in zip(paths, run_cells, strict=True)}
+    return [
+        by_path.get(path.resolve(), [str(r) for r in cell.get("disturbed") or []]) for path, cell in files
+    ]
+
+
+def hist(
+    run_dir: Path, names: list[str], pool: bool = False, keep_disturbed: bool = False
+) -> tuple[list[tuple[str, Distribution, str]], list[str]]:
+    """(name, distribution, description) for each named cell, or one for all of them pooled; and the names
+    of the cells left out of the pool (disturbed or collapsed, unless ``keep_disturbed``)."""
     read = [(name, *read_distribution(run_dir, name)) for name in names]
+    skipped: list[str] = []
+    if pool and not keep_disturbed:
+        reasons = left_out_of(run_dir, [(cell_file(run_dir, name), c) for name, c, _ in read])
+        skipped = [name for (name, _, _), why in zip(read, reasons, strict=True) if why]
+        read = [r for r, why in zip(read, reasons, strict=True) if not why]
+        if not read:
+            raise HistError(
+                f"every cell named is disturbed or collapsed ({len(skipped)}); --all pools them anyway"
+            )
+        names = [name for name, _, _ in read]
     if pool:
         try:
             pooled = distribution.merge([d for _, _, d in read])
         except DistributionError as exc:
             raise HistError(f"cannot pool these cells: {exc}") from None
         title = f"pooled: {', '.join(names)}"
-        return [("pooled", pooled, describe(title, pooled, [c for _, c, _ in read]))]
-    return [(name, dist, describe(name, dist, [cell])) for name, cell, dist in read]
+        return [("pooled", pooled, describe(title, pooled, [c for _, c, _ in read]))], skipped
+    return [(name, dist, describe(name, dist, [cell])) for name, cell, dist in read], skipped

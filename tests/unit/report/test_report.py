@@ -14,9 +14,9 @@ from benchstack.report.build import (
     summary_rows,
     summary_table,
     target_precision_of,
-    write_csv,
     write_report,
 )
+from benchstack.report.csvfiles import write_csv
 from benchstack.report.render import markdown
 from benchstack.results.cell import cell_to_dict, make_cell, write_cell
 
@@ -192,9 +192,9 @@ def test_write_report_writes_markdown_and_csv(tmp_path: Path) -> None:
     with (tmp_path / "cells.csv").open() as fh:
         table = list(csv.DictReader(fh))
     assert [r["tool"] for r in table] == ["ab", "wrk"]
-    assert table[0]["latency_p99_ms"] == "4.0"
-    assert table[1]["errors_timeout"] == "12"
-    assert table[1]["errors_over_threshold"] == ""
+    assert table[0]["latency_ms.p99"] == "4.0"
+    assert table[1]["errors.timeout"] == "12"
+    assert table[1]["errors.over_threshold"] == ""
 
 
 def test_write_report_without_run_json_uses_cell_metadata(tmp_path: Path) -> None:
@@ -306,8 +306,8 @@ def test_cells_csv_lists_every_cell_with_why_it_was_disturbed(tmp_path: Path) ->
     with (tmp_path / "cells.csv").open() as fh:
         table = list(csv.DictReader(fh))
     assert [(r["repetition"], r["rps"], r["disturbed"]) for r in table] == [
-        ("1", "1000.0", ""),
-        ("2", "1.0", "foreign CPU 23 %; steal 12 %"),
+        ("1", "1000.0", "[]"),
+        ("2", "1.0", '["foreign CPU 23 %","steal 12 %"]'),
     ]
 
 

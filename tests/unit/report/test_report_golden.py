@@ -1,8 +1,8 @@
 """The report as users read it, held to stored files: report.md byte for byte, report.html after whitespace
-normalisation (:func:`normal_html`), cells.csv, run.json's verdict and comparisons, and what ``bench-stack
-report``, ``compare`` and ``validate --strict`` print, for run folders built from the captures in tests/data,
-one per shape of report (a verdict with every kind of line, a valid run, comparisons, a baseline without
-cells and no matplotlib, cells without run.json, two targets, latency distributions).
+normalisation (:func:`normal_html`), cells.csv, loadpoints.csv, run.json's verdict and comparisons, and what
+``bench-stack report``, ``compare`` and ``validate --strict`` print, for run folders built from the captures
+in tests/data, one per shape of report (a verdict with every kind of line, a valid run, comparisons, a
+baseline without cells and no matplotlib, cells without run.json, two targets, latency distributions).
 
 tests/data/report-golden/ was written by the report code before the report model (benchstack.report.model);
 after a deliberate change of the report, ``BENCH_STACK_GOLDEN=write pytest
@@ -198,7 +198,7 @@ def produced(
     if case == "missing-baseline":
         monkeypatch.setitem(sys.modules, "benchstack.report.plots", None)  # as if matplotlib were missing
     files = {"stdout-report.txt": run_cli(capsys, root, "report", str(path))}
-    for name in ("report.md", "report.html", "cells.csv"):
+    for name in ("report.md", "report.html", "cells.csv", "loadpoints.csv"):
         files[name] = (path / name).read_text(encoding="utf-8")
     # The runner stamps the cells it measures with the time of the test (started_at, elapsed_s).
     files["cells.csv"] = re.sub(
