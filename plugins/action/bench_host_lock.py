@@ -17,34 +17,22 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.actionargs import action_args
 from benchstack.measure.runlock import release_host
 from benchstack.provision import hostcommand
 
-DOCUMENTATION = """
-module: bench_host_lock
-short_description: Give up this host for the next bench-stack run
-options:
-  state:
-    description: released (the lock is taken by bench_provision_state with run_dir).
-    type: str
-    choices: [released]
-    default: released
-"""
+# What a task may pass: the options documented in plugins/modules/bench_host_lock.py (ansible-doc).
+ARGS = action_args(__file__)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _REQUIRED: frozenset[str] = frozenset()
-    _VALID_ARGS = frozenset(("state",))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
-        args = self._task.args
-        if set(args) - self._VALID_ARGS or args.get("state", "released") != "released":
-            raise AnsibleActionFail(
-                "bench_host_lock: state is released (bench_provision_state with run_dir holds the host)"
-            )
+        # state's one choice is released: bench_provision_state with run_dir holds the host.
+        args = ARGS.check(self)
         if self._task.check_mode:
             result.update(changed=False, skipped=True)
             return result
@@ -66,5 +54,5 @@ class ActionModule(ActionBase):
 
         # The workers' parent is ansible-playbook: the lock is this playbook run's.
         released = release_host(os.getppid(), ask)
-        result.update(changed=False, msg="released" if released else "not held by this run")
+        result.update(changed=False, msg=args["state"] if released else "not held by this run")
         return result

@@ -43,64 +43,15 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from benchstack.actionargs import action_args
 from benchstack.measure.runlock import RunLockError, lock_wait_seconds, take_host
 from benchstack.provision import accounts, hostcommand, hostrecord, made, markers, sweep
 from benchstack.provision import roles as provision
 
 display = Display()
 
-DOCUMENTATION = """
-module: bench_provision_state
-short_description: Decide which roles run on this host (skip those whose inputs did not change)
-options:
-  roles: {description: The roles this host runs, in order., type: list, elements: str, required: true}
-  units:
-    description: >-
-      Role -> systemd units it keeps running; or, per OS family, the plan's role_units (family -> role ->
-      units): then the host's family is taken from the facts, the record or a gather (module docstring).
-    type: dict
-  owned:
-    description: >-
-      What the plan's stacks own under its roots (the plan's owned, benchstack.provision.roles.owned); without
-      it nothing under the roots is looked for.
-    type: dict
-  accounts:
-    description: >-
-      The benchmark account and groups as this host's roles get them (host_user, host_group,
-      app_server_group, webapp_group; ruby_rbenv_users and python_pyenv_users, lists): refused when another
-      program's or privileged
-      (benchstack.provision.accounts); those it will create are recorded as bench-stack's.
-    type: dict
-  adopt_user:
-    description: >-
-      Use (and record as bench-stack's) an existing unprivileged account or group of accounts that
-      bench-stack did not create (host_adopt_user).
-    type: bool
-    default: false
-  skip_unchanged:
-    description: Skip roles whose inputs did not change (false, or any --tags, runs every role).
-    type: bool
-    default: true
-  report_only:
-    description: >-
-      Only say whether the host is as the plan says (matches, plan_match, run, drift, stale); no fact set,
-      no record written (benchmark.yml, doctor.yml).
-    type: bool
-    default: false
-  hashes:
-    description: Role -> its input hash as this run's provisioning computed it (the rest are computed here).
-    type: dict
-  run_dir:
-    description: >-
-      Hold this host for this playbook run, which measures into this run folder (named in the lock), in the
-      same command; without it the lock is not looked at.
-    type: path
-  lock_wait:
-    description: >-
-      Seconds to wait for another live run's hold on the host to end before refusing (bench_lock_wait).
-    type: float
-    default: 0
-"""
+# What a task may pass: the options documented in plugins/modules/bench_provision_state.py (ansible-doc).
+ARGS = action_args(__file__)
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # What this task gathers when neither the play nor the record has the facts: the decision's, and the ones the
@@ -118,31 +69,13 @@ def files_hash(role: str) -> str:
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _REQUIRED = frozenset(("roles",))
-    _VALID_ARGS = frozenset(
-        (
-            "roles",
-            "units",
-            "owned",
-            "accounts",
-            "adopt_user",
-            "skip_unchanged",
-            "report_only",
-            "hashes",
-            "run_dir",
-            "lock_wait",
-        )
-    )
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         self._held: list[str] = []
         self._host_name = str((task_vars or {}).get("inventory_hostname", "this host"))
         task_vars = task_vars or {}
-        args = self._task.args
-        unknown = sorted(set(args) - self._VALID_ARGS)
-        if unknown or not isinstance(args.get("roles"), list):
-            raise AnsibleActionFail("bench_provision_state: roles (a list) is required; no other arguments")
+        args = self._args = ARGS.check(self)
         roles = [str(r) for r in args["roles"]]
         given_units = args.get("units") or {}
         by_family = bool(given_units) and all(k in provision.FAMILIES for k in given_units)
@@ -336,7 +269,7 @@ class ActionModule(ActionBase):
     ) -> str:
         """The one command's output; with ``run_dir``, once it holds the host (module docstring)."""
         python = hostcommand.host_python(task_vars)
-        args = self._task.args
+        args = self._args
         if not args.get("run_dir"):
             res = self._low_level_execute_command(hostcommand.read_command(units, python, roots, None, names))
             return str(res.get("stdout") or "")

@@ -21,6 +21,17 @@ from ansible.module_utils.basic import AnsibleModule
 DOCUMENTATION = r"""
 module: bench_app_git
 short_description: Export a pinned version of a git repository into a release folder
+description:
+  - >-
+    Deploy a user app from a git repository (app.git) at a pinned version, on the target. The version is
+    resolved against the repository's refs first (C(git ls-remote)): a tag, or a commit sha; a branch only
+    with O(moving_ref).
+  - >-
+    The repository is cloned bare into O(cache) (fetched again only when the commit is missing), and the
+    commit's tree is exported with C(git archive) into a release folder under O(releases) named after the
+    commit, made under a temporary name and renamed when complete. A tree holding a link that leads outside
+    the app's folder is refused. Errors name the stack and the field to change.
+  - Credentials in the repository's URL are masked in everything the module returns.
 options:
   repo: {description: Repository URL or path., type: str, required: true}
   version: {description: Tag or commit sha; a branch only with moving_ref., type: str, required: true}
@@ -35,6 +46,30 @@ options:
     type: list
     elements: str
     default: []
+"""
+
+EXAMPLES = r"""
+- name: Deploy a user app at a tag
+  bench_app_git:
+    repo: https://git.example.org/shop.git
+    version: v1.4.2
+    name: shop
+    stack: shop-puma
+    cache: /var/lib/bench-stack/git/shop.git
+    releases: /srv/bench-stack/apps/releases
+    group: bench
+    look_for: [Gemfile, Gemfile.lock]
+"""
+
+RETURN = r"""
+commit: {description: The commit deployed (full sha)., type: str, returned: success}
+ref_type: {description: What the version named (tag, branch or commit)., type: str, returned: success}
+release: {description: The release folder of the commit., type: str, returned: success}
+dependency_files:
+  description: The files of O(look_for) found at the top of the release.
+  type: list
+  elements: str
+  returned: success
 """
 
 SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")

@@ -23,6 +23,15 @@ from ansible.module_utils.basic import AnsibleModule
 DOCUMENTATION = r"""
 module: bench_files
 short_description: Write several small files (and create their folders) in one execution
+description:
+  - >-
+    Write a role's small rendered files, and their folders, in one execution on the host, where
+    M(ansible.builtin.template) costs three round trips per file. The content comes rendered in the
+    arguments (C(lookup('ansible.builtin.template', ...))).
+  - >-
+    Each file is compared, and when it differs written to a temporary file in its folder that already has its
+    final owner and mode, then renamed over the old one: a reader never sees half a file, and a secret is
+    never readable by others.
 options:
   folders:
     description:
@@ -31,10 +40,10 @@ options:
     elements: dict
     default: []
     options:
-      path: {type: path, required: true}
-      mode: {type: raw, default: "0755"}
-      owner: {type: str}
-      group: {type: str}
+      path: {description: The folder., type: path, required: true}
+      mode: {description: Its mode., type: raw, default: "0755"}
+      owner: {description: Its owner (default the connection's user)., type: str}
+      group: {description: Its group., type: str}
   files:
     description:
       - Files written when their content differs; owner and mode set when they differ.
@@ -43,12 +52,16 @@ options:
     elements: dict
     required: true
     options:
-      path: {type: path, required: true}
-      content: {type: str}
-      state: {type: str, choices: [file, absent], default: file}
-      mode: {type: raw}
-      owner: {type: str}
-      group: {type: str}
+      path: {description: The file., type: path, required: true}
+      content: {description: Its whole content (rendered)., type: str}
+      state:
+        description: C(file) writes it; C(absent) removes it.
+        type: str
+        choices: [file, absent]
+        default: file
+      mode: {description: Its mode (default the old file's, else 0644 less the umask)., type: raw}
+      owner: {description: Its owner (default the old file's, else the connection's user)., type: str}
+      group: {description: Its group (default the old file's, else the connection's)., type: str}
       validate:
         description:
           - Command run on the new content before it replaces the file (%s is its path); a failure leaves
@@ -56,6 +69,24 @@ options:
         type: str
 notes:
   - Check mode reports what would change; diff mode shows each changed file (hide secrets with no_log).
+"""
+
+EXAMPLES = r"""
+- name: Install a unit and its env file, and their folder
+  bench_files:
+    folders:
+      - {path: /etc/bench-stack/shop, owner: root, group: root, mode: "0755"}
+    files:
+      - path: /etc/systemd/system/shop@.service
+        content: "{{ lookup('ansible.builtin.template', 'unit.service.j2') }}"
+        owner: root
+        group: root
+        mode: "0644"
+        validate: systemd-analyze verify %s
+      - path: /etc/bench-stack/shop/env
+        content: "{{ lookup('ansible.builtin.template', 'env.j2') }}"
+        mode: "0600"
+  no_log: true
 """
 
 RETURN = r"""

@@ -23,6 +23,15 @@ from ansible.module_utils.basic import AnsibleModule
 DOCUMENTATION = r"""
 module: bench_http_check
 short_description: Check that every endpoint gives its expected answer, retrying until a deadline
+description:
+  - >-
+    Ask every stack's endpoints for their expected answers in one execution on the host, and ask the failing
+    ones again together, every second, until O(retry_for_s) has passed: an instance that was just (re)started
+    may still be loading its app.
+  - >-
+    HTTP over TCP or a unix socket; FastCGI servers are asked as a front asks them, through C(cgi-fcgi).
+    Requests name themselves C(bench-stack-verify) in the servers' access logs.
+  - Fails naming each endpoint that did not answer as expected, with its unit's last journal lines.
 options:
   checks:
     description:
@@ -42,6 +51,31 @@ options:
       crash-loops says why only there.
     type: int
     default: 15
+notes:
+  - Only reads, so it asks the endpoints in check mode too.
+"""
+
+EXAMPLES = r"""
+- name: Check every stack's instances answer as expected
+  bench_http_check:
+    checks: "{{ bench_plan.instance_checks }}"
+"""
+
+RETURN = r"""
+results:
+  description: >-
+    Per check, in order: stack, via, ok, status (null when no answer), attempts, answer (its first 200
+    characters) and error when the request failed.
+  type: list
+  elements: dict
+  returned: always
+msg: {description: How many endpoints answered as expected., type: str, returned: success}
+failed_count: {description: How many did not., type: int, returned: failed}
+journals:
+  description: The journal lines of the failed checks' units.
+  type: list
+  elements: str
+  returned: failed
 """
 
 ANSWER_CHARS = 200

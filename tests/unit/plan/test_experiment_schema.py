@@ -4,6 +4,7 @@ the project ships, refuses the bad ones with one clear line each, and cannot dri
 
 import copy
 import dataclasses
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -296,3 +297,23 @@ def test_a_load_section_with_every_field_round_trips() -> None:
     assert [p.levels for p in load.plans] == [(1, 8), (4,), (10, 20)]
     assert [p.keeps_alive for p in load.plans] == [True, True, False]
     assert load.tools() == ["ab", "httperf", "wrk"]
+
+
+# ---------------------------------------------------------------- the documentation
+
+
+def docs_table(marker: str) -> list[str]:
+    """The first cells of the first table after ``marker`` in docs/experiment.md, header row left out."""
+    text = (ROOT / "docs" / "experiment.md").read_text(encoding="utf-8").split(marker, 1)[1]
+    rows = re.search(r"^\|.*?(?=^[^|])", text, re.MULTILINE | re.DOTALL)
+    assert rows is not None, marker
+    return [line.split("|")[1].strip() for line in rows[0].splitlines()[2:]]
+
+
+def test_docs_experiment_names_every_load_field_of_the_schema_file_and_no_other() -> None:
+    # The published file, as a user reads it (issue 41: the table lacked load.max_error_rate).
+    published = json.loads((ROOT / "benchstack" / "schemas" / "experiment.schema.json").read_text("utf-8"))
+    load = published["$defs"]["load"]["properties"]
+    assert sorted(docs_table("\n## Load\n")) == sorted(f"`load.{name}`" for name in load)
+    plan = load["plans"]["items"]["properties"]
+    assert sorted(docs_table("\nA plan:\n")) == sorted(f"`{name}`" for name in plan)

@@ -1,5 +1,9 @@
-"""Every action plugin is documented where ansible-doc reads it (plugins/modules/NAME.py), and accepts exactly
-the options documented there, checked by Ansible's own validator (benchstack.actionargs)."""
+"""Every module, action plugin and filter has a page ``ansible-doc`` shows (issue 41): a module's is its
+DOCUMENTATION, an action plugin's is its plugins/modules/NAME.py stub's (as community.general documents its
+action-backed modules), a filter's is plugins/filter/NAME.yml beside its plugin file (ansible-core's own
+form).
+Every action plugin accepts exactly the options documented in its stub, checked by Ansible's own validator
+(benchstack.actionargs)."""
 
 import ast
 import functools
@@ -10,7 +14,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-import yaml
 from ansible.errors import AnsibleActionFail
 from conftest import printed_json
 from test_plugins import load_plugin, make_action
@@ -19,9 +22,15 @@ from benchstack.actionargs import stub_documentation, stub_path
 
 ROOT = Path(__file__).resolve().parents[3]
 ACTIONS = sorted(p.stem for p in (ROOT / "plugins" / "action").glob("bench_*.py"))
-# Being rewritten on another branch: their documentation still lives in the plugin, as before.
-NOT_YET = frozenset({"bench_host_lock", "bench_provision_state"})
-DOCUMENTED = [name for name in ACTIONS if name not in NOT_YET]
+DOCUMENTED = ACTIONS
+# What ansible-doc -t module lists: the modules, and the action plugins through their stubs.
+MODULES = sorted({p.stem for p in (ROOT / "plugins" / "modules").glob("*.py")} | set(ACTIONS))
+# Every name a filter plugin file defines (its FilterModule's filters), by plugin file.
+FILTER_FILES = {
+    p.stem: sorted(load_plugin("filter", p.stem).FilterModule().filters())
+    for p in sorted((ROOT / "plugins" / "filter").glob("*.py"))
+}
+FILTERS = sorted(name for names in FILTER_FILES.values() for name in names)
 # A value each type refuses (Ansible converts most others: "a,b" to a list, 1 to "1").
 # A value of each type, for the required options a test does not leave out.
 VALID: dict[str, Any] = {"str": "x", "path": "/nowhere", "dict": {"k": "v"}, "int": 1}
@@ -61,21 +70,73 @@ def refusal(name: str, args: dict[str, Any]) -> str:
 
 
 def ansible_doc(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
-    """``ansible-doc --json`` on every stub, once: what a user reads (started with the session: conftest's
-    early_commands)."""
+    """``ansible-doc --json`` on every module (action stubs included) and on every filter, one process per
+    plugin type, from the project root as a user runs it (its ansible.cfg names the plugin folders): started
+    with the session (conftest's early_commands), ~1 s of CPU each."""
     env = {
         **os.environ,
         "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
         "ANSIBLE_LOCAL_TEMP": str(folder / "tmp"),
+        "ANSIBLE_NOCOLOR": "1",
     }
-    return {"doc": (["ansible-doc", "-t", "module", "--json", *DOCUMENTED], env, ROOT)}
+    return {
+        "module": (["ansible-doc", "-t", "module", "--json", *MODULES], env, ROOT),
+        "filter": (["ansible-doc", "-t", "filter", "--json", *FILTERS], env, ROOT),
+    }
 
 
-def test_the_two_left_out_still_exist_and_document_themselves_in_the_plugin() -> None:
-    # Once they get stubs this fails, and NOT_YET shrinks.
-    for name in sorted(NOT_YET):
-        assert yaml.safe_load(plugin(name).DOCUMENTATION)["module"] == name
-        assert not stub_path(ROOT / "plugins" / "action" / f"{name}.py").exists(), name
+def test_the_plugin_files_define_the_names_the_doc_test_asks_for() -> None:
+    # The listing itself, so an empty glob cannot make the test below pass on nothing.
+    assert {"bench_http_check", "bench_files", "bench_cell", "bench_host_lock"} <= set(MODULES)
+    assert {"bench_cpu_split", "bench_rolevar_problems"} <= set(FILTERS)
+    assert len(FILTERS) == len(set(FILTERS)), "a filter name defined twice"
+
+
+def test_each_filter_has_its_documentation_file_and_no_file_is_left_over() -> None:
+    # ansible-core reads a filter's page from NAME.yml beside the plugin file: one per name, none for a name
+    # no plugin defines any more.
+    assert sorted(p.stem for p in (ROOT / "plugins" / "filter").glob("*.yml")) == FILTERS
+
+
+@pytest.mark.early.with_args(ansible_doc)
+@pytest.mark.parametrize("kind", ["module", "filter"])
+def test_ansible_doc_ends_without_an_error_or_warning(
+    kind: str, early_results: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
+    # ansible-doc exits 0 when a page cannot be read or a name is not found: it says so on stderr only.
+    done = early_results[kind]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "[ERROR]" not in done.stderr and "[WARNING]" not in done.stderr, done.stderr[-3000:]
+
+
+@pytest.mark.early.with_args(ansible_doc)
+@pytest.mark.parametrize(
+    ("kind", "name"), [("module", n) for n in MODULES] + [("filter", n) for n in FILTERS]
+)
+def test_ansible_doc_shows_a_page_for_every_module_action_and_filter(
+    kind: str, name: str, early_results: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
+    pages = printed_json(early_results[kind])
+    assert name in pages, f"ansible-doc -t {kind} {name}: no page ({early_results[kind].stderr[-2000:]})"
+    doc = pages[name]["doc"]
+    assert doc[kind if kind == "module" else "name"] == name
+    description = doc.get("description")
+    lines = [description] if isinstance(description, str) else list(description or [])
+    assert any(str(line).strip() for line in lines), f"{name}: an empty description"
+    assert str(doc.get("short_description") or "").strip(), name
+    assert pages[name].get("examples"), f"{name}: no examples"
+    options = option_specs(doc.get("options") or {})
+    undescribed = [path for path, spec in options if not spec.get("description")]
+    assert not undescribed, f"{name}: options without a description: {undescribed}"
+
+
+def option_specs(options: dict[str, Any], prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """Every option and suboption of a page, by its dotted path."""
+    found = []
+    for key, spec in options.items():
+        found.append((prefix + key, spec))
+        found += option_specs(spec.get("suboptions") or spec.get("options") or {}, f"{prefix}{key}.")
+    return found
 
 
 @pytest.mark.early.with_args(ansible_doc)
@@ -83,7 +144,7 @@ def test_the_two_left_out_still_exist_and_document_themselves_in_the_plugin() ->
 def test_ansible_doc_reads_each_stub_with_its_options_examples_and_return(
     name: str, early_results: dict[str, subprocess.CompletedProcess[str]]
 ) -> None:
-    doc = printed_json(early_results["doc"])[name]
+    doc = printed_json(early_results["module"])[name]
     assert doc["doc"]["module"] == name
     assert set(doc["doc"]["options"]) == set(options(name))
     assert doc["examples"].strip() and f"{name}:" in doc["examples"]
