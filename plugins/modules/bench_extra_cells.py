@@ -47,6 +47,12 @@ first_table:
   description: The summary table so far, when these are the first extra repetitions ("" otherwise).
   type: str
   returned: success
+to_measure:
+  description: >-
+    Whether the run still measures a cell here: a planned cell not stored, or an extra round due (false
+    for a resumed run whose cells are all stored, and in check mode).
+  type: bool
+  returned: always
 labels:
   description: >-
     Why each cell of the round is measured, by cell id, as the progress line shows it (an unresolved

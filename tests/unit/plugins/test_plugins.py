@@ -771,6 +771,33 @@ def test_bench_extra_cells_returns_the_next_repetition_of_a_noisy_load_point(tmp
     assert check.run(task_vars={})["cells"] == []
 
 
+def test_bench_extra_cells_says_whether_the_run_measures_anything_more(tmp_path: Path) -> None:
+    """benchmark.yml restarts the stacks only for a run that measures: a planned cell missing or an extra
+    round due; a resumed run whose cells are all stored and whose rounds are over measures nothing."""
+    plan = run_plan(str(write_experiment(tmp_path, small_experiment(repetitions=2, max_repetitions=2))))
+    run_dir = tmp_path / "run"
+
+    def to_measure() -> bool:
+        return bool(
+            make_action(bench_extra_cells, {"run_dir": str(run_dir), "plan": plan}).run(task_vars={})[
+                "to_measure"
+            ]
+        )
+
+    assert to_measure()  # nothing stored yet
+    normal = read_data("ab", "normal.txt")
+    first, *rest = plan["cells"]
+    for cell in rest:
+        args = {"cell": cell, "host": "127.0.0.1", "target": "t", "run_dir": str(run_dir)}
+        run_cell({**args, "experiment": "small"}, Loadgen(normal))
+    assert to_measure()  # one planned cell missing
+    args = {"cell": first, "host": "127.0.0.1", "target": "t", "run_dir": str(run_dir)}
+    run_cell({**args, "experiment": "small"}, Loadgen(normal))
+    assert not to_measure()  # every cell stored, at max_repetitions: no round due
+    check = make_action(bench_extra_cells, {"run_dir": str(run_dir), "plan": plan}, check_mode=True)
+    assert check.run(task_vars={})["to_measure"] is False
+
+
 def test_bench_extra_cells_prints_the_first_table_before_the_first_extra_round_only(tmp_path: Path) -> None:
     data = small_experiment(repetitions=2, max_repetitions=4, max_seconds=600)
     plan = run_plan(str(write_experiment(tmp_path, data)))
