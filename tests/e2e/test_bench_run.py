@@ -593,19 +593,26 @@ def test_a_storage_failure_stops_the_run_at_the_first_failed_write_and_the_resum
     out = first.stdout
     assert blocked and first.returncode != 0, out[-6000:] + first.stderr[-3000:]
     stored = sorted(p.name for p in (run_dir / "cells").iterdir())
-    assert len(stored) == 1 and stored[0].endswith(".json"), stored  # no half-written file either
+    # The cells measured before the folders became unwritable (one or more: the watcher blocks half a
+    # second after a worker registers, and a loopback round is one worker's batch), no half-written file.
+    assert stored and all(name.endswith(".json") for name in stored), stored
     [stop] = json.loads((run_dir / "run.json").read_text())["stopped"]
     planned = [c.cell_id for c in cells(load_experiment(EXPERIMENT))]
     lost = stop["cell"]
-    assert stop["reason"] == "storage" and lost != stored[0].removesuffix(".json"), stop
+    assert stop["reason"] == "storage" and f"{lost}.json" not in stored, stop
     assert ("EPERM" if os.geteuid() == 0 else "EACCES") in stop["message"], stop
     assert "cannot store the cell" in stop["message"] or "nothing measured" in stop["message"], stop
     # Nothing after the failed write was measured: the rest of the loop was skipped (bench_cell's message,
     # "not measured: this run stopped at cell ... (storage)", is not printed for a skipped item).
     measure = out.split("TASK [Measure each cell", 1)[1].split("TASK [", 1)[0]
-    assert measure.count("changed: [bench-e2e]") == 1, measure
-    assert measure.count("failed: [bench-e2e]") == 1, measure
-    assert measure.count("skipping: [bench-e2e]") == len(planned) - 2, measure
+    states = ("changed", "failed", "skipping")
+    results = [
+        line.split(":", 1)[0]
+        for line in measure.splitlines()
+        if line.startswith(tuple(f"{state}: [bench-e2e]" for state in states))
+    ]
+    k = len(stored)
+    assert results == ["changed"] * k + ["failed"] + ["skipping"] * (len(planned) - k - 1), measure
     assert "TASK [Give up the loadgen's and its target's locks (the run stopped)]" in out
     assert f"resume: ansible-playbook bench-stack.yml -e bench_run_dir={run_dir}" in out
     host_lock = subprocess.run(
