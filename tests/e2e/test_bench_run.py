@@ -258,8 +258,11 @@ def test_the_extra_rounds_measure_exactly_what_the_comparisons_left_unresolved(
     run: tuple[Path, str, str],
 ) -> None:
     """Each extra round, replayed from the cells stored before it, is what the stopping rule asks for: the
-    load points of unresolved comparisons with their baseline, and disturbed cells measured again. And in at
-    least one round a resolved comparison's stack rested while an unresolved one was measured."""
+    load points of unresolved comparisons with their baseline, and disturbed cells measured again; and a
+    comparison resolved before a round, with its regular rounds counted, rests in it. Which comparisons
+    resolve depends on how busy the machine is (on a loaded CI machine none did, the hog and the other lane
+    disturbing a third of the cells), so the resting is checked wherever the run gave it a chance;
+    tests/unit/measure/test_repetitions.py shows it on constructed cells whatever the machine."""
     run_dir, _, _ = run
     exp = load_experiment(EXPERIMENT)
     stored = load_cells(run_dir)
@@ -267,17 +270,15 @@ def test_the_extra_rounds_measure_exactly_what_the_comparisons_left_unresolved(
     order = [s["name"] for s in exp.stacks]
     extra = sorted({int(c["repetition"]) for c in stored if int(c["repetition"]) > exp.load.repetitions})
     assert extra
-    split = []
     for r in extra:
         before = [c for c in stored if int(c["repetition"]) < r]
         measured = {group_key(c) for c in stored if int(c["repetition"]) == r}
         assert measured == set(due(before, exp, keys)), r
-        found = compare_to_baseline(before, exp.load.baseline, order, settings_of(exp.load))
-        rested = [c for c in found if c.resolved and (c.stack, c.tool, c.keepalive, c.level) not in measured]
-        going = [c for c in found if not c.resolved and (c.stack, c.tool, c.keepalive, c.level) in measured]
-        if rested and going:
-            split.append(r)
-    assert split, "no round measured an unresolved comparison while a resolved one rested"
+        for c in compare_to_baseline(before, exp.load.baseline, order, settings_of(exp.load)):
+            key = (c.stack, c.tool, c.keepalive, c.level)
+            whole = len(counted([x for x in before if group_key(x) == key])) >= exp.load.repetitions
+            if c.resolved and whole:
+                assert key not in measured, (r, key, c.state)
 
 
 def test_every_cell_measured_real_traffic_without_errors(run: tuple[Path, str, str]) -> None:
