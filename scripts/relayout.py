@@ -85,10 +85,10 @@ AREAS: dict[str, str] = {
         "(hist)."
     ),
     "history": (
-        "Step 7, runs beyond one run: every finished run recorded in a results database (schema: the tables,\n"
-        "database: open and upgrade it with migrations/, record: a run folder imported, finished: the report\n"
-        "step's best-effort record), and what reads it (queries: history, trend, the regression check;\n"
-        "commands: their command line; defaults: what they need without SQLAlchemy)."
+        "Step 7, runs beyond one run: every finished run recorded in a results database (schema:\n"
+        "the tables, database: open and upgrade it with migrations/, record: a run folder imported,\n"
+        "finished: the report step's best-effort record), and what reads it (queries: history, trend,\n"
+        "the regression check; commands: their command line; defaults: what they need without SQLAlchemy)."
     ),
 }
 

@@ -1,4 +1,4 @@
-"""Step 7, runs beyond one run: every finished run recorded in a results database (schema: the tables,
-database: open and upgrade it with migrations/, record: a run folder imported, finished: the report
-step's best-effort record), and what reads it (queries: history, trend, the regression check;
-commands: their command line; defaults: what they need without SQLAlchemy)."""
+"""Step 7, runs beyond one run: every finished run recorded in a results database (schema:
+the tables, database: open and upgrade it with migrations/, record: a run folder imported,
+finished: the report step's best-effort record), and what reads it (queries: history, trend,
+the regression check; commands: their command line; defaults: what they need without SQLAlchemy)."""
