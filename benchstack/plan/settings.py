@@ -32,7 +32,13 @@ ROLES_DIR = PROJECT_DIR / "roles"
 # libyaml's safe loader when PyYAML has it, as Ansible's own loader does: the same documents, and the
 # spec files parse in 0.016 s instead of 0.16 s in pure Python, on every plan.
 SPEC_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-SWITCHES = ("bench_provision_skip_unchanged", "bench_targets_parallel", "bench_yes", "bench_keep_going")
+SWITCHES = (
+    "bench_provision_skip_unchanged",
+    "bench_targets_parallel",
+    "bench_yes",
+    "bench_keep_going",
+    "bench_history",
+)
 # The project's settings outside any role that :func:`project_problems` checks.
 PROJECT_SETTINGS = ("bench_cpu_split", "bench_lock_wait", *SWITCHES)
 

@@ -16,11 +16,20 @@ description:
     the comparisons against the baseline and the run's verdict (both also stored in run.json), which the run
     prints at the end. With ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever
     inside the results folder). Then the run folder's lock is released (``benchstack.measure.runlock``).
+  - >-
+    With C(history) (the default), the run is then recorded in the history database (docs/history.md):
+    the URL in the controller's environment variable C(BENCH_STACK_DB), else C(<results_dir>/history.sqlite);
+    with neither, nothing. Best effort: a database that cannot be opened or written is a warning, and the
+    run's results and report stand (C(bench-stack import RUN_DIR) records it later).
   - The work is done by the action plugin of the same name (plugins/action/bench_report.py); these
     options are also its argument spec (benchstack.actionargs).
 options:
   run_dir: {description: Run folder on the controller., type: path, required: true}
   results_dir: {description: Results root whose C(latest) link points at the run., type: path}
+  history:
+    description: Record the run in the history database (C(-e bench_history=false) turns it off).
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""
@@ -28,6 +37,7 @@ EXAMPLES = r"""
   bench_report:
     run_dir: "{{ bench_plan.run_dir }}"
     results_dir: "{{ bench_plan.results_dir }}"
+    history: "{{ bench_history | default(true) | bool }}"
   register: bench_report_result
 """
 
@@ -43,4 +53,10 @@ comparisons:
   elements: dict
   returned: success
 latest: {description: The C(latest) link, when results_dir was given., type: path, returned: success}
+history:
+  description: >-
+    What the history database recorded: C(outcome) added, updated, unchanged, off, skipped (no database:
+    no results_dir nor BENCH_STACK_DB) or failed (with C(warning)); C(database), its URL without password.
+  type: dict
+  returned: success
 """
