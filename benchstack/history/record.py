@@ -179,7 +179,8 @@ def run_rows(run_dir: Path, run: RunData | None = None) -> RunRow:
 def import_run(engine: Engine, run_dir: str | os.PathLike[str], run: RunData | None = None) -> Imported:
     """Record the run folder ``run_dir``: added, updated (its content changed) or unchanged. ``run``: the
     run as the report read it (its verdict and comparisons computed once), else it is read here."""
-    directory = Path(run_dir)
+    # results/latest is a link: the run is its folder, by the folder's own name.
+    directory = Path(run_dir).resolve()
     if not directory.is_dir():
         raise HistoryError(f"{directory}: not a directory")
     try:

@@ -90,6 +90,15 @@ def test_the_same_run_imported_from_a_copy_elsewhere_is_one_run(tmp_path: Path) 
     assert len(runs(engine)) == 1
 
 
+def test_a_run_imported_through_results_latest_is_the_run_by_its_own_name(tmp_path: Path) -> None:
+    engine = new_engine(tmp_path)
+    run_dir = run_copy(tmp_path / "results", "01-new-quiet")
+    (tmp_path / "results" / "latest").symlink_to(run_dir.name)
+    import_run(engine, tmp_path / "results" / "latest")
+    assert import_run(engine, run_dir).outcome == "unchanged"
+    assert [(r.name, r.path) for r in runs(engine)] == [("01-new-quiet", str(run_dir))]
+
+
 def test_a_resumed_run_with_more_cells_updates_its_records(tmp_path: Path) -> None:
     engine = new_engine(tmp_path)
     run_dir = run_copy(tmp_path, "01-new-quiet")
