@@ -76,3 +76,25 @@ def test_the_database_is_the_option_else_the_environment_else_beside_the_results
 def test_a_urls_password_is_never_shown() -> None:
     shown = shown_url("postgresql+psycopg://bench:s3cret@db.example:5432/bench")
     assert "s3cret" not in shown and shown.startswith("postgresql+psycopg://bench:***@db.example")
+
+
+def test_the_migrations_write_postgresql_ddl_too(tmp_path: Path) -> None:
+    # No server here (docs/history.md#not-yet): the migrations rendered for PostgreSQL's dialect, offline,
+    # as a DBA would apply them; the types are ones PostgreSQL has.
+    import io
+
+    from alembic import command
+    from alembic.config import Config
+
+    from benchstack.history.database import MIGRATIONS
+
+    out = io.StringIO()
+    config = Config(output_buffer=out)
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["url"] = "postgresql://bench@db.example/bench"
+    command.upgrade(config, "head", sql=True)
+    sql = out.getvalue()
+    assert sql.count("CREATE TABLE") == 6  # alembic_version and the five tables
+    assert "started_at TIMESTAMP WITH TIME ZONE" in sql
+    assert "keepalive BOOLEAN NOT NULL" in sql and "fingerprint JSON" in sql
+    assert "seed BIGINT" in sql and "FOREIGN KEY(run_id) REFERENCES runs (id) ON DELETE CASCADE" in sql
