@@ -1,10 +1,12 @@
 """bench-stack command line: parse, report, compare, validate, experiment, hist, drop; and the history of
-runs: history, import, trend, regress (benchstack.history.commands).
+runs: history, import, trend, regress, publish (benchstack.history.commands).
 
 Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
 2 wrong usage (argparse), 3 a --strict check failed (validate: the run's verdict is invalid, or noisy with
 --fail-on-noisy, or slow responses above load.max_error_rate with --fail-on-slow; compare: the runs' hosts or
-setup differ), 4 regress found a load point slower than the previous comparable runs by more than the margin.
+setup differ), 4 regress found a load point slower than the previous comparable runs by more than the margin,
+5 publish or import s3://... : the object store failed (unreachable, refused, no such bucket, a published run
+not complete or not as its manifest says).
 """
 
 from __future__ import annotations

@@ -1,21 +1,33 @@
-"""The history's command line: ``bench-stack history``, ``import``, ``trend`` and ``regress``
-(docs/history.md). :mod:`benchstack.cli` adds these parsers; SQLAlchemy and Alembic are imported only when
-one of these commands runs, never by the other commands.
+"""The history's command line: ``bench-stack history``, ``import``, ``trend``, ``regress`` and ``publish``
+(docs/history.md). :mod:`benchstack.cli` adds these parsers; SQLAlchemy and Alembic, and boto3, are imported
+only when one of these commands runs (boto3: ``publish`` and ``import s3://...``), never by the others.
 
 Exit codes: 0 success (regress: no load point slower than the margin), 1 bad input (no such run, a folder
-that is no run, a database that cannot be opened), 4 (:data:`REGRESSED`) regress found a load point slower
-than the previous comparable runs by more than the margin."""
+that is no run, a database that cannot be opened, no destination), 4 (:data:`REGRESSED`) regress found a
+load point slower than the previous comparable runs by more than the margin, 5 (:data:`STORE_FAILED`) the
+object store failed: unreachable, refused the credentials, no such bucket, a published run not complete or
+not as its manifest says."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchstack.common.numbers import rounded, step_for
 from benchstack.history.defaults import DEFAULT_MARGIN, DEFAULT_PREVIOUS
+from benchstack.history.location import ENV_VAR as PUBLISH_ENV_VAR
+from benchstack.history.location import (
+    LocationError,
+    StoreError,
+    endpoint_problem,
+    parse_store_url,
+    run_location,
+)
 from benchstack.report.render import markdown_table
 
 if TYPE_CHECKING:
@@ -25,6 +37,7 @@ if TYPE_CHECKING:
     from benchstack.history.schema import RunRow
 
 REGRESSED = 4
+STORE_FAILED = 5
 DEFAULT_LIMIT = 20
 # Where a run's results are by default: the project's results/ (as the playbooks write them).
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "results"
@@ -43,6 +56,17 @@ def _db_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _endpoint_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--endpoint-url",
+        metavar="URL",
+        help="the S3-compatible store's endpoint (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else "
+        "AWS); "
+        "credentials and region from the AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+        "AWS_DEFAULT_REGION) or AWS_PROFILE",
+    )
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Add the history's subcommands to ``sub`` (:data:`COMMANDS` runs each)."""
     p = sub.add_parser("history", help="list the runs recorded in the history database, oldest first")
@@ -57,9 +81,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "import",
         help="record run folders in the history database (a run already there and unchanged: nothing; a "
-        "changed one, e.g. resumed with more cells: updated)",
+        "changed one, e.g. resumed with more cells: updated); s3://bucket/prefix/RUN: a published run, "
+        "downloaded and checked against its manifest first",
     )
-    p.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    _endpoint_option(p)
     _db_option(p)
 
     p = sub.add_parser(
@@ -95,6 +121,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help=f"how many previous comparable runs to hold it against (default {DEFAULT_PREVIOUS})",
     )
     _db_option(p)
+
+    p = sub.add_parser(
+        "publish",
+        help="upload a run folder to an S3-compatible store under PREFIX/RUN/, then its manifest (sha256 of "
+        "every file): only what the store lacks, so again uploads nothing and a cut-short publish resumes",
+    )
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    p.add_argument("--to", metavar="s3://BUCKET/PREFIX", help=f"where (default ${PUBLISH_ENV_VAR})")
+    _endpoint_option(p)
 
 
 def _open(args: argparse.Namespace) -> Engine | None:
@@ -161,21 +196,86 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def _endpoint_given(args: argparse.Namespace) -> bool:
+    """False (the problem printed) when --endpoint-url is no http(s) URL."""
+    problem = endpoint_problem(args.endpoint_url) if args.endpoint_url else None
+    if problem:
+        _err(f"--endpoint-url: {problem}")
+    return problem is None
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from benchstack.history.database import HistoryError
     from benchstack.history.record import import_run
 
+    published = [r for r in args.run_dirs if r.startswith("s3://")]
+    for url in published:
+        try:
+            run_location(url)
+        except LocationError as exc:
+            _err(str(exc))
+            return 1
+    if published and not _endpoint_given(args):
+        return 1
     engine = _open(args)
     if engine is None:
         return 1
-    failed = 0
+    failed, store_failed = 0, False
     for run_dir in args.run_dirs:
         try:
-            print(import_run(engine, run_dir).line())
+            if run_dir.startswith("s3://"):
+                print(_import_published(engine, run_dir, args.endpoint_url))
+            else:
+                print(import_run(engine, run_dir).line())
         except HistoryError as exc:
             _err(str(exc))
             failed += 1
-    return 1 if failed else 0
+        except StoreError as exc:
+            _err(str(exc))
+            store_failed = True
+    return STORE_FAILED if store_failed else 1 if failed else 0
+
+
+def _import_published(engine: Engine, url: str, endpoint_url: str | None) -> str:
+    """``import s3://bucket/prefix/RUN``: the published run downloaded into a temporary folder named RUN,
+    every file checked against the manifest, then imported as a run folder; recorded at its URL."""
+    from benchstack.history.publish import fetch_run, open_store
+    from benchstack.history.record import import_run
+
+    dest, name = run_location(url)
+    store = open_store(endpoint_url)
+    with tempfile.TemporaryDirectory(prefix="bench-stack-import-") as tmp:
+        run_dir = fetch_run(store, dest, name, Path(tmp))
+        done = import_run(engine, run_dir, recorded_path=dest.url(name))
+    return f"{done.outcome}: {dest.url(name)} ({done.uid[:12]})"
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from benchstack.history.publish import open_store, publish_run
+
+    to = args.to or os.environ.get(PUBLISH_ENV_VAR)
+    if not to:
+        _err(f"publish: where to? give --to s3://bucket/prefix or set {PUBLISH_ENV_VAR}")
+        return 1
+    try:
+        dest = parse_store_url(to)
+    except LocationError as exc:
+        _err(f"--to: {exc}")
+        return 1
+    if not _endpoint_given(args):
+        return 1
+    if not args.run_dir.is_dir():
+        _err(f"{args.run_dir}: not a directory")
+        return 1
+    try:
+        print(publish_run(open_store(args.endpoint_url), args.run_dir, dest).line())
+    except ValueError as exc:
+        _err(str(exc))
+        return 1
+    except StoreError as exc:
+        _err(str(exc))
+        return STORE_FAILED
+    return 0
 
 
 def _rps(value: float | None, low: float | None, high: float | None) -> tuple[str, str]:
@@ -306,4 +406,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "import": cmd_import,
     "trend": cmd_trend,
     "regress": cmd_regress,
+    "publish": cmd_publish,
 }

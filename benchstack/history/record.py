@@ -107,8 +107,10 @@ def _hosts(run_info: dict[str, Any]) -> list[HostRow]:
     return rows
 
 
-def run_rows(run_dir: Path, run: RunData | None = None) -> RunRow:
-    """The run folder as database rows (not yet in a session); ``run``: the run as the report read it."""
+def run_rows(run_dir: Path, run: RunData | None = None, recorded_path: str | None = None) -> RunRow:
+    """The run folder as database rows (not yet in a session); ``run``: the run as the report read it;
+    ``recorded_path``: where the run is kept, when not ``run_dir`` (a published run fetched into a
+    temporary folder is recorded at its URL)."""
     if run is None:
         try:
             run = RunData(run_dir, load_cells(run_dir), read_run_info(run_dir))
@@ -126,7 +128,7 @@ def run_rows(run_dir: Path, run: RunData | None = None) -> RunRow:
     row = RunRow(
         uid=run_uid(run_dir.name, run_info),
         name=run_dir.name,
-        path=str(run_dir.resolve()),
+        path=recorded_path or str(run_dir.resolve()),
         experiment=name,
         experiment_sha256=info.get("experiment_sha256"),
         started_at=started,
@@ -176,9 +178,15 @@ def run_rows(run_dir: Path, run: RunData | None = None) -> RunRow:
     return row
 
 
-def import_run(engine: Engine, run_dir: str | os.PathLike[str], run: RunData | None = None) -> Imported:
+def import_run(
+    engine: Engine,
+    run_dir: str | os.PathLike[str],
+    run: RunData | None = None,
+    recorded_path: str | None = None,
+) -> Imported:
     """Record the run folder ``run_dir``: added, updated (its content changed) or unchanged. ``run``: the
-    run as the report read it (its verdict and comparisons computed once), else it is read here."""
+    run as the report read it (its verdict and comparisons computed once), else it is read here;
+    ``recorded_path``: see :func:`run_rows`."""
     # results/latest is a link: the run is its folder, by the folder's own name.
     directory = Path(run_dir).resolve()
     if not directory.is_dir():
@@ -191,7 +199,7 @@ def import_run(engine: Engine, run_dir: str | os.PathLike[str], run: RunData | N
         old = session.scalars(select(RunRow).where(RunRow.uid == uid)).one_or_none()
         if old is not None and old.content_sha256 == content_hash(directory):
             return Imported(directory, uid, "unchanged")
-        new = run_rows(directory, run)
+        new = run_rows(directory, run, recorded_path)
         if old is not None:
             session.delete(old)
             session.flush()

@@ -174,6 +174,8 @@ def no_team_history_database() -> Iterator[None]:
     the tests that want one set it to a file under tmp_path."""
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("BENCH_STACK_DB", raising=False)
+        # Nor a team's object store: the publishing tests start their own on loopback.
+        patch.delenv("BENCH_STACK_PUBLISH", raising=False)
         yield
 
 

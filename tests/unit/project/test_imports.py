@@ -96,6 +96,12 @@ ALONE = [
     ("benchstack.cli", "sqlalchemy"),
     ("benchstack.cli", "alembic"),
     ("benchstack.history.finished", "sqlalchemy"),
+    # boto3 (~0.3 s): only publish, import s3://... and the report step's publish load it, inside the
+    # call (benchstack.history.commands, benchstack.history.finished); the plan checks bench_publish without.
+    ("benchstack.cli", "boto3"),
+    ("benchstack.cli", "botocore"),
+    ("benchstack.history.finished", "boto3"),
+    ("benchstack.plan.settings", "boto3"),
 ]
 
 
