@@ -65,3 +65,55 @@ def record_finished(
             f"{run_dir}" + (f" --db URL (or {ENV_VAR})" if os.environ.get(ENV_VAR) else ""),
         )
     return Recorded(done.outcome, shown)
+
+
+@dataclass(frozen=True)
+class Publication:
+    outcome: str  # published | unchanged | off | failed
+    url: str | None = None  # s3://bucket/prefix/RUN/
+    uploaded: int = 0
+    warning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def publish_finished(
+    run_dir: str | os.PathLike[str], to: str | None, endpoint_url: str | None = None
+) -> Publication:
+    """Publish the finished run ``run_dir`` to ``to`` (``s3://bucket/prefix``; off when empty), best effort:
+    never raises, and the run folder is untouched whatever happens. boto3 is imported only here, inside the
+    call; credentials are the AWS variables of the controller's environment, and no message shows them."""
+    if not to:
+        return Publication("off")
+    name = Path(run_dir).resolve().name
+    try:
+        from benchstack.history.location import parse_store_url
+
+        dest = parse_store_url(to)
+        url = dest.url(name) + "/"
+    except ValueError as exc:
+        return Publication("failed", warning=f"the run was not published ({exc})")
+    try:
+        from benchstack.history.publish import open_store, publish_run
+
+        store = open_store(endpoint_url or None)
+        done = publish_run(store, run_dir, dest)
+    except Exception as exc:  # noqa: BLE001 - whatever fails, the run's results stand
+        from benchstack.history.location import shown
+
+        why = shown(_first_line(exc), _credentials())
+        return Publication(
+            "failed",
+            url,
+            warning=f"the run was not published to {url} ({why}); its results are complete; publish it "
+            f"later with: bench-stack publish {run_dir} --to {to}",
+        )
+    return Publication("published" if done.manifest_written else "unchanged", url, len(done.uploaded))
+
+
+def _credentials() -> tuple[str, ...]:
+    """The AWS credentials of the environment, to be masked in a message that did not come from the store
+    (the store's own errors are masked with the credentials in use already)."""
+    names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+    return tuple(os.environ[n] for n in names if os.environ.get(n))

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from benchstack.common.renamed import renamed_problems, renamed_to
+from benchstack.history.location import publish_problems
 from benchstack.measure.runlock import lock_wait_seconds
 from benchstack.plan.innervars import inner_variable_problems
 from benchstack.plan.rolevars import plan_sets, variable_problems
@@ -40,7 +41,13 @@ SWITCHES = (
     "bench_history",
 )
 # The project's settings outside any role that :func:`project_problems` checks.
-PROJECT_SETTINGS = ("bench_cpu_split", "bench_lock_wait", *SWITCHES)
+PROJECT_SETTINGS = (
+    "bench_cpu_split",
+    "bench_lock_wait",
+    *SWITCHES,
+    "bench_publish",
+    "bench_publish_endpoint",
+)
 
 
 @functools.cache
@@ -155,7 +162,7 @@ def project_problems(given: dict[str, Any]) -> list[str]:
     for name in SWITCHES:
         if name in given and str(given[name]).lower() not in ("true", "false", "yes", "no", "1", "0"):
             problems.append(f"{name}: must be true or false, not {given[name]!r}")
-    return problems
+    return problems + publish_problems(given)
 
 
 def setting_problems(

@@ -5,7 +5,8 @@ the run prints at the end. With
 Then the run folder's lock is released (``benchstack.measure.runlock``), and, with ``history`` (the default),
 the run is recorded in the history database (``benchstack.history.finished``: ``$BENCH_STACK_DB``, else
 ``<results_dir>/history.sqlite``), best effort: a database that cannot be written is a warning, never a
-failed run."""
+failed run. With ``publish`` (``s3://bucket/prefix``), the run folder is then published to that store
+(``benchstack.history.finished.publish_finished``), best effort too."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.history.finished import record_finished
+from benchstack.history.finished import publish_finished, record_finished
 from benchstack.measure.runlock import release
 from benchstack.report.build import comparisons_of, end_of_run_text, verdict_of, write_run_report
 from benchstack.results.cell import load_cells
@@ -56,6 +57,10 @@ class ActionModule(ActionBase):
         recorded = record_finished(run_dir, results_dir, run) if args["history"] else None
         if recorded is not None and recorded.warning:
             result.setdefault("warnings", []).append(f"bench_report: {recorded.warning}")
+        # Then the object store, last: the folder it copies is complete (benchstack.history.finished).
+        published = publish_finished(run_dir, args["publish"], args["publish_endpoint"])
+        if published.warning:
+            result.setdefault("warnings", []).append(f"bench_report: {published.warning}")
         result.update(
             changed=True,
             report=str(report),
@@ -66,5 +71,6 @@ class ActionModule(ActionBase):
             comparisons=comparisons,
             latest=str(latest) if latest else None,
             history=recorded.to_dict() if recorded is not None else {"outcome": "off"},
+            published=published.to_dict(),
         )
         return result
