@@ -265,3 +265,16 @@ def test_shown_masks_the_credentials_in_use_and_urls_with_secrets() -> None:
     assert shown("http://bench:pw@db.example:9000/x?X-Amz-Signature=abc&X-Amz-Credential=AKIA1&a=1") == (
         "http://***@db.example:9000/x?X-Amz-Signature=***&X-Amz-Credential=***&a=1"
     )
+
+
+def test_an_object_gone_from_the_store_is_uploaded_again(
+    tmp_path: Path, server: S3Server, bucket: str
+) -> None:
+    run_dir = run_copy(tmp_path, "day0")
+    dest = parse_store_url(f"s3://{bucket}/runs")
+    publish_run(open_store(), run_dir, dest)
+    server.client().delete_object(Bucket=bucket, Key="runs/day0/run.json")
+    store, client = recording()
+    done = publish_run(store, run_dir, dest)
+    assert done.uploaded == ["run.json"] and done.unchanged == 54
+    assert client.puts == ["runs/day0/run.json", f"runs/day0/{MANIFEST}"]
