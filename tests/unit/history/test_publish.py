@@ -278,3 +278,16 @@ def test_an_object_gone_from_the_store_is_uploaded_again(
     done = publish_run(store, run_dir, dest)
     assert done.uploaded == ["run.json"] and done.unchanged == 54
     assert client.puts == ["runs/day0/run.json", f"runs/day0/{MANIFEST}"]
+
+
+def test_no_credentials_is_named_with_the_variables_to_set(
+    tmp_path: Path, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance metadata lookup off loopback
+    done = bench_stack("publish", run_copy(tmp_path, "day0"), "--to", f"s3://{bucket}/runs")
+    assert done.returncode == 5
+    assert done.stderr.endswith(
+        "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)\n"
+    )
