@@ -1,9 +1,12 @@
-"""bench-stack command line: parse, report, compare, validate, experiment, hist, drop.
+"""bench-stack command line: parse, report, compare, validate, experiment, hist, drop; and the history of
+runs: history, import, trend, regress, publish (benchstack.history.commands).
 
 Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
 2 wrong usage (argparse), 3 a --strict check failed (validate: the run's verdict is invalid, or noisy with
 --fail-on-noisy, or slow responses above load.max_error_rate with --fail-on-slow; compare: the runs' hosts or
-setup differ).
+setup differ), 4 regress found a load point slower than the previous comparable runs by more than the margin,
+5 publish or import s3://... : the object store failed (unreachable, refused, no such bucket, a published run
+not complete or not as its manifest says).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from benchstack.common.inputs import (
     read_bounded,
     read_bounded_stream,
 )
+from benchstack.history import commands as history_commands
 from benchstack.kinds.loadtools import TOOLS, parse
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots
 from benchstack.plan.experiment import ExperimentError
@@ -193,6 +198,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "cell_ids", nargs="+", metavar="CELL_ID", help="a cell id, or a cell file's path in the run folder"
     )
+    history_commands.add_parsers(sub)
     return parser
 
 
@@ -523,7 +529,7 @@ def _cmd_drop(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "parse": _cmd_parse,
     "report": _cmd_report,
     "compare": _cmd_compare,
@@ -531,6 +537,7 @@ COMMANDS = {
     "experiment": _cmd_experiment,
     "hist": _cmd_hist,
     "drop": _cmd_drop,
+    **history_commands.COMMANDS,
 }
 
 

@@ -84,6 +84,12 @@ AREAS: dict[str, str] = {
         "to markdown and through templates/ to HTML), the plots, and a stored cell's latency distribution\n"
         "(hist)."
     ),
+    "history": (
+        "Step 7, runs beyond one run: every finished run recorded in a results database (schema:\n"
+        "the tables, database: open and upgrade it with migrations/, record: a run folder imported,\n"
+        "finished: the report step's best-effort record), and what reads it (queries: history, trend,\n"
+        "the regression check; commands: their command line; defaults: what they need without SQLAlchemy)."
+    ),
 }
 
 # Old top-level module (or sub-package) -> its new dotted path under the package. Three are renamed, because

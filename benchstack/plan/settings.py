@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from benchstack.common.renamed import renamed_problems, renamed_to
+from benchstack.history.location import publish_problems
 from benchstack.measure.runlock import lock_wait_seconds
 from benchstack.plan.innervars import inner_variable_problems
 from benchstack.plan.rolevars import plan_sets, variable_problems
@@ -32,9 +33,21 @@ ROLES_DIR = PROJECT_DIR / "roles"
 # libyaml's safe loader when PyYAML has it, as Ansible's own loader does: the same documents, and the
 # spec files parse in 0.016 s instead of 0.16 s in pure Python, on every plan.
 SPEC_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-SWITCHES = ("bench_provision_skip_unchanged", "bench_targets_parallel", "bench_yes", "bench_keep_going")
+SWITCHES = (
+    "bench_provision_skip_unchanged",
+    "bench_targets_parallel",
+    "bench_yes",
+    "bench_keep_going",
+    "bench_history",
+)
 # The project's settings outside any role that :func:`project_problems` checks.
-PROJECT_SETTINGS = ("bench_cpu_split", "bench_lock_wait", *SWITCHES)
+PROJECT_SETTINGS = (
+    "bench_cpu_split",
+    "bench_lock_wait",
+    *SWITCHES,
+    "bench_publish",
+    "bench_publish_endpoint",
+)
 
 
 @functools.cache
@@ -149,7 +162,7 @@ def project_problems(given: dict[str, Any]) -> list[str]:
     for name in SWITCHES:
         if name in given and str(given[name]).lower() not in ("true", "false", "yes", "no", "1", "0"):
             problems.append(f"{name}: must be true or false, not {given[name]!r}")
-    return problems
+    return problems + publish_problems(given)
 
 
 def setting_problems(

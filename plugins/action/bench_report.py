@@ -2,7 +2,11 @@
 followed by the comparisons against the baseline and the run's verdict (both also stored in run.json), which
 the run prints at the end. With
 ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever inside the results folder).
-Then the run folder's lock is released (``benchstack.measure.runlock``)."""
+Then the run folder's lock is released (``benchstack.measure.runlock``), and, with ``history`` (the default),
+the run is recorded in the history database (``benchstack.history.finished``: ``$BENCH_STACK_DB``, else
+``<results_dir>/history.sqlite``), best effort: a database that cannot be written is a warning, never a
+failed run. With ``publish`` (``s3://bucket/prefix``), the run folder is then published to that store
+(``benchstack.history.finished.publish_finished``), best effort too."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
+from benchstack.history.finished import publish_finished, record_finished
 from benchstack.measure.runlock import release
 from benchstack.report.build import comparisons_of, end_of_run_text, verdict_of, write_run_report
 from benchstack.results.cell import load_cells
@@ -48,6 +53,14 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"bench_report: {exc}") from None
         # The run is over: another may resume the folder (benchstack.measure.runlock).
         release(run_dir, os.getppid())
+        # Then the history, which never fails the run (benchstack.history.finished).
+        recorded = record_finished(run_dir, results_dir, run) if args["history"] else None
+        if recorded is not None and recorded.warning:
+            result.setdefault("warnings", []).append(f"bench_report: {recorded.warning}")
+        # Then the object store, last: the folder it copies is complete (benchstack.history.finished).
+        published = publish_finished(run_dir, args["publish"], args["publish_endpoint"])
+        if published.warning:
+            result.setdefault("warnings", []).append(f"bench_report: {published.warning}")
         result.update(
             changed=True,
             report=str(report),
@@ -57,5 +70,7 @@ class ActionModule(ActionBase):
             verdict=verdict.to_dict(),
             comparisons=comparisons,
             latest=str(latest) if latest else None,
+            history=recorded.to_dict() if recorded is not None else {"outcome": "off"},
+            published=published.to_dict(),
         )
         return result

@@ -16,11 +16,37 @@ description:
     the comparisons against the baseline and the run's verdict (both also stored in run.json), which the run
     prints at the end. With ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever
     inside the results folder). Then the run folder's lock is released (``benchstack.measure.runlock``).
+  - >-
+    With C(history) (the default), the run is then recorded in the history database (docs/history.md):
+    the URL in the controller's environment variable C(BENCH_STACK_DB), else C(<results_dir>/history.sqlite);
+    with neither, nothing. Best effort: a database that cannot be opened or written is a warning, and the
+    run's results and report stand (C(bench-stack import RUN_DIR) records it later).
+  - >-
+    With C(publish) (C(s3://bucket/prefix), C(-e bench_publish)), the run folder is then published to that
+    S3-compatible store (docs/history.md), as C(bench-stack publish) does: credentials, region and endpoint
+    from the controller's AWS variables (or C(publish_endpoint)), never printed. Best effort: a store that
+    cannot be reached or written is a warning, and the run folder stands.
   - The work is done by the action plugin of the same name (plugins/action/bench_report.py); these
     options are also its argument spec (benchstack.actionargs).
 options:
   run_dir: {description: Run folder on the controller., type: path, required: true}
   results_dir: {description: Results root whose C(latest) link points at the run., type: path}
+  history:
+    description: Record the run in the history database (C(-e bench_history=false) turns it off).
+    type: bool
+    default: true
+  publish:
+    description: >-
+      Publish the run folder to this C(s3://bucket/prefix) (objects C(prefix/RUN/...)); empty (the
+      default) publishes nothing.
+    type: str
+    default: ""
+  publish_endpoint:
+    description: >-
+      The store's endpoint URL (C(-e bench_publish_endpoint)); empty: C(AWS_ENDPOINT_URL_S3),
+      C(AWS_ENDPOINT_URL), else AWS.
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -28,6 +54,9 @@ EXAMPLES = r"""
   bench_report:
     run_dir: "{{ bench_plan.run_dir }}"
     results_dir: "{{ bench_plan.results_dir }}"
+    history: "{{ bench_history | default(true) | bool }}"
+    publish: "{{ bench_publish | default('') }}"
+    publish_endpoint: "{{ bench_publish_endpoint | default('') }}"
   register: bench_report_result
 """
 
@@ -43,4 +72,16 @@ comparisons:
   elements: dict
   returned: success
 latest: {description: The C(latest) link, when results_dir was given., type: path, returned: success}
+history:
+  description: >-
+    What the history database recorded: C(outcome) added, updated, unchanged, off, skipped (no database:
+    no results_dir nor BENCH_STACK_DB) or failed (with C(warning)); C(database), its URL without password.
+  type: dict
+  returned: success
+published:
+  description: >-
+    What publishing did: C(outcome) published, unchanged (the store held it already), off or failed (with
+    C(warning)); C(url), the run's place in the store; C(uploaded), how many files were uploaded.
+  type: dict
+  returned: success
 """

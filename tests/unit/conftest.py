@@ -168,6 +168,17 @@ def files_not_flushed_to_disk() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_team_history_database() -> Iterator[None]:
+    """A team's history database (BENCH_STACK_DB in the developer's environment) is never written by a test:
+    the tests that want one set it to a file under tmp_path."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("BENCH_STACK_DB", raising=False)
+        # Nor a team's object store: the publishing tests start their own on loopback.
+        patch.delenv("BENCH_STACK_PUBLISH", raising=False)
+        yield
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "drawn: the report's plots are rasterized to PNG files (see plots_not_rasterized)"

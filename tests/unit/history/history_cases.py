@@ -1,0 +1,54 @@
+"""Run folders for the history's tests: copies of a captured real run (tests/data/history/01-new-quiet, a
+default run of sinatra-thin-nginx: 54 cells, verdict valid), renamed, moved in time and with a stack made
+slower, so that a history of several runs on one host can be built in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from benchstack.history.database import open_database
+
+CAPTURED = Path(__file__).resolve().parents[2] / "data" / "history" / "01-new-quiet"
+
+
+def _later(when: str, days: int) -> str:
+    # The captured run's times are all on 2026-12-04 (cells' started_at and window).
+    assert when.startswith("2026-12-04T"), when
+    return f"2026-12-{4 + days:02d}T" + when.removeprefix("2026-12-04T")
+
+
+def run_copy(
+    root: Path,
+    name: str,
+    days: int = 0,
+    slower: dict[str, float] | None = None,
+    fingerprint: dict[str, object] | None = None,
+) -> Path:
+    """The captured run as ``root/name``, measured ``days`` later, each stack in ``slower`` at that share of
+    its req/s, the target's fingerprint changed by ``fingerprint``."""
+    run_dir = root / name
+    shutil.copytree(CAPTURED, run_dir)
+    for path in (run_dir / "cells").glob("*.json"):
+        cell = json.loads(path.read_text(encoding="utf-8"))
+        cell["started_at"] = _later(cell["started_at"], days)
+        cell["window"] = {k: _later(v, days) for k, v in cell["window"].items()}
+        cell["rps"] = round(cell["rps"] * (slower or {}).get(cell["stack"], 1.0), 2)
+        path.write_text(json.dumps(cell, indent=2) + "\n", encoding="utf-8")
+    if fingerprint:
+        info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        info["hosts"]["bench-local"].update(fingerprint)
+        (run_dir / "run.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return run_dir
+
+
+def db_url(tmp_path: Path) -> str:
+    """An SQLite database where a run's report step puts it: results/history.sqlite."""
+    return f"sqlite:///{tmp_path / 'results' / 'history.sqlite'}"
+
+
+def new_engine(tmp_path: Path) -> Engine:
+    return open_database(db_url(tmp_path))

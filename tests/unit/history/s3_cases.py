@@ -1,0 +1,81 @@
+"""A real S3-compatible server for the publishing tests: moto's (``moto[server]``, requirements-dev.txt) in a
+thread of the test process on 127.0.0.1, a random port; credentials that the tests look for in every output,
+and a client wrapper that records (and can cut short) the uploads."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import EndpointConnectionError
+
+ACCESS_KEY = "AKIABENCHSTACKTEST01"
+SECRET_KEY = "s3cr3t/Bench+Stack/never-shown-0123456789"
+
+
+@dataclass
+class S3Server:
+    endpoint: str
+
+    def client(self) -> Any:
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
+        )
+
+
+def start_server() -> Iterator[S3Server]:
+    from moto.server import ThreadedMotoServer
+
+    # werkzeug logs every request on stderr.
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield S3Server(f"http://{host}:{port}")
+    finally:
+        server.stop()
+
+
+def aws_environment(monkeypatch: pytest.MonkeyPatch, server: S3Server) -> None:
+    """The AWS variables a user sets, pointing at the test's server; nothing from the developer's ~/.aws."""
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", server.endpoint)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/bench-stack-test")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/bench-stack-test")
+
+
+@dataclass
+class Recording:
+    """A client whose put_object and delete_object calls are recorded; after ``fail_after`` uploads the next
+    one fails as a dropped connection does."""
+
+    client: Any
+    fail_after: int | None = None
+    puts: list[str] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def put_object(self, **kwargs: Any) -> Any:
+        if self.fail_after is not None and len(self.puts) >= self.fail_after:
+            raise EndpointConnectionError(endpoint_url="http://127.0.0.1/cut-short")
+        self.puts.append(kwargs["Key"])
+        return self.client.put_object(**kwargs)
+
+    def delete_object(self, **kwargs: Any) -> Any:
+        self.deletes.append(kwargs["Key"])
+        return self.client.delete_object(**kwargs)
