@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from benchstack.common.inputs import shown_key
 from benchstack.plan.paths import (
     CONTROLLER_FOREIGN_TREES,
-    SYSTEM_FOLDERS,
     control_character_problem,
+    controller_folder_problem,
     foreign_tree,
 )
 from benchstack.results.files import read_json, storage_problem, write_json
@@ -243,20 +243,10 @@ def _another_experiment(
 def results_root_problem(results_root: str | os.PathLike[str]) -> str | None:
     """Why ``results_root`` cannot hold runs (and their ``latest`` link), or None: a path without control
     characters that is not a system folder (``bench_results_dir=/etc`` was accepted), nor in one
-    (:data:`benchstack.plan.paths.CONTROLLER_FOREIGN_TREES`: ``/etc/ssh/x`` was accepted)."""
-    problem = control_character_problem(str(results_root))
-    if problem:
-        return problem
-    resolved = Path(results_root).expanduser().resolve()
-    if str(resolved) in SYSTEM_FOLDERS or resolved == resolved.parent:
-        return f"{results_root} ({resolved}) is a system folder: runs need a folder of their own"
-    tree = foreign_tree(str(resolved), CONTROLLER_FOREIGN_TREES)
-    if tree:
-        return (
-            f"{results_root} ({resolved}) is in {tree}, which bench-stack must not write into: runs need a "
-            "folder of their own"
-        )
-    return None
+    (:data:`benchstack.plan.paths.CONTROLLER_FOREIGN_TREES`: ``/etc/ssh/x`` was accepted): the rule of
+    every folder bench-stack writes into on the controller
+    (:func:`benchstack.plan.paths.controller_folder_problem`)."""
+    return controller_folder_problem(str(results_root), need="runs need a folder of their own")
 
 
 def point_latest(run_dir: str | os.PathLike[str], results_root: str | os.PathLike[str]) -> Path | None:
