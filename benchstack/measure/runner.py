@@ -47,7 +47,7 @@ from benchstack.kinds.loadtools import by_name, warmup_tool
 from benchstack.kinds.loadtools.base import Executor
 from benchstack.measure import hostevents, interference, stackunits
 from benchstack.measure.loadcmd import http_url
-from benchstack.measure.merge import window_span
+from benchstack.measure.merge import LOADGENS_DIR, window_span
 from benchstack.measure.remote import (
     WINDOW_MARKER,
     load_script,
@@ -74,7 +74,7 @@ from benchstack.results.formats import RUN_SCHEMA
 from benchstack.results.runfolder import experiment_hash, update_run_json
 
 RAW_DIR = "raw"
-__all__ = ["CellFailed", "StorageFailed", "Target", "measure_cell", "write_run_info"]
+__all__ = ["CellFailed", "StorageFailed", "Target", "measure_cell", "run_folder_problem", "write_run_info"]
 _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
 
@@ -101,17 +101,46 @@ class StorageFailed(CellFailed):
         super().__init__(message, reason="storage")
 
 
-def check_storage(run_dir: Path, cell_id: str) -> None:
-    """StorageFailed, before any load is sent, when the run folder's ``cells/`` or ``raw/`` cannot be
-    written (:func:`benchstack.results.files.probe_writable`)."""
-    for folder in (run_dir / CELLS_DIR, run_dir / RAW_DIR):
+def _unwritable(folders: Sequence[Path]) -> tuple[Path, OSError] | None:
+    """The first of ``folders`` that does not take a probe write
+    (:func:`benchstack.results.files.probe_writable`), with the error; None when all do."""
+    for folder in folders:
         try:
             probe_writable(folder)
         except OSError as exc:
-            problem = storage_problem(exc, folder)
-            raise StorageFailed(
-                f"{cell_id}: the run folder cannot be written, nothing measured: {problem}"
-            ) from exc
+            return folder, exc
+    return None
+
+
+def check_storage(run_dir: Path, cell_id: str) -> None:
+    """StorageFailed, before any load is sent, when the run folder's ``cells/`` or ``raw/`` cannot be
+    written (:func:`benchstack.results.files.probe_writable`)."""
+    found = _unwritable([run_dir / CELLS_DIR, run_dir / RAW_DIR])
+    if found is not None:
+        folder, exc = found
+        raise StorageFailed(
+            f"{cell_id}: the run folder cannot be written, nothing measured: {storage_problem(exc, folder)}"
+        ) from exc
+
+
+def run_folder_problem(run_dir: Path) -> str | None:
+    """Why the run folder cannot keep this run, in one line naming the errno and the path, or None; asked
+    before any load is sent (playbooks/benchmark.yml: before the stacks' restart and the noise probe, which
+    are 5 s of load). A probe write (nothing left behind, no folder made) into the run folder (or, for a new
+    run, the folder above where it will be made), then into its ``cells/`` and ``raw/`` and each loadgen's
+    (several loadgens on one target), those that exist."""
+    stores = [run_dir]
+    if (run_dir / LOADGENS_DIR).is_dir():
+        stores += sorted(p for p in (run_dir / LOADGENS_DIR).iterdir() if p.is_dir())
+    folders = [run_dir] + [s / d for s in stores for d in (CELLS_DIR, RAW_DIR) if (s / d).exists()]
+    found = _unwritable(folders)
+    if found is None:
+        return None
+    folder, exc = found
+    return (
+        f"the run folder {run_dir} cannot be written ({storage_problem(exc, folder)}): no load is sent; make "
+        "it writable (or free space) and run again"
+    )
 
 
 def _store_failed(cell_id: str, exc: OSError, path: Path, written: list[Path]) -> StorageFailed:

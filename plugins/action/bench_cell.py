@@ -30,7 +30,8 @@ of the cell or its raw output failing: ``benchstack.measure.runner.StorageFailed
 ``keep_going``: no later cell of this playbook run is measured, on any loadgen, since it would be lost too.
 Its stop (reason ``storage``: errno, path) goes to run.json, or, when run.json cannot be written either,
 aside in the controller's temporary folder (``benchstack.results.runfolder.stop_aside``; the failure says
-so); the failure names the resume command. playbooks/benchmark.yml then gives up the hosts.
+so; recorded in run.json and removed when the run stops or a resume writes run.json); the failure names the
+resume command. playbooks/benchmark.yml then gives up the hosts.
 """
 
 from __future__ import annotations
