@@ -262,6 +262,8 @@ def measure_cell(
     execute_many: Callable[[list[str]], list[tuple[int, str, str]]] | None = None,
     units: Sequence[str | Mapping[str, Any]] = (),
     target_control: Executor | None = None,
+    check_units: bool = True,
+    restarts: stackunits.RestartBudget | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
@@ -289,7 +291,11 @@ def measure_cell(
     (:mod:`benchstack.measure.stackunits`): in loopback mode through ``execute`` (in the first batch), in
     network mode through ``target_control`` (the target's connection; None: not checked before the cell).
     A unit still down raises :class:`CellFailed` before the measured run; a unit of them not active when the
-    measured run begins (the target's state line) makes the cell disturbed.
+    measured run begins (the target's state line) makes the cell disturbed. ``check_units`` false: the units
+    are only judged by that state line, not checked nor restarted (several loadgens on one target: only the
+    lead checks them, plugins/action/bench_cell.py). ``restarts``: the run's bound on each unit's restarts
+    (:class:`benchstack.measure.stackunits.RestartBudget`); None: :data:`~benchstack.measure.stackunits.
+    RESTART_ATTEMPTS` before each cell.
     """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
@@ -307,12 +313,21 @@ def measure_cell(
     planned = stackunits.stack_units(units)
     names = [u.unit for u in planned]
     check = None
-    if planned and where.mode == "loopback":
-        check = stackunits.check_command(planned)
+    left = None
+    if planned and check_units and restarts is not None:
+        try:
+            left = restarts.left(where.target, names)
+        except OSError as exc:
+            raise StorageFailed(
+                f"{plan['cell_id']}: the run folder cannot be read, nothing measured: "
+                f"{storage_problem(exc, restarts.path)}"
+            ) from exc
+    if planned and check_units and where.mode == "loopback":
+        check = stackunits.check_command(planned, attempts=left)
         batch.append(check)
-    elif planned and target_control is not None:
-        _, out, _ = target_control(stackunits.check_command(planned))
-        notes += _brought_back(plan, where, names, out)
+    elif planned and check_units and target_control is not None:
+        _, out, _ = target_control(stackunits.check_command(planned, attempts=left))
+        notes += _brought_back(plan, where, names, out, restarts)
     probe = tool.version_probe if probe_version and tool_version is None else None
     if probe:
         batch.append(probe)
@@ -329,7 +344,7 @@ def measure_cell(
         notes.append(_swept_note(int(out.strip()), "loadgen"))
     if check:
         _, out, _ = next(replies)
-        notes += _brought_back(plan, where, names, out)
+        notes += _brought_back(plan, where, names, out, restarts)
     if probe:
         _, out, err = next(replies)
         tool_version = (out or err).strip() or None
@@ -457,16 +472,31 @@ def measure_cell(
     return data, True
 
 
-def _brought_back(plan: dict[str, Any], where: Target, units: Sequence[str], out: str) -> list[str]:
-    """The notes of the units the check before the cell restarted; CellFailed when one is still down
-    (:mod:`benchstack.measure.stackunits`)."""
+def _brought_back(
+    plan: dict[str, Any],
+    where: Target,
+    units: Sequence[str],
+    out: str,
+    restarts: stackunits.RestartBudget | None = None,
+) -> list[str]:
+    """The notes of the units the check before the cell restarted, counted in the run's ``restarts``;
+    CellFailed when one is still down (:mod:`benchstack.measure.stackunits`)."""
     if stackunits.MARKER not in out:
         # No answer from the target (no connection): its state line when the cell begins still judges.
         return [
             f"the units of stack {plan['stack']} were not checked before this cell: the target did not answer"
         ]
     checks = stackunits.parse_check(out, units)
-    down = stackunits.still_down(checks, plan["stack"], where.target)
+    left = None
+    if restarts is not None:
+        try:
+            left = restarts.spend(where.target, checks)
+        except OSError as exc:
+            raise StorageFailed(
+                f"{plan['cell_id']}: cannot count the restarts, nothing measured: "
+                f"{storage_problem(exc, restarts.path)}"
+            ) from exc
+    down = stackunits.still_down(checks, plan["stack"], where.target, left)
     if down is not None:
         raise CellFailed(f"{plan['cell_id']}: {down}")
     return stackunits.restart_notes(checks)
