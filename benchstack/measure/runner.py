@@ -294,8 +294,7 @@ def measure_cell(
     measured run begins (the target's state line) makes the cell disturbed. ``check_units`` false: the units
     are only judged by that state line, not checked nor restarted (several loadgens on one target: only the
     lead checks them, plugins/action/bench_cell.py). ``restarts``: the run's bound on each unit's restarts
-    (:class:`benchstack.measure.stackunits.RestartBudget`); None: :data:`~benchstack.measure.stackunits.
-    RESTART_ATTEMPTS` before each cell.
+    (:class:`benchstack.measure.stackunits.RestartBudget`); None: the whole bound before each cell.
     """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
