@@ -133,7 +133,7 @@ def test_when_every_loadgen_stopped_the_rescue_gives_up_the_run_folder_before_fa
     give_up = block["rescue"][1]
     assert give_up["bench_run_folder"]["state"] == "released"
     assert (give_up["delegate_to"], give_up["run_once"]) == ("localhost", True)
-    assert give_up["ignore_errors"] is True  # the stop's message below is what the user needs
+    assert give_up["failed_when"] is False  # the stop's message below is what the user needs
     when = "{{ " + give_up["when"] + " }}"
 
     def stops(rescuing: list[str], hosts: list[str]) -> bool:
