@@ -4,8 +4,9 @@ A resumed run that starts while another controller still works on the same folde
 workers of a killed one still run) would measure beside it: its cells would carry the other run's load,
 and the other run's cells would be stored as done. So the controller (the ``ansible-playbook`` process)
 holds ``<run>/.bench-stack.lock`` (JSON: its pid, its start, host name, time) from its plan to its report
-(:func:`acquire`, :func:`release`), and each worker measuring a cell registers itself in
-``<run>/.bench-stack.workers/`` while it measures (:func:`worker`).
+(:func:`acquire`, :func:`release`), or until the run stops (playbooks/benchmark.yml: the run folder not
+writable, or every loadgen stopped; plugins/action/bench_run_folder.py), and each worker measuring a cell
+registers itself in ``<run>/.bench-stack.workers/`` while it measures (:func:`worker`).
 
 :func:`acquire` takes a free lock; refuses (RunLockError, naming the holder) while another live run holds
 it; waits, bounded, while a dead holder's workers still measure (they store nothing: their playbook is

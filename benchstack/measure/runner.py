@@ -47,7 +47,7 @@ from benchstack.kinds.loadtools import by_name, warmup_tool
 from benchstack.kinds.loadtools.base import Executor
 from benchstack.measure import hostevents, interference, stackunits
 from benchstack.measure.loadcmd import http_url
-from benchstack.measure.merge import window_span
+from benchstack.measure.merge import LOADGENS_DIR, window_span
 from benchstack.measure.remote import (
     WINDOW_MARKER,
     load_script,
@@ -74,7 +74,7 @@ from benchstack.results.formats import RUN_SCHEMA
 from benchstack.results.runfolder import experiment_hash, update_run_json
 
 RAW_DIR = "raw"
-__all__ = ["CellFailed", "StorageFailed", "Target", "measure_cell", "write_run_info"]
+__all__ = ["CellFailed", "StorageFailed", "Target", "measure_cell", "run_folder_problem", "write_run_info"]
 _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
 
@@ -101,17 +101,46 @@ class StorageFailed(CellFailed):
         super().__init__(message, reason="storage")
 
 
-def check_storage(run_dir: Path, cell_id: str) -> None:
-    """StorageFailed, before any load is sent, when the run folder's ``cells/`` or ``raw/`` cannot be
-    written (:func:`benchstack.results.files.probe_writable`)."""
-    for folder in (run_dir / CELLS_DIR, run_dir / RAW_DIR):
+def _unwritable(folders: Sequence[Path]) -> tuple[Path, OSError] | None:
+    """The first of ``folders`` that does not take a probe write
+    (:func:`benchstack.results.files.probe_writable`), with the error; None when all do."""
+    for folder in folders:
         try:
             probe_writable(folder)
         except OSError as exc:
-            problem = storage_problem(exc, folder)
-            raise StorageFailed(
-                f"{cell_id}: the run folder cannot be written, nothing measured: {problem}"
-            ) from exc
+            return folder, exc
+    return None
+
+
+def check_storage(run_dir: Path, cell_id: str) -> None:
+    """StorageFailed, before any load is sent, when the run folder's ``cells/`` or ``raw/`` cannot be
+    written (:func:`benchstack.results.files.probe_writable`)."""
+    found = _unwritable([run_dir / CELLS_DIR, run_dir / RAW_DIR])
+    if found is not None:
+        folder, exc = found
+        raise StorageFailed(
+            f"{cell_id}: the run folder cannot be written, nothing measured: {storage_problem(exc, folder)}"
+        ) from exc
+
+
+def run_folder_problem(run_dir: Path) -> str | None:
+    """Why the run folder cannot keep this run, in one line naming the errno and the path, or None; asked
+    before any load is sent (playbooks/benchmark.yml: before the stacks' restart and the noise probe, which
+    are 5 s of load). A probe write (nothing left behind, no folder made) into the run folder (or, for a new
+    run, the folder above where it will be made), then into its ``cells/`` and ``raw/`` and each loadgen's
+    (several loadgens on one target), those that exist."""
+    stores = [run_dir]
+    if (run_dir / LOADGENS_DIR).is_dir():
+        stores += sorted(p for p in (run_dir / LOADGENS_DIR).iterdir() if p.is_dir())
+    folders = [run_dir] + [s / d for s in stores for d in (CELLS_DIR, RAW_DIR) if (s / d).exists()]
+    found = _unwritable(folders)
+    if found is None:
+        return None
+    folder, exc = found
+    return (
+        f"the run folder {run_dir} cannot be written ({storage_problem(exc, folder)}): no load is sent; make "
+        "it writable (or free space) and run again"
+    )
 
 
 def _store_failed(cell_id: str, exc: OSError, path: Path, written: list[Path]) -> StorageFailed:
@@ -233,6 +262,8 @@ def measure_cell(
     execute_many: Callable[[list[str]], list[tuple[int, str, str]]] | None = None,
     units: Sequence[str | Mapping[str, Any]] = (),
     target_control: Executor | None = None,
+    check_units: bool = True,
+    restarts: stackunits.RestartBudget | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
@@ -260,7 +291,10 @@ def measure_cell(
     (:mod:`benchstack.measure.stackunits`): in loopback mode through ``execute`` (in the first batch), in
     network mode through ``target_control`` (the target's connection; None: not checked before the cell).
     A unit still down raises :class:`CellFailed` before the measured run; a unit of them not active when the
-    measured run begins (the target's state line) makes the cell disturbed.
+    measured run begins (the target's state line) makes the cell disturbed. ``check_units`` false: the units
+    are only judged by that state line, not checked nor restarted (several loadgens on one target: only the
+    lead checks them, plugins/action/bench_cell.py). ``restarts``: the run's bound on each unit's restarts
+    (:class:`benchstack.measure.stackunits.RestartBudget`); None: the whole bound before each cell.
     """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
@@ -278,12 +312,21 @@ def measure_cell(
     planned = stackunits.stack_units(units)
     names = [u.unit for u in planned]
     check = None
-    if planned and where.mode == "loopback":
-        check = stackunits.check_command(planned)
+    left = None
+    if planned and check_units and restarts is not None:
+        try:
+            left = restarts.left(where.target, names)
+        except OSError as exc:
+            raise StorageFailed(
+                f"{plan['cell_id']}: the run folder cannot be read, nothing measured: "
+                f"{storage_problem(exc, restarts.path)}"
+            ) from exc
+    if planned and check_units and where.mode == "loopback":
+        check = stackunits.check_command(planned, attempts=left)
         batch.append(check)
-    elif planned and target_control is not None:
-        _, out, _ = target_control(stackunits.check_command(planned))
-        notes += _brought_back(plan, where, names, out)
+    elif planned and check_units and target_control is not None:
+        _, out, _ = target_control(stackunits.check_command(planned, attempts=left))
+        notes += _brought_back(plan, where, names, out, restarts)
     probe = tool.version_probe if probe_version and tool_version is None else None
     if probe:
         batch.append(probe)
@@ -300,7 +343,7 @@ def measure_cell(
         notes.append(_swept_note(int(out.strip()), "loadgen"))
     if check:
         _, out, _ = next(replies)
-        notes += _brought_back(plan, where, names, out)
+        notes += _brought_back(plan, where, names, out, restarts)
     if probe:
         _, out, err = next(replies)
         tool_version = (out or err).strip() or None
@@ -428,16 +471,31 @@ def measure_cell(
     return data, True
 
 
-def _brought_back(plan: dict[str, Any], where: Target, units: Sequence[str], out: str) -> list[str]:
-    """The notes of the units the check before the cell restarted; CellFailed when one is still down
-    (:mod:`benchstack.measure.stackunits`)."""
+def _brought_back(
+    plan: dict[str, Any],
+    where: Target,
+    units: Sequence[str],
+    out: str,
+    restarts: stackunits.RestartBudget | None = None,
+) -> list[str]:
+    """The notes of the units the check before the cell restarted, counted in the run's ``restarts``;
+    CellFailed when one is still down (:mod:`benchstack.measure.stackunits`)."""
     if stackunits.MARKER not in out:
         # No answer from the target (no connection): its state line when the cell begins still judges.
         return [
             f"the units of stack {plan['stack']} were not checked before this cell: the target did not answer"
         ]
     checks = stackunits.parse_check(out, units)
-    down = stackunits.still_down(checks, plan["stack"], where.target)
+    left = None
+    if restarts is not None:
+        try:
+            left = restarts.spend(where.target, checks)
+        except OSError as exc:
+            raise StorageFailed(
+                f"{plan['cell_id']}: cannot count the restarts, nothing measured: "
+                f"{storage_problem(exc, restarts.path)}"
+            ) from exc
+    down = stackunits.still_down(checks, plan["stack"], where.target, left)
     if down is not None:
         raise CellFailed(f"{plan['cell_id']}: {down}")
     return stackunits.restart_notes(checks)

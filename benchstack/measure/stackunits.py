@@ -18,6 +18,13 @@ its attempts stops the cell before its measured run (:func:`still_down`): the ru
 stops there like any failed cell (run.json's ``stopped`` names the unit, the verdict is invalid) and a
 resume measures the rest once the stack is fixed.
 
+The bound is per run, not per cell: a unit that keeps dying would otherwise get its restarts before each of
+its cells. :class:`RestartBudget` keeps the restarts each unit of each target has had in this playbook run
+(``<run>/.bench-stack.restarts.json``, under a lock: loadgens of several targets measure at once), and the
+check is given what is left (:func:`check_command`'s ``attempts``). Once a unit has had
+:data:`RESTART_ATTEMPTS` restarts, the next time it is found down it is not restarted: the run stops as for
+a unit that cannot be brought back. A resume (another playbook run) starts with the whole bound again.
+
 Independently of that check, the state line the measured command prints when the cell begins
 (:mod:`benchstack.measure.hostevents`) is read for the same units: a unit of the stack that was not active
 then makes the cell disturbed (:func:`down_reasons`), so no cell is counted with part of its stack down,
@@ -26,16 +33,22 @@ whatever brought it down between the check and the load.
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from benchstack.measure.hostevents import State
 
 MARKER = "BENCH-STACK-UNIT"
-# Restarts of one unit before one cell, and how long each waits for the unit to be active again.
+# Restarts of one unit in one run (RestartBudget), and how long each waits for the unit to be active again.
 RESTART_ATTEMPTS = 2
+# Where a run folder keeps its restarts (RestartBudget).
+RESTARTS_FILE = ".bench-stack.restarts.json"
 ACTIVE_WAIT_S = 10
 # After a restart the unit is active before its server listens (thin loads the app first): how long the
 # check waits for it to listen where the plan says (its socket in /proc/net/unix, its port listening in
@@ -81,11 +94,14 @@ def check_command(
     wait_s: float = ACTIVE_WAIT_S,
     listen_s: float = LISTEN_WAIT_S,
     settle_s: float = SETTLE_S,
+    attempts: Mapping[str, int] | None = None,
 ) -> str:
     """Shell that prints each unit's state (module docstring), restarting a unit that is not active (after
     ``systemctl reset-failed``, so a unit that hit its start limit can start again): as root, or through
-    ``sudo -n`` (the inventory's sudo user over the target's own connection). Bounded: at
-    most :data:`RESTART_ATTEMPTS` x (:data:`RESTART_BOUND_S` + ``wait_s``) + ``listen_s`` seconds per unit.
+    ``sudo -n`` (the inventory's sudo user over the target's own connection), at most ``attempts[unit]``
+    times (what the run's :class:`RestartBudget` has left; :data:`RESTART_ATTEMPTS` for a unit it does not
+    name). Bounded: at most :data:`RESTART_ATTEMPTS` x (:data:`RESTART_BOUND_S` + ``wait_s``) + ``listen_s``
+    seconds per unit.
     A unit restarted and active is then given up to ``listen_s`` to listen where the plan says (or
     ``settle_s`` when it names no address); the line's last field says whether it did (``yes``, ``no``,
     ``-``: not restarted, or no address)."""
@@ -98,9 +114,10 @@ def check_command(
     for unit in units:
         name = shlex.quote(unit.unit)
         listening = _listening(unit.listen)
+        limit = max(0, min(RESTART_ATTEMPTS, int((attempts or {}).get(unit.unit, RESTART_ATTEMPTS))))
         parts.append(
             f'u={name}; s=$(st "$u"); s=${{s:-unknown}}; n=$s; a=0; l=-; t0=$(date +%s); '
-            f'while [ "$n" != active ] && [ $a -lt {RESTART_ATTEMPTS} ]; do a=$((a+1)); '
+            f'while [ "$n" != active ] && [ $a -lt {limit} ]; do a=$((a+1)); '
             f'$sc systemctl reset-failed "$u" > /dev/null 2>&1; '
             f'$sc timeout {RESTART_BOUND_S} systemctl restart "$u" > /dev/null 2>&1; i=0; '
             f'while [ $i -lt {polls} ]; do n=$(st "$u"); n=${{n:-unknown}}; '
@@ -159,21 +176,72 @@ def restart_notes(checks: Sequence[UnitCheck]) -> list[str]:
     ]
 
 
-def still_down(checks: Sequence[UnitCheck], stack: str, host: str) -> str | None:
+def still_down(
+    checks: Sequence[UnitCheck], stack: str, host: str, left: Mapping[str, int] | None = None
+) -> str | None:
     """Why the cell cannot measure the whole ``stack`` on ``host`` (its units still down after their
-    restarts), or None."""
+    restarts), or None. ``left``: the restarts the run has left for each unit after this check
+    (:meth:`RestartBudget.spend`); a unit with none left says that this run's restarts of it are used."""
     down = [c for c in checks if not c.active]
     if not down:
         return None
+
+    def used(c: UnitCheck) -> str:
+        if left is None or left.get(c.unit, RESTART_ATTEMPTS) > 0:
+            return ""
+        return f" (this run's {RESTART_ATTEMPTS} restarts of it are used)"
+
     named = ", ".join(
         f"{c.unit} is {c.after}"
         + (f" after {c.attempts} restart{'s' if c.attempts > 1 else ''}" if c.attempts else "")
+        + used(c)
         for c in down
     )
     return (
         f"stack {stack} cannot be brought back on {host}: {named}; its cells are not measured with part "
         "of the stack down (see the unit's journal, then resume the run)"
     )
+
+
+class RestartBudget:
+    """The restarts each unit of each target has had in one playbook run (``run``: its id), kept in
+    ``<run_dir>/.bench-stack.restarts.json`` (``{"run": ..., "units": {"<host> <unit>": restarts}}``) under a
+    lock on the file. A file of another playbook run (a resume's predecessor) counts nothing. OSError when
+    the run folder cannot be read or written (the runner stops the run: its storage failed)."""
+
+    def __init__(self, run_dir: str | os.PathLike[str], run: str) -> None:
+        self.path = Path(run_dir) / RESTARTS_FILE
+        self.run = run
+
+    def _used(self, change: Mapping[str, int] | None = None) -> dict[str, int]:
+        if change is None and not self.path.exists():
+            return {}
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        with os.fdopen(fd, "r+", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                data = json.loads(fh.read() or "{}")
+            except ValueError:  # half written by a killed worker: nothing known
+                data = {}
+            units = data.get("units") if isinstance(data, dict) and data.get("run") == self.run else None
+            used = {k: v for k, v in (units or {}).items() if isinstance(v, int) and v >= 0}
+            if change:
+                for key, more in change.items():
+                    used[key] = used.get(key, 0) + more
+                fh.seek(0)
+                fh.truncate()
+                json.dump({"run": self.run, "units": used}, fh, sort_keys=True)
+            return used
+
+    def left(self, host: str, units: Sequence[str]) -> dict[str, int]:
+        """The restarts each of ``units`` on ``host`` may still have in this run."""
+        used = self._used()
+        return {u: max(0, RESTART_ATTEMPTS - used.get(f"{host} {u}", 0)) for u in units}
+
+    def spend(self, host: str, checks: Sequence[UnitCheck]) -> dict[str, int]:
+        """Count the restarts ``checks`` made on ``host``; the restarts each unit has left after them."""
+        used = self._used({f"{host} {c.unit}": c.attempts for c in checks if c.attempts})
+        return {c.unit: max(0, RESTART_ATTEMPTS - used.get(f"{host} {c.unit}", 0)) for c in checks}
 
 
 def down_reasons(before: State | None, units: Sequence[str], host: str) -> list[str]:

@@ -4,6 +4,7 @@ its folders to the benchmark user)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -117,4 +118,22 @@ def control_character_problem(value: Any) -> str | None:
     """Why ``value`` cannot be a path on the controller, or None: no control characters (a newline)."""
     if not isinstance(value, str) or not value or any(ord(c) < 32 or ord(c) == 127 for c in value):
         return f"must be a path without control characters (a newline), not {shown(value)}"
+    return None
+
+
+def controller_folder_problem(value: Any, need: str = "bench-stack needs a folder of its own") -> str | None:
+    """Why ``value`` cannot be a folder bench-stack writes into on the controller (the results folder, the
+    runtimes' archive folders ``*_archive_dir``), or None: a path without control characters that, with
+    ``~`` expanded and links followed, is not a system folder (:data:`SYSTEM_FOLDERS`, ``/``) nor in one of
+    :data:`CONTROLLER_FOREIGN_TREES` (``/etc``, ``/usr``, ``/etc/ssh``, a ``.ssh`` folder ...). ``need`` ends
+    the message."""
+    problem = control_character_problem(value)
+    if problem:
+        return problem
+    resolved = os.path.realpath(os.path.expanduser(value))
+    if resolved in SYSTEM_FOLDERS or resolved == os.path.dirname(resolved):
+        return f"{value} ({resolved}) is a system folder: {need}"
+    tree = foreign_tree(resolved, CONTROLLER_FOREIGN_TREES)
+    if tree:
+        return f"{value} ({resolved}) is in {tree}, which bench-stack must not write into: {need}"
     return None

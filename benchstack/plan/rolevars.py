@@ -22,7 +22,12 @@ from typing import Any
 
 from benchstack.common.inputs import InputError, read_bounded, shown
 from benchstack.kinds.stackfields import safe_path_problem
-from benchstack.plan.paths import control_character_problem, foreign_tree, system_folder_problem
+from benchstack.plan.paths import (
+    control_character_problem,
+    controller_folder_problem,
+    foreign_tree,
+    system_folder_problem,
+)
 
 Check = Callable[[Any], str | None]
 
@@ -293,6 +298,7 @@ WORDS = _pattern(
 )
 PATH = _path
 FOLDER = own_folder_problem
+CONTROLLER_FOLDER = controller_folder_problem
 PATHS = _each(_path)
 
 # Variable -> its check. ``None``: free text on purpose (the reason beside it).
@@ -367,7 +373,8 @@ CHECKS: dict[str, Check | None] = {
     "build_archive_owner": NAME,
     "build_archive_group": GROUP,
     "build_archive_marker_dir": FOLDER,
-    "build_archive_dir": _optional(PATH),
+    # The archive folders are the controller's (fetched into, read from): the rule of the results folder.
+    "build_archive_dir": _optional(CONTROLLER_FOLDER),
     "build_archive_notify": _each(_pattern(_HANDLER_RE, "a handler's name")),
     # dns_check: /etc/hosts lines, an unbound and a dnsmasq-like probe's configs, probe scripts.
     "dns_check_names": _each(HOST),
@@ -420,7 +427,7 @@ CHECKS: dict[str, Check | None] = {
     "python_pyenv_make_opts": WORDS,
     "python_pyenv_mirror_url": _optional(URL),
     "python_pyenv_definitions_dir": _optional(PATH),
-    "python_pyenv_archive_dir": _optional(control_character_problem),
+    "python_pyenv_archive_dir": _optional(CONTROLLER_FOLDER),
     "python_pyenv_tarballs": _mapping(VERSION, _tarball),
     "ruby_gems": _each(PACKAGE),
     "ruby_gem_versions": _mapping(PACKAGE, VERSION),
@@ -440,7 +447,7 @@ CHECKS: dict[str, Check | None] = {
     "ruby_rbenv_make_opts": WORDS,
     "ruby_rbenv_tarballs": _mapping(VERSION, _tarball),
     "ruby_rbenv_definitions_dir": _optional(PATH),
-    "ruby_rbenv_archive_dir": _optional(control_character_problem),
+    "ruby_rbenv_archive_dir": _optional(CONTROLLER_FOLDER),
 }
 
 

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from benchstack.common.inputs import shown_key
 from benchstack.plan.paths import (
     CONTROLLER_FOREIGN_TREES,
-    SYSTEM_FOLDERS,
     control_character_problem,
+    controller_folder_problem,
     foreign_tree,
 )
 from benchstack.results.files import read_json, storage_problem, write_json
@@ -243,20 +243,10 @@ def _another_experiment(
 def results_root_problem(results_root: str | os.PathLike[str]) -> str | None:
     """Why ``results_root`` cannot hold runs (and their ``latest`` link), or None: a path without control
     characters that is not a system folder (``bench_results_dir=/etc`` was accepted), nor in one
-    (:data:`benchstack.plan.paths.CONTROLLER_FOREIGN_TREES`: ``/etc/ssh/x`` was accepted)."""
-    problem = control_character_problem(str(results_root))
-    if problem:
-        return problem
-    resolved = Path(results_root).expanduser().resolve()
-    if str(resolved) in SYSTEM_FOLDERS or resolved == resolved.parent:
-        return f"{results_root} ({resolved}) is a system folder: runs need a folder of their own"
-    tree = foreign_tree(str(resolved), CONTROLLER_FOREIGN_TREES)
-    if tree:
-        return (
-            f"{results_root} ({resolved}) is in {tree}, which bench-stack must not write into: runs need a "
-            "folder of their own"
-        )
-    return None
+    (:data:`benchstack.plan.paths.CONTROLLER_FOREIGN_TREES`: ``/etc/ssh/x`` was accepted): the rule of
+    every folder bench-stack writes into on the controller
+    (:func:`benchstack.plan.paths.controller_folder_problem`)."""
+    return controller_folder_problem(str(results_root), need="runs need a folder of their own")
 
 
 def point_latest(run_dir: str | os.PathLike[str], results_root: str | os.PathLike[str]) -> Path | None:
@@ -342,11 +332,61 @@ def resume_command(run_dir: str | os.PathLike[str]) -> str:
     return _command(f"bench_run_dir={run_dir}")
 
 
+ASIDE_PREFIX = "bench-stack-stop-"
+# What an aside stop holds beside run.json's entry: the run folder it belongs to.
+ASIDE_RUN_DIR = "run_dir"
+
+
 def stop_aside(run: str, tmp: Path | None = None) -> Path:
     """Where the playbook run ``run`` keeps its stop when run.json cannot be written (its storage failed):
     in the controller's temporary folder, read by :func:`stop_of_run` so its later cells, on every loadgen,
-    are not measured either."""
-    return (Path(tempfile.gettempdir()) if tmp is None else tmp) / f"bench-stack-stop-{run}.json"
+    are not measured either. It names its run folder, and is removed once run.json records the stop
+    (:func:`settle_stops_aside`)."""
+    return (Path(tempfile.gettempdir()) if tmp is None else tmp) / f"{ASIDE_PREFIX}{run}.json"
+
+
+def settle_stops_aside(
+    run_dir: str | os.PathLike[str], run: str | None = None, tmp: Path | None = None
+) -> list[str]:
+    """Record in run.json the stops kept aside for ``run_dir`` (:func:`stop_aside`; only the playbook run
+    ``run``'s when given) and remove their files: the end of the playbook run that kept one
+    (playbooks/benchmark.yml, when the run stops), or the start of a resume that wrote run.json
+    (plugins/action/bench_run_info.py), records it; an aside stop is never left for ever. A stop run.json
+    cannot take yet (its storage still fails) stays aside for the next of them; one whose run folder holds no
+    run.json any more is removed. What was done, as messages."""
+    folder = Path(tempfile.gettempdir()) if tmp is None else tmp
+    here = os.path.abspath(run_dir)
+    pattern = f"{ASIDE_PREFIX}{run}.json" if run is not None else f"{ASIDE_PREFIX}*.json"
+    done = []
+    for path in sorted(folder.glob(pattern)):
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(entry, dict) or entry.get(ASIDE_RUN_DIR) != here or not entry.get("cell"):
+            continue
+        stop = {k: v for k, v in entry.items() if k != ASIDE_RUN_DIR}
+
+        def add(data: dict[str, Any], stop: dict[str, Any] = stop) -> None:
+            known = stops(data)
+            data["stopped"] = known + ([] if stop in known else [stop])
+
+        try:
+            recorded = update_run_json(Path(run_dir), add, create=False)
+        except (OSError, ValueError) as exc:
+            reason = storage_problem(exc) if isinstance(exc, OSError) else str(exc)
+            done.append(
+                f"the stop at cell {stop['cell']} stays in {path}: run.json cannot take it ({reason})"
+            )
+            continue
+        path.unlink(missing_ok=True)
+        where = Path(run_dir) / RUN_INFO
+        done.append(
+            f"the stop at cell {stop['cell']} kept in {path} is now in {where}"
+            if recorded
+            else f"removed the stop at cell {stop['cell']} kept in {path}: no {where} to record it in"
+        )
+    return done
 
 
 def record_stop(
@@ -377,7 +417,7 @@ def record_stop(
         if run is None:
             raise
         aside = stop_aside(run)
-        aside.write_text(json.dumps(entry), encoding="utf-8")
+        aside.write_text(json.dumps({**entry, ASIDE_RUN_DIR: os.path.abspath(run_dir)}), encoding="utf-8")
         return (
             f"no stop record in {Path(run_dir) / RUN_INFO}, which cannot be written: {storage_problem(exc)}"
         )
@@ -395,7 +435,7 @@ def stop_of_run(
     except (OSError, ValueError):
         aside = None
     if isinstance(aside, dict) and aside.get("cell"):
-        return aside
+        return {k: v for k, v in aside.items() if k != ASIDE_RUN_DIR}
     path = Path(run_dir) / "run.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

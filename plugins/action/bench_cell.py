@@ -8,8 +8,16 @@ inventory gives them) so the runner can take the target's system stats during th
 check the units of the cell's stack (``units``: restarted when down, ``benchstack.measure.stackunits``).
 With ``peers`` (several loadgens loading one target at once) each loadgen stores its cell under
 ``loadgens/<loadgen>/`` in the run folder, the measured runs start together at a
-barrier on the controller (after each one's warm-up and pause), and only the first peer takes the target's
-stats; the bench_merge action then merges the cells (``benchstack.measure.merge``). A cell some of the peers
+barrier on the controller (after each one's warm-up and pause), and only the first peer (the lead) takes the
+target's stats; the bench_merge action then merges the cells (``benchstack.measure.merge``).
+
+The lead alone checks the stack's units before the cell, for every peer, and restarts one that is down (the
+run's bound on restarts, ``benchstack.measure.stackunits.RestartBudget``, counts it once): the others send
+no check, so two loadgens never restart one unit at once (a loopback peer that is not the lead included).
+That covers them: their measured runs wait at the barrier for the lead's go, which it gives only after its
+check; a lead whose check fails leaves the barrier, and theirs fail with it. A unit down when the measured
+run begins is read from the target's state line, which the lead takes (a loopback peer reads its own), and
+makes its cell disturbed, and so the merged cell. A cell some of the peers
 stored and others did not (a run interrupted between them) is measured again by all of them
 (``benchstack.measure.resume``).
 
@@ -30,7 +38,8 @@ of the cell or its raw output failing: ``benchstack.measure.runner.StorageFailed
 ``keep_going``: no later cell of this playbook run is measured, on any loadgen, since it would be lost too.
 Its stop (reason ``storage``: errno, path) goes to run.json, or, when run.json cannot be written either,
 aside in the controller's temporary folder (``benchstack.results.runfolder.stop_aside``; the failure says
-so); the failure names the resume command. playbooks/benchmark.yml then gives up the hosts.
+so; recorded in run.json and removed when the run stops or a resume writes run.json); the failure names the
+resume command. playbooks/benchmark.yml then gives up the hosts.
 """
 
 from __future__ import annotations
@@ -62,6 +71,7 @@ from benchstack.measure.remote import batch_script, split_batch, without_tty
 from benchstack.measure.resume import decide, set_aside
 from benchstack.measure.runlock import worker
 from benchstack.measure.runner import CellFailed, StorageFailed, Target, cell_path, measure_cell
+from benchstack.measure.stackunits import RestartBudget
 from benchstack.results.files import read_json, storage_problem
 from benchstack.results.runfolder import record_stop, resume_command, stop_of_run
 
@@ -193,6 +203,10 @@ class ActionModule(ActionBase):
                     before_store=still_running,
                     units=units,
                     target_control=target_control,
+                    # The lead checks (and restarts) the target's units for every peer, once: the others'
+                    # measured runs wait for its go, which it gives after its check (module docstring).
+                    check_units=loadgen == peers[0],
+                    restarts=RestartBudget(run_dir, run_id),
                 )
         except CellFailed as exc:
             if not playbook_running():

@@ -5,7 +5,9 @@ play, read here from the facts ``benchstack.plan.resolved.RUN_FACTS`` names, and
 localhost (``bench_verified``). It first takes the run folder's lock for this playbook run
 (``benchstack.measure.runlock``; a resumed run took it already when its plan was compiled), so no other run
 measures into the folder meanwhile. A run folder that cannot be written fails here, in one line, before any
-cell.
+cell, and the lock is given up (the run ends). Once run.json is written, the stops earlier playbook runs of
+this folder kept aside when run.json could not be written are recorded in it and their files removed
+(``benchstack.results.runfolder.settle_stops_aside``).
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.measure.runlock import RunLockError, acquire
+from benchstack.measure.runlock import RunLockError, acquire, release
 from benchstack.measure.runner import write_run_info
 from benchstack.plan.resolved import RUN_FACTS, run_record
 from benchstack.results.files import storage_problem
+from benchstack.results.runfolder import settle_stops_aside
 
 # What a task may pass: the options documented in plugins/modules/bench_run_info.py (ansible-doc).
 ARGS = action_args(__file__)
@@ -45,6 +48,7 @@ class ActionModule(ActionBase):
         except RunLockError as exc:
             raise AnsibleActionFail(f"bench_run_info: {exc}") from None
         except OSError as exc:  # before any cell, in one line
+            release(run_dir, os.getppid())  # a resume's, taken with its plan: the run ends here
             raise AnsibleActionFail(_not_writable(run_dir, exc)) from None
         if taken:
             result["warnings"] = taken
@@ -59,9 +63,16 @@ class ActionModule(ActionBase):
         try:
             path = write_run_info(run_dir, info)
         except ValueError as exc:  # a record that does not fit the published schema, named by the message
+            release(run_dir, os.getppid())  # the run ends here
             raise AnsibleActionFail(f"bench_run_info: {exc}") from None
         except OSError as exc:
+            release(run_dir, os.getppid())
             raise AnsibleActionFail(_not_writable(run_dir, exc)) from None
+        # A resume that could write run.json records the stops earlier playbook runs of this folder kept
+        # aside when it could not (benchstack.results.runfolder.settle_stops_aside).
+        settled = settle_stops_aside(run_dir)
+        if settled:
+            result["warnings"] = [*result.get("warnings", []), *settled]
         result.update(changed=True, path=str(path))
         return result
 

@@ -39,10 +39,11 @@ options:
   units:
     description: >-
       The units that serve the cell's stack on the target, each a dict of unit and listen
-      (bench_plan.stack_units). Before the cell each is checked and, when down, restarted (at most twice);
-      a unit still down fails the cell before its load, and one not active when the measured run begins
-      makes the cell disturbed (benchstack.measure.stackunits). Network mode: checked by the first peer
-      over the target's connection.
+      (bench_plan.stack_units). Before the cell each is checked and, when down, restarted (at most twice
+      in the playbook run, counted in the run folder's .bench-stack.restarts.json); a unit still down, or
+      down with its restarts used, fails the cell before its load, and one not active when the measured run
+      begins makes the cell disturbed (benchstack.measure.stackunits). Checked by the first peer only, for
+      all of them (over the target's connection in network mode); the others' measured runs wait for it.
     type: list
     elements: dict
     required: false

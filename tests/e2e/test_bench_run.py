@@ -631,9 +631,13 @@ def test_a_storage_failure_stops_the_run_at_the_first_failed_write_and_the_resum
         ["docker", "exec", CONTAINER, "cat", HOST_LOCK_FILE], capture_output=True, text=True, timeout=60
     )
     assert host_lock.returncode == 0 and host_lock.stdout == ""
+    # ... and the run folder's lock (the rescue, its one loadgen stopped), so the resume takes it freely.
+    assert "TASK [Give up the run folder (the run stopped on every loadgen)]" in out
+    assert not (run_dir / LOCK_FILE).exists()
     # The resume measures the lost cell and the rest.
     second = playbook(run_dir)
     assert second.returncode == 0, second.stdout[-6000:] + second.stderr[-3000:]
+    assert "took over the run folder's lock" not in second.stdout
     ids = {Path(c["raw_output"]).stem for c in load_cells(run_dir)}
     assert set(planned) <= ids and lost in ids
     verdict = json.loads((run_dir / "run.json").read_text())["verdict"]

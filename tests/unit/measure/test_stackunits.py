@@ -180,10 +180,14 @@ def test_without_units_or_an_answer_from_the_target_nothing_is_checked_before_th
 
 
 def run_check(
-    tmp_path: Path, states: dict[str, list[str]], listen: dict[str, str] | None = None
+    tmp_path: Path,
+    states: dict[str, list[str]],
+    listen: dict[str, str] | None = None,
+    attempts: dict[str, int] | None = None,
 ) -> tuple[list[stackunits.UnitCheck], list[str]]:
     """Run the real check command under sh with a fake systemctl (each unit's states, one per `show`, the
-    last repeated) and a fake sudo; the restarts it asked for. ``listen``: where a unit listens."""
+    last repeated) and a fake sudo; the restarts it asked for. ``listen``: where a unit listens;
+    ``attempts``: the restarts the run has left for a unit."""
     for unit, seen in states.items():
         (tmp_path / unit).write_text("\n".join(seen) + "\n", encoding="utf-8")
     log = tmp_path / "restarts.log"
@@ -209,6 +213,7 @@ def run_check(
                 wait_s=1,
                 listen_s=1,
                 settle_s=0,
+                attempts=attempts,
             ),
         ],
         capture_output=True,
@@ -312,3 +317,55 @@ def test_the_plan_names_each_stacks_units_its_instances_and_its_front() -> None:
     assert debian["b"] == [{"unit": "apache2@bench-b.service", "listen": "tcp:8002"}]
     assert debian["c"] == [{"unit": "bench-c@1.service", "listen": f"tcp:{stacks[2].endpoints[0].port}"}]
     assert stack_units(stacks, "RedHat")["b"] == [{"unit": "httpd@bench-b.service", "listen": "tcp:8002"}]
+
+
+def test_the_check_restarts_a_unit_only_as_often_as_the_run_has_restarts_left(tmp_path: Path) -> None:
+    checks, restarts = run_check(
+        tmp_path,
+        # @1 would be active again after a restart, but the run has none left for it.
+        {
+            "bench-a@1.service": ["failed", "active"],
+            "bench-a@2.service": ["failed"],
+            "bench-a@3.service": ["failed"],
+        },
+        attempts={"bench-a@1.service": 0, "bench-a@2.service": 1},  # @3: not named, the whole bound
+    )
+    assert [(c.unit, c.after, c.attempts) for c in checks] == [
+        ("bench-a@1.service", "failed", 0),
+        ("bench-a@2.service", "failed", 1),
+        ("bench-a@3.service", "failed", 2),
+    ]
+    assert restarts == ["bench-a@2.service", "bench-a@3.service", "bench-a@3.service"]
+    budget = stackunits.RestartBudget(tmp_path, "run-1")
+    assert budget.spend("t1", checks) == {
+        "bench-a@1.service": 2,
+        "bench-a@2.service": 1,
+        "bench-a@3.service": 0,
+    }
+    message = stackunits.still_down(checks, "a", "t1", budget.left("t1", [c.unit for c in checks]))
+    assert (
+        message is not None
+        and (
+            "bench-a@1.service is failed, bench-a@2.service is failed after 1 restart, bench-a@3.service is "
+            "failed after 2 restarts (this run's 2 restarts of it are used);"
+        )
+        in message
+    )
+
+
+def test_the_runs_restarts_are_kept_per_target_and_unit_and_a_new_playbook_run_starts_afresh(
+    tmp_path: Path,
+) -> None:
+    def restarted(unit: str, times: int) -> stackunits.UnitCheck:
+        return stackunits.UnitCheck(unit, "failed", "active", times, 1)
+
+    first = stackunits.RestartBudget(tmp_path, "run-1")
+    assert first.left("t1", ["u@1"]) == {"u@1": 2} and not (tmp_path / stackunits.RESTARTS_FILE).exists()
+    first.spend("t1", [restarted("u@1", 1)])
+    # Another cell, another worker: the same file, the same count; another target's unit is its own.
+    again = stackunits.RestartBudget(tmp_path, "run-1")
+    assert again.spend("t1", [restarted("u@1", 1), restarted("u@2", 0)]) == {"u@1": 0, "u@2": 2}
+    assert again.left("t1", ["u@1"]) == {"u@1": 0} and again.left("t2", ["u@1"]) == {"u@1": 2}
+    assert stackunits.RestartBudget(tmp_path, "resume-2").left("t1", ["u@1"]) == {"u@1": 2}
+    (tmp_path / stackunits.RESTARTS_FILE).write_text('{"run": "run-1", "units": {"t1 u@1"', encoding="utf-8")
+    assert again.left("t1", ["u@1"]) == {"u@1": 2}  # half written by a killed worker: nothing known

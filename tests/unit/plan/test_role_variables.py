@@ -431,3 +431,39 @@ def test_the_issues_fact_templated_command_line_is_refused_in_the_plan_play(
     for name in ISSUE_44:
         assert f"{name}: must be a plain value: the plan could not template it" in out, (name, out[-2000:])
     assert "facts are not gathered when the plan checks" in out
+
+
+ARCHIVE_DIRS = ("build_archive_dir", "python_pyenv_archive_dir", "ruby_rbenv_archive_dir")
+
+
+@pytest.mark.parametrize("name", ARCHIVE_DIRS)
+@pytest.mark.parametrize(
+    ("where", "why"),
+    [
+        ("/", "/ (/) is a system folder"),
+        ("/var/lib", "/var/lib (/var/lib) is a system folder"),
+        ("/etc/ssh/rubies", "/etc/ssh/rubies (/etc/ssh/rubies) is in /etc/ssh, which bench-stack must not"),
+        ("/usr/local/rubies", "is in /usr, which bench-stack must not write into"),
+        ("/run/systemd/x", "is in /run/systemd, which bench-stack must not write into"),
+        ("/home/u/.ssh/rubies", "is in a .ssh folder, which bench-stack must not write into"),
+    ],
+)
+def test_an_archive_folder_takes_the_controllers_folder_rule(name: str, where: str, why: str) -> None:
+    """Issue 44: the runtimes' ``*_archive_dir`` are folders on the controller that a built runtime is
+    fetched into; they were checked for control characters only, so /etc/ssh/x or / were accepted. They
+    take the results folder's rule (benchstack.plan.paths.controller_folder_problem)."""
+    [problem] = variable_problems({name: where})
+    assert problem.startswith(f"{name}: ") and why in problem, problem
+    assert problem.endswith("bench-stack needs a folder of its own"), problem
+
+
+@pytest.mark.parametrize("name", ARCHIVE_DIRS)
+def test_an_archive_folder_of_its_own_or_none_is_taken_and_a_link_is_judged_where_it_leads(
+    name: str, tmp_path: Path
+) -> None:
+    assert variable_problems({name: str(tmp_path / "cache" / "rubies")}) == []
+    assert variable_problems({name: "~/.cache/bench-stack/rubies"}) == []
+    assert variable_problems({name: ""}) == []  # build_archive_dir's default: no archive kept
+    (tmp_path / "to-etc").symlink_to("/etc")
+    [problem] = variable_problems({name: str(tmp_path / "to-etc" / "x")})
+    assert "is in /etc, which bench-stack must not write into" in problem

@@ -1279,7 +1279,7 @@ def _measure_play_rescue() -> list[dict[str, Any]]:
 def test_a_stopped_run_gives_up_its_loadgen_and_target_then_fails_naming_the_resume_command() -> None:
     """Issue 44: a run that stopped (a failed cell, a storage failure) left the host lock behind: a failed
     loadgen leaves the plays that follow, and none of them runs once every loadgen has failed."""
-    release, stopped = _measure_play_rescue()
+    release, _, stopped = _measure_play_rescue()  # the run folder's: test_run_folder
     assert release["bench_host_lock"] == {"state": "released"}
     assert release["delegate_to"] == "{{ item }}"
     hosts = jinja2.Environment().compile_expression(release["loop"].strip("{} "))
