@@ -93,6 +93,8 @@ class Cells:
     round_done: int = 0
     serves: list[str] = field(default_factory=list)
     left_at_plan: tuple[float, float] | None = None
+    # Cells already counted: several loadgens of one target each report the same cell.
+    seen: set[str] = field(default_factory=set)
 
     def batch_started(self, now: float) -> None:
         """A measuring task began (tasks/cell.yml): the next cell's time counts from here."""
@@ -100,8 +102,15 @@ class Cells:
             self.started = now
         self.last_event = now
 
-    def cell_done(self, label: str, measured: bool, now: float, failed: bool = False) -> None:
-        """One cell's result (bench_cell): ``measured`` false for a cell an earlier run stored."""
+    def cell_done(
+        self, label: str, measured: bool, now: float, failed: bool = False, cell_id: str = ""
+    ) -> None:
+        """One cell's result (bench_cell): ``measured`` false for a cell an earlier run stored. A cell id
+        seen already (another loadgen's part of the same cell) is not counted again."""
+        if cell_id:
+            if cell_id in self.seen:
+                return
+            self.seen.add(cell_id)
         if self.started is None:
             self.started = now
         position = regular_position(label)

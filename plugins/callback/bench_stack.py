@@ -303,7 +303,10 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
         if _action(result.task) == "bench_cell":
             now = self._clock()
             label = str(res.get("_ansible_item_label") or "")
-            self._cells.cell_done(label, bool(res.get("changed")), now, bool(res.get("failed_cell")))
+            item = res.get("item")
+            cell_id = str(item.get("cell_id") or "") if isinstance(item, dict) else ""
+            measured, failed = bool(res.get("changed")), bool(res.get("failed_cell"))
+            self._cells.cell_done(label, measured, now, failed, cell_id)
             self._progress(now)
         elif self._phase == "hosts" and res.get("changed") and _action(result.task) in HOSTS_VERBS:
             label = str(res.get("_ansible_item_label") or "")
@@ -352,7 +355,7 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
     def v2_runner_on_unreachable(self, result: Any) -> None:
         if self._quiet:
             self._clear_live()
-            self._failed = True
+            self._failed = self._failed or not result.task.ignore_unreachable
         super().v2_runner_on_unreachable(result)
 
     def v2_runner_retry(self, result: Any) -> None:
@@ -380,8 +383,11 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
         if failed:
             super().v2_playbook_on_stats(stats)
             return
-        took = seconds_text(self._clock() - self._started)
-        self._say(f"{'done':<10}{len(stats.processed)} host(s), no task failed ({took})")
+        hosts = sorted(stats.processed)
+        named = ", ".join(hosts) if len(hosts) <= 4 else f"{len(hosts)} hosts"
+        self._say(
+            phase_line("done", f"no task failed on {named or 'any host'}", self._clock() - self._started)
+        )
 
 
 def _width() -> int:

@@ -72,11 +72,13 @@ def task(name: str, action: str, answer: dict[str, Any] | None = None, **more: A
 
 
 def cell_loop(labels: list[str], name: str) -> dict[str, Any]:
+    """tasks/cell.yml's loop: the cells (each with its cell id) labelled ``<cell id> (<progress>)``."""
+    items = [{"cell_id": label.split(" ", 1)[0], "label": label} for label in labels]
     return {
         "name": name,
         "bench_cell": {"answer": {"changed": True, "cell": {"rps": 9500.0}}},
-        "loop": labels,
-        "loop_control": {"label": "{{ item }}"},
+        "loop": items,
+        "loop_control": {"label": "{{ item.label }}"},
     }
 
 
@@ -225,6 +227,7 @@ def test_a_run_prints_a_line_per_phase_the_tables_and_no_task_headers(
     assert "nginx-static: CV 3.0 %" in out
     assert out.index("First table") < out.index("cells     extra round 11") < out.index("Verdict: VALID")
     assert "report.html" in next(line for line in lines if line.startswith("report "))
+    assert lines[-1].startswith("done      no task failed on localhost (")
     assert len(lines) < 40, out
 
 
@@ -299,6 +302,14 @@ def test_the_estimate_uses_the_pace_measured_and_bounds_the_extra_rounds_by_the_
     assert cells.line(214.0).startswith(
         "10/50 + 1 extra · extra round 11 (1/2) · 3 min 34 s of the 4 min 10 s"
     )
+
+
+def test_a_cell_several_loadgens_measured_together_counts_once() -> None:
+    cells = Cells()
+    for loadgen_part in range(2):
+        cells.cell_done("c (1/2, at least 3 s left after it)", True, 4.0 + loadgen_part, cell_id="c")
+    cells.cell_done("d (2/2, at least 0 s left after it)", True, 8.0, cell_id="d")
+    assert (cells.regular, cells.measured, cells.done_text()) == (2, 2, "2/2")
 
 
 def test_a_resumed_run_counts_stored_cells_apart_and_a_stopped_run_says_so() -> None:
