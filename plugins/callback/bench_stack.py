@@ -9,13 +9,15 @@ line for the cells, the first table, the final table and the verdict. The words 
 What is never hidden: a failed or unreachable task prints exactly as the default callback prints it (its
 task header, then its whole error), and so does the recap of a run that failed; warnings and deprecations
 print as Ansible prints them. With ``-v`` (any verbosity from 1) the output is the default callback's, all
-of it. On a terminal the progress line is rewritten in place; into a file or pipe (CI logs, ``tee``) a
-progress line is written at most every 30 s, and once per extra round whose purpose changed.
+of it. On a terminal the progress line is rewritten in place (each second); into a file or pipe (CI logs,
+``tee``) a progress line is written at most every 30 s. Either way an extra round gets a line of its own when
+what it is for changed (or 30 s after the last).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -40,8 +42,8 @@ description:
     does the recap of a failed run; warnings and deprecations print as Ansible prints them.
   - With C(-v) or more, the output is the default callback's.
   - >-
-    On a terminal the progress line is rewritten in place; into a file or a pipe, a progress line at most
-    every 30 seconds and one per extra round whose purpose changed.
+    On a terminal the progress line is rewritten in place, each second; into a file or a pipe, a progress
+    line at most every 30 seconds. An extra round gets a line of its own when what it is for changed.
 version_added: historical
 extends_documentation_fragment:
   - default_callback
@@ -65,6 +67,8 @@ EXAMPLES = r"""
 HOSTS_VERBS = {"docker_container": "started", "command": "built image", "docker_image_build": "built image"}
 # Into a file or pipe: a progress line at most this often.
 PROGRESS_EVERY_S = 30.0
+# On a terminal: how often the progress line is redrawn between events (its clock).
+TICK_S = 1.0
 # What clears the line the terminal shows: carriage return, erase to the end of the line.
 CLEAR = "\r\x1b[K"
 
@@ -111,6 +115,10 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
         self._last_serves: list[str] = []
         self._round_due = False
         self._wrapped = False
+        # The terminal's line is written by the events and by a clock thread: one at a time, and with
+        # Display's own writes (its lock is re-entrant, and the one sys.stdout's writes take).
+        self._lock = getattr(self._display, "_lock", None) or threading.RLock()
+        self._stopped = threading.Event()
 
     # -- what is shown where ------------------------------------------------------------------------------
 
@@ -128,10 +136,19 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
         original = self._display.display
 
         def display(*args: Any, **kwargs: Any) -> None:
-            self._clear_live()
-            original(*args, **kwargs)
+            with self._lock:
+                self._clear_live()
+                original(*args, **kwargs)
 
         self._display.display = display
+        # The line's clock moves between events too (a role's apt install, a cell's run): redrawn each second.
+        threading.Thread(target=self._tick, name="bench-stack-console", daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._stopped.wait(TICK_S):
+            with self._lock:
+                if self._live_shown and not self._stopped.is_set():
+                    self._status()
 
     def _clear_live(self) -> None:
         if self._live_shown:
@@ -141,18 +158,20 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
 
     def _live(self, text: str) -> None:
         """The progress line: rewritten in place on a terminal, nothing elsewhere."""
-        if not self._tty:
+        if not self._tty or self._stopped.is_set():
             return
         self._wrap_display()
-        self._clear_live()
-        width = _width()
-        self._out.write(text[: width - 1] if width else text)
-        self._out.flush()
-        self._live_shown = True
+        with self._lock:
+            self._clear_live()
+            width = _width()
+            self._out.write(text[: width - 1] if width else text)
+            self._out.flush()
+            self._live_shown = True
 
     def _say(self, text: str, color: str | None = None) -> None:
-        self._clear_live()
-        self._display.display(text, color=color)
+        with self._lock:
+            self._clear_live()
+            self._display.display(text, color=color)
 
     def _status(self) -> None:
         now = self._clock()
@@ -272,7 +291,7 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
         serves = [str(s) for s in res.get("serves") or []]
         budget = res.get("budget_s")
         self._cells.round_planned(res.get("round"), len(cells), serves, res.get("left_s"), budget, now)
-        if not cells or self._tty:
+        if not cells:
             return
         due = self._last_progress is None or now - self._last_progress >= PROGRESS_EVERY_S
         if serves != self._last_serves or due:
@@ -376,6 +395,7 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
         if not self._quiet:
             super().v2_playbook_on_stats(stats)
             return
+        self._stopped.set()
         failed = self._failed or any(
             stats.summarize(h)["failures"] or stats.summarize(h)["unreachable"] for h in stats.processed
         )

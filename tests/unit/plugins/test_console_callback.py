@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -340,6 +341,7 @@ def test_on_a_terminal_the_progress_line_is_rewritten_and_cleared_before_other_o
         import bench_stack  # type: ignore[import-not-found]
     finally:
         sys.path.remove(str(ROOT / "plugins" / "callback"))
+    monkeypatch.setattr(bench_stack, "TICK_S", 0.05)
     out = io.StringIO()
     clock = Clock()
     callback = bench_stack.CallbackModule(clock=clock, tty=True, out=out)
@@ -359,3 +361,11 @@ def test_on_a_terminal_the_progress_line_is_rewritten_and_cleared_before_other_o
     # The line was cleared before the message printed.
     assert shown[-1].endswith(bench_stack.CLEAR + "|a warning")
     assert callback._live_shown is False
+    # Between events, the clock thread redraws the line with the time moved on.
+    callback._status()
+    clock.now = 9.0
+    deadline = time.monotonic() + 5
+    while "9.0 s · " not in out.getvalue().rsplit(bench_stack.CLEAR, 1)[-1] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert out.getvalue().rsplit(bench_stack.CLEAR, 1)[-1].startswith("cells     1/50 · 9.0 s · ")
+    callback._stopped.set()
