@@ -174,6 +174,9 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
             self._display.display(text, color=color)
 
     def _status(self) -> None:
+        if self._phase is None:
+            self._clear_live()  # between phases (the report's line is said, its table follows)
+            return
         now = self._clock()
         if self._phase == "cells" and self._cells.started is not None:
             self._live(phase_line("cells", self._cells.line(now)))
