@@ -194,9 +194,9 @@ class Cells:
         if budget_left is None:
             return f"{said}, more if extra rounds are needed"
         # No extra round starts once the budget is spent; the one running then ends after it.
-        most = max(regular, budget_left) + 2 * (pace or 0.0)
-        if most <= regular:
+        if budget_left <= 0:
             return said
+        most = max(regular, budget_left) + 2 * (pace or 0.0)
         return f"{said}; at most {seconds_text(most)} with extra rounds"
 
     def budget_text(self, now: float) -> str:

@@ -292,6 +292,11 @@ def test_the_estimate_uses_the_pace_measured_and_bounds_the_extra_rounds_by_the_
         cells.cell_done(f"c (({i}/50, at least {round(3.1 * (50 - i))} s left after it)", True, 4.0 * i)
     assert cells.pace_s == 4.0 and cells.regular_left_s() == 160.0
     assert cells.estimate(40.0) == "about 2 min 40 s left; at most 3 min 38 s with extra rounds"
+    # The budget spent before the regular rounds end: no extra round will start.
+    slow = Cells(budget_s=10)
+    slow.batch_started(0.0)
+    slow.cell_done("c ((1/3, at least 6 s left after it)", True, 12.0)
+    assert slow.estimate(12.0) == "about 24 s left"
     # Without a budget: no bound to promise.
     free = Cells()
     free.cell_done("c ((1/2, at least 3 s left after it)", True, 4.0)
