@@ -159,6 +159,10 @@ class Cells:
         return self.measuring_s / self.measured if self.measured else None
 
     def used_s(self, now: float) -> float:
+        """Seconds of measuring so far: of the budget as bench_extra_cells counts it once it answered (from
+        the target's first stored cell, an earlier run's on a resume), else since this run's first cell."""
+        if self.budget_s and self.left_at_plan is not None:
+            return self.budget_s - (self.budget_left_s(now) or 0.0)
         return now - self.started if self.started is not None else 0.0
 
     def budget_left_s(self, now: float) -> float | None:
@@ -169,7 +173,8 @@ class Cells:
         if self.left_at_plan is not None:
             left, at = self.left_at_plan
             return max(0.0, left - (now - at))
-        return max(0.0, self.budget_s - self.used_s(now))
+        started = self.started if self.started is not None else now
+        return max(0.0, self.budget_s - (now - started))
 
     def regular_left_s(self) -> float:
         """The regular rounds' rest: the cells left at the pace so far, or the plan's least time."""
@@ -191,6 +196,8 @@ class Cells:
         regular = self.regular_left_s()
         word = "about" if pace is not None else "at least"
         said = f"{word} {seconds_text(regular)} left"
+        if self.planned and self.position >= self.planned:
+            said = "regular rounds done"
         if budget_left is None:
             return f"{said}, more if extra rounds are needed"
         # No extra round starts once the budget is spent; the one running then ends after it.

@@ -243,6 +243,7 @@ def test_the_cells_line_counts_regular_and_extra_cells_and_says_what_the_round_i
     cells = [line for line in lines if line.startswith("cells ")]
     # The regular rounds' end (50/50, with the 250 s budget), the extra round and what it serves, the summary.
     assert cells[0].startswith("cells     50/50 · ") and "of the 4 min 10 s budget" in cells[0]
+    assert "regular rounds done; at most" in cells[0]
     assert cells[1].startswith("cells     extra round 11 (2 cells, ") and SERVES[0] in cells[1]
     assert cells[-1].startswith("cells     52 cells: 50 regular + 2 in 1 extra round; 4 min 10 s budget (")
 
@@ -305,8 +306,9 @@ def test_the_estimate_uses_the_pace_measured_and_bounds_the_extra_rounds_by_the_
     cells.round_planned(11, 2, SERVES, 73.0, 250, now=200.0)
     assert cells.estimate(210.0) == "at most 1 min 11 s left (budget)"
     cells.cell_done("x__r11 (extra round 11: ...)", True, 214.0)
+    # Time used as bench_extra_cells counts it (from the target's first stored cell): 250 - (73 - 14) s.
     assert cells.line(214.0).startswith(
-        "10/50 + 1 extra · extra round 11 (1/2) · 3 min 34 s of the 4 min 10 s"
+        "10/50 + 1 extra · extra round 11 (1/2) · 3 min 11 s of the 4 min 10 s"
     )
 
 
