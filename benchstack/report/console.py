@@ -79,6 +79,7 @@ class Cells:
     extra: int = 0
     failed: int = 0
     skipped: int = 0
+    skipped_why: str = ""
     measured: int = 0
     # Wall seconds spent in measured cells (each from the previous event of its batch), for the pace.
     measuring_s: float = 0.0
@@ -129,8 +130,10 @@ class Cells:
             self.measuring_s += now - (self.last_event if self.last_event is not None else now)
         self.last_event = now
 
-    def cell_skipped(self) -> None:
+    def cell_skipped(self, why: str = "the run stopped") -> None:
+        """A cell bench_cell did not measure: the run stopped at a failed cell, or check mode."""
         self.skipped += 1
+        self.skipped_why = why
 
     def round_planned(
         self,
@@ -249,7 +252,7 @@ class Cells:
         if self.failed:
             text += f", {self.failed} failed"
         if self.skipped:
-            text += f", {self.skipped} not measured (the run stopped)"
+            text += f", {self.skipped} not measured ({self.skipped_why})"
         if self.budget_s:
             text += f"; {seconds_text(self.budget_s)} budget"
         return text

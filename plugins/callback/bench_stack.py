@@ -361,7 +361,8 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]
             return
         self._handle_warnings_and_exception(result)
         if _action(result.task) == "bench_cell":
-            self._cells.cell_skipped()
+            msg = str(result.result.get("msg") or "")
+            self._cells.cell_skipped("check mode" if msg.startswith("check mode") else "the run stopped")
 
     def v2_runner_on_failed(self, result: Any, ignore_errors: bool = False) -> None:
         if self._quiet:

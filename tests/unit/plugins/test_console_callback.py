@@ -326,6 +326,9 @@ def test_a_resumed_run_counts_stored_cells_apart_and_a_stopped_run_says_so() -> 
     cells.cell_done("c ((2/3, at least 3 s left after it)", True, 4.0)
     cells.cell_skipped()
     assert cells.summary(5.0) == "2 cells: 2 regular (1 stored before), 1 not measured (the run stopped)"
+    checked = Cells()
+    checked.cell_skipped("check mode")
+    assert checked.summary(0.0).endswith("1 not measured (check mode)")
 
 
 def test_durations_read_as_a_person_says_them() -> None:
