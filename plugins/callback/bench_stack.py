@@ -44,7 +44,6 @@ description:
   - >-
     On a terminal the progress line is rewritten in place, each second; into a file or a pipe, a progress
     line at most every 30 seconds. An extra round gets a line of its own when what it is for changed.
-version_added: historical
 extends_documentation_fragment:
   - default_callback
   - result_format_callback
@@ -83,7 +82,7 @@ def _short(name: str) -> str:
     return name.split(" (", 1)[0].strip()
 
 
-class CallbackModule(DefaultCallback):  # type: ignore[misc]
+class CallbackModule(DefaultCallback):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "stdout"
     CALLBACK_NAME = "bench_stack"
