@@ -186,7 +186,9 @@ def project(folder: Path, labels: list[str], fail_in: str = "") -> Path:
     return folder / "site.yml"
 
 
-def run(folder: Path, *extra: str, fail_in: str = "") -> subprocess.CompletedProcess[str]:
+def command(folder: Path, *extra: str, fail_in: str = "") -> tuple[list[str], dict[str, str], Path]:
+    """ansible-playbook of the small project in ``folder``, with the console as its stdout callback."""
+    folder.mkdir()
     site = project(folder, planned_labels(), fail_in)
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")},
@@ -200,19 +202,25 @@ def run(folder: Path, *extra: str, fail_in: str = "") -> subprocess.CompletedPro
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     argv = [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "localhost,", "-c", "local"]
-    return subprocess.run(
-        [*argv, *extra, str(site)], cwd=folder, env=env, capture_output=True, text=True, timeout=120
-    )
+    return [*argv, *extra, str(site)], env, folder
 
 
-@pytest.fixture(scope="module")
-def default_run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
-    return run(tmp_path_factory.mktemp("console"))
+def console_runs(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """The small project run three ways (started with the session: conftest's early_commands): as is, with
+    -v, and with a task of the provision phase failing."""
+    return {
+        "default": command(folder / "default"),
+        "verbose": command(folder / "verbose", "-v"),
+        "failed": command(folder / "failed", fail_in="provision"),
+    }
 
 
-def test_a_run_prints_a_line_per_phase_the_tables_and_no_task_headers(
-    default_run: subprocess.CompletedProcess[str],
-) -> None:
+Runs = dict[str, subprocess.CompletedProcess[str]]
+
+
+@pytest.mark.early.with_args(console_runs)
+def test_a_run_prints_a_line_per_phase_the_tables_and_no_task_headers(early_results: Runs) -> None:
+    default_run = early_results["default"]
     out = default_run.stdout
     assert default_run.returncode == 0, out + default_run.stderr
     lines = out.splitlines()
@@ -232,14 +240,17 @@ def test_a_run_prints_a_line_per_phase_the_tables_and_no_task_headers(
     assert len(lines) < 40, out
 
 
-def test_a_real_warning_still_prints(default_run: subprocess.CompletedProcess[str]) -> None:
+@pytest.mark.early.with_args(console_runs)
+def test_a_real_warning_still_prints(early_results: Runs) -> None:
+    default_run = early_results["default"]
     assert "[WARNING]: bench-local: a real warning" in default_run.stderr
 
 
+@pytest.mark.early.with_args(console_runs)
 def test_the_cells_line_counts_regular_and_extra_cells_and_says_what_the_round_is_for(
-    default_run: subprocess.CompletedProcess[str],
+    early_results: Runs,
 ) -> None:
-    lines = default_run.stdout.splitlines()
+    lines = early_results["default"].stdout.splitlines()
     cells = [line for line in lines if line.startswith("cells ")]
     # The regular rounds' end (50/50, with the 250 s budget), the extra round and what it serves, the summary.
     assert cells[0].startswith("cells     50/50 · ") and "of the 4 min 10 s budget" in cells[0]
@@ -248,16 +259,18 @@ def test_the_cells_line_counts_regular_and_extra_cells_and_says_what_the_round_i
     assert cells[-1].startswith("cells     52 cells: 50 regular + 2 in 1 extra round; 4 min 10 s budget (")
 
 
-def test_with_v_the_output_is_the_default_callbacks(tmp_path: Path) -> None:
-    done = run(tmp_path, "-v")
+@pytest.mark.early.with_args(console_runs)
+def test_with_v_the_output_is_the_default_callbacks(early_results: Runs) -> None:
+    done = early_results["verbose"]
     assert done.returncode == 0, done.stdout + done.stderr
     assert "TASK [Measure each cell]" in done.stdout and "PLAY RECAP" in done.stdout
     assert f"changed: [localhost] => (item={planned_labels()[0]})" in done.stdout
     assert "cells     52 cells" not in done.stdout
 
 
-def test_a_failed_task_prints_its_header_and_whole_error_and_the_recap(tmp_path: Path) -> None:
-    done = run(tmp_path, fail_in="provision")
+@pytest.mark.early.with_args(console_runs)
+def test_a_failed_task_prints_its_header_and_whole_error_and_the_recap(early_results: Runs) -> None:
+    done = early_results["failed"]
     out = done.stdout + done.stderr
     assert done.returncode == 2, out
     assert "TASK [Install them in one transaction]" in out
