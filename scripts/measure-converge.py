@@ -186,6 +186,8 @@ def converge(
         BENCH_STACK_RESOLVE_LOG=str(resolve_log),
         # Per-task times in each log, for finding where a converge spends them.
         ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
+        # The recap this script reads (ansible.cfg's bench_stack console prints it only for a failed run).
+        ANSIBLE_STDOUT_CALLBACK="default",
     )
     env.update(env_extra)
     start = time.monotonic()

@@ -177,6 +177,8 @@ MOVES: dict[str, str] = {
     "hist": "report.hist",
     # Split out of report.build (never a flat module): listed so that a dotted name tells it from one.
     "csvfiles": "report.csvfiles",
+    # The console's words (plugins/callback/bench_stack.py), never a flat module either.
+    "console": "report.console",
 }
 # Folders of the package that move whole (the rest of MOVES are modules).
 MOVED_PACKAGES = {"apps", "fronts", "servers", "loadtools"}

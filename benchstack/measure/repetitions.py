@@ -173,6 +173,24 @@ class ExtraRound:
             left = f"; {max(0.0, self.left_s):.0f} s of the {budget} s budget left"
         return {c.cell_id: f"extra round {c.repetition}: {self.why[c.cell_id]}{left}" for c in self.cells}
 
+    @property
+    def number(self) -> int | None:
+        """The round's repetition number (every cell of a round has it), None for no round."""
+        return int(self.cells[0].repetition) if self.cells else None
+
+    def serves(self) -> list[str]:
+        """What the round is for, once per load point that needs it (the baseline's cells serve those):
+        ``sinatra-thin-x4-nginx wrk c32: unresolved against sinatra-thin-x1: 1.08x (0.99-1.17) over 10
+        pairs, about 13 needed``. Only baseline cells (beside a disturbed cell): each with its reason."""
+        mine = [c for c in self.cells if not self.why[c.cell_id].startswith("the baseline")]
+        return [f"{point_of(c.cell_id)}: {self.why[c.cell_id]}" for c in mine or self.cells]
+
+
+def point_of(cell_id: str) -> str:
+    """A cell's load point as a person reads it: ``nginx-static wrk c32`` (cell ``...__r11``)."""
+    head, sep, tail = cell_id.rpartition("__r")
+    return (head if sep and tail.isdigit() else cell_id).replace("__", " ")
+
 
 def extra_cells(
     run_dir: str | os.PathLike[str],

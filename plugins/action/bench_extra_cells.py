@@ -33,7 +33,7 @@ class ActionModule(ActionBase):
         args = ARGS.check(self)
         if self._task.check_mode:
             # Nothing was measured in check mode, so nothing can be noisy.
-            result.update(changed=False, cells=[], labels={}, to_measure=False)
+            result.update(changed=False, cells=[], labels={}, to_measure=False, round=None, serves=[])
             return result
         exp = experiment_of(args["plan"])
         targets = list(args["plan"].get("targets") or [])
@@ -44,6 +44,7 @@ class ActionModule(ActionBase):
             found = planned.cells
             cells = [asdict(c) for c in found]
             labels = planned.labels(exp.load.max_seconds)
+            serves = planned.serves()
             first_table = ""
             if first_extra_round(found, exp):
                 first_table = first_table_text(
@@ -66,5 +67,11 @@ class ActionModule(ActionBase):
             first_table=first_table,
             labels=labels,
             to_measure=bool(missing or cells),
+            # For the console's progress line (plugins/callback/bench_stack.py): the round's number, what it
+            # is for, the budget (load.max_seconds) and what was left of it when the round was planned.
+            round=planned.number,
+            serves=serves,
+            budget_s=exp.load.max_seconds,
+            left_s=None if planned.left_s is None else round(max(0.0, planned.left_s), 1),
         )
         return result

@@ -60,4 +60,23 @@ labels:
     again), with the time budget left.
   type: dict
   returned: always
+round:
+  description: The round's number (the repetition of each of its cells); null when no round is due.
+  type: int
+  returned: always
+serves:
+  description: >-
+    What the round is for, once per load point that needs it (the baseline's cells serve those), as the
+    console's progress line says it.
+  type: list
+  elements: str
+  returned: always
+budget_s:
+  description: The experiment's time budget for measuring (load.max_seconds), null without one.
+  type: int
+  returned: success
+left_s:
+  description: Seconds of the budget left when the round was planned, null without a budget or cells.
+  type: float
+  returned: success
 """

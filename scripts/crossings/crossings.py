@@ -6,8 +6,10 @@ item). Each is written as one line to the file named by
 ``$BENCH_CROSSINGS`` (appended by every worker, with the playbook run's pid), and the totals are printed at
 the end of the playbook run. Not loaded by bench-stack itself; enable it for one run::
 
-    BENCH_CROSSINGS=/tmp/crossings.log ANSIBLE_CALLBACK_PLUGINS=scripts/crossings \\
+    BENCH_CROSSINGS=/tmp/crossings.log ANSIBLE_CALLBACK_PLUGINS=plugins/callback:scripts/crossings \\
         ANSIBLE_CALLBACKS_ENABLED=crossings ansible-playbook bench-stack.yml ...
+
+(plugins/callback too: it holds the console, ansible.cfg's stdout_callback, which the variable would hide.)
 """
 
 from __future__ import annotations

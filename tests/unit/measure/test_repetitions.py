@@ -9,12 +9,13 @@ from benchstack.analysis.stats import relative_half_width
 from benchstack.kinds.loadtools import parse
 from benchstack.measure.repetitions import (
     MAX_CELLS_PER_COUNTED,
+    ExtraRound,
     extra_cells,
     extra_round,
     more_needed,
     precision,
 )
-from benchstack.plan.experiment import experiment_from_dict
+from benchstack.plan.experiment import cell_plan, experiment_from_dict, load_points
 from benchstack.plan.loadplan import Load
 from benchstack.results.cell import COLLAPSE_SHARE, counted, left_out, make_cell, write_cell
 
@@ -346,3 +347,18 @@ def test_each_extra_cell_says_why_it_is_measured_and_what_budget_is_left(tmp_pat
         labels["a__ab__c50__r9"]
         == "extra round 9: the baseline of 1 unresolved comparison; 480 s of the 600 s budget left"
     )
+    # What the console's progress line says the round is for: the compared stack's load point with its
+    # reason, once; the baseline's cell serves it and is not listed.
+    assert planned.number == 9
+    assert planned.serves() == [
+        "b ab c50: unresolved against a: 1.01x (0.98-1.04) over 8 pairs, about 79 needed"
+    ]
+
+
+def test_a_round_of_baseline_cells_only_says_why_each_is_measured() -> None:
+    exp = experiment(**EIGHT, baseline="a")
+    [point] = load_points(exp)
+    base = cell_plan(exp, exp.stacks[0], point, 9)
+    alone = ExtraRound([base], {base.cell_id: "the baseline beside a disturbed cell measured again"})
+    assert alone.serves() == ["a ab c50: the baseline beside a disturbed cell measured again"]
+    assert ExtraRound([], {}).number is None and ExtraRound([], {}).serves() == []

@@ -31,6 +31,8 @@ FILTER_FILES = {
     for p in sorted((ROOT / "plugins" / "filter").glob("*.py"))
 }
 FILTERS = sorted(name for names in FILTER_FILES.values() for name in names)
+# The console (ansible.cfg's stdout_callback).
+CALLBACKS = sorted(p.stem for p in (ROOT / "plugins" / "callback").glob("*.py"))
 # A value each type refuses (Ansible converts most others: "a,b" to a list, 1 to "1").
 # A value of each type, for the required options a test does not leave out.
 VALID: dict[str, Any] = {"str": "x", "path": "/nowhere", "dict": {"k": "v"}, "int": 1}
@@ -82,6 +84,7 @@ def ansible_doc(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path
     return {
         "module": (["ansible-doc", "-t", "module", "--json", *MODULES], env, ROOT),
         "filter": (["ansible-doc", "-t", "filter", "--json", *FILTERS], env, ROOT),
+        "callback": (["ansible-doc", "-t", "callback", "--json", *CALLBACKS], env, ROOT),
     }
 
 
@@ -99,7 +102,7 @@ def test_each_filter_has_its_documentation_file_and_no_file_is_left_over() -> No
 
 
 @pytest.mark.early.with_args(ansible_doc)
-@pytest.mark.parametrize("kind", ["module", "filter"])
+@pytest.mark.parametrize("kind", ["module", "filter", "callback"])
 def test_ansible_doc_ends_without_an_error_or_warning(
     kind: str, early_results: dict[str, subprocess.CompletedProcess[str]]
 ) -> None:
@@ -128,6 +131,18 @@ def test_ansible_doc_shows_a_page_for_every_module_action_and_filter(
     options = option_specs(doc.get("options") or {})
     undescribed = [path for path, spec in options if not spec.get("description")]
     assert not undescribed, f"{name}: options without a description: {undescribed}"
+
+
+@pytest.mark.early.with_args(ansible_doc)
+def test_ansible_doc_shows_the_console_callback_with_the_default_callbacks_options(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    assert CALLBACKS == ["bench_stack"]
+    doc = printed_json(early_results["callback"])["bench_stack"]["doc"]
+    assert doc["name"] == "bench_stack" and doc["type"] == "stdout"
+    assert str(doc.get("short_description") or "").strip() and doc.get("description")
+    # The default callback's options (display_skipped_hosts ...) and result_format (ansible.cfg sets yaml).
+    assert {"display_skipped_hosts", "display_failed_stderr", "result_format"} <= set(doc["options"])
 
 
 def option_specs(options: dict[str, Any], prefix: str = "") -> list[tuple[str, dict[str, Any]]]:

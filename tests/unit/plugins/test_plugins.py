@@ -812,6 +812,10 @@ def test_bench_extra_cells_prints_the_first_table_before_the_first_extra_round_o
     text = first["first_table"]
     assert text.startswith("First table, after 2 rounds. More rounds follow for 1 load point(s)")
     assert "600 s of measuring" in text and "| pool | ab | c50 | 2 |" in text
+    # What the console's progress line shows of the round (plugins/callback/bench_stack.py).
+    assert (first["round"], first["budget_s"]) == (3, 600)
+    assert first["serves"] == ["pool ab c50: its median known to unknown, +-5 % wanted"]
+    assert 0 < first["left_s"] <= 600
     [extra] = first["cells"]
     args = {"cell": extra, "host": "127.0.0.1", "target": "t", "run_dir": str(run_dir), "experiment": "small"}
     run_cell(args, Loadgen(outputs[3]))

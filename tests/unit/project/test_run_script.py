@@ -181,3 +181,26 @@ def test_the_venv_is_compiled_once_but_ansible_collections(tmp_path: Path) -> No
     result = run_script(f"VENV={venv}; compile_python; compile_python", tmp_path)
     assert result.returncode == 0, result.stderr
     assert calls.read_text() == f"-m compileall -q -j 0 -x /ansible_collections/ {venv}/lib\n"
+
+
+def test_bench_setup_output_goes_to_a_log_whose_path_is_printed(tmp_path: Path) -> None:
+    """./run bench printed 222 lines of pip and apt output before the run (issue 41)."""
+    log = tmp_path / "setup.log"
+    body = f"noisy() {{ echo 'Collecting ansible'; echo 'Setting up wrk'; }}; logged {log} noisy"
+    result = run_script(body, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"noisy: done (log: {log})\n"
+    assert log.read_text() == "Collecting ansible\nSetting up wrk\n"
+
+
+def test_a_failed_setup_shows_the_end_of_its_log_and_stops(tmp_path: Path) -> None:
+    log = tmp_path / "setup.log"
+    # errexit inside the setup, as when it runs alone: the step after the failed one does not run.
+    broken = "broken() { echo 'E: Unable to locate package wrk'; false; echo after; }; "
+    body = f"{broken}logged {log} broken; echo next"
+    result = run_script(body, tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"broken failed (exit 1); the end of its log, {log}:\nE: Unable to locate package wrk\n"
+    )
+    assert "next" not in result.stdout and "after" not in log.read_text()
