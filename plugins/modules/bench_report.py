@@ -13,14 +13,26 @@ short_description: Write report.md, report.html, plots and cells.csv for a bench
 description:
   - >-
     Write a run's report (report.md, report.html, plots, cells.csv) and return its summary table followed by
-    the comparisons against the baseline and the run's verdict (both also stored in run.json), which the run
-    prints at the end. With ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever
-    inside the results folder). Then the run folder's lock is released (``benchstack.measure.runlock``).
+    the comparisons against the baseline, the run's verdict and its thresholds (all also stored in run.json),
+    which the run prints at the end, and the run's gate (exit_code). With ``results_dir``,
+    ``<results_dir>/latest`` then points at the run (only ever inside the results folder). Then the run
+    folder's lock is released (``benchstack.measure.runlock``).
   - The work is done by the action plugin of the same name (plugins/action/bench_report.py); these
     options are also its argument spec (benchstack.actionargs).
 options:
   run_dir: {description: Run folder on the controller., type: path, required: true}
   results_dir: {description: Results root whose C(latest) link points at the run., type: path}
+  fail_on:
+    description:
+      - >-
+        What fails the run's gate (returned as C(exit_code); the report play fails its last task on it):
+        C(noisy), a verdict other than valid or a failed threshold; C(invalid), an invalid verdict or a failed
+        threshold; C(never), nothing (the code is 0). The playbooks pass C(bench_fail_on).
+      - Where the environment variable C(BENCH_STACK_OUTCOME) names a file, the code and the run folder are
+        written there (C(./run bench) exits with the code).
+    type: str
+    choices: [noisy, invalid, never]
+    default: noisy
 """
 
 EXAMPLES = r"""
@@ -28,6 +40,7 @@ EXAMPLES = r"""
   bench_report:
     run_dir: "{{ bench_plan.run_dir }}"
     results_dir: "{{ bench_plan.results_dir }}"
+    fail_on: "{{ bench_fail_on | default('noisy') }}"
   register: bench_report_result
 """
 
@@ -37,6 +50,16 @@ report_html: {description: Path of report.html., type: path, returned: success}
 table: {description: The summary table, comparisons and verdict as text., type: str, returned: success}
 table_lines: {description: The same, one line per item., type: list, elements: str, returned: success}
 verdict: {description: The run's verdict (also in run.json)., type: dict, returned: success}
+thresholds:
+  description: Each threshold of load.thresholds on each load point it matches (also in run.json).
+  type: list
+  elements: dict
+  returned: success
+exit_code:
+  description: The run's gate, as docs/verdict.md's exit codes (0 passed, 3 invalid, 4 noisy, 5 a threshold).
+  type: int
+  returned: success
+gate: {description: One line saying why the gate gave exit_code., type: str, returned: success}
 comparisons:
   description: The comparisons against the baseline (also in run.json).
   type: list
