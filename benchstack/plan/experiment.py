@@ -287,9 +287,7 @@ def _threshold_problems(
             )
         if t.get("metric") == "ratio":
             if len(names) < 2:
-                problems.append(
-                    f"{where}: a ratio needs a stack besides the baseline to compare; there is one"
-                )
+                problems.append(f"{where}: a ratio needs a stack besides the baseline; there is one stack")
             elif stack is not None and stack == base:
                 problems.append(
                     f"{where}.stack: {shown(stack)} is the baseline: a ratio holds another stack to it"

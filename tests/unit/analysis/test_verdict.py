@@ -840,7 +840,9 @@ def test_validate_fail_on_slow_fails_slow_responses_above_max_error_rate_only(
     run.write_info()
     assert gate(tmp_path, "--strict", "--fail-on", "invalid") == 0  # noisy (one cell), not invalid
     capsys.readouterr()
-    assert gate(tmp_path, "--fail-on-slow", "--fail-on", "invalid") == 5  # implies --strict; a threshold's code
+    assert (
+        gate(tmp_path, "--fail-on-slow", "--fail-on", "invalid") == 5
+    )  # implies --strict; a threshold's code
     captured = capsys.readouterr()
     assert "- slow: s ab c20: 31 of 400 responses slower than 300 ms" in captured.out
     assert captured.err.strip() == (
