@@ -181,3 +181,41 @@ def test_the_venv_is_compiled_once_but_ansible_collections(tmp_path: Path) -> No
     result = run_script(f"VENV={venv}; compile_python; compile_python", tmp_path)
     assert result.returncode == 0, result.stderr
     assert calls.read_text() == f"-m compileall -q -j 0 -x /ansible_collections/ {venv}/lib\n"
+
+
+# ./run bench ends with the run's own exit code (docs/verdict.md, Exit codes): the report action writes the
+# gate's code into $BENCH_STACK_OUTCOME; ansible-playbook's 2 alone cannot tell the gate from a failed task.
+def bench_with(playbook_body: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    stubs = f"setup_bench() {{ :; }}; ansible-playbook() {{ {playbook_body}; }}; "
+    return run_script(stubs + "main bench", tmp_path)
+
+
+@pytest.mark.parametrize(("code", "meaning"), [("3", "invalid"), ("4", "noisy"), ("5", "a threshold failed")])
+def test_bench_exits_with_the_gates_code_when_the_gate_failed_the_playbook(
+    tmp_path: Path, code: str, meaning: str
+) -> None:
+    result = bench_with(f'printf "{code}\\nresults/R\\n" >"$BENCH_STACK_OUTCOME"; return 2', tmp_path)
+    assert result.returncode == int(code), meaning
+    assert result.stderr.startswith(f"bench-stack: exit {code}, the run's gate (docs/verdict.md, Exit codes;")
+    assert result.stderr.rstrip().endswith("results/R")
+
+
+@pytest.mark.parametrize("rc", ["1", "2", "4", "99"])
+def test_bench_exits_1_when_the_playbook_failed_before_the_gate(tmp_path: Path, rc: str) -> None:
+    # A failed task (2), a parse error (4), Ctrl-C (99): no code written, or the gate passed (0) before a
+    # later failure.
+    for body in (f"return {rc}", f'echo 0 >"$BENCH_STACK_OUTCOME"; return {rc}'):
+        result = bench_with(body, tmp_path)
+        assert result.returncode == 1
+        assert result.stderr == (
+            f"bench-stack: ansible-playbook failed (its exit code {rc}) before the run's gate: exit 1\n"
+        )
+
+
+def test_bench_exits_0_when_the_playbook_passed_and_removes_the_outcome_file(tmp_path: Path) -> None:
+    result = bench_with(
+        'echo "$BENCH_STACK_OUTCOME" >' + f'{tmp_path}/named; echo 0 >"$BENCH_STACK_OUTCOME"', tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    named = Path((tmp_path / "named").read_text().strip())
+    assert named.name.startswith("bench-stack-outcome.") and not named.exists()
