@@ -462,7 +462,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     bad = failed(checks)
     code = gate_code(verdict.status, len(bad), fail_on)
     if code == INVALID or (code and verdict.status == "noisy" and not bad):
-        _err(f"--strict: the run's verdict is {verdict.status} (--fail-on {fail_on})")
+        _err(f"--strict: the run's verdict is {verdict.status}")
     if code == THRESHOLD_FAILED:
         _err(
             f"--strict: {len(bad)} threshold check(s) failed: "

@@ -608,7 +608,7 @@ def test_bench_run_info_writes_run_json_from_the_plan_and_what_the_run_learnt_of
     result = make_action(bench_run_info, {"run_dir": str(tmp_path), "plan": plan}).run(task_vars=task_vars)
     assert result["changed"] is True and result["path"] == str(tmp_path / "run.json")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["schema"] == "bench-stack/run/v5"
+    assert data["schema"] == "bench-stack/run/v6"
     assert data["experiment"] == {**plan["experiment"], "cells": plan["cells"]}
     assert data["experiment_sha256"] == experiment_hash(data["experiment"])
     assert {k: data[k] for k in ("inventory", "targets", "loadgens", "mode", "seed", "target_order")} == {

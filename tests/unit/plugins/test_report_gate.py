@@ -68,3 +68,69 @@ def test_the_report_play_fails_its_last_task_on_the_gate_and_passes_bench_fail_o
     assert tasks[0]["bench_report"]["fail_on"] == "{{ bench_fail_on | default('noisy') }}"
     assert tasks[-1]["ansible.builtin.fail"]["msg"].startswith("{{ bench_report_result.gate }}")
     assert tasks[-1]["when"] == "(bench_report_result.exit_code | default(0)) != 0"
+
+
+# ---------------------------------------------------------------- the real chain: ansible-playbook, ./run
+
+
+def noisy_run(folder: Path) -> Path:
+    """Three cells of one load point with req/s apart: its precision is unknown, the verdict noisy."""
+    from test_verdict import AB_STEADY, Run
+
+    run = Run(folder / "results" / "run")
+    output = read_data("verdict", "ab-steady.txt")
+    for rep, rps in ((1, 361.52), (2, 300.0), (3, 420.0)):
+        run.measure("s", AB_STEADY, output, rep, rps=rps)
+    run.write_info()
+    return run.path
+
+
+def report_site(folder: Path, run_dir: Path) -> Path:
+    """playbooks/report.yml's report play as it is, with the plan's two paths given as a variable (the plan
+    play would compile them from the run's experiment, on hosts this test does not have)."""
+    plays = yaml.safe_load((ROOT / "playbooks" / "report.yml").read_text(encoding="utf-8"))
+    play = {
+        **plays[-1],
+        "vars": {"bench_plan": {"run_dir": str(run_dir), "results_dir": str(run_dir.parent)}},
+    }
+    site = folder / "site.yml"
+    site.write_text(yaml.safe_dump([play]), encoding="utf-8")
+    return site
+
+
+def test_the_report_play_fails_on_a_noisy_verdict_and_run_bench_exits_4(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    run_dir = noisy_run(tmp_path)
+    site = report_site(tmp_path, run_dir)
+    playbook = str(Path(sys.executable).with_name("ansible-playbook"))
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
+    }
+    # ./run bench with its ansible-playbook running this play in place of bench-stack.yml: the whole chain of
+    # the action's outcome file, the gate task's failure (ansible-playbook's 2) and ./run's code.
+    wrapper = (
+        f'ansible-playbook() {{ shift; "{playbook}" -i localhost, -c local "{site}" "$@"; }}; '
+        "setup_bench() { :; }; "
+    )
+    # "x": the experiment's place (the play reads none); what follows it goes to ansible-playbook.
+    script = f"source ./run; TEST_LOGS={tmp_path}; {wrapper} main bench x"
+    done = subprocess.run(
+        ["bash", "-c", script],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 4, out[-4000:]
+    assert "TASK [The run's gate" in out and "exit 4, the verdict is noisy: verdict noisy" in out
+    said = "bench-stack: exit 4, the run's gate (docs/verdict.md, Exit codes; -e bench_fail_on=never keeps 0)"
+    assert done.stderr.rstrip().endswith(f"{said}: {run_dir}")
+    kept = subprocess.run(
+        ["bash", "-c", script + " -e bench_fail_on=never"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert kept.returncode == 0, (kept.stdout + kept.stderr)[-4000:]
