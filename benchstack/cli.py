@@ -457,7 +457,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 1
     print(verdict_text(verdict), end="")
-    checks = check_thresholds(cells, thresholds_of(info), comparisons, baseline_of(info, cells))
+    checks = check_thresholds(cells, thresholds_of(info), comparisons)
     print(thresholds_text(checks), end="")
     bad = failed(checks)
     code = gate_code(verdict.status, len(bad), fail_on)

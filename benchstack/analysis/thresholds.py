@@ -119,7 +119,6 @@ def check_thresholds(
     cells: list[dict[str, Any]],
     thresholds: Iterable[Threshold],
     comparisons: list[Comparison],
-    baseline: str | None,
 ) -> list[ThresholdCheck]:
     """Every threshold on every load point of ``cells`` it matches (module docstring), in the order of the
     thresholds, then of the load points."""
@@ -132,7 +131,7 @@ def check_thresholds(
         found: list[ThresholdCheck] = []
         if t.metric == "ratio":
             for c in comparisons:
-                if c.stack == baseline or not _matches(t, c.stack, c.tool, c.level):
+                if not _matches(t, c.stack, c.tool, c.level):  # a comparison never holds the baseline
                     continue
                 found.append(
                     ThresholdCheck(

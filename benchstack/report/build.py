@@ -147,9 +147,7 @@ def threshold_checks_of(run: RunData) -> list[ThresholdCheck]:
     """The experiment's thresholds on the run's counted cells (:mod:`benchstack.analysis.thresholds`),
     computed once."""
     if run.thresholds is None:
-        run.thresholds = check_thresholds(
-            run.cells, thresholds_of(run.run_info), comparisons_of(run), baseline_of(run.run_info, run.cells)
-        )
+        run.thresholds = check_thresholds(run.cells, thresholds_of(run.run_info), comparisons_of(run))
     return run.thresholds
 
 

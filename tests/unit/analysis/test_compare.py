@@ -310,6 +310,16 @@ def test_a_slowdown_whose_interval_reaches_past_1_minus_the_margin_is_no_regress
     assert main(["compare", str(a2), str(b2), "--fail-on-regression"]) == 0
 
 
+def test_a_slower_median_whose_interval_still_reaches_above_1_minus_the_margin_is_no_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # B's median 6.5 % below A's, past the margin, but its interval (0.889-0.980) reaches above 0.95: a
+    # regression needs the whole interval below 1 - margin.
+    a, b = runs_of(tmp_path, A_RPS, [880.0, 920.0, 930.0, 940.0, 960.0, 990.0])
+    assert main(["compare", str(a), str(b), "--fail-on-regression"]) == 0
+    assert "- s ab c50: 0.935x (0.889-0.980; n A 6, n B 6): no regression shown" in capsys.readouterr().out
+
+
 def test_too_few_cells_for_an_interval_show_no_regression_and_say_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -33,7 +33,7 @@ def judged(run: Run, *thresholds: dict[str, Any]) -> list[dict[str, Any]]:
     run.load["thresholds"] = list(thresholds)
     run.write_info()
     cells, info = load_cells(run.path), json.loads((run.path / "run.json").read_text())
-    found = check_thresholds(cells, thresholds_of(info), run_comparisons(cells, info), "s")
+    found = check_thresholds(cells, thresholds_of(info), run_comparisons(cells, info))
     return [c.to_dict() for c in found]
 
 
@@ -121,8 +121,17 @@ def test_a_ratio_threshold_holds_each_other_stack_to_the_baseline(tmp_path: Path
     assert (high["value"], high["passed"]) == (1.0, False)
 
 
+def test_a_load_point_without_a_counted_cell_fails_its_threshold(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    steady(run)
+    for path in (tmp_path / "cells").glob("*.json"):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "disturbed": ["steal 40 %"]}))
+    [check] = judged(run, {"metric": "rps", "max": 1e9})
+    assert (check["passed"], check["value"], check["basis"]) == (False, None, "no counted cell")
+
+
 def test_a_threshold_without_a_value_or_a_load_point_fails() -> None:
-    none = check_thresholds([], [Threshold("rps", min=1)], [], None)
+    none = check_thresholds([], [Threshold("rps", min=1)], [])
     assert [(c.passed, c.value, c.basis) for c in none] == [(False, None, "no load point matches")]
 
 
