@@ -75,7 +75,7 @@ class ThresholdCheck:
             return "no value"
         if self.metric == "error_rate":
             return f"{100 * self.value:.2f} %"
-        return f"{self.value:.4g}" if self.metric == "ratio" else f"{self.value:,.4g}"
+        return f"{self.value:.3f}x" if self.metric == "ratio" else f"{self.value:,.4g}"
 
 
 def thresholds_of(run_info: dict[str, Any] | None) -> list[Threshold]:

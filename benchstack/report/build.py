@@ -514,7 +514,7 @@ def verdict_section(v: Verdict) -> Section:
     return Section(f"Verdict: {v.status}", tuple(blocks), status=v.status)
 
 
-THRESHOLD_COLUMNS = ("threshold", "load point", "value", "result", "over")
+THRESHOLD_COLUMNS = ("threshold", "load point", "value", "result", "measured from")
 THRESHOLDS_LEGEND = (
     "Each threshold of load.thresholds on each load point it matches, judged on the counted cells: req/s "
     "their median, error rate their mean, latency the pooled requests' (else the median of the cells'), "
