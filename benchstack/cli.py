@@ -158,8 +158,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "--fail-on",
         choices=FAIL_ON,
         default=None,
-        help=f"with --strict (implied): what fails, as the playbook's bench_fail_on: noisy (default "
-        f"{DEFAULT_FAIL_ON}: anything but valid), invalid, or never (exit 0 whatever the verdict)",
+        help=f"with --strict (implied): what fails, as the playbook's bench_fail_on (default "
+        f"{DEFAULT_FAIL_ON}): noisy, anything but valid; invalid, only an invalid verdict; never, nothing "
+        "(exit 0 whatever the verdict); a failed threshold fails unless never",
     )
     p.add_argument(
         "--fail-on-noisy",
