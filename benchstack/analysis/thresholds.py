@@ -58,7 +58,12 @@ class ThresholdCheck:
     level: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """What run.json ``thresholds`` holds: every field, the load point's left out when none matched."""
+        d = asdict(self)
+        if self.tool is None:
+            for key in ("stack", "target", "tool", "keepalive", "level"):
+                del d[key]
+        return d
 
     @property
     def load_point(self) -> str:

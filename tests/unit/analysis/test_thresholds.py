@@ -207,3 +207,11 @@ def test_validate_strict_fails_a_noisy_run_with_its_own_code_unless_fail_on_inva
     run.load["thresholds"] = [{"metric": "rps", "min": 1000}]
     run.write_info()
     assert validate(run, "--strict") == THRESHOLD_FAILED
+
+
+def test_a_check_without_a_load_point_is_stored_without_one_and_run_json_accepts_it(tmp_path: Path) -> None:
+    [check] = check_thresholds([], [Threshold("p99_ms", max=300)], [])
+    stored = check.to_dict()
+    assert "tool" not in stored and "stack" not in stored
+    assert validate_run_info({"schema": "bench-stack/run/v6", "thresholds": [stored]}) == []
+    assert validate_run_info({"schema": "bench-stack/run/v6", "thresholds": [{**stored, "tool": None}]}) != []
