@@ -3,9 +3,10 @@
 Exit codes (one scheme with ./run bench: benchstack.common.exitcodes, docs/verdict.md): 0 success; 1 error,
 nothing judged: the input is bad (unparsable output, invalid cells or experiment, no cells); 2 wrong usage
 (argparse); 3 the verdict is invalid (validate --strict), or compare --strict: the runs' hosts or setup
-differ; 4 the verdict is noisy (validate --strict, unless --fail-on invalid); 5 a threshold failed
-(validate --strict: load.thresholds; --fail-on-slow: slow responses above load.max_error_rate); 6 compare
---fail-on-regression: a load point of B is slower than A by more than the margin.
+differ; 4 compare --fail-on-regression: a load point of B is slower than A by more than the margin; 5 the
+object store failed (publish, import s3://); 6 the verdict is noisy (validate --strict, unless --fail-on
+invalid); 7 a threshold failed (validate --strict: load.thresholds; --fail-on-slow: slow responses above
+load.max_error_rate).
 """
 
 from __future__ import annotations

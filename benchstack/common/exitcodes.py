@@ -8,10 +8,12 @@
 2   wrong usage (argparse; ``./run`` with an unknown command)
 3   the verdict is invalid (``validate --strict``, the run's gate); ``compare --strict``: the hosts or setup
     differ
-4   the verdict is noisy (with ``fail_on`` noisy, the default)
-5   a threshold failed (``load.thresholds``; ``validate --fail-on-slow``: slow responses above
+4   a regression: ``compare --fail-on-regression``, a load point of B slower than A by more than the margin
+    (the history's ``regress`` uses 4 for the same finding)
+5   the object store failed (the history's ``publish`` and ``import s3://``: issue 42)
+6   the verdict is noisy (with ``fail_on`` noisy, the default)
+7   a threshold failed (``load.thresholds``; ``validate --fail-on-slow``: slow responses above
     ``load.max_error_rate``)
-6   ``compare --fail-on-regression``: a load point of B is slower than A by more than the margin
 ==  =========================================================================================================
 
 When several apply, the code is the first of: invalid (the numbers do not measure the stacks, so nothing else
@@ -31,9 +33,10 @@ OK = 0
 ERROR = 1
 USAGE = 2
 INVALID = 3
-NOISY = 4
-THRESHOLD_FAILED = 5
-REGRESSION = 6
+REGRESSION = 4
+STORE_FAILED = 5
+NOISY = 6
+THRESHOLD_FAILED = 7
 
 FAIL_ON = ("noisy", "invalid", "never")
 DEFAULT_FAIL_ON = "noisy"
@@ -48,9 +51,10 @@ MEANING = {
     ERROR: "error: nothing judged",
     USAGE: "wrong usage",
     INVALID: "the verdict is invalid",
+    REGRESSION: "a regression",
+    STORE_FAILED: "the object store failed",
     NOISY: "the verdict is noisy",
     THRESHOLD_FAILED: "a threshold failed",
-    REGRESSION: "a regression",
 }
 
 

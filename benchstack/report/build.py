@@ -519,7 +519,7 @@ THRESHOLDS_LEGEND = (
     "Each threshold of load.thresholds on each load point it matches, judged on the counted cells: req/s "
     "their median, error rate their mean, latency the pooled requests' (else the median of the cells'), "
     "ratio the comparison's estimate. A threshold without a value fails. Any failed threshold fails the run "
-    "with exit code 5 (docs/verdict.md, Exit codes)."
+    "with exit code 7 (docs/verdict.md, Exit codes)."
 )
 
 

@@ -56,7 +56,7 @@ thresholds:
   elements: dict
   returned: success
 exit_code:
-  description: The run's gate, as docs/verdict.md's exit codes (0 passed, 3 invalid, 4 noisy, 5 a threshold).
+  description: The run's gate, as docs/verdict.md's exit codes (0 passed, 3 invalid, 6 noisy, 7 a threshold).
   type: int
   returned: success
 gate: {description: One line saying why the gate gave exit_code., type: str, returned: success}

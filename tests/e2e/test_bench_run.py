@@ -476,8 +476,8 @@ def test_the_run_ends_with_its_verdict_and_validate_strict_gates_on_it(run: tupl
             assert any(r["message"].startswith(head) for r in unresolved), (c, unresolved)
     assert {c["state"] for c in info["comparisons"]} <= {"faster", "slower", "equivalent", "unresolved"}
     assert f"Verdict: {verdict['status'].upper()}" in first
-    # The run's gate (docs/verdict.md, Exit codes): 3 invalid, 4 noisy; --fail-on invalid lets noisy pass.
-    assert cli_main(["validate", str(run_dir), "--strict"]) == (3 if invalid else 4)
+    # The run's gate (docs/verdict.md, Exit codes): 3 invalid, 6 noisy; --fail-on invalid lets noisy pass.
+    assert cli_main(["validate", str(run_dir), "--strict"]) == (3 if invalid else 6)
     assert cli_main(["validate", str(run_dir), "--strict", "--fail-on", "invalid"]) == (3 if invalid else 0)
     assert cli_main(["validate", str(run_dir), "--strict", "--fail-on", "never"]) == 0
 

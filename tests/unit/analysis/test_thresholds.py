@@ -69,7 +69,9 @@ def test_the_codes_are_distinct_and_an_unknown_fail_on_is_refused() -> None:
     from benchstack.common import exitcodes
 
     codes = [exitcodes.OK, exitcodes.ERROR, exitcodes.USAGE, INVALID, NOISY, THRESHOLD_FAILED]
-    assert len(set([*codes, exitcodes.REGRESSION])) == 7
+    assert len(set([*codes, exitcodes.REGRESSION, exitcodes.STORE_FAILED])) == 8
+    # The history's regress and publish (issue 42) found 4 and 5 first: a regression and a store failure.
+    assert (exitcodes.REGRESSION, exitcodes.STORE_FAILED) == (4, 5)
     with pytest.raises(ValueError, match="fail_on: must be one of noisy, invalid, never, not 'sometimes'"):
         gate_code("valid", 0, "sometimes")
 

@@ -98,7 +98,7 @@ def report_site(folder: Path, run_dir: Path) -> Path:
     return site
 
 
-def test_the_report_play_fails_on_a_noisy_verdict_and_run_bench_exits_4(tmp_path: Path) -> None:
+def test_the_report_play_fails_on_a_noisy_verdict_and_run_bench_exits_6(tmp_path: Path) -> None:
     import os
     import subprocess
     import sys
@@ -125,9 +125,9 @@ def test_the_report_play_fails_on_a_noisy_verdict_and_run_bench_exits_4(tmp_path
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     out = done.stdout + done.stderr
-    assert done.returncode == 4, out[-4000:]
-    assert "TASK [The run's gate" in out and "exit 4, the verdict is noisy: verdict noisy" in out
-    said = "bench-stack: exit 4, the run's gate (docs/verdict.md, Exit codes; -e bench_fail_on=never keeps 0)"
+    assert done.returncode == 6, out[-4000:]
+    assert "TASK [The run's gate" in out and "exit 6, the verdict is noisy: verdict noisy" in out
+    said = "bench-stack: exit 6, the run's gate (docs/verdict.md, Exit codes; -e bench_fail_on=never keeps 0)"
     assert done.stderr.rstrip().endswith(f"{said}: {run_dir}")
     kept = subprocess.run(
         ["bash", "-c", script + " -e bench_fail_on=never"],

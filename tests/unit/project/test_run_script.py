@@ -190,7 +190,7 @@ def bench_with(playbook_body: str, tmp_path: Path) -> subprocess.CompletedProces
     return run_script(stubs + "main bench", tmp_path)
 
 
-@pytest.mark.parametrize(("code", "meaning"), [("3", "invalid"), ("4", "noisy"), ("5", "a threshold failed")])
+@pytest.mark.parametrize(("code", "meaning"), [("3", "invalid"), ("6", "noisy"), ("7", "a threshold failed")])
 def test_bench_exits_with_the_gates_code_when_the_gate_failed_the_playbook(
     tmp_path: Path, code: str, meaning: str
 ) -> None:
