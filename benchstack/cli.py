@@ -1,12 +1,14 @@
 """bench-stack command line: parse, report, compare, validate, experiment, hist, drop; and the history of
 runs: history, import, trend, regress, publish (benchstack.history.commands).
 
-Exit codes: 0 success, 1 the input is bad (unparsable output, invalid cells or experiment, no cells),
-2 wrong usage (argparse), 3 a --strict check failed (validate: the run's verdict is invalid, or noisy with
---fail-on-noisy, or slow responses above load.max_error_rate with --fail-on-slow; compare: the runs' hosts or
-setup differ), 4 regress found a load point slower than the previous comparable runs by more than the margin,
-5 publish or import s3://... : the object store failed (unreachable, refused, no such bucket, a published run
-not complete or not as its manifest says).
+Exit codes (one scheme with ./run bench: benchstack.common.exitcodes, docs/verdict.md): 0 success; 1 error,
+nothing judged: the input is bad (unparsable output, invalid cells or experiment, no cells); 2 wrong usage
+(argparse); 3 the verdict is invalid (validate --strict), or compare --strict: the runs' hosts or setup
+differ; 4 a regression: compare --fail-on-regression (a load point of B slower than A by more than the margin)
+or regress (slower than the previous comparable runs by more than the margin); 5 the
+object store failed (publish, import s3://); 6 the verdict is noisy (validate --strict, unless --fail-on
+invalid); 7 a threshold failed (validate --strict: load.thresholds; --fail-on-slow: slow responses above
+load.max_error_rate).
 """
 
 from __future__ import annotations
@@ -20,10 +22,26 @@ from pathlib import Path
 from typing import Any
 
 from benchstack import __version__
-from benchstack.analysis.compare import compare_table, differences_text
-from benchstack.analysis.comparison import baseline_of, comparisons_text
+from benchstack.analysis.compare import (
+    DEFAULT_MARGIN,
+    compare_table,
+    differences_text,
+    regression_text,
+    regressions,
+)
+from benchstack.analysis.comparison import baseline_of, comparisons_text, run_comparisons
 from benchstack.analysis.hostdiff import run_differences, target_differences
+from benchstack.analysis.thresholds import check_thresholds, failed, thresholds_of, thresholds_text
 from benchstack.analysis.verdict import run_verdict, slow_above_limit
+from benchstack.common.exitcodes import (
+    DEFAULT_FAIL_ON,
+    FAIL_ON,
+    INVALID,
+    NOISY,
+    REGRESSION,
+    THRESHOLD_FAILED,
+    gate_code,
+)
 from benchstack.common.inputs import (
     MAX_EXPERIMENT_BYTES,
     MAX_OUTPUT_BYTES,
@@ -57,7 +75,7 @@ from benchstack.results.formats import RUN_INFO, validate_run_info
 from benchstack.results.model import ParseError
 from benchstack.results.runfolder import RunDirError, results_root_problem
 
-STRICT_FAILED = 3
+STRICT_FAILED = INVALID
 # The project's experiments/ folder, where a bare experiment name is looked up (as the playbook does).
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
@@ -115,6 +133,20 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help=f"refuse to compare (exit {STRICT_FAILED}) when the hosts or setup differ in anything listed",
     )
+    p.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help=f"two runs: exit {REGRESSION} when a load point of B is slower than A by more than the margin: "
+        "the 95 %% interval of B's req/s over A's (Hodges-Lehmann, Mann-Whitney) lies wholly below "
+        "1 - margin",
+    )
+    p.add_argument(
+        "--margin",
+        type=_share,
+        default=DEFAULT_MARGIN,
+        help="with --fail-on-regression: the slowdown tolerated, a share of A's req/s "
+        "(default %(default)s = 5 %%)",
+    )
 
     p = sub.add_parser(
         "validate", help="validate the cells of a run folder and its run.json (and its verdict with --strict)"
@@ -123,17 +155,27 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strict",
         action="store_true",
-        help=f"also compute the run's verdict and exit {STRICT_FAILED} when it is invalid",
+        help=f"also judge the run as its playbook's gate does: the verdict and load.thresholds; exit "
+        f"{INVALID} when the verdict is invalid, {THRESHOLD_FAILED} when a threshold failed, {NOISY} when it "
+        "is noisy (see --fail-on)",
+    )
+    p.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default=None,
+        help=f"with --strict (implied): what fails, as the playbook's bench_fail_on (default "
+        f"{DEFAULT_FAIL_ON}): noisy, anything but valid; invalid, only an invalid verdict; never, nothing "
+        "(exit 0 whatever the verdict); a failed threshold fails unless never",
     )
     p.add_argument(
         "--fail-on-noisy",
         action="store_true",
-        help=f"with --strict (implied), exit {STRICT_FAILED} when the verdict is noisy too",
+        help="the same as --fail-on noisy (the default of --strict since run.json v6)",
     )
     p.add_argument(
         "--fail-on-slow",
         action="store_true",
-        help=f"with --strict (implied), exit {STRICT_FAILED} when a cell's share of responses slower than "
+        help=f"with --strict (implied), exit {THRESHOLD_FAILED} when a cell's share of responses slower than "
         "load.threshold_ms is above load.max_error_rate (slow responses never make the verdict invalid)",
     )
 
@@ -200,6 +242,20 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     history_commands.add_parsers(sub)
     return parser
+
+
+SHARE_TEXT = "must be a share from 0 to below 1 (0.05 = 5 %), not {!r}"
+
+
+def _share(text: str) -> float:
+    """--margin: a share from 0 to below 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(SHARE_TEXT.format(text)) from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(SHARE_TEXT.format(text))
+    return value
 
 
 def _err(message: str) -> None:
@@ -276,6 +332,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.run_b is not None and args.targets is not None:
         _err("compare: give two runs (RUN_A RUN_B), one run and --targets A B, or one run")
         return 2
+    if args.fail_on_regression and (args.run_b is None or args.targets is not None):
+        _err("compare: --fail-on-regression compares two runs: give RUN_A RUN_B")
+        return 2
     if args.targets:
         return _compare_targets(args)
     if args.run_b is None:
@@ -299,6 +358,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b), differences, *orders, baseline),
         end="",
     )
+    if not args.fail_on_regression:
+        return 0
+    checks = regressions(runs[0], runs[1], args.margin, *orders)
+    print(regression_text(checks, args.margin), end="")
+    slower = [c.label for c in checks if c.regressed]
+    if slower:
+        _err(
+            f"--fail-on-regression: {len(slower)} load point(s) of B slower than A by more than "
+            f"{100 * args.margin:g} %: {', '.join(slower)}"
+        )
+        return REGRESSION
     return 0
 
 
@@ -380,18 +450,31 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         print(f"{RUN_INFO}: {'valid' if not info_problems else 'not valid'}")
     if bad or info_problems:
         return 1
-    if not (args.strict or args.fail_on_noisy or args.fail_on_slow):
+    if not (args.strict or args.fail_on or args.fail_on_noisy or args.fail_on_slow):
         return 0
+    if args.fail_on_noisy and args.fail_on not in (None, "noisy"):
+        _err(f"validate: --fail-on-noisy and --fail-on {args.fail_on} contradict each other")
+        return 2
+    fail_on = args.fail_on or DEFAULT_FAIL_ON
     try:
-        verdict = run_verdict(args.run_dir, load_cells(args.run_dir), read_run_info(args.run_dir))
+        cells, info = load_cells(args.run_dir), read_run_info(args.run_dir)
+        comparisons = run_comparisons(cells, info)
+        verdict = run_verdict(args.run_dir, cells, info, comparisons)
     except ValueError as exc:
         _err(str(exc))
         return 1
     print(verdict_text(verdict), end="")
-    failing = ("invalid", "noisy") if args.fail_on_noisy else ("invalid",)
-    failed = verdict.status in failing
-    if failed:
+    checks = check_thresholds(cells, thresholds_of(info), comparisons)
+    print(thresholds_text(checks), end="")
+    bad = failed(checks)
+    code = gate_code(verdict.status, len(bad), fail_on)
+    if code == INVALID or (code and verdict.status == "noisy" and not bad):
         _err(f"--strict: the run's verdict is {verdict.status}")
+    if code == THRESHOLD_FAILED:
+        _err(
+            f"--strict: {len(bad)} threshold check(s) failed: "
+            + "; ".join(f"{c.text} {c.load_point}" for c in bad)
+        )
     slow = slow_above_limit(verdict) if args.fail_on_slow else []
     if slow:
         names = ", ".join(s.label for s in slow)
@@ -399,7 +482,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             f"--fail-on-slow: responses slower than load.threshold_ms above load.max_error_rate "
             f"{100 * verdict.limits.max_error_rate:.1f} % in {len(slow)} load points: {names}"
         )
-    return STRICT_FAILED if failed or slow else 0
+        code = code if code == INVALID else THRESHOLD_FAILED
+    return code
 
 
 def _run_info_problems(path: Path) -> list[str]:

@@ -80,7 +80,9 @@ def one_run(tree: Path, experiment: Path, results: Path, label: str) -> Path:
     env = dict(os.environ, ANSIBLE_CONFIG=str(tree / "ansible.cfg"), PYTHONPATH=str(tree))
     command = [str(Path(sys.executable).with_name("ansible-playbook")), "bench-stack.yml",
                "-e", f"experiment={experiment}", "-e", f"bench_results_dir={results}",
-               "-e", f"bench_run_dir={run_dir}"]  # fmt: skip
+               "-e", f"bench_run_dir={run_dir}",
+               # The verdict is read from run.json: the run's gate must not fail the playbook.
+               "-e", "bench_fail_on=never"]  # fmt: skip
     proc = subprocess.run(
         command, cwd=tree, env=env, text=True, capture_output=True, check=False, timeout=1800
     )

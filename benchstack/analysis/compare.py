@@ -16,16 +16,26 @@ Both runs' absolute figures move with the host's speed: on the 2-core test VM th
 apart in runs minutes apart, while each stack's ratio to the baseline held (docs/how-it-works.md). When both
 runs have the same baseline stack, a second table therefore compares each stack's ratio to it (paired by
 round within each run, :mod:`benchstack.analysis.comparison`): a change of the host's speed cancels there, a
-change of one stack does not. Its "significant" is the same rank test on the two runs' paired ratios."""
+change of one stack does not. Its "significant" is the same rank test on the two runs' paired ratios.
+
+``compare A B --fail-on-regression [--margin X]`` (:func:`regressions`) judges each load point both runs have,
+on the same counted cells: the ratio of B's req/s to A's is the Hodges-Lehmann shift of their log req/s
+(unpaired: the median of every log b - log a) with the 95 % interval that inverts the Mann-Whitney test
+(:func:`benchstack.analysis.stats.two_sample_shift_ci`), turned back into ratios. A load point **regressed**
+when that whole interval lies below 1 - margin (its high end < 1 - X): B is slower by more than the margin at
+95 % confidence (97.5 % one-sided). Fewer than 4 counted cells on either side give no interval, and no
+regression is shown there (the line says so)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from benchstack.analysis.comparison import paired_ratios
 from benchstack.analysis.loadpoints import groups_of, loadgen_count, n_text, point_columns, tool_label
-from benchstack.analysis.stats import MIN_RANK_TEST_VALUES, mann_whitney, median_ci
+from benchstack.analysis.stats import MIN_RANK_TEST_VALUES, mann_whitney, median_ci, two_sample_shift_ci
 from benchstack.common.numbers import fmt, median
 from benchstack.plan.targets import by_target
 from benchstack.results.cell import GroupKey, counted, level_label
@@ -246,3 +256,90 @@ def target_pairs(
     n = len(pairs)
     unpaired = [("A", t) for t in names_a[n:]] + [("B", t) for t in names_b[n:]]
     return pairs, unpaired
+
+
+# compare --fail-on-regression: the default margin (a share of A's req/s) and the interval's confidence.
+DEFAULT_MARGIN = 0.05
+REGRESSION_CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class RegressionCheck:
+    """One load point of two runs: B's req/s over A's with its interval, and whether it regressed."""
+
+    label: str  # ``x2 ab -k c8`` (with the targets when the runs have several)
+    n_a: int
+    n_b: int
+    ratio: float | None  # Hodges-Lehmann, B / A; None without a value on either side
+    low: float | None  # the interval; None below 4 counted cells a side
+    high: float | None
+    regressed: bool
+
+    @property
+    def sentence(self) -> str:
+        if self.ratio is None:
+            return f"{self.label}: no req/s to compare (n A {self.n_a}, n B {self.n_b})"
+        if self.low is None or self.high is None:
+            return (
+                f"{self.label}: {self.ratio:.3f}x, no interval (n A {self.n_a}, n B {self.n_b}; "
+                f"{MIN_RANK_TEST_VALUES} a side needed): no regression shown"
+            )
+        verdict = "REGRESSION" if self.regressed else "no regression shown"
+        return (
+            f"{self.label}: {self.ratio:.3f}x ({self.low:.3f}-{self.high:.3f}; n A {self.n_a}, "
+            f"n B {self.n_b}): {verdict}"
+        )
+
+
+def _log_rps(cells: list[dict[str, Any]]) -> list[float]:
+    return [
+        math.log(float(c["rps"])) for c in cells if isinstance(c.get("rps"), int | float) and c["rps"] > 0
+    ]
+
+
+def regression_check(
+    label: str, cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]], margin: float
+) -> RegressionCheck:
+    """One load point's :class:`RegressionCheck` from its cells in A and in B (counted ones only)."""
+    a, b = _log_rps(counted(cells_a)), _log_rps(counted(cells_b))
+    shift = two_sample_shift_ci(a, b, REGRESSION_CONFIDENCE)
+    if shift is None:
+        mid_a, mid_b = median(a), median(b)
+        ratio = math.exp(mid_b - mid_a) if mid_a is not None and mid_b is not None else None
+        return RegressionCheck(label, len(a), len(b), ratio, None, None, False)
+    high = math.exp(shift.high)
+    return RegressionCheck(
+        label, len(a), len(b), math.exp(shift.estimate), math.exp(shift.low), high, high < 1 - margin
+    )
+
+
+def regressions(
+    cells_a: list[dict[str, Any]],
+    cells_b: list[dict[str, Any]],
+    margin: float = DEFAULT_MARGIN,
+    order_a: Sequence[str] = (),
+    order_b: Sequence[str] = (),
+) -> list[RegressionCheck]:
+    """Every load point both runs measured (target by target, as :func:`compare_table` pairs them)."""
+    pairs, _ = target_pairs(cells_a, cells_b, order_a, order_b)
+    found = []
+    for target_a, target_b, a, b in pairs:
+        groups_a, groups_b = groups_of(a), groups_of(b)
+        on = "" if target_a is None else f" (target {target_a} -> {target_b})"
+        for key in sorted(set(groups_a) & set(groups_b)):
+            found.append(regression_check(_label(key) + on, groups_a[key], groups_b[key], margin))
+    return found
+
+
+def regression_text(checks: list[RegressionCheck], margin: float) -> str:
+    """The lines compare prints under its tables with --fail-on-regression."""
+    bad = sum(c.regressed for c in checks)
+    lines = [
+        "",
+        f"Regressions (--fail-on-regression, margin {100 * margin:g} %): B's req/s over A's per load point, "
+        f"Hodges-Lehmann with its {100 * REGRESSION_CONFIDENCE:g} % Mann-Whitney interval; a regression when "
+        f"the whole interval is below {1 - margin:g}. {bad} of {len(checks)} load points regressed.",
+        "",
+        *(f"- {c.sentence}" for c in checks),
+    ]
+    return "\n".join(lines) + "\n"

@@ -274,3 +274,58 @@ def shift_ci(values: Sequence[float | int | None], confidence: float = CONFIDENC
         return None
     walsh = sorted((xs[i] + xs[j]) / 2 for i in range(n) for j in range(i, n))
     return ShiftInterval(statistics.median(walsh), walsh[k - 1], walsh[len(walsh) - k], confidence)
+
+
+# ---------------------------------------------------------------- unpaired comparisons (two runs)
+
+# Largest m * n whose Mann-Whitney U distribution is counted exactly; above it the normal approximation.
+EXACT_RANK_SUM_MAX = 2500
+
+
+@functools.cache
+def _rank_sum_cdf(m: int, n: int) -> tuple[float, ...]:
+    """P(U <= u) for u = 0 .. m n, for samples of m and n values without ties: the counts of U are the
+    coefficients of the Gaussian binomial [m + n choose m] in q, the product over i = 1 .. m of
+    (1 - q^(n+i)) / (1 - q^i), in exact integers, over C(m + n, m)."""
+    size = m * n + 1
+    poly = [1] + [0] * (size - 1)
+    for i in range(1, m + 1):
+        for k in range(size - 1, n + i - 1, -1):  # times (1 - q^(n+i))
+            poly[k] -= poly[k - n - i]
+        for k in range(i, size):  # over (1 - q^i): a running sum with stride i
+            poly[k] += poly[k - i]
+    total, cdf, running = math.comb(m + n, m), [], 0
+    for count in poly:
+        running += count
+        cdf.append(running / total)
+    return tuple(cdf)
+
+
+def _rank_sum_k(m: int, n: int, confidence: float) -> int:
+    """k: the interval of a two-sample shift is the k-th smallest to the k-th largest of the m n differences
+    (0: no interval reaches ``confidence``). Exactly the largest k with P(U <= k - 1) <= alpha / 2 up to
+    :data:`EXACT_RANK_SUM_MAX`, the normal approximation above."""
+    alpha = 1.0 - confidence
+    if m * n <= EXACT_RANK_SUM_MAX:
+        return bisect.bisect_right(_rank_sum_cdf(m, n), alpha / 2 + 1e-12)
+    z = statistics.NormalDist().inv_cdf(1.0 - alpha / 2)
+    return max(0, math.floor(m * n / 2 - z * math.sqrt(m * n * (m + n + 1) / 12)))
+
+
+def two_sample_shift_ci(
+    a: Sequence[float | int | None], b: Sequence[float | int | None], confidence: float = CONFIDENCE
+) -> ShiftInterval | None:
+    """The Hodges-Lehmann estimate of the shift from ``a`` to ``b`` (the median of every difference b_j - a_i)
+    with the interval that inverts the two-sided Mann-Whitney test: the k-th smallest and largest of those
+    m n differences (Hollander and Wolfe; R's ``wilcox.test(x, y, conf.int = TRUE)``, exact without ties).
+    For unpaired values, such as two runs' cells of one load point; of log req/s, a ratio. None when no
+    interval reaches ``confidence`` (fewer than 4 values a side at 95 %)."""
+    xs, ys = _values(a), _values(b)
+    m, n = len(xs), len(ys)
+    if m == 0 or n == 0:
+        return None
+    k = _rank_sum_k(m, n, confidence)
+    if k == 0:
+        return None
+    diffs = sorted(y - x for x in xs for y in ys)
+    return ShiftInterval(statistics.median(diffs), diffs[k - 1], diffs[len(diffs) - k], confidence)

@@ -221,11 +221,15 @@ def _validated(
     load = data.get("load")
     if isinstance(load, dict):
         refused_plans = {p.path[2] for p in found if p.path[:2] == ("load", "plans") and len(p.path) > 2}
-        problems += _load_problems(load, data.get("stacks"), refused_plans)
+        # The thresholds' scope is checked against the plans once the schema accepted them all.
+        refused_thresholds = any(p.path[:2] in (("load", "thresholds"), ("load", "plans")) for p in found)
+        problems += _load_problems(load, data.get("stacks"), refused_plans, refused_thresholds)
     return problems, resolved
 
 
-def _load_problems(load: dict[str, Any], stacks: object, refused_plans: set[str | int]) -> list[str]:
+def _load_problems(
+    load: dict[str, Any], stacks: object, refused_plans: set[str | int], refused_thresholds: bool = False
+) -> list[str]:
     """What the schema cannot say about a load section: rules across its fields, and each plan's fields
     against its tool (the plans the schema refused are left out)."""
     problems: list[str] = []
@@ -247,6 +251,59 @@ def _load_problems(load: dict[str, Any], stacks: object, refused_plans: set[str 
     for i, plan in enumerate(plans):
         if i not in refused_plans and isinstance(plan, dict):
             problems += _plan_problems(i, plan, seen)
+    thresholds = load.get("thresholds")
+    if isinstance(thresholds, list) and isinstance(stacks, list) and not refused_thresholds:
+        problems += _threshold_problems(thresholds, stacks, baseline, plans)
+    return problems
+
+
+def _threshold_problems(
+    thresholds: list[Any], stacks: list[Any], baseline: object, plans: list[Any]
+) -> list[str]:
+    """What the schema cannot say about ``load.thresholds`` (each entry the schema accepted): its scope names
+    a stack, tool and level the experiment measures, a ratio has a stack to compare, min is not above max."""
+    names = [s.get("name") for s in stacks if isinstance(s, dict)]
+    base = baseline if isinstance(baseline, str) else (names[0] if names else None)
+    levels: dict[str, set[int]] = {}
+    for plan in plans:
+        if isinstance(plan, dict) and plan.get("tool") in REGISTRY:
+            try:
+                levels.setdefault(plan["tool"], set()).update(LoadPlan.from_dict(plan).levels)
+            except (TypeError, ValueError):
+                continue
+    problems: list[str] = []
+    for i, t in enumerate(thresholds):
+        where = f"load.thresholds[{i}]"
+        if not isinstance(t, dict):
+            continue
+        low, high = t.get("min"), t.get("max")
+        if low is not None and high is not None and low > high:
+            problems.append(f"{where}: min ({low}) must not be above max ({high})")
+        stack, tool, level = t.get("stack"), t.get("tool"), t.get("level")
+        if stack is not None and stack not in names:
+            problems.append(
+                f"{where}.stack: must name one of the stacks ({', '.join(map(shown_key, names))}), "
+                f"not {shown(stack)}"
+            )
+        if t.get("metric") == "ratio":
+            if len(names) < 2:
+                problems.append(f"{where}: a ratio needs a stack besides the baseline; there is one stack")
+            elif stack is not None and stack == base:
+                problems.append(
+                    f"{where}.stack: {shown(stack)} is the baseline: a ratio holds another stack to it"
+                )
+        if tool is not None and tool not in levels:
+            problems.append(
+                f"{where}.tool: no load plan uses {shown(tool)} "
+                f"(the plans' tools: {', '.join(sorted(levels))})"
+            )
+        elif level is not None:
+            offered = levels.get(tool, set()) if tool is not None else set().union(*levels.values())
+            if level not in offered:
+                problems.append(
+                    f"{where}.level: no load plan{f' of {tool}' if tool else ''} measures level {level} "
+                    f"(its levels: {', '.join(map(str, sorted(offered)))})"
+                )
     return problems
 
 

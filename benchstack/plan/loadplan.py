@@ -42,6 +42,13 @@ DEFAULT_RESTART_STACKS = "run"
 
 Levels = int | tuple[int, ...]
 
+# What a threshold (load.thresholds) can hold a load point to, each figure as the report shows it over the
+# counted cells (benchstack.analysis.thresholds): req/s (median), error rate (mean share), latency in ms
+# (percentiles of the pooled distribution, else the median of the cells'), and the ratio of a stack's req/s to
+# the baseline's (the comparison's Hodges-Lehmann estimate).
+LATENCY_METRICS = ("mean_ms", "p50_ms", "p90_ms", "p99_ms", "p99.9_ms")
+THRESHOLD_METRICS = ("rps", "error_rate", *LATENCY_METRICS, "ratio")
+
 
 def _levels(value: object) -> Levels | None:
     """A level field as written (one integer, or a list kept as a tuple); None when absent."""
@@ -133,6 +140,65 @@ class LoadPlan:
 
 
 @dataclass(frozen=True)
+class Threshold:
+    """One entry of ``load.thresholds``: a metric held to ``min`` and/or ``max`` (both inclusive) on every
+    load point its scope matches (``stack``, ``tool``, ``level``; None matches any). Like k6's thresholds: a
+    threshold that fails, or finds no value to judge, fails the run with its own exit code
+    (:mod:`benchstack.common.exitcodes`)."""
+
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    stack: str | None = None
+    tool: str | None = None
+    level: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Threshold:
+        return cls(
+            metric=d["metric"],
+            min=d.get("min"),
+            max=d.get("max"),
+            stack=d.get("stack"),
+            tool=d.get("tool"),
+            level=d.get("level"),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The threshold as written: only the fields given."""
+        fields = {
+            "metric": self.metric,
+            "min": self.min,
+            "max": self.max,
+            "stack": self.stack,
+            "tool": self.tool,
+            "level": self.level,
+        }
+        return {k: v for k, v in fields.items() if v is not None}
+
+    @property
+    def text(self) -> str:
+        """``p99_ms <= 300``, ``ratio >= 0.9``, ``0.9 <= ratio <= 1.1``, with its scope:
+        ``(stack x2, tool ab, level 8)``."""
+        low = f"{self.min:g} <= " if self.min is not None else ""
+        high = f" <= {self.max:g}" if self.max is not None else ""
+        if self.min is not None and self.max is None:
+            limit = f"{self.metric} >= {self.min:g}"
+        else:
+            limit = f"{low}{self.metric}{high}"
+        scope = [
+            f"{name} {value}"
+            for name, value in (("stack", self.stack), ("tool", self.tool), ("level", self.level))
+            if value is not None
+        ]
+        return limit + (f" ({', '.join(scope)})" if scope else "")
+
+    def passes(self, value: float) -> bool:
+        """Whether ``value`` lies within the limits (both inclusive)."""
+        return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+
+
+@dataclass(frozen=True)
 class Load:
     """An experiment's ``load`` section, defaults filled in (docs/experiment.md)."""
 
@@ -156,6 +222,8 @@ class Load:
     restart_stacks: str = DEFAULT_RESTART_STACKS
     # Set only when the experiment names one (it then orders every run's rounds).
     seed: int | None = None
+    # What the report holds the run to (k6-like); recorded only when the experiment has some.
+    thresholds: tuple[Threshold, ...] = ()
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], first_stack: str | None = None) -> Load:
@@ -184,6 +252,7 @@ class Load:
             max_seconds=d.get("max_seconds"),
             restart_stacks=d.get("restart_stacks", DEFAULT_RESTART_STACKS),
             seed=d.get("seed"),
+            thresholds=tuple(Threshold.from_dict(t) for t in d.get("thresholds") or ()),
         )
 
     @property
@@ -193,7 +262,8 @@ class Load:
 
     def as_dict(self) -> dict[str, Any]:
         """The section as the plan fact and run.json record it (``experiment.load``): every field with its
-        default, ``seed`` only when the experiment names one, the plans as written."""
+        default, ``seed`` and ``thresholds`` only when the experiment names them (so an experiment without
+        thresholds keeps its hash, and a half-finished run of it resumes), the plans as written."""
         d: dict[str, Any] = {
             "path": self.path,
             "threshold_ms": self.threshold_ms,
@@ -214,6 +284,8 @@ class Load:
         }
         if self.seed is not None:
             d["seed"] = self.seed
+        if self.thresholds:
+            d["thresholds"] = [t.as_dict() for t in self.thresholds]
         return d
 
     def tools(self) -> list[str]:

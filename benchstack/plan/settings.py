@@ -6,7 +6,7 @@ the same values with the same lines.
 - a name bench-stack sets itself, given with ``-e`` (:mod:`benchstack.plan.innervars`);
 - a role variable: its role's ``meta/argument_specs.yml`` (types, choices; Ansible's own validator), then the
   place it lands in (:mod:`benchstack.plan.rolevars`);
-- the project's switches (``bench_cpu_split``, ``bench_lock_wait``, ``bench_yes`` ...).
+- the project's switches (``bench_cpu_split``, ``bench_lock_wait``, ``bench_fail_on``, ``bench_yes`` ...).
 
 The roots, ``bench_results_dir`` and ``bench_run_dir`` are checked with the plan
 (:mod:`benchstack.plan.resolved`), which needs them. Values arrive plain: the plan play templates them first.
@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from benchstack.common.exitcodes import FAIL_ON
 from benchstack.common.renamed import renamed_problems, renamed_to
 from benchstack.history.location import publish_problems
 from benchstack.measure.runlock import lock_wait_seconds
@@ -44,6 +45,7 @@ SWITCHES = (
 PROJECT_SETTINGS = (
     "bench_cpu_split",
     "bench_lock_wait",
+    "bench_fail_on",
     *SWITCHES,
     "bench_publish",
     "bench_publish_endpoint",
@@ -159,6 +161,12 @@ def project_problems(given: dict[str, Any]) -> list[str]:
     if "bench_lock_wait" in given and lock_wait_seconds(given["bench_lock_wait"]) is None:
         value = given["bench_lock_wait"]
         problems.append(f"bench_lock_wait: must be a number of seconds, 0 or more, not {value!r}")
+    if "bench_fail_on" in given and given["bench_fail_on"] not in FAIL_ON:
+        value = given["bench_fail_on"]
+        problems.append(
+            f"bench_fail_on: must be one of {', '.join(FAIL_ON)} (what fails the run's exit code: "
+            f"docs/verdict.md), not {value!r}"
+        )
     for name in SWITCHES:
         if name in given and str(given[name]).lower() not in ("true", "false", "yes", "no", "1", "0"):
             problems.append(f"{name}: must be true or false, not {given[name]!r}")

@@ -24,6 +24,7 @@ report is what it always was.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,13 @@ from benchstack.analysis.loadpoints import (
     point_columns,
 )
 from benchstack.analysis.stats import median_ci, outliers, relative_half_width
+from benchstack.analysis.thresholds import (
+    ThresholdCheck,
+    check_thresholds,
+    failed,
+    thresholds_of,
+    thresholds_text,
+)
 from benchstack.analysis.verdict import Verdict, run_verdict
 from benchstack.common.numbers import as_number, fmt, median, rounded, step_for
 from benchstack.measure.probe import floor_text
@@ -78,7 +86,7 @@ from benchstack.results.cell import counted, left_out, load_cells
 from benchstack.results.files import read_json
 from benchstack.results.formats import RUN_INFO, validate_run_info
 from benchstack.results.model import ERROR_KINDS
-from benchstack.results.runfolder import store_comparisons, store_verdict
+from benchstack.results.runfolder import store_comparisons, store_thresholds, store_verdict
 
 COLUMNS = (
     "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "±",
@@ -95,6 +103,7 @@ class RunData:
     verdict: Verdict | None = None  # computed on first use (verdict_of)
     comparisons: list[Comparison] | None = None  # computed on first use (comparisons_of)
     drift: list[Drift] | None = None  # computed on first use (drift_of)
+    thresholds: list[ThresholdCheck] | None = None  # computed on first use (threshold_checks_of)
 
 
 def targets_of(run: RunData) -> dict[str, list[dict[str, Any]]]:
@@ -133,6 +142,14 @@ def comparisons_of(run: RunData) -> list[Comparison]:
     if run.comparisons is None:
         run.comparisons = run_comparisons(run.cells, run.run_info)
     return run.comparisons
+
+
+def threshold_checks_of(run: RunData) -> list[ThresholdCheck]:
+    """The experiment's thresholds on the run's counted cells (:mod:`benchstack.analysis.thresholds`),
+    computed once."""
+    if run.thresholds is None:
+        run.thresholds = check_thresholds(run.cells, thresholds_of(run.run_info), comparisons_of(run))
+    return run.thresholds
 
 
 def _errors_cell(cells: list[dict[str, Any]]) -> str:
@@ -263,12 +280,23 @@ def end_of_run_text(run: RunData) -> str:
         comparisons_text(run.cells, run.run_info, found),
         drift_text(drift_of(run)),
         verdict_text(verdict_of(run)),
+        thresholds_text(threshold_checks_of(run)),
     ]
     return "\n".join(part for part in parts if part)
 
 
+def resume_hint(run_dir: str | None) -> str:
+    """How to resume the run: both commands, ./run's (no venv to activate) and ansible-playbook's."""
+    where = shlex.quote(run_dir) if run_dir else "<this run>"
+    return f"./run bench -e bench_run_dir={where} (ansible-playbook bench-stack.yml in the venv, likewise)"
+
+
 def first_table_text(
-    cells: list[dict[str, Any]], run_info: dict[str, Any] | None, due: int, load: Load
+    cells: list[dict[str, Any]],
+    run_info: dict[str, Any] | None,
+    due: int,
+    load: Load,
+    run_dir: str | None = None,
 ) -> str:
     """What a run prints once its regular rounds are stored and extra rounds follow (``due``: the load
     points of the next round): what is still measured and until when, then the table and the comparisons so
@@ -278,8 +306,8 @@ def first_table_text(
     head = (
         f"First table, after {load.repetitions} rounds. More rounds follow for {due} load point(s), until "
         f"every comparison with the baseline is resolved (faster, slower, or equivalent within "
-        f"+-{100 * load.equivalence:g} %) {until}. Ctrl-C keeps every cell; the same command with "
-        "-e bench_run_dir=<this run> resumes."
+        f"+-{100 * load.equivalence:g} %) {until}. Ctrl-C keeps every cell; "
+        f"{resume_hint(run_dir)} resumes."
     )
     parts = [head, summary_tables(cells, run_info), comparisons_text(cells, run_info)]
     return "\n".join(part for part in parts if part)
@@ -497,6 +525,35 @@ def verdict_section(v: Verdict) -> Section:
     return Section(f"Verdict: {v.status}", tuple(blocks), status=v.status)
 
 
+THRESHOLD_COLUMNS = ("threshold", "load point", "value", "result", "measured from")
+THRESHOLDS_LEGEND = (
+    "Each threshold of load.thresholds on each load point it matches, judged on the counted cells: req/s "
+    "their median, error rate their mean, latency the pooled requests' (else the median of the cells'), "
+    "ratio the comparison's estimate. A threshold without a value fails. Any failed threshold fails the run "
+    "with exit code 7 (docs/verdict.md, Exit codes)."
+)
+
+
+def thresholds_section(run: RunData) -> Section | None:
+    """Each threshold with its load point, measured value and passed or failed; None without thresholds."""
+    checks = threshold_checks_of(run)
+    if not checks:
+        return None
+    bad = failed(checks)
+    rows = tuple(
+        (c.text, c.load_point, c.value_text, "passed" if c.passed else "FAILED", c.basis) for c in checks
+    )
+    head = f"{len(checks) - len(bad)} of {len(checks)} passed" + (f"; {len(bad)} failed." if bad else ".")
+    return Section(
+        "Thresholds",
+        (
+            Paragraph(text(head)),
+            Table(THRESHOLD_COLUMNS, rows, tuple(not c.passed for c in checks)),
+            Paragraph(text(THRESHOLDS_LEGEND)),
+        ),
+    )
+
+
 # ---------------------------------------------------------------- latency distributions (issue 15)
 
 DIST_COLUMNS = (
@@ -582,6 +639,7 @@ def build_report(run: RunData, plots: list[Path] | None = None, plot_problem: st
         summary,
         comparisons_section(run),
         verdict_section(verdict_of(run)),
+        thresholds_section(run),
         results_section(run),
         side_by_side_section(run),
         distributions_section(run),
@@ -619,6 +677,8 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
     store_comparisons(
         directory, [c.to_dict() for c in comparisons_of(run)], [d.to_dict() for d in drift_of(run)]
     )
+    if thresholds_of(run.run_info):
+        store_thresholds(directory, [c.to_dict() for c in threshold_checks_of(run)])
     write_csv(directory / "cells.csv", run.cells)
     write_loadpoints_csv(directory / "loadpoints.csv", run.cells, verdict_of(run), comparisons_of(run))
     plots: list[Path] = []

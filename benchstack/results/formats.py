@@ -1,7 +1,7 @@
 """The published results format: JSON Schemas for a cell and for run.json, and the one checker that uses them.
 
 The schemas are package data, ``benchstack/schemas/cell.schema.json`` (``bench-stack/cell/v2``, reading
-v1) and ``run.schema.json`` (``bench-stack/run/v4``, reading v1 to v3), JSON Schema draft 2020-12,
+v1) and ``run.schema.json`` (``bench-stack/run/v6``, reading v1 to v5), JSON Schema draft 2020-12,
 documented field by field in docs/results-format.md. :func:`benchstack.results.cell.validate_cell` and
 :func:`validate_run_info` check a document against its schema first and add only what a schema cannot say
 (rules across fields), so the published files and the code cannot drift apart.
@@ -31,7 +31,7 @@ from jsonschema import Draft202012Validator, validators
 
 CELL_SCHEMA_FILE = "cell.schema.json"
 RUN_SCHEMA_FILE = "run.schema.json"
-RUN_SCHEMA = "bench-stack/run/v5"
+RUN_SCHEMA = "bench-stack/run/v6"
 RUN_INFO = "run.json"
 # Longest value quoted in a message (a whole latency distribution would fill a screen).
 SHOWN_CHARS = 60

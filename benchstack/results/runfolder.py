@@ -327,6 +327,12 @@ def store_comparisons(
     return update_run_json(Path(run_dir), put, create=False)
 
 
+def store_thresholds(run_dir: str | os.PathLike[str], checks: list[dict[str, Any]]) -> bool:
+    """Put the checks of the experiment's thresholds (:mod:`benchstack.analysis.thresholds`, each as its
+    ``to_dict``) into run.json's ``thresholds``; False when the run has no run.json."""
+    return update_run_json(Path(run_dir), lambda d: d.__setitem__("thresholds", checks), create=False)
+
+
 def resume_command(run_dir: str | os.PathLike[str]) -> str:
     """The command that resumes the run in ``run_dir``."""
     return _command(f"bench_run_dir={run_dir}")

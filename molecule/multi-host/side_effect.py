@@ -161,7 +161,10 @@ def clean_run() -> None:
     shutil.rmtree(run, ignore_errors=True)
     # The tests count the requests nginx logged per loadgen in this run only.
     sh(TARGET, "truncate -s 0 /var/log/nginx/access.log")
-    result = playbook("benchmark.yml", "report.yml", extra={"bench_run_dir": str(run)})
+    # The run's verdict is the tests' to read; its gate (docs/verdict.md, Exit codes) would fail the play.
+    result = playbook(
+        "benchmark.yml", "report.yml", extra={"bench_run_dir": str(run), "bench_fail_on": "never"}
+    )
     save("clean-run", result.to_dict())
     if result.rc != 0:
         raise SystemExit(f"the clean run failed:\n{result.output[-6000:]}")

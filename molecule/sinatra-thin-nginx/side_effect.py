@@ -121,9 +121,15 @@ def verify_gate() -> None:
     sh(TUNED_HOST, f"kill -STOP {pid}")
     try:
         # The entry point: one playbook, where a host that fails leaves the plays and the others go on.
+        # bench_fail_on never: the host that fails verify is what this checks, not the run's verdict.
         run = playbook(
             "bench-stack.yml",
-            extra={**SKIP, "bench_results_dir": str(ephemeral()), "bench_run_dir": str(run_dir)},
+            extra={
+                **SKIP,
+                "bench_results_dir": str(ephemeral()),
+                "bench_run_dir": str(run_dir),
+                "bench_fail_on": "never",
+            },
         )
     finally:
         sh(TUNED_HOST, f"kill -CONT {pid}")
@@ -309,6 +315,8 @@ def dropped() -> None:
             "experiment": str(path),
             "bench_results_dir": str(ephemeral()),
             "bench_run_dir": str(run_dir),
+            # One short cell: its verdict is not what this checks (docs/verdict.md, Exit codes).
+            "bench_fail_on": "never",
         },
     )
     after = probe()

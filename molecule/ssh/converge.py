@@ -171,7 +171,9 @@ def run_bench(name: str, playbook: str, extra: dict[str, Any] | None = None) -> 
 
 def main() -> int:
     name = "again" if evidence_path("first").exists() else "first"
-    evidence = run_bench(name, "bench-stack.yml")
+    # The verdict of a run on these small hosts is not what this scenario checks: its exit code stays 0
+    # whatever the verdict (docs/verdict.md, Exit codes), as before the run's gate.
+    evidence = run_bench(name, "bench-stack.yml", {"bench_fail_on": "never"})
     if evidence["rc"] != 0:
         return 1
     if evidence["changed_on_hosts"]:

@@ -48,7 +48,7 @@ class ActionModule(ActionBase):
             first_table = ""
             if first_extra_round(found, exp):
                 first_table = first_table_text(
-                    load_cells(run_dir), read_run_info(run_dir), len(found), exp.load
+                    load_cells(run_dir), read_run_info(run_dir), len(found), exp.load, str(run_dir)
                 )
         except ValueError as exc:  # a stored cell or run.json that is not valid, named by the message
             raise AnsibleActionFail(str(exc)) from None

@@ -1,12 +1,17 @@
 """Action: write a run's report (report.md, report.html, plots, cells.csv) and return its summary table
-followed by the comparisons against the baseline and the run's verdict (both also stored in run.json), which
-the run prints at the end. With
+followed by the comparisons against the baseline, the run's verdict and its thresholds (all also stored in
+run.json), which the run prints at the end. With
 ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever inside the results folder).
 Then the run folder's lock is released (``benchstack.measure.runlock``), and, with ``history`` (the default),
 the run is recorded in the history database (``benchstack.history.finished``: ``$BENCH_STACK_DB``, else
 ``<results_dir>/history.sqlite``), best effort: a database that cannot be written is a warning, never a
 failed run. With ``publish`` (``s3://bucket/prefix``), the run folder is then published to that store
-(``benchstack.history.finished.publish_finished``), best effort too."""
+(``benchstack.history.finished.publish_finished``), best effort too.
+
+It also returns the run's gate (``exit_code``, ``gate``: :mod:`benchstack.common.exitcodes`, judged with
+``fail_on``), which the report play's last task fails on; where the environment names a file in
+``BENCH_STACK_OUTCOME`` (``./run bench`` does), the code and the run folder are written there first, so that
+``./run bench`` exits with the gate's own code rather than ansible-playbook's 2."""
 
 from __future__ import annotations
 
@@ -18,9 +23,17 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
+from benchstack.analysis.thresholds import failed
+from benchstack.common.exitcodes import OUTCOME_ENV, gate_code, gate_message
 from benchstack.history.finished import publish_finished, record_finished
 from benchstack.measure.runlock import release
-from benchstack.report.build import comparisons_of, end_of_run_text, verdict_of, write_run_report
+from benchstack.report.build import (
+    comparisons_of,
+    end_of_run_text,
+    threshold_checks_of,
+    verdict_of,
+    write_run_report,
+)
 from benchstack.results.cell import load_cells
 from benchstack.results.runfolder import point_latest
 
@@ -47,10 +60,17 @@ class ActionModule(ActionBase):
             verdict = verdict_of(run)
             table = end_of_run_text(run)
             comparisons = [c.to_dict() for c in comparisons_of(run)]
+            checks = threshold_checks_of(run)
             results_dir = args["results_dir"]
             latest = point_latest(run_dir, results_dir) if results_dir else None
         except ValueError as exc:  # a bad cell or run.json, named by the message
             raise AnsibleActionFail(f"bench_report: {exc}") from None
+        fail_on = args["fail_on"]
+        bad = len(failed(checks))
+        code = gate_code(verdict.status, bad, fail_on)
+        outcome = os.environ.get(OUTCOME_ENV)
+        if outcome:
+            write_outcome(Path(outcome), code, run_dir)
         # The run is over: another may resume the folder (benchstack.measure.runlock).
         release(run_dir, os.getppid())
         # Then the history, which never fails the run (benchstack.history.finished).
@@ -69,8 +89,21 @@ class ActionModule(ActionBase):
             table_lines=table.splitlines(),
             verdict=verdict.to_dict(),
             comparisons=comparisons,
+            thresholds=[c.to_dict() for c in checks],
+            exit_code=code,
+            gate=gate_message(code, verdict.status, bad, fail_on),
             latest=str(latest) if latest else None,
             history=recorded.to_dict() if recorded is not None else {"outcome": "off"},
             published=published.to_dict(),
         )
         return result
+
+
+def write_outcome(path: Path, code: int, run_dir: Path) -> None:
+    """The gate for ./run bench: the exit code on the first line, the run folder on the second."""
+    try:
+        path.write_text(f"{code}\n{run_dir}\n", encoding="utf-8")
+    except OSError as exc:
+        raise AnsibleActionFail(
+            f"bench_report: cannot write {OUTCOME_ENV} ({path}): {exc.strerror}"
+        ) from None

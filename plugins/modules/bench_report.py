@@ -13,10 +13,10 @@ short_description: Write report.md, report.html, plots and cells.csv for a bench
 description:
   - >-
     Write a run's report (report.md, report.html, plots, cells.csv) and return its summary table followed by
-    the comparisons against the baseline and the run's verdict (both also stored in run.json), which the run
-    prints at the end. With ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever
-    inside the results folder). Then the run folder's lock is released (``benchstack.measure.runlock``).
-  - >-
+    the comparisons against the baseline, the run's verdict and its thresholds (all also stored in run.json),
+    which the run prints at the end, and the run's gate (exit_code). With ``results_dir``,
+    ``<results_dir>/latest`` then points at the run (only ever inside the results folder). Then the run
+    folder's lock is released (``benchstack.measure.runlock``).
     With C(history) (the default), the run is then recorded in the history database (docs/history.md):
     the URL in the controller's environment variable C(BENCH_STACK_DB), else C(<results_dir>/history.sqlite);
     with neither, nothing. Best effort: a database that cannot be opened or written is a warning, and the
@@ -47,6 +47,17 @@ options:
       C(AWS_ENDPOINT_URL), else AWS.
     type: str
     default: ""
+  fail_on:
+    description:
+      - >-
+        What fails the run's gate (returned as C(exit_code); the report play fails its last task on it):
+        C(noisy), a verdict other than valid or a failed threshold; C(invalid), an invalid verdict or a failed
+        threshold; C(never), nothing (the code is 0). The playbooks pass C(bench_fail_on).
+      - Where the environment variable C(BENCH_STACK_OUTCOME) names a file, the code and the run folder are
+        written there (C(./run bench) exits with the code).
+    type: str
+    choices: [noisy, invalid, never]
+    default: noisy
 """
 
 EXAMPLES = r"""
@@ -57,6 +68,7 @@ EXAMPLES = r"""
     history: "{{ bench_history | default(true) | bool }}"
     publish: "{{ bench_publish | default('') }}"
     publish_endpoint: "{{ bench_publish_endpoint | default('') }}"
+    fail_on: "{{ bench_fail_on | default('noisy') }}"
   register: bench_report_result
 """
 
@@ -66,6 +78,16 @@ report_html: {description: Path of report.html., type: path, returned: success}
 table: {description: The summary table, comparisons and verdict as text., type: str, returned: success}
 table_lines: {description: The same, one line per item., type: list, elements: str, returned: success}
 verdict: {description: The run's verdict (also in run.json)., type: dict, returned: success}
+thresholds:
+  description: Each threshold of load.thresholds on each load point it matches (also in run.json).
+  type: list
+  elements: dict
+  returned: success
+exit_code:
+  description: The run's gate, as docs/verdict.md's exit codes (0 passed, 3 invalid, 6 noisy, 7 a threshold).
+  type: int
+  returned: success
+gate: {description: One line saying why the gate gave exit_code., type: str, returned: success}
 comparisons:
   description: The comparisons against the baseline (also in run.json).
   type: list

@@ -56,6 +56,11 @@ def playbook(run_dir: Path) -> subprocess.CompletedProcess[str]:
             f"bench_results_dir={run_dir.parent}",
             "-e",
             f"bench_run_dir={run_dir}",
+            # The experiment's verdict is noisy by design (its httperf comparisons stay unresolved): the
+            # runs keep exit code 0 as before the run's gate (docs/verdict.md, Exit codes); the test of the
+            # verdict checks the gate's codes with validate --strict.
+            "-e",
+            "bench_fail_on=never",
         ],
         cwd=PROJECT,
         env=env,
@@ -478,8 +483,10 @@ def test_the_run_ends_with_its_verdict_and_validate_strict_gates_on_it(run: tupl
             assert any(r["message"].startswith(head) for r in unresolved), (c, unresolved)
     assert {c["state"] for c in info["comparisons"]} <= {"faster", "slower", "equivalent", "unresolved"}
     assert f"Verdict: {verdict['status'].upper()}" in first
-    assert cli_main(["validate", str(run_dir), "--strict"]) == (3 if invalid else 0)
-    assert cli_main(["validate", str(run_dir), "--strict", "--fail-on-noisy"]) == 3
+    # The run's gate (docs/verdict.md, Exit codes): 3 invalid, 6 noisy; --fail-on invalid lets noisy pass.
+    assert cli_main(["validate", str(run_dir), "--strict"]) == (3 if invalid else 6)
+    assert cli_main(["validate", str(run_dir), "--strict", "--fail-on", "invalid"]) == (3 if invalid else 0)
+    assert cli_main(["validate", str(run_dir), "--strict", "--fail-on", "never"]) == 0
 
 
 def test_each_run_released_its_lock(run: tuple[Path, str, str]) -> None:

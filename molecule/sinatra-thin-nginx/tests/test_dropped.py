@@ -49,7 +49,7 @@ def test_only_the_kept_stacks_port_is_open_after(evidence: dict[str, Any], host:
 def test_the_play_output_and_run_json_name_what_was_swept(evidence: dict[str, Any], host: str) -> None:
     assert "no stack of the plan owns: " in decision(evidence["run"], host)
     info = evidence["run_json"]
-    assert info is not None and info["schema"] == "bench-stack/run/v5"
+    assert info is not None and info["schema"] == "bench-stack/run/v6"
     swept = info["swept"][host]
     assert sorted(swept["units"]) == sorted(evidence["units"])
     assert "/etc/nginx/conf.d/bench-stack.conf" in swept["files"]

@@ -1,4 +1,5 @@
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -265,3 +266,91 @@ def test_compare_of_a_run_of_one_stack_says_there_is_nothing_to_compare(
     assert capsys.readouterr().out == "One stack: nothing to compare.\n"
     assert main(["compare", str(tmp_path / "missing")]) == 1
     assert main(["compare", str(tmp_path), str(tmp_path), "--targets", "a", "b"]) == 2
+
+
+# ---------------------------------------------------------------- compare A B --fail-on-regression
+
+
+def runs_of(tmp_path: Path, a: list[float], b: list[float]) -> tuple[Path, Path]:
+    for run, values in (("a", a), ("b", b)):
+        for rep, v in enumerate(values, 1):
+            write_cell(tmp_path / run, cell("s", rep, v))
+    return tmp_path / "a", tmp_path / "b"
+
+
+A_RPS = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0]
+
+
+def test_fail_on_regression_exits_4_when_the_whole_interval_is_below_1_minus_the_margin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = runs_of(tmp_path, A_RPS, [v * 0.8 for v in A_RPS])  # B 20 % slower, tightly
+    assert main(["compare", str(a), str(b), "--fail-on-regression"]) == 4
+    captured = capsys.readouterr()
+    assert "- s ab c50: 0.800x (0.79" in captured.out and "): REGRESSION" in captured.out
+    assert captured.err == (
+        "bench-stack: --fail-on-regression: 1 load point(s) of B slower than A by more than 5 %: s ab c50\n"
+    )
+    # The same slowdown within a wider margin is no regression; without the flag, compare exits 0.
+    assert main(["compare", str(a), str(b), "--fail-on-regression", "--margin", "0.25"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b)]) == 0
+    assert "Regressions" not in capsys.readouterr().out
+
+
+def test_a_slowdown_whose_interval_reaches_past_1_minus_the_margin_is_no_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # B's median 4 % slower, inside the 5 % margin; and a faster B is never a regression.
+    a, b = runs_of(tmp_path, A_RPS, [v * 0.96 for v in A_RPS])
+    assert main(["compare", str(a), str(b), "--fail-on-regression"]) == 0
+    assert "no regression shown" in capsys.readouterr().out
+    faster = tmp_path / "faster"
+    a2, b2 = runs_of(faster, A_RPS, [v * 1.5 for v in A_RPS])
+    assert main(["compare", str(a2), str(b2), "--fail-on-regression"]) == 0
+
+
+def test_a_slower_median_whose_interval_still_reaches_above_1_minus_the_margin_is_no_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # B's median 6.5 % below A's, past the margin, but its interval (0.889-0.980) reaches above 0.95: a
+    # regression needs the whole interval below 1 - margin.
+    a, b = runs_of(tmp_path, A_RPS, [880.0, 920.0, 930.0, 940.0, 960.0, 990.0])
+    assert main(["compare", str(a), str(b), "--fail-on-regression"]) == 0
+    assert "- s ab c50: 0.935x (0.889-0.980; n A 6, n B 6): no regression shown" in capsys.readouterr().out
+
+
+def test_too_few_cells_for_an_interval_show_no_regression_and_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = runs_of(tmp_path, A_RPS[:3], [v * 0.5 for v in A_RPS[:3]])
+    assert main(["compare", str(a), str(b), "--fail-on-regression"]) == 0
+    assert "- s ab c50: 0.500x, no interval (n A 3, n B 3; 4 a side needed): no regression shown" in (
+        capsys.readouterr().out
+    )
+
+
+def test_the_regression_interval_is_the_mann_whitney_inversion_of_the_log_ratios() -> None:
+    from benchstack.analysis.compare import regression_check
+
+    a = [cell("s", r, v) for r, v in enumerate(A_RPS, 1)]
+    b = [cell("s", r, v * 0.8) for r, v in enumerate(A_RPS, 1)]
+    check = regression_check("s", a, b, 0.05)
+    # 6 against 6 at 95 %: the 6th smallest and largest of the 36 differences (R: qwilcox(0.025, 6, 6) = 6)
+    diffs = sorted(math.log(y.get("rps")) - math.log(x.get("rps")) for x in a for y in b)
+    assert check.low == pytest.approx(math.exp(diffs[5])) and check.high == pytest.approx(math.exp(diffs[30]))
+    assert check.ratio == pytest.approx(0.8) and check.regressed
+
+
+@pytest.mark.parametrize("margin", ["-0.1", "1", "x"])
+def test_a_margin_outside_0_to_1_is_wrong_usage(tmp_path: Path, margin: str) -> None:
+    a, b = runs_of(tmp_path, A_RPS, A_RPS)
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(a), str(b), "--fail-on-regression", "--margin", margin])
+    assert exc.value.code == 2
+
+
+def test_fail_on_regression_needs_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, _ = runs_of(tmp_path, A_RPS, A_RPS)
+    assert main(["compare", str(a), "--fail-on-regression"]) == 2
+    assert "--fail-on-regression compares two runs" in capsys.readouterr().err

@@ -153,3 +153,33 @@ def test_a_shift_interval_needs_fewer_values_than_the_median_interval_for_the_sa
         assert hl is not None and med is not None
         ratios.append((med.high - med.low) / (hl.high - hl.low))
     assert 1.1 < statistics.median(ratios) < 1.4
+
+
+# ---------------------------------------------------------------- two samples: compare --fail-on-regression
+
+
+@pytest.mark.parametrize(("m", "n"), [(4, 4), (5, 7), (6, 6), (10, 10), (3, 9)])
+def test_the_rank_sum_distribution_is_scipys_exact_mann_whitney(m: int, n: int) -> None:
+    import random
+
+    from scipy.stats import mannwhitneyu
+
+    from benchstack.analysis.stats import _rank_sum_cdf
+
+    cdf, rng = _rank_sum_cdf(m, n), random.Random(m * 100 + n)
+    for _ in range(20):
+        x = [rng.random() for _ in range(m)]
+        y = [rng.random() + rng.choice([0.0, 0.3, 0.6]) for _ in range(n)]
+        u = sum(1 for xi in x for yj in y if xi > yj)  # U of x; scipy's one-sided exact p is P(U <= u)
+        p = mannwhitneyu(x, y, alternative="less", method="exact").pvalue
+        assert cdf[u] == pytest.approx(p, abs=1e-12)
+
+
+def test_two_sample_shift_ci_is_r_wilcox_test_conf_int() -> None:
+    from benchstack.analysis.stats import two_sample_shift_ci
+
+    # R: wilcox.test(c(2,3,4,5,6), c(1,2,3,4,5), conf.int=TRUE)$conf.int is -2 .. 4 (with ties R warns; the
+    # interval is the 3rd smallest to the 3rd largest of the 25 differences: qwilcox(0.025, 5, 5) = 3).
+    shift = two_sample_shift_ci([2, 3, 4, 5, 6], [1, 2, 3, 4, 5])
+    assert shift is not None and (shift.estimate, shift.low, shift.high) == (-1.0, -4.0, 2.0)
+    assert two_sample_shift_ci([1, 2, 3], [4, 5, 6]) is None  # 3 a side: no 95 % interval

@@ -798,15 +798,19 @@ def test_validate_strict_fails_an_invalid_run_only_with_strict(
     assert "--strict: the run's verdict is invalid" in captured.err
 
 
-def test_validate_strict_passes_a_noisy_run_unless_asked_to_fail_on_noisy(tmp_path: Path) -> None:
+def test_validate_strict_fails_a_noisy_run_with_code_6_unless_fail_on_invalid(tmp_path: Path) -> None:
+    # Issue 41: --strict passed a noisy run; it now gates as the run does (bench_fail_on's default, noisy).
     run = Run(tmp_path)
     output = read_data("verdict", "ab-steady.txt")
     for rep, rps in ((1, 361.52), (2, 300.0), (3, 420.0)):
         run.measure("s", AB_STEADY, output, rep, rps=rps)
     run.write_info()
-    assert gate(tmp_path, "--strict") == 0
-    assert gate(tmp_path, "--strict", "--fail-on-noisy") == 3
-    assert gate(tmp_path, "--fail-on-noisy") == 3
+    assert gate(tmp_path, "--strict") == 6
+    assert gate(tmp_path, "--strict", "--fail-on-noisy") == 6
+    assert gate(tmp_path, "--fail-on-noisy") == 6
+    assert gate(tmp_path, "--strict", "--fail-on", "invalid") == 0
+    assert gate(tmp_path, "--fail-on", "never") == 0
+    assert gate(tmp_path, "--fail-on-noisy", "--fail-on", "invalid") == 2  # they contradict
 
 
 def test_validate_strict_passes_a_valid_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -834,9 +838,11 @@ def test_validate_fail_on_slow_fails_slow_responses_above_max_error_rate_only(
     slow_run(run)  # 7.75 % slow
     run.load["repetitions"] = run.load["max_repetitions"] = 1
     run.write_info()
-    assert gate(tmp_path, "--strict") == 0
+    assert gate(tmp_path, "--strict", "--fail-on", "invalid") == 0  # noisy (one cell), not invalid
     capsys.readouterr()
-    assert gate(tmp_path, "--fail-on-slow") == 3  # implies --strict
+    assert (
+        gate(tmp_path, "--fail-on-slow", "--fail-on", "invalid") == 7
+    )  # implies --strict; a threshold's code
     captured = capsys.readouterr()
     assert "- slow: s ab c20: 31 of 400 responses slower than 300 ms" in captured.out
     assert captured.err.strip() == (
@@ -845,7 +851,8 @@ def test_validate_fail_on_slow_fails_slow_responses_above_max_error_rate_only(
     )
     run.load["max_error_rate"] = 0.0775  # at the limit: within it
     run.write_info()
-    assert gate(tmp_path, "--strict", "--fail-on-slow") == 0
+    assert gate(tmp_path, "--strict", "--fail-on-slow", "--fail-on", "invalid") == 0
+    assert gate(tmp_path, "--strict", "--fail-on-slow") == 6  # still noisy
 
 
 def test_validate_fail_on_slow_still_fails_an_invalid_run(tmp_path: Path) -> None:

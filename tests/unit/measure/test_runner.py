@@ -491,7 +491,7 @@ def test_write_run_info_writes_schema_version_and_info(tmp_path: Path) -> None:
     assert path == tmp_path / "run.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data == {
-        "schema": "bench-stack/run/v5",
+        "schema": "bench-stack/run/v6",
         "bench_stack_version": __version__,
         "experiment": {"name": "e"},
         "experiment_sha256": experiment_hash({"name": "e"}),

@@ -608,7 +608,7 @@ def test_bench_run_info_writes_run_json_from_the_plan_and_what_the_run_learnt_of
     result = make_action(bench_run_info, {"run_dir": str(tmp_path), "plan": plan}).run(task_vars=task_vars)
     assert result["changed"] is True and result["path"] == str(tmp_path / "run.json")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["schema"] == "bench-stack/run/v5"
+    assert data["schema"] == "bench-stack/run/v6"
     assert data["experiment"] == {**plan["experiment"], "cells": plan["cells"]}
     assert data["experiment_sha256"] == experiment_hash(data["experiment"])
     assert {k: data[k] for k in ("inventory", "targets", "loadgens", "mode", "seed", "target_order")} == {
@@ -812,6 +812,8 @@ def test_bench_extra_cells_prints_the_first_table_before_the_first_extra_round_o
     text = first["first_table"]
     assert text.startswith("First table, after 2 rounds. More rounds follow for 1 load point(s)")
     assert "600 s of measuring" in text and "| pool | ab | c50 | 2 |" in text
+    # The resume hint names this run and a command on PATH (`./run bench -e X` ran `-e experiment=-e`).
+    assert f"./run bench -e bench_run_dir={run_dir} (" in text
     # What the console's progress line shows of the round (plugins/callback/bench_stack.py).
     assert (first["round"], first["budget_s"]) == (3, 600)
     assert first["serves"] == ["pool ab c50: its median known to unknown, +-5 % wanted"]

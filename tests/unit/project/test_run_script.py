@@ -204,3 +204,59 @@ def test_a_failed_setup_shows_the_end_of_its_log_and_stops(tmp_path: Path) -> No
         f"broken failed (exit 1); the end of its log, {log}:\nE: Unable to locate package wrk\n"
     )
     assert "next" not in result.stdout and "after" not in log.read_text()
+
+
+# ./run bench ends with the run's own exit code (docs/verdict.md, Exit codes): the report action writes the
+# gate's code into $BENCH_STACK_OUTCOME; ansible-playbook's 2 alone cannot tell the gate from a failed task.
+def bench_with(playbook_body: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    stubs = f"logged() {{ :; }}; ansible-playbook() {{ {playbook_body}; }}; "
+    return run_script(stubs + "main bench", tmp_path)
+
+
+@pytest.mark.parametrize(("code", "meaning"), [("3", "invalid"), ("6", "noisy"), ("7", "a threshold failed")])
+def test_bench_exits_with_the_gates_code_when_the_gate_failed_the_playbook(
+    tmp_path: Path, code: str, meaning: str
+) -> None:
+    result = bench_with(f'printf "{code}\\nresults/R\\n" >"$BENCH_STACK_OUTCOME"; return 2', tmp_path)
+    assert result.returncode == int(code), meaning
+    assert result.stderr.startswith(f"bench-stack: exit {code}, the run's gate (docs/verdict.md, Exit codes;")
+    assert result.stderr.rstrip().endswith("results/R")
+
+
+@pytest.mark.parametrize("rc", ["1", "2", "4", "99"])
+def test_bench_exits_1_when_the_playbook_failed_before_the_gate(tmp_path: Path, rc: str) -> None:
+    # A failed task (2), a parse error (4), Ctrl-C (99): no code written, or the gate passed (0) before a
+    # later failure.
+    for body in (f"return {rc}", f'echo 0 >"$BENCH_STACK_OUTCOME"; return {rc}'):
+        result = bench_with(body, tmp_path)
+        assert result.returncode == 1
+        assert result.stderr == (
+            f"bench-stack: ansible-playbook failed (its exit code {rc}) before the run's gate: exit 1\n"
+        )
+
+
+def test_bench_exits_0_when_the_playbook_passed_and_removes_the_outcome_file(tmp_path: Path) -> None:
+    result = bench_with(
+        'echo "$BENCH_STACK_OUTCOME" >' + f'{tmp_path}/named; echo 0 >"$BENCH_STACK_OUTCOME"', tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    named = Path((tmp_path / "named").read_text().strip())
+    assert named.name.startswith("bench-stack-outcome.") and not named.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ("", "bench-stack.yml"),
+        (" webrick-vs-thin -i inv", "bench-stack.yml -e experiment=webrick-vs-thin -i inv"),
+        # The resume hint's form: an option first names no experiment (it became `-e experiment=-e`).
+        (" -e bench_run_dir=results/R", "bench-stack.yml -e bench_run_dir=results/R"),
+    ],
+)
+def test_bench_passes_the_experiment_and_the_rest_to_ansible_playbook(
+    tmp_path: Path, args: str, expected: str
+) -> None:
+    stubs = f'logged() {{ :; }}; ansible-playbook() {{ echo "$*" >{tmp_path}/args; }}; '
+    result = run_script(stubs + "main bench" + args, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "args").read_text().strip() == expected

@@ -450,7 +450,7 @@ def test_a_fingerprint_names_its_runtimes_built_from_source_by_their_build_marke
 def test_a_stop_recorded_before_run_json_was_written_makes_a_valid_record(tmp_path: Path) -> None:
     runfolder.record_stop(tmp_path, "s__ab__c1__r1", "timeout", "ab did not finish")
     data = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert data["schema"] == "bench-stack/run/v5"
+    assert data["schema"] == "bench-stack/run/v6"
     assert schema_file_errors(RUN_FILE, data) == []
 
 
@@ -635,9 +635,9 @@ def run_record(**changes: Any) -> dict[str, Any]:
         ([], "run.json must be a JSON object, not list"),
         ({"experiment": {"name": "e"}}, "missing keys: schema"),
         (
-            run_record(schema="bench-stack/run/v6"),
-            "schema must be 'bench-stack/run/v5', 'bench-stack/run/v4', 'bench-stack/run/v3', "
-            "'bench-stack/run/v2' or 'bench-stack/run/v1', not 'bench-stack/run/v6'",
+            run_record(schema="bench-stack/run/v7"),
+            "schema must be 'bench-stack/run/v6', 'bench-stack/run/v5', 'bench-stack/run/v4', "
+            "'bench-stack/run/v3', 'bench-stack/run/v2' or 'bench-stack/run/v1', not 'bench-stack/run/v7'",
         ),
         (run_record(mode="lan"), "mode must be one of loopback, network, not 'lan'"),
         (run_record(colour="red"), "unexpected keys: colour"),
