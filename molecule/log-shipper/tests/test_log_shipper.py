@@ -8,6 +8,7 @@ import collections
 import gzip
 import json
 import os
+import shlex
 import time
 import uuid
 from pathlib import Path
@@ -90,7 +91,7 @@ def test_every_request_reaches_the_bucket_once_across_a_restart(host: Host, buck
         "    time.sleep(0.015)\n"
         f"open('/tmp/{marker}.done', 'w').close()\n"
     )
-    host.run_expect([0], f"nohup python3 -c {json.dumps(loop)} >/tmp/{marker}.log 2>&1 &")
+    host.run_expect([0], f"nohup python3 -c {shlex.quote(loop)} >/tmp/{marker}.log 2>&1 &")
     time.sleep(1.5)
     host.run_expect([0], f"systemctl restart {UNIT}")
     deadline = time.monotonic() + 60
