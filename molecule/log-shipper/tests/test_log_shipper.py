@@ -15,6 +15,7 @@ from pathlib import Path
 
 import boto3
 import pytest
+from botocore.client import BaseClient
 from testinfra.host import Host
 
 UNIT = "bench-fluentd.service"
@@ -27,19 +28,18 @@ REQUESTS = 400
 
 
 @pytest.fixture(scope="module")
-def bucket():
+def bucket() -> BaseClient:
     endpoint = (Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "s3-endpoint").read_text().strip()
-    s3 = boto3.client(
+    return boto3.client(
         "s3",
         endpoint_url=endpoint,
         region_name="us-east-1",
         aws_access_key_id="bench-test-key",
         aws_secret_access_key="bench-test-secret",
     )
-    return s3
 
 
-def shipped_paths(s3, marker: str) -> collections.Counter[str]:
+def shipped_paths(s3: BaseClient, marker: str) -> collections.Counter[str]:
     """Request paths holding ``marker`` in every object under the prefix, counted over all objects."""
     counts: collections.Counter[str] = collections.Counter()
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=PREFIX):
@@ -70,8 +70,15 @@ def test_config_passes_fluentds_dry_run_as_its_user(host: Host) -> None:
 
 def test_config_tails_with_a_position_file_into_a_file_buffer(host: Host) -> None:
     conf = host.file(CONF).content_string
-    for line in (f"path {ACCESS_LOG}", "pos_file /var/lib/fluentd/nginx-access.pos", "@type file",
-                 "flush_at_shutdown true", "store_as gzip", f"s3_bucket {BUCKET}", "force_path_style true"):
+    for line in (
+        f"path {ACCESS_LOG}",
+        "pos_file /var/lib/fluentd/nginx-access.pos",
+        "@type file",
+        "flush_at_shutdown true",
+        "store_as gzip",
+        f"s3_bucket {BUCKET}",
+        "force_path_style true",
+    ):
         assert line in conf
     assert "bench-test-secret" not in conf
 
@@ -81,7 +88,7 @@ def test_credentials_are_roots_alone(host: Host) -> None:
     assert (env.user, env.group, env.mode) == ("root", "root", 0o600)
 
 
-def test_every_request_reaches_the_bucket_once_across_a_restart(host: Host, bucket) -> None:
+def test_every_request_reaches_the_bucket_once_across_a_restart(host: Host, bucket: BaseClient) -> None:
     marker = f"ship-{uuid.uuid4().hex[:12]}"
     # The requests run in the background (about 6 s) while fluentd restarts after the first second.
     loop = (
