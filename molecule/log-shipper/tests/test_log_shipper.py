@@ -42,14 +42,17 @@ def bucket() -> BaseClient:
 def shipped_paths(s3: BaseClient, marker: str) -> collections.Counter[str]:
     """Request paths holding ``marker`` in every object under the prefix, counted over all objects."""
     counts: collections.Counter[str] = collections.Counter()
+    objects = 0
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=PREFIX):
         for obj in page.get("Contents", []):
             assert obj["Key"].endswith(".gz"), obj["Key"]
+            objects += 1
             body = s3.get_object(Bucket=BUCKET, Key=obj["Key"])["Body"].read()
             for line in gzip.decompress(body).decode().splitlines():
                 record = json.loads(line)
                 if marker in record.get("path", ""):
                     counts[record["path"]] += 1
+    print(f"{objects} objects, {sum(counts.values())} lines of this test")
     return counts
 
 
