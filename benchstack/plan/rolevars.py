@@ -49,6 +49,10 @@ _SYSCTL_RE = re.compile(r"^[a-z0-9_]+(?:[./][a-z0-9_-]+)+$")
 _SYSCTL_VALUE_RE = re.compile(r"^[A-Za-z0-9_.-]+(?:[ \t][A-Za-z0-9_.-]+)*$")
 _GOVERNOR_RE = re.compile(r"^[a-z]{1,32}$")
 _HANDLER_RE = re.compile(r"^[A-Za-z0-9 _.,()'-]{1,200}$")
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")  # S3's bucket naming rules
+_KEY_PREFIX_RE = re.compile(r"^[A-Za-z0-9!_.*'()/-]{0,512}$")  # S3's safe key characters
+_REGION_RE = re.compile(r"^[a-z]{2}(?:-[a-z0-9]+){1,4}$")
+_AWS_KEY_RE = re.compile(r"^[A-Za-z0-9/+=_.-]{1,256}$")  # a line of an environment file: no space or newline
 NOFILE_MAX = 1_048_576  # Linux's default fs.nr_open: no process may have a higher open-files limit
 
 
@@ -400,6 +404,28 @@ CHECKS: dict[str, Check | None] = {
     "loadgen_wrk_source_url": URL,
     "loadgen_wrk_source_sha256": SHA256,
     "loadgen_build_dir": FOLDER,
+    # log_shipper: gem install, the unit's User=, fluentd.conf's paths and S3 settings, its environment file.
+    "log_shipper_fluentd_version": VERSION,
+    "log_shipper_s3_plugin_version": VERSION,
+    "log_shipper_gem_source": _optional(URL),
+    "log_shipper_user": USER,
+    "log_shipper_group": GROUP,
+    "log_shipper_access_logs": _mapping(_pattern(re.compile(r"^(?:nginx|apache)$"), "nginx or apache"), PATH),
+    "log_shipper_conf_dir": FOLDER,
+    "log_shipper_state_dir": FOLDER,
+    # Empty by default: the role refuses to run without one (its tasks/validate.yml).
+    "log_shipper_s3_bucket": _pattern(
+        _BUCKET_RE, "an S3 bucket name (a-z, 0-9, '.', '-'; 3 to 63)", empty=True
+    ),
+    "log_shipper_s3_prefix": _pattern(_KEY_PREFIX_RE, "an S3 key prefix (letters, digits, '/', '!_.*()'-')"),
+    "log_shipper_s3_endpoint": _optional(URL),
+    "log_shipper_s3_region": _pattern(_REGION_RE, "an AWS region such as us-east-1"),
+    "log_shipper_aws_access_key_id": _pattern(_AWS_KEY_RE, "an access key (no spaces or quotes)", empty=True),
+    "log_shipper_aws_secret_access_key": _pattern(
+        _AWS_KEY_RE, "a secret key (no spaces or quotes)", empty=True
+    ),
+    "log_shipper_timekey": _range(1, 86_400, "a number of seconds"),
+    "log_shipper_timekey_wait": _range(0, 3600, "a number of seconds"),
     # nginx: nginx.conf's main context, the CPU drop-in.
     "nginx_stacks": _plan_set,
     "nginx_worker_processes": _worker_processes,

@@ -70,7 +70,8 @@ def test_the_projects_own_values_pass_their_checks() -> None:
     values: dict[str, Any] = {}
     for path in sorted((ROOT / "roles").glob("*/defaults/main.yml")):
         values |= yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    for path in [ROOT / "molecule" / s / "molecule.yml" for s in ("ruby-rbenv", "dns-check", "user-apps")]:
+    scenarios = ("ruby-rbenv", "dns-check", "user-apps", "log-shipper")
+    for path in [ROOT / "molecule" / s / "molecule.yml" for s in scenarios]:
         groups = yaml.safe_load(path.read_text(encoding="utf-8"))["provisioner"]["inventory"]
         for section in ("group_vars", "host_vars"):
             for each in (groups.get(section) or {}).values():

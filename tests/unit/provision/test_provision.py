@@ -294,8 +294,9 @@ def test_provisioning_includes_every_role_a_host_can_get_once_and_in_dependency_
     every = needs_of(runtimes=provision.RUNTIMES, servers=("thin",), fronts=("nginx", "apache"))
     included = provision.host_roles(every, target=True, loadgen=True)
     roles = {p.parent.parent.name for p in (root / "roles").glob("*/tasks/main.yml")}
-    # build_archive is included by ruby and python; dns_check runs in playbooks/dns_check.yml.
-    assert sorted(included) == sorted(roles - {"build_archive", "dns_check"})
+    # build_archive is included by ruby and python; dns_check runs in playbooks/dns_check.yml; log_shipper is
+    # not added by the plan yet (issue 42: opt-in per experiment, to come), only by a user's own playbook.
+    assert sorted(included) == sorted(roles - {"build_archive", "dns_check", "log_shipper"})
     for role, needs in markers.DEPENDS.items():
         assert all(included.index(n) < included.index(role) for n in needs), role
     first, then = provision.stages(included)
