@@ -33,8 +33,8 @@ def check_unresolved(run: Run) -> tuple[list[Reason], list[str]]:
                 f"{c.ratio:.2f}x {c.baseline} ({c.low:.2f}-{c.high:.2f}) over {c.pairs} pairs: neither a "
                 f"difference nor within +-{100 * c.margin:g} %"
             )
-        counted_n = len(run.groups.get(ours, []))
-        ended = what_ended(run, ours, counted_n, run.limits.max_repetitions)
+        # A comparison's rounds are bounded by its pairs (benchstack.measure.repetitions.pairs_below_bounds).
+        ended = what_ended(run, ours, c.pairs, run.limits.max_repetitions)
         message = (
             f"{label}: unresolved against {c.baseline}: {found}; about {needed} pairs would resolve it, "
             f"{max(0, needed - c.pairs)} more ({ended})"

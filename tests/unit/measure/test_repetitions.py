@@ -147,13 +147,30 @@ def test_a_comparison_without_enough_pairs_gets_rounds_with_its_baseline(tmp_pat
     assert extra_cells(tmp_path, exp) == []  # 8 pairs within +-0.5 %: equivalent
 
 
-def test_a_stack_waits_for_no_pairs_from_a_baseline_at_its_bounds(tmp_path: Path) -> None:
+def test_a_comparison_gets_rounds_until_it_has_max_repetitions_pairs_not_counted_cells(
+    tmp_path: Path,
+) -> None:
+    # b's first round was disturbed and measured again in round 7, alone: 6 counted cells each, 5 pairs. The
+    # comparison is bounded by its pairs: a and b get round 8 although both have max_repetitions counted.
     exp = experiment(**{**WRITTEN, "max_repetitions": 6}, baseline="a")
     noisy = ["interference: foreign CPU 40 %"]
     a = [cell("a", r, 1000.0) for r in range(1, 7)]
     b = [cell("b", r, v, disturbed=noisy if r == 1 else None) for r, v in enumerate(QUIET, 1)]
     store(tmp_path, *a, *b, cell("b", 7, 1000.0))
-    assert extra_cells(tmp_path, exp) == []  # 5 pairs, but a has its 6 counted cells: no pair can come
+    assert sorted(p.cell_id for p in extra_cells(tmp_path, exp)) == ["a__ab__c50__r8", "b__ab__c50__r8"]
+    store(tmp_path, cell("a", 8, 1001.0), cell("b", 8, 1000.0))
+    assert extra_cells(tmp_path, exp) == []  # 6 pairs: load.max_repetitions
+
+
+def test_a_comparison_gets_no_round_once_a_side_has_its_bound_of_cells_in_all(tmp_path: Path) -> None:
+    # b disturbed in 6 of its 12 cells (2 x max_repetitions): 6 counted, 5 pairs, no further round.
+    exp = experiment(**{**WRITTEN, "max_repetitions": 6}, baseline="a")
+    noisy = ["interference: foreign CPU 40 %"]
+    a = [cell("a", r, 1000.0) for r in range(1, 7)]
+    b = [cell("b", r, 1000.0, disturbed=noisy if r == 1 else None) for r in range(1, 7)]
+    b += [cell("b", r, 1000.0, disturbed=noisy) for r in range(7, 12)] + [cell("b", 12, 1000.0)]
+    store(tmp_path, *a, *b)
+    assert extra_cells(tmp_path, exp) == []
 
 
 EIGHT = {"repetitions": 8, "max_repetitions": 40, "target_precision": 0.05}
