@@ -37,7 +37,6 @@ from benchstack.measure.runlock import LOCK_FILE
 
 # A store that does not answer fails in seconds, not after botocore's minutes of retries.
 CLIENT_CONFIG = Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"})
-CHUNK = 1 << 20
 
 
 @dataclass
@@ -105,11 +104,8 @@ def _why(exc: BaseException, doing: str, endpoint: str) -> str:
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as f:
-        while chunk := f.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def local_files(run_dir: Path) -> dict[str, dict[str, Any]]:

@@ -30,7 +30,6 @@ EXCLUDED_ANYWHERE = frozenset({".git", "node_modules", "__pycache__"})
 EXCLUDED_AT_TOP = frozenset({"log", "tmp", "vendor"})
 MAX_APP_BYTES = 64 * 1024 * 1024
 MAX_APP_FILES = 20_000
-_CHUNK = 1 << 20
 # Links followed to resolve one link (Linux's own limit is 40).
 MAX_LINK_HOPS = 40
 
@@ -177,11 +176,8 @@ def link_escape(root: Path, rel: str) -> str | None:
 
 
 def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _entry_digest(root: Path, rel: str, st: os.stat_result) -> tuple[bytes, str | None]:
