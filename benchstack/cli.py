@@ -355,7 +355,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     bases = {baseline_of(info, cells) for info, cells in zip(infos, runs, strict=True)}
     baseline = bases.pop() if len(bases) == 1 else None
     print(
-        compare_table(runs[0], runs[1], str(args.run_a), str(args.run_b), differences, *orders, baseline),
+        compare_table(
+            runs[0], runs[1], str(args.run_a), str(args.run_b), differences, orders[0], orders[1], baseline
+        ),
         end="",
     )
     if not args.fail_on_regression:
@@ -431,7 +433,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if not paths:
         _err(f"{args.run_dir}: no cells (expected cells/*.json)")
         return 1
-    bad = 0
+    bad_cells = 0
     for path in paths:
         # The reading and check report and compare make too (benchstack.results.cell.read_cell).
         try:
@@ -440,15 +442,15 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             problems = [str(exc).removeprefix(f"{path}: ")]
         for problem in problems:
             print(f"{path}: {problem}")
-        bad += bool(problems)
+        bad_cells += bool(problems)
     info = args.run_dir / RUN_INFO
     info_problems = _run_info_problems(info) if info.exists() else []
     for problem in info_problems:
         print(f"{info}: {problem}")
-    print(f"{len(paths) - bad} of {len(paths)} cells valid")
+    print(f"{len(paths) - bad_cells} of {len(paths)} cells valid")
     if info.exists():
         print(f"{RUN_INFO}: {'valid' if not info_problems else 'not valid'}")
-    if bad or info_problems:
+    if bad_cells or info_problems:
         return 1
     if not (args.strict or args.fail_on or args.fail_on_noisy or args.fail_on_slow):
         return 0

@@ -101,7 +101,7 @@ def host_drift(cells: list[dict[str, Any]], baseline: str | None) -> list[Drift]
         ]
         timed.sort()
         stack, tool, keepalive, level = point
-        base = dict(
+        base: dict[str, Any] = dict(
             stack=stack,
             target=None if target == "-" else target,
             tool=tool,

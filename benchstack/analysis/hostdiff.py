@@ -70,8 +70,8 @@ def fingerprint_differences(a: dict[str, Any] | None, b: dict[str, Any] | None) 
         if _text(a.get(key)) != _text(b.get(key)):
             out.append(f"{label}: {_text(a.get(key))} -> {_text(b.get(key))}")
     for key, label in FINGERPRINT_MAPS:
-        ma = a.get(key) if isinstance(a.get(key), dict) else {}
-        mb = b.get(key) if isinstance(b.get(key), dict) else {}
+        ma = v if isinstance(v := a.get(key), dict) else {}
+        mb = v if isinstance(v := b.get(key), dict) else {}
         for name in sorted(set(ma) | set(mb)):
             if _text(ma.get(name)) != _text(mb.get(name)):
                 out.append(f"{label} {name}: {_text(ma.get(name))} -> {_text(mb.get(name))}")
@@ -127,8 +127,8 @@ def run_differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[
     for key in ("targets", "loadgens"):
         if len(_names(a, key)) != len(_names(b, key)):
             out.append(f"number of {key}: {len(_names(a, key))} -> {len(_names(b, key))}")
-    hosts_a = a.get("hosts") if isinstance(a.get("hosts"), dict) else {}
-    hosts_b = b.get("hosts") if isinstance(b.get("hosts"), dict) else {}
+    hosts_a = v if isinstance(v := a.get("hosts"), dict) else {}
+    hosts_b = v if isinstance(v := b.get("hosts"), dict) else {}
     for role, name_a, name_b in _host_pairs(a, b):
         if name_a is None or name_b is None:
             continue
@@ -174,7 +174,7 @@ def target_differences(
     their numbers; ``cells_a``/``cells_b``: each target's cells, which name its loadgens and mode."""
     if info is None:
         return ["run.json missing: the hosts cannot be compared"]
-    hosts = info.get("hosts") if isinstance(info.get("hosts"), dict) else {}
+    hosts = v if isinstance(v := info.get("hosts"), dict) else {}
     label = f"target {target_a} -> {target_b}"
     out = [f"{label}: {d}" for d in fingerprint_differences(hosts.get(target_a), hosts.get(target_b))]
     modes_a = sorted({str(c.get("mode")) for c in cells_a})

@@ -132,7 +132,13 @@ def check_thresholds(
     several = len({target for target, _ in every}) > 1
     out: list[ThresholdCheck] = []
     for i, t in enumerate(thresholds):
-        head = {"threshold": i, "text": t.text, "metric": t.metric, "min": t.min, "max": t.max}
+        head: dict[str, Any] = {
+            "threshold": i,
+            "text": t.text,
+            "metric": t.metric,
+            "min": t.min,
+            "max": t.max,
+        }
         found: list[ThresholdCheck] = []
         if t.metric == "ratio":
             for c in comparisons:

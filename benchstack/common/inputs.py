@@ -210,17 +210,17 @@ class _BoundedLoader(yaml.SafeLoader):
         # Refuse the integers YAML 1.1 reads as another number (_construct_int).
         self.numbers_as_written = numbers_as_written
 
-    def compose_node(self, parent: Node | None, index: object) -> Node:
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
                 line = self.peek_event().start_mark.line + 1
                 raise InputError(f"line {line}: nested deeper than {MAX_DEPTH} levels")
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
-    def compose_mapping_node(self, anchor: str | None) -> MappingNode:
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:  # types-PyYAML's anchor type is wrong
         node: MappingNode = super().compose_mapping_node(anchor)
         first: dict[Any, int] = {}
         for key_node, _ in node.value:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, selectinload
@@ -37,7 +38,7 @@ def utc(when: datetime | None) -> datetime | None:
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
 
-def _loaded() -> tuple[object, ...]:
+def _loaded() -> tuple[Any, ...]:
     return (
         selectinload(RunRow.hosts),
         selectinload(RunRow.load_points),

@@ -82,7 +82,7 @@ def _span(cells: list[dict[str, Any]]) -> tuple[datetime | None, datetime | None
 
 
 def _hosts(run_info: dict[str, Any]) -> list[HostRow]:
-    hosts = run_info.get("hosts") if isinstance(run_info.get("hosts"), dict) else {}
+    hosts = v if isinstance(v := run_info.get("hosts"), dict) else {}
     targets, loadgens = set(run_info.get("targets") or []), set(run_info.get("loadgens") or [])
     rows = []
     for name in sorted(set(hosts) | targets | loadgens):
@@ -123,7 +123,7 @@ def run_rows(run_dir: Path, run: RunData | None = None, recorded_path: str | Non
     verdict, comparisons = verdict_of(run), comparisons_of(run)
     groups = by_target_point(cells)
     started, ended = _span(cells)
-    experiment = info.get("experiment") if isinstance(info.get("experiment"), dict) else {}
+    experiment = v if isinstance(v := info.get("experiment"), dict) else {}
     name = str(experiment.get("name") or cells[0].get("experiment") or "-")
     row = RunRow(
         uid=run_uid(run_dir.name, run_info),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from benchstack.common.inputs import shown, shown_key
 from benchstack.common.numbers import is_int
@@ -104,7 +104,7 @@ def mapping(s: Mapping[str, Any], key: str, default: dict[str, Any], who: str) -
     return value
 
 
-def one_of(value: object, known: dict[str, Any]) -> bool:
+def one_of(value: object, known: dict[str, Any]) -> TypeGuard[str]:
     """Whether ``value`` is a key of ``known`` (a list or mapping is not: ``[] in {}`` raises TypeError)."""
     return isinstance(value, str) and value in known
 

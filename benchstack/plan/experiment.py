@@ -216,7 +216,9 @@ def _validated(
         try:
             resolved = resolve_stacks(data["stacks"], roots, base_dir)
         except StackError as exc:
-            refused = tuple(f"{stack_prefix(data, i)}: " for i in {p.stack for p in found} - {None})
+            refused = tuple(
+                f"{stack_prefix(data, i)}: " for i in {p.stack for p in found if p.stack is not None}
+            )
             problems += [p for p in exc.problems if not p.startswith(refused)]
     load = data.get("load")
     if isinstance(load, dict):

@@ -228,7 +228,7 @@ def _included(root: Path, name: str, target: str, files: set[str], where: str) -
 
 def pins(constraints: Iterable[str]) -> dict[str, Requirement]:
     """python_constraints by normalized name."""
-    out = {}
+    out: dict[str, Requirement] = {}
     for text in constraints:
         try:
             req = Requirement(str(text))
@@ -346,7 +346,9 @@ def stack_problems(stacks: Sequence[Stack], constraints: Iterable[str], pythons:
     ``stacks``, read on the controller, against ``constraints`` (python_constraints) on ``pythons``. An app
     from ``app.git`` is cloned on the target: pip's own message says it there."""
     pinned = pins(constraints)
-    servers = {canonicalize_name(pkg): name for name, kind in SERVERS.items() for pkg in kind.pip}
+    servers: dict[str, str] = {
+        canonicalize_name(pkg): name for name, kind in SERVERS.items() for pkg in kind.pip
+    }
     out: list[str] = []
     done: set[str] = set()
     for s in stacks:

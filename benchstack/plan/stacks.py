@@ -365,7 +365,7 @@ def derive(spec: StackSpec, roots: Roots = DEFAULT_ROOTS) -> Stack:
     app_kind, front_kind = apps.by_name(spec.app.kind), fronts.by_name(spec.front.kind)
     server_kind = by_name(spec.server.kind) if spec.server else None
     front = front_kind.resolve(spec.front, spec.name, app_kind, server_kind)
-    fields = {
+    fields: dict[str, Any] = {
         "name": spec.name,
         "port": spec.port,
         "app": spec.app,

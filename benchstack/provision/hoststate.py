@@ -65,6 +65,7 @@ import os
 import pwd
 import subprocess
 import sys
+from typing import Any, Dict, List, Optional, Sequence  # 3.6: no built-in generics, no X | None
 
 # The sections of the marker mode's output, in order (benchstack.provision.hostcommand parses them).
 SEPARATOR = "--- bench-stack units ---"
@@ -172,7 +173,7 @@ def package_files(names: list) -> dict:
         text = _out(["dpkg-query", "-W", "-f", "${Package}\n${db-fsys:Files}\n", *names])
     else:
         text = _out(["rpm", "-q", "--qf", "%{NAME}\n[ %{FILENAMES}\n]", *names])
-    files = {}
+    files: Dict[str, List[str]] = {}
     package = ""
     for line in text.splitlines():
         if not line.strip():
@@ -208,7 +209,7 @@ def show(units: list) -> dict:
     return dict(zip(units, blocks + [{}] * (len(units) - len(blocks))))  # noqa: B905 (3.6)
 
 
-def units_state(units: list, shown: dict = None) -> dict:
+def units_state(units: list, shown: Optional[dict] = None) -> dict:
     """``unit UNIT`` -> ``<UnitFileState> <ActiveState>``; ``shown``: :func:`show` for them, done already."""
     if not units:
         return {}
@@ -235,14 +236,14 @@ def sysctls_state(keys: list) -> dict:
 
 def _union(manifests: list, key: str) -> list:
     """Every item of ``key`` in ``manifests``, once each, in first-seen order."""
-    seen = {}
+    seen: Dict[Any, None] = {}
     for manifest in manifests:
         for item in manifest.get(key) or []:
             seen.setdefault(item, None)
     return list(seen)
 
 
-def states_of(manifests: dict, shown: dict = None) -> dict:
+def states_of(manifests: dict, shown: Optional[dict] = None) -> dict:
     """role -> state for every manifest, probed together: one package query and one ``systemctl show``
     for all roles (each costs tens of milliseconds to start, and roles share packages and units; ``shown``:
     that :func:`show`, done already), each path hashed once."""
@@ -314,9 +315,9 @@ def read_json(path: str) -> object:
         return None
 
 
-def accounts(users: list = (), groups: list = ()) -> dict:
+def accounts(users: Sequence[str] = (), groups: Sequence[str] = ()) -> dict:
     """Each user's ``uid``, ``gid`` and ``home``, each group's ``gid`` (None: there is no such account)."""
-    out = {"users": {}, "groups": {}}
+    out: Dict[str, Dict[str, Any]] = {"users": {}, "groups": {}}
     for name in users:
         try:
             entry = pwd.getpwnam(name)
@@ -334,10 +335,10 @@ def accounts(users: list = (), groups: list = ()) -> dict:
 def found(
     paths: tuple = (),
     links: tuple = (),
-    stack: tuple = None,
-    shown: dict = None,
-    made: str = None,
-    names: dict = None,
+    stack: Optional[tuple] = None,
+    shown: Optional[dict] = None,
+    made: Optional[str] = None,
+    names: Optional[dict] = None,
 ) -> dict:
     """Every stack unit with its state and every stack file (:func:`stack_units`, or ``stack`` when listed
     already; ``shown``: :func:`show` for its units), and what the globs ``paths`` match, with the symbolic

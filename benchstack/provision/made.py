@@ -97,7 +97,7 @@ def migrated(
     (``host_role``: its entry is in the record), with ``accounts`` (users, groups) only bench-stack makes
     (:func:`benchstack.provision.accounts.proven`)."""
     out = empty()
-    roles = record.get("roles") if isinstance(record.get("roles"), dict) else {}
+    roles = v if isinstance(v := record.get("roles"), dict) else {}
     files = [
         str(path)
         for entry in roles.values()

@@ -187,7 +187,9 @@ def decide(
             decision.drift[role] = changed
             # A package removed altogether is installed by the one transaction (dnf cannot reinstall it).
             role_now = (now or {}).get(role) or {}
-            gone = [p for p in missing_packages(entry, changed) if role_now.get(f"package {p}") != "absent"]
+            gone = [
+                p for p in missing_packages(entry or {}, changed) if role_now.get(f"package {p}") != "absent"
+            ]
             decision.reinstall.extend(p for p in gone if p not in decision.reinstall)
         if not skip_unchanged:
             decision.run[role] = "every role runs (bench_provision_skip_unchanged false, or --tags)"

@@ -175,7 +175,7 @@ def stale(
             owned = instance is not None and instance.group(1) in apaches
         if not owned:
             files.append(path)
-    foreign = []
+    foreign: list[str] = []
     if owned_paths is not None:
         ours = set((made or {}).get("paths") or [])
         for path in _stale_paths(found.get("paths") or [], owned_paths, roles):

@@ -163,7 +163,7 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
     unknown = sorted(set(meta) - set(META_FIELDS))
     if unknown:
         raise TypeError(f"make_cell() got unknown metadata: {', '.join(unknown)}")
-    values = dict.fromkeys(META_FIELDS)
+    values: dict[str, Any] = dict.fromkeys(META_FIELDS)
     values.update(meta)
     if values["url"] is None:
         values["url"] = parsed.url

@@ -56,7 +56,7 @@ def tool_cores(cell: dict[str, Any], usage: dict[str, Any]) -> float | None:
     seconds = float(usage.get("seconds") or 0)
     if seconds <= 0:
         return None
-    command = cell.get("command") if isinstance(cell.get("command"), list) else []
+    command = v if isinstance(v := cell.get("command"), list) else []
     cores = float(usage.get("cpu_s") or 0) / seconds
     if len(command) > 2 and command[0] == "taskset":
         pinned = parse_cpulist(command[2])

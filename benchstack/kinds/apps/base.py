@@ -180,8 +180,8 @@ class EmbeddedApp(AppKind):
     # The Apache module it runs in.
     module: ClassVar[str]
 
-    @property
-    def apache_handler(self) -> str:
+    @property  # the handler is the app's own name: a property where other apps set a class value
+    def apache_handler(self) -> str:  # type: ignore[override]
         return self.name
 
     def checks(self) -> list[dict[str, str]]:

@@ -60,7 +60,7 @@ class SourceFolder:
     bytes: int
     files: int
     dependency_files: tuple[str, ...]
-    lock_sha256: str | None
+    lock_sha256: dict[str, str]  # dependency lock file -> its sha256
 
 
 @dataclass(frozen=True)

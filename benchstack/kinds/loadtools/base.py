@@ -40,7 +40,7 @@ def positive_int(name: str, value: object) -> int:
 
 def bounded_int(problems: list[str], where: str, v: object, maximum: int) -> bool:
     """Whether ``v`` is an integer from 1 to ``maximum``; a problem naming ``where`` when not."""
-    if not is_int(v) or not 1 <= v <= maximum:  # type: ignore[operator]
+    if not is_int(v) or not 1 <= v <= maximum:
         problems.append(f"{where}: must be an integer from 1 to {maximum:_}, not {shown(v)}")
         return False
     return True

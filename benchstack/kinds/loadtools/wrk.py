@@ -188,7 +188,9 @@ def _attach_histogram(parsed: Parsed, text: str) -> None:
     report = wrk_report(text)
     if report is None and WRK_REPORT_MARKER.strip() in text:
         raise ParseError(f"wrk output has a {WRK_REPORT_MARKER.strip()} line that is cut short")
-    histogram = report.get("histogram") if report else None
+    if report is None:
+        return
+    histogram = report.get("histogram")
     if not isinstance(histogram, list):
         return
     try:
