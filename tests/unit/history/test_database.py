@@ -3,13 +3,17 @@ empty database and leave an upgraded one as it is."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from history_cases import run_copy
+from conftest import bench_stack
+from history_cases import CAPTURED, run_copy
 from sqlalchemy import inspect
 
 from benchstack.history.database import (
@@ -25,6 +29,9 @@ from benchstack.history.record import import_run
 from benchstack.history.schema import Base
 
 TABLES = {"alembic_version", "runs", "hosts", "load_points", "comparisons", "reasons"}
+ROOT = Path(__file__).resolve().parents[3]
+# No server: port 1 on loopback refuses at once (Molecule history-postgresql has a real one).
+NO_SERVER = "postgresql+psycopg://bench:s3cret-pw@127.0.0.1:1/bench"
 
 
 def test_an_empty_database_is_migrated_to_the_models_tables(tmp_path: Path) -> None:
@@ -79,8 +86,8 @@ def test_a_urls_password_is_never_shown() -> None:
 
 
 def test_the_migrations_write_postgresql_ddl_too(tmp_path: Path) -> None:
-    # No server here (docs/history.md#not-yet): the migrations rendered for PostgreSQL's dialect, offline,
-    # as a DBA would apply them; the types are ones PostgreSQL has.
+    # The migrations rendered for PostgreSQL's dialect, offline, as a DBA would apply them; the types are ones
+    # PostgreSQL has (Molecule history-postgresql runs them on a server).
     import io
 
     from alembic import command
@@ -98,3 +105,41 @@ def test_the_migrations_write_postgresql_ddl_too(tmp_path: Path) -> None:
     assert "started_at TIMESTAMP WITH TIME ZONE" in sql
     assert "keepalive BOOLEAN NOT NULL" in sql and "fingerprint JSON" in sql
     assert "seed BIGINT" in sql and "FOREIGN KEY(run_id) REFERENCES runs (id) ON DELETE CASCADE" in sql
+
+
+def sqlite_run(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """A new interpreter records the captured run in an SQLite history: which drivers did it load?"""
+    code = (
+        "import sys; from benchstack.history.database import open_database; "
+        "from benchstack.history.record import import_run; "
+        "print(import_run(open_database(sys.argv[1]), sys.argv[2]).outcome); "
+        "print('psycopg' in sys.modules, 'psycopg2' in sys.modules)"
+    )
+    url = f"sqlite:///{folder / 'h.sqlite'}"
+    return {"sqlite": ([sys.executable, "-c", code, url, str(CAPTURED)], dict(os.environ), ROOT)}
+
+
+@pytest.mark.early.with_args(sqlite_run)
+def test_an_sqlite_history_never_loads_the_postgresql_driver(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    done = early_results["sqlite"]
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["added", "False", "False"]
+
+
+def test_a_postgresql_url_is_opened_with_psycopg_3() -> None:
+    # requirements.txt installs it; SQLAlchemy imports it when the engine is made, before any connection.
+    dbapi = engine_for(NO_SERVER).dialect.dbapi
+    assert dbapi is not None and dbapi.__name__ == "psycopg" and dbapi.__version__.startswith("3.")
+
+
+def test_a_server_away_is_one_line_that_names_it_without_the_password() -> None:
+    done = bench_stack("history", "--db", NO_SERVER)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.startswith(
+        "bench-stack: cannot open the history database postgresql+psycopg://bench:***@127.0.0.1:1/bench: "
+    )
+    assert "Connection refused" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert "s3cret-pw" not in done.stderr
