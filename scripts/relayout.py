@@ -179,6 +179,9 @@ MOVES: dict[str, str] = {
     "csvfiles": "report.csvfiles",
     # The console's words (plugins/callback/bench_stack.py), never a flat module either.
     "console": "report.console",
+    # Split out of report.build too (the report's host lines, its latency figures), never flat modules.
+    "hosts": "report.hosts",
+    "latency": "report.latency",
 }
 # Folders of the package that move whole (the rest of MOVES are modules).
 MOVED_PACKAGES = {"apps", "fronts", "servers", "loadtools"}

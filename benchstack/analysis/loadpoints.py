@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from benchstack.analysis.stats import median_ci
 from benchstack.common.numbers import median
 from benchstack.kinds.loadtools import find
 from benchstack.results.cell import GroupKey, group_key, level_label
@@ -87,3 +88,13 @@ def mean_error_rate(group: list[dict[str, Any]]) -> float | None:
     """The mean of the cells' error rates (the report's error rate, loadpoints.csv's); None without a cell."""
     rates = [float(c.get("error_rate") or 0.0) for c in group]
     return statistics.fmean(rates) if rates else None
+
+
+def spread_of(values: list[float]) -> float | None:
+    """How far the median of ``values`` is known, to round it by (:func:`benchstack.common.numbers.step_for`):
+    half the width of its 95 % interval (:func:`benchstack.analysis.stats.median_ci`), else of their range;
+    None for fewer than two values."""
+    interval = median_ci(values)
+    if interval is not None:
+        return (interval.high - interval.low) / 2
+    return (max(values) - min(values)) / 2 if len(values) > 1 else None

@@ -3,16 +3,20 @@ cells.csv and loadpoints.csv (:mod:`benchstack.report.csvfiles`).
 
 The report is built once from the :class:`RunData` (:func:`build_report`) as a model of ordered sections
 (:mod:`benchstack.report.model`), which :mod:`benchstack.report.render` writes as report.md and as
-report.html. It leads with the comparisons of each stack against the baseline
-(:mod:`benchstack.analysis.comparison`), since they are what a run is for; the run's verdict
-(:mod:`benchstack.analysis.verdict`) follows. Both are computed once per run and stored in run.json too. A row
-of the results table is one load point (stack, tool, keep-alive, concurrency or offered rate) over its counted
-repetitions (:func:`benchstack.results.cell.counted`: a disturbed cell is listed in n and cells.csv, never
-counted): the median req/s with min-max, the distribution-free 95 % interval of the median and its half-width
-over the median (the precision, :mod:`benchstack.analysis.stats`; marked noisy above the experiment's
-``load.target_precision`` from run.json, default 0.05), outliers (MAD), median mean/p50/p99 latency, errors
-and the mean error rate. Plots need matplotlib, imported only when report.html is written
-(:mod:`benchstack.report.plots`).
+report.html. Under the run's summary (hosts with their CPU, kernel and mode) it leads with the run's verdict
+(:mod:`benchstack.analysis.verdict`: whether to trust the figures) and the comparisons of each stack against
+the baseline (:mod:`benchstack.analysis.comparison`, as a chart and in words), since they are what a run is
+for; both are computed once per run and stored in run.json too. Then the results, the latency and the noise
+(the probe before the cells, the host's speed through the run). Each plot sits in the section it belongs to
+(:mod:`benchstack.report.plots`). A row of the results table is one load point (stack, tool, keep-alive,
+concurrency or offered rate) over its counted repetitions (:func:`benchstack.results.cell.counted`: a
+disturbed cell is listed in n and cells.csv, never counted): the median req/s with min-max, the
+distribution-free 95 % interval of the median and its half-width over the median (the precision,
+:mod:`benchstack.analysis.stats`; marked noisy above the experiment's ``load.target_precision`` from
+run.json, default 0.05), outliers (MAD), median mean/p50/p99 latency, errors and the mean error rate.
+Plots need matplotlib, imported only when report.html is written (:mod:`benchstack.report.plots`); report.md
+links them. The hosts' lines come from :mod:`benchstack.report.hosts`, the latency figures and the
+distributions table from :mod:`benchstack.report.latency`.
 
 A run with several targets (:mod:`benchstack.plan.targets`) gets one results table and one distribution table
 per target, each under a heading that names the target's host type (CPU model and count, distribution, from
@@ -44,11 +48,10 @@ from benchstack.analysis.drift import MEANING, Drift, drift_text, host_drift
 from benchstack.analysis.loadpoints import (
     error_total,
     groups_of,
-    latency_median,
     mean_error_rate,
     n_text,
-    per_loadgen,
     point_columns,
+    spread_of,
 )
 from benchstack.analysis.stats import median_ci, outliers, relative_half_width
 from benchstack.analysis.thresholds import (
@@ -59,13 +62,15 @@ from benchstack.analysis.thresholds import (
     thresholds_text,
 )
 from benchstack.analysis.verdict import Verdict, run_verdict
-from benchstack.common.numbers import as_number, fmt, median, rounded, step_for
+from benchstack.common.numbers import as_number, median, rounded, step_for
 from benchstack.measure.probe import floor_text
 from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load
 from benchstack.plan.targets import by_target, host_type, run_targets, target_of
 from benchstack.provision.dns import PROBE_COLUMNS, probe_table_rows
 from benchstack.report import render
 from benchstack.report.csvfiles import write_csv, write_loadpoints_csv
+from benchstack.report.hosts import distinct, host_lines
+from benchstack.report.latency import DIST_COLUMNS, distribution_legend, distribution_rows, latency_cell
 from benchstack.report.model import (
     CODE,
     STRONG,
@@ -78,10 +83,10 @@ from benchstack.report.model import (
     Span,
     Subheading,
     Table,
+    Text,
     text,
 )
 from benchstack.report.render import SLOW_TITLE, cells_text, counts_text, markdown_table, verdict_text
-from benchstack.results import distribution
 from benchstack.results.cell import counted, left_out, load_cells
 from benchstack.results.files import read_json
 from benchstack.results.formats import RUN_INFO, validate_run_info
@@ -93,6 +98,8 @@ COLUMNS = (
     "mean ms", "p50 ms", "p99 ms", "errors", "error rate",
 )  # fmt: skip
 NOISY = "noisy"
+# The report's plots by kind (benchstack.report.plots.KINDS), as write_plots returns them.
+Plots = dict[str, list[Path]]
 
 
 @dataclass
@@ -165,17 +172,6 @@ def _errors_cell(cells: list[dict[str, Any]]) -> str:
     return f"{total} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
 
 
-def _latency_text(group: list[dict[str, Any]], key: str) -> str:
-    """Median over repetitions; for merged cells without merged percentiles, each loadgen's, labelled."""
-    if not per_loadgen(group):
-        return fmt(latency_median(group, key))
-    by_loadgen: dict[str, list[float | None]] = {}
-    for c in group:
-        for one in (c.get("merged") or {}).get("per_loadgen") or []:
-            by_loadgen.setdefault(str(one.get("loadgen")), []).append((one.get("latency_ms") or {}).get(key))
-    return " / ".join(fmt(median(v)) for v in by_loadgen.values()) + " per loadgen"
-
-
 def precision_text(values: list[float], target_precision: float) -> str:
     """The ± column: the median's interval's half-width over the median, marked noisy above the target."""
     half = relative_half_width(values)
@@ -210,10 +206,7 @@ def summary_rows(
         interval = median_ci(values)
         middle = median(values)
         # Each figure to what its interval (else its range) supports: req/s known to +-5 % has no decimals.
-        spread = (interval.high - interval.low) / 2 if interval else None
-        if spread is None and len(values) > 1:
-            spread = (max(values) - min(values)) / 2
-        step = step_for(middle or 0.0, spread)
+        step = step_for(middle or 0.0, spread_of(values) if values else None)
         rows.append(
             {
                 **point_columns(key, group),
@@ -226,9 +219,9 @@ def summary_rows(
                 if interval is None
                 else f"{rounded(interval.low, step)}–{rounded(interval.high, step)}",
                 "±": precision_text(values, 1.0 if key in compared else target_precision),
-                "mean ms": _latency_text(kept, "mean"),
-                "p50 ms": _latency_text(kept, "p50"),
-                "p99 ms": _latency_text(kept, "p99"),
+                "mean ms": latency_cell(kept, "mean"),
+                "p50 ms": latency_cell(kept, "p50"),
+                "p99 ms": latency_cell(kept, "p99"),
                 "errors": _errors_cell(kept),
                 "error rate": "-" if rate is None else f"{100 * rate:.2f}%",
             }
@@ -334,39 +327,28 @@ def read_run_info(run_dir: Path) -> dict[str, Any] | None:
     return info
 
 
-def _distinct(cells: list[dict[str, Any]], key: str) -> str:
-    values = sorted({str(c[key]) for c in cells if c.get(key) is not None})
-    return ", ".join(values) if values else "-"
-
-
 def summary_section(run: RunData) -> tuple[str, Section]:
-    """The report's title and the run's summary under it: run folder, hosts, mode, cells and what was
-    recorded before the cells."""
+    """The report's title and the run's summary under it: run folder, hosts, mode, cells, the rounds' seed
+    and bench-stack's version."""
     info = run.run_info or {}
     exp = info.get("experiment")
     name = exp.get("name") if isinstance(exp, dict) else exp
-    hosts = info.get("hosts")
-    if isinstance(hosts, dict):
-        host_text = ", ".join(f"{role}: {_host_name(h)}" for role, h in hosts.items())
-    else:
-        host_text = f"target: {_distinct(run.cells, 'target')}, loadgen: {_distinct(run.cells, 'loadgen')}"
-    lines = [
-        f"run: `{run.run_dir.name}`",
-        f"hosts: {host_text}",
-        f"mode: {info.get('mode') or _distinct(run.cells, 'mode')}",
-        f"cells: {_cells_count(run.cells)}",
+    lines: list[Text] = [
+        text("run: ", Span(run.run_dir.name, CODE)),
+        *(text(line) for line in host_lines(run.run_info, run.cells)),
+        text(f"mode: {info.get('mode') or distinct(run.cells, 'mode')}"),
+        text(f"cells: {_cells_count(run.cells)}"),
     ]
     if several_targets(run):
         order = info.get("target_order") or "sequential"
         measured = "one after the other" if order == "sequential" else "at the same time"
-        lines.append(f"targets: {len(targets_of(run))}, measured {measured}")
-    lines += [f"noise floor before the cells, {line}" for line in floor_text(info.get("noise_floor"))]
+        lines.append(text(f"targets: {len(targets_of(run))}, measured {measured}"))
     if info.get("seed") is not None:
-        lines.append(f"seed of the rounds' random order: {info['seed']}")
+        lines.append(text(f"seed of the rounds' random order: {info['seed']}"))
     if info.get("bench_stack_version"):
-        lines.append(f"bench-stack: {info['bench_stack_version']}")
-    title = f"bench-stack report: {name or _distinct(run.cells, 'experiment')}"
-    return title, Section(None, (Bullets(tuple(text(line) for line in lines)),))
+        lines.append(text(f"bench-stack: {info['bench_stack_version']}"))
+    title = f"bench-stack report: {name or distinct(run.cells, 'experiment')}"
+    return title, Section(None, (Bullets(tuple(lines)),))
 
 
 def _cells_count(cells: list[dict[str, Any]]) -> str:
@@ -374,14 +356,6 @@ def _cells_count(cells: list[dict[str, Any]]) -> str:
     if not disturbed:
         return str(len(cells))
     return f"{len(cells)} ({disturbed} disturbed or collapsed: kept, not counted)"
-
-
-def _host_name(host: object) -> str:
-    if isinstance(host, dict):
-        return str(host.get("name") or host.get("hostname") or "?")
-    if isinstance(host, list):
-        return ", ".join(_host_name(h) for h in host)
-    return str(host)
 
 
 TABLE_LEGEND = (
@@ -393,8 +367,9 @@ TABLE_LEGEND = (
     "half-width (three significant digits without one); ±: half that interval's width over the median, the "
     "precision ('{noisy}' above load.target_precision, {precision:.1f} %, where it decides: a load point in "
     "no comparison). These absolute figures hold for this sitting on this host (the host speed through "
-    "the run is shown with the comparisons); "
-    "mean/p50/p99 latency: median over repetitions; errors: sum, with the tool's own counters in brackets "
+    "the run is shown under Noise and drift); "
+    "mean/p50/p99 latency: median over repetitions, to three significant digits, fewer where the "
+    "repetitions spread wider; errors: sum, with the tool's own counters in brackets "
     "(ab counts one bad request under several of them; over_threshold = slower than the threshold); "
     "error rate: mean over repetitions."
 )
@@ -404,37 +379,83 @@ def legend(run: RunData) -> str:
     return TABLE_LEGEND.format(noisy=NOISY, precision=100 * target_precision_of(run.run_info))
 
 
-def results_section(run: RunData) -> Section:
+CAPTIONS = {
+    "comparisons": "Each stack's req/s against the baseline's: the ratio with its interval (as in the "
+    "sentences below), a line at 1 and the grey band of equivalence.",
+    "throughput": "Median req/s with the 95 % interval of the median (a point alone below 6 counted "
+    "repetitions), fastest on top.",
+    "errors": "Mean error rate per load point, requests over load.threshold_ms included.",
+    "latency": "Latency percentiles per load point, each the median over the repetitions.",
+    "spectrum": "Latency by percentile, each stack's repetitions pooled.",
+}
+
+
+def plot_figures(plots: Plots | None, kind: str) -> list[Block]:
+    """The plots of one kind (:data:`benchstack.report.plots.KINDS`) as the report's figures."""
+    return [Figure(path, CAPTIONS.get(kind, ""), kind) for path in (plots or {}).get(kind, [])]
+
+
+def errors_blocks(run: RunData, plots: Plots | None) -> list[Block]:
+    """The error-rate plot, or where no counted cell had an error, those words instead of an empty plot."""
+    kept = counted(run.cells)
+    if kept and not error_total(kept) and not any(c.get("error_rate") for c in kept):
+        return [Paragraph(text(f"No errors: every request of the {len(kept)} counted cells succeeded."))]
+    return plot_figures(plots, "errors")
+
+
+def results_section(run: RunData, plots: Plots | None = None) -> Section:
+    """The throughput plot(s), the results table(s) with their legend, then the errors."""
     precision = target_precision_of(run.run_info)
-    blocks: list[Block] = []
+    blocks: list[Block] = plot_figures(plots, "throughput")
     for heading, cells in _per_target(run):
         blocks += _headed(heading, results_table(cells, precision, baseline_of(run.run_info, run.cells)))
-    return Section("Results", (*blocks, Paragraph(text(legend(run)))))
+    return Section("Results", (*blocks, Paragraph(text(legend(run))), *errors_blocks(run, plots)))
 
 
-def comparisons_section(run: RunData) -> Section | None:
-    """Each stack against the baseline, a sentence each under a heading per tool and level (and target)."""
+def comparisons_section(run: RunData, plots: Plots | None = None) -> Section | None:
+    """The run's answer: each stack against the baseline as a chart, then a sentence each under a heading per
+    tool and level (and target), then how they are computed."""
     found = comparisons_of(run)
     if not found:
         why = missing_baseline(run.cells, run.run_info)
         return Section("Comparisons", (Paragraph(text(why)),)) if why else None
-    blocks: list[Block] = [Paragraph(text(intro(found, Settings.of(run.run_info))))]
+    blocks: list[Block] = plot_figures(plots, "comparisons")
     for heading, group in grouped(found, several_targets(run)).items():
         blocks += [Subheading(heading), Bullets(tuple(text(c.sentence) for c in group))]
+    blocks.append(Paragraph(text(intro(found, Settings.of(run.run_info)))))
+    return Section("Comparisons", tuple(blocks))
+
+
+PROBE_MEANING = (
+    "A short load on one stack before the cells: the spread of its req/s, and the share of CPU that went to "
+    "other work or to the hypervisor meanwhile."
+)
+
+
+def noise_section(run: RunData) -> Section | None:
+    """The noise probe before the cells and the host's speed through the run; None without either."""
+    probe = floor_text((run.run_info or {}).get("noise_floor"))
     drift = [d for d in drift_of(run) if d.ratio is not None]
+    if not probe and not drift:
+        return None
+    blocks: list[Block] = []
+    if probe:
+        blocks += [
+            Subheading("Noise probe before the cells"),
+            Paragraph(text(PROBE_MEANING)),
+            Bullets(tuple(text(line) for line in probe)),
+        ]
     if drift:
         blocks += [
             Subheading("Host speed through the run"),
             Bullets(tuple(text(d.sentence) for d in drift)),
             Paragraph(text(MEANING)),
         ]
-    return Section("Comparisons", tuple(blocks))
+    return Section("Noise and drift", tuple(blocks))
 
 
-SIDE_BY_SIDE_INTRO = (
-    "Each target against the first, load point by load point, as `bench-stack compare RUN --targets A B` "
-    "prints it: A is {first}."
-)
+# Markdown shows the command as code, report.html in <code>.
+SIDE_BY_SIDE_COMMAND = "bench-stack compare RUN --targets A B"
 
 
 def side_by_side(run: RunData) -> list[tuple[str, str, list[str], list[dict[str, str]]]]:
@@ -463,7 +484,12 @@ def side_by_side_section(run: RunData) -> Section | None:
     from benchstack.analysis.compare import differences_heading
 
     pairs = side_by_side(run)
-    blocks: list[Block] = [Paragraph(text(SIDE_BY_SIDE_INTRO.format(first=pairs[0][0])))]
+    intro_text = text(
+        "Each target against the first, load point by load point, as ",
+        Span(SIDE_BY_SIDE_COMMAND, CODE),
+        f" prints it: A is {pairs[0][0]}.",
+    )
+    blocks: list[Block] = [Paragraph(intro_text)]
     for first, other, differences, rows in pairs:
         blocks += [Subheading(f"{first} -> {other}"), Paragraph(text(differences_heading(differences)))]
         if differences:
@@ -508,17 +534,20 @@ def verdict_section(v: Verdict) -> Section:
     """The verdict: each reason with its cells, the load points' statuses, slow responses, what was not
     checked."""
     reasons = tuple(
-        text(Span(r.status, STRONG), " ", Span(r.code, CODE), f": {r.message} (cells: {cells_text(r.cells)})")
+        text(Span(r.status, STRONG), " ", Span(r.code, CODE), f": {r.message} ({cells_text(r.cells)})")
         for r in v.reasons
     )
     blocks: list[Block] = [
         Bullets(reasons) if reasons else Paragraph(text("No reason to doubt these numbers was found.")),
         Paragraph(
-            text(f"Load points: {counts_text(v)}. What each reason means and what to do: docs/verdict.md.")
+            text(
+                f"Load points: {counts_text(v)}. What each reason means and what to do: docs/verdict.md; "
+                "run.json names every cell of each reason."
+            )
         ),
     ]
     if v.slow:
-        slow = tuple(text(f"{s.message} (cells: {cells_text(s.cells)})") for s in v.slow)
+        slow = tuple(text(f"{s.message} ({cells_text(s.cells)})") for s in v.slow)
         blocks += [Paragraph(text(f"{SLOW_TITLE}:")), Bullets(slow)]
     if v.not_checked:
         blocks += [Paragraph(text("Not checked:")), Bullets(tuple(text(n) for n in v.not_checked))]
@@ -554,54 +583,6 @@ def thresholds_section(run: RunData) -> Section | None:
     )
 
 
-# ---------------------------------------------------------------- latency distributions (issue 15)
-
-DIST_COLUMNS = (
-    "stack", "tool", "load", "n", "over repetitions", "requests",
-    "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "p99.99 ms",
-)  # fmt: skip
-DIST_KEYS = ("p50", "p90", "p99", "p99.9", "p99.99")
-DIST_LEGEND = (
-    "pooled: the percentiles of every request of the n repetitions together (their distributions summed, "
-    "nothing averaged); median: the median over the repetitions of each one's percentile (as in Results), "
-    "with the median requests per repetition. p99.9 needs 1,000 requests and p99.99 10,000 ('-': fewer, or "
-    "no distribution). "
-)
-
-
-def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Two rows per load point: its pooled distribution's percentiles and the median of repetitions."""
-    rows = []
-    for key, group in groups_of(cells).items():
-        kept = counted(group)
-        head = {**point_columns(key, group), "n": n_text(len(kept), len(group) - len(kept))}
-        pool = distribution.pooled(kept)
-        figures = pool.latency_ms() if pool else {}
-        rows.append(
-            {
-                **head,
-                "over repetitions": "pooled" if pool else "pooled: no distribution",
-                "requests": f"{pool.requests:,}" if pool else "-",
-                **{f"{k} ms": fmt(figures.get(k)) for k in DIST_KEYS},
-            }
-        )
-        requests = median([float(c.get("requests_completed") or 0) for c in kept])
-        rows.append(
-            {
-                **head,
-                "over repetitions": "median",
-                "requests": "-" if requests is None else f"{round(requests):,}",
-                **{f"{k} ms": _latency_text(kept, k) for k in DIST_KEYS},
-            }
-        )
-    return rows
-
-
-def _distribution_legend(cells: list[dict[str, Any]]) -> str:
-    sources = sorted({str(c["latency_dist"]["source"]) for c in cells if c.get("latency_dist")})
-    return DIST_LEGEND + " ".join(distribution.SOURCE_LABELS[s] + "." for s in sources)
-
-
 def _per_target(run: RunData) -> list[tuple[str | None, list[dict[str, Any]]]]:
     """(heading, cells) of each table: one per target under a heading naming its host type, or one
     without a heading for a run with one target."""
@@ -615,35 +596,38 @@ def _headed(heading: str | None, table: Table) -> list[Block]:
     return [Subheading(heading), table] if heading else [table]
 
 
-def distributions_section(run: RunData) -> Section | None:
-    """Pooled and median-of-repetitions latency percentiles per load point, each labelled."""
-    if not any(c.get("latency_dist") for c in run.cells):
-        return None
-    blocks: list[Block] = []
-    for heading, cells in _per_target(run):
-        blocks += _headed(heading, Table(DIST_COLUMNS, _rows(DIST_COLUMNS, distribution_rows(cells))))
-    return Section("Latency distributions", (*blocks, Paragraph(text(_distribution_legend(run.cells)))))
+def distributions_section(run: RunData, plots: Plots | None = None) -> Section | None:
+    """The latency percentiles plot, then the pooled and median-of-repetitions percentiles per load point,
+    each labelled, and the spectrum of each load point's distributions."""
+    blocks: list[Block] = plot_figures(plots, "latency")
+    if any(c.get("latency_dist") for c in run.cells):
+        for heading, cells in _per_target(run):
+            blocks += _headed(heading, Table(DIST_COLUMNS, _rows(DIST_COLUMNS, distribution_rows(cells))))
+        blocks += [Paragraph(text(distribution_legend(run.cells))), *plot_figures(plots, "spectrum")]
+        return Section("Latency distributions", tuple(blocks))
+    return Section("Latency", tuple(blocks)) if blocks else None
 
 
-def plots_section(plots: list[Path], problem: str | None) -> Section:
-    """The plots (report.html only), or why there are none."""
-    blocks: list[Block] = [Paragraph(text(problem))] if problem else []
-    return Section("Plots", (*blocks, *(Figure(path) for path in plots)), in_markdown=False)
+def plots_section(problem: str | None) -> Section | None:
+    """Why report.html has no plots (report.html only); None when it has them."""
+    return Section("Plots", (Paragraph(text(problem)),), in_markdown=False) if problem else None
 
 
-def build_report(run: RunData, plots: list[Path] | None = None, plot_problem: str | None = None) -> Report:
+def build_report(run: RunData, plots: Plots | None = None, plot_problem: str | None = None) -> Report:
     """The report of the run, in its order, with the verdict and the comparisons the run computed once
-    (:func:`verdict_of`, :func:`comparisons_of`); ``plots``: the PNG files report.html shows."""
+    (:func:`verdict_of`, :func:`comparisons_of`); ``plots``: the PNG files by kind
+    (:func:`benchstack.report.plots.write_plots`), each shown in its section."""
     title, summary = summary_section(run)
     sections = [
         summary,
-        comparisons_section(run),
         verdict_section(verdict_of(run)),
+        comparisons_section(run, plots),
         thresholds_section(run),
-        results_section(run),
+        results_section(run, plots),
         side_by_side_section(run),
-        distributions_section(run),
-        plots_section(plots or [], plot_problem),
+        distributions_section(run, plots),
+        noise_section(run),
+        plots_section(plot_problem),
         notes_section(run),
         dns_section(run),
     ]
@@ -681,7 +665,7 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
         store_thresholds(directory, [c.to_dict() for c in threshold_checks_of(run)])
     write_csv(directory / "cells.csv", run.cells)
     write_loadpoints_csv(directory / "loadpoints.csv", run.cells, verdict_of(run), comparisons_of(run))
-    plots: list[Path] = []
+    plots: Plots = {}
     problem = None
     if html_report:
         try:
@@ -691,7 +675,10 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
                 f"No plots: {exc}. Install matplotlib (requirements.txt) and run bench-stack report again."
             )
         else:
-            plots = write_plots(plot_cells(run), directory)
+            baseline = baseline_of(run.run_info, run.cells)
+            plots = write_plots(
+                plot_cells(run), directory, comparisons_of(run), baseline, several_targets(run)
+            )
     report = build_report(run, plots, problem)
     path = directory / "report.md"
     path.write_text(render.markdown(report), encoding="utf-8")

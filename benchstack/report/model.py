@@ -3,8 +3,8 @@
 
 A :class:`Report` is a title and ordered :class:`Section` s. A section holds blocks: a :class:`Paragraph`,
 a list of :class:`Bullets`, a :class:`Subheading`, a :class:`Table` of strings or a :class:`Figure` (a plot's
-PNG file). Text is a tuple of :class:`Span` s, so that a reason's status and code can be set apart in either
-format. Nothing here knows Markdown or HTML.
+PNG file, which report.html embeds and report.md links). Text is a tuple of :class:`Span` s, so that a
+reason's status and code can be set apart in either format. Nothing here knows Markdown or HTML.
 """
 
 from __future__ import annotations
@@ -61,7 +61,9 @@ class Table:
 @dataclass(frozen=True)
 class Figure:
     kind: ClassVar[str] = "figure"
-    path: Path  # a PNG file
+    path: Path  # a PNG file in the run folder's plots/
+    caption: str = ""  # what the plot shows, under it (and its alt text)
+    plot: str = ""  # its kind (benchstack.report.plots.KINDS): report.html names it, a browser test finds it
 
 
 Block = Paragraph | Bullets | Subheading | Table | Figure
@@ -72,7 +74,7 @@ class Section:
     heading: str | None  # None: the run's summary, right under the title
     blocks: tuple[Block, ...]
     status: str | None = None  # the verdict's status, which report.html colours the heading by
-    # The plots are PNG files beside report.md; only report.html shows them.
+    # False: report.html only (why there are no plots).
     in_markdown: bool = True
 
 

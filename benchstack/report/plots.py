@@ -1,25 +1,37 @@
-"""PNG plots of a run (matplotlib, Agg backend, imported here only): throughput vs concurrency (or
-offered rate), latency percentiles and error rate, per stack, and per load point the percentile spectrum
-of each stack's latency distribution pooled over its repetitions. Each function returns the files it wrote
-under ``<run>/plots/``.
+"""PNG plots of a run (matplotlib, Agg backend, imported here only), each kind for its place in the report:
+the comparisons with the baseline (the run's answer), throughput per load point with the 95 % interval of
+its median, latency percentiles, the error rate (only where there are errors), and per load point the
+percentile spectrum of each stack's latency distribution pooled over its repetitions. Each function returns
+the files it wrote under ``<run>/plots/``; :func:`write_plots` returns them by kind (:data:`KINDS`).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchstack.analysis.loadpoints import groups_of, tool_label
-from benchstack.analysis.stats import summarize
-from benchstack.common.numbers import median
+from benchstack.analysis.comparison import EQUIVALENT, FASTER, SLOWER, Comparison, grouped
+from benchstack.analysis.loadpoints import groups_of, spread_of, tool_label
+from benchstack.analysis.stats import median_ci
+from benchstack.common.numbers import median, rounded, step_for
 from benchstack.kinds.loadtools import find
 from benchstack.results import distribution
 from benchstack.results.cell import level_label
 
 PLOTS_DIR = "plots"
 PERCENTILE_KEYS = ("p50", "p75", "p90", "p99")
+# The kinds of plot, in the report's order: each goes to its section (benchstack.report.build).
+KINDS = ("comparisons", "throughput", "errors", "latency", "spectrum")
+Plots = dict[str, list[Path]]
+# Pixels per inch of the PNG files: still sharp on a phone, where a figure is shown at half its width.
+DPI = 130
+# One value more than this many times another: a linear axis would flatten the others, so the axis is log.
+DWARFS = 3.0
+STATE_COLOURS = {FASTER: "tab:green", SLOWER: "tab:red", EQUIVALENT: "tab:gray"}
+UNRESOLVED_COLOUR = "tab:orange"
 
 
 def _pyplot() -> Any:
@@ -49,90 +61,261 @@ def _slug(label: str) -> str:
 def _save(plt: Any, fig: Any, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path
 
 
-def throughput_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
-    """Median req/s vs concurrency, one line per stack (min-max as error bars), one plot per tool."""
+def dwarfed(values: Sequence[float]) -> bool:
+    """Whether the largest value is more than :data:`DWARFS` times the smallest (a log axis then)."""
+    positive = [v for v in values if v > 0]
+    return bool(positive) and max(positive) > DWARFS * min(positive)
+
+
+# Ticks of a log ratio axis, most telling first: a tick is kept when it is not too near one kept before.
+RATIO_TICKS = (1.0, 2.0, 0.5, 10.0, 0.1, 5.0, 0.2, 1.5, 0.8, 3.0, 1.2, 0.9, 1.1, 20.0, 50.0, 100.0, 0.05)
+
+
+def ratio_ticks(low: float, high: float, most: int = 8) -> list[float]:
+    """Ticks between ``low`` and ``high`` on a log axis, at least 1/``most`` of its span apart."""
+    span = math.log10(high / low)
+    kept: list[float] = []
+    for tick in RATIO_TICKS:
+        if low <= tick <= high and all(abs(math.log10(tick / k)) >= span / most for k in kept):
+            kept.append(tick)
+    return sorted(kept)
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Ticks of a log axis of req/s between ``low`` and ``high``: 1, 2 and 5 times a power of ten, and 1.5
+    and 3 times one where those are too few."""
+    ticks: list[float] = []
+    for mantissas in ((1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)):
+        ticks = [
+            m * 10.0**k
+            for k in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+            for m in mantissas
+            if low <= m * 10.0**k <= high
+        ]
+        if len(ticks) >= 3:
+            break
+    return ticks
+
+
+def _room_for_labels(low: float, high: float, share: float, log: bool) -> float:
+    """The axis' new upper end, so that the labels written right of the data get ``share`` of its width."""
+    if log:
+        return high * (high / low) ** (share / (1 - share))
+    return high + (high - low) * share / (1 - share)
+
+
+def comparison_plot(
+    comparisons: Sequence[Comparison], run_dir: Path, several_targets: bool = False
+) -> list[Path]:
+    """The run's answer: each stack's ratio of req/s to the baseline with its interval, one row each (the
+    fastest on top, a group per tool and level), a line at 1 and the band of equivalence (1 +- the margin), on
+    a log axis where 0.5x and 2x lie as far from 1. A comparison without an interval is a hollow point."""
+    shown = [c for c in comparisons if c.ratio is not None]
+    if not shown:
+        return []
+    plt = _pyplot()
+    groups = grouped(shown, several_targets)
+    rows: list[tuple[str, Comparison]] = []
+    for heading, group in reversed(groups.items()):  # the first group on top
+        for c in sorted(group, key=lambda c: c.ratio or 0.0):
+            rows.append((c.stack if len(groups) == 1 else f"{c.stack}, {heading}", c))
+    margins = sorted({c.margin for c in shown})
+    values = [v for _, c in rows for v in (c.ratio, c.low, c.high) if v is not None]
+    low = min(values + [1 - margins[0]]) / 1.08
+    high = max(values + [1 + margins[-1]]) * 1.08
+    fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.5 * len(rows)))
+    for margin in margins:
+        ax.axvspan(1 - margin, 1 + margin, color="tab:gray", alpha=0.18, lw=0)
+    ax.axvline(1.0, color="black", lw=1)
+    for y, (_, c) in enumerate(rows):
+        assert c.ratio is not None
+        colour = STATE_COLOURS.get(c.state, UNRESOLVED_COLOUR)
+        if c.low is not None and c.high is not None:
+            error = [[c.ratio - c.low], [c.high - c.ratio]]
+            ax.errorbar(c.ratio, y, xerr=error, fmt="o", color=colour, capsize=4, elinewidth=2, ms=7)
+        else:
+            ax.plot(c.ratio, y, "o", mfc="white", color=colour, ms=7)
+        ax.annotate(
+            f"{c.state} {c.ratio:.2f}x",
+            xy=(max(v for v in (c.ratio, c.high) if v is not None), y),
+            xytext=(8, 0),
+            textcoords="offset points",
+            va="center",
+            color=colour,
+            fontsize="small",
+        )
+    ax.set_xscale("log")
+    ax.set_xlim(low, _room_for_labels(low, high, 0.22, log=True))
+    ticks = ratio_ticks(low, high)
+    ax.set_xticks(ticks, [f"{t:g}x" for t in ticks])
+    ax.minorticks_off()
+    ax.set_yticks(range(len(rows)), [label for label, _ in rows])
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    band = " or ".join(f"+-{100 * m:g} %" for m in margins)
+    ax.set(
+        title=f"Each stack against {shown[0].baseline}",
+        xlabel=f"req/s ratio to {shown[0].baseline}, log scale (grey: equivalent, within {band})",
+    )
+    ax.grid(True, axis="x", alpha=0.3)
+    return [_save(plt, fig, run_dir / PLOTS_DIR / "comparisons.png")]
+
+
+Interval = tuple[float, float, float, str]
+
+
+def _interval(values: list[float]) -> Interval | None:
+    """(median, low, high, label) of req/s: the 95 % interval of the median (low = high = median without
+    one), and the median with it as a label, rounded as the results table rounds them."""
+    mid = median(values)
+    if mid is None:
+        return None
+    step = step_for(mid, spread_of(values))
+    ci = median_ci(values)
+    if ci is None:
+        return mid, mid, mid, rounded(mid, step)
+    return mid, ci.low, ci.high, f"{rounded(mid, step)} ({rounded(ci.low, step)}-{rounded(ci.high, step)})"
+
+
+def _rps(group: list[dict[str, Any]]) -> list[float]:
+    return [float(c["rps"]) for c in group if c.get("rps") is not None]
+
+
+def throughput_plots(cells: list[dict[str, Any]], run_dir: Path, baseline: str | None = None) -> list[Path]:
+    """Median req/s with the 95 % interval of the median (none below 6 repetitions), one plot per tool: at
+    one load level a row per stack, the fastest on top, each labelled with its figures; over several levels
+    a line per stack (legend in the order of the highest level). A log axis when one stack dwarfs another."""
     plt = _pyplot()
     paths = []
     for (label, tool), groups in _by_tool(cells).items():
         adapter = find(tool)
         axis = "offered req/s" if adapter is not None and adapter.open_loop else "concurrency"
-        fig, ax = plt.subplots(figsize=(7, 4))
-        stacks = sorted({s for s, _ in groups})
         levels = sorted({c for _, c in groups})
+        summaries = {key: _interval(_rps(group)) for key, group in groups.items()}
+        medians = [s[0] for s in summaries.values() if s]
+        log = dwarfed(medians)
+        name = run_dir / PLOTS_DIR / f"throughput-{_slug(label)}.png"
         if len(levels) == 1:
-            # One load point: a line over a single x value says nothing; compare stacks side by side.
-            summaries = [summarize([x.get("rps") for x in groups[(s, levels[0])]]) for s in stacks]
-            kept = [(s, m) for s, m in zip(stacks, summaries, strict=True) if m]
-            ax.bar(
-                range(len(kept)),
-                [m.median for _, m in kept],
-                yerr=[[m.median - m.min for _, m in kept], [m.max - m.median for _, m in kept]],
-                capsize=3,
-                color="tab:blue",
+            rows = sorted(((s, m) for (s, _), m in summaries.items() if m), key=lambda row: row[1][0])
+            if not rows:
+                continue
+            fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.5 * len(rows)))
+            for y, (stack, (mid, low, high, figures)) in enumerate(rows):
+                colour = "black" if stack == baseline else "tab:blue"
+                error = [[mid - low], [high - mid]]
+                ax.errorbar(mid, y, xerr=error, fmt="o", color=colour, capsize=4, elinewidth=2)
+                ax.annotate(
+                    figures,
+                    xy=(high, y),
+                    xytext=(8, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize="small",
+                )
+            ends = [v for _, m in rows for v in m[:3]]
+            bottom = min(v for v in ends if v > 0) / 1.15 if log else 0.0
+            top = _room_for_labels(bottom, max(max(ends) * 1.05, 1.0), 0.25, log)
+            if log:
+                ax.set_xscale("log")
+                ticks = log_ticks(bottom, top)
+                ax.set_xticks(ticks, [f"{t:,.0f}" if t >= 1 else f"{t:g}" for t in ticks])
+                ax.minorticks_off()
+            ax.set_xlim(bottom, top)
+            ax.set_yticks(range(len(rows)), [s + (" (baseline)" if s == baseline else "") for s, _ in rows])
+            ax.set_ylim(-0.6, len(rows) - 0.4)
+            scale = ", log scale" if log else ""
+            ax.set(
+                title=f"Throughput ({label} {level_label(tool, levels[0])})",
+                xlabel=f"req/s: median and 95 % interval of the median{scale}",
             )
-            ax.set_xticks(range(len(kept)), [s for s, _ in kept], rotation=20, ha="right", fontsize="small")
-            ax.set(title=f"Throughput ({label}, {axis} {levels[0]})", ylabel="req/s (median, min-max)")
-            ax.set_ylim(bottom=0)
-            ax.grid(True, axis="y", alpha=0.3)
-            paths.append(_save(plt, fig, run_dir / PLOTS_DIR / f"throughput-{_slug(label)}.png"))
+            ax.grid(True, axis="x", alpha=0.3)
+            paths.append(_save(plt, fig, name))
             continue
-        for stack in stacks:
-            points = sorted(
-                (c, summarize([x.get("rps") for x in g])) for (s, c), g in groups.items() if s == stack
-            )
-            xs = [c for c, s in points if s]
-            med = [s.median for _, s in points if s]
-            low = [s.median - s.min for _, s in points if s]
-            high = [s.max - s.median for _, s in points if s]
-            ax.errorbar(xs, med, yerr=[low, high], marker="o", capsize=3, label=stack)
-        ax.set(title=f"Throughput ({label})", xlabel=axis, ylabel="req/s (median, min-max)")
-        ax.set_ylim(bottom=0)
+        fig, ax = plt.subplots(figsize=(7.5, 4.5))
+        stacks = {s for s, _ in groups}
+        at_top = {s: (summaries.get((s, levels[-1])) or (0.0,))[0] for s in stacks}
+        for stack in sorted(stacks, key=lambda s: -at_top[s]):
+            points = [(lv, m) for (s, lv), m in sorted(summaries.items()) if s == stack and m]
+            xs = [lv for lv, _ in points]
+            mids = [m[0] for _, m in points]
+            lows = [m[0] - m[1] for _, m in points]
+            highs = [m[2] - m[0] for _, m in points]
+            ax.errorbar(xs, mids, yerr=[lows, highs], marker="o", capsize=3, label=stack)
+        if log:
+            ax.set_yscale("log")
+            low, high = ax.get_ylim()
+            ticks = log_ticks(low, high)
+            ax.set_yticks(ticks, [f"{t:,.0f}" if t >= 1 else f"{t:g}" for t in ticks])
+            ax.minorticks_off()
+            ax.set_ylim(low, high)
+        else:
+            ax.set_ylim(bottom=0)
+        scale = ", log scale" if log else ""
+        ax.set(
+            title=f"Throughput ({label})",
+            xlabel=axis,
+            ylabel=f"req/s (median, 95 % interval){scale}",
+        )
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small")
-        paths.append(_save(plt, fig, run_dir / PLOTS_DIR / f"throughput-{_slug(label)}.png"))
+        paths.append(_save(plt, fig, name))
     return paths
 
 
 def latency_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
-    """Median p50/p75/p90/p99 latency per stack and concurrency, grouped bars, one plot per tool."""
+    """Median p50/p75/p90/p99 latency per load point, a group of bars each (the lowest p99 on top), one plot
+    per tool. Rows, not columns: a long stack name never overlaps the next."""
     plt = _pyplot()
     paths = []
     for (label, tool), groups in _by_tool(cells).items():
-        keys = sorted(groups)
-        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(keys) + 2), 4))
-        width = 0.8 / len(PERCENTILE_KEYS)
+        figures = {
+            key: [median([(c.get("latency_ms") or {}).get(pk) for c in group]) for pk in PERCENTILE_KEYS]
+            for key, group in groups.items()
+        }
+        keys = sorted(figures, key=lambda k: -(figures[k][-1] or 0.0))
+        height = 0.8 / len(PERCENTILE_KEYS)
+        fig, ax = plt.subplots(figsize=(7.5, 1.6 + 0.6 * len(keys)))
         for i, pk in enumerate(PERCENTILE_KEYS):
-            values = [median([(c.get("latency_ms") or {}).get(pk) for c in groups[k]]) for k in keys]
-            xs = [j + i * width for j in range(len(keys))]
-            ax.bar(xs, [v or 0 for v in values], width=width, label=pk)
-        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))])
-        ax.set_xticklabels([f"{s}\n{level_label(tool, c)}" for s, c in keys], fontsize="small")
-        ax.set(title=f"Latency percentiles ({label})", ylabel="ms (median over repetitions)")
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize="small")
+            ys = [j + (len(PERCENTILE_KEYS) - 1 - i) * height for j in range(len(keys))]
+            ax.barh(ys, [figures[k][i] or 0 for k in keys], height=height, label=pk)
+        ax.set_yticks(
+            [j + 0.4 - height / 2 for j in range(len(keys))], [f"{s} {level_label(tool, c)}" for s, c in keys]
+        )
+        ax.set(title=f"Latency percentiles ({label})", xlabel="ms (median over repetitions)")
+        ax.grid(True, axis="x", alpha=0.3)
+        # Beside the axes: the longest bars would run under it anywhere inside.
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
         paths.append(_save(plt, fig, run_dir / PLOTS_DIR / f"latency-{_slug(label)}.png"))
     return paths
 
 
+def error_rates(cells: list[dict[str, Any]]) -> dict[tuple[str, str, bool, int], float]:
+    """Mean error rate per load point, as a share."""
+    return {
+        key: sum(float(c.get("error_rate") or 0) for c in group) / len(group)
+        for key, group in groups_of(cells).items()
+    }
+
+
 def error_plot(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
-    """Mean error rate per load point, one bar each."""
+    """Mean error rate per load point, a row each (the highest on top); no plot when no cell had an
+    error: the report says so in words."""
+    rates = error_rates(cells)
+    if not any(rates.values()):
+        return []
     plt = _pyplot()
-    groups = groups_of(cells)
-    keys = list(groups)
-    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(keys) + 2), 4))
-    rates = [100 * sum(float(c.get("error_rate") or 0) for c in g) / len(g) for g in groups.values()]
-    ax.bar(range(len(keys)), rates, color="tab:red")
-    ax.set_xticks(range(len(keys)))
-    labels = [f"{s}\n{tool_label(t, k)} {level_label(t, c)}" for s, t, k, c in keys]
-    ax.set_xticklabels(labels, fontsize="small")
-    ax.set(title="Error rate (incl. requests over the threshold)", ylabel="% of requests (mean)")
-    ax.set_ylim(0, max(1.0, max(rates, default=0) * 1.2))
-    ax.grid(True, axis="y", alpha=0.3)
+    keys = sorted(rates, key=lambda k: rates[k])
+    fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.45 * len(keys)))
+    ax.barh(range(len(keys)), [100 * rates[k] for k in keys], color="tab:red")
+    labels = [f"{s} {tool_label(t, k)} {level_label(t, c)}" for s, t, k, c in keys]
+    ax.set_yticks(range(len(keys)), labels)
+    ax.set(title="Error rate (incl. requests over the threshold)", xlabel="% of requests (mean)")
+    ax.set_xlim(0, max(1.0, 100 * max(rates.values()) * 1.2))
+    ax.grid(True, axis="x", alpha=0.3)
     return [_save(plt, fig, run_dir / PLOTS_DIR / "error-rate.png")]
 
 
@@ -184,7 +367,7 @@ def spectrum_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
                     lines.append((stack, points))
             if not lines:
                 continue
-            fig, ax = plt.subplots(figsize=(7, 4))
+            fig, ax = plt.subplots(figsize=(7.5, 4.5))
             for stack, points in lines:
                 ax.plot([x for x, _ in points], [y for _, y in points], marker=".", markersize=3, label=stack)
             ax.set_xticks([nines(p) for p in NINES_TICKS], [f"{p:g}%" for p in NINES_TICKS])
@@ -213,13 +396,21 @@ def pool_source(group: list[dict[str, Any]]) -> str | None:
     return None if dist is None else str(dist["source"])
 
 
-def write_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
-    """Every plot of the run; needs matplotlib."""
+def write_plots(
+    cells: list[dict[str, Any]],
+    run_dir: Path,
+    comparisons: Sequence[Comparison] = (),
+    baseline: str | None = None,
+    several_targets: bool = False,
+) -> Plots:
+    """Every plot of the run by kind (:data:`KINDS`; a kind with nothing to show has no file); needs
+    matplotlib."""
     if not cells:
-        return []
-    return (
-        throughput_plots(cells, run_dir)
-        + latency_plots(cells, run_dir)
-        + spectrum_plots(cells, run_dir)
-        + error_plot(cells, run_dir)
-    )
+        return {}
+    return {
+        "comparisons": comparison_plot(comparisons, run_dir, several_targets),
+        "throughput": throughput_plots(cells, run_dir, baseline),
+        "errors": error_plot(cells, run_dir),
+        "latency": latency_plots(cells, run_dir),
+        "spectrum": spectrum_plots(cells, run_dir),
+    }

@@ -2,7 +2,8 @@
 ``templates/report.html.j2`` (autoescaped), as report.html; and the verdict as the end of a run prints it.
 
 Markdown: a section is its ``## heading`` and its blocks, one blank line apart; sections are one blank line
-apart. A ``|`` in a table's value is escaped; other text is written as it is.
+apart. A ``|`` in a table's value is escaped; other text is written as it is. A figure is a link to its PNG
+file in plots/ beside report.md, which a Markdown viewer shows in place.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
     import jinja2
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
-# Cell ids shown per reason in the report (run.json keeps them all).
-SHOWN_CELLS = 6
+# Load points named per reason in the report, the others counted (run.json keeps every cell id).
+SHOWN_POINTS = 3
 SLOW_TITLE = "Slow responses (over load.threshold_ms: a result, not a reason to doubt the numbers)"
 
 
@@ -61,8 +62,7 @@ def block_markdown(block: Block) -> str:
         case Table():
             return markdown_table(block.columns, block.rows)
         case Figure():
-            # The plots' section is HTML-only (Section.in_markdown): a figure here is a builder's mistake.
-            raise ValueError(f"{block.path.name}: report.md shows no plots")
+            return f"![{block.caption or block.path.stem}]({block.path.parent.name}/{block.path.name})"
 
 
 def inline_markdown(text: Text) -> str:
@@ -109,10 +109,23 @@ def html(report: Report) -> str:
 # ---------------------------------------------------------------- the verdict in words
 
 
-def cells_text(cells: list[str], shown: int = SHOWN_CELLS) -> str:
-    if len(cells) <= shown:
-        return ", ".join(cells)
-    return f"{', '.join(cells[:shown])} and {len(cells) - shown} more"
+def cells_text(cells: list[str], shown: int = SHOWN_POINTS) -> str:
+    """A reason's cells in a few words: the id of a lone cell, else how many of each load point (the id
+    without its ``__r<repetition>``), the ``shown`` largest named: ``12 cells: 10 of nginx-static wrk c32,
+    2 of x1 wrk c32``."""
+    if len(cells) == 1:
+        return f"cell {cells[0]}"
+    points: dict[str, int] = {}
+    for cell in cells:
+        point = " ".join(cell.rsplit("__r", 1)[0].split("__"))
+        points[point] = points.get(point, 0) + 1
+    if len(points) == 1:
+        return f"{len(cells)} cells of {next(iter(points))}"
+    ranked = sorted(points.items(), key=lambda item: -item[1])
+    named = ", ".join(f"{n} of {point}" for point, n in ranked[:shown])
+    rest = len(ranked) - shown
+    more = f" and {rest} more load point{'' if rest == 1 else 's'}" if rest > 0 else ""
+    return f"{len(cells)} cells: {named}{more}"
 
 
 def counts_text(v: Verdict) -> str:

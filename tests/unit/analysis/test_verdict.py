@@ -875,7 +875,7 @@ def test_the_report_lists_slow_responses_apart_and_run_json_keeps_them(tmp_path:
     assert (
         "Slow responses (over load.threshold_ms: a result, not a reason to doubt the numbers):\n\n"
         "- s ab c20: 31 of 400 responses slower than 300 ms (7.8 %), above load.max_error_rate 1.0 % "
-        f"(cells: {cell_id_of(cell)})"
+        f"(cell {cell_id_of(cell)})"
     ) in text
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<p>Slow responses (over load.threshold_ms" in page

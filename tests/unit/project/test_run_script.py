@@ -141,6 +141,39 @@ def test_setup_leaves_an_installed_shellcheck_alone(tmp_path: Path) -> None:
     assert result.returncode == 0 and result.stdout == "" and not calls.exists()
 
 
+def test_setup_installs_chromium_and_its_driver_with_apt_when_either_is_missing(tmp_path: Path) -> None:
+    calls = tmp_path / "apt-calls"
+    bin_dir = fake_bin(tmp_path, chromium="true", **{"apt-get": f'echo "$*" >>{calls}', "id": "echo 0"})
+    result = run_script(f"PATH={bin_dir}; setup_chromium", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert calls.read_text() == (
+        "update -q\ninstall -y -q --no-install-recommends chromium chromium-driver fonts-dejavu-core\n"
+    )
+
+
+def test_setup_leaves_an_installed_chromium_alone_and_says_what_to_do_without_apt(tmp_path: Path) -> None:
+    calls = tmp_path / "apt-calls"
+    tools = {"chromium": "true", "chromedriver": "true", "apt-get": f'echo "$*" >>{calls}'}
+    result = run_script(f"PATH={fake_bin(tmp_path, **tools)}; setup_chromium", tmp_path)
+    assert result.returncode == 0 and result.stdout == "" and not calls.exists()
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    result = run_script(f"PATH={fake_bin(bare)}; setup_chromium", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("chromium or chromedriver is missing and there is no apt-get")
+
+
+def test_unit_installs_chromium_before_the_unit_tests(tmp_path: Path) -> None:
+    stubs = "setup_python() { echo STAGE python; }; setup_chromium() { echo STAGE chromium; }; "
+    result = run_script(stubs + "unit() { echo STAGE unit; }; main unit", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("STAGE")] == [
+        "STAGE python",
+        "STAGE chromium",
+        "STAGE unit",
+    ]
+
+
 def test_a_scenario_whose_needed_file_is_missing_is_skipped_naming_the_file(tmp_path: Path) -> None:
     scenario = ROOT / "molecule" / "needs-probe"
     scenario.mkdir()

@@ -60,7 +60,8 @@ def test_summary_table_has_header_and_one_row_per_cell_sorted() -> None:
             "b-stack", "ab", "c10", "1", "21100", "-", "-", "-", "0.00", "0.00", "3.00",
             "503 (status 503, length 503)", "50.30%",
         ],
-        ["b-stack", "wrk", "c32", "1", "124000", "-", "-", "-", "0.97", "0.16", "9.98", "0", "0.00%"],
+        # latency of one cell: three significant digits
+        ["b-stack", "wrk", "c32", "1", "124000", "-", "-", "-", "0.970", "0.160", "9.98", "0", "0.00%"],
     ]  # fmt: skip
 
 
@@ -221,23 +222,36 @@ def test_write_report_writes_a_self_contained_html_with_png_plots(tmp_path: Path
     six_rounds(tmp_path)
     write_report(tmp_path)
     plots = sorted(p.name for p in (tmp_path / "plots").iterdir())
+    # no error-rate plot: no cell had an error
     assert plots == [
-        "error-rate.png", "latency-ab.png", "latency-wrk.png", "throughput-ab.png", "throughput-wrk.png",
+        "comparisons.png", "latency-ab.png", "latency-wrk.png", "throughput-ab.png", "throughput-wrk.png",
     ]  # fmt: skip
     for name in plots:
         assert (tmp_path / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
     assert page.count('src="data:image/png;base64,') == 5
-    assert 'src="http' not in page and "<link" not in page  # nothing to fetch
+    assert 'src="http' not in page and "<link" not in page and "url(" not in page  # nothing to fetch
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+    assert "<p>No errors: every request of the 40 counted cells succeeded.</p>" in page
+    assert "`" not in page  # code is <code>, not Markdown's backticks
+    # each plot in its section: the comparisons chart under Comparisons, throughput under Results
+    comparisons = page.index("<h2>Comparisons</h2>")
+    assert comparisons < page.index('<figure data-plot="comparisons">') < page.index("<h3>ab c50</h3>")
+    results = page.index("<h2>Results</h2>")
+    assert results < page.index('<figure data-plot="throughput">') < page.index("<table>", results)
+    # report.md links the same files where report.html shows them
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "## Comparisons\n\n![Each stack's req/s against the baseline's" in text
+    assert "](plots/comparisons.png)\n" in text and "](plots/throughput-wrk.png)\n" in text
     # The ab rows spread 1000 vs 1300 req/s (+-13.0 %), but both stacks are compared: their precision is
     # information, and no row is marked.
     assert page.count('<tr class="noisy">') == 0
     assert "<td>a-stack</td><td>wrk</td>" in page
-    # the comparisons lead, as in report.md
+    # the verdict, then the answer, as in report.md
     assert (
-        page.index("<h2>Comparisons</h2>")
-        < page.index('<h2 class="verdict-')
+        page.index('<h2 class="verdict-')
+        < page.index("<h2>Comparisons</h2>")
         < page.index("<h2>Results</h2>")
     )
     faster = "b-stack: faster, 2.00x the req/s of a-stack (2.00-2.00; 10 pairs 0.0 s apart)"
@@ -258,14 +272,17 @@ RUN_JSON = {
 SLOWER_SENTENCE = "a-stack: slower, 0.50x the req/s of b-stack (0.50-0.50; 10 pairs 0.0 s apart)"
 
 
-def test_the_report_leads_with_the_comparisons_and_stores_them_in_run_json(tmp_path: Path) -> None:
+def test_the_report_leads_with_the_verdict_and_the_comparisons_and_stores_them_in_run_json(
+    tmp_path: Path,
+) -> None:
     six_rounds(tmp_path)
     (tmp_path / "run.json").write_text(json.dumps(RUN_JSON))
     text = write_report(tmp_path, html_report=False).read_text()
-    assert text.index("## Comparisons") < text.index("## Verdict") < text.index("## Results")
-    section = text[text.index("## Comparisons") : text.index("### Host speed through the run")]
-    assert "- b-stack (wrk c32 on t1): 1.00x in the last third of its cells against the first" in text
-    assert section.splitlines()[4:] == [
+    assert text.index("## Verdict") < text.index("## Comparisons") < text.index("## Results")
+    section = text[text.index("## Comparisons") : text.index("## Results")]
+    assert section.splitlines()[:10] == [
+        "## Comparisons",
+        "",
         "### ab c50",
         "",
         f"- {SLOWER_SENTENCE}",
@@ -275,6 +292,12 @@ def test_the_report_leads_with_the_comparisons_and_stores_them_in_run_json(tmp_p
         f"- {SLOWER_SENTENCE}",
         "",
     ]
+    assert section.splitlines()[10].startswith("Each stack against the baseline, b-stack, over pairs")
+    # the host's speed through the run, after the results, with the noise
+    noise = text[text.index("## Noise and drift") :]
+    head = "## Noise and drift\n\n### Host speed through the run\n\n- b-stack (ab c50 on t1): 1.30x"
+    assert noise.startswith(head)
+    assert "- b-stack (wrk c32 on t1): 1.00x in the last third of its cells against the first" in noise
     # Rounded to the decade below the interval's half-width (150 req/s: tens)
     assert "| a-stack | ab | c50 | 10 | 1150 | 1000–1300 | 1000–1300 | 13.0% |" in text
     assert "above load.target_precision, 20.0 %" in text
@@ -332,7 +355,7 @@ def test_open_loop_rows_are_labelled_with_their_offered_rate(tmp_path: Path) -> 
     cell = {**cell_to_dict(make_cell(parsed, stack="s", repetition=1, rate=200))}
     [row] = summary_rows([cell])
     assert (row["tool"], row["load"]) == ("httperf (open loop)", "200/s")
-    assert row["p50 ms"] == "0.50" and row["p99 ms"] == "-"
+    assert row["p50 ms"] == "0.500" and row["p99 ms"] == "-"  # one cell: three significant digits
 
 
 def test_the_plots_and_the_run_summary_leave_disturbed_cells_out_of_the_figures() -> None:
