@@ -11,8 +11,9 @@ pool.
 Values are nanoseconds (a stored µs x 1000), the unit HdrHistogram's tools assume (HistogramLogProcessor
 prints ms by default), in a histogram of 3 significant digits from 1 ns to an hour (further when a cell
 holds a longer value): each stored value lands in a bucket at most 1/1024 of itself wide, so percentiles
-read back are the cell's within 0.1 %. The cells keep sparse pairs (why: distribution.py); these logs are
-views of them, written again with each report like cells.csv. The ``hdrh`` import is inside the functions:
+read back are the cell's within 0.1 %. The cells keep sparse pairs (why:
+:mod:`benchstack.results.distribution`); these logs are views of them, written again with each report
+like cells.csv. The ``hdrh`` import is inside the functions:
 only the report and ``hist --hlog`` pay for it, not the other commands.
 
 There is no ``#[BaseTime: ...]`` line: the interval timestamps are relative to StartTime, which every reader
