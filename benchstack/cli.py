@@ -58,7 +58,8 @@ from benchstack.plan.resolved import compile_plan, experiment_path, run_dir_for
 from benchstack.plan.settings import setting_problems
 from benchstack.plan.targets import by_target, run_targets
 from benchstack.report.build import end_of_run_text, read_run_info, write_run_report
-from benchstack.report.hist import HistError, csv_name, csv_text, hist
+from benchstack.report.hdrlog import hlog_name
+from benchstack.report.hist import HistError, csv_name, csv_text, hist, hlog_text
 from benchstack.report.render import verdict_text
 from benchstack.results.cell import (
     cell_paths,
@@ -105,8 +106,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "report",
-        help="write report.md, report.html (with plots/*.png), cells.csv and loadpoints.csv of a run; print "
-        "the table",
+        help="write report.md, report.html (with plots/*.png), cells.csv, loadpoints.csv and hdr/<cell>.hlog "
+        "of a run; print the table",
     )
     p.add_argument("run_dir", type=Path)
 
@@ -222,6 +223,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "(or of the pooled cells) on stdout instead of the summary",
     )
     p.add_argument(
+        "--hlog",
+        metavar="DIR",
+        help="write DIR/<cell_id>.hlog, an HdrHistogram interval log, for each cell (with --pool: "
+        "DIR/pooled.hlog, one interval per pooled cell); '-': one log on stdout instead of the summary",
+    )
+    p.add_argument(
         "--pool",
         action="store_true",
         help="pool the cells into one distribution (repetitions), leaving out disturbed and collapsed cells "
@@ -323,7 +330,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     print(end_of_run_text(run), end="")
     print(
         f"\nwrote {path}, {path.with_name('report.html')}, {path.with_name('cells.csv')}, "
-        f"{path.with_name('loadpoints.csv')} and plots/"
+        f"{path.with_name('loadpoints.csv')}, {path.with_name('hdr')}/ and plots/"
     )
     return 0
 
@@ -571,33 +578,48 @@ def _cmd_hist(args: argparse.Namespace) -> int:
     if not args.run_dir.is_dir():
         _err(f"{args.run_dir}: not a directory")
         return 1
+    if args.csv == "-" and args.hlog == "-":
+        _err("stdout takes one of --csv - and --hlog -")
+        return 1
     try:
         found, skipped = hist(args.run_dir, args.cell_ids, pool=args.pool, keep_disturbed=args.all)
     except HistError as exc:
         _err(str(exc))
         return 1
+    to_stdout = [flag for flag, value in (("--csv", args.csv), ("--hlog", args.hlog)) if value == "-"]
     if skipped:
         note = (
             f"left out {len(skipped)} disturbed or collapsed cell(s), as the report does (--all pools them): "
             + ", ".join(skipped)
         )
-        # On stdout with the summary; on stderr when stdout is the CSV.
-        print(note, file=sys.stderr if args.csv == "-" else sys.stdout)
-    if args.csv == "-":
-        if len(found) != 1:
-            _err("--csv - writes one distribution: give one cell, or --pool")
-            return 1
-        print(csv_text(found[0][1]), end="")
-        return 0
-    written = []
-    if args.csv:
-        out = Path(args.csv)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, dist, _ in found:
-            path = out / csv_name(name)
-            path.write_text(csv_text(dist), encoding="utf-8")
-            written.append(path)
-    print("\n".join(text for _, _, text in found), end="")
+        # On stdout with the summary; on stderr when stdout is the CSV or the log.
+        print(note, file=sys.stderr if to_stdout else sys.stdout)
+    if to_stdout and len(found) != 1:
+        _err(f"{to_stdout[0]} - writes one distribution: give one cell, or --pool")
+        return 1
+    try:
+        if args.csv == "-":
+            print(csv_text(found[0].dist), end="")
+            return 0
+        if args.hlog == "-":
+            print(hlog_text(found[0]), end="")
+            return 0
+        written = []
+        for folder, name_of, text_of in (
+            (args.csv, csv_name, lambda shown: csv_text(shown.dist)),
+            (args.hlog, hlog_name, hlog_text),
+        ):
+            if folder:
+                out = Path(folder)
+                out.mkdir(parents=True, exist_ok=True)
+                for shown in found:
+                    path = out / name_of(shown.name)
+                    path.write_text(text_of(shown), encoding="utf-8")
+                    written.append(path)
+    except (ValueError, ImportError) as exc:  # HdrHistogram refused a value, or the package is missing
+        _err(f"hist: {exc}")
+        return 1
+    print("\n".join(shown.text for shown in found), end="")
     for path in written:
         print(f"wrote {path}")
     return 0

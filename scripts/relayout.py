@@ -177,6 +177,7 @@ MOVES: dict[str, str] = {
     "hist": "report.hist",
     # Split out of report.build (never a flat module): listed so that a dotted name tells it from one.
     "csvfiles": "report.csvfiles",
+    "hdrlog": "report.hdrlog",
     # The console's words (plugins/callback/bench_stack.py), never a flat module either.
     "console": "report.console",
     # Split out of report.build too (the report's host lines, its latency figures), never flat modules.

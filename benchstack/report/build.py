@@ -1,5 +1,5 @@
 """Reports of a run folder: report.md, report.html (with plots), plots/*.png, and
-cells.csv and loadpoints.csv (:mod:`benchstack.report.csvfiles`).
+cells.csv, loadpoints.csv and hdr/*.hlog (:mod:`benchstack.report.csvfiles`).
 
 The report is built once from the :class:`RunData` (:func:`build_report`) as a model of ordered sections
 (:mod:`benchstack.report.model`), which :mod:`benchstack.report.render` writes as report.md and as
@@ -68,7 +68,7 @@ from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load
 from benchstack.plan.targets import by_target, host_type, run_targets, target_of
 from benchstack.provision.dns import PROBE_COLUMNS, probe_table_rows
 from benchstack.report import render
-from benchstack.report.csvfiles import write_csv, write_loadpoints_csv
+from benchstack.report.csvfiles import write_cell_files, write_loadpoints_csv
 from benchstack.report.hosts import distinct, host_lines
 from benchstack.report.latency import DIST_COLUMNS, distribution_legend, distribution_rows, latency_cell
 from benchstack.report.model import (
@@ -644,10 +644,10 @@ def plot_cells(run: RunData) -> list[dict[str, Any]]:
 
 
 def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:
-    """Write ``report.md``, ``cells.csv``, ``loadpoints.csv`` and (with ``html_report``) ``plots/*.png``
-    and a self-contained ``report.html`` into the run folder, and the verdict and comparisons into
-    run.json; returns the path of report.md. Without matplotlib, report.html says so instead of showing
-    plots."""
+    """Write ``report.md``, ``cells.csv``, ``loadpoints.csv``, ``hdr/<cell id>.hlog`` and (with
+    ``html_report``) ``plots/*.png`` and a self-contained ``report.html`` into the run folder, and the
+    verdict and comparisons into run.json; returns the path of report.md. Without matplotlib, report.html
+    says so instead of showing plots."""
     return write_run_report(run_dir, html_report)[0]
 
 
@@ -663,7 +663,7 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
     )
     if thresholds_of(run.run_info):
         store_thresholds(directory, [c.to_dict() for c in threshold_checks_of(run)])
-    write_csv(directory / "cells.csv", run.cells)
+    write_cell_files(directory, run.cells)
     write_loadpoints_csv(directory / "loadpoints.csv", run.cells, verdict_of(run), comparisons_of(run))
     plots: Plots = {}
     problem = None

@@ -1,10 +1,12 @@
-"""The run's CSV files, views of the same records the report reads (docs/results-format.md#csv-files).
+"""The run's CSV files, views of the same records the report reads (docs/results-format.md#csv-files), and
+with cells.csv the cells' HdrHistogram logs (:mod:`benchstack.report.hdrlog`).
 
 cells.csv: one row per cell, one column per field path of the published cell schema, in its order: an
 object with fixed keys is flattened (``latency_ms.p50``, ``system.loadgen.cpu_idle``), a list or an object
 with open keys (``notes``, ``interference.hosts``, ``merged.per_loadgen``) is one column of JSON; null is
 empty, booleans ``true``/``false``. The distribution stays in the cell JSON (bench-stack hist exports it as
-CSV). ``cell_id`` is every cell's id and ``disturbed`` lists why a cell is left out, collapsed ones too.
+CSV; hdr/<cell id>.hlog holds it for HdrHistogram's tools). ``cell_id`` is every cell's id and
+``disturbed`` lists why a cell is left out, collapsed ones too.
 
 loadpoints.csv: one row per load point and target, the figures the report shows: the verdict's load points
 and the comparisons as run.json holds them, the results table's latency medians and error rate unrounded.
@@ -21,6 +23,7 @@ from benchstack.analysis.comparison import Comparison
 from benchstack.analysis.loadpoints import error_total, latency_median, mean_error_rate
 from benchstack.analysis.verdict import Verdict
 from benchstack.plan.targets import by_target_point, target_of
+from benchstack.report.hdrlog import write_hdr_logs
 from benchstack.results.cell import cell_id_of, counted, group_key, left_out
 from benchstack.results.formats import CELL_SCHEMA_FILE, load_schema
 
@@ -93,6 +96,13 @@ def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
         why = {id(c): reasons for c, reasons in left_out(cells)}
         for cell in sorted(cells, key=lambda c: (target_of(c), *group_key(c), c.get("repetition") or 0)):
             writer.writerow(_csv_row(cell, why.get(id(cell))))
+
+
+def write_cell_files(run_dir: Path, cells: list[dict[str, Any]]) -> None:
+    """The run's views of each cell: ``cells.csv`` (:func:`write_csv`) and ``hdr/<cell id>.hlog``
+    (:func:`benchstack.report.hdrlog.write_hdr_logs`)."""
+    write_csv(run_dir / "cells.csv", cells)
+    write_hdr_logs(run_dir, cells)
 
 
 LOADPOINT_COLUMNS: tuple[str, ...] = (

@@ -1,4 +1,5 @@
-"""``bench-stack hist``: a stored cell's latency distribution, printed and exported as CSV.
+"""``bench-stack hist``: a stored cell's latency distribution, printed and exported as CSV or as an
+HdrHistogram interval log (:mod:`benchstack.report.hdrlog`).
 
 A cell is named by its id (``cells/<id>.json``: a single loadgen's cell or a merged one, which read the
 same), by its path in the run folder (``loadgens/<loadgen>/cells/<id>.json``: one loadgen's own cell) or by a
@@ -6,7 +7,8 @@ path to its file as given (``RUN/cells/<id>.json``, absolute or from the current
 out the disturbed and collapsed ones, as the report does (:func:`benchstack.results.cell.left_out`), unless
 asked to keep them.
 The CSV has one row per stored value: ``value_us,count,percentile``, the percentile being the share of
-samples at or below the value, so a plot of percentile against value is the distribution's CDF.
+samples at or below the value, so a plot of percentile against value is the distribution's CDF. The
+interval log has one interval per cell, so pooled cells stay one interval each (their sum is the pool).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from benchstack.report.hdrlog import log_text
 from benchstack.results import distribution
 from benchstack.results.cell import CELLS_DIR, cell_paths, left_out, read_cell
 from benchstack.results.distribution import Distribution, DistributionError
@@ -25,6 +28,16 @@ LADDER = (0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 90, 95, 99, 99.5, 99.9, 99.95, 
 
 class HistError(ValueError):
     """A cell that cannot be found, read or has no distribution."""
+
+
+class Shown(NamedTuple):
+    """What ``hist`` shows for a cell argument, or for the pooled cells: its distribution, the summary,
+    and the cells it is made of, each with its own distribution."""
+
+    name: str
+    dist: Distribution
+    text: str
+    cells: list[tuple[dict[str, Any], Distribution]]
 
 
 def cell_file(run_dir: Path, name: str) -> Path:
@@ -66,6 +79,12 @@ def read_distribution(run_dir: Path, name: str) -> tuple[dict[str, Any], Distrib
 def csv_name(name: str) -> str:
     """The CSV file for a cell argument: ``<cell_id>.csv``, or its path with ``-`` for ``/``."""
     return name.removesuffix(".json").strip("/").replace("/", "-") + ".csv"
+
+
+def hlog_text(shown: Shown) -> str:
+    """The HdrHistogram interval log of what ``hist`` shows: one interval per cell it is made of."""
+    title = f"bench-stack hist: {shown.text.splitlines()[0]}"
+    return log_text([(c, d, [str(r) for r in c.get("disturbed") or []]) for c, d in shown.cells], title)
 
 
 def csv_text(dist: Distribution) -> str:
@@ -121,9 +140,9 @@ def left_out_of(run_dir: Path, files: list[tuple[Path, dict[str, Any]]]) -> list
 
 def hist(
     run_dir: Path, names: list[str], pool: bool = False, keep_disturbed: bool = False
-) -> tuple[list[tuple[str, Distribution, str]], list[str]]:
-    """(name, distribution, description) for each named cell, or one for all of them pooled; and the names
-    of the cells left out of the pool (disturbed or collapsed, unless ``keep_disturbed``)."""
+) -> tuple[list[Shown], list[str]]:
+    """What to show of each named cell, or of all of them pooled (named ``pooled``); and the names of the
+    cells left out of the pool (disturbed or collapsed, unless ``keep_disturbed``)."""
     read = [(name, *read_distribution(run_dir, name)) for name in names]
     skipped: list[str] = []
     if pool and not keep_disturbed:
@@ -141,5 +160,8 @@ def hist(
         except DistributionError as exc:
             raise HistError(f"cannot pool these cells: {exc}") from None
         title = f"pooled: {', '.join(names)}"
-        return [("pooled", pooled, describe(title, pooled, [c for _, c, _ in read]))], skipped
-    return [(name, dist, describe(name, dist, [cell])) for name, cell, dist in read], skipped
+        cells = [(c, d) for _, c, d in read]
+        return [Shown("pooled", pooled, describe(title, pooled, [c for c, _ in cells]), cells)], skipped
+    return [
+        Shown(name, dist, describe(name, dist, [cell]), [(cell, dist)]) for name, cell, dist in read
+    ], skipped

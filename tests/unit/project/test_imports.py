@@ -102,6 +102,10 @@ ALONE = [
     ("benchstack.cli", "botocore"),
     ("benchstack.history.finished", "boto3"),
     ("benchstack.plan.settings", "boto3"),
+    # hdrhistogram: only the report's hdr/*.hlog and hist --hlog load it, inside the call
+    # (benchstack.report.hdrlog).
+    ("benchstack.cli", "hdrh"),
+    ("benchstack.report.build", "hdrh"),
 ]
 
 
