@@ -64,7 +64,7 @@ from benchstack.measure.probe import floor_text
 from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load
 from benchstack.plan.targets import by_target, host_type, run_targets, target_of
 from benchstack.provision.dns import PROBE_COLUMNS, probe_table_rows
-from benchstack.report import render
+from benchstack.report import render, shipping
 from benchstack.report.csvfiles import write_csv, write_loadpoints_csv
 from benchstack.report.model import (
     CODE,
@@ -646,6 +646,7 @@ def build_report(run: RunData, plots: list[Path] | None = None, plot_problem: st
         plots_section(plots or [], plot_problem),
         notes_section(run),
         dns_section(run),
+        shipping.section(run.run_info, run.cells),
     ]
     return Report(title, tuple(s for s in sections if s is not None))
 
@@ -660,10 +661,9 @@ def plot_cells(run: RunData) -> list[dict[str, Any]]:
 
 
 def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:
-    """Write ``report.md``, ``cells.csv``, ``loadpoints.csv`` and (with ``html_report``) ``plots/*.png``
-    and a self-contained ``report.html`` into the run folder, and the verdict and comparisons into
-    run.json; returns the path of report.md. Without matplotlib, report.html says so instead of showing
-    plots."""
+    """Write ``report.md``, ``cells.csv``, ``loadpoints.csv`` and (with ``html_report``) ``plots/*.png`` and a
+    self-contained ``report.html`` into the run folder, and the verdict and comparisons into run.json;
+    returns the path of report.md. Without matplotlib, report.html says so instead of showing plots."""
     return write_run_report(run_dir, html_report)[0]
 
 
