@@ -110,6 +110,8 @@ MOVES: dict[str, str] = {
     "rolecontract": "plan.rolecontract",
     "rolevars": "plan.rolevars",
     "innervars": "plan.innervars",
+    # Never a flat module: listed so that a dotted name tells it from one (issue 42, access-log shipping).
+    "logship": "plan.logship",
     "settings": "plan.settings",
     "paths": "plan.paths",
     "targets": "plan.targets",
@@ -183,6 +185,8 @@ MOVES: dict[str, str] = {
     # Split out of report.build too (the report's host lines, its latency figures), never flat modules.
     "hosts": "report.hosts",
     "latency": "report.latency",
+    # The shipped access logs' part of the report (issue 42), never a flat module either.
+    "shipping": "report.shipping",
 }
 # Folders of the package that move whole (the rest of MOVES are modules).
 MOVED_PACKAGES = {"apps", "fronts", "servers", "loadtools"}

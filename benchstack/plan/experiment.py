@@ -48,6 +48,7 @@ from benchstack.kinds.loadtools import REGISTRY, by_name
 from benchstack.kinds.loadtools.base import MAX_DURATION_S, MAX_REQUESTS
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots, StackError
 from benchstack.measure.loadcmd import build_command
+from benchstack.plan import logship
 from benchstack.plan.experiment_schema import experiment_schema, schema_problems, stack_prefix
 from benchstack.plan.loadplan import (
     DEFAULT_MAX_INTERFERENCE,
@@ -169,6 +170,8 @@ class Experiment:
     # taken back from a plan's fact (benchstack.plan.resolved.experiment_of), which reads the stacks as
     # written only.
     resolved: tuple[Stack, ...] = field(default=(), repr=False)
+    # The opt-in shipping of the fronts' access logs (``logs``; benchstack.plan.logship), None without it.
+    logs: logship.Shipping | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,9 @@ def _validated(
         # The thresholds' scope is checked against the plans once the schema accepted them all.
         refused_thresholds = any(p.path[:2] in (("load", "thresholds"), ("load", "plans")) for p in found)
         problems += _load_problems(load, data.get("stacks"), refused_plans, refused_thresholds)
+    logs = data.get("logs")
+    if isinstance(logs, dict) and not any(p.path[:1] == ("logs",) for p in found):
+        problems += logship.problems(logs, data.get("stacks"))
     return problems, resolved
 
 
@@ -383,6 +389,7 @@ def experiment_from_dict(data: object, source: str | None = None, roots: Roots =
         source=source,
         raw=data,
         resolved=resolved,
+        logs=logship.Shipping.from_dict(data["logs"]) if data.get("logs") is not None else None,
     )
 
 

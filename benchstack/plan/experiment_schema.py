@@ -24,7 +24,7 @@ from benchstack.results.formats import Path_, Problem, first_error_validator, lo
 EXPERIMENT_SCHEMA_FILE = "experiment.schema.json"
 # Unknown fields listed by name per mapping; past these, counted. A file that is not an experiment has many.
 MAX_UNKNOWN_LISTED = 5
-TOP_ORDER = ("name", "description", "stacks", "load")
+TOP_ORDER = ("name", "description", "stacks", "load", "logs")
 
 
 @dataclass(frozen=True)

@@ -74,9 +74,13 @@ class Needs:
     # What each front's role needs to know of its stacks (:meth:`benchstack.kinds.fronts.FrontKind.needs`),
     # by the plan's key (``apache_handlers``).
     front_roles: Mapping[str, tuple[str, ...]]
+    # The fronts whose access logs the log_shipper role ships (an experiment's ``logs``,
+    # benchstack.plan.logship); empty: the targets ship nothing and run no log_shipper.
+    log_shipping: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The plan's ``needs``."""
+        """The plan's ``needs`` (``log_shipping`` only when the run ships access logs)."""
+        shipping = {"log_shipping": list(self.log_shipping)} if self.log_shipping else {}
         return {
             "runtimes": list(self.runtimes),
             "ruby_gems": list(self.ruby_gems),
@@ -87,6 +91,7 @@ class Needs:
             "fronts": list(self.fronts),
             "servers": list(self.servers),
             **{key: list(value) for key, value in self.front_roles.items()},
+            **shipping,
         }
 
 

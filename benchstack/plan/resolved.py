@@ -31,6 +31,9 @@ The fact holds:
   loads it at, its ``peers``, ``loopback``, and the requests verify sends through the fronts
   (``front_checks``); for every host the names it must resolve (``dns_names``); and ``mode``, the run's
   (loopback when every loadgen loads itself);
+* ``log_shipping``: only when the experiment ships its fronts' access logs (``logs``,
+  :func:`benchstack.plan.logship.plan_fact`): the store, the run's own key prefix, the fronts shipped from and
+  the stacks measured with shipping on; the targets then run the log_shipper role after their fronts;
 * ``user_apps``: every app deployed from ``app.src`` or ``app.git``
   (:func:`benchstack.kinds.apps.deploy.user_apps`): its folders on the target, its source (a content hash
   computed here, on the controller, or a git repository and version) and the key the webapp role compares
@@ -90,6 +93,7 @@ from benchstack.plan.experiment import (
     load_points,
 )
 from benchstack.plan.loadplan import Load
+from benchstack.plan.logship import plan_fact, shipped_fronts
 from benchstack.plan.readers import (
     FrontCheck,
     InstanceCheck,
@@ -231,6 +235,7 @@ class ResolvedPlan:
     def to_dict(self) -> dict[str, Any]:
         """The plan as the fact ``bench_plan`` holds it (the module docstring), in the order of its keys."""
         targets = list(self.targets)
+        ships = bool(self.needs.log_shipping)
         fact: dict[str, Any] = {
             "schema": PLAN_SCHEMA,
             "experiment": dict(self.as_run),
@@ -239,8 +244,8 @@ class ResolvedPlan:
             "role_stacks": role_stacks(self.stacks),
             "app_env_lines": {name: list(lines) for name, lines in self.app_env_lines.items()},
             "needs": self.needs.to_dict(),
-            "role_units": {family: role_units(self.stacks, family) for family in FAMILIES},
-            "role_made": {family: role_made(self.stacks, family) for family in FAMILIES},
+            "role_units": {family: role_units(self.stacks, family, ships) for family in FAMILIES},
+            "role_made": {family: role_made(self.stacks, family, ships) for family in FAMILIES},
             "stack_units": {family: stack_units(self.stacks, family) for family in FAMILIES},
             "hosts": {host: place.to_dict() for host, place in self.hosts.items()},
             # Every load tool the loadgens run, warm-ups' included (loadgen_tools).
@@ -257,6 +262,8 @@ class ResolvedPlan:
             "progress": progress(list(self.cells), self.parallel),
             "warnings": list(self.warnings),
         }
+        if self.experiment.logs is not None:
+            fact["log_shipping"] = plan_fact(self.experiment.logs, self.stacks, self.run_dir)
         if self.results_dir is not None:
             fact["results_dir"] = self.results_dir
         if self.run_dir is not None:
@@ -325,10 +332,14 @@ def compile_plan(
         # The plan fact, YAML and run.json take the load section as a mapping (Load.as_dict).
         "load": exp.load.as_dict(),
     }
+    if exp.logs is not None:
+        as_run["logs"] = exp.logs.as_dict()
     apps = user_apps(exp.resolved, roots)
     as_run["sha256"] = experiment_hash(as_run)
     stacks, env_lines = env_apart(exp.resolved, key)
     found = needs(exp.resolved)
+    if exp.logs is not None:
+        found = replace(found, log_shipping=shipped_fronts(exp.resolved))
     return ResolvedPlan(
         experiment=exp,
         as_run=as_run,
@@ -428,6 +439,8 @@ def run_record(
         else None,
         "verify": verify,
         "dns_probe": dns or None,
+        # Only in a run that ships its fronts' access logs (the report step adds the objects it found).
+        **({"log_shipping": plan["log_shipping"]} if plan.get("log_shipping") else {}),
     }
 
 

@@ -477,9 +477,38 @@ CHECKS: dict[str, Check | None] = {
 }
 
 
+# Role variables the run's plan sets from an experiment's ``logs`` (playbooks/vars/roles.yml,
+# benchstack.plan.logship), which the roles also take from a user's own playbook: refused from outside in a
+# bench-stack run (the play's value would silently win over the inventory's), checked on the host as any
+# other.
+PLAN_SET_TOO = frozenset(
+    {
+        "nginx_access_log",
+        "apache_access_log",
+        "log_shipper_fronts",
+        "log_shipper_s3_bucket",
+        "log_shipper_s3_prefix",
+        "log_shipper_s3_endpoint",
+        "log_shipper_s3_region",
+        "log_shipper_s3_force_path_style",
+    }
+)
+
+
 def plan_sets(name: str) -> bool:
     """Whether the run's plan sets this variable (given from outside, it is refused whatever its value)."""
+    return CHECKS.get(name) is _plan_set or name in PLAN_SET_TOO
+
+
+def plan_only(name: str) -> bool:
+    """Whether only the run's plan sets this variable (its value was checked when the plan was compiled, so
+    a role's own check leaves it out), unlike :data:`PLAN_SET_TOO`."""
     return CHECKS.get(name) is _plan_set
+
+
+def plan_set_problem(name: str) -> str:
+    """The line that refuses a variable the plan sets, given from outside."""
+    return f"{name}: {_plan_set(None)}"
 
 
 def variable_problems(values: dict[str, Any]) -> list[str]:

@@ -26,7 +26,7 @@ from benchstack.common.renamed import renamed_problems, renamed_to
 from benchstack.history.location import publish_problems
 from benchstack.measure.runlock import lock_wait_seconds
 from benchstack.plan.innervars import inner_variable_problems
-from benchstack.plan.rolevars import plan_sets, variable_problems
+from benchstack.plan.rolevars import plan_only, plan_set_problem, plan_sets, variable_problems
 from benchstack.provision.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -88,17 +88,19 @@ def renamed_names(names: Iterable[str], roles_dir: Path = ROLES_DIR) -> list[str
     return [name for name in names if renamed_to(name, variables) is not None]
 
 
-def role_problems(given: dict[str, Any], roles_dir: Path = ROLES_DIR) -> list[str]:
+def role_problems(given: dict[str, Any], roles_dir: Path = ROLES_DIR, outside: bool = True) -> list[str]:
     """Every role variable in ``given`` (name -> plain value) that its role's argument_specs refuse, or that
-    does not fit where it lands, one line each (``role R: ...``)."""
+    does not fit where it lands, one line each (``role R: ...``). ``outside``: the values are given outside
+    the plan (inventory, command line), where what the plan sets is refused; on the host (a role's own
+    check) a variable the plan sets from the experiment is checked as any other."""
     problems: list[str] = []
     if not given:
         return problems
     for role, options in role_options(roles_dir):
         mine = {name: value for name, value in given.items() if name in options}
         # What the plan sets is refused whatever its shape; the shape's errors would only hide why.
-        from_plan = {name: value for name, value in mine.items() if plan_sets(name)}
-        problems += [f"role {role}: {problem}" for problem in variable_problems(from_plan)]
+        from_plan = [name for name in mine if (plan_sets(name) if outside else plan_only(name))]
+        problems += [f"role {role}: {plan_set_problem(name)}" for name in from_plan]
         mine = {name: value for name, value in mine.items() if name not in from_plan}
         if not mine:
             continue
@@ -147,8 +149,8 @@ def role_value_problems(values: dict[str, Any], roles_dir: Path = ROLES_DIR) -> 
     it was compiled and is left out; a name no role declares is a problem (a typo would check nothing)."""
     names = role_variable_names(roles_dir)
     unknown = [f"{name}: no role declares it, so nothing checks it" for name in values if name not in names]
-    mine = {name: value for name, value in values.items() if name in names and not plan_sets(name)}
-    return unknown + role_problems(mine, roles_dir)
+    mine = {name: value for name, value in values.items() if name in names and not plan_only(name)}
+    return unknown + role_problems(mine, roles_dir, outside=False)
 
 
 def project_problems(given: dict[str, Any]) -> list[str]:

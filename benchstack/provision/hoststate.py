@@ -78,8 +78,15 @@ IDENTITY = ("host", "pid", "started")
 
 BIN_DIRS = ("/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/", "/usr/local/bin/")
 # The names bench-stack gives what it runs for a stack: app server instances (bench-NAME@I, php-fpm pools
-# included) and Apache instances (apache2@bench-NAME on Debian, httpd@bench-NAME on RedHat).
-STACK_UNITS = ("bench-*@*.service", "apache2@bench-*.service", "httpd@bench-*.service")
+# included) and Apache instances (apache2@bench-NAME on Debian, httpd@bench-NAME on RedHat); and fluentd
+# shipping the fronts' access logs (the log_shipper role's), which a run that ships nothing stops: it would
+# tail and upload on the target during every cell.
+STACK_UNITS = (
+    "bench-*@*.service",
+    "apache2@bench-*.service",
+    "httpd@bench-*.service",
+    "bench-fluentd.service",
+)
 # What makes a front listen on a stack's port, and the app servers' template units. An Apache instance on
 # Debian is everything its setup-instance made (which refuses to run again while any of it is left).
 STACK_FILES = (

@@ -75,7 +75,10 @@ NGINX_MADE = (
 # Provisioning runs the roles in two stages around the sweep of what no stack of the plan owns
 # (provision.yml): the host, the runtimes and the apps first (their downloads and builds fail most often,
 # and such a failure leaves the host as it was), then what starts and fronts the stacks, and the load tools.
-SECOND_STAGE = ("app_server", "nginx", "apache", "loadgen")
+SECOND_STAGE = ("app_server", "nginx", "apache", "log_shipper", "loadgen")
+# The log_shipper role's unit and what it writes there (roles/log_shipper: its service.yml).
+LOG_SHIPPER_UNIT = "bench-fluentd.service"
+LOG_SHIPPER_MADE = (f"/etc/systemd/system/{LOG_SHIPPER_UNIT}",)
 
 
 def stages(run: Iterable[str]) -> list[list[str]]:
@@ -92,6 +95,8 @@ def target_roles(needs: Needs) -> list[str]:
         "webapp",
         *(["app_server"] if needs.servers else []),
         *(f for f in ("nginx", "apache") if f in needs.fronts),
+        # After the fronts, whose access logs it tails (an experiment's logs: benchstack.plan.logship).
+        *(["log_shipper"] if needs.log_shipping else []),
     ]
 
 
@@ -105,16 +110,18 @@ def _apache_instances(stacks: Sequence[Stack]) -> list[str]:
     return [s.front.instance for s in served("apache", stacks) if isinstance(s.front, ApacheFront)]
 
 
-def role_units(stacks: Sequence[Stack], family: str) -> dict[str, list[str]]:
+def role_units(stacks: Sequence[Stack], family: str, ships: bool = False) -> dict[str, list[str]]:
     """Role -> the units it keeps running on a host of OS ``family`` for the resolved ``stacks`` (those each
     role serves, :func:`benchstack.plan.rolecontract.served`): a skipped role's units must be active, or it
     runs again. Apache instances are ``apache2@`` units on Debian and ``httpd@`` ones elsewhere (the apache
-    role's vars/Debian.yml, vars/RedHat.yml)."""
+    role's vars/Debian.yml, vars/RedHat.yml). ``ships``: the run ships its fronts' access logs, with
+    fluentd's unit (the log_shipper role)."""
     apache = "apache2@" if family == "Debian" else "httpd@"
     return {
         "app_server": [ep.unit for s in served("app_server", stacks) for ep in s.endpoints],
         "nginx": ["nginx.service"],
         "apache": [f"{apache}{instance}.service" for instance in _apache_instances(stacks)],
+        **({"log_shipper": [LOG_SHIPPER_UNIT]} if ships else {}),
     }
 
 
@@ -150,14 +157,14 @@ def with_declared(manifest: Mapping[str, Any], declared: Mapping[str, Any] | Non
     return out
 
 
-def role_made(stacks: Sequence[Stack], family: str) -> dict[str, dict[str, list[str]]]:
+def role_made(stacks: Sequence[Stack], family: str, ships: bool = False) -> dict[str, dict[str, list[str]]]:
     """Role -> what it makes on a host of OS ``family`` (files, units; the plan's ``role_made``), recorded
     with its state at the end of provisioning (:mod:`benchstack.provision.hoststate`): a role whose files
     (sha256), units (enabled, active), sysctls, OS packages or their binaries differ from the record runs
     again. The host role's sysctls depend on the host's profile (:func:`host_sysctls`), each
     role's OS packages on what its ``packages`` entry point named: both are added when recorded
-    (bench_provision_record)."""
-    units = role_units(stacks, family)
+    (bench_provision_record). ``ships``: as :func:`role_units`."""
+    units = role_units(stacks, family, ships)
     apache_files = (
         [
             f"/etc/apache2-{instance}/sites-available/bench-stack.conf"
@@ -176,6 +183,9 @@ def role_made(stacks: Sequence[Stack], family: str) -> dict[str, dict[str, list[
         },
         "nginx": {"files": list(NGINX_MADE), "units": units["nginx"]},
         "apache": {"files": apache_files, "units": units["apache"]},
+        **(
+            {"log_shipper": {"files": list(LOG_SHIPPER_MADE), "units": units["log_shipper"]}} if ships else {}
+        ),
     }
 
 

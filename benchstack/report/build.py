@@ -67,7 +67,7 @@ from benchstack.measure.probe import floor_text
 from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load
 from benchstack.plan.targets import by_target, host_type, run_targets, target_of
 from benchstack.provision.dns import PROBE_COLUMNS, probe_table_rows
-from benchstack.report import render
+from benchstack.report import render, shipping
 from benchstack.report.csvfiles import write_cell_files, write_loadpoints_csv
 from benchstack.report.hosts import distinct, host_lines
 from benchstack.report.latency import DIST_COLUMNS, distribution_legend, distribution_rows, latency_cell
@@ -630,6 +630,7 @@ def build_report(run: RunData, plots: Plots | None = None, plot_problem: str | N
         plots_section(plot_problem),
         notes_section(run),
         dns_section(run),
+        shipping.section(run.run_info, run.cells),
     ]
     return Report(title, tuple(s for s in sections if s is not None))
 

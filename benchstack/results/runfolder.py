@@ -49,6 +49,9 @@ LATEST = "latest"
 # The keys of an experiment that decide what is measured; the description, the file's path and the expanded
 # cells (derived from these) are left out, so fixing a description does not orphan a half-finished run.
 HASHED_KEYS = ("name", "stacks", "load")
+# Hashed only where given, so an experiment without them keeps the hash it always had: an experiment's logs
+# (shipping its fronts' access logs changes what the cells measure, and where the run's logs go).
+HASHED_IF_GIVEN = ("logs",)
 
 
 class RunDirError(ValueError):
@@ -56,12 +59,14 @@ class RunDirError(ValueError):
 
 
 def experiment_hash(experiment: Mapping[str, Any]) -> str:
-    """sha256 of an experiment's name, stacks and load plan as canonical JSON (key order does not count).
+    """sha256 of an experiment's name, stacks and load plan (and its logs, when given) as canonical JSON (key
+    order does not count).
 
     ``experiment``: the plan's ``experiment`` (benchstack.plan.resolved; run.json records it as
     ``experiment``).
     """
     content = {key: experiment.get(key) for key in HASHED_KEYS}
+    content.update((key, experiment[key]) for key in HASHED_IF_GIVEN if experiment.get(key) is not None)
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -1,6 +1,8 @@
 """Action: write a run's report (report.md, report.html, plots, cells.csv) and return its summary table
 followed by the comparisons against the baseline, the run's verdict and its thresholds (all also stored in
-run.json), which the run prints at the end. With
+run.json), which the run prints at the end. A run that shipped its access logs (an experiment's ``logs``)
+first has the objects holding them listed and counted into run.json (``benchstack.report.shipping``, best
+effort: a store that does not answer is a warning). With
 ``results_dir``, ``<results_dir>/latest`` then points at the run (only ever inside the results folder).
 Then the run folder's lock is released (``benchstack.measure.runlock``), and, with ``history`` (the default),
 the run is recorded in the history database (``benchstack.history.finished``: ``$BENCH_STACK_DB``, else
@@ -27,6 +29,7 @@ from benchstack.analysis.thresholds import failed
 from benchstack.common.exitcodes import OUTCOME_ENV, gate_code, gate_message
 from benchstack.history.finished import publish_finished, record_finished
 from benchstack.measure.runlock import release
+from benchstack.report import shipping
 from benchstack.report.build import (
     comparisons_of,
     end_of_run_text,
@@ -56,6 +59,11 @@ class ActionModule(ActionBase):
             cells = load_cells(run_dir) if run_dir.is_dir() else []
             if not cells:
                 raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
+            # A run that shipped its access logs: the objects holding them, counted into run.json first
+            # (best effort, benchstack.report.shipping), so the report says what reached the store.
+            shipped = shipping.collect(run_dir, cells)
+            if shipped and shipped.get("problem"):
+                result.setdefault("warnings", []).append(f"bench_report: access logs: {shipped['problem']}")
             report, run = write_run_report(run_dir)
             verdict = verdict_of(run)
             table = end_of_run_text(run)

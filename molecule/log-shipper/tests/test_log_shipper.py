@@ -1,6 +1,8 @@
-"""The log_shipper role, verified from outside: the unit and its user inside the container, fluentd's own
-dry run of the config, and the bucket on moto's server read with boto3 from the controller (objects gunzipped
-here), after requests through nginx with a restart of fluentd in the middle of them."""
+"""The log_shipper role as an experiment's logs adds it, verified from outside: the unit and its user inside
+the container, fluentd's own dry run of the config, the tuned server block logging, and the bucket on moto's
+server read with boto3 from the controller (objects gunzipped here), after requests through nginx with a
+restart of fluentd in the middle of them; then the experiment measured (benchmark.yml, report.yml): run.json
+names the objects and counts their lines against the cells' requests, and the report says so."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import gzip
 import json
 import os
 import shlex
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -22,9 +25,15 @@ UNIT = "bench-fluentd.service"
 CONF = "/etc/fluentd/fluentd.conf"
 FLUENTD = "/usr/local/bin/fluentd"
 BUCKET = "bench-access-logs"
-PREFIX = "molecule/log-shipper/"
+# The experiment's prefix, then the run folder's name (the scenario's bench_run_dir).
+RUN = "20261205T000000Z-mol-log-shipper"
+PREFIX = f"molecule/log-shipper/{RUN}/"
 ACCESS_LOG = "/var/log/nginx/access.log"
 REQUESTS = 400
+# The stack of experiment.yml: nginx's static file, tuned profile.
+URL = "http://127.0.0.1:8011/index.html"
+PROJECT = Path(__file__).resolve().parents[3]
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "bench-test-key", "AWS_SECRET_ACCESS_KEY": "bench-test-secret"}
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +43,8 @@ def bucket() -> BaseClient:
         "s3",
         endpoint_url=endpoint,
         region_name="us-east-1",
-        aws_access_key_id="bench-test-key",
-        aws_secret_access_key="bench-test-secret",
+        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
     )
 
 
@@ -80,10 +89,17 @@ def test_config_tails_with_a_position_file_into_a_file_buffer(host: Host) -> Non
         "flush_at_shutdown true",
         "store_as gzip",
         f"s3_bucket {BUCKET}",
+        f"path {PREFIX}",
         "force_path_style true",
     ):
         assert line in conf
     assert "bench-test-secret" not in conf
+
+
+def test_the_tuned_server_block_keeps_its_access_log_on_because_the_run_ships_it(host: Host) -> None:
+    blocks = host.file("/etc/nginx/conf.d/bench-stack.conf").content_string
+    assert "# stack nginx-static (profile tuned)" in blocks
+    assert "etag off;" in blocks and "access_log off;" not in blocks
 
 
 def test_credentials_are_roots_alone(host: Host) -> None:
@@ -97,7 +113,7 @@ def test_every_request_reaches_the_bucket_once_across_a_restart(host: Host, buck
     loop = (
         "import time, urllib.request\n"
         f"for i in range({REQUESTS}):\n"
-        f"    urllib.request.urlopen('http://127.0.0.1/?{marker}-%d' % i).read()\n"
+        f"    urllib.request.urlopen('{URL}?{marker}-%d' % i).read()\n"
         "    time.sleep(0.015)\n"
         f"open('/tmp/{marker}.done', 'w').close()\n"
     )
@@ -111,7 +127,7 @@ def test_every_request_reaches_the_bucket_once_across_a_restart(host: Host, buck
     logged = int(host.check_output(f"grep -c -- '{marker}-' {ACCESS_LOG}"))
     assert logged == REQUESTS
 
-    expected = {f"/?{marker}-{i}" for i in range(REQUESTS)}
+    expected = {f"/index.html?{marker}-{i}" for i in range(REQUESTS)}
     deadline = time.monotonic() + 120
     counts = shipped_paths(bucket, marker)
     while set(counts) != expected and time.monotonic() < deadline:
@@ -123,3 +139,42 @@ def test_every_request_reaches_the_bucket_once_across_a_restart(host: Host, buck
     print(f"requests {REQUESTS}, access-log lines {logged}, lines in the bucket {sum(counts.values())}")
     assert set(counts) == expected, f"missing {len(expected - set(counts))}"
     assert [path for path, n in counts.items() if n > 1] == []
+
+
+def test_a_measured_run_records_its_objects_and_the_report_counts_their_lines(bucket: BaseClient) -> None:
+    run_dir = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "results" / RUN
+    done = subprocess.run(
+        ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+         "playbooks/benchmark.yml", "playbooks/report.yml", "-e", "bench_fail_on=never"],
+        cwd=PROJECT, env={**os.environ, **CREDENTIALS, "AWS_DEFAULT_REGION": "us-east-1"},
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    shipped = run["log_shipping"]
+    assert (shipped["run_prefix"], shipped["stacks"], shipped["fronts"]) == (
+        PREFIX,
+        ["nginx-static"],
+        ["nginx"],
+    )
+    assert shipped["problem"] is None, shipped["problem"]
+    cells = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((run_dir / "cells").glob("*.json"))]
+    made = sum(c["requests_completed"] for c in cells)
+    assert len(cells) == 2 and made > 0, [c["cell_id"] for c in cells]
+    # Every request of the cells reached the store: nginx logged it (and any left in flight at the end),
+    # fluentd shipped it (the buffer flushed when measuring ended).
+    in_cells, lines = shipped["lines_in_cells"], shipped["lines"]
+    print(f"cells' requests {made}, lines in their windows {in_cells}, lines {lines}")
+    assert shipped["lines_in_cells"] >= made
+    assert shipped["lines"] >= shipped["lines_in_cells"] + REQUESTS
+    keys = {o["key"] for o in shipped["objects"]}
+    listed = {
+        obj["Key"]
+        for page in bucket.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=PREFIX)
+        for obj in page.get("Contents", [])
+    }
+    assert keys and keys <= listed
+    report = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "## Access-log shipping" in report
+    assert "**Measured with shipping on:** nginx-static (2 cells)" in report
+    assert f"the cells completed {made:,} requests" in report

@@ -324,8 +324,8 @@ def test_a_file_that_is_not_an_experiment_is_named_and_never_echoed() -> None:
     path = ROOT / "tests" / "bad-inputs" / "not-an-experiment.yml"
     error = one_line(bench_stack("experiment", path))
     assert error == (
-        f"bench-stack: {path}: not an experiment: a mapping of 3 keys, none of them description, load, name, "
-        "stacks"
+        f"bench-stack: {path}: not an experiment: a mapping of 3 keys, none of them description, load, logs, "
+        "name, stacks"
     )
     assert "SECRETHASH" not in error and "daemon" not in error
 

@@ -116,6 +116,14 @@ def test_a_host_with_only_the_plans_stacks_has_nothing_stale() -> None:
     assert sweep.stale({}, PLANNED, nginx_planned=True) == nothing
 
 
+def test_fluentd_is_stopped_by_a_run_that_ships_no_access_logs_and_kept_by_one_that_does() -> None:
+    assert "bench-fluentd.service" in hoststate.STACK_UNITS  # found on the host as the stacks' units are
+    found = {"units": {"bench-fluentd.service": "enabled active"}}
+    assert sweep.stale(found, PLANNED, nginx_planned=True)["units"] == ["bench-fluentd.service"]
+    shipping = [*PLANNED, "bench-fluentd.service"]
+    assert sweep.stale(found, shipping, nginx_planned=True)["units"] == []
+
+
 def test_a_loadgen_only_host_stops_every_stack_it_once_ran_as_a_target() -> None:
     stale = sweep.stale(FOUND, [], nginx_planned=False)
     running = [
@@ -169,7 +177,7 @@ def test_found_lists_the_stack_units_systemd_has_loaded_with_their_state(
         "files": ["/etc/apache2-bench-c", "/etc/nginx/conf.d/bench-stack.conf"],
         "paths": [],
     }
-    assert calls[0][-3:] == list(hoststate.STACK_UNITS) and len(calls) == 2
+    assert calls[0][-len(hoststate.STACK_UNITS) :] == list(hoststate.STACK_UNITS) and len(calls) == 2
 
 
 def test_the_read_command_finds_them_in_the_same_command_and_parses_back() -> None:

@@ -131,7 +131,9 @@ LOAD_POINT_V2 = ["counted", "disturbed", "median_rps", "ci_low", "ci_high", "pre
 def test_the_run_schema_has_what_the_experiment_plan_and_verdict_write() -> None:
     run = schema(RUN_FILE)["$defs"]
     plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml").to_dict()
-    assert set(props(run["experiment"])) == {*plan["experiment"], "cells"}
+    # logs only where the experiment ships its access logs.
+    shipping = compile_plan(ROOT / "molecule" / "log-shipper" / "experiment.yml").to_dict()
+    assert set(props(run["experiment"])) == {*plan["experiment"], *shipping["experiment"], "cells"}
     assert set(props(run["load"])) == LOAD_KEYS
     assert set(props(run["load_plan"])) == PLAN_KEYS
     assert set(props(run["warmup"])) == WARMUP_KEYS
