@@ -672,12 +672,22 @@ def role_vars(role: str, os_vars: str | None = None) -> dict[str, Any]:
     return role_files(*(f"{role}/{part}" for part in parts if (ROLES / role / part).is_file()))
 
 
+@functools.cache
+def collection_loader() -> None:
+    """Ansible's collection loader, as ansible-playbook sets it up, with the checkout's collections/ first:
+    the roles name our filters benchstack.bench.NAME (docs/collection.md), which only it resolves."""
+    from ansible.plugins.loader import init_plugin_loader
+
+    init_plugin_loader([str(ROLES.parent / "collections")])
+
+
 def templated(text: str, variables: dict[str, Any], basedir: Path | None = None) -> Any:
     """``text`` (a template source or an expression) rendered by Ansible's Templar over ``variables``;
     ``basedir``: where an ``{% include %}`` looks, as the template module sets it."""
     from ansible.parsing.dataloader import DataLoader
     from ansible.template import Templar, trust_as_template
 
+    collection_loader()
     loader = DataLoader()
     if basedir is not None:
         loader.set_basedir(str(basedir))

@@ -254,9 +254,10 @@ def test_the_printed_plan_and_a_refusal_never_show_a_token(tmp_path: Path) -> No
 
 def test_the_clone_task_alone_reads_the_url_as_written() -> None:
     tasks = yaml.safe_load((ROOT / "roles" / "webapp" / "tasks" / "user-deploy.yml").read_text("utf-8"))
-    (clone,) = [t for t in tasks if "bench_app_git" in t]
+    (clone,) = [t for t in tasks if "benchstack.bench.bench_app_git" in t]
     assert (
-        clone["bench_app_git"]["repo"] == "{{ webapp_user_git_repos[item.name] | default(item.source.repo) }}"
+        clone["benchstack.bench.bench_app_git"]["repo"]
+        == "{{ webapp_user_git_repos[item.name] | default(item.source.repo) }}"
     )
     assert "source.repo" in clone["loop_control"]["label"]  # masked in the item
     roles = yaml.safe_load((ROOT / "playbooks" / "vars" / "roles.yml").read_text("utf-8"))

@@ -64,10 +64,10 @@ def test_a_front_pins_in_one_task_writing_or_removing_its_drop_in(role: str) -> 
     pinning = [t for t in tasks_of(role) if f"{role}_cpu_affinity" in yaml.safe_dump(t)]
     assert len(pinning) == 1, [t.get("name") for t in pinning]
     task = pinning[0]
-    assert "bench_files" in task
+    assert "benchstack.bench.bench_files" in task
     (dropin,) = [v for k, v in task["vars"].items() if k == f"__{role}_cpu_dropin"]
     assert dropin.startswith("/etc/systemd/system/") and dropin.endswith(f".service.d/{DROP_IN}")
-    assert task["bench_files"]["files"][0]["path"] == f"{{{{ __{role}_cpu_dropin }}}}"
+    assert task["benchstack.bench.bench_files"]["files"][0]["path"] == f"{{{{ __{role}_cpu_dropin }}}}"
     assert task["notify"] == [f"bench {role} daemon-reload", f"bench {role} restart"]
     template = (ROLES / role / "templates" / "cpu-affinity.conf.j2").read_text(encoding="utf-8")
     assert f"[Service]\nCPUAffinity={{{{ {role}_cpu_affinity }}}}\n" in template

@@ -95,7 +95,9 @@ def test_the_filter_module_exposes_its_filter() -> None:
 def test_each_role_checks_its_variables_first_in_every_stage_it_has(role: str) -> None:
     task = the_check(role)
     assert task["ansible.builtin.assert"]["that"] == f"__{role}_problems | length == 0"
-    assert task["vars"] == {f"__{role}_problems": f"{{{{ __{role}_checked | bench_rolevar_problems }}}}"}
+    assert task["vars"] == {
+        f"__{role}_problems": f"{{{{ __{role}_checked | benchstack.bench.bench_rolevar_problems }}}}"
+    }
     assert f"__{role}_problems | join(" in task["ansible.builtin.assert"]["fail_msg"]
     # Whatever stage --tags picks, the check runs first.
     assert set(task["tags"]) == {tag for t in main_tasks(role) for tag in t.get("tags") or []}
