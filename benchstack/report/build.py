@@ -67,7 +67,7 @@ from benchstack.measure.probe import floor_text
 from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load
 from benchstack.plan.targets import by_target, host_type, run_targets, target_of
 from benchstack.provision.dns import PROBE_COLUMNS, probe_table_rows
-from benchstack.report import render, shipping
+from benchstack.report import render, shipping, trend
 from benchstack.report.csvfiles import write_cell_files, write_loadpoints_csv
 from benchstack.report.hosts import distinct, host_lines
 from benchstack.report.latency import DIST_COLUMNS, distribution_legend, distribution_rows, latency_cell
@@ -613,7 +613,12 @@ def plots_section(problem: str | None) -> Section | None:
     return Section("Plots", (Paragraph(text(problem)),), in_markdown=False) if problem else None
 
 
-def build_report(run: RunData, plots: Plots | None = None, plot_problem: str | None = None) -> Report:
+def build_report(
+    run: RunData,
+    plots: Plots | None = None,
+    plot_problem: str | None = None,
+    over_time: Section | None = None,
+) -> Report:
     """The report of the run, in its order, with the verdict and the comparisons the run computed once
     (:func:`verdict_of`, :func:`comparisons_of`); ``plots``: the PNG files by kind
     (:func:`benchstack.report.plots.write_plots`), each shown in its section."""
@@ -622,6 +627,7 @@ def build_report(run: RunData, plots: Plots | None = None, plot_problem: str | N
         summary,
         verdict_section(verdict_of(run)),
         comparisons_section(run, plots),
+        over_time,
         thresholds_section(run),
         results_section(run, plots),
         side_by_side_section(run),
@@ -680,7 +686,9 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
             plots = write_plots(
                 plot_cells(run), directory, comparisons_of(run), baseline, several_targets(run)
             )
-    report = build_report(run, plots, problem)
+    columns = trend.trend_columns(directory, run.cells, run.run_info, comparisons_of(run))
+    trend_png = trend.trend_plot(columns, directory) if html_report and not problem else None
+    report = build_report(run, plots, problem, trend.trend_section(columns, trend_png))
     path = directory / "report.md"
     path.write_text(render.markdown(report), encoding="utf-8")
     if html_report:

@@ -10,6 +10,7 @@ import collections
 import gzip
 import json
 import os
+import re
 import shlex
 import subprocess
 import time
@@ -178,3 +179,44 @@ def test_a_measured_run_records_its_objects_and_the_report_counts_their_lines(bu
     assert "## Access-log shipping" in report
     assert "**Measured with shipping on:** nginx-static (2 cells)" in report
     assert f"the cells completed {made:,} requests" in report
+
+
+def test_the_measured_run_is_published_once_and_imported_back_into_a_history(
+    bucket: BaseClient, tmp_path: Path
+) -> None:
+    """Issue 42, item 4: the run the scenario measured goes to the same S3 server with `bench-stack
+    publish`; a second publish uploads nothing; `bench-stack import s3://...` records it in a new history
+    database."""
+    run_dir = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "results" / RUN
+    assert (run_dir / "run.json").is_file(), "the measured run's test runs first"
+    endpoint = (Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "s3-endpoint").read_text().strip()
+    runs_bucket = f"bench-runs-{uuid.uuid4().hex[:8]}"
+    bucket.create_bucket(Bucket=runs_bucket)
+    env = {
+        **os.environ,
+        **CREDENTIALS,
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "BENCH_STACK_DB": f"sqlite:///{tmp_path / 'history.sqlite'}",
+    }
+    cli = [str(PROJECT / ".venv" / "bin" / "bench-stack")]
+    if not Path(cli[0]).exists():
+        cli = ["bench-stack"]
+
+    def bench_stack(*args: str) -> str:
+        done = subprocess.run(
+            [*cli, *args], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert CREDENTIALS["AWS_SECRET_ACCESS_KEY"] not in done.stdout + done.stderr
+        return done.stdout
+
+    to = f"s3://{runs_bucket}/runs"
+    first = bench_stack("publish", str(run_dir), "--to", to, "--endpoint-url", endpoint)
+    uploaded = re.search(r"(\d+) file\(s\) uploaded, 0 unchanged, manifest written", first)
+    assert uploaded and int(uploaded.group(1)) > 10, first
+    second = bench_stack("publish", str(run_dir), "--to", to, "--endpoint-url", endpoint)
+    assert f"0 file(s) uploaded, {uploaded.group(1)} unchanged, already published" in second, second
+    imported = bench_stack("import", f"{to}/{RUN}", "--endpoint-url", endpoint)
+    assert imported.startswith(f"added: {to}/{RUN}"), imported
+    history = bench_stack("history")
+    assert RUN in history, history
