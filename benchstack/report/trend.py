@@ -19,6 +19,7 @@ from benchstack.analysis.loadpoints import tool_label
 from benchstack.history.defaults import DEFAULT_FILE, ENV_VAR
 from benchstack.history.location import shown
 from benchstack.report.model import Figure, Paragraph, Section, Table, text
+from benchstack.report.plots import PLOTS_DIR
 from benchstack.results.cell import window_start
 
 # Earlier runs shown beside this one: enough to see a drift, few enough for a table's width.
@@ -171,9 +172,11 @@ def trend_section(columns: list[RunColumn] | str, plot: Path | None = None) -> S
 def trend_plot(columns: list[RunColumn] | str, run_dir: Path) -> Path | None:
     """plots/trend.png: a line per comparison of this run, its ratio with its interval in each run; None
     with nothing to show. Needs matplotlib."""
+    path = run_dir / PLOTS_DIR / "trend.png"
     if isinstance(columns, str) or not columns:
+        path.unlink(missing_ok=True)  # an earlier report's, which plots/ would otherwise show as this one's
         return None
-    from benchstack.report.plots import PLOTS_DIR, _pyplot, _save, ratio_ticks
+    from benchstack.report.plots import _pyplot, _save, ratio_ticks
 
     plt = _pyplot()
     keys = sorted(columns[-1].figures)
@@ -206,7 +209,7 @@ def trend_plot(columns: list[RunColumn] | str, run_dir: Path) -> Path | None:
     ax.set(title="Comparisons over time", ylabel="req/s ratio to the baseline (log scale)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="small", loc="best")
-    return _save(plt, fig, run_dir / PLOTS_DIR / "trend.png")
+    return _save(plt, fig, path)
 
 
 def trend_columns(

@@ -80,8 +80,12 @@ def test_a_run_whose_experiment_has_no_earlier_run_has_no_section(tmp_path: Path
         import_run(engine, run_copy(results, "later", days=5))
     finally:
         engine.dispose()
-    report = write_report(run_copy(results, "first", days=1), html_report=False)
-    assert section(report) == ""
+    first = run_copy(results, "first", days=1)
+    stale = first / "plots" / "trend.png"  # an earlier report's, from a database since moved away
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_bytes(b"png")
+    assert section(write_report(first, html_report=True)) == ""
+    assert not stale.exists()
 
 
 def test_a_database_that_cannot_be_read_is_said_in_one_line_and_the_report_stands(
