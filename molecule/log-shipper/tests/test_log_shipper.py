@@ -1,8 +1,9 @@
 """The log_shipper role as an experiment's logs adds it, verified from outside: the unit and its user inside
 the container, fluentd's own dry run of the config, the tuned server block logging, and the bucket on moto's
 server read with boto3 from the controller (objects gunzipped here), after requests through nginx with a
-restart of fluentd in the middle of them; then the experiment measured (benchmark.yml, report.yml): run.json
-names the objects and counts their lines against the cells' requests, and the report says so."""
+restart of fluentd in the middle of them, then through Apache; then the experiment measured (benchmark.yml,
+report.yml): run.json names the objects and counts their lines against the cells' requests, and the report
+says so; the run published to the same server twice and imported back into a history."""
 
 from __future__ import annotations
 
@@ -30,9 +31,12 @@ BUCKET = "bench-access-logs"
 RUN = "20261205T000000Z-mol-log-shipper"
 PREFIX = f"molecule/log-shipper/{RUN}/"
 ACCESS_LOG = "/var/log/nginx/access.log"
+APACHE_LOG = "/var/log/apache2/access.log"
 REQUESTS = 400
 # The stack of experiment.yml: nginx's static file, tuned profile.
 URL = "http://127.0.0.1:8011/index.html"
+# The Apache stack of experiment.yml (event MPM, the same static file).
+APACHE_URL = "http://127.0.0.1:8012/index.html"
 PROJECT = Path(__file__).resolve().parents[3]
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "bench-test-key", "AWS_SECRET_ACCESS_KEY": "bench-test-secret"}
 
@@ -86,6 +90,8 @@ def test_config_tails_with_a_position_file_into_a_file_buffer(host: Host) -> Non
     for line in (
         f"path {ACCESS_LOG}",
         "pos_file /var/lib/fluentd/nginx-access.pos",
+        f"path {APACHE_LOG}",
+        "pos_file /var/lib/fluentd/apache-access.pos",
         "@type file",
         "flush_at_shutdown true",
         "store_as gzip",
@@ -142,6 +148,26 @@ def test_every_request_reaches_the_bucket_once_across_a_restart(host: Host, buck
     assert [path for path, n in counts.items() if n > 1] == []
 
 
+def test_apaches_access_log_reaches_the_bucket_once_per_request(host: Host, bucket: BaseClient) -> None:
+    marker = f"apache-{uuid.uuid4().hex[:12]}"
+    count = 100
+    loop = (
+        "import urllib.request\n"
+        f"for i in range({count}):\n"
+        f"    urllib.request.urlopen('{APACHE_URL}?{marker}-%d' % i).read()\n"
+    )
+    host.run_expect([0], f"python3 -c {shlex.quote(loop)}")
+    assert int(host.check_output(f"grep -c -- '{marker}-' {APACHE_LOG}")) == count
+    expected = {f"/index.html?{marker}-{i}" for i in range(count)}
+    deadline = time.monotonic() + 120
+    counts = shipped_paths(bucket, marker)
+    while set(counts) != expected and time.monotonic() < deadline:
+        time.sleep(3)
+        counts = shipped_paths(bucket, marker)
+    assert set(counts) == expected, f"missing {len(expected - set(counts))}"
+    assert [path for path, n in counts.items() if n > 1] == []
+
+
 def test_a_measured_run_records_its_objects_and_the_report_counts_their_lines(bucket: BaseClient) -> None:
     run_dir = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "results" / RUN
     done = subprocess.run(
@@ -155,13 +181,13 @@ def test_a_measured_run_records_its_objects_and_the_report_counts_their_lines(bu
     shipped = run["log_shipping"]
     assert (shipped["run_prefix"], shipped["stacks"], shipped["fronts"]) == (
         PREFIX,
-        ["nginx-static"],
-        ["nginx"],
+        ["nginx-static", "apache-static"],
+        ["nginx", "apache"],
     )
     assert shipped["problem"] is None, shipped["problem"]
     cells = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((run_dir / "cells").glob("*.json"))]
     made = sum(c["requests_completed"] for c in cells)
-    assert len(cells) == 2 and made > 0, [c["cell_id"] for c in cells]
+    assert len(cells) == 4 and made > 0, [c["cell_id"] for c in cells]
     # Every request of the cells reached the store: nginx logged it (and any left in flight at the end),
     # fluentd shipped it (the buffer flushed when measuring ended).
     in_cells, lines = shipped["lines_in_cells"], shipped["lines"]
@@ -177,7 +203,7 @@ def test_a_measured_run_records_its_objects_and_the_report_counts_their_lines(bu
     assert keys and keys <= listed
     report = (run_dir / "report.md").read_text(encoding="utf-8")
     assert "## Access-log shipping" in report
-    assert "**Measured with shipping on:** nginx-static (2 cells)" in report
+    assert "**Measured with shipping on:** nginx-static, apache-static (4 cells)" in report
     assert f"the cells completed {made:,} requests" in report
 
 
