@@ -19,7 +19,6 @@ from benchstack.analysis.loadpoints import tool_label
 from benchstack.history.defaults import DEFAULT_FILE, ENV_VAR
 from benchstack.history.location import shown
 from benchstack.report.model import Figure, Paragraph, Section, Table, text
-from benchstack.report.plots import PLOTS_DIR
 from benchstack.results.cell import window_start
 
 # Earlier runs shown beside this one: enough to see a drift, few enough for a table's width.
@@ -172,6 +171,8 @@ def trend_section(columns: list[RunColumn] | str, plot: Path | None = None) -> S
 def trend_plot(columns: list[RunColumn] | str, run_dir: Path) -> Path | None:
     """plots/trend.png: a line per comparison of this run, its ratio with its interval in each run; None
     with nothing to show. Needs matplotlib."""
+    from benchstack.report.plots import PLOTS_DIR  # matplotlib's module, off report.build's import path
+
     path = run_dir / PLOTS_DIR / "trend.png"
     if isinstance(columns, str) or not columns:
         path.unlink(missing_ok=True)  # an earlier report's, which plots/ would otherwise show as this one's
