@@ -53,11 +53,13 @@ from benchstack.common.inputs import (
 from benchstack.history import commands as history_commands
 from benchstack.kinds.loadtools import TOOLS, parse
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots
+from benchstack.measure.drop import DropError, drop_cells
 from benchstack.plan.experiment import ExperimentError
 from benchstack.plan.resolved import compile_plan, experiment_path, run_dir_for
 from benchstack.plan.settings import setting_problems
 from benchstack.plan.targets import by_target, run_targets
-from benchstack.report.build import end_of_run_text, read_run_info, write_run_report
+from benchstack.records.model import ParseError
+from benchstack.report.build import end_of_run_text, write_run_report
 from benchstack.report.hdrlog import hlog_name
 from benchstack.report.hist import HistError, csv_name, csv_text, hist, hlog_text
 from benchstack.report.render import verdict_text
@@ -70,11 +72,10 @@ from benchstack.results.cell import (
     stored_cell_problems,
     validate_cell,
 )
-from benchstack.results.drop import DropError, drop_cells
 from benchstack.results.files import read_json
-from benchstack.results.formats import RUN_INFO, validate_run_info
-from benchstack.results.model import ParseError
-from benchstack.results.runfolder import RunDirError, results_root_problem
+from benchstack.results.formats import validate_run_info
+from benchstack.results.layout import RUN_INFO
+from benchstack.results.runfolder import RunDirError, read_run_info, results_root_problem
 
 STRICT_FAILED = INVALID
 # The project's experiments/ folder, where a bare experiment name is looked up (as the playbook does).

@@ -37,11 +37,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchstack.kinds.loadtools import parse  # noqa: E402
+from benchstack.kinds.loadtools.perrequest import ab_requests  # noqa: E402
 from benchstack.measure.merge import merge_cells  # noqa: E402
-from benchstack.measure.perrequest import ab_requests  # noqa: E402
 from benchstack.measure.runner import Target, measure_cell  # noqa: E402
 from benchstack.plan.experiment import cells, experiment_from_dict  # noqa: E402
-from benchstack.results import distribution  # noqa: E402
+from benchstack.records import distribution  # noqa: E402
 from benchstack.results.cell import dumps_cell, write_cell  # noqa: E402
 
 DATA = ROOT / "tests" / "data"

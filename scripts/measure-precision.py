@@ -38,8 +38,8 @@ from benchruns import one_run  # noqa: E402
 from benchstack.analysis.comparison import FASTER, SLOWER, Comparison, run_comparisons  # noqa: E402
 from benchstack.analysis.loadpoints import by_load_point  # noqa: E402
 from benchstack.analysis.stats import median_ci, relative_half_width  # noqa: E402
-from benchstack.report.build import read_run_info  # noqa: E402
 from benchstack.results.cell import counted, is_disturbed, load_cells  # noqa: E402
+from benchstack.results.runfolder import read_run_info  # noqa: E402
 
 CONTAINER = "bench-local"
 EXPECTED_INSIDE = math.erf(1.959964 / 2)  # P(|Z| < 1.96 / sqrt(2)) = erf(1.96 / 2): 0.834

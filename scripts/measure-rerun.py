@@ -54,7 +54,7 @@ import json, os, sys
 try:
     from benchstack.provision import hostcommand
     from benchstack.measure import runlock
-except ImportError:  # a tree from before the package had a folder per step (scripts/relayout.py)
+except ImportError:  # a tree from before the package had a folder per step (issue 26)
     from benchstack import provision, runlock  # relayout: keep
 holder = runlock.holder
 units = json.loads(sys.argv[1])

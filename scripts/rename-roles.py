@@ -90,7 +90,7 @@ FIELD_FILES: dict[str, set[str]] = {
     "app_kinds": {
         "benchstack/plan/readers.py",
         "benchstack/plan/resolved.py",
-        "benchstack/provision/roles.py",
+        "benchstack/plan/roles.py",
         "tests/unit/plan/test_stacks.py",
         "tests/unit/plan/test_stacks_user_apps.py",
     }
@@ -243,7 +243,7 @@ def app_is_role(line: str, start: int, end: int, where: str) -> bool:
         return True
     if before.endswith('"') and after.startswith('"'):
         if any(p.search(line) for p in APP_ROLE_LINES) and (
-            where == "benchstack/provision/roles.py" or where.startswith("tests/unit/provision/")
+            where == "benchstack/plan/roles.py" or where.startswith("tests/unit/provision/")
         ):
             return True
         if APP_BEFORE.search(before[:-1]) or APP_AFTER.match(after[1:]):

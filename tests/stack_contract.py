@@ -13,7 +13,7 @@ import pytest
 from stackcheck import ask, endpoints, front_checks, instance_checks, main_pid, users_of
 from testinfra.host import Host
 
-from benchstack.provision.cpusplit import cpu_split, cpulist
+from benchstack.plan.cpusplit import cpu_split, cpulist
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -159,14 +159,20 @@ def _number(x: float, digits: int = 2) -> str:
     return f"{x:.{digits}f}"
 
 
-def _shown(c: Comparison) -> tuple[str, str, str]:
+def shown_ratio(
+    state: str, ratio: float, low: float, high: float, margin: float | None = None
+) -> tuple[str, str, str]:
     """Ratio and bounds as printed: two decimals, three when two would hide what decided the state (a bound
-    of 1.00 on an interval that excludes 1, or a bound on the margin's own figure)."""
+    of 1.00 on an interval that excludes 1, or a bound on the margin's own figure, when it is known)."""
+    two = (_number(low), _number(high))
+    edges = {"1.00"} | ({_number(1 - margin), _number(1 + margin)} if margin is not None else set())
+    digits = 3 if state != UNRESOLVED and set(two) & edges else 2
+    return _number(ratio, digits), _number(low, digits), _number(high, digits)
+
+
+def _shown(c: Comparison) -> tuple[str, str, str]:
     assert c.ratio is not None and c.low is not None and c.high is not None
-    two = (_number(c.low), _number(c.high))
-    edges = {"1.00"} | {_number(1 - c.margin), _number(1 + c.margin)}
-    digits = 3 if c.state != UNRESOLVED and set(two) & edges else 2
-    return _number(c.ratio, digits), _number(c.low, digits), _number(c.high, digits)
+    return shown_ratio(c.state, c.ratio, c.low, c.high, c.margin)
 
 
 def state_of(low: float | None, high: float | None, margin: float) -> str:

@@ -7,12 +7,48 @@ A load point is (stack, tool, keep-alive, level): :func:`benchstack.results.cell
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from typing import Any
 
-from benchstack.analysis.stats import median_ci
+from benchstack.analysis.stats import MedianInterval, median_ci, outliers
 from benchstack.common.numbers import median
 from benchstack.kinds.loadtools import find
 from benchstack.results.cell import GroupKey, group_key, level_label
+
+
+@dataclass(frozen=True)
+class PointFigures:
+    """A load point's req/s over its counted cells, computed once for the verdict, its precision check, the
+    extra rounds and the report: the values, their median, the 95 % interval of the median, its half-width
+    over the median (the precision) and how many values are outliers."""
+
+    rps: tuple[float, ...]
+    median: float | None
+    interval: MedianInterval | None
+    precision: float | None
+    outliers: int
+
+    @property
+    def n(self) -> int:
+        return len(self.rps)
+
+    @property
+    def spread(self) -> float | None:
+        """How far the median is known, to round it by: :func:`spread_of` without computing the interval
+        again."""
+        if self.interval is not None:
+            return (self.interval.high - self.interval.low) / 2
+        return (max(self.rps) - min(self.rps)) / 2 if self.n > 1 else None
+
+
+def point_figures(kept: list[dict[str, Any]]) -> PointFigures:
+    """:class:`PointFigures` of a load point's counted cells (:func:`benchstack.results.cell.counted`)."""
+    rps = tuple(float(c["rps"]) for c in kept if c.get("rps") is not None)
+    middle = statistics.median(rps) if rps else None
+    interval = median_ci(rps)
+    # As relative_half_width gives it, from the interval already computed.
+    precision = (interval.high - interval.low) / 2 / abs(middle) if interval and middle else None
+    return PointFigures(rps, middle, interval, precision, sum(outliers(rps)))
 
 
 def by_load_point(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:

@@ -33,7 +33,7 @@ from benchstack.analysis.comparison import Comparison
 from benchstack.analysis.loadpoints import latency_median, mean_error_rate, tool_label
 from benchstack.plan.loadplan import Threshold
 from benchstack.plan.targets import by_target_point
-from benchstack.results import distribution
+from benchstack.records import distribution
 from benchstack.results.cell import counted, level_label
 
 

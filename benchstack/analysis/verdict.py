@@ -41,7 +41,7 @@ hung_stack             invalid  as stopped, with ``reason`` hung or timeout; noi
                                 stored the cell (it hung once)
 incomplete             invalid  cells planned in run.json ``experiment.cells`` that are not stored
 error_rate             invalid  a counted cell's share of failed requests (``error_rate`` without the slow
-                                ones: :func:`benchstack.results.model.failed_rate`) above
+                                ones: :func:`benchstack.records.model.failed_rate`) above
                                 ``load.max_error_rate``
 loadgen_saturated      invalid  the load tool's own CPU time (``interference.hosts.<loadgen>.tool_s``)
                                 reached ``MAX_TOOL_BUSY`` of what it could use (its threads on its CPUs);
@@ -76,7 +76,6 @@ null when the split is off; ``stopped: [{cell, reason: hung|timeout|failed|stora
 from __future__ import annotations
 
 import os
-import statistics
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -90,7 +89,7 @@ from benchstack.analysis.checks.hosts import check_capacity, check_loadgen_satur
 from benchstack.analysis.checks.precision import check_disturbed, check_precision
 from benchstack.analysis.checks.steady import check_steady_state
 from benchstack.analysis.comparison import Comparison
-from benchstack.analysis.stats import median_ci, relative_half_width
+from benchstack.analysis.loadpoints import point_figures
 from benchstack.plan.targets import TargetPoint, by_target_point, target_of, target_point
 from benchstack.results.cell import cell_id_of, counted, group_key, left_out
 
@@ -199,9 +198,8 @@ def _load_points(run: Run, reasons: list[Reason]) -> list[LoadPointVerdict]:
     disturbed = by_target_point([c for c, _ in left_out(run.cells)])
     out = []
     for (target, point), found in by_key.items():
-        rps = [float(c["rps"]) for c in run.groups.get((target, point), []) if c.get("rps") is not None]
-        ci = median_ci(rps)
-        reached = relative_half_width(rps)
+        figures = run.figures.get((target, point)) or point_figures([])
+        ci, reached = figures.interval, figures.precision
         out.append(
             LoadPointVerdict(
                 stack=point[0],
@@ -211,9 +209,9 @@ def _load_points(run: Run, reasons: list[Reason]) -> list[LoadPointVerdict]:
                 status=worst(r.status for r in found),
                 reasons=sorted({r.code for r in found}),
                 target=None if target == "-" else target,
-                counted=len(rps),
+                counted=figures.n,
                 disturbed=len(disturbed.get((target, point), [])),
-                median_rps=round(statistics.median(rps), 2) if rps else None,
+                median_rps=round(figures.median, 2) if figures.median is not None else None,
                 ci_low=round(ci.low, 2) if ci else None,
                 ci_high=round(ci.high, 2) if ci else None,
                 precision=round(reached, 4) if reached is not None else None,

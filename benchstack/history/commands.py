@@ -18,17 +18,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchstack.common.markdown import markdown_table
 from benchstack.common.numbers import rounded, step_for
 from benchstack.history.defaults import DEFAULT_MARGIN, DEFAULT_PREVIOUS
-from benchstack.history.location import ENV_VAR as PUBLISH_ENV_VAR
-from benchstack.history.location import (
+from benchstack.results.location import ENV_VAR as PUBLISH_ENV_VAR
+from benchstack.results.location import (
     LocationError,
     StoreError,
     endpoint_problem,
     parse_store_url,
     run_location,
 )
-from benchstack.report.render import markdown_table
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -135,7 +135,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def _open(args: argparse.Namespace) -> Engine | None:
     from sqlalchemy.exc import SQLAlchemyError
 
-    from benchstack.history.database import database_url, open_database, shown_url
+    from benchstack.history.database import open_database, shown_url
+    from benchstack.history.defaults import database_url
 
     url = database_url(args.db, RESULTS_DIR)
     try:

@@ -8,7 +8,6 @@ A URL's password is never printed: :func:`shown_url` masks it."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from alembic import command
@@ -16,26 +15,12 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-from benchstack.history.defaults import DEFAULT_FILE, ENV_VAR
-
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
 class HistoryError(ValueError):
     """What a history command reports in one line: a folder that is no run, a run the database lacks, a
     database that cannot be opened."""
-
-
-def default_url(results_dir: str | os.PathLike[str]) -> str:
-    """The SQLite file beside the runs of ``results_dir``."""
-    return f"sqlite:///{Path(results_dir).resolve() / DEFAULT_FILE}"
-
-
-def database_url(given: str | None, results_dir: str | os.PathLike[str]) -> str:
-    """``given`` (``--db``), else ``$BENCH_STACK_DB``, else :func:`default_url`. A bare path is an SQLite
-    file."""
-    url = given or os.environ.get(ENV_VAR) or default_url(results_dir)
-    return url if "://" in url else f"sqlite:///{Path(url).resolve()}"
 
 
 def shown_url(url: str) -> str:

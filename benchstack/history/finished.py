@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchstack.history.defaults import DEFAULT_FILE, ENV_VAR
+from benchstack.history.defaults import ENV_VAR, recorded_url
 
 if TYPE_CHECKING:
-    from benchstack.report.build import RunData
+    from benchstack.analysis.summary import RunData
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,7 @@ def record_finished(
 ) -> Recorded:
     """Import the finished run ``run_dir`` (``run``: as the report read it, so nothing is computed twice);
     never raises."""
-    url = os.environ.get(ENV_VAR) or (
-        f"sqlite:///{Path(results_dir).resolve() / DEFAULT_FILE}" if results_dir else None
-    )
+    url = recorded_url(results_dir)
     if not url:
         return Recorded("skipped", warning=None)
     shown = url.split("://", 1)[0] + "://..."
@@ -88,7 +86,7 @@ def publish_finished(
         return Publication("off")
     name = Path(run_dir).resolve().name
     try:
-        from benchstack.history.location import parse_store_url
+        from benchstack.results.location import parse_store_url
 
         dest = parse_store_url(to)
         url = dest.url(name) + "/"
@@ -100,7 +98,7 @@ def publish_finished(
         store = open_store(endpoint_url or None)
         done = publish_run(store, run_dir, dest)
     except Exception as exc:  # noqa: BLE001 - whatever fails, the run's results stand
-        from benchstack.history.location import shown
+        from benchstack.results.location import shown
 
         why = shown(_first_line(exc), _credentials())
         return Publication(

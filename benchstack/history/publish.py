@@ -3,7 +3,7 @@ boto3. Only ``bench-stack publish``, ``bench-stack import s3://...`` and the rep
 module.
 
 Publishing is idempotent and resumable by content: every file's sha256 is in the manifest
-(:data:`~benchstack.history.location.MANIFEST`, written after every file it lists) and in its object's
+(:data:`~benchstack.results.location.MANIFEST`, written after every file it lists) and in its object's
 metadata (``x-amz-meta-sha256``). A file is uploaded unless the store holds it already with the same size
 and sha256 (the current manifest's, else the object's own metadata), so publishing again uploads nothing, a
 publish that was cut short uploads only what it had not, and a resumed run with more cells uploads those
@@ -13,7 +13,7 @@ exists always describes the objects beside it.
 Credentials, endpoint and region come from boto3's own chain (``AWS_ACCESS_KEY_ID``,
 ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_PROFILE`` and ``~/.aws``, ``AWS_ENDPOINT_URL_S3`` or
 ``AWS_ENDPOINT_URL``, ``AWS_DEFAULT_REGION``), or ``endpoint_url``; every message goes through
-:func:`~benchstack.history.location.shown` with the credentials in use, so none is ever printed."""
+:func:`~benchstack.results.location.shown` with the credentials in use, so none is ever printed."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from benchstack import __version__
-from benchstack.history.location import MANIFEST, MANIFEST_SCHEMA, StoreError, StoreUrl, shown
-from benchstack.measure.runlock import LOCK_FILE
+from benchstack.results.layout import LOCK_FILE
+from benchstack.results.location import MANIFEST, MANIFEST_SCHEMA, StoreError, StoreUrl, shown
 
 # A store that does not answer fails in seconds, not after botocore's minutes of retries.
 CLIENT_CONFIG = Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"})

@@ -22,13 +22,13 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from benchstack.analysis.summary import RunData, comparisons_of, loadpoint_rows, verdict_of
 from benchstack.history.database import HistoryError
 from benchstack.history.schema import ComparisonRow, HostRow, LoadPointRow, ReasonRow, RunRow
 from benchstack.plan.targets import by_target_point
-from benchstack.report.build import RunData, comparisons_of, read_run_info, verdict_of
-from benchstack.report.csvfiles import loadpoint_rows
 from benchstack.results.cell import cell_paths, counted, load_cells, window_start
-from benchstack.results.formats import RUN_INFO
+from benchstack.results.layout import RUN_INFO
+from benchstack.results.runfolder import read_run_info
 
 # The fingerprint fields a host row has as columns (the whole fingerprint is kept beside them).
 HOST_COLUMNS = ("cpu_model", "cpu_count", "kernel", "distribution", "architecture", "virtualization")

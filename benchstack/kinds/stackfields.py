@@ -19,7 +19,7 @@ from typing import Any, TypeGuard
 
 from benchstack.common.inputs import shown, shown_key
 from benchstack.common.numbers import is_int
-from benchstack.plan.paths import own_root_problem, system_folder_problem
+from benchstack.common.paths import own_root_problem, system_folder_problem
 
 # A typed option of a stack section: (type, minimum, maximum, default). An int is bounded (minimum and maximum
 # included); a bool is true or false (no bounds); a default of None makes an optional option left unset.

@@ -8,7 +8,7 @@ repetitions and compare read it like any cell. What the merge does, field by fie
 
 * throughput: ``rps``, ``requests_completed``, ``transfer_bytes``, ``requests``, errors and
   ``keepalive_requests`` are sums; ``error_rate`` is recomputed from the summed counters (same rule as one
-  cell, :mod:`benchstack.results.model`). ``concurrency`` stays the load point's per-loadgen value (so
+  cell, :mod:`benchstack.records.model`). ``concurrency`` stays the load point's per-loadgen value (so
   repetitions and compare match it); the target saw ``merged.total_concurrency`` connections. An open-loop
   cell's load point is its offered ``rate`` (per loadgen; ``merged.total_rate`` is what the target was
   offered) and its ``concurrency`` the most connections any loadgen saw open;
@@ -46,16 +46,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchstack.kinds.loadtools.perrequest import ParseError, ab_requests, nearest_rank
 from benchstack.measure.interference import INTERFERENCE_REASON, disturbed_reasons
 from benchstack.measure.interference import summarize as summarize_interference
-from benchstack.measure.perrequest import ParseError, ab_requests, nearest_rank
-from benchstack.results import distribution
-from benchstack.results.cell import CELLS_DIR, SCHEMA, validate_cell
+from benchstack.records import distribution
+from benchstack.records.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, error_count, error_rate
+from benchstack.results.cell import SCHEMA, validate_cell, window_span
 from benchstack.results.files import write_atomic
-from benchstack.results.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, error_count, error_rate
+from benchstack.results.layout import CELLS_DIR, LOADGENS_DIR, RAW_DIR, loadgen_dir
 
-LOADGENS_DIR = "loadgens"
-RAW_DIR = "raw"
 SAME = (
     "experiment", "stack", "target", "mode", "tool", "concurrency", "keepalive", "repetition", "url",
     "cell_id",
@@ -72,11 +71,6 @@ Request = tuple[int, int]
 
 class MergeError(ValueError):
     """The cells cannot be merged (different load points, or fewer than two)."""
-
-
-def loadgen_dir(run_dir: Path, loadgen: str) -> Path:
-    """Where one loadgen's own cells and raw files live when several loadgens are merged."""
-    return run_dir / LOADGENS_DIR / loadgen
 
 
 def _sum_optional(values: Sequence[int | None]) -> int | None:
@@ -114,14 +108,6 @@ def _moments_ms(by_ms: Counter[int]) -> dict[str, float | None]:
         "min": float(min(by_ms)),
         "max": float(max(by_ms)),
     }
-
-
-def window_span(cell: Mapping[str, Any]) -> tuple[float, float] | None:
-    """The cell's ``window`` as (start, end) epoch seconds, or None without one."""
-    w = cell.get("window")
-    if not isinstance(w, dict):
-        return None
-    return datetime.fromisoformat(w["start"]).timestamp(), datetime.fromisoformat(w["end"]).timestamp()
 
 
 def _iso(seconds: float) -> str:

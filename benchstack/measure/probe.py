@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from benchstack.kinds.loadtools import by_name, find
+from benchstack.kinds.loadtools.loadcmd import http_url
 from benchstack.measure import interference
-from benchstack.measure.loadcmd import http_url
 
 Executor = Callable[[str], tuple[int, str, str]]
 RUNS = 5

@@ -24,6 +24,7 @@ import re
 import shlex
 from typing import Any
 
+from benchstack.kinds.loadtools.perrequest import REQUESTS_FILE
 from benchstack.measure.hostevents import AFTER as STATE_AFTER
 from benchstack.measure.hostevents import BEFORE as STATE_BEFORE
 from benchstack.measure.hostevents import STATE_FUNCTION, print_state
@@ -46,8 +47,6 @@ PREFIX = "bench-stack-run"
 VMSTAT_MARKER = "BENCH-STACK-VMSTAT"
 REQUESTS_MARKER = "BENCH-STACK-REQUESTS"
 WINDOW_MARKER = "BENCH-STACK-WINDOW"
-# ab's -g file, in the measured script's own folder (its working folder).
-REQUESTS_FILE = "requests.tsv"
 # The tool's exit code when the script could not make its folder.
 NO_FOLDER_RC = 125
 _RUN_ID = re.compile(r"[A-Za-z0-9-]{1,64}")

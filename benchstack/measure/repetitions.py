@@ -41,21 +41,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchstack.analysis.comparison import Comparison, Settings, compare_to_baseline
-from benchstack.analysis.loadpoints import by_load_point
-from benchstack.analysis.stats import relative_half_width
+from benchstack.analysis.loadpoints import by_load_point, point_figures
 from benchstack.plan.experiment import CellPlan, Experiment, LoadPoint, cell_plan, load_points, paired
-from benchstack.plan.loadplan import Load
+from benchstack.plan.loadplan import MAX_CELLS_PER_COUNTED, Load
 from benchstack.plan.targets import for_target
 from benchstack.results.cell import counted, load_cells
-
-# Cells in all, disturbed ones included, per counted cell allowed: the bound on measuring again.
-MAX_CELLS_PER_COUNTED = 2
 
 
 def precision(cells_of_point: Sequence[dict[str, Any]]) -> float | None:
     """The load point's precision: the relative half-width of its median's 95 % interval over the counted
     cells (None below 6 of them)."""
-    return relative_half_width([c.get("rps") for c in counted(list(cells_of_point))])
+    return point_figures(counted(list(cells_of_point))).precision
 
 
 def below_bounds(cells_of_point: Sequence[dict[str, Any]], load: Load) -> bool:

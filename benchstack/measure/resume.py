@@ -18,11 +18,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchstack.measure.merge import RAW_DIR, loadgen_dir
-from benchstack.results.cell import CELLS_DIR
 from benchstack.results.files import read_json
-
-SUPERSEDED_DIR = "superseded"
+from benchstack.results.layout import CELLS_DIR, RAW_DIR, SUPERSEDED_DIR, loadgen_dir
 
 
 def own_cell(run_dir: Path, loadgen: str, cell_id: str) -> Path:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import socket
 import time
@@ -39,9 +38,8 @@ from typing import Any
 from benchstack.measure.barrier import process_started
 from benchstack.provision.hoststate import IDENTITY
 from benchstack.provision.hoststate import LOCK_PATH as HOST_LOCK_FILE
+from benchstack.results.layout import LOCK_FILE, WORKERS_DIR
 
-LOCK_FILE = ".bench-stack.lock"
-WORKERS_DIR = ".bench-stack.workers"
 # How long a resume waits for a dead run's workers to finish their cells before it refuses.
 WAIT_S = 600.0
 POLL_S = 2.0
@@ -202,18 +200,6 @@ def worker(run_dir: str | os.PathLike[str], pid: int) -> Iterator[Path]:
         yield path
     finally:
         path.unlink(missing_ok=True)
-
-
-def lock_wait_seconds(value: Any) -> float | None:
-    """``bench_lock_wait`` (how long :func:`take_host` waits for a live holder) as seconds: a whole or decimal
-    number, 0 or more; None when it is not one."""
-    if isinstance(value, bool):
-        return None
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

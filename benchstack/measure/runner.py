@@ -8,19 +8,19 @@ Every load command runs in a folder of its own on the loadgen that nothing outli
 command, and each cell first stops what an earlier, interrupted run left running there
 (:mod:`benchstack.measure.remote`). Around the measured command the runner also:
 
-* runs ``vmstat -n 1`` beside it (:mod:`benchstack.measure.sysstats`; kept as ``raw/<cell>.vmstat.txt``,
+* runs ``vmstat -n 1`` beside it (:mod:`benchstack.results.sysstats`; kept as ``raw/<cell>.vmstat.txt``,
   averaged into ``system.loadgen``). The target's side is the same host in loopback mode; in network mode a
   second executor (``target_execute``, which the bench_cell action opens on the target's own connection) runs
   vmstat there too, kept as ``raw/<cell>.target.vmstat.txt`` and averaged into ``system.target``;
-* collects every cell's latency distribution (:mod:`benchstack.results.distribution`), whatever the plan: ab
+* collects every cell's latency distribution (:mod:`benchstack.records.distribution`), whatever the plan: ab
   gets ``-g requests.tsv`` in the command's folder, printed after ab's report (kept as
   ``raw/<cell>.requests.tsv``: about 44 bytes per request, written by ab after its run, so the measured run
   is unchanged); wrk gets the Lua report
   script (written once to the loadgen, under /var/lib/bench-stack when writable, else /tmp, named by its
   SHA-256), which prints wrk's histogram from ``done()``, after the run; httperf runs with ``-v -v`` and
   prints its lifetime histogram. With a ``threshold_ms`` the same data counts the slow requests
-  (:mod:`benchstack.measure.perrequest`), and wrk gets a ``--timeout`` above the threshold (max(2 s, 2 x
-  threshold)) unless the plan sets one, so slow responses are counted as slow rather than dropped as
+  (:mod:`benchstack.kinds.loadtools.perrequest`), and wrk gets a ``--timeout`` above the threshold (max(2 s, 2
+  x threshold)) unless the plan sets one, so slow responses are counted as slow rather than dropped as
   timeouts;
 * for httperf (open loop) the ``--timeout`` is the threshold, so a response slower than the threshold is
   aborted there and counted as a ``timeout`` error (the seed's rule: slower than the threshold is an
@@ -45,9 +45,8 @@ from typing import Any
 
 from benchstack.kinds.loadtools import by_name, warmup_tool
 from benchstack.kinds.loadtools.base import Executor
+from benchstack.kinds.loadtools.loadcmd import http_url
 from benchstack.measure import hostevents, interference, stackunits
-from benchstack.measure.loadcmd import http_url
-from benchstack.measure.merge import LOADGENS_DIR, window_span
 from benchstack.measure.remote import (
     WINDOW_MARKER,
     load_script,
@@ -57,23 +56,23 @@ from benchstack.measure.remote import (
     target_vmstat_start,
     target_vmstat_stop,
 )
-from benchstack.measure.sysstats import parse_vmstat
 from benchstack.plan.topology import loopback
 from benchstack.results.cell import (
-    CELLS_DIR,
     CellExistsError,
     cell_to_dict,
     derived_cell_id,
     make_cell,
     qualified_cell_id,
     validate_cell,
+    window_span,
     write_cell,
 )
 from benchstack.results.files import probe_writable, storage_problem, write_atomic
 from benchstack.results.formats import RUN_SCHEMA
+from benchstack.results.layout import CELLS_DIR, LOADGENS_DIR, RAW_DIR
 from benchstack.results.runfolder import experiment_hash, update_run_json
+from benchstack.results.sysstats import parse_vmstat
 
-RAW_DIR = "raw"
 __all__ = ["CellFailed", "StorageFailed", "Target", "measure_cell", "run_folder_problem", "write_run_info"]
 _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
@@ -268,7 +267,7 @@ def measure_cell(
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
     ``cpus``: on a loopback host, the CPUs the load tool runs on (``taskset -c``, warm-up included), disjoint
-    from the stacks' (:mod:`benchstack.provision.cpusplit`); the cell's command says so.
+    from the stacks' (:mod:`benchstack.plan.cpusplit`); the cell's command says so.
     ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
     ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
     bench_cell action waits there for the other loadgens of the same cell). ``measure_now`` is called

@@ -1,7 +1,7 @@
 """A cell measures the whole stack or it is not counted: every unit that serves the cell's stack is active
 before its load, and a unit that is down is restarted first, a bounded number of times.
 
-The plan names the units of each stack (``stack_units``, :func:`benchstack.provision.roles.stack_units`): its
+The plan names the units of each stack (``stack_units``, :func:`benchstack.plan.roles.stack_units`): its
 app server instances (``bench-<stack>@<i>.service``) and its front (``nginx.service``, its Apache instance),
 each with where it listens. Before every cell the runner sends :func:`check_command` to the target (in
 loopback mode the loadgen is the target, in the cell's first batch; in network mode over the target's own
@@ -43,12 +43,12 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.measure.hostevents import State
+from benchstack.results.layout import RESTARTS_FILE
 
 MARKER = "BENCH-STACK-UNIT"
 # Restarts of one unit in one run (RestartBudget), and how long each waits for the unit to be active again.
 RESTART_ATTEMPTS = 2
 # Where a run folder keeps its restarts (RestartBudget).
-RESTARTS_FILE = ".bench-stack.restarts.json"
 ACTIVE_WAIT_S = 10
 # After a restart the unit is active before its server listens (thin loads the app first): how long the
 # check waits for it to listen where the plan says (its socket in /proc/net/unix, its port listening in

@@ -17,7 +17,7 @@ are rotated round by round (r1: A B C, r2: B C A). Cell ids do not depend on the
 ``load.max_cv`` (default 0.05) is the coefficient of variation of req/s over a load point's repetitions above
 which the report marks it noisy; ``load.max_repetitions`` (default: ``repetitions``) is how many repetitions
 a noisy load point may get in all (see :mod:`benchstack.measure.repetitions`). ``load.max_error_rate``
-(default 0.01) is the share of failed requests (:mod:`benchstack.results.model`, slow ones over
+(default 0.01) is the share of failed requests (:mod:`benchstack.records.model`, slow ones over
 ``threshold_ms`` included) above which a cell's numbers count as invalid in the run's verdict
 (:mod:`benchstack.analysis.verdict`); 1 turns the check off, for an experiment that looks for the breaking
 point on purpose.
@@ -46,8 +46,8 @@ from benchstack.common.numbers import is_int
 from benchstack.kinds.loadtools import MAX_CONCURRENCY as TOOL_MAX_CONCURRENCY
 from benchstack.kinds.loadtools import REGISTRY, by_name
 from benchstack.kinds.loadtools.base import MAX_DURATION_S, MAX_REQUESTS
+from benchstack.kinds.loadtools.loadcmd import build_command
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots, StackError
-from benchstack.measure.loadcmd import build_command
 from benchstack.plan import logship
 from benchstack.plan.experiment_schema import experiment_schema, schema_problems, stack_prefix
 from benchstack.plan.loadplan import (

@@ -49,6 +49,9 @@ Levels = int | tuple[int, ...]
 LATENCY_METRICS = ("mean_ms", "p50_ms", "p90_ms", "p99_ms", "p99.9_ms")
 THRESHOLD_METRICS = ("rps", "error_rate", *LATENCY_METRICS, "ratio")
 
+# Cells in all, disturbed ones included, per counted cell allowed: the bound on measuring again.
+MAX_CELLS_PER_COUNTED = 2
+
 
 def _levels(value: object) -> Levels | None:
     """A level field as written (one integer, or a list kept as a tuple); None when absent."""

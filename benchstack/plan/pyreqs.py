@@ -33,8 +33,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from benchstack.common.inputs import MAX_DEPENDENCY_FILE_BYTES, InputError, clipped, read_bounded, shown
+from benchstack.kinds.apps.userapp import AppSourceError, deployed_files
 from benchstack.kinds.servers import REGISTRY as SERVERS
-from benchstack.plan.userapp import AppSourceError, deployed_files
 
 if TYPE_CHECKING:
     from benchstack.plan.stacks import Stack

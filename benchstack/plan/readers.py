@@ -7,17 +7,19 @@ slip (:func:`port_warnings`). Each reads the typed stacks' fields; its record be
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit
 
 from benchstack.common.inputs import shown
 from benchstack.kinds import apps, fronts
 from benchstack.kinds.apps.deploy import BUNDLED_DEPLOYS, USER_DEPLOYS
+from benchstack.kinds.loadtools.loadcmd import http_url
 from benchstack.kinds.servers import by_name
 from benchstack.kinds.stackfields import FIRST_USER_PORT
-from benchstack.measure.loadcmd import http_url
 from benchstack.plan.stacks import Stack
 
 # Ports a stack may use but that usually belong to something else on a host.
@@ -59,7 +61,7 @@ def _add(found: list[str], names: Iterable[str]) -> None:
 @dataclass(frozen=True)
 class Needs:
     """What a target must have installed for the run's stacks (:func:`needs`): the roles it runs follow
-    from it (:func:`benchstack.provision.roles.target_roles`), and each role reads its part of the plan's
+    from it (:func:`benchstack.plan.roles.target_roles`), and each role reads its part of the plan's
     ``needs``."""
 
     runtimes: tuple[str, ...]
@@ -245,3 +247,24 @@ def front_checks(stacks: Sequence[Stack], host: str) -> list[FrontCheck]:
         for s in stacks
         for check in s.app.checks
     ]
+
+
+def is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def stack_names(stacks: Sequence[Stack], target_host: str | None) -> list[str]:
+    """Host names (not addresses) the resolved stacks depend on: the target as a loadgen reaches it, and every
+    app server endpoint's host. Addresses need no resolution and are left out."""
+    names: list[str] = []
+    hosts = [ep.host for s in stacks for ep in s.endpoints if ep.host]
+    if target_host:
+        hosts += [urlsplit(c.url).hostname or "" for c in front_checks(stacks, target_host)]
+    for host in hosts:
+        if host and not is_ip(host) and host not in names:
+            names.append(host)
+    return names

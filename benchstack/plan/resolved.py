@@ -23,9 +23,9 @@ The fact holds:
   the fields its argument_specs declare (:mod:`benchstack.plan.rolecontract`): what provision.yml hands it;
 * ``needs``: runtimes, packages, apps, fronts and servers the targets need;
 * ``role_units`` and ``role_made``: per OS family the roles' units and the files and units each makes
-  (:func:`benchstack.provision.roles.role_units`, :func:`benchstack.provision.roles.role_made`), which
+  (:func:`benchstack.plan.roles.role_units`, :func:`benchstack.plan.roles.role_made`), which
   provisioning keeps running and records; ``stack_units``: per OS family, per stack the units that serve it
-  (:func:`benchstack.provision.roles.stack_units`), each checked before every cell of the stack;
+  (:func:`benchstack.plan.roles.stack_units`), each checked before every cell of the stack;
 * ``hosts``: per host of the inventory's targets and loadgens (:func:`with_hosts`; none when the command line
   compiles the plan), the ``roles`` it runs in order, and for a loadgen its ``target``, the ``address`` it
   loads it at, its ``peers``, ``loopback``, and the requests verify sends through the fronts
@@ -40,7 +40,7 @@ The fact holds:
   with the target's deployment record; a repository's URL masked where it holds credentials, and
   ``git_repos``: app name -> the URL as written, for those alone (the clone task reads it; -v prints
   the user apps' items);
-* ``owned``: what the stacks own under the roots, by role (:func:`benchstack.provision.roles.owned`): the rest
+* ``owned``: what the stacks own under the roots, by role (:func:`benchstack.plan.roles.owned`): the rest
   of what bench-stack wrote there for a stack is removed before the app servers start (provision.yml);
 * ``instance_checks``: one request per app server instance and expected answer (verify);
 * ``targets``: the targets the run measures (those the loadgens load, in inventory order; none when the
@@ -102,13 +102,13 @@ from benchstack.plan.readers import (
     instance_checks,
     needs,
     port_warnings,
+    stack_names,
 )
 from benchstack.plan.rolecontract import role_stacks
+from benchstack.plan.roles import FAMILIES, host_roles, owned, role_made, role_units, stack_units
 from benchstack.plan.stacks import Stack
 from benchstack.plan.targets import PARALLEL, SEQUENTIAL, target_cells
 from benchstack.plan.topology import loadgen_places, loadgen_targets, mode
-from benchstack.provision.dns import stack_names
-from benchstack.provision.roles import FAMILIES, host_roles, owned, role_made, role_units, stack_units
 from benchstack.results.runfolder import check_run_dir, experiment_hash
 
 PLAN_SCHEMA = "bench-stack/plan/v1"

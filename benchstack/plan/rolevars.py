@@ -21,13 +21,13 @@ from collections.abc import Callable
 from typing import Any
 
 from benchstack.common.inputs import InputError, read_bounded, shown
-from benchstack.kinds.stackfields import safe_path_problem
-from benchstack.plan.paths import (
+from benchstack.common.paths import (
     control_character_problem,
     controller_folder_problem,
     foreign_tree,
     system_folder_problem,
 )
+from benchstack.kinds.stackfields import safe_path_problem
 
 Check = Callable[[Any], str | None]
 
@@ -75,7 +75,7 @@ def _path(value: Any) -> str | None:
 
 def own_folder_problem(value: Any) -> str | None:
     """Why ``value`` cannot be a folder bench-stack owns and writes into on a host, or None: a safe path (as
-    in a config file) and a folder of its own (:func:`benchstack.plan.paths.system_folder_problem`)."""
+    in a config file) and a folder of its own (:func:`benchstack.common.paths.system_folder_problem`)."""
     return safe_path_problem(value) or system_folder_problem(value)
 
 

@@ -15,6 +15,7 @@ The roots, ``bench_results_dir`` and ``bench_run_dir`` are checked with the plan
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,10 @@ import yaml
 
 from benchstack.common.exitcodes import FAIL_ON
 from benchstack.common.renamed import renamed_problems, renamed_to
-from benchstack.history.location import publish_problems
-from benchstack.measure.runlock import lock_wait_seconds
+from benchstack.plan.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
 from benchstack.plan.innervars import inner_variable_problems
 from benchstack.plan.rolevars import plan_only, plan_set_problem, plan_sets, variable_problems
-from benchstack.provision.cpusplit import SETTINGS as CPU_SPLIT_SETTINGS
+from benchstack.results.location import publish_problems
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 ROLES_DIR = PROJECT_DIR / "roles"
@@ -186,3 +186,15 @@ def setting_problems(
         + role_problems(given, roles_dir)
         + project_problems(given)
     )
+
+
+def lock_wait_seconds(value: Any) -> float | None:
+    """``bench_lock_wait`` (how long :func:`take_host` waits for a live holder) as seconds: a whole or decimal
+    number, 0 or more; None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None

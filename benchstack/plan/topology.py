@@ -45,7 +45,7 @@ def measured_targets(mapping: Mapping[str, str], targets: Sequence[str]) -> list
 def loopback(loadgen: str, target: str) -> bool:
     """Whether ``loadgen`` loading ``target`` loads itself (loopback mode: one host runs the load tool and
     the stacks it loads); the one definition of a cell's mode (:class:`benchstack.measure.runner.Target`), the
-    run's (:func:`mode`) and which hosts split their CPUs (:mod:`benchstack.provision.cpusplit`)."""
+    run's (:func:`mode`) and which hosts split their CPUs (:mod:`benchstack.plan.cpusplit`)."""
     return loadgen == target
 
 

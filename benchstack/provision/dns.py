@@ -10,16 +10,10 @@ are counted too.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
-
-from benchstack.plan.readers import front_checks
-from benchstack.plan.stacks import Stack
 
 # A dnsmasq query line; with log-queries=extra it carries the query serial and the client's address/port:
 #   Nov 30 04:43:14 dnsmasq[4877]: 12 127.0.0.1/49183 query[A] rb.nocache.bench-dns.test from 127.0.0.1
@@ -157,27 +151,6 @@ def parse_nsswitch_hosts(text: str) -> list[str]:
         if line.startswith("hosts:"):
             return line[len("hosts:") :].split()
     return []
-
-
-def is_ip(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name.strip("[]"))
-    except ValueError:
-        return False
-    return True
-
-
-def stack_names(stacks: Sequence[Stack], target_host: str | None) -> list[str]:
-    """Host names (not addresses) the resolved stacks depend on: the target as a loadgen reaches it, and every
-    app server endpoint's host. Addresses need no resolution and are left out."""
-    names: list[str] = []
-    hosts = [ep.host for s in stacks for ep in s.endpoints if ep.host]
-    if target_host:
-        hosts += [urlsplit(c.url).hostname or "" for c in front_checks(stacks, target_host)]
-    for host in hosts:
-        if host and not is_ip(host) and host not in names:
-            names.append(host)
-    return names
 
 
 def resolution_record(module_result: dict[str, Any]) -> dict[str, Any]:

@@ -72,7 +72,7 @@ def existing_keys(found_paths: Iterable[str], roots: Mapping[str, str]) -> dict[
 
 def planned_keys(owned: Mapping[str, Any], roles: Iterable[str]) -> list[str]:
     """The keys of what this plan makes on a host that runs ``roles`` (the plan's ``owned``,
-    :func:`benchstack.provision.roles.owned`): the stacks' files (app_server), the bundled apps' folders and
+    :func:`benchstack.plan.roles.owned`): the stacks' files (app_server), the bundled apps' folders and
     the users' apps (webapp)."""
     roles, roots = set(roles), owned["roots"]
     apps = roots["apps"].rstrip("/")

@@ -30,7 +30,7 @@ the same). The record lives at ``/var/lib/bench-stack/provisioned.json``
 (:data:`benchstack.provision.hostrecord.MARKER`) and says when each role last ran.
 
 The rest of provisioning's Python, around this decision: which roles each host runs and what each makes
-(:mod:`benchstack.provision.roles`), the record on the host (:mod:`benchstack.provision.hostrecord`), the
+(:mod:`benchstack.plan.roles`), the record on the host (:mod:`benchstack.provision.hostrecord`), the
 one command that reads the host and its answer (:mod:`benchstack.provision.hostcommand`), and what no stack
 of the plan owns (:mod:`benchstack.provision.sweep`).
 """
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchstack.provision.roles import DECLARES_MADE, PACKAGED
+from benchstack.plan.roles import DECLARES_MADE, PACKAGED
 
 # Facts that choose per-OS paths, packages and units in the roles.
 HASHED_FACTS = ("distribution", "distribution_major_version", "os_family", "architecture")

@@ -6,7 +6,7 @@ of this plan owns (an earlier experiment's) are :func:`stale`. Their CPU would b
 and their ports may be the ones a new stack takes, so provisioning stops and disables them and removes their
 front configs and unit files before the app servers and fronts are set up (provision.yml); the roles
 themselves only ever see the stacks of the plan. What bench-stack wrote for a stack under the roots goes too
-(:func:`stack_paths`, :func:`benchstack.provision.roles.owned`): env files and server configs no planned
+(:func:`stack_paths`, :func:`benchstack.plan.roles.owned`): env files and server configs no planned
 instance reads, bundled app folders of kinds no stack of the plan runs, users' apps (folder link, releases,
 record, gems, clone) no stack deploys; never a path outside those names, nor a folder a planned stack serves.
 """
@@ -99,7 +99,7 @@ def path_key(path: str, roots: Mapping[str, str]) -> str | None:
 
 def _stale_paths(paths: Iterable[str], owned: Mapping[str, Any], roles: Iterable[str]) -> list[str]:
     """The paths of :func:`stack_paths` found on a host that no stack of the plan owns
-    (:func:`benchstack.provision.roles.owned`;
+    (:func:`benchstack.plan.roles.owned`;
     ``roles``: those the host runs, without which it owns nothing of theirs), whoever made them
     (:func:`stale` keeps those bench-stack made)."""
     roles = set(roles)
@@ -141,7 +141,7 @@ def stale(
 ) -> dict[str, list[str]]:
     """What no stack of the plan owns (``found``: :func:`benchstack.provision.hostcommand.parse_found`):
     ``units`` to stop and disable (they run or start at boot) and ``files`` to remove (front configs, app
-    server template units, and with ``owned_paths``, the plan's :func:`benchstack.provision.roles.owned`, the
+    server template units, and with ``owned_paths``, the plan's :func:`benchstack.plan.roles.owned`, the
     ``paths`` found under its roots that no stack of the plan on this host, which runs ``roles``, owns:
     :func:`_stale_paths`). Of those, only the paths whose key (:func:`path_key`)
     the host's record of what bench-stack made lists (``made``, :mod:`benchstack.provision.made`; None:

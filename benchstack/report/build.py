@@ -29,44 +29,47 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchstack.analysis.checks.base import recorded_load
 from benchstack.analysis.comparison import (
-    Comparison,
     Settings,
     baseline_of,
     comparisons_text,
     grouped,
     intro,
     missing_baseline,
-    run_comparisons,
 )
-from benchstack.analysis.drift import MEANING, Drift, drift_text, host_drift
+from benchstack.analysis.drift import MEANING, drift_text
 from benchstack.analysis.loadpoints import (
     error_total,
     groups_of,
     mean_error_rate,
     n_text,
     point_columns,
-    spread_of,
+    point_figures,
 )
-from benchstack.analysis.stats import median_ci, outliers, relative_half_width
+from benchstack.analysis.summary import (
+    RunData,
+    analysed_run,
+    comparisons_of,
+    drift_of,
+    threshold_checks_of,
+    verdict_of,
+)
 from benchstack.analysis.thresholds import (
-    ThresholdCheck,
-    check_thresholds,
     failed,
-    thresholds_of,
     thresholds_text,
 )
-from benchstack.analysis.verdict import Verdict, run_verdict
-from benchstack.common.numbers import as_number, median, rounded, step_for
+from benchstack.analysis.verdict import Verdict
+from benchstack.common.markdown import markdown_table
+from benchstack.common.numbers import as_number, rounded, step_for
 from benchstack.measure.probe import floor_text
 from benchstack.plan.loadplan import DEFAULT_TARGET_PRECISION, Load
 from benchstack.plan.targets import by_target, host_type, run_targets, target_of
 from benchstack.provision.dns import PROBE_COLUMNS, probe_table_rows
+from benchstack.records.model import ERROR_KINDS
 from benchstack.report import render, shipping, trend
 from benchstack.report.csvfiles import write_cell_files, write_loadpoints_csv
 from benchstack.report.hosts import distinct, host_lines
@@ -86,12 +89,9 @@ from benchstack.report.model import (
     Text,
     text,
 )
-from benchstack.report.render import SLOW_TITLE, cells_text, counts_text, markdown_table, verdict_text
-from benchstack.results.cell import counted, left_out, load_cells
-from benchstack.results.files import read_json
-from benchstack.results.formats import RUN_INFO, validate_run_info
-from benchstack.results.model import ERROR_KINDS
-from benchstack.results.runfolder import store_comparisons, store_thresholds, store_verdict
+from benchstack.report.render import SLOW_TITLE, cells_text, counts_text, verdict_text
+from benchstack.results.cell import counted, left_out
+from benchstack.results.layout import LOADPOINTS_CSV, REPORT_HTML, REPORT_MD
 
 COLUMNS = (
     "stack", "tool", "load", "n", "req/s", "min–max", "95% CI", "±",
@@ -100,17 +100,6 @@ COLUMNS = (
 NOISY = "noisy"
 # The report's plots by kind (benchstack.report.plots.KINDS), as write_plots returns them.
 Plots = dict[str, list[Path]]
-
-
-@dataclass
-class RunData:
-    run_dir: Path
-    cells: list[dict[str, Any]]
-    run_info: dict[str, Any] | None
-    verdict: Verdict | None = None  # computed on first use (verdict_of)
-    comparisons: list[Comparison] | None = None  # computed on first use (comparisons_of)
-    drift: list[Drift] | None = None  # computed on first use (drift_of)
-    thresholds: list[ThresholdCheck] | None = None  # computed on first use (threshold_checks_of)
 
 
 def targets_of(run: RunData) -> dict[str, list[dict[str, Any]]]:
@@ -129,36 +118,6 @@ def target_heading(run: RunData, target: str) -> str:
     return f"{target}: {host_type(fingerprint)}"
 
 
-def verdict_of(run: RunData) -> Verdict:
-    """The run's verdict (:mod:`benchstack.analysis.verdict`), computed once."""
-    if run.verdict is None:
-        run.verdict = run_verdict(run.run_dir, run.cells, run.run_info, comparisons_of(run))
-    return run.verdict
-
-
-def drift_of(run: RunData) -> list[Drift]:
-    """The host's speed through the run, from the baseline's cells (:mod:`benchstack.analysis.drift`),
-    computed once."""
-    if run.drift is None:
-        run.drift = host_drift(run.cells, baseline_of(run.run_info, run.cells))
-    return run.drift
-
-
-def comparisons_of(run: RunData) -> list[Comparison]:
-    """Each stack against the baseline (:mod:`benchstack.analysis.comparison`), computed once."""
-    if run.comparisons is None:
-        run.comparisons = run_comparisons(run.cells, run.run_info)
-    return run.comparisons
-
-
-def threshold_checks_of(run: RunData) -> list[ThresholdCheck]:
-    """The experiment's thresholds on the run's counted cells (:mod:`benchstack.analysis.thresholds`),
-    computed once."""
-    if run.thresholds is None:
-        run.thresholds = check_thresholds(run.cells, thresholds_of(run.run_info), comparisons_of(run))
-    return run.thresholds
-
-
 def _errors_cell(cells: list[dict[str, Any]]) -> str:
     total = error_total(cells)
     kinds: dict[str, int] = {}
@@ -172,9 +131,8 @@ def _errors_cell(cells: list[dict[str, Any]]) -> str:
     return f"{total} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
 
 
-def precision_text(values: list[float], target_precision: float) -> str:
+def precision_text(half: float | None, target_precision: float) -> str:
     """The ± column: the median's interval's half-width over the median, marked noisy above the target."""
-    half = relative_half_width(values)
     if half is None:
         return "-"
     return f"{100 * half:.1f}%" + (f" {NOISY}" if half > target_precision else "")
@@ -201,16 +159,15 @@ def summary_rows(
     compared = compared_points(cells, baseline)
     for key, group in groups_of(cells).items():
         kept = counted(group)
-        values = [float(c["rps"]) for c in kept if c.get("rps") is not None]
+        figures = point_figures(kept)
+        values, interval, middle = figures.rps, figures.interval, figures.median
         rate = mean_error_rate(kept)
-        interval = median_ci(values)
-        middle = median(values)
         # Each figure to what its interval (else its range) supports: req/s known to +-5 % has no decimals.
-        step = step_for(middle or 0.0, spread_of(values) if values else None)
+        step = step_for(middle or 0.0, figures.spread)
         rows.append(
             {
                 **point_columns(key, group),
-                "n": n_text(len(kept), len(group) - len(kept), sum(outliers(values))),
+                "n": n_text(len(kept), len(group) - len(kept), figures.outliers),
                 "req/s": rounded(middle, step),
                 "min–max": "-"
                 if len(values) < 2
@@ -218,7 +175,7 @@ def summary_rows(
                 "95% CI": "-"
                 if interval is None
                 else f"{rounded(interval.low, step)}–{rounded(interval.high, step)}",
-                "±": precision_text(values, 1.0 if key in compared else target_precision),
+                "±": precision_text(figures.precision, 1.0 if key in compared else target_precision),
                 "mean ms": latency_cell(kept, "mean"),
                 "p50 ms": latency_cell(kept, "p50"),
                 "p99 ms": latency_cell(kept, "p99"),
@@ -310,21 +267,6 @@ def target_precision_of(run_info: dict[str, Any] | None) -> float:
     """The experiment's load.target_precision as recorded in run.json, or the default."""
     value = as_number(recorded_load(run_info).get("target_precision"))
     return DEFAULT_TARGET_PRECISION if value is None else value
-
-
-def read_run_info(run_dir: Path) -> dict[str, Any] | None:
-    """The run's run.json, None when there is none. One that cannot be read or does not fit the published
-    schema (:func:`benchstack.results.formats.validate_run_info`) raises ValueError: one line naming the file
-    and the field."""
-    path = run_dir / RUN_INFO
-    if not path.is_file():
-        return None
-    info = read_json(path)
-    problems = validate_run_info(info)
-    if problems:
-        more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
-        raise ValueError(f"{path}: not a valid run record: {problems[0]}{more}")
-    return info
 
 
 def summary_section(run: RunData) -> tuple[str, Section]:
@@ -663,15 +605,9 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
     (:func:`verdict_of`, :func:`comparisons_of`): what the end of a run prints, without computing them
     again."""
     directory = Path(run_dir)
-    run = RunData(directory, load_cells(directory), read_run_info(directory))
-    store_verdict(directory, verdict_of(run))
-    store_comparisons(
-        directory, [c.to_dict() for c in comparisons_of(run)], [d.to_dict() for d in drift_of(run)]
-    )
-    if thresholds_of(run.run_info):
-        store_thresholds(directory, [c.to_dict() for c in threshold_checks_of(run)])
+    run = analysed_run(directory)
     write_cell_files(directory, run.cells)
-    write_loadpoints_csv(directory / "loadpoints.csv", run.cells, verdict_of(run), comparisons_of(run))
+    write_loadpoints_csv(directory / LOADPOINTS_CSV, run.cells, verdict_of(run), comparisons_of(run))
     plots: Plots = {}
     problem = None
     if html_report:
@@ -689,8 +625,8 @@ def write_run_report(run_dir: str | os.PathLike[str], html_report: bool = True) 
     columns = trend.trend_columns(directory, run.cells, run.run_info, comparisons_of(run))
     trend_png = trend.trend_plot(columns, directory) if html_report and not problem else None
     report = build_report(run, plots, problem, trend.trend_section(columns, trend_png))
-    path = directory / "report.md"
+    path = directory / REPORT_MD
     path.write_text(render.markdown(report), encoding="utf-8")
     if html_report:
-        (directory / "report.html").write_text(render.html(report), encoding="utf-8")
+        (directory / REPORT_HTML).write_text(render.html(report), encoding="utf-8")
     return path, run

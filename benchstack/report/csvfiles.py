@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.analysis.comparison import Comparison
-from benchstack.analysis.loadpoints import error_total, latency_median, mean_error_rate
+from benchstack.analysis.summary import loadpoint_rows
 from benchstack.analysis.verdict import Verdict
-from benchstack.plan.targets import by_target_point, target_of
+from benchstack.plan.targets import target_of
 from benchstack.report.hdrlog import write_hdr_logs
-from benchstack.results.cell import cell_id_of, counted, group_key, left_out
+from benchstack.results.cell import cell_id_of, group_key, left_out
 from benchstack.results.formats import CELL_SCHEMA_FILE, load_schema
+from benchstack.results.layout import CELLS_CSV
 
 _NOT_IN_CSV = ("latency_dist",)
 
@@ -101,7 +102,7 @@ def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
 def write_cell_files(run_dir: Path, cells: list[dict[str, Any]]) -> None:
     """The run's views of each cell: ``cells.csv`` (:func:`write_csv`) and ``hdr/<cell id>.hlog``
     (:func:`benchstack.report.hdrlog.write_hdr_logs`)."""
-    write_csv(run_dir / "cells.csv", cells)
+    write_csv(run_dir / CELLS_CSV, cells)
     write_hdr_logs(run_dir, cells)
 
 
@@ -111,51 +112,6 @@ LOADPOINT_COLUMNS: tuple[str, ...] = (
     "latency_mean_ms", "latency_p50_ms", "latency_p99_ms", "error_count", "error_rate",
     "baseline", "state", "ratio", "low", "high", "pairs",
 )  # fmt: skip
-
-
-def loadpoint_rows(
-    cells: list[dict[str, Any]], verdict: Verdict, comparisons: list[Comparison]
-) -> list[dict[str, Any]]:
-    """The rows of loadpoints.csv, as values (:func:`csv_value` writes them): the run's ``verdict`` and
-    ``comparisons`` as the report computed them once (:func:`benchstack.report.build.verdict_of`,
-    :func:`benchstack.report.build.comparisons_of`)."""
-    groups = by_target_point(cells)
-    # As run.json holds them (figures rounded as there).
-    compared = {
-        (c["target"], c["stack"], c["tool"], c["keepalive"], c["level"]): c
-        for c in (found.to_dict() for found in comparisons)
-    }
-    rows = []
-    for p in verdict.load_points:
-        key = (p.stack, p.tool, p.keepalive, p.level)
-        kept = counted(groups.get((p.target or "-", key), []))
-        comparison = compared.get((p.target, *key))
-        rows.append(
-            {
-                "target": p.target,
-                "stack": p.stack,
-                "tool": p.tool,
-                "keepalive": p.keepalive,
-                "level": p.level,
-                "status": p.status,
-                "counted": p.counted,
-                "disturbed": p.disturbed,
-                "median_rps": p.median_rps,
-                "ci_low": p.ci_low,
-                "ci_high": p.ci_high,
-                "precision": p.precision,
-                **{f"latency_{k}_ms": latency_median(kept, k) for k in ("mean", "p50", "p99")},
-                "error_count": error_total(kept),
-                "error_rate": mean_error_rate(kept),
-                "baseline": comparison["baseline"] if comparison else None,
-                "state": comparison["state"] if comparison else None,
-                "ratio": comparison["ratio"] if comparison else None,
-                "low": comparison["low"] if comparison else None,
-                "high": comparison["high"] if comparison else None,
-                "pairs": comparison["pairs"] if comparison else None,
-            }
-        )
-    return rows
 
 
 def write_loadpoints_csv(

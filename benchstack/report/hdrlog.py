@@ -1,6 +1,6 @@
 """HdrHistogram interval logs of cells: ``hdr/<cell id>.hlog`` beside the report (docs/results-format.md).
 
-A cell's whole distribution (:mod:`benchstack.results.distribution`) in the log format HdrHistogram's own
+A cell's whole distribution (:mod:`benchstack.records.distribution`) in the log format HdrHistogram's own
 tools read (Java's HistogramLogReader and HistogramLogProcessor, the ``hdrhistogram`` package's
 ``hdrh.log.HistogramLogReader``), written with that package: the format version, comments naming the
 cell, ``#[StartTime: ...]``, the legend, then one interval line per cell: its window relative to StartTime,
@@ -12,7 +12,7 @@ Values are nanoseconds (a stored µs x 1000), the unit HdrHistogram's tools assu
 prints ms by default), in a histogram of 3 significant digits from 1 ns to an hour (further when a cell
 holds a longer value): each stored value lands in a bucket at most 1/1024 of itself wide, so percentiles
 read back are the cell's within 0.1 %. The cells keep sparse pairs (why:
-:mod:`benchstack.results.distribution`); these logs are views of them, written again with each report
+:mod:`benchstack.records.distribution`); these logs are views of them, written again with each report
 like cells.csv. The ``hdrh`` import is inside the functions:
 only the report and ``hist --hlog`` pay for it, not the other commands.
 
@@ -29,15 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchstack import __version__
-from benchstack.results import distribution
+from benchstack.records import distribution
+from benchstack.records.distribution import Distribution
 from benchstack.results.cell import cell_id_of, left_out, level_label, load_level, window_start
-from benchstack.results.distribution import Distribution
 from benchstack.results.files import write_atomic
+from benchstack.results.layout import HDR_DIR
 
 if TYPE_CHECKING:
     from hdrh.histogram import HdrHistogram
 
-HDR_DIR = "hdr"
 SUFFIX = ".hlog"
 SIGNIFICANT_DIGITS = 3
 NS_PER_US = 1000

@@ -18,10 +18,11 @@ import io
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from benchstack.records import distribution
+from benchstack.records.distribution import Distribution, DistributionError
 from benchstack.report.hdrlog import log_text
-from benchstack.results import distribution
-from benchstack.results.cell import CELLS_DIR, cell_paths, left_out, read_cell
-from benchstack.results.distribution import Distribution, DistributionError
+from benchstack.results.cell import cell_paths, left_out, read_cell
+from benchstack.results.layout import CELLS_DIR
 
 LADDER = (0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 100)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from benchstack.analysis.loadpoints import groups_of, n_text, per_loadgen, point_columns, spread_of
 from benchstack.common.numbers import median, rounded, step_for
-from benchstack.results import distribution
+from benchstack.records import distribution
 from benchstack.results.cell import counted
 
 

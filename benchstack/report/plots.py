@@ -18,10 +18,10 @@ from benchstack.analysis.loadpoints import groups_of, spread_of, tool_label
 from benchstack.analysis.stats import median_ci
 from benchstack.common.numbers import median, rounded, step_for
 from benchstack.kinds.loadtools import find
-from benchstack.results import distribution
+from benchstack.records import distribution
 from benchstack.results.cell import level_label
+from benchstack.results.layout import PLOTS_DIR
 
-PLOTS_DIR = "plots"
 PERCENTILE_KEYS = ("p50", "p75", "p90", "p99")
 # The kinds of plot, in the report's order: each goes to its section (benchstack.report.build).
 KINDS = ("comparisons", "throughput", "errors", "latency", "spectrum")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchstack.analysis.verdict import STATUSES, Verdict
+from benchstack.common.markdown import markdown_table
 from benchstack.report.model import (
     CODE,
     STRONG,
@@ -68,13 +69,6 @@ def block_markdown(block: Block) -> str:
 def inline_markdown(text: Text) -> str:
     marks = {STRONG: "**", CODE: "`"}
     return "".join(f"{marks.get(s.style, '')}{s.text}{marks.get(s.style, '')}" for s in text)
-
-
-def markdown_table(columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> str:
-    """The rows as Markdown table lines (a ``|`` in a value escaped), without a final newline."""
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-    lines += ["| " + " | ".join(value.replace("|", "\\|") for value in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- HTML

@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchstack.history.location import shown
 from benchstack.report.model import CODE, STRONG, Paragraph, Section, Span, text
+from benchstack.results.location import shown
 from benchstack.results.runfolder import update_run_json
 
 # The report step waits at most this long for fluentd's last upload (benchmark.yml flushes its buffer when

@@ -7,19 +7,18 @@ report."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from benchstack.analysis.comparison import Comparison
+from benchstack.analysis.comparison import Comparison, shown_ratio
 from benchstack.analysis.loadpoints import tool_label
-from benchstack.history.defaults import DEFAULT_FILE, ENV_VAR
-from benchstack.history.location import shown
+from benchstack.history.defaults import recorded_url
 from benchstack.report.model import Figure, Paragraph, Section, Table, text
 from benchstack.results.cell import window_start
+from benchstack.results.location import shown
 
 # Earlier runs shown beside this one: enough to see a drift, few enough for a table's width.
 EARLIER_RUNS = 9
@@ -48,17 +47,44 @@ class RunColumn:
     figures: dict[Key, Reading]
 
 
-def history_url(run_dir: Path) -> str | None:
-    """The database the report step records into (benchstack.history.finished): $BENCH_STACK_DB, else
-    history.sqlite beside the run folder when it exists (a report never makes one)."""
-    if url := os.environ.get(ENV_VAR):
-        return url
-    path = run_dir.parent / DEFAULT_FILE
-    return f"sqlite:///{path.resolve()}" if path.is_file() else None
+class _Compared(Protocol):
+    """A comparison as this run computed it (Comparison) or as the history keeps it (ComparisonRow)."""
+
+    @property
+    def target(self) -> str | None: ...
+
+    @property
+    def stack(self) -> str: ...
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def keepalive(self) -> bool: ...
+
+    @property
+    def level(self) -> int: ...
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def ratio(self) -> float | None: ...
+
+    @property
+    def low(self) -> float | None: ...
+
+    @property
+    def high(self) -> float | None: ...
 
 
-def _key(target: str | None, stack: str, tool: str, keepalive: bool, level: int) -> Key:
-    return (target or "-", stack, tool, bool(keepalive), int(level))
+def _figures(comparisons: Iterable[_Compared]) -> dict[Key, Reading]:
+    return {
+        (c.target or "-", c.stack, c.tool, bool(c.keepalive), int(c.level)): Reading(
+            c.state, c.ratio, c.low, c.high
+        )
+        for c in comparisons
+    }
 
 
 def this_run(
@@ -70,10 +96,7 @@ def this_run(
         run_dir.name,
         datetime.fromtimestamp(min(starts), UTC) if starts else None,
         str(verdict or "-"),
-        {
-            _key(c.target, c.stack, c.tool, c.keepalive, c.level): Reading(c.state, c.ratio, c.low, c.high)
-            for c in comparisons
-        },
+        _figures(comparisons),
     )
 
 
@@ -92,35 +115,23 @@ def earlier_runs(url: str, experiment: str, sha256: str | None, current: RunColu
                 continue
             if current.started is not None and (started is None or started >= current.started):
                 continue
-            found.append(
-                RunColumn(
-                    run.name,
-                    started,
-                    run.verdict,
-                    {
-                        _key(c.target, c.stack, c.tool, c.keepalive, c.level): Reading(
-                            c.state, c.ratio, c.low, c.high
-                        )
-                        for c in run.comparisons
-                    },
-                )
-            )
+            found.append(RunColumn(run.name, started, run.verdict, _figures(run.comparisons)))
     finally:
         engine.dispose()
     return found[-EARLIER_RUNS:]
 
 
 def _cell(f: Reading | None) -> str:
-    """State, ratio and interval as the comparisons print them: two decimals, three when a bound would read
-    1.00 (benchstack.analysis.comparison)."""
+    """State, ratio and interval as the comparisons print them
+    (:func:`benchstack.analysis.comparison.shown_ratio`; a stored reading keeps no margin)."""
     if f is None:
         return "-"
     if f.ratio is None:
         return f.state
     if f.low is None or f.high is None:
         return f"{f.state} {f.ratio:.2f}x"
-    digits = 3 if "1.00" in (f"{f.low:.2f}", f"{f.high:.2f}") else 2
-    return f"{f.state} {f.ratio:.{digits}f}x ({f.low:.{digits}f}-{f.high:.{digits}f})"
+    ratio, low, high = shown_ratio(f.state, f.ratio, f.low, f.high)
+    return f"{f.state} {ratio}x ({low}-{high})"
 
 
 def _label(key: Key, several_targets: bool) -> str:
@@ -171,7 +182,7 @@ def trend_section(columns: list[RunColumn] | str, plot: Path | None = None) -> S
 def trend_plot(columns: list[RunColumn] | str, run_dir: Path) -> Path | None:
     """plots/trend.png: a line per comparison of this run, its ratio with its interval in each run; None
     with nothing to show. Needs matplotlib."""
-    from benchstack.report.plots import PLOTS_DIR  # matplotlib's module, off report.build's import path
+    from benchstack.results.layout import PLOTS_DIR
 
     path = run_dir / PLOTS_DIR / "trend.png"
     if isinstance(columns, str) or not columns:
@@ -221,7 +232,7 @@ def trend_columns(
 ) -> list[RunColumn] | str:
     """The earlier runs then this one, [] when there is nothing to show, or one line saying why the
     database could not be read."""
-    url = history_url(run_dir)
+    url = recorded_url(run_dir.parent, existing=True)
     experiment = v if info and isinstance(v := info.get("experiment"), dict) else {}
     if info is None or url is None or not comparisons or not experiment.get("name"):
         return []

@@ -8,9 +8,9 @@ the first design's fields (experiment, stack, hosts and mode, tool and version, 
 requests or duration, repetition, start, elapsed seconds, requests completed, req/s, bytes, latency in ms,
 errors by kind, error rate, threshold_ms, raw output; docs/results-format.md, "A cell", lists them all), v1
 carries ``keepalive`` (part of the load point), ``keepalive_requests`` (ab -k: how many requests really reused
-a connection), ``error_count`` (distinct failed requests, see :mod:`benchstack.results.model`), ``status`` and
+a connection), ``error_count`` (distinct failed requests, see :mod:`benchstack.records.model`), ``status`` and
 ``notes`` (what the parser saw that a reader should know), and ``system``: CPU averages taken during the cell
-(:mod:`benchstack.measure.sysstats`) as ``{"loadgen": {...} | null, "target": {...} | null}``. ``system`` was
+(:mod:`benchstack.results.sysstats`) as ``{"loadgen": {...} | null, "target": {...} | null}``. ``system`` was
 added after the first v1 cells were written, so a cell without it is still valid v1 (read as null). Beside
 ``raw/<cell>.txt`` a cell may have ``raw/<cell>.vmstat.txt`` (vmstat during the cell) and
 ``raw/<cell>.requests.tsv`` (ab -g: one line per request). ``merged`` (also optional, null for one loadgen)
@@ -19,7 +19,7 @@ and ``disturbed`` required (:mod:`benchstack.measure.interference`); a v1 cell, 
 was measured, is read as undisturbed.
 
 Latency distributions (issue 15) are v1 too, as optional additions: ``latency_dist`` (every sample of the
-cell as sparse ``[value_us, count]`` pairs, :mod:`benchstack.results.distribution`), ``window`` (when the load
+cell as sparse ``[value_us, count]`` pairs, :mod:`benchstack.records.distribution`), ``window`` (when the load
 tool started and ended, on the loadgen's clock, to the millisecond: what a merge cuts to) and the tail
 percentiles ``p99.9`` and ``p99.99`` in ``latency_ms``. Why not v2: nothing that v1 had changes name, type or
 meaning; a cell without them (every cell written before) is still valid and reads the same, and every
@@ -37,22 +37,24 @@ import os
 import re
 import statistics
 import tempfile
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from benchstack.kinds.loadtools import find
-from benchstack.results import distribution, formats
+from benchstack.records import distribution
+from benchstack.records.model import Parsed
+from benchstack.results import formats
 from benchstack.results.files import read_json
-from benchstack.results.model import Parsed
+from benchstack.results.layout import CELLS_DIR
 
 SCHEMA = "bench-stack/cell/v2"
 # Earlier cells still read as they are: no interference was measured and none was left out.
 READ_SCHEMAS = (SCHEMA, "bench-stack/cell/v1")
 MODES = ("loopback", "network")
 STATUSES = ("ok",)
-CELLS_DIR = "cells"
 
 
 class CellExistsError(FileExistsError):
@@ -356,7 +358,7 @@ def _check_times(key: str, value: Any) -> list[str]:
 def _check_error_count(errors: dict[str, int | None], count: int) -> list[str]:
     """``error_count`` counts distinct failed requests: at least as many as any one counter (each counts
     distinct requests) and at most all of them together (some requests are in several,
-    benchstack.results.model)."""
+    benchstack.records.model)."""
     counters = [v or 0 for v in errors.values()]
     low, high = max(counters, default=0), sum(counters)
     if low <= count <= high:
@@ -522,6 +524,14 @@ def counted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     their load point's others (:func:`collapsed`)."""
     fallen = collapsed(cells)
     return [c for c in cells if not is_disturbed(c) and id(c) not in fallen]
+
+
+def window_span(cell: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The cell's ``window`` as (start, end) epoch seconds, or None without one."""
+    w = cell.get("window")
+    if not isinstance(w, dict):
+        return None
+    return datetime.fromisoformat(w["start"]).timestamp(), datetime.fromisoformat(w["end"]).timestamp()
 
 
 def window_start(cell: dict[str, Any]) -> float | None:

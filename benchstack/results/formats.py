@@ -29,10 +29,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, validators
 
+from benchstack.results.layout import RUN_INFO
+
 CELL_SCHEMA_FILE = "cell.schema.json"
 RUN_SCHEMA_FILE = "run.schema.json"
 RUN_SCHEMA = "bench-stack/run/v6"
-RUN_INFO = "run.json"
 # Longest value quoted in a message (a whole latency distribution would fill a screen).
 SHOWN_CHARS = 60
 

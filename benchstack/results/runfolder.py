@@ -32,19 +32,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchstack.common.inputs import shown_key
-from benchstack.plan.paths import (
+from benchstack.common.paths import (
     CONTROLLER_FOREIGN_TREES,
     control_character_problem,
     controller_folder_problem,
     foreign_tree,
 )
 from benchstack.results.files import read_json, storage_problem, write_json
-from benchstack.results.formats import RUN_SCHEMA
+from benchstack.results.formats import RUN_SCHEMA, validate_run_info
+from benchstack.results.layout import RUN_INFO
 
 if TYPE_CHECKING:  # verdict imports this module
     from benchstack.analysis.verdict import Verdict
 
-RUN_INFO = "run.json"
 LATEST = "latest"
 # The keys of an experiment that decide what is measured; the description, the file's path and the expanded
 # cells (derived from these) are left out, so fixing a description does not orphan a half-finished run.
@@ -248,9 +248,9 @@ def _another_experiment(
 def results_root_problem(results_root: str | os.PathLike[str]) -> str | None:
     """Why ``results_root`` cannot hold runs (and their ``latest`` link), or None: a path without control
     characters that is not a system folder (``bench_results_dir=/etc`` was accepted), nor in one
-    (:data:`benchstack.plan.paths.CONTROLLER_FOREIGN_TREES`: ``/etc/ssh/x`` was accepted): the rule of
+    (:data:`benchstack.common.paths.CONTROLLER_FOREIGN_TREES`: ``/etc/ssh/x`` was accepted): the rule of
     every folder bench-stack writes into on the controller
-    (:func:`benchstack.plan.paths.controller_folder_problem`)."""
+    (:func:`benchstack.common.paths.controller_folder_problem`)."""
     return controller_folder_problem(str(results_root), need="runs need a folder of their own")
 
 
@@ -458,3 +458,18 @@ def stop_of_run(
         (s for s in stops(data) if s.get("run") == run and (reasons is None or s.get("reason") in reasons)),
         None,
     )
+
+
+def read_run_info(run_dir: Path) -> dict[str, Any] | None:
+    """The run's run.json, None when there is none. One that cannot be read or does not fit the published
+    schema (:func:`benchstack.results.formats.validate_run_info`) raises ValueError: one line naming the file
+    and the field."""
+    path = run_dir / RUN_INFO
+    if not path.is_file():
+        return None
+    info = read_json(path)
+    problems = validate_run_info(info)
+    if problems:
+        more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
+        raise ValueError(f"{path}: not a valid run record: {problems[0]}{more}")
+    return info

@@ -1,7 +1,7 @@
 """Action: deploy a user app's source folder (app.src) into its release folder on the target.
 
-Packs exactly the files the plan hashed (benchstack.plan.userapp.write_archive, which refuses a folder that
-changed since the plan), sends the archive and unpacks it with ansible.builtin.unarchive into the release
+Packs exactly the files the plan hashed (benchstack.kinds.apps.userapp.write_archive, which refuses a folder
+that changed since the plan), sends the archive and unpacks it with ansible.builtin.unarchive into the release
 folder, owned by root and the benchmark group. One task execution, however many files the app has.
 """
 
@@ -15,7 +15,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.plan.userapp import AppSourceError, write_archive
+from benchstack.kinds.apps.userapp import AppSourceError, write_archive
 
 # What a task may pass: the options documented in plugins/modules/bench_app_unpack.py (ansible-doc).
 ARGS = action_args(__file__)

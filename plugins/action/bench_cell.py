@@ -66,13 +66,13 @@ from benchstack.measure.barrier import (
     release,
     wait_for_peers,
 )
-from benchstack.measure.merge import loadgen_dir
 from benchstack.measure.remote import batch_script, split_batch, without_tty
 from benchstack.measure.resume import decide, set_aside
 from benchstack.measure.runlock import worker
 from benchstack.measure.runner import CellFailed, StorageFailed, Target, cell_path, measure_cell
 from benchstack.measure.stackunits import RestartBudget
 from benchstack.results.files import read_json, storage_problem
+from benchstack.results.layout import loadgen_dir
 from benchstack.results.runfolder import record_stop, resume_command, stop_of_run
 
 # How long a loadgen waits at the barrier for the others (their warm-ups may differ in length).

@@ -16,7 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
-from benchstack.measure.loadcmd import http_url
+from benchstack.kinds.loadtools.loadcmd import http_url
 from benchstack.provision.dns import probe_name, probe_rows, probe_table
 
 MAX_REQUESTS = 1000

@@ -18,8 +18,9 @@ from ansible.plugins.action import ActionBase
 from benchstack.actionargs import action_args
 from benchstack.measure.repetitions import extra_round, first_extra_round
 from benchstack.plan.resolved import experiment_of
-from benchstack.report.build import first_table_text, read_run_info
+from benchstack.report.build import first_table_text
 from benchstack.results.cell import load_cells
+from benchstack.results.runfolder import read_run_info
 
 # What a task may pass: the options documented in plugins/modules/bench_extra_cells.py (ansible-doc).
 ARGS = action_args(__file__)

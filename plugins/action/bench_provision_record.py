@@ -14,8 +14,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
+from benchstack.plan import roles as provision
 from benchstack.provision import hostcommand, hostrecord, markers
-from benchstack.provision import roles as provision
 
 # What a task may pass: the options documented in plugins/modules/bench_provision_record.py (ansible-doc).
 ARGS = action_args(__file__)

@@ -44,9 +44,10 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from benchstack.actionargs import action_args
-from benchstack.measure.runlock import RunLockError, lock_wait_seconds, take_host
+from benchstack.measure.runlock import RunLockError, take_host
+from benchstack.plan import roles as provision
+from benchstack.plan.settings import lock_wait_seconds
 from benchstack.provision import accounts, hostcommand, hostrecord, made, markers, sweep
-from benchstack.provision import roles as provision
 
 display = Display()
 

@@ -25,19 +25,15 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from benchstack.actionargs import action_args
+from benchstack.analysis.summary import comparisons_of, threshold_checks_of, verdict_of
 from benchstack.analysis.thresholds import failed
 from benchstack.common.exitcodes import OUTCOME_ENV, gate_code, gate_message
 from benchstack.history.finished import publish_finished, record_finished
 from benchstack.measure.runlock import release
 from benchstack.report import shipping
-from benchstack.report.build import (
-    comparisons_of,
-    end_of_run_text,
-    threshold_checks_of,
-    verdict_of,
-    write_run_report,
-)
+from benchstack.report.build import end_of_run_text, write_run_report
 from benchstack.results.cell import load_cells
+from benchstack.results.layout import REPORT_HTML
 from benchstack.results.runfolder import point_latest
 
 # What a task may pass: the options documented in plugins/modules/bench_report.py (ansible-doc).
@@ -92,7 +88,7 @@ class ActionModule(ActionBase):
         result.update(
             changed=True,
             report=str(report),
-            report_html=str(report.with_name("report.html")),
+            report_html=str(report.with_name(REPORT_HTML)),
             table=table,
             table_lines=table.splitlines(),
             verdict=verdict.to_dict(),

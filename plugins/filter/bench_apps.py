@@ -1,6 +1,6 @@
 """Filters of the webapp role: the bundled apps' files for bench_files, and over the plan's user apps
-(benchstack.plan.userapp): which apps to deploy, their releases, the records the target keeps of them, and
-what changed for the app_server role."""
+(benchstack.kinds.apps.userapp): which apps to deploy, their releases, the records the target keeps of them,
+and what changed for the app_server role."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from benchstack.plan.userapp import (
+from benchstack.kinds.apps.userapp import (
     app_record,
     app_state,
     apps_to_deploy,

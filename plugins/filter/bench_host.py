@@ -7,7 +7,8 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from benchstack.provision import cpusplit, tuning
+from benchstack.plan import cpusplit
+from benchstack.provision import tuning
 
 
 def bench_sysctl_values(stdout: str, names: list[str]) -> dict[str, str | None]:
@@ -43,7 +44,7 @@ def bench_nofile_record(session: dict[str, Any], user: str, wanted: int) -> dict
 
 
 def bench_cpu_split(vcpus: Any, setting: str, loopback: bool) -> dict[str, str] | None:
-    """The loopback host's CPU split (load tool vs stacks), or None (benchstack.provision.cpusplit)."""
+    """The loopback host's CPU split (load tool vs stacks), or None (benchstack.plan.cpusplit)."""
     try:
         return cpusplit.cpu_split(int(vcpus), str(setting), bool(loopback))
     except ValueError as exc:

@@ -12,7 +12,7 @@ module: bench_provision_record
 short_description: Record the roles that ran to the end on this host
 description:
   - >-
-    Record on the host the inputs each role just ran to the end with (benchstack.provision.roles).
+    Record on the host the inputs each role just ran to the end with (benchstack.plan.roles).
   - The work is done by the action plugin of the same name (plugins/action/bench_provision_record.py); these
     options are also its argument spec (benchstack.actionargs).
 options:

@@ -35,7 +35,7 @@ options:
     type: dict
   owned:
     description: >-
-      What the plan's stacks own under its roots (the plan's owned, benchstack.provision.roles.owned); without
+      What the plan's stacks own under its roots (the plan's owned, benchstack.plan.roles.owned); without
       it nothing under the roots is looked for.
     type: dict
   accounts:

@@ -21,10 +21,12 @@ from benchstack.cli import main as cli_main
 from benchstack.common.numbers import rounded, step_for
 from benchstack.measure.hostevents import states
 from benchstack.measure.interference import share_of
-from benchstack.measure.repetitions import MAX_CELLS_PER_COUNTED, due, settings_of
-from benchstack.measure.runlock import HOST_LOCK_FILE, LOCK_FILE
+from benchstack.measure.repetitions import due, settings_of
+from benchstack.measure.runlock import HOST_LOCK_FILE
 from benchstack.plan.experiment import cells, load_experiment, load_points
+from benchstack.plan.loadplan import MAX_CELLS_PER_COUNTED
 from benchstack.results.cell import counted, group_key, is_disturbed, load_cells, validate_cell
+from benchstack.results.layout import LOCK_FILE
 
 PROJECT = Path(__file__).resolve().parents[2]
 INVENTORY = Path(__file__).resolve().parent / "inventory"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.analysis.comparison import Comparison, run_comparisons
+from benchstack.analysis.loadpoints import PointFigures, point_figures
 from benchstack.common.numbers import as_number
 from benchstack.kinds.loadtools import find
 from benchstack.plan.loadplan import (
@@ -106,6 +107,11 @@ class Run:
         if self.given_comparisons is not None:
             return self.given_comparisons
         return run_comparisons(self.cells, self.info)
+
+    @cached_property
+    def figures(self) -> dict[TargetPoint, PointFigures]:
+        """Each load point's req/s figures, computed once for the checks and the load points' verdicts."""
+        return {key: point_figures(group) for key, group in self.groups.items()}
 
     @cached_property
     def compared_points(self) -> set[TargetPoint]:

@@ -2,7 +2,7 @@
 make it invalid (``error_rate``); slow ones, over ``load.threshold_ms``, are a result and only reported
 (:class:`SlowLoadPoint`).
 
-The rates are :mod:`benchstack.results.model`'s, from a stored cell's counters.
+The rates are :mod:`benchstack.records.model`'s, from a stored cell's counters.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 from benchstack.analysis.checks.base import Reason, Run, cell_ids, pct, point_label
 from benchstack.kinds.loadtools import find
 from benchstack.kinds.loadtools.base import unmeasured_slow_note
+from benchstack.records.model import ERROR_KINDS, attempts, failed_rate, slow_rate
 from benchstack.results.cell import counted
-from benchstack.results.model import ERROR_KINDS, attempts, failed_rate, slow_rate
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def _error_kinds(cells: list[dict[str, Any]]) -> str:
 
 
 def _counters(cell: dict[str, Any]) -> tuple[str, int, dict[str, int | None]]:
-    """What the rates of :mod:`benchstack.results.model` take, from a stored cell."""
+    """What the rates of :mod:`benchstack.records.model` take, from a stored cell."""
     return str(cell.get("tool")), int(cell.get("requests_completed") or 0), cell.get("errors") or {}
 
 

@@ -13,9 +13,9 @@ from benchstack.analysis.capacity import capacity_warnings
 from benchstack.analysis.checks.base import Reason, Run, cell_ids, pct
 from benchstack.common.numbers import as_number, is_int
 from benchstack.kinds.loadtools import find
-from benchstack.measure.merge import RAW_DIR, loadgen_dir, window_span
-from benchstack.measure.sysstats import parse_vmstat
-from benchstack.results.cell import GroupKey, cell_id_of, group_key
+from benchstack.results.cell import GroupKey, cell_id_of, group_key, window_span
+from benchstack.results.layout import RAW_DIR, loadgen_dir
+from benchstack.results.sysstats import parse_vmstat
 
 # cpu_split_problem's answers when the host records no split (as against a split that fails).
 ONE_CPU = "1 CPU: no split is possible"

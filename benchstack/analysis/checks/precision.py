@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 
 from benchstack.analysis.checks.base import Reason, Run, cell_ids, pct, recorded_load
-from benchstack.analysis.stats import MIN_MEDIAN_CI_VALUES, relative_half_width
+from benchstack.analysis.stats import MIN_MEDIAN_CI_VALUES
 from benchstack.common.numbers import as_number
-from benchstack.measure.repetitions import MAX_CELLS_PER_COUNTED
+from benchstack.plan.loadplan import MAX_CELLS_PER_COUNTED
 from benchstack.plan.targets import TargetPoint, by_target_point, target_of
 from benchstack.results.cell import cell_id_of, group_key, left_out
 
@@ -25,7 +25,7 @@ def check_precision(run: Run) -> tuple[list[Reason], list[str]]:
         n = len(group)
         if not n or key in compared:
             continue
-        reached = relative_half_width([c.get("rps") for c in group])
+        reached = run.figures[key].precision
         cap = limits.max_repetitions
         if reached is None:
             message = (

@@ -13,9 +13,9 @@ from typing import Any
 from benchstack.analysis.checks.base import Reason, Run, cell_ids
 from benchstack.kinds.loadtools import find
 from benchstack.kinds.loadtools.base import no_steady_data_note
-from benchstack.measure.merge import RAW_DIR, loadgen_dir
-from benchstack.measure.perrequest import AB_GNUPLOT_HEADER
+from benchstack.kinds.loadtools.perrequest import AB_GNUPLOT_HEADER
 from benchstack.results.cell import cell_id_of
+from benchstack.results.layout import RAW_DIR, loadgen_dir
 
 # Whole seconds (the first and last, partial, left out) a cell needs for its halves to be compared.
 MIN_DRIFT_SECONDS = 4

@@ -2,8 +2,8 @@
 the target (``app.dir``), or a user's app deployed from a folder on the controller (``app.src``) or a git
 repository (``app.git``) to ``APPS/user/NAME``, once for every stack that shares it (``app.name``).
 
-A source folder is read here, on the controller (:func:`benchstack.plan.userapp.scan`); a git app is resolved
-on the target. :func:`user_apps` is what the webapp role needs to deploy each one.
+A source folder is read here, on the controller (:func:`benchstack.kinds.apps.userapp.scan`); a git app is
+resolved on the target. :func:`user_apps` is what the webapp role needs to deploy each one.
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ from benchstack.kinds.apps.section import (
     Runtime,
     SourceFolder,
 )
-from benchstack.kinds.servers import by_name as server_kind
-from benchstack.kinds.stackfields import DEFAULT_ROOTS, NAME_RE, Roots, safe_path_problem
-from benchstack.plan.userapp import (
+from benchstack.kinds.apps.userapp import (
     DEPENDENCY_FILES,
     INSTALLED_DEPENDENCY_FILES,
     LOCK_FILES,
@@ -44,6 +42,8 @@ from benchstack.plan.userapp import (
     AppSourceError,
     scan,
 )
+from benchstack.kinds.servers import by_name as server_kind
+from benchstack.kinds.stackfields import DEFAULT_ROOTS, NAME_RE, Roots, safe_path_problem
 
 if TYPE_CHECKING:
     from benchstack.kinds.apps.base import AppKind

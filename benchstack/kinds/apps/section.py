@@ -53,7 +53,7 @@ class GitSource:
 
 @dataclass(frozen=True)
 class SourceFolder:
-    """``app.src``: a folder on the controller, read here (:func:`benchstack.plan.userapp.scan`)."""
+    """``app.src``: a folder on the controller, read here (:func:`benchstack.kinds.apps.userapp.scan`)."""
 
     path: str
     sha256: str

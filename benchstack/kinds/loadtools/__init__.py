@@ -1,7 +1,7 @@
 """One adapter per load tool, and the registry of them.
 
 Each module (``ab``, ``wrk``, ``httperf``) holds all that bench-stack knows of its tool: the parser of its
-output (``parse(text) -> Parsed``, :class:`~benchstack.results.model.ParseError` on output that is not the
+output (``parse(text) -> Parsed``, :class:`~benchstack.records.model.ParseError` on output that is not the
 tool's or is cut short) and a :class:`~benchstack.kinds.loadtools.base.LoadTool` adapter, ``TOOL``: plan
 checks, command, warm-up, time bound, error accounting, per-request data, distribution resolution, version
 probe, what the verdict can check, its OS packages. The rest of the package asks :func:`by_name` instead of
@@ -16,7 +16,7 @@ from typing import Any
 from benchstack.kinds.loadtools import ab, httperf, wrk
 from benchstack.kinds.loadtools.base import LoadTool
 from benchstack.kinds.registry import Registry
-from benchstack.results.model import Parsed
+from benchstack.records.model import Parsed
 
 # In the order messages list them (the schemas' ``tool`` enums are in this order too).
 REGISTRY: Registry[LoadTool] = Registry("tool", (ab.TOOL, wrk.TOOL, httperf.TOOL))

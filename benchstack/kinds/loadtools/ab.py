@@ -9,11 +9,11 @@ Fields, as ab 2.3 prints them (httpd support/ab.c, output_results):
   ab's own overhead: 147.65 vs 114.58 ms in a saturated cell), so it is kept in ``extra`` only. p50/p75/p90/
   p99 come from "Percentage of the requests served within a certain time" (whole ms too). With ab's -g file
   the runner takes mean, stdev and percentiles from every request instead
-  (:func:`benchstack.results.distribution.attach`): the same mean, unrounded.
+  (:func:`benchstack.records.distribution.attach`): the same mean, unrounded.
 * ``Failed requests: N`` with ``(Connect: a, Receive: b, Length: c, Exceptions: d)`` gives connect, read,
   length and exceptions (older ab prints no Receive); ``Write errors`` gives write; ``Non-2xx responses``
   gives status. ab has no timeout counter: an ``-s`` timeout aborts the run. See
-  :mod:`benchstack.results.model` for how overlapping counters become ``error_count``.
+  :mod:`benchstack.records.model` for how overlapping counters become ``error_count``.
 * ab writes progress ("Completed 100 requests") and fatal errors ("apr_socket_recv: Connection refused
   (111)") to stderr, which may be interleaved with stdout in a capture; both are tolerated. A fatal error
   means no summary, and that is a :class:`ParseError` carrying ab's message.
@@ -34,10 +34,9 @@ from benchstack.kinds.loadtools.base import (
     LoadTool,
     positive_int,
 )
-from benchstack.measure.perrequest import ab_requests
-from benchstack.measure.remote import REQUESTS_FILE
-from benchstack.results import distribution
-from benchstack.results.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
+from benchstack.kinds.loadtools.perrequest import REQUESTS_FILE, ab_requests
+from benchstack.records import distribution
+from benchstack.records.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
 
 _VERSION = re.compile(r"^This is ApacheBench, Version (\S+)", re.M)
 _FATAL = (
@@ -252,10 +251,10 @@ def ab_command(
     timeout_s: int | None = None,
     gnuplot_file: str | None = None,
 ) -> list[str]:
-    """ab's argv (arguments checked by :func:`benchstack.measure.loadcmd.build_command` first). ab's ``-t``
-    sets the request count to 50000 when it is parsed, so ``-n`` must come *after* ``-t`` or the configured
-    count is silently dropped (checked with ab 2.3: ``ab -n 300 -t 1`` ran 20284 requests). ab requires
-    ``-n >= -c`` and at most 20000 concurrent connections, and a URL with a path."""
+    """ab's argv (arguments checked by :func:`benchstack.kinds.loadtools.loadcmd.build_command` first). ab's
+    ``-t`` sets the request count to 50000 when it is parsed, so ``-n`` must come *after* ``-t`` or the
+    configured count is silently dropped (checked with ab 2.3: ``ab -n 300 -t 1`` ran 20284 requests). ab
+    requires ``-n >= -c`` and at most 20000 concurrent connections, and a URL with a path."""
     if requests is None:
         raise ValueError("ab needs requests (-n)")
     positive_int("requests", requests)

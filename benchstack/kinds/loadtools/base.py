@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from benchstack.common.inputs import shown
 from benchstack.common.numbers import is_int
-from benchstack.results.distribution import SOURCES
-from benchstack.results.model import COUNTING, Counting, Parsed, attempts, failed_count
+from benchstack.records.distribution import SOURCES
+from benchstack.records.model import COUNTING, Counting, Parsed, attempts, failed_count
 
 if TYPE_CHECKING:
     from benchstack.plan.loadplan import LoadPlan
@@ -224,24 +224,24 @@ class LoadTool(ABC):
 
     @abstractmethod
     def parse(self, text: str) -> Parsed:
-        """The tool's output as a :class:`Parsed`; :class:`benchstack.results.model.ParseError` when it is not
+        """The tool's output as a :class:`Parsed`; :class:`benchstack.records.model.ParseError` when it is not
         this tool's output or is cut short."""
 
     @property
     def counting(self) -> Counting:
         """How its error counters become failed requests and attempts
-        (:data:`benchstack.results.model.COUNTING`)."""
+        (:data:`benchstack.records.model.COUNTING`)."""
         return COUNTING[self.name]
 
     @property
     def resolution(self) -> dict[str, Any]:
         """Its latency distribution's unit, bits and flags
-        (:data:`benchstack.results.distribution.SOURCES`)."""
+        (:data:`benchstack.records.distribution.SOURCES`)."""
         return SOURCES[self.name]
 
     def failed_count(self, errors: dict[str, int | None]) -> int:
         """Distinct failed requests, slow ones left out unless they also failed
-        (:mod:`benchstack.results.model`)."""
+        (:mod:`benchstack.records.model`)."""
         return failed_count(self.name, errors)
 
     def attempts(self, requests_completed: int, errors: dict[str, int | None]) -> int:

@@ -15,7 +15,7 @@ bin's centre (bin i holds lifetimes from i to i+1 ms and prints as i+0.5), a ``:
 (src/stat/basic.c). It holds every connection with a completed call, so with one call per connection its
 counts add up to the replies; when they do not, the output was cut: ParseError. That histogram becomes the
 cell's latency distribution and gives p50 (equal to httperf's median) to p99.99
-(:mod:`benchstack.results.distribution`).
+(:mod:`benchstack.records.distribution`).
 
 Incomplete output is refused rather than parsed: the summary lines must all be there, and ``Errors: total``
 must be the sum of the error kinds (a number cut short in the last line breaks it).
@@ -34,8 +34,8 @@ from benchstack.kinds.loadtools.base import (
     check_url,
     positive_int,
 )
-from benchstack.results import distribution
-from benchstack.results.model import Parsed, ParseError, empty_errors, empty_latency
+from benchstack.records import distribution
+from benchstack.records.model import Parsed, ParseError, empty_errors, empty_latency
 
 _COMMAND = re.compile(r"^httperf (.*--server=.*)$", re.M)
 _OPTION = re.compile(r"--([a-z-]+)(?:=(\S+))?")

@@ -8,7 +8,7 @@ responses slower than ``--timeout``, which count as timeout errors instead.
 
 With bench-stack's report script (``-s wrk_report.lua``) the output ends in a ``BENCH-STACK-WRK-REPORT``
 line holding wrk's whole (corrected) histogram: it becomes the cell's latency distribution and every
-percentile is taken from it (:mod:`benchstack.results.distribution`). A report line that is cut short or whose
+percentile is taken from it (:mod:`benchstack.records.distribution`). A report line that is cut short or whose
 histogram does not add up to its sample count is incomplete output: ParseError.
 """
 
@@ -26,9 +26,9 @@ from benchstack.kinds.loadtools.base import (
     LoadTool,
     positive_int,
 )
-from benchstack.measure.perrequest import WRK_REPORT_MARKER, wrk_over_threshold, wrk_report
-from benchstack.results import distribution
-from benchstack.results.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
+from benchstack.kinds.loadtools.perrequest import WRK_REPORT_MARKER, wrk_over_threshold, wrk_report
+from benchstack.records import distribution
+from benchstack.records.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
 
 if TYPE_CHECKING:
     from benchstack.plan.loadplan import LoadPlan
@@ -227,9 +227,9 @@ def wrk_command(
     timeout_s: int | None = None,
     script: str | None = None,
 ) -> list[str]:
-    """wrk's argv (arguments checked by :func:`benchstack.measure.loadcmd.build_command` first). wrk always
-    keeps connections alive, needs a duration, and needs ``-c >= -t``; ``--timeout`` and ``-d`` take whole
-    seconds ("500ms" is rejected with a usage message). ``threads`` defaults to min(2, concurrency)."""
+    """wrk's argv (arguments checked by :func:`benchstack.kinds.loadtools.loadcmd.build_command` first). wrk
+    always keeps connections alive, needs a duration, and needs ``-c >= -t``; ``--timeout`` and ``-d`` take
+    whole seconds ("500ms" is rejected with a usage message). ``threads`` defaults to min(2, concurrency)."""
     if duration_s is None:
         raise ValueError("wrk needs duration_s (-d); it runs for a time, not a request count")
     if requests is not None:

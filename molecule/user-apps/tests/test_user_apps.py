@@ -21,8 +21,8 @@ from stack_contract import (  # noqa: F401  (run here, parametrized from STACKS)
 )
 from testinfra.host import Host
 
+from benchstack.kinds.apps.userapp import scan
 from benchstack.plan.experiment import load_experiment
-from benchstack.plan.userapp import scan
 
 SCENARIO = Path(__file__).resolve().parents[1]
 PROJECT = SCENARIO.parents[1]

@@ -1,4 +1,7 @@
-from benchstack.analysis.loadpoints import by_load_point, groups_of, load_label, point_columns
+import pytest
+
+from benchstack.analysis.loadpoints import by_load_point, groups_of, load_label, point_columns, point_figures
+from benchstack.analysis.stats import median_ci, outliers, relative_half_width
 
 
 def cell(stack: str, repetition: int, concurrency: int = 10) -> dict:
@@ -45,3 +48,28 @@ def test_a_rows_first_columns_name_the_stack_the_tool_and_the_load() -> None:
         "tool": "httperf (open loop)",
         "load": "500/s",
     }
+
+
+def test_point_figures_are_the_statistics_each_reader_computed_before() -> None:
+
+    values = [1000.0, 1040.0, 980.0, 1010.0, 995.0, 1500.0, 1005.0, 990.0, 1020.0, 1001.0]
+    cells = [{"rps": v} for v in values] + [{"rps": None}]
+    figures = point_figures(cells)
+    assert figures.rps == tuple(values)
+    assert figures.n == 10
+    assert figures.median == 1003.0
+    assert figures.interval == median_ci(values)
+    assert figures.precision == pytest.approx(relative_half_width(values), rel=1e-12)
+    assert figures.outliers == sum(outliers(values)) == 1
+    assert figures.interval is not None
+    assert figures.spread == pytest.approx((figures.interval.high - figures.interval.low) / 2)
+
+
+def test_point_figures_of_too_few_cells_have_no_interval() -> None:
+
+    two = point_figures([{"rps": 10.0}, {"rps": 14.0}])
+    assert (two.median, two.interval, two.precision, two.spread) == (12.0, None, None, 2.0)
+    none = point_figures([])
+    assert (none.n, none.median, none.interval, none.precision, none.spread, none.outliers) == (
+        0, None, None, None, None, 0,
+    )  # fmt: skip

@@ -18,12 +18,12 @@ from benchstack.analysis.checks.precision import rounds_needed
 from benchstack.analysis.checks.steady import drift, starts_per_second
 from benchstack.analysis.verdict import Verdict, run_verdict
 from benchstack.measure.runner import Target, measure_cell, write_run_info
-from benchstack.measure.sysstats import parse_vmstat
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.report.build import verdict_section
 from benchstack.report.render import section_markdown, verdict_text
 from benchstack.results.cell import cell_id_of, load_cells
 from benchstack.results.runfolder import record_stop
+from benchstack.results.sysstats import parse_vmstat
 
 AB_STEADY = {"tool": "ab", "concurrency": 2, "requests": 2800}
 AB_DRIFT = {"tool": "ab", "concurrency": 2, "requests": 2000}

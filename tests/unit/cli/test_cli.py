@@ -5,9 +5,9 @@ import pytest
 from conftest import DATA
 
 from benchstack import cli
+from benchstack.analysis import summary
 from benchstack.analysis.verdict import run_verdict
 from benchstack.cli import main
-from benchstack.report import build as report
 from benchstack.results.cell import FIELDS, validate_cell
 
 
@@ -107,7 +107,7 @@ def test_report_computes_the_verdict_once(
         calls.append(args)
         return run_verdict(*args)
 
-    monkeypatch.setattr(report, "run_verdict", counted)
+    monkeypatch.setattr(summary, "run_verdict", counted)
     monkeypatch.setattr(cli, "run_verdict", counted)
     assert main(["report", str(tmp_path)]) == 0
     assert len(calls) == 1

@@ -16,14 +16,8 @@ from conftest import bench_stack
 from history_cases import CAPTURED, run_copy
 from sqlalchemy import inspect
 
-from benchstack.history.database import (
-    alembic_config,
-    database_url,
-    engine_for,
-    open_database,
-    shown_url,
-    upgrade,
-)
+from benchstack.history.database import alembic_config, engine_for, open_database, shown_url, upgrade
+from benchstack.history.defaults import database_url
 from benchstack.history.queries import runs
 from benchstack.history.record import import_run
 from benchstack.history.schema import Base

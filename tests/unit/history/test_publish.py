@@ -22,9 +22,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchstack.history.database import open_database
-from benchstack.history.location import MANIFEST, StoreError, parse_store_url, shown
 from benchstack.history.publish import Store, open_store, publish_run
 from benchstack.history.schema import RunRow
+from benchstack.results.location import MANIFEST, StoreError, parse_store_url, shown
 
 _buckets = itertools.count()
 

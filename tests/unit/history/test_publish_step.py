@@ -13,8 +13,8 @@ from history_cases import run_copy
 from s3_cases import ACCESS_KEY, SECRET_KEY, S3Server, aws_environment, start_server
 from test_report_step import report
 
-from benchstack.history.location import MANIFEST
 from benchstack.plan.settings import project_problems
+from benchstack.results.location import MANIFEST
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from benchstack.plan.readers import needs
 from benchstack.plan.stacks import resolve, resolve_stack
 
 # The modules of the package that hold no kind.
-SUPPORT = {"base", "deploy", "fields", "section"}
+SUPPORT = {"base", "deploy", "fields", "section", "userapp"}
 
 
 def role_yaml(path: str) -> Any:

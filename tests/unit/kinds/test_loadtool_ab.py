@@ -7,7 +7,7 @@ from conftest import read_data
 
 from benchstack.kinds.loadtools.ab import TOOL as AB
 from benchstack.plan.loadplan import LoadPlan
-from benchstack.results.model import error_count
+from benchstack.records.model import error_count
 
 URL = "http://127.0.0.1:8001/hello"
 PLAN = {"tool": "ab", "concurrency": 20, "requests": 400, "duration_s": None, "keepalive": True}

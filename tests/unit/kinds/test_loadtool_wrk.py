@@ -8,7 +8,7 @@ from conftest import read_data
 from benchstack.kinds.loadtools.wrk import TOOL as WRK
 from benchstack.kinds.loadtools.wrk import install_script_command, wrk_script
 from benchstack.plan.loadplan import LoadPlan
-from benchstack.results.model import error_count
+from benchstack.records.model import error_count
 
 URL = "http://127.0.0.1:8002/"
 PLAN = {"tool": "wrk", "concurrency": 8, "duration_s": 10, "threads": 2, "keepalive": True}

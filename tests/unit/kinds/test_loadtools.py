@@ -15,8 +15,8 @@ from benchstack.kinds import loadtools
 from benchstack.kinds.loadtools import REGISTRY, TOOLS, by_name, warmup_tool
 from benchstack.kinds.loadtools.base import LoadTool
 from benchstack.plan.loadplan import Load
-from benchstack.results.distribution import SOURCES
-from benchstack.results.model import COUNTING
+from benchstack.records.distribution import SOURCES
+from benchstack.records.model import COUNTING
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = ROOT / "benchstack" / "schemas"

@@ -4,7 +4,7 @@ import pytest
 from conftest import DATA, read_data
 
 from benchstack.kinds.loadtools import ab, parse
-from benchstack.results.model import ParseError
+from benchstack.records.model import ParseError
 
 
 def test_ab_normal_run_gives_every_summary_figure() -> None:
@@ -177,7 +177,7 @@ def test_parse_dispatches_by_tool_name() -> None:
 
 
 # Every capture's outcome: (Complete requests, Requests per second, as ab printed them; distinct failed
-# requests, see benchstack.results.model), or the start of the ParseError it raises. A new capture must be
+# requests, see benchstack.records.model), or the start of the ParseError it raises. A new capture must be
 # added here.
 AB_CAPTURES: dict[str, tuple[int, float, int] | str] = {
     "connect-refused.txt": "ab printed no results: apr_socket_recv: Connection refused (111)",

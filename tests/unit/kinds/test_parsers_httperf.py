@@ -3,7 +3,7 @@ from conftest import read_data
 
 from benchstack.kinds.loadtools import parse
 from benchstack.kinds.loadtools.httperf import httperf_command
-from benchstack.results.model import Parsed, ParseError
+from benchstack.records.model import Parsed, ParseError
 
 
 def httperf(name: str) -> Parsed:

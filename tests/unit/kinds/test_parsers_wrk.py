@@ -4,7 +4,7 @@ import pytest
 from conftest import DATA, read_data
 
 from benchstack.kinds.loadtools import wrk
-from benchstack.results.model import ParseError
+from benchstack.records.model import ParseError
 
 
 def test_wrk_latency_run_gives_every_summary_figure() -> None:

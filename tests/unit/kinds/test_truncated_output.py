@@ -15,7 +15,7 @@ from conftest import Helpers, in_child, printed_json, read_data
 from benchstack.kinds.loadtools import parse
 from benchstack.measure.runner import CellFailed, Target, measure_cell
 from benchstack.plan.experiment import cells, experiment_from_dict
-from benchstack.results.model import ParseError
+from benchstack.records.model import ParseError
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -11,12 +11,13 @@ import pytest
 from conftest import Helpers, read_data
 
 from benchstack.analysis.compare import compare_rows
-from benchstack.measure.merge import MergeError, latency_from_times, loadgen_dir, merge_cells, merge_stored
-from benchstack.measure.perrequest import ab_requests
+from benchstack.kinds.loadtools.perrequest import ab_requests
+from benchstack.measure.merge import MergeError, latency_from_times, merge_cells, merge_stored
 from benchstack.measure.runner import Target, measure_cell
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.report.build import summary_rows
 from benchstack.results.cell import validate_cell
+from benchstack.results.layout import loadgen_dir
 
 STACK = "sinatra-thin-x4-nginx"
 LOADGENS = ["bench-multi-lg1", "bench-multi-lg2"]

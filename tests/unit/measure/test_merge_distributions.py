@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 from conftest import DATA, Helpers, read_data
 
-from benchstack.measure.merge import latency_from_times, loadgen_dir, merge_cells, merge_stored
-from benchstack.measure.perrequest import ab_requests
+from benchstack.kinds.loadtools.perrequest import ab_requests
+from benchstack.measure.merge import latency_from_times, merge_cells, merge_stored
 from benchstack.measure.runner import Target, measure_cell
 from benchstack.plan.experiment import cells, experiment_from_dict
+from benchstack.records.distribution import from_dict, from_values
 from benchstack.results.cell import validate_cell
-from benchstack.results.distribution import from_dict, from_values
+from benchstack.results.layout import loadgen_dir
 
 LOADGENS = ["lg1", "lg2"]
 LOADS = {

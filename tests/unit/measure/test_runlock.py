@@ -1,4 +1,4 @@
-"""The run lock (benchstack.measure.runlock) and dropping cells (benchstack.results.drop, bench-stack drop):
+"""The run lock (benchstack.measure.runlock) and dropping cells (benchstack.measure.drop, bench-stack drop):
 one controller at a time in a run folder; a killed one's workers are waited for; named cells leave a run to be
 measured again. "Other runs" are real processes here (sleep), alive or ended, as the lock judges them by
 pid."""
@@ -17,9 +17,10 @@ from conftest import STORED_META, read_data
 
 from benchstack.cli import main
 from benchstack.kinds.loadtools import parse
-from benchstack.measure.runlock import LOCK_FILE, WORKERS_DIR, RunLockError, acquire, holder, release, worker
+from benchstack.measure.drop import DropError, drop_cells
+from benchstack.measure.runlock import RunLockError, acquire, holder, release, worker
 from benchstack.results.cell import load_cells, make_cell, write_cell
-from benchstack.results.drop import DROPPED_DIR, DropError, drop_cells
+from benchstack.results.layout import DROPPED_DIR, LOCK_FILE, WORKERS_DIR
 
 
 @pytest.fixture

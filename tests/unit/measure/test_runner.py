@@ -568,8 +568,8 @@ def test_ab_with_a_threshold_counts_slow_requests_from_its_g_file(tmp_path: Path
 def test_an_ab_cells_mean_with_its_g_file_is_every_requests_as_a_merged_cell_computes_it(
     tmp_path: Path, folder: str, name: str, plan: dict[str, Any]
 ) -> None:
+    from benchstack.kinds.loadtools.perrequest import ab_request_times
     from benchstack.measure.merge import latency_from_times
-    from benchstack.measure.perrequest import ab_request_times
 
     tsv = read_data(folder, f"{name}.tsv")
     fake = FakeLoadgen(read_data(folder, f"{name}.txt"), helpers=Helpers(tsv=tsv)).expect(1)
@@ -872,7 +872,7 @@ def test_every_ab_cell_stores_its_distribution_and_takes_its_percentiles_from_it
     cell, _ = measure(plan, tmp_path, fake)
     dist = cell["latency_dist"]
     assert dist["source"] == "ab" and dist["samples"] == dist["requests"] == 2000
-    from benchstack.results.distribution import from_dict
+    from benchstack.records.distribution import from_dict
 
     assert {k: cell["latency_ms"][k] for k in ("p50", "p99", "p99.9")} == {
         k: from_dict(dist).latency_ms()[k] for k in ("p50", "p99", "p99.9")

@@ -22,8 +22,8 @@ from test_runner import AB_PLAN, LOOPBACK, NETWORK, STACK, FakeLoadgen, measure,
 
 from benchstack.measure import stackunits
 from benchstack.measure.runner import CellFailed
+from benchstack.plan.roles import stack_units
 from benchstack.plan.stacks import resolve_stacks
-from benchstack.provision.roles import stack_units
 
 UNITS = [f"bench-{STACK}@1.service", f"bench-{STACK}@2.service", "nginx.service"]
 # As the plan hands them to the bench_cell action (stack_units).

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchstack.measure.loadcmd import http_url
+from benchstack.kinds.loadtools.loadcmd import http_url
 from benchstack.measure.runner import load_command
 from benchstack.plan.experiment import (
     CellPlan,

@@ -14,9 +14,9 @@ import yaml
 
 from benchstack.plan.experiment import validate_experiment
 from benchstack.plan.resolved import compile_plan, run_record, with_hosts
+from benchstack.plan.roles import LOG_SHIPPER_UNIT, stages
 from benchstack.plan.rolevars import PLAN_SET_TOO
 from benchstack.plan.settings import role_problems, role_value_problems
-from benchstack.provision.roles import LOG_SHIPPER_UNIT, stages
 from benchstack.results.formats import validate_run_info
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -452,7 +452,7 @@ ARCHIVE_DIRS = ("build_archive_dir", "python_pyenv_archive_dir", "ruby_rbenv_arc
 def test_an_archive_folder_takes_the_controllers_folder_rule(name: str, where: str, why: str) -> None:
     """Issue 44: the runtimes' ``*_archive_dir`` are folders on the controller that a built runtime is
     fetched into; they were checked for control characters only, so /etc/ssh/x or / were accepted. They
-    take the results folder's rule (benchstack.plan.paths.controller_folder_problem)."""
+    take the results folder's rule (benchstack.common.paths.controller_folder_problem)."""
     [problem] = variable_problems({name: where})
     assert problem.startswith(f"{name}: ") and why in problem, problem
     assert problem.endswith("bench-stack needs a folder of its own"), problem

@@ -12,12 +12,12 @@ import yaml
 
 from benchstack.kinds.apps.deploy import user_apps
 from benchstack.kinds.apps.fields import env_file_line
+from benchstack.kinds.apps.userapp import scan
 from benchstack.kinds.stackfields import StackError
 from benchstack.plan.experiment import ExperimentError, load_experiment
 from benchstack.plan.readers import needs
 from benchstack.plan.resolved import compile_plan
 from benchstack.plan.stacks import resolve_stack, resolve_stacks
-from benchstack.plan.userapp import scan
 
 USER = "/opt/bench-stack/apps/user"
 
@@ -104,7 +104,7 @@ def test_a_relative_src_without_an_experiment_file_is_refused() -> None:
 def test_a_src_over_the_size_limit_is_refused_in_the_plan(
     sinatra_src: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("benchstack.plan.userapp.MAX_APP_BYTES", 8)
+    monkeypatch.setattr("benchstack.kinds.apps.userapp.MAX_APP_BYTES", 8)
     (problem,) = problems(stack(src=str(sinatra_src)))
     assert problem.startswith(f"stack 'shop-puma': app.src: {sinatra_src} holds 0.0 MiB in 3 files")
     assert "the limit is 0 MiB" in problem

@@ -14,14 +14,16 @@ from conftest import Helpers, read_data
 
 from benchstack import cli
 from benchstack.analysis.verdict import run_verdict
-from benchstack.measure.merge import loadgen_dir, merge_stored
+from benchstack.measure.merge import merge_stored
 from benchstack.measure.repetitions import extra_cells
 from benchstack.measure.runner import Target, measure_cell, write_run_info
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.plan.resolved import compile_plan, experiment_of
 from benchstack.plan.targets import target_cells
-from benchstack.report.build import plot_cells, read_run_info, write_report
+from benchstack.report.build import plot_cells, write_report
 from benchstack.results.cell import cell_paths, load_cells, validate_cell
+from benchstack.results.layout import loadgen_dir
+from benchstack.results.runfolder import read_run_info
 
 ROOT = Path(__file__).resolve().parents[3]
 STACK = "sinatra-thin-x4-nginx"
@@ -228,7 +230,7 @@ def test_the_report_has_a_table_per_target_headed_by_its_host_type_and_sets_them
 
 def test_the_plots_draw_each_target_as_its_own_line(tmp_path: Path) -> None:
     measure_run(tmp_path)
-    from benchstack.report.build import RunData
+    from benchstack.analysis.summary import RunData
 
     run = RunData(tmp_path, load_cells(tmp_path), read_run_info(tmp_path))
     assert sorted({c["stack"] for c in plot_cells(run)}) == [f"{STACK} @ {FAST}", f"{STACK} @ {SLOW}"]

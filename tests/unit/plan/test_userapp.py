@@ -13,8 +13,8 @@ from ansible.errors import AnsibleActionFail
 from conftest import DATA
 from test_plugins import load_plugin, make_action
 
-from benchstack.plan import userapp
-from benchstack.plan.userapp import (
+from benchstack.kinds.apps import userapp
+from benchstack.kinds.apps.userapp import (
     AppSourceError,
     app_record,
     app_state,

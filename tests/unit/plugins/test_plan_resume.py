@@ -13,7 +13,7 @@ import pytest
 from ansible.errors import AnsibleActionFail
 from test_plugins import bench_run_info, make_action, run_plan, small_experiment, write_experiment
 
-from benchstack.results.runfolder import RUN_INFO
+from benchstack.results.layout import RUN_INFO
 
 
 def started_run(tmp_path: Path, experiment: dict[str, Any] | None = None) -> tuple[Path, Path, Path]:

@@ -22,15 +22,16 @@ from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from conftest import STORED_META, Helpers, batch_commands, batch_reply, read_data
 
 from benchstack.measure import runlock, runner
-from benchstack.measure.runlock import LOCK_FILE, holder
+from benchstack.measure.runlock import holder
 from benchstack.measure.runner import measure_cell
+from benchstack.plan import roles as provision
 from benchstack.plan import settings
 from benchstack.plan.experiment import CellPlan, cells
 from benchstack.plan.resolved import experiment_of, seed_for
 from benchstack.provision import hostcommand, hostrecord, made
-from benchstack.provision import roles as provision
 from benchstack.results import runfolder
 from benchstack.results.cell import validate_cell
+from benchstack.results.layout import LOCK_FILE
 from benchstack.results.runfolder import experiment_hash
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -134,3 +134,57 @@ def test_module_imports_alone_without_the_other(
     done = early_results[f"{module} {not_loaded}"]
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(ROOT.joinpath(*module.split(".")).with_suffix(".py")), "False"]
+
+
+# The packages in the order they may depend on each other: each imports only from those before it (and
+# itself), at the top or inside a function. Records are the measured data's types; kinds the adapters that
+# parse into them; results the cell and the run folder; plan reads experiments into cells; provision makes
+# the hosts; analysis decides from cells what they say; measure runs cells and asks analysis for more
+# rounds; history keeps runs; report shows them; the command line drives all (docs/index.md).
+LAYERS = (
+    ("benchstack.common", "benchstack.actionargs"),
+    ("benchstack.records",),
+    ("benchstack.kinds",),
+    ("benchstack.results",),
+    ("benchstack.plan",),
+    ("benchstack.provision",),
+    ("benchstack.analysis",),
+    ("benchstack.measure",),
+    ("benchstack.history",),
+    ("benchstack.report",),
+    ("benchstack.cli", "benchstack.__main__"),
+)
+
+
+def layer_of(module: str) -> int:
+    if module == "benchstack":  # the package's __init__: its version only
+        return 0
+    for rank, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return rank
+    raise AssertionError(f"{module} is in no layer of LAYERS: add its package there")
+
+
+def imports_back_up(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module from a later layer than the importer's, as ``importer -> imported``."""
+    return sorted(
+        f"{module} -> {dep}"
+        for module, deps in graph.items()
+        for dep in deps
+        if layer_of(dep) > layer_of(module)
+    )
+
+
+def test_every_module_of_the_package_is_in_a_layer() -> None:
+    for module in import_graph():
+        layer_of(module)
+
+
+def test_packages_import_only_from_the_layers_before_them() -> None:
+    assert imports_back_up(import_graph()) == []
+
+
+def test_an_import_back_up_is_found() -> None:
+    graph = import_graph()
+    graph["benchstack.kinds.loadtools.ab"].add("benchstack.measure.remote")
+    assert imports_back_up(graph) == ["benchstack.kinds.loadtools.ab -> benchstack.measure.remote"]

@@ -1,8 +1,8 @@
-"""Loopback hosts: the load tool and the stacks on disjoint CPUs (benchstack.provision.cpusplit)."""
+"""Loopback hosts: the load tool and the stacks on disjoint CPUs (benchstack.plan.cpusplit)."""
 
 import pytest
 
-from benchstack.provision.cpusplit import cpu_split
+from benchstack.plan.cpusplit import cpu_split
 
 
 def test_a_two_cpu_loopback_host_gives_one_cpu_to_the_tool_and_one_to_the_stacks() -> None:

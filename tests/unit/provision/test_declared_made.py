@@ -10,8 +10,8 @@ import pytest
 import yaml
 from conftest import ROLES, role_vars, templated, trusted
 
+from benchstack.plan import roles as provision
 from benchstack.provision import markers
-from benchstack.provision import roles as provision
 
 
 def declared(role: str, variables: dict[str, Any]) -> dict[str, Any]:

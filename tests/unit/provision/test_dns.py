@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import read_data
 
+from benchstack.plan.readers import stack_names
 from benchstack.plan.stacks import resolve_stacks
 from benchstack.provision.dns import (
     parse_nsswitch_hosts,
@@ -16,7 +17,6 @@ from benchstack.provision.dns import (
     query_counts,
     resolution_failures,
     resolution_record,
-    stack_names,
 )
 
 # Real (tests/data/README.md): dnsmasq 2.90 (Debian 12), log-queries=extra, the four probe scripts making

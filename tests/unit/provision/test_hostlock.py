@@ -22,11 +22,11 @@ from benchstack.measure.runlock import (
     RunLockError,
     acquire,
     holder,
-    lock_wait_seconds,
     release_host,
     take_host,
     worker,
 )
+from benchstack.plan.settings import lock_wait_seconds
 from benchstack.provision import hostcommand, hostrecord, hoststate
 
 Ask = Callable[[dict[str, Any]], dict[str, Any]]

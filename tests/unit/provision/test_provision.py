@@ -8,10 +8,10 @@ from pathlib import Path
 
 import yaml
 
+from benchstack.plan import roles as provision
 from benchstack.plan.readers import Needs
 from benchstack.plan.stacks import resolve_stacks
 from benchstack.provision import hostcommand, hostrecord, markers
-from benchstack.provision import roles as provision
 
 ROLES = ["host", "ruby", "webapp", "app_server", "nginx", "loadgen"]
 HASHES = {role: f"h-{role}" for role in ROLES}

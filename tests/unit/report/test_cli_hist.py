@@ -10,7 +10,7 @@ from test_merge_distributions import LOADGENS, pair, plan
 
 from benchstack.cli import main
 from benchstack.measure.merge import merge_stored
-from benchstack.results.distribution import from_dict
+from benchstack.records.distribution import from_dict
 
 CELL = plan("ab")["cell_id"]
 

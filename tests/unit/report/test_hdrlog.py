@@ -14,11 +14,12 @@ from hdrh.log import HistogramLogReader
 from test_report_latency import cell
 
 from benchstack.cli import main
+from benchstack.records import distribution
+from benchstack.records.distribution import Distribution
 from benchstack.report.build import write_report
-from benchstack.report.hdrlog import HDR_DIR, HOUR_NS, histogram_of, log_text, write_hdr_logs
-from benchstack.results import distribution
+from benchstack.report.hdrlog import HOUR_NS, histogram_of, log_text, write_hdr_logs
 from benchstack.results.cell import cell_id_of, write_cell
-from benchstack.results.distribution import Distribution
+from benchstack.results.layout import HDR_DIR
 
 LADDER = (0.1, 1, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100)
 

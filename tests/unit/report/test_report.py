@@ -5,12 +5,11 @@ from pathlib import Path
 import pytest
 from conftest import STORED_META, read_data, schema_file_errors
 
+from benchstack.analysis.summary import RunData
 from benchstack.kinds.loadtools import ab, wrk
 from benchstack.report.build import (
-    RunData,
     build_report,
     plot_cells,
-    read_run_info,
     summary_rows,
     summary_table,
     target_precision_of,
@@ -19,6 +18,7 @@ from benchstack.report.build import (
 from benchstack.report.csvfiles import write_csv
 from benchstack.report.render import markdown
 from benchstack.results.cell import cell_to_dict, make_cell, write_cell
+from benchstack.results.runfolder import read_run_info
 
 
 def cell(tool: str, name: str, stack: str, repetition: int = 1, **meta: object) -> dict:

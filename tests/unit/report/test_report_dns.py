@@ -8,9 +8,10 @@ import pytest
 from conftest import read_data
 from test_plugins import load_plugin
 
+from benchstack.analysis.summary import RunData
 from benchstack.provision.dns import probe_rows
 from benchstack.report import render
-from benchstack.report.build import RunData, build_report, dns_section
+from benchstack.report.build import build_report, dns_section
 
 host_filters = load_plugin("filter", "bench_host")
 

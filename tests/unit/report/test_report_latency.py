@@ -10,10 +10,10 @@ import pytest
 from conftest import STORED_META, read_data
 
 from benchstack.kinds.loadtools import parse
-from benchstack.measure.perrequest import ab_requests
+from benchstack.kinds.loadtools.perrequest import ab_requests
+from benchstack.records import distribution
 from benchstack.report.build import distribution_rows, write_report
 from benchstack.report.latency import latency_text
-from benchstack.results import distribution
 from benchstack.results.cell import cell_to_dict, make_cell, write_cell
 
 

@@ -15,8 +15,9 @@ from test_report import cell, reps
 from test_verdict import FINGERPRINT
 
 from benchstack.analysis.comparison import Comparison
+from benchstack.analysis.summary import RunData
 from benchstack.report import plots
-from benchstack.report.build import RunData, build_report
+from benchstack.report.build import build_report
 from benchstack.report.render import cells_text, markdown
 
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from benchstack.analysis.summary import RunData
 from benchstack.report import render, shipping
-from benchstack.report.build import RunData, build_report
+from benchstack.report.build import build_report
 from benchstack.results.formats import validate_run_info
 
 PREFIX = "bench-stack/access-logs/20261205T020000Z-ship/"

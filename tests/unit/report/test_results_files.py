@@ -15,10 +15,12 @@ from test_report import cell as report_cell
 from test_report_golden import build_comparisons, build_mixed, build_targets
 from test_report_latency import cell
 
+from benchstack.analysis.summary import RunData
 from benchstack.cli import main
-from benchstack.report.build import RunData, read_run_info, summary_rows, write_report
+from benchstack.report.build import summary_rows, write_report
 from benchstack.report.csvfiles import CSV_COLUMNS, LOADPOINT_COLUMNS, write_csv
 from benchstack.results.cell import load_cells, write_cell
+from benchstack.results.runfolder import read_run_info
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "results-format.md"
 

@@ -18,10 +18,10 @@ from benchstack.analysis.checks.base import Limits, Reason
 from benchstack.analysis.checks.errors import SlowLoadPoint
 from benchstack.analysis.drift import Drift
 from benchstack.kinds.loadtools import TOOLS, ab, parse, wrk
-from benchstack.measure.merge import loadgen_dir, merge_stored
-from benchstack.measure.perrequest import WRK_REPORT_MARKER
+from benchstack.kinds.loadtools.perrequest import WRK_REPORT_MARKER
+from benchstack.measure.merge import merge_stored
 from benchstack.measure.runner import CellFailed, Target, measure_cell, write_run_info
-from benchstack.measure.sysstats import parse_vmstat
+from benchstack.plan.cpusplit import cpu_split
 from benchstack.plan.experiment import (
     LOAD_KEYS,
     PLAN_KEYS,
@@ -31,9 +31,9 @@ from benchstack.plan.experiment import (
     experiment_from_dict,
 )
 from benchstack.plan.resolved import compile_plan
-from benchstack.provision.cpusplit import cpu_split
-from benchstack.report.build import read_run_info
-from benchstack.results import distribution, formats, runfolder
+from benchstack.records import distribution
+from benchstack.records.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
+from benchstack.results import formats, runfolder
 from benchstack.results.cell import (
     FIELDS,
     MODES,
@@ -48,7 +48,9 @@ from benchstack.results.cell import (
     qualified_cell_id,
     validate_cell,
 )
-from benchstack.results.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
+from benchstack.results.layout import loadgen_dir
+from benchstack.results.runfolder import read_run_info
+from benchstack.results.sysstats import parse_vmstat
 
 ROOT = Path(__file__).resolve().parents[3]
 CELL_FILE = "cell.schema.json"

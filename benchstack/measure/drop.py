@@ -15,11 +15,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchstack.measure.merge import LOADGENS_DIR, RAW_DIR
-from benchstack.measure.runlock import LOCK_FILE, alive, read_entry
-from benchstack.results.cell import CELLS_DIR
+from benchstack.measure.runlock import alive, read_entry
+from benchstack.results.layout import CELLS_DIR, DROPPED_DIR, LOADGENS_DIR, LOCK_FILE, RAW_DIR
 
-DROPPED_DIR = "dropped"
 _ID = re.compile(r"[A-Za-z0-9._-]+")
 
 

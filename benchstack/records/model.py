@@ -20,9 +20,10 @@ Error accounting (the honest part). Every tool keeps its own counters, and they 
 Each tool's rules are one :class:`Counting` in :data:`COUNTING`.
 
 ``over_threshold`` counts completed requests slower than the experiment's threshold (from per-request data,
-see :mod:`benchstack.measure.perrequest`); it is None when nothing measured it. A request that both failed and
-was slow counts once. Per-request data carries no status, so which slow requests also failed is unknown; the
-rule is to assume the slow ones are among the failed requests that have a latency (those that completed):
+see :mod:`benchstack.kinds.loadtools.perrequest`); it is None when nothing measured it. A request that both
+failed and was slow counts once. Per-request data carries no status, so which slow requests also failed is
+unknown; the rule is to assume the slow ones are among the failed requests that have a latency (those that
+completed):
 
     error_count = failed + max(0, over_threshold - failed_with_latency)
 
@@ -46,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from benchstack.results.distribution import Distribution
+    from benchstack.records.distribution import Distribution
 
 ERROR_KINDS: tuple[str, ...] = (
     "connect",
@@ -59,7 +60,7 @@ ERROR_KINDS: tuple[str, ...] = (
     "over_threshold",
 )
 LATENCY_KEYS: tuple[str, ...] = ("mean", "stdev", "min", "max", "p50", "p75", "p90", "p99")
-# Tail percentiles, from a latency distribution only (:mod:`benchstack.results.distribution`); optional in a
+# Tail percentiles, from a latency distribution only (:mod:`benchstack.records.distribution`); optional in a
 # cell.
 TAIL_KEYS: tuple[str, ...] = ("p99.9", "p99.99")
 

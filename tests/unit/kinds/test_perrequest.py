@@ -2,15 +2,15 @@ import pytest
 from conftest import read_data
 
 from benchstack.kinds.loadtools import parse
-from benchstack.measure.perrequest import (
+from benchstack.kinds.loadtools.perrequest import (
     ab_request_times,
     nearest_rank,
     summarize_times,
     wrk_over_threshold,
     wrk_report,
 )
-from benchstack.measure.sysstats import parse_vmstat
-from benchstack.results.model import ParseError, error_count, error_rate
+from benchstack.records.model import ParseError, error_count, error_rate
+from benchstack.results.sysstats import parse_vmstat
 
 
 def test_ab_g_file_gives_one_time_per_complete_request() -> None:

@@ -17,12 +17,12 @@ bucketing bounds their size (about 1,000 pairs per doubling of latency at most, 
 cell). HdrHistogram's compressed base64 is smaller but opaque in a cell meant to be read.
 
 Percentiles use the nearest-rank method (the smallest stored value with at least p % of the samples at or
-below it), like :func:`benchstack.measure.perrequest.nearest_rank`. p99.9 and p99.99 are given only when the
-distribution holds enough real requests (:data:`TAIL_MIN_REQUESTS`): with fewer, the top 0.1 % is one or two
-requests and the figure would be a single outlier, not a percentile. wrk's histogram is corrected for
-coordinated omission (it holds synthetic samples besides the requests, :mod:`benchstack.measure.perrequest`),
-so a distribution counts both: ``samples`` (what percentiles rank) and ``requests`` (real ones, what the tail
-rule counts).
+below it), like :func:`benchstack.kinds.loadtools.perrequest.nearest_rank`. p99.9 and p99.99 are given only
+when the distribution holds enough real requests (:data:`TAIL_MIN_REQUESTS`): with fewer, the top 0.1 % is one
+or two requests and the figure would be a single outlier, not a percentile. wrk's histogram is corrected for
+coordinated omission (it holds synthetic samples besides the requests,
+:mod:`benchstack.kinds.loadtools.perrequest`), so a distribution counts both: ``samples`` (what percentiles
+rank) and ``requests`` (real ones, what the tail rule counts).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from benchstack.common.numbers import is_int
 
 if TYPE_CHECKING:
-    from benchstack.results.model import Parsed
+    from benchstack.records.model import Parsed
 
 # Where each distribution comes from: the tool's resolution, the significant bits kept, whether the samples
 # are corrected for coordinated omission (wrk's own correction), and whether they are every request's own

@@ -1,6 +1,6 @@
 import pytest
 
-from benchstack.measure.loadcmd import build_command
+from benchstack.kinds.loadtools.loadcmd import build_command
 from benchstack.plan.loadplan import Load
 
 URL = "http://127.0.0.1:8001/hello/bar"

@@ -1,4 +1,4 @@
-"""Whole latency distributions (benchstack.results.distribution) from real captures: wrk's histogram against
+"""Whole latency distributions (benchstack.records.distribution) from real captures: wrk's histogram against
 the percentiles wrk printed in the same run, ab's against its own -g file, httperf's against its own summary
 (tests/data/README.md: latency/ and httperf/hist-*)."""
 
@@ -10,10 +10,10 @@ import pytest
 from conftest import DATA, read_data
 
 from benchstack.kinds.loadtools import parse
+from benchstack.kinds.loadtools.perrequest import ab_requests, wrk_report
 from benchstack.kinds.loadtools.wrk import time_ms
-from benchstack.measure.perrequest import ab_requests, wrk_report
-from benchstack.results import distribution
-from benchstack.results.distribution import (
+from benchstack.records import distribution
+from benchstack.records.distribution import (
     SOURCES,
     Distribution,
     DistributionError,
@@ -24,7 +24,7 @@ from benchstack.results.distribution import (
     from_values,
     merge,
 )
-from benchstack.results.model import ParseError
+from benchstack.records.model import ParseError
 
 WRK_CAPTURES = ["wrk-fast", "wrk-slow", "wrk-pair-lg1", "wrk-pair-lg2", "wrk-late-lg1", "wrk-late-lg2"]
 HTTPERF_CAPTURES = ["ok", "slow", "timeouts", "5xx", "reset", "fd-unavail", "addrunavail"]

@@ -27,12 +27,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchstack.results.model import ParseError
+from benchstack.records.model import ParseError
 
 AB_GNUPLOT_HEADER = ("starttime", "seconds", "ctime", "dtime", "ttime", "wait")
 WRK_REPORT_MARKER = "BENCH-STACK-WRK-REPORT "
 _WRK_REPORT = re.compile(r"^" + re.escape(WRK_REPORT_MARKER) + r"(\{.*\})\s*$", re.M)
 PERCENTILES = (50, 75, 90, 99)
+
+# ab's -g file, in the measured script's own folder (its working folder).
+REQUESTS_FILE = "requests.tsv"
 
 
 def ab_requests(tsv: str) -> list[tuple[int, int]]:

@@ -3,7 +3,7 @@ import re
 from conftest import read_data
 
 from benchstack.kinds.loadtools import ab, wrk
-from benchstack.results.model import error_count, failed_count, failed_rate, fatal_messages, slow_rate
+from benchstack.records.model import error_count, failed_count, failed_rate, fatal_messages, slow_rate
 
 
 def test_fatal_messages_are_each_patterns_lines_stripped_in_pattern_order() -> None:

@@ -1,0 +1,2 @@
+"""The measured data's types, below everything that makes or reads them: what a load tool's output parses
+to (model: Parsed, error counting, latency keys) and a cell's latency distribution (distribution)."""
