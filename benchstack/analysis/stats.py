@@ -85,7 +85,7 @@ def half_binomial_cdf(k: int, n: int) -> float:
     """P(B <= k) for B ~ Binomial(n, 1/2), exactly: the count of subsets over 2**n in integers. Not
     scipy.stats.binom: importing scipy.stats takes about 2 s here, and every extra round's Ansible worker
     (a fresh process) asks for intervals, so that import was most of the time between two rounds."""
-    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return float(sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
 
 
 def median_ci(values: Sequence[float | int | None], confidence: float = CONFIDENCE) -> MedianInterval | None:

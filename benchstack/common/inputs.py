@@ -214,7 +214,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                line = self.peek_event().start_mark.line + 1
+                line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call]
                 raise InputError(f"line {line}: nested deeper than {MAX_DEPTH} levels")
             return super().compose_node(parent, index)
         finally:

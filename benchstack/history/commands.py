@@ -67,7 +67,7 @@ def _endpoint_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the history's subcommands to ``sub`` (:data:`COMMANDS` runs each)."""
     p = sub.add_parser("history", help="list the runs recorded in the history database, oldest first")
     p.add_argument("--experiment", help="only the runs of this experiment")

@@ -135,7 +135,8 @@ def _listed(store: Store, dest: StoreUrl, name: str) -> dict[str, int]:
 
 def _get(store: Store, bucket: str, key: str) -> bytes | None:
     try:
-        return store.client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        body: bytes = store.client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        return body
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
             return None
@@ -159,7 +160,8 @@ def read_manifest(store: Store, dest: StoreUrl, name: str) -> dict[str, Any] | N
 
 def _stored_sha256(store: Store, bucket: str, key: str) -> str | None:
     try:
-        return store.client.head_object(Bucket=bucket, Key=key).get("Metadata", {}).get("sha256")
+        sha: str | None = store.client.head_object(Bucket=bucket, Key=key).get("Metadata", {}).get("sha256")
+        return sha
     except (BotoCoreError, ClientError) as exc:
         raise store.error(exc, f"reading s3://{bucket}/{key}") from None
 

@@ -9,6 +9,7 @@ create exactly these tables (a unit test compares them)."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -83,7 +84,7 @@ class HostRow(Base):
     architecture: Mapped[str | None] = mapped_column(String(40))
     virtualization: Mapped[str | None] = mapped_column(String(80))
     fingerprint_sha256: Mapped[str | None] = mapped_column(HASH)
-    fingerprint: Mapped[dict | None] = mapped_column(JSON)  # run.json's hosts.<name>, whole
+    fingerprint: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # run.json's hosts.<name>, whole
 
     run: Mapped[RunRow] = relationship(back_populates="hosts")
 
@@ -114,7 +115,7 @@ class LoadPointRow(Base):
     error_count: Mapped[int] = mapped_column(Integer)
     error_rate: Mapped[float | None] = mapped_column(Float)
     # The rps of every counted cell, in repetition order: what the regression check pools.
-    rps: Mapped[list | None] = mapped_column(JSON)
+    rps: Mapped[list[float] | None] = mapped_column(JSON)
 
     run: Mapped[RunRow] = relationship(back_populates="load_points")
 
@@ -155,6 +156,6 @@ class ReasonRow(Base):
     code: Mapped[str] = mapped_column(String(40))
     status: Mapped[str] = mapped_column(String(16))
     message: Mapped[str] = mapped_column(Text)
-    cells: Mapped[list | None] = mapped_column(JSON)
+    cells: Mapped[list[str] | None] = mapped_column(JSON)
 
     run: Mapped[RunRow] = relationship(back_populates="reasons")

@@ -46,11 +46,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchstack.kinds.loadtools.perrequest import ParseError, ab_requests, nearest_rank
+from benchstack.kinds.loadtools.perrequest import ab_requests, nearest_rank
 from benchstack.measure.interference import INTERFERENCE_REASON, disturbed_reasons
 from benchstack.measure.interference import summarize as summarize_interference
 from benchstack.records import distribution
-from benchstack.records.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, error_count, error_rate
+from benchstack.records.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, ParseError, error_count, error_rate
 from benchstack.results.cell import SCHEMA, validate_cell, window_span
 from benchstack.results.files import write_atomic
 from benchstack.results.layout import CELLS_DIR, LOADGENS_DIR, RAW_DIR, loadgen_dir

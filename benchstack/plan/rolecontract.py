@@ -45,13 +45,15 @@ STACK_ROLES: dict[str, tuple[str, Callable[[Stack], bool]]] = {
 def entry_points(role: str, roles_dir: Path = ROLES_DIR) -> dict[str, dict[str, Any]]:
     """The role's argument_specs entry points (main, packages, ...); read once per process."""
     text = (roles_dir / role / "meta" / "argument_specs.yml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)["argument_specs"]
+    specs: dict[str, dict[str, Any]] = yaml.safe_load(text)["argument_specs"]
+    return specs
 
 
 def stack_fields(role: str, roles_dir: Path = ROLES_DIR) -> dict[str, Any]:
     """The sub-options the role's main entry point declares for its stack list."""
     variable = STACK_ROLES[role][0]
-    return entry_points(role, roles_dir)["main"]["options"][variable]["options"]
+    options: dict[str, Any] = entry_points(role, roles_dir)["main"]["options"][variable]["options"]
+    return options
 
 
 def project(value: Any, options: dict[str, Any]) -> Any:

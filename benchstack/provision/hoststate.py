@@ -65,7 +65,7 @@ import os
 import pwd
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional, Sequence  # 3.6: no built-in generics, no X | None
+from typing import Any, Dict, List, Optional, Sequence, Tuple  # 3.6: no built-in generics, no X | None
 
 # The sections of the marker mode's output, in order (benchstack.provision.hostcommand parses them).
 SEPARATOR = "--- bench-stack units ---"
@@ -113,7 +113,7 @@ RELEASE_FILES = (
 )
 
 
-def _out(argv: list) -> str:
+def _out(argv: List[str]) -> str:
     try:
         return subprocess.run(
             argv,
@@ -138,7 +138,7 @@ def sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def files_state(patterns: list) -> dict:
+def files_state(patterns: List[str]) -> Dict[str, Any]:
     state = {}
     for pattern in patterns:
         is_glob = any(c in pattern for c in "*?[")
@@ -152,7 +152,7 @@ def files_state(patterns: list) -> dict:
     return state
 
 
-def package_versions(names: list) -> dict:
+def package_versions(names: List[str]) -> Dict[str, Any]:
     versions = dict.fromkeys(names, "absent")
     if not names:
         return versions
@@ -171,7 +171,7 @@ def package_versions(names: list) -> dict:
     return versions
 
 
-def package_files(names: list) -> dict:
+def package_files(names: List[str]) -> Dict[str, Any]:
     """package -> the files it put in a bin folder (and that are there), for the installed packages
     ``names``, in one query."""
     if not names:
@@ -195,7 +195,7 @@ def package_files(names: list) -> dict:
     return files
 
 
-def show_blocks(text: str) -> list:
+def show_blocks(text: str) -> List[Dict[str, str]]:
     """``systemctl show`` output as one dict of property -> value per unit, in the order shown (a blank line
     parts two units). The one reader of that output: here for the drift read, on the controller for the
     state lines around a cell (benchstack.measure.hostevents)."""
@@ -206,7 +206,7 @@ def show_blocks(text: str) -> list:
     ]
 
 
-def show(units: list) -> dict:
+def show(units: List[str]) -> Dict[str, Any]:
     """unit -> its properties (UnitFileState, ActiveState), for every unit of ``units`` in one
     ``systemctl show``."""
     units = list(dict.fromkeys(units))
@@ -216,7 +216,7 @@ def show(units: list) -> dict:
     return dict(zip(units, blocks + [{}] * (len(units) - len(blocks))))  # noqa: B905 (3.6)
 
 
-def units_state(units: list, shown: Optional[dict] = None) -> dict:
+def units_state(units: List[str], shown: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """``unit UNIT`` -> ``<UnitFileState> <ActiveState>``; ``shown``: :func:`show` for them, done already."""
     if not units:
         return {}
@@ -230,7 +230,7 @@ def units_state(units: list, shown: Optional[dict] = None) -> dict:
     return state
 
 
-def sysctls_state(keys: list) -> dict:
+def sysctls_state(keys: List[str]) -> Dict[str, Any]:
     state = {}
     for key in keys:
         try:
@@ -241,7 +241,7 @@ def sysctls_state(keys: list) -> dict:
     return state
 
 
-def _union(manifests: list, key: str) -> list:
+def _union(manifests: List[Dict[str, Any]], key: str) -> List[Any]:
     """Every item of ``key`` in ``manifests``, once each, in first-seen order."""
     seen: Dict[Any, None] = {}
     for manifest in manifests:
@@ -250,7 +250,7 @@ def _union(manifests: list, key: str) -> list:
     return list(seen)
 
 
-def states_of(manifests: dict, shown: Optional[dict] = None) -> dict:
+def states_of(manifests: Dict[str, Any], shown: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """role -> state for every manifest, probed together: one package query and one ``systemctl show``
     for all roles (each costs tens of milliseconds to start, and roles share packages and units; ``shown``:
     that :func:`show`, done already), each path hashed once."""
@@ -275,7 +275,7 @@ def states_of(manifests: dict, shown: Optional[dict] = None) -> dict:
     return out
 
 
-def resolve_all(manifests: dict) -> dict:
+def resolve_all(manifests: Dict[str, Any]) -> Dict[str, Any]:
     """role -> the manifest as recorded: installed packages only, their binaries added (one query for the
     versions and one for the files of every role's packages)."""
     listed = list(manifests.values())
@@ -296,7 +296,7 @@ def resolve_all(manifests: dict) -> dict:
     return out
 
 
-def stack_units() -> tuple:
+def stack_units() -> Tuple[Any, ...]:
     """Every stack unit systemd has loaded (:data:`STACK_UNITS`), nginx.service too when bench-stack's
     server blocks are there, and every file of :data:`STACK_FILES` that exists."""
     text = _out(
@@ -322,7 +322,7 @@ def read_json(path: str) -> object:
         return None
 
 
-def accounts(users: Sequence[str] = (), groups: Sequence[str] = ()) -> dict:
+def accounts(users: Sequence[str] = (), groups: Sequence[str] = ()) -> Dict[str, Any]:
     """Each user's ``uid``, ``gid`` and ``home``, each group's ``gid`` (None: there is no such account)."""
     out: Dict[str, Dict[str, Any]] = {"users": {}, "groups": {}}
     for name in users:
@@ -340,13 +340,13 @@ def accounts(users: Sequence[str] = (), groups: Sequence[str] = ()) -> dict:
 
 
 def found(
-    paths: tuple = (),
-    links: tuple = (),
-    stack: Optional[tuple] = None,
-    shown: Optional[dict] = None,
+    paths: Tuple[Any, ...] = (),
+    links: Tuple[Any, ...] = (),
+    stack: Optional[Tuple[Any, ...]] = None,
+    shown: Optional[Dict[str, Any]] = None,
     made: Optional[str] = None,
-    names: Optional[dict] = None,
-) -> dict:
+    names: Optional[Dict[str, Any]] = None,
+) -> Dict[str, Any]:
     """Every stack unit with its state and every stack file (:func:`stack_units`, or ``stack`` when listed
     already; ``shown``: :func:`show` for its units), and what the globs ``paths`` match, with the symbolic
     links the globs ``links`` match; with ``made`` the record at that path, with ``names`` (users, groups)
@@ -387,7 +387,7 @@ def same(a: object, b: object) -> bool:
     return isinstance(a, dict) and isinstance(b, dict) and all(a.get(k) == b.get(k) for k in IDENTITY)
 
 
-def lock(request: dict) -> dict:
+def lock(request: Dict[str, Any]) -> Dict[str, Any]:
     """The host's lock: read, taken or given up as ``request`` says (module docstring); the answer."""
     path = request.get("path") or LOCK_PATH
     me, op = request.get("me"), request.get("op")
@@ -421,7 +421,7 @@ def lock(request: dict) -> dict:
     return {"held": held, "was": was}
 
 
-def read(request: dict) -> None:
+def read(request: Dict[str, Any]) -> None:
     """The marker mode (module docstring), printed."""
     path = request["marker"]
     try:
@@ -461,7 +461,7 @@ def read(request: dict) -> None:
         out.write(HOST_SEPARATOR + "\n" + identity() + "\n")
 
 
-def main(argv: list) -> None:
+def main(argv: List[str]) -> None:
     request = json.loads(argv[1])
     held = lock(request["lock"]) if request.get("lock") else None
     if "manifests" in request:

@@ -105,7 +105,7 @@ def log_ticks(low: float, high: float) -> list[float]:
 def _room_for_labels(low: float, high: float, share: float, log: bool) -> float:
     """The axis' new upper end, so that the labels written right of the data get ``share`` of its width."""
     if log:
-        return high * (high / low) ** (share / (1 - share))
+        return float(high * (high / low) ** (share / (1 - share)))
     return high + (high - low) * share / (1 - share)
 
 

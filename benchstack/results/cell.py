@@ -459,7 +459,8 @@ def read_cell(path: Path) -> dict[str, Any]:
     if problems:
         more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
         raise ValueError(f"{path}: not a valid cell: {problems[0]}{more}")
-    return data
+    cell: dict[str, Any] = data  # the schema checked it is an object
+    return cell
 
 
 def load_cells(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:

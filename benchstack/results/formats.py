@@ -104,7 +104,7 @@ def _holds(q: _Quick, value: Any) -> bool:
     if q.exact and kind not in q.exact:
         return False
     if kind is int:
-        return q.low <= value <= q.high
+        return bool(q.low <= value <= q.high)
     if kind is float:
         return math.isfinite(value) and q.low <= value <= q.high
     if kind is list:
@@ -166,7 +166,9 @@ def _ref(validator: Any, ref: str, instance: Any, schema: dict[str, Any]) -> Ite
         _valid_refs.add(key)
 
 
-_Validator = validators.extend(Draft202012Validator, {"items": _items, "$ref": _ref}, type_checker=TYPES)
+_Validator = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, {"items": _items, "$ref": _ref}, type_checker=TYPES
+)
 
 
 def _first_bad_items(validator: Any, items: Any, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
@@ -186,7 +188,7 @@ def _first_bad_items(validator: Any, items: Any, instance: Any, schema: dict[str
                 return
 
 
-_FirstValidator = validators.extend(_Validator, {"items": _first_bad_items})
+_FirstValidator = validators.extend(_Validator, {"items": _first_bad_items})  # type: ignore[no-untyped-call]
 
 
 def schema_text(name: str) -> str:

@@ -472,4 +472,5 @@ def read_run_info(run_dir: Path) -> dict[str, Any] | None:
     if problems:
         more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
         raise ValueError(f"{path}: not a valid run record: {problems[0]}{more}")
-    return info
+    record: dict[str, Any] = info  # the schema checked it is an object
+    return record

@@ -194,7 +194,8 @@ class LoadTool(ABC):
 
     def warmup_s(self, plan: dict[str, Any]) -> int | None:
         """How long a warm-up with this tool runs for ``plan``, when it runs for a time."""
-        return plan["warmup"].get("duration_s")
+        seconds: int | None = plan["warmup"].get("duration_s")
+        return seconds
 
     def duration_bound(self, plan: dict[str, Any]) -> bool:
         """Whether a cell of ``plan`` runs for its ``duration_s``, so taking much longer is an overrun."""

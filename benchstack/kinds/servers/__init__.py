@@ -26,7 +26,8 @@ from benchstack.kinds.servers import (
     uvicorn,
     webrick,
 )
-from benchstack.kinds.servers.base import BINDS, HOST_VALUES, ServerKind, TypedOption, host_command
+from benchstack.kinds.servers.base import BINDS, HOST_VALUES, ServerKind, host_command
+from benchstack.kinds.stackfields import TypedOption
 
 if TYPE_CHECKING:
     from benchstack.plan.stacks import Stack
