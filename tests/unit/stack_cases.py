@@ -45,7 +45,19 @@ EXPERIMENTS = sorted(
 # unnoticed. SERVERS is written by scripts/kind_files.py: a kind that leaves the registry shows in its diff.
 APPS = tuple("sinatra psgi wsgi asgi php static lua-inline lua-file mruby-inline mruby-file".split())
 # BEGIN server-kinds: written by scripts/kind_files.py from benchstack.kinds.servers
-SERVERS = tuple("thin webrick unicorn puma starlet starman gunicorn uvicorn php-fpm passenger".split())
+SERVERS = (
+    "thin",
+    "webrick",
+    "unicorn",
+    "puma",
+    "starlet",
+    "starman",
+    "gunicorn",
+    "uvicorn",
+    "php-fpm",
+    "passenger",
+    "waitress",
+)
 # END server-kinds
 FRONTS: dict[str, dict[str, Any] | None] = {
     "default": None,

@@ -24,6 +24,7 @@ from benchstack.kinds.servers import (
     thin,
     unicorn,
     uvicorn,
+    waitress,
     webrick,
 )
 from benchstack.kinds.servers.base import BINDS, HOST_VALUES, ServerKind, TypedOption, host_command
@@ -45,6 +46,7 @@ REGISTRY: Registry[ServerKind] = Registry(
         uvicorn.KIND,
         php_fpm.KIND,
         passenger.KIND,
+        waitress.KIND,
     ),
 )
 KINDS: tuple[str, ...] = tuple(REGISTRY)
