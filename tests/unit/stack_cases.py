@@ -41,9 +41,24 @@ EXPERIMENTS = sorted(
         *(p for p in (ROOT / "tests" / "bad-inputs").glob("*.yml") if not p.with_suffix(".links").exists()),
     ]
 )
-# Written out, not read from the registries: a kind that left one would leave the matrix unnoticed.
+# Written out, not read from the registries when the cases run: a kind that left one would leave the matrix
+# unnoticed. SERVERS is written by scripts/kind_files.py: a kind that leaves the registry shows in its diff.
 APPS = tuple("sinatra psgi wsgi asgi php static lua-inline lua-file mruby-inline mruby-file".split())
-SERVERS = tuple("thin webrick unicorn puma starlet starman gunicorn uvicorn php-fpm passenger".split())
+# BEGIN server-kinds: written by scripts/kind_files.py from benchstack.kinds.servers
+SERVERS = (
+    "thin",
+    "webrick",
+    "unicorn",
+    "puma",
+    "starlet",
+    "starman",
+    "gunicorn",
+    "uvicorn",
+    "php-fpm",
+    "passenger",
+    "waitress",
+)
+# END server-kinds
 FRONTS: dict[str, dict[str, Any] | None] = {
     "default": None,
     "none": {"kind": "none"},

@@ -5,8 +5,8 @@ Each module (``thin``, ``puma``, ``passenger``, ...) holds all that bench-stack 
 instance is told where to listen, protocol, typed options and their checks, what the runtime roles install for
 it, the processes it keeps, and its full start command (the plan's ``server.exec``, which the app_server
 role's unit prints). The rest of the package asks :func:`by_name` instead of comparing server names. Adding a
-kind: a module here, its entry in :data:`REGISTRY`, a config template when it reads one, the role's
-``server.kind`` choices, tests (docs/adding-a-kind.md).
+kind: a module here, its entry in :data:`REGISTRY`, a config template when it reads one, tests; then
+``scripts/kind_files.py`` writes what the schema, the roles and the docs say of it (docs/adding-a-kind.md).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from benchstack.kinds.servers import (
     thin,
     unicorn,
     uvicorn,
+    waitress,
     webrick,
 )
 from benchstack.kinds.servers.base import BINDS, HOST_VALUES, ServerKind, host_command
@@ -46,6 +47,7 @@ REGISTRY: Registry[ServerKind] = Registry(
         uvicorn.KIND,
         php_fpm.KIND,
         passenger.KIND,
+        waitress.KIND,
     ),
 )
 KINDS: tuple[str, ...] = tuple(REGISTRY)

@@ -84,11 +84,23 @@ class ServerKind(ABC):
     config_listen: ClassVar[dict[str, str]] = {}
     # The signal `systemctl reload` sends the main process for a hot restart (None: no ExecReload).
     reload_signal: ClassVar[str | None] = None
+    # Short notes on options, shown beside their default in the docs' server table (docs/experiment.md).
+    option_notes: ClassVar[dict[str, str]] = {}
     # What the runtime roles install for it: gems (ruby role), Python packages (python role's venv), Perl
     # modules as CPAN distributions (perl role).
     gems: ClassVar[tuple[str, ...]] = ()
     pip: ClassVar[tuple[str, ...]] = ()
     perl: ClassVar[tuple[str, ...]] = ()
+    # Where each comes from, per OS family: gem or Perl distribution -> the distribution's package for the
+    # system runtime (roles/<runtime>/vars/<family>.yml); one not listed is built (`gem install`, CPAN).
+    packages: ClassVar[dict[str, dict[str, str]]] = {}
+    # Its gems (and their dependencies) that compile C on `gem install`: the ruby role installs a compiler.
+    native_gems: ClassVar[tuple[str, ...]] = ()
+    # pip constraints: the version of each of ``pip`` and of every package pip installs with them (the python
+    # role's default python_constraints).
+    pins: ClassVar[tuple[str, ...]] = ()
+    # OS packages whose version run.json records besides ``packages``' (the host role's fingerprint).
+    fingerprint: ClassVar[tuple[str, ...]] = ()
     # Files of the app_server role (roles/app_server/files/) its instances load -> where the role installs
     # them, under a folder of HOST_VALUES ({perl_lib}, {ruby_lib}); a change restarts the instances.
     helper_files: ClassVar[dict[str, str]] = {}

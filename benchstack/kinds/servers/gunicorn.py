@@ -11,8 +11,10 @@ class Gunicorn(ServerKind):
     runtime = "python"
     interface = "wsgi"
     options = {"workers": WORKERS, "max_requests": MAX_REQUESTS}
+    option_notes = {"workers": "sync workers", "max_requests": "0: never"}
     listen = {"unix": "--bind unix:{socket}", "tcp": "--bind {host}:{port}"}
     pip = ("gunicorn",)
+    pins = ("gunicorn==23.0.0", "packaging==26.4")
 
     def command(self, start: Start) -> str:
         return (

@@ -18,9 +18,13 @@ class Passenger(ServerKind):
     interface = "rack"
     # Workers: a fixed pool of app processes (--min-instances = --max-pool-size), each one request at a time.
     options = {"workers": WORKERS}
+    option_notes = {"workers": "app processes"}
     listen = {"unix": "--socket {socket}", "tcp": "--address {host} --port {port}"}
-    # Debian's `passenger` package (the ruby role maps the gem to it); elsewhere the gem, whose agent is C++.
+    # Debian's `passenger` package: Passenger Standalone runs on Debian's Ruby, and its --ruby runs the app on
+    # the stack's. Elsewhere the gem, whose agent is C++.
     gems = ("passenger",)
+    packages = {"Debian": {"passenger": "passenger"}}
+    native_gems = ("passenger",)
 
     @property
     def bundle_gems(self) -> tuple[str, ...]:

@@ -16,9 +16,12 @@ class Puma(ServerKind):
         "threads": (int, 1, 256, 5),
         "preload": (bool, None, None, False),
     }
+    option_notes = {"workers": "0: single mode", "threads": "per worker"}
     config = "puma.rb"
     config_listen = {"unix": "unix://{socket}", "tcp": "tcp://{host}:{port}"}
     gems = ("puma",)
+    packages = {"Debian": {"puma": "puma"}}
+    native_gems = ("puma",)
 
     def command(self, start: Start) -> str:
         config = start.units.unit_config_file

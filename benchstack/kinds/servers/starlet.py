@@ -22,13 +22,16 @@ class Starlet(ServerKind):
         "max_request_per_child": (int, 1, 10_000_000, 1000),
         "min_request_per_child": (int, 1, 10_000_000, None),
     }
+    option_notes = {"workers": "MaxWorkers", "min_request_per_child": "at most the max"}
     listen = {"unix": "--path {socket}", "tcp": "--port {host}:{port}"}
     # On SIGHUP start_server starts a new generation, then stops the old one (after
     # app_server_starlet_kill_old_delay seconds).
     reload_signal = "HUP"
     # The Starlet handler requires pico_http_parser itself; prefork_engine brings proc-wait3. Both compile C.
     gems = ("pico_http_parser", "prefork_engine")
+    native_gems = ("pico_http_parser", "prefork_engine", "proc-wait3")
     perl = ("Server-Starter",)
+    packages = {"Debian": {"Server-Starter": "libserver-starter-perl"}}
     # Keeps a worker alive when its client has gone (loaded with rackup --require, below).
     helper_files = {"ruby/bench_stack/starlet_peer_gone.rb": "{ruby_lib}/bench_stack/starlet_peer_gone.rb"}
 

@@ -16,6 +16,8 @@ class Starman(ServerKind):
     # Starman's graceful shutdown, so the socket never closes.
     reload_signal = "HUP"
     perl = ("Starman", "Server-Starter")
+    # RedHat packages neither without EPEL (Amazon Linux 2023 has none): a perl stack fails early there.
+    packages = {"Debian": {"Starman": "starman", "Server-Starter": "libserver-starter-perl"}}
     # Lets Starman under start_server take a unix socket (loaded with perl -M, below).
     helper_files = {"perl/BenchStack/StarterUnix.pm": "{perl_lib}/BenchStack/StarterUnix.pm"}
 

@@ -13,6 +13,8 @@ class Thin(ServerKind):
     upstream_keepalive = True
     listen = {"unix": "--socket {socket}", "tcp": "--address {host} --port {port}"}
     gems = ("thin",)
+    packages = {"Debian": {"thin": "thin"}}
+    native_gems = ("thin",)
 
     def command(self, start: Start) -> str:
         # Thin closes keep-alive connections past 100 per process by default; a front's keep-alive pool would

@@ -14,6 +14,8 @@ class Unicorn(ServerKind):
     config = "unicorn.rb"
     config_listen = {"unix": "{socket}", "tcp": "{host}:{port}"}
     gems = ("unicorn",)
+    packages = {"Debian": {"unicorn": "unicorn"}}
+    native_gems = ("unicorn",)
 
     def command(self, start: Start) -> str:
         config = start.units.unit_config_file

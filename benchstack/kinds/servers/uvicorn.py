@@ -17,6 +17,7 @@ class Uvicorn(ServerKind):
     options = {"workers": (int, 1, 64, 1)}
     listen = {"unix": "--uds {socket}", "tcp": "--host {host} --port {port}"}
     pip = ("uvicorn",)
+    pins = ("uvicorn==0.32.1", "click==8.5.1", "h11==0.16.0")
 
     def processes(self, server: Mapping[str, Any]) -> int:
         # --workers 1 runs the app in the process that listens: no master.

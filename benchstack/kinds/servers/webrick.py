@@ -13,6 +13,7 @@ class Webrick(ServerKind):
     binds = ("tcp",)
     listen = {"tcp": "--host {host} --port {port}"}
     gems = ("webrick",)
+    packages = {"Debian": {"webrick": "ruby-webrick"}}
 
     def command(self, start: Start) -> str:
         return f"{{ruby_run}}rackup --server webrick --env production config.ru {LISTEN}"

@@ -1,6 +1,7 @@
-"""gunicorn, uvicorn, Starman and php-fpm, checked from outside: through nginx and directly (php-fpm over
-FastCGI), every instance, units run by the benchmark user with the typed options in effect, restart after
-kill -9 of the master; Starman under start_server on both binds, with a hot restart on reload."""
+"""gunicorn, uvicorn, waitress, Starman and php-fpm, checked from outside: through nginx and directly (php-fpm
+over FastCGI), every instance, units run by the benchmark user with the typed options in effect, restart after
+kill -9 of the master; Starman under start_server on both binds, with a hot restart on reload; waitress's
+socket held by its one process, open to nginx's workers."""
 
 import re
 import shlex
@@ -174,6 +175,25 @@ def test_python_servers_run_from_the_root_owned_venv_at_pinned_versions(host: Ho
     freeze = host.check_output("/opt/bench-stack/venv/bin/pip freeze").splitlines()
     assert "gunicorn==23.0.0" in freeze
     assert "uvicorn==0.32.1" in freeze
+    assert "waitress==3.0.2" in freeze
+
+
+WAITRESS = [(name, ep) for name in ("wsgi-waitress-x2", "wsgi-waitress") for ep in BY_NAME[name]["endpoints"]]
+
+
+@pytest.mark.parametrize(("stack", "ep"), WAITRESS, ids=[ep["unit"] for _, ep in WAITRESS])
+def test_waitress_is_one_process_with_its_threads_and_its_socket(host: Host, stack: str, ep: dict) -> None:
+    main = main_pid(host, ep["unit"])
+    assert host.run("ps -o pid= --ppid %s", main).stdout.split() == []
+    # The main thread (the event loop, which holds the connections) and the worker threads.
+    threads = BY_NAME[stack]["server"]["threads"]
+    assert int(host.check_output("ps -o nlwp= -p %s", main)) == threads + 1
+    _, holders = listener(host, ep)
+    assert holders == {main}
+    if ep["socket"]:
+        # waitress sets the socket's mode itself: nginx's workers (www-data) must be able to connect.
+        socket = host.file(ep["socket"])
+        assert (socket.user, socket.mode) == ("bench", 0o666)
 
 
 def test_php_fpm_pool_config_and_front_controller(host: Host) -> None:
@@ -206,7 +226,15 @@ def test_the_distro_php_fpm_service_is_stopped(host: Host) -> None:
 
 
 @pytest.mark.parametrize(
-    "stack", ["wsgi-gunicorn-x2", "asgi-uvicorn", "psgi-starman-x2", "psgi-starman-tcp", "php-fpm-tcp"]
+    "stack",
+    [
+        "wsgi-gunicorn-x2",
+        "asgi-uvicorn",
+        "wsgi-waitress",
+        "psgi-starman-x2",
+        "psgi-starman-tcp",
+        "php-fpm-tcp",
+    ],
 )
 def test_a_killed_master_comes_back_and_serves(host: Host, stack: str) -> None:
     s = BY_NAME[stack]

@@ -111,6 +111,18 @@ def test_the_perl_and_python_roles_install_every_kinds_modules_and_packages() ->
         assert set(kind.pip) <= pinned, kind.name
 
 
+@pytest.mark.parametrize("name", KINDS)
+def test_each_kind_says_where_its_gems_modules_and_python_packages_come_from(name: str) -> None:
+    kind = by_name(name)
+    # scripts/kind_files.py writes the runtime roles' package maps from these: a package for something the
+    # kind does not install would be dropped there.
+    for family, packages in kind.packages.items():
+        assert set(packages) <= {*kind.gems, *kind.perl}, (name, family)
+    assert set(kind.gems) - set(kind.native_gems) <= set(kind.packages.get("Debian", {})), name
+    assert set(kind.pip) <= {pin.split("==")[0] for pin in kind.pins}, name
+    assert set(kind.option_notes) <= set(kind.options), name
+
+
 def passenger(**server: Any) -> dict[str, Any]:
     return {
         "name": "p",
