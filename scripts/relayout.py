@@ -119,6 +119,9 @@ MOVES: dict[str, str] = {
     "trace": "plan.trace",
     # Split out of plan.stacks (never a flat module): listed so that a dotted name tells it from one.
     "readers": "plan.readers",
+    # The plan with its checks, for the plan play and the CLI (issue 43; never a flat module): listed so
+    # that a dotted name tells it from one.
+    "checked": "plan.checked",
     # kinds
     "registry": "kinds.registry",
     "stackfields": "kinds.stackfields",

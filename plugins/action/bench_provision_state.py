@@ -38,12 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from ansible import constants as C
-from ansible.errors import AnsibleActionFail, AnsibleUndefinedVariable
+from ansible.errors import AnsibleUndefinedVariable
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.measure.runlock import RunLockError, lock_wait_seconds, take_host
 from benchstack.provision import accounts, hostcommand, hostrecord, made, markers, sweep
 from benchstack.provision import roles as provision
@@ -67,15 +66,13 @@ def files_hash(role: str) -> str:
     return markers.tree_hash([PROJECT_DIR / "roles" / r for r in roles] + SHARED)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         self._held: list[str] = []
-        self._host_name = str((task_vars or {}).get("inventory_hostname", "this host"))
-        task_vars = task_vars or {}
-        args = self._args = ARGS.check(self)
+        self._host_name = str(task_vars.get("inventory_hostname", "this host"))
+        self._args = args
         roles = [str(r) for r in args["roles"]]
         given_units = args.get("units") or {}
         by_family = bool(given_units) and all(k in provision.FAMILIES for k in given_units)
@@ -94,7 +91,7 @@ class ActionModule(ActionBase):
         if owned is not None and not (
             isinstance(roots, dict) and all(isinstance(roots.get(k), str) for k in ("apps", "units"))
         ):
-            raise AnsibleActionFail("bench_provision_state: owned: the plan's owned (with its roots)")
+            raise self.failure("owned: the plan's owned (with its roots)")
         wanted = {str(k): v for k, v in (args.get("accounts") or {}).items() if v}
         stdout = self._read(task_vars, all_units, roots, accounts.names(wanted) if wanted else None)
         record, active = hostcommand.parse_read(stdout, all_units)
@@ -114,7 +111,7 @@ class ActionModule(ActionBase):
         hashes.update(computed)
         family = str(facts.get("os_family", "")) if by_family else ""
         if family not in families:
-            raise AnsibleActionFail(f"bench_provision_state: no units for the OS family {family!r}")
+            raise self.failure(f"no units for the OS family {family!r}")
         units = families[family]
         host = hostrecord.host_entry(identity, facts) or record.get("host")
         decision = markers.decide(
@@ -155,7 +152,7 @@ class ActionModule(ActionBase):
         if (rerun or new_host) and not self._task.check_mode:
             res = self._low_level_execute_command(hostrecord.write_command(kept))
             if res.get("rc") != 0:
-                raise AnsibleActionFail(f"bench_provision_state: cannot write {hostrecord.MARKER}: {res}")
+                raise self.failure(f"cannot write {hostrecord.MARKER}: {res}")
         result.update(
             changed=False,
             lock=self._held,
@@ -208,15 +205,13 @@ class ActionModule(ActionBase):
         problems += verdict.problems
         if problems:
             host = self._host_name
-            raise AnsibleActionFail(
-                f"bench_provision_state: {host}: " + f"\nbench_provision_state: {host}: ".join(problems)
-            )
+            raise self.failure(f"{host}: " + f"\nbench_provision_state: {host}: ".join(problems))
         after = made.after(ours, existing, planned, verdict.users, verdict.groups)
         # Written only over a record the host answered for (the read's section is there, null when none).
         if "made" in found and after != made.parse(found.get("made")) and not self._task.check_mode:
             res = self._low_level_execute_command(made.write_command(after))
             if res.get("rc") != 0:
-                raise AnsibleActionFail(f"bench_provision_state: cannot write {made.PATH}: {res}")
+                raise self.failure(f"cannot write {made.PATH}: {res}")
 
     def _hashes(
         self, roles: list[str], task_vars: dict[str, Any], facts: dict[str, Any], source: str
@@ -254,9 +249,7 @@ class ActionModule(ActionBase):
         gathered = res.get("ansible_facts")
         if res.get("failed") or not isinstance(gathered, dict):
             host = task_vars.get("inventory_hostname", "the host")
-            raise AnsibleActionFail(
-                f"bench_provision_state: cannot gather {host}'s facts: {res.get('msg', res)}"
-            )
+            raise self.failure(f"cannot gather {host}'s facts: {res.get('msg', res)}")
         self._facts = dict(gathered)
         return {name.removeprefix("ansible_"): value for name, value in gathered.items()}
 
@@ -276,9 +269,7 @@ class ActionModule(ActionBase):
         host = self._host_name
         lock_wait = lock_wait_seconds(args.get("lock_wait") or 0)
         if lock_wait is None:
-            raise AnsibleActionFail(
-                f"bench_provision_state: lock_wait: seconds (0 or more), not {args.get('lock_wait')!r}"
-            )
+            raise self.failure(f"lock_wait: seconds (0 or more), not {args.get('lock_wait')!r}")
         last: dict[str, str] = {}
 
         def ask(request: dict[str, Any]) -> dict[str, Any]:
@@ -287,7 +278,7 @@ class ActionModule(ActionBase):
             )
             answer = hostcommand.parse_lock(str(res.get("stdout") or ""))
             if res.get("rc") != 0 or answer is None:
-                raise AnsibleActionFail(f"bench_provision_state: cannot read {host}: {res}")
+                raise self.failure(f"cannot read {host}: {res}")
             last["stdout"] = str(res.get("stdout") or "")
             return answer
 
@@ -305,7 +296,7 @@ class ActionModule(ActionBase):
                 waiting=waiting,
             )
         except RunLockError as exc:
-            raise AnsibleActionFail(f"bench_provision_state: {exc}") from None
+            raise self.failure(str(exc)) from None
         return last["stdout"]
 
 
