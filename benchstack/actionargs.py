@@ -1,22 +1,29 @@
-"""An action plugin's arguments, checked against the options its documentation declares.
+"""An action plugin's arguments, checked against the options its documentation declares, and the base class
+every action plugin of the project shares (:class:`BenchAction`).
 
 Each action plugin ``plugins/action/NAME.py`` is documented by ``plugins/modules/NAME.py`` (DOCUMENTATION,
 EXAMPLES, RETURN), where ``ansible-doc -t module NAME`` reads it, as community.general documents its
 action-backed modules. The stub's options are also the plugin's argument spec, handed to Ansible's own
 ``validate_argument_spec``: one text says what a task may pass, so the documentation cannot drift from what
-is accepted. Checks a spec cannot state (a number's range, one option needing another) stay in the plugin.
+is accepted. Checks a spec cannot state (a number's range, one option needing another) stay in the plugin
+(:meth:`BenchAction.check_args`).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from benchstack.measure.remote import without_tty
 
 # libyaml's loader when PyYAML has it (as Ansible's own): every worker reads its plugin's stub once.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -68,3 +75,56 @@ def action_args(action_file: str | Path) -> ActionArgs:
     """The documented options of the action plugin at ``action_file`` (its ``__file__``)."""
     stub = stub_path(action_file)
     return ActionArgs(stub.stem, dict(stub_documentation(stub).get("options") or {}))
+
+
+class BenchAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
+    """What bench-stack's action plugins share: the task's arguments checked against the plugin's documented
+    options (then :meth:`check_args`), the skipped result of check mode, one shape for failures and
+    warnings (each starting with the plugin's name), and commands through the host's connection. A plugin
+    sets ``ARGS`` and ``CHECK_MODE`` and writes :meth:`act`."""
+
+    TRANSFERS_FILES = False
+    # What a task may pass: the plugin's ``action_args(__file__)``.
+    ARGS: ClassVar[ActionArgs]
+    # In check mode: None runs :meth:`act` (the plugin decides what check mode means for it); a text skips
+    # the task unchanged, with that text as its ``msg`` (none when empty).
+    CHECK_MODE: ClassVar[str | None] = None
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = super().run(tmp, task_vars)
+        args = self.ARGS.check(self)
+        self.check_args(args)
+        if self._task.check_mode and self.CHECK_MODE is not None:
+            result.update(changed=False, skipped=True)
+            if self.CHECK_MODE:
+                result["msg"] = self.CHECK_MODE
+            return result
+        return self.act(result, args, task_vars or {})
+
+    def check_args(self, args: dict[str, Any]) -> None:
+        """What the documented options cannot state (a range, a list that must not be empty): raise
+        :meth:`failure` when ``args`` break it; may complete ``args`` (a default the spec cannot give)."""
+
+    @abstractmethod
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        """The task's result: ``result`` (ActionBase's) completed, for the checked ``args``."""
+
+    def failure(self, message: str) -> AnsibleActionFail:
+        """The task's failure, its message starting with the plugin's name (raise it ``from None`` where the
+        cause says nothing more)."""
+        return AnsibleActionFail(f"{self.ARGS.name}: {message}")
+
+    def warn(self, result: dict[str, Any], message: str) -> None:
+        """A warning in the task's result, starting with the plugin's name."""
+        result.setdefault("warnings", []).append(f"{self.ARGS.name}: {message}")
+
+    def executor(self) -> Callable[[str], tuple[int, str, str]]:
+        """Runs a shell command through this host's connection, without a tty (so stderr stays apart):
+        (rc, stdout, stderr)."""
+        without_tty(self._connection)
+
+        def execute(command: str) -> tuple[int, str, str]:
+            res = self._low_level_execute_command(command)
+            return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
+
+        return execute

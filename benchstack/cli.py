@@ -54,8 +54,7 @@ from benchstack.history import commands as history_commands
 from benchstack.kinds.loadtools import TOOLS, parse
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots
 from benchstack.measure.drop import DropError, drop_cells
-from benchstack.plan.experiment import ExperimentError
-from benchstack.plan.resolved import compile_plan, experiment_path, run_dir_for
+from benchstack.plan.checked import PlanRefused, PlanRequest, checked_plan
 from benchstack.plan.settings import setting_problems
 from benchstack.plan.targets import by_target, run_targets
 from benchstack.records.model import ParseError
@@ -75,7 +74,7 @@ from benchstack.results.cell import (
 from benchstack.results.files import read_json
 from benchstack.results.formats import validate_run_info
 from benchstack.results.layout import RUN_INFO
-from benchstack.results.runfolder import RunDirError, read_run_info, results_root_problem
+from benchstack.results.runfolder import read_run_info
 
 STRICT_FAILED = INVALID
 # The project's experiments/ folder, where a bare experiment name is looked up (as the playbook does).
@@ -86,7 +85,14 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bench-stack", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"bench-stack {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_parse, _add_report_and_compare, _add_validate, _add_experiment, _add_hist_and_drop):
+        add(sub)
+    history_commands.add_parsers(sub)
+    return parser
 
+
+def _add_parse(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``parse``: one output file into a cell."""
     p = sub.add_parser("parse", help="parse one load-tool output file and print the cell JSON")
     p.add_argument("--tool", required=True, choices=sorted(TOOLS))
     p.add_argument("file", type=Path, help="captured output ('-' for stdin)")
@@ -105,6 +111,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold-ms", type=float)
     p.add_argument("--raw-output", help="path of the raw output relative to the run folder")
 
+
+def _add_report_and_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``report`` and ``compare``: a run's report, two runs (or targets) side by side."""
     p = sub.add_parser(
         "report",
         help="write report.md, report.html (with plots/*.png), cells.csv, loadpoints.csv and hdr/<cell>.hlog "
@@ -150,6 +159,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "(default %(default)s = 5 %%)",
     )
 
+
+def _add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``validate``: a run folder against the published formats (and its verdict)."""
     p = sub.add_parser(
         "validate", help="validate the cells of a run folder and its run.json (and its verdict with --strict)"
     )
@@ -181,6 +193,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "load.threshold_ms is above load.max_error_rate (slow responses never make the verdict invalid)",
     )
 
+
+def _add_experiment(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``experiment``: an experiment's plan, checked as the plan play checks it."""
     p = sub.add_parser(
         "experiment",
         help="compile an experiment's plan as the playbook does (same checks) and print its cells as JSON",
@@ -206,6 +221,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "--unit-config-dir", default=DEFAULT_ROOTS.units, help="bench_unit_config_dir (default %(default)s)"
     )
 
+
+def _add_hist_and_drop(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``hist`` and ``drop``: cells' latency distributions, and cells to measure again."""
     p = sub.add_parser(
         "hist", help="print cells' latency distributions (merged cells too) and export them as CSV"
     )
@@ -248,8 +266,6 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "cell_ids", nargs="+", metavar="CELL_ID", help="a cell id, or a cell file's path in the run folder"
     )
-    history_commands.add_parsers(sub)
-    return parser
 
 
 SHARE_TEXT = "must be a share from 0 to below 1 (0.05 = 5 %), not {!r}"
@@ -531,27 +547,22 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     # As the plan play: the file's variables are given with -e (bench_plan.py, benchstack.plan.settings).
     problems = setting_problems(given, given)
     yes = args.yes or str(given.get("bench_yes", "")).lower() in ("true", "yes", "1")
-    try:
+    request = PlanRequest(
+        experiment=args.file,
+        project_dir=PROJECT_DIR,
+        results_dir=str(given.get("bench_results_dir", PROJECT_DIR / "results")),
+        roots=roots,
+        run_dir=str(given["bench_run_dir"]) if "bench_run_dir" in given else None,
+        allow_outside=str(given.get("bench_run_dir_outside", "")).lower() in ("true", "yes", "1"),
+        allow_large=yes,
         # A check: the fingerprint key is read where it exists, never made (a run makes it).
-        plan = compile_plan(experiment_path(args.file, PROJECT_DIR), roots, allow_large=yes, make_key=False)
-    except ExperimentError as exc:
-        _err("\n".join([str(exc), *problems]))
+        make_key=False,
+    )
+    try:
+        plan, _ = checked_plan(request, problems)
+    except PlanRefused as exc:
+        _err(str(exc))
         return 1
-    if problems:
-        _err("invalid variables:\n  - " + "\n  - ".join(problems))
-        return 1
-    results_dir = str(given.get("bench_results_dir", PROJECT_DIR / "results"))
-    problem = results_root_problem(results_dir)
-    if problem:
-        _err(f"bench_results_dir: {problem}")
-        return 1
-    if "bench_run_dir" in given:
-        outside = str(given.get("bench_run_dir_outside", "")).lower() in ("true", "yes", "1")
-        try:
-            run_dir_for(plan, results_dir, str(given["bench_run_dir"]), outside)
-        except RunDirError as exc:
-            _err(f"bench_run_dir: {exc}")
-            return 1
     for warning in plan.warnings:
         _err(f"warning: {warning}")
     # app.env values may be secrets: the printed plan names them only (the stacks carry fingerprints).

@@ -39,7 +39,11 @@ sys.path.insert(0, str(ROOT))
 from benchstack.kinds.loadtools import parse  # noqa: E402
 from benchstack.kinds.loadtools.perrequest import ab_requests  # noqa: E402
 from benchstack.measure.merge import merge_cells  # noqa: E402
-from benchstack.measure.runner import Target, measure_cell  # noqa: E402
+from benchstack.measure.runner import (  # noqa: E402
+    CellOptions,  # noqa: E402
+    Target,
+    measure_cell,
+)
 from benchstack.plan.experiment import cells, experiment_from_dict  # noqa: E402
 from benchstack.records import distribution  # noqa: E402
 from benchstack.results.cell import dumps_cell, write_cell  # noqa: E402
@@ -135,7 +139,7 @@ def measure(capture: Capture, run: Path) -> dict[str, Any]:
     where = Target(host="127.0.0.1", target="t", loadgen="t")
     execute = executor(read(capture.raw), read(capture.tsv))
     plan = plan_for(capture.tool, capture.load)
-    cell, _ = measure_cell(plan, where, run, execute, "measure", sleep=lambda s: None)
+    cell, _ = measure_cell(plan, where, run, execute, "measure", CellOptions(sleep=lambda s: None))
     return cell
 
 

@@ -69,6 +69,12 @@ def _endpoint_option(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the history's subcommands to ``sub`` (:data:`COMMANDS` runs each)."""
+    _add_reading(sub)
+    _add_regress_and_publish(sub)
+
+
+def _add_reading(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``history``, ``import`` and ``trend``: what the database holds, and what goes into it."""
     p = sub.add_parser("history", help="list the runs recorded in the history database, oldest first")
     p.add_argument("--experiment", help="only the runs of this experiment")
     p.add_argument("--stack", help="only the runs that measured this stack")
@@ -100,6 +106,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--host", help="only the runs on this target")
     _db_option(p)
 
+
+def _add_regress_and_publish(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``regress`` and ``publish``: a run against its predecessors, and a run folder to a store."""
     p = sub.add_parser(
         "regress",
         help="check a run against the previous runs of its experiment on a comparable host; exit "

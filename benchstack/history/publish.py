@@ -200,37 +200,42 @@ def publish_run(
             # From here until the new one is written, the run is not published: no manifest lies.
             store.client.delete_object(Bucket=dest.bucket, Key=manifest_key)
         for rel in todo:
-            path = directory / rel
-            kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-            with path.open("rb") as body:
-                store.client.put_object(
-                    Bucket=dest.bucket,
-                    Key=dest.key(name, rel),
-                    Body=body,
-                    ContentType=kind,
-                    Metadata={"sha256": files[rel]["sha256"]},
-                )
+            _upload(store, dest.bucket, dest.key(name, rel), directory / rel, files[rel]["sha256"])
             done.uploaded.append(rel)
             if on_upload is not None:
                 on_upload(rel)
-        written = {
-            "schema": MANIFEST_SCHEMA,
-            "run": name,
-            "published_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-            "bench_stack_version": __version__,
-            "files": files,
-        }
-        store.client.put_object(
-            Bucket=dest.bucket,
-            Key=manifest_key,
-            Body=(json.dumps(written, indent=2, sort_keys=True) + "\n").encode("utf-8"),
-            ContentType="application/json",
-        )
+        _write_manifest(store, dest.bucket, manifest_key, name, files)
     except (BotoCoreError, ClientError) as exc:
         where = f"publishing {done.url} ({len(done.uploaded)} of {len(todo)} file(s) uploaded)"
         raise store.error(exc, where) from None
     done.manifest_written = True
     return done
+
+
+def _upload(store: Store, bucket: str, key: str, path: Path, sha256: str) -> None:
+    """One file of the run, its content's sha256 in its metadata (what a later publish compares)."""
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    with path.open("rb") as body:
+        store.client.put_object(
+            Bucket=bucket, Key=key, Body=body, ContentType=kind, Metadata={"sha256": sha256}
+        )
+
+
+def _write_manifest(store: Store, bucket: str, key: str, name: str, files: dict[str, Any]) -> None:
+    """The manifest of the run ``name``: every file's size and sha256, written last."""
+    written = {
+        "schema": MANIFEST_SCHEMA,
+        "run": name,
+        "published_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "bench_stack_version": __version__,
+        "files": files,
+    }
+    store.client.put_object(
+        Bucket=bucket,
+        Key=key,
+        Body=(json.dumps(written, indent=2, sort_keys=True) + "\n").encode("utf-8"),
+        ContentType="application/json",
+    )
 
 
 def _safe_rel(rel: object) -> str:

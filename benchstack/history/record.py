@@ -22,7 +22,9 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from benchstack.analysis.comparison import Comparison
 from benchstack.analysis.summary import RunData, comparisons_of, loadpoint_rows, verdict_of
+from benchstack.analysis.verdict import Verdict
 from benchstack.history.database import HistoryError
 from benchstack.history.schema import ComparisonRow, HostRow, LoadPointRow, ReasonRow, RunRow
 from benchstack.plan.targets import by_target_point
@@ -121,7 +123,6 @@ def run_rows(run_dir: Path, run: RunData | None = None, recorded_path: str | Non
         raise HistoryError(f"{run_dir}: no cells (not a run folder?)")
     info = run_info or {}
     verdict, comparisons = verdict_of(run), comparisons_of(run)
-    groups = by_target_point(cells)
     started, ended = _span(cells)
     experiment = v if isinstance(v := info.get("experiment"), dict) else {}
     name = str(experiment.get("name") or cells[0].get("experiment") or "-")
@@ -142,11 +143,40 @@ def run_rows(run_dir: Path, run: RunData | None = None, recorded_path: str | Non
         imported_at=datetime.now(UTC),
     )
     row.hosts = _hosts(info)
+    row.load_points = _load_point_rows(cells, verdict, comparisons)
+    row.comparisons = [
+        ComparisonRow(
+            target=c["target"] or "-",
+            **{k: c[k] for k in ("stack", "baseline", "tool", "keepalive", "level", "state", "ratio")},
+            **{k: c[k] for k in ("low", "high", "pairs", "margin", "confidence")},
+        )
+        for c in (found.to_dict() for found in comparisons)
+    ]
+    row.reasons = [
+        ReasonRow(
+            position=position,
+            code=reason.code,
+            status=reason.status,
+            message=reason.message,
+            cells=list(reason.cells),
+        )
+        for position, reason in enumerate(verdict.reasons)
+    ]
+    return row
+
+
+def _load_point_rows(
+    cells: list[dict[str, Any]], verdict: Verdict, comparisons: list[Comparison]
+) -> list[LoadPointRow]:
+    """A row per load point of the run (its figures as the report's loadpoints.csv has them), with the
+    req/s of each counted repetition."""
+    groups = by_target_point(cells)
+    rows = []
     for point in loadpoint_rows(cells, verdict, comparisons):
         target = point["target"] or "-"
         key = (point["stack"], point["tool"], point["keepalive"], point["level"])
         kept = sorted(counted(groups.get((target, key), [])), key=lambda c: c.get("repetition") or 0)
-        row.load_points.append(
+        rows.append(
             LoadPointRow(
                 target=target,
                 **{k: point[k] for k in ("stack", "tool", "keepalive", "level", "status", "counted")},
@@ -157,25 +187,7 @@ def run_rows(run_dir: Path, run: RunData | None = None, recorded_path: str | Non
                 rps=[float(c["rps"]) for c in kept if c.get("rps") is not None],
             )
         )
-    for c in (found.to_dict() for found in comparisons):
-        row.comparisons.append(
-            ComparisonRow(
-                target=c["target"] or "-",
-                **{k: c[k] for k in ("stack", "baseline", "tool", "keepalive", "level", "state", "ratio")},
-                **{k: c[k] for k in ("low", "high", "pairs", "margin", "confidence")},
-            )
-        )
-    for position, reason in enumerate(verdict.reasons):
-        row.reasons.append(
-            ReasonRow(
-                position=position,
-                code=reason.code,
-                status=reason.status,
-                message=reason.message,
-                cells=list(reason.cells),
-            )
-        )
-    return row
+    return rows
 
 
 def import_run(

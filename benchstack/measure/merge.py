@@ -42,6 +42,7 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,25 @@ def _started(cell: Mapping[str, Any]) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) else None
 
 
+@dataclass(frozen=True)
+class _Latency:
+    """The merged cell's latency: its figures, its distribution, how they were merged and the cut."""
+
+    figures: dict[str, Any]
+    dist: distribution.Distribution | None
+    how: str
+    cut: dict[str, int] | None
+
+
+@dataclass(frozen=True)
+class _Timing:
+    """When the merged cell ran: the earliest start, the longest run, how far apart the loadgens started."""
+
+    started_at: str | None
+    elapsed_s: float | None
+    skew_s: float | None
+
+
 def merge_cells(
     cells: Sequence[Mapping[str, Any]],
     requests: Mapping[str, Sequence[Request]] | None = None,
@@ -165,10 +185,34 @@ def merge_cells(
     for every loadgen the cells' distributions are summed instead). ``cell_files``/``raw_output``: paths,
     relative to the run folder, to record.
     """
+    open_loop = any(c.get("rate") is not None for c in cells)
+    loadgens = _one_load_point(cells, open_loop)
+    notes: list[str] = []
+    window = common_window(cells)
+    windows = [window_span(c) for c in cells]
+    if all(windows) and window is None:
+        notes.append("the loadgens' runs did not overlap at all: nothing was measured under their joint load")
+    latency = _merged_latency(cells, loadgens, requests, window, notes)
+    timing = _timing(cells, windows, notes)
+    for c in cells:
+        notes += [f"{c.get('loadgen')}: {n}" for n in c.get("notes") or []]
+    interference, disturbed = _merged_interference(cells)
+    merged = _merged_cell(cells, loadgens, open_loop, latency, timing, notes, raw_output)
+    merged.update(
+        window={"start": _iso(window[0]), "end": _iso(window[1])} if window else None,
+        interference=interference,
+        disturbed=disturbed,
+        merged=_merge_record(cells, loadgens, open_loop, latency, timing, cell_files),
+    )
+    if cells[0].get("cell_id"):
+        merged["cell_id"] = cells[0]["cell_id"]  # a run with several targets (benchstack.plan.targets)
+    return merged
+
+
+def _one_load_point(cells: Sequence[Mapping[str, Any]], open_loop: bool) -> list[str]:
+    """The loadgens of ``cells``; MergeError unless they are two or more, each once, of one load point."""
     if len(cells) < 2:
         raise MergeError("merging needs the cells of at least two loadgens")
-    first = cells[0]
-    open_loop = any(c.get("rate") is not None for c in cells)
     for key in SAME_OPEN_LOOP if open_loop else SAME:
         values = {json.dumps(c.get(key)) for c in cells}
         if len(values) > 1:
@@ -176,19 +220,20 @@ def merge_cells(
     loadgens = [str(c.get("loadgen")) for c in cells]
     if len(set(loadgens)) != len(loadgens):
         raise MergeError(f"a loadgen appears twice: {', '.join(loadgens)}")
-    tool = str(first["tool"])
-    errors: dict[str, int | None] = {
-        k: _sum_optional([(c.get("errors") or {}).get(k) for c in cells]) for k in ERROR_KINDS
-    }
-    completed = sum(int(c["requests_completed"]) for c in cells)
-    notes: list[str] = []
-    window = common_window(cells)
-    windows = [window_span(c) for c in cells]
-    if all(windows) and window is None:
-        notes.append("the loadgens' runs did not overlap at all: nothing was measured under their joint load")
+    return loadgens
+
+
+def _merged_latency(
+    cells: Sequence[Mapping[str, Any]],
+    loadgens: list[str],
+    requests: Mapping[str, Sequence[Request]] | None,
+    window: tuple[float, float] | None,
+    notes: list[str],
+) -> _Latency:
+    """The latency of the merged cell, from the loadgens' requests when every one has them (and they are
+    the data its cell was made from), else from their histograms, else the exact min and max only."""
+    tool = str(cells[0]["tool"])
     dists = [c.get("latency_dist") for c in cells]
-    cut: dict[str, int] | None = None
-    merged_dist: distribution.Distribution | None = None
     mins = [(c.get("latency_ms") or {}).get("min") for c in cells]
     maxes = [(c.get("latency_ms") or {}).get("max") for c in cells]
     latency = dict.fromkeys(LATENCY_KEYS + TAIL_KEYS)
@@ -200,25 +245,10 @@ def merge_cells(
         requests.get(lg) and len(requests[lg]) == int(c["requests_completed"])
         for lg, c in zip(loadgens, cells, strict=True)
     )
+    cut = None
     if requests is not None and complete:
-        every = [r for lg in loadgens for r in requests[lg]]
-        kept = every
-        if window is not None:
-            kept = [r for lg in loadgens for r in cut_to_window(requests[lg], window)]
-        cut = {"requests": len(every), "kept": len(kept)}
-        # Counted once by value: 8 loadgens x 1,000,000 requests are a few hundred distinct milliseconds.
-        by_ms = Counter(ms for _, ms in kept)
-        latency.update(_moments_ms(by_ms))
-        merged_dist = distribution.from_counts(tool, {ms * 1000: n for ms, n in by_ms.items()})
+        merged_dist, cut = _from_requests(tool, [requests[lg] for lg in loadgens], window, latency, notes)
         how = "requests"
-        if window is None:
-            notes.append("latency from every request: without every loadgen's window it was not cut to one")
-        elif len(kept) < len(every):
-            notes.append(
-                f"latency from the {len(kept)} of {len(every)} requests that started in the "
-                f"{window[1] - window[0]:.3f} s in which all loadgens ran (cut at ab's whole-second "
-                "start times)"
-            )
     elif all(isinstance(d, dict) for d in dists):
         merged_dist = distribution.merge([distribution.from_dict(d) for d in dists if isinstance(d, dict)])
         moments = merged_dist.moments_ms()
@@ -229,13 +259,48 @@ def merge_cells(
         how = "histograms"
         notes += _outside_notes(cells, window)
     else:
-        how = "per-loadgen"
+        merged_dist, how = None, "per-loadgen"
         notes.append(
             "latency mean, stdev and percentiles are per loadgen (merged.per_loadgen): no distribution "
             "from every loadgen to merge them"
         )
     if merged_dist is not None:
         latency.update(merged_dist.latency_ms())
+    return _Latency(latency, merged_dist, how, cut)
+
+
+def _from_requests(
+    tool: str,
+    requests: Sequence[Sequence[Request]],
+    window: tuple[float, float] | None,
+    latency: dict[str, Any],
+    notes: list[str],
+) -> tuple[distribution.Distribution, dict[str, int]]:
+    """The distribution of every loadgen's requests that started in ``window`` (its moments into
+    ``latency``) and the cut: how many were kept of how many."""
+    every = [r for own in requests for r in own]
+    kept = every
+    if window is not None:
+        kept = [r for own in requests for r in cut_to_window(own, window)]
+    # Counted once by value: 8 loadgens x 1,000,000 requests are a few hundred distinct milliseconds.
+    by_ms = Counter(ms for _, ms in kept)
+    latency.update(_moments_ms(by_ms))
+    if window is None:
+        notes.append("latency from every request: without every loadgen's window it was not cut to one")
+    elif len(kept) < len(every):
+        notes.append(
+            f"latency from the {len(kept)} of {len(every)} requests that started in the "
+            f"{window[1] - window[0]:.3f} s in which all loadgens ran (cut at ab's whole-second "
+            "start times)"
+        )
+    merged = distribution.from_counts(tool, {ms * 1000: n for ms, n in by_ms.items()})
+    return merged, {"requests": len(every), "kept": len(kept)}
+
+
+def _timing(
+    cells: Sequence[Mapping[str, Any]], windows: Sequence[tuple[float, float] | None], notes: list[str]
+) -> _Timing:
+    """When the loadgens ran, and a note when they started too far apart for their sum to hold."""
     starts = [_started(c) for c in cells]
     known = [s for s in starts if s is not None]
     skew = (max(known) - min(known)).total_seconds() if len(known) == len(starts) else None
@@ -249,12 +314,32 @@ def merge_cells(
             f"the loadgens started {skew:g} s apart in runs of {min(elapsed):g} s or more: the summed req/s "
             "overstates what the target served at once"
         )
-    for c in cells:
-        notes += [f"{c.get('loadgen')}: {n}" for n in c.get("notes") or []]
+    return _Timing(
+        started_at=min(known).isoformat().replace("+00:00", "Z") if len(known) == len(starts) else None,
+        elapsed_s=max(elapsed) if elapsed else None,
+        skew_s=skew,
+    )
+
+
+def _merged_cell(
+    cells: Sequence[Mapping[str, Any]],
+    loadgens: list[str],
+    open_loop: bool,
+    latency: _Latency,
+    timing: _Timing,
+    notes: list[str],
+    raw_output: str | None,
+) -> dict[str, Any]:
+    """The merged cell's fields up to its latency distribution, in the order a cell has them."""
+    first = cells[0]
+    tool = str(first["tool"])
+    errors: dict[str, int | None] = {
+        k: _sum_optional([(c.get("errors") or {}).get(k) for c in cells]) for k in ERROR_KINDS
+    }
+    completed = sum(int(c["requests_completed"]) for c in cells)
     versions = {c.get("tool_version") for c in cells}
-    rate = {"rate": int(first["rate"])} if open_loop else {}
-    interference, disturbed = _merged_interference(cells)
-    merged: dict[str, Any] = {
+    targets = [(c.get("system") or {}).get("target") for c in cells]
+    return {
         "schema": SCHEMA,
         "experiment": first.get("experiment"),
         "stack": first.get("stack"),
@@ -268,16 +353,16 @@ def merge_cells(
         # Per loadgen, as repetitions and compare match it; open loop: the most any loadgen saw open.
         "concurrency": max(int(c["concurrency"]) for c in cells) if open_loop else int(first["concurrency"]),
         "keepalive": first.get("keepalive"),
-        **rate,
+        **({"rate": int(first["rate"])} if open_loop else {}),
         "requests": _sum_optional([c.get("requests") for c in cells]),
         "duration_s": first.get("duration_s"),
         "repetition": first.get("repetition"),
-        "started_at": min(known).isoformat().replace("+00:00", "Z") if len(known) == len(starts) else None,
-        "elapsed_s": max(elapsed) if elapsed else None,
+        "started_at": timing.started_at,
+        "elapsed_s": timing.elapsed_s,
         "requests_completed": completed,
         "rps": round(sum(float(c["rps"]) for c in cells), 2),
         "transfer_bytes": sum(int(c["transfer_bytes"]) for c in cells),
-        "latency_ms": latency,
+        "latency_ms": latency.figures,
         "errors": errors,
         "error_count": error_count(tool, errors),
         "error_rate": error_rate(tool, completed, errors),
@@ -286,48 +371,43 @@ def merge_cells(
         "raw_output": raw_output,
         "status": "ok",
         "notes": notes,
-        "system": {
-            "loadgen": None,
-            "target": next(
-                (
-                    (c.get("system") or {}).get("target")
-                    for c in cells
-                    if (c.get("system") or {}).get("target")
-                ),
-                None,
-            ),
-        },
-        "latency_dist": merged_dist.to_dict() if merged_dist else None,
-        "window": {"start": _iso(window[0]), "end": _iso(window[1])} if window else None,
-        "interference": interference,
-        "disturbed": disturbed,
-        "merged": {
-            "loadgens": loadgens,
-            "total_concurrency": sum(int(c["concurrency"]) for c in cells),
-            **({"total_rate": sum(int(c["rate"]) for c in cells)} if open_loop else {}),
-            "latency": how,
-            "cut": cut,
-            "start_skew_s": skew,
-            "cells": [cell_files[lg] for lg in loadgens] if cell_files else None,
-            "per_loadgen": [
-                {
-                    "loadgen": c.get("loadgen"),
-                    "rps": c.get("rps"),
-                    "requests_completed": c.get("requests_completed"),
-                    "error_count": c.get("error_count"),
-                    "started_at": c.get("started_at"),
-                    "elapsed_s": c.get("elapsed_s"),
-                    "window": c.get("window"),
-                    "latency_ms": c.get("latency_ms"),
-                    "system": (c.get("system") or {}).get("loadgen"),
-                }
-                for c in cells
-            ],
-        },
+        "system": {"loadgen": None, "target": next((t for t in targets if t), None)},
+        "latency_dist": latency.dist.to_dict() if latency.dist else None,
     }
-    if first.get("cell_id"):
-        merged["cell_id"] = first["cell_id"]  # a run with several targets (benchstack.plan.targets)
-    return merged
+
+
+def _merge_record(
+    cells: Sequence[Mapping[str, Any]],
+    loadgens: list[str],
+    open_loop: bool,
+    latency: _Latency,
+    timing: _Timing,
+    cell_files: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """The cell's ``merged``: how it was merged, and each loadgen's own figures."""
+    return {
+        "loadgens": loadgens,
+        "total_concurrency": sum(int(c["concurrency"]) for c in cells),
+        **({"total_rate": sum(int(c["rate"]) for c in cells)} if open_loop else {}),
+        "latency": latency.how,
+        "cut": latency.cut,
+        "start_skew_s": timing.skew_s,
+        "cells": [cell_files[lg] for lg in loadgens] if cell_files else None,
+        "per_loadgen": [
+            {
+                "loadgen": c.get("loadgen"),
+                "rps": c.get("rps"),
+                "requests_completed": c.get("requests_completed"),
+                "error_count": c.get("error_count"),
+                "started_at": c.get("started_at"),
+                "elapsed_s": c.get("elapsed_s"),
+                "window": c.get("window"),
+                "latency_ms": c.get("latency_ms"),
+                "system": (c.get("system") or {}).get("loadgen"),
+            }
+            for c in cells
+        ],
+    }
 
 
 def _merged_interference(cells: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None, list[str]]:

@@ -31,6 +31,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,58 @@ def _describe_run(entry: dict[str, Any]) -> str:
     return f"run folder {entry.get('run')}, {_describe(entry)}"
 
 
+@dataclass
+class _Waiting:
+    """:func:`take_host`'s wait for a live holder: since when (None: not waiting), for which run."""
+
+    host: str
+    lock_wait: float
+    clock: Callable[[], float]
+    waiting: Callable[[str], None] | None
+    since: float | None = None
+    held_by: str = ""
+
+    def go_on(self, was: dict[str, Any], state: bool | None, check_only: bool) -> None:
+        """RunLockError when the live (``state`` True) or unknown (None) holder ``was`` is not to be waited
+        for, or has been for ``lock_wait``; else the wait goes on (``waiting`` told when it begins)."""
+        if state is None:
+            refusal = (
+                f"{self.host} is held by a bench-stack run of another controller ({_describe_run(was)}): if "
+                f"that run is over, remove {HOST_LOCK_FILE} on {self.host} and run again"
+            )
+        else:
+            refusal = (
+                f"{self.host} is in use by another bench-stack run ({_describe_run(was)}): let it end (or "
+                "stop it), then run again"
+            )
+        if check_only or not self.lock_wait:
+            raise RunLockError(refusal)
+        now = self.clock()
+        if self.since is None:
+            self.since, self.held_by = now, _describe_run(was)
+            if self.waiting is not None:
+                self.waiting(
+                    f"{self.host} is held by another bench-stack run ({_describe_run(was)}): waiting up to "
+                    f"{self.lock_wait:g} s for it to end (bench_lock_wait)"
+                )
+        if now - self.since >= self.lock_wait:
+            raise RunLockError(f"{refusal} (still held after bench_lock_wait, {self.lock_wait:g} s)")
+
+    def taken(self, over: dict[str, Any] | None) -> list[str]:
+        """What taking the lock took: the wait, an ended run's lock taken over."""
+        messages = []
+        if self.since is not None:
+            messages.append(
+                f"{self.host}: waited {self.clock() - self.since:.0f} s for another bench-stack run "
+                f"({self.held_by}) to end"
+            )
+        if over is not None:
+            messages.append(
+                f"{self.host}: took over its lock from an ended run that kept it ({_describe_run(over)})"
+            )
+        return messages
+
+
 def take_host(
     host: str,
     run_dir: str | os.PathLike[str],
@@ -233,25 +286,14 @@ def take_host(
     me = holder(pid, run=str(Path(run_dir).resolve()))
     over: dict[str, Any] | None = None
     # Counted from when a live holder, or an ended one's workers, are first seen.
-    waited_since: float | None = None
-    waited_for = ""
+    wait = _Waiting(host, lock_wait, clock, waiting)
     unanswered = 0
     deadline: float | None = None
-    messages: list[str] = []
     while True:
         answer = ask({"op": "read" if check_only else "take", "me": me, "over": over})
         was = answer.get("was")
         if answer.get("held") or (check_only and not was):
-            if waited_since is not None:
-                messages.append(
-                    f"{host}: waited {clock() - waited_since:.0f} s for another bench-stack run "
-                    f"({waited_for}) to end"
-                )
-            if over is not None:
-                messages.append(
-                    f"{host}: took over its lock from an ended run that kept it ({_describe_run(over)})"
-                )
-            return messages
+            return wait.taken(over)
         # Freed in between, or the ended holder's lock not taken over as asked: ask again, a few times (a host
         # side that never answers held would otherwise be asked for ever).
         if not isinstance(was, dict) or (over is not None and _same(was, over)):
@@ -264,28 +306,7 @@ def take_host(
                 continue
         state = alive(was)
         if state is not False:
-            if state is None:
-                refusal = (
-                    f"{host} is held by a bench-stack run of another controller ({_describe_run(was)}): if "
-                    f"that run is over, remove {HOST_LOCK_FILE} on {host} and run again"
-                )
-            else:
-                refusal = (
-                    f"{host} is in use by another bench-stack run ({_describe_run(was)}): let it end (or "
-                    "stop it), then run again"
-                )
-            if check_only or not lock_wait:
-                raise RunLockError(refusal)
-            now = clock()
-            if waited_since is None:
-                waited_since, waited_for = now, _describe_run(was)
-                if waiting is not None:
-                    waiting(
-                        f"{host} is held by another bench-stack run ({_describe_run(was)}): waiting up to "
-                        f"{lock_wait:g} s for it to end (bench_lock_wait)"
-                    )
-            if now - waited_since >= lock_wait:
-                raise RunLockError(f"{refusal} (still held after bench_lock_wait, {lock_wait:g} s)")
+            wait.go_on(was, state, check_only)
             sleep(POLL_S)
             continue
         if was.get("run"):

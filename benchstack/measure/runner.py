@@ -37,16 +37,17 @@ import re
 import shlex
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from benchstack.kinds.loadtools import by_name, warmup_tool
-from benchstack.kinds.loadtools.base import Executor
+from benchstack.kinds.loadtools.base import Executor, LoadTool
 from benchstack.kinds.loadtools.loadcmd import http_url
 from benchstack.measure import hostevents, interference, stackunits
+from benchstack.measure.celloptions import CellOptions
 from benchstack.measure.remote import (
     WINDOW_MARKER,
     load_script,
@@ -57,7 +58,9 @@ from benchstack.measure.remote import (
     target_vmstat_stop,
 )
 from benchstack.plan.topology import loopback
+from benchstack.records.model import Parsed
 from benchstack.results.cell import (
+    Cell,
     CellExistsError,
     cell_to_dict,
     derived_cell_id,
@@ -73,7 +76,15 @@ from benchstack.results.layout import CELLS_DIR, LOADGENS_DIR, RAW_DIR
 from benchstack.results.runfolder import experiment_hash, update_run_json
 from benchstack.results.sysstats import parse_vmstat
 
-__all__ = ["CellFailed", "StorageFailed", "Target", "measure_cell", "run_folder_problem", "write_run_info"]
+__all__ = [
+    "CellFailed",
+    "CellOptions",
+    "StorageFailed",
+    "Target",
+    "measure_cell",
+    "run_folder_problem",
+    "write_run_info",
+]
 _WINDOW = re.compile(r"^" + WINDOW_MARKER + r" (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)\s*$", re.M)
 
 
@@ -242,232 +253,297 @@ def _pinned(cmd: list[str], cpus: str | None) -> list[str]:
     return ["taskset", "-c", cpus, *cmd] if cpus else cmd
 
 
+@dataclass(frozen=True)
+class _Cell:
+    """One cell being measured: what every step of :func:`measure_cell` reads."""
+
+    plan: dict[str, Any]
+    where: Target
+    run_dir: Path
+    execute: Executor
+    experiment: str
+    options: CellOptions
+    run_id: str
+    url: str
+    tool: LoadTool
+    units: list[str]
+
+    @property
+    def id(self) -> str:
+        return str(self.plan["cell_id"])
+
+    @property
+    def raw_rel(self) -> str:
+        return f"{RAW_DIR}/{self.id}.txt"
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """What the measured command left: its command line, times, output and both hosts' vmstat."""
+
+    command: list[str]
+    started: datetime
+    elapsed: float
+    rc: int
+    out: str
+    err: str
+    vmstat_text: str | None
+    tsv: str | None
+    target_vmstat: _TargetVmStat | None
+    target_text: str | None
+
+    @property
+    def raw(self) -> str:
+        """The tool's output as kept in raw/<cell>.txt: stdout, then stderr on a line of its own."""
+        out, err = self.out, self.err
+        return out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
+
+
 def measure_cell(
     plan: dict[str, Any],
     where: Target,
     run_dir: Path,
     execute: Executor,
     experiment: str,
-    tool_version: str | None = None,
-    target_execute: Executor | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-    before_measure: Callable[[], None] | None = None,
-    measure_now: Callable[[], None] | None = None,
-    cpus: str | None = None,
-    run_id: str | None = None,
-    notes: list[str] | None = None,
-    before_store: Callable[[], None] | None = None,
-    probe_version: bool = False,
-    execute_many: Callable[[list[str]], list[tuple[int, str, str]]] | None = None,
-    units: Sequence[str | Mapping[str, Any]] = (),
-    target_control: Executor | None = None,
-    check_units: bool = True,
-    restarts: stackunits.RestartBudget | None = None,
+    options: CellOptions = CellOptions(),  # noqa: B008 - frozen: one shared default is safe
 ) -> tuple[dict[str, Any], bool]:
     """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
 
-    ``cpus``: on a loopback host, the CPUs the load tool runs on (``taskset -c``, warm-up included), disjoint
-    from the stacks' (:mod:`benchstack.plan.cpusplit`); the cell's command says so.
-    ``target_execute`` runs commands on the target, for its system stats in network mode (optional).
-    ``before_measure`` is called after the warm-up and the pause, just before the measured run (the
-    bench_cell action waits there for the other loadgens of the same cell). ``measure_now`` is called
-    after the target's stats have started, right before the measured run, even when they failed to start
-    (bench_cell: the lead's go, which the other loadgens wait for).
-    ``run_id`` names the playbook run (letters, digits, '-'): load commands of other runs still running on
-    the loadgen are stopped before this cell (:func:`benchstack.measure.remote.sweep_command`), this run's are
-    not. ``notes``: what the caller has to say about this cell, first among its notes.
-    ``before_store`` is called when the measured command returns and again just before the cell is stored;
-    it raises (or ends the process) when nothing may be stored any more (the bench_cell action: its
-    playbook has ended), so a killed run's worker writes no raw file and no cell.
+    ``execute`` runs a command on the loadgen; ``options`` (:class:`CellOptions`) what the caller adds.
     Storage: before any command is sent, ``cells/`` and ``raw/`` must take a probe write, and a raw file or
     the cell that fails to write removes what this cell wrote: both raise :class:`StorageFailed` (the errno's
     name, its text, the path), with nothing of the cell stored.
-    ``probe_version``: ask the loadgen for the tool's version (its ``version_probe``) when ``tool_version``
-    is not given. ``execute_many`` runs several commands in one round trip
-    (:func:`benchstack.measure.remote.batch_script`); without it they go one by one through ``execute``.
-    ``units``: the units that serve the cell's stack (the plan's ``stack_units``: ``{unit, listen}`` each,
-    or bare names). Before the warm-up each is checked and, when down, restarted
-    (:mod:`benchstack.measure.stackunits`): in loopback mode through ``execute`` (in the first batch), in
-    network mode through ``target_control`` (the target's connection; None: not checked before the cell).
-    A unit still down raises :class:`CellFailed` before the measured run; a unit of them not active when the
-    measured run begins (the target's state line) makes the cell disturbed. ``check_units`` false: the units
-    are only judged by that state line, not checked nor restarted (several loadgens on one target: only the
-    lead checks them, plugins/action/bench_cell.py). ``restarts``: the run's bound on each unit's restarts
-    (:class:`benchstack.measure.stackunits.RestartBudget`); None: the whole bound before each cell.
     """
     path = cell_path(run_dir, plan["cell_id"])
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8")), False
     # Nothing is measured into a folder that cannot keep it.
     check_storage(run_dir, plan["cell_id"])
-    run_id = run_id or uuid.uuid4().hex[:12]
-    notes = list(notes or [])
-    url = http_url(where.host, plan["port"], plan["path"])
-    tool = by_name(plan["tool"])
-    # Everything before the measured run goes in one batch (one round trip): the sweep first, so no
-    # leftover loads the stack during the warm-up; the warm-up last, so only the pause lies between it and
-    # the measured run.
-    batch = [sweep_command(run_id)]
-    planned = stackunits.stack_units(units)
-    names = [u.unit for u in planned]
+    cell = _Cell(
+        plan,
+        where,
+        run_dir,
+        execute,
+        experiment,
+        options,
+        run_id=options.run_id or uuid.uuid4().hex[:12],
+        url=http_url(where.host, plan["port"], plan["path"]),
+        tool=by_name(plan["tool"]),
+        units=[u.unit for u in stackunits.stack_units(options.units)],
+    )
+    notes = list(options.notes)
+    tool_version, per_request = _before_load(cell, notes)
+    cmd = load_command(plan, cell.url, per_request)
+    notes += cell.tool.cell_notes(plan)
+    measured = _measured_run(cell, _pinned(cmd, options.cpus), notes)
+    written = _store_raw(cell, measured)
+    parsed = _parsed(cell, measured, per_request, tool_version, notes)
+    data, record = _cell_record(cell, measured, parsed, notes)
+    if options.before_store is not None:
+        options.before_store()
+    try:
+        write_cell(run_dir, record)
+    except CellExistsError:
+        raise
+    except OSError as exc:
+        raise _store_failed(cell.id, exc, path, written) from exc
+    return data, True
+
+
+def _attempts_left(cell: _Cell, planned: Sequence[stackunits.StackUnit]) -> dict[str, int] | None:
+    """The restarts each unit has left in the run (None: the whole bound)."""
+    restarts = cell.options.restarts
+    if not planned or not cell.options.check_units or restarts is None:
+        return None
+    try:
+        return restarts.left(cell.where.target, cell.units)
+    except OSError as exc:
+        raise StorageFailed(
+            f"{cell.id}: the run folder cannot be read, nothing measured: "
+            f"{storage_problem(exc, restarts.path)}"
+        ) from exc
+
+
+def _before_load(cell: _Cell, notes: list[str]) -> tuple[str | None, str | None]:
+    """Everything before the measured run, in one batch (one round trip): the sweep first, so no leftover
+    loads the stack during the warm-up; then the units' check (loopback), the version probe and the tool's
+    setup; the warm-up last, so only the pause lies between it and the measured run. Returns (the tool's
+    version, the tool's per-request setup); what it found goes to ``notes``."""
+    options = cell.options
+    planned = stackunits.stack_units(options.units)
+    left = _attempts_left(cell, planned)
+    batch = [sweep_command(cell.run_id)]
     check = None
-    left = None
-    if planned and check_units and restarts is not None:
-        try:
-            left = restarts.left(where.target, names)
-        except OSError as exc:
-            raise StorageFailed(
-                f"{plan['cell_id']}: the run folder cannot be read, nothing measured: "
-                f"{storage_problem(exc, restarts.path)}"
-            ) from exc
-    if planned and check_units and where.mode == "loopback":
+    if planned and options.check_units and cell.where.mode == "loopback":
         check = stackunits.check_command(planned, attempts=left)
         batch.append(check)
-    elif planned and check_units and target_control is not None:
-        _, out, _ = target_control(stackunits.check_command(planned, attempts=left))
-        notes += _brought_back(plan, where, names, out, restarts)
-    probe = tool.version_probe if probe_version and tool_version is None else None
-    if probe:
-        batch.append(probe)
-    setup = tool.setup_command()
-    if setup:
-        batch.append(setup)
-    warm = warmup_command(plan, url)
-    if warm is not None:
-        bound = by_name(warmup_tool(plan, plan["warmup"])).warmup_bound_s(plan)
-        batch.append(load_script(run_id, _bounded(_pinned(warm, cpus), bound)))
-    replies = iter((execute_many or _one_by_one(execute))(batch))
+    elif planned and options.check_units and options.target_control is not None:
+        _, out, _ = options.target_control(stackunits.check_command(planned, attempts=left))
+        notes += _brought_back(cell.plan, cell.where, cell.units, out, options.restarts)
+    probe = cell.tool.version_probe if options.probe_version and options.tool_version is None else None
+    setup = cell.tool.setup_command()
+    warm = _warmup_script(cell)
+    batch += [command for command in (probe, setup, warm) if command]
+    replies = iter((options.execute_many or _one_by_one(cell.execute))(batch))
     rc, out, _ = next(replies)
     if rc == 0 and out.strip().isdigit() and int(out.strip()):
         notes.append(_swept_note(int(out.strip()), "loadgen"))
     if check:
         _, out, _ = next(replies)
-        notes += _brought_back(plan, where, names, out, restarts)
+        notes += _brought_back(cell.plan, cell.where, cell.units, out, options.restarts)
+    tool_version = options.tool_version
     if probe:
         _, out, err = next(replies)
         tool_version = (out or err).strip() or None
-    per_request, more = tool.setup_result(*(next(replies) if setup else (0, "", "")))
+    per_request, more = cell.tool.setup_result(*(next(replies) if setup else (0, "", "")))
     notes += more
-    if plan.get("pause_s"):
-        sleep(float(plan["pause_s"]))
-    threshold = plan.get("threshold_ms")
-    cmd = load_command(plan, url, per_request)
-    notes += tool.cell_notes(plan)
-    cmd = _pinned(cmd, cpus)
-    if before_measure is not None:
-        before_measure()
-    stats_s = _bound_s(plan) + 10
+    if cell.plan.get("pause_s"):
+        options.sleep(float(cell.plan["pause_s"]))
+    return tool_version, per_request
+
+
+def _warmup_script(cell: _Cell) -> str | None:
+    """The warm-up's script (bounded, pinned with the load tool), or None when the experiment has none."""
+    warm = warmup_command(cell.plan, cell.url)
+    if warm is None:
+        return None
+    bound = by_name(warmup_tool(cell.plan, cell.plan["warmup"])).warmup_bound_s(cell.plan)
+    return load_script(cell.run_id, _bounded(_pinned(warm, cell.options.cpus), bound))
+
+
+def _measured_run(cell: _Cell, cmd: list[str], notes: list[str]) -> _Measured:
+    """The measured command, with vmstat beside it on the loadgen (and on the target in network mode)."""
+    options = cell.options
+    if options.before_measure is not None:
+        options.before_measure()
+    stats_s = _bound_s(cell.plan) + 10
     target_vmstat = None
     try:
-        if target_execute and where.mode == "network":
-            target_vmstat = _TargetVmStat(target_execute, stats_s, run_id)
+        if options.target_execute and cell.where.mode == "network":
+            target_vmstat = _TargetVmStat(options.target_execute, stats_s, cell.run_id)
             if target_vmstat.stopped:
                 notes.append(_swept_note(target_vmstat.stopped, "target"))
     finally:
-        if measure_now is not None:
-            measure_now()
+        if options.measure_now is not None:
+            options.measure_now()
     started = datetime.now(UTC)
     t0 = time.monotonic()
-    rc, out, err = execute(measured_script(run_id, _bounded(cmd, _bound_s(plan)), stats_s))
+    rc, out, err = cell.execute(measured_script(cell.run_id, _bounded(cmd, _bound_s(cell.plan)), stats_s))
     elapsed = time.monotonic() - t0
     target_text = target_vmstat.stop() if target_vmstat else None
-    if before_store is not None:
-        before_store()
+    if options.before_store is not None:
+        options.before_store()
     out, vmstat_text, tsv = split_measured(out)
-    raw_rel = f"{RAW_DIR}/{plan['cell_id']}.txt"
-    raw = out if not err else f"{out}{'' if out.endswith(chr(10)) or not out else chr(10)}{err}"
-    raw_files = [(run_dir / raw_rel, raw)]
-    if vmstat_text is not None:
-        raw_files.append((run_dir / RAW_DIR / f"{plan['cell_id']}.vmstat.txt", vmstat_text))
-    if target_text is not None:
-        target_raw = run_dir / RAW_DIR / f"{plan['cell_id']}.target.vmstat.txt"
-        raw_files.append((target_raw, interference.without_marks(target_text)))
-    if tsv:
-        raw_files.append((run_dir / RAW_DIR / f"{plan['cell_id']}.requests.tsv", tsv))
+    return _Measured(cmd, started, elapsed, rc, out, err, vmstat_text, tsv, target_vmstat, target_text)
+
+
+def _store_raw(cell: _Cell, measured: _Measured) -> list[Path]:
+    """Keep the raw output beside the cell (the tool's, vmstat's, the target's vmstat, ab's requests);
+    the files written, or StorageFailed with none of them left."""
+    raw = cell.run_dir / RAW_DIR
+    raw_files = [(cell.run_dir / cell.raw_rel, measured.raw)]
+    if measured.vmstat_text is not None:
+        raw_files.append((raw / f"{cell.id}.vmstat.txt", measured.vmstat_text))
+    if measured.target_text is not None:
+        raw_files.append(
+            (raw / f"{cell.id}.target.vmstat.txt", interference.without_marks(measured.target_text))
+        )
+    if measured.tsv:
+        raw_files.append((raw / f"{cell.id}.requests.tsv", measured.tsv))
     written: list[Path] = []
     for raw_path, text in raw_files:
         try:
             write_atomic(raw_path, text)
         except OSError as exc:
-            raise _store_failed(plan["cell_id"], exc, raw_path, written) from exc
+            raise _store_failed(cell.id, exc, raw_path, written) from exc
         written.append(raw_path)
+    return written
+
+
+def _parsed(
+    cell: _Cell, measured: _Measured, per_request: str | None, tool_version: str | None, notes: list[str]
+) -> Parsed:
+    """The tool's output parsed (the notes of its per-request data go to ``notes``); CellFailed when the
+    tool timed out, its output does not parse or is cut short, or the stack answered nothing."""
+    plan, raw, rc, raw_rel = cell.plan, measured.raw, measured.rc, cell.raw_rel
     if rc == 124:
         raise CellFailed(
-            f"{plan['cell_id']}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}",
+            f"{cell.id}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}",
             reason="timeout",
         )
     try:
-        parsed = tool.parse(raw)
+        parsed = cell.tool.parse(raw)
     except ValueError as exc:
-        raise CellFailed(f"{plan['cell_id']}: {exc} (exit code {rc}; raw output in {raw_rel})") from exc
+        raise CellFailed(f"{cell.id}: {exc} (exit code {rc}; raw output in {raw_rel})") from exc
     if parsed.requests_completed == 0 and parsed.error_count == 0:
         # Nothing completed and nothing failed: the stack hung (e.g. workers stuck on idle keep-alive
         # connections). A 0 req/s cell with no errors would read as a clean result; stop instead.
         raise CellFailed(
-            f"{plan['cell_id']}: {plan['tool']} completed no request and counted no error; "
+            f"{cell.id}: {plan['tool']} completed no request and counted no error; "
             f"the stack did not answer within the run (raw output in {raw_rel})",
             reason="hung",
         )
-    incomplete = tool.incomplete(raw, per_request)
+    incomplete = cell.tool.incomplete(raw, per_request)
     if incomplete is not None:
-        raise CellFailed(f"{plan['cell_id']}: {incomplete} (exit code {rc}; raw output in {raw_rel})")
+        raise CellFailed(f"{cell.id}: {incomplete} (exit code {rc}; raw output in {raw_rel})")
     if parsed.tool_version is None and tool_version:
         parsed.tool_version = tool_version
-    notes += tool.per_request(parsed, threshold, raw, tsv, per_request)
+    notes += cell.tool.per_request(parsed, plan.get("threshold_ms"), raw, measured.tsv, per_request)
     if parsed.latency_dist is None and parsed.requests_completed:
         notes.append("no latency distribution: the percentiles are the tool's own, p99.9 and p99.99 unknown")
-    window = window_of(raw)
+    return parsed
+
+
+def _cell_record(
+    cell: _Cell, measured: _Measured, parsed: Parsed, notes: list[str]
+) -> tuple[dict[str, Any], Cell]:
+    """The cell (its JSON and its record) with its notes and system stats, judged for interference,
+    overrun and its hosts' events; CellFailed when it does not fit the published schema."""
+    plan, where = cell.plan, cell.where
+    window = window_of(measured.raw)
     if window is None:
         notes.append(
             f"no {WINDOW_MARKER} line from the loadgen: its start and end are unknown to the millisecond, "
             "so a merge cannot cut this cell to the window all loadgens ran in"
         )
-    system, more = _system_stats(where, vmstat_text, target_vmstat, target_text)
+    system, more = _system_stats(where, measured.vmstat_text, measured.target_vmstat, measured.target_text)
     parsed.notes += notes + more
-    measured_cpu, more = _interference(where, err, target_text, plan)
+    measured_cpu, more = _interference(where, measured.err, measured.target_text, plan)
     parsed.notes += more
     limit = (measured_cpu or {}).get("limit")
     disturbed = [] if limit is None else interference.disturbed_reasons(measured_cpu, limit)
     disturbed += overrun_reasons(plan, window)
-    disturbed += state_reasons(where, err, target_vmstat, target_text, names)
-    cell = make_cell(
+    disturbed += state_reasons(where, measured.err, measured.target_vmstat, measured.target_text, cell.units)
+    record = make_cell(
         parsed,
-        experiment=experiment,
+        experiment=cell.experiment,
         stack=plan["stack"],
         target=where.target,
         loadgen=where.loadgen,
         mode=where.mode,
-        command=cmd,
-        url=url,
+        command=measured.command,
+        url=cell.url,
         requests=plan.get("requests"),
         duration_s=plan.get("duration_s"),
         repetition=plan["repetition"],
-        started_at=started.isoformat(timespec="seconds").replace("+00:00", "Z"),
-        elapsed_s=round(elapsed, 3),
-        threshold_ms=threshold,
-        raw_output=raw_rel,
+        started_at=measured.started.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        elapsed_s=round(measured.elapsed, 3),
+        threshold_ms=plan.get("threshold_ms"),
+        raw_output=cell.raw_rel,
         system=system,
         rate=plan.get("rate"),
         window=window,
         interference=measured_cpu,
         disturbed=disturbed,
     )
-    if plan.get("target") and plan["cell_id"] == qualified_cell_id(plan["target"], derived_cell_id(plan)):
+    if plan.get("target") and cell.id == qualified_cell_id(plan["target"], derived_cell_id(plan)):
         # A run with several targets: the id starts with the target (benchstack.plan.targets).
-        cell.cell_id = plan["cell_id"]
-    data = cell_to_dict(cell)
+        record.cell_id = cell.id
+    data = cell_to_dict(record)
     problems = validate_cell(data, require_meta=True)
     if problems:
-        raise CellFailed(f"{plan['cell_id']}: invalid cell: {'; '.join(problems)}")
-    if before_store is not None:
-        before_store()
-    try:
-        write_cell(run_dir, cell)
-    except CellExistsError:
-        raise
-    except OSError as exc:
-        raise _store_failed(plan["cell_id"], exc, path, written) from exc
-    return data, True
+        raise CellFailed(f"{cell.id}: invalid cell: {'; '.join(problems)}")
+    return data, record
 
 
 def _brought_back(

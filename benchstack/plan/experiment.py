@@ -45,7 +45,7 @@ from benchstack.common.inputs import (
 from benchstack.common.numbers import is_int
 from benchstack.kinds.loadtools import MAX_CONCURRENCY as TOOL_MAX_CONCURRENCY
 from benchstack.kinds.loadtools import REGISTRY, by_name
-from benchstack.kinds.loadtools.base import MAX_DURATION_S, MAX_REQUESTS
+from benchstack.kinds.loadtools.base import MAX_DURATION_S, MAX_REQUESTS, ClosedRun
 from benchstack.kinds.loadtools.loadcmd import build_command
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots, StackError
 from benchstack.plan import logship
@@ -346,13 +346,15 @@ def _plan_problems(i: int, plan: dict[str, Any], seen: dict[tuple[str, bool, int
             try:
                 build_command(
                     adapter.name,
-                    "http://127.0.0.1:1/",
-                    level,
-                    requests=typed.requests,
-                    duration_s=typed.duration_s,
-                    threads=typed.threads,
-                    keepalive=keepalive,
-                    timeout_s=typed.timeout_s,
+                    ClosedRun(
+                        "http://127.0.0.1:1/",
+                        level,
+                        requests=typed.requests,
+                        duration_s=typed.duration_s,
+                        threads=typed.threads,
+                        keepalive=keepalive,
+                        timeout_s=typed.timeout_s,
+                    ),
                 )
             except ValueError as exc:
                 problems.append(f"{where}: at concurrency {level}: {exc}")

@@ -292,28 +292,15 @@ def compile_plan(
     default: the supported distributions') check Python user apps' requirements (benchstack.plan.pyreqs).
     ``make_key``: a run, which makes the controller's fingerprint key when there is none (:func:`env_key`);
     a check (``bench-stack experiment``) reads it where it exists and otherwise changes nothing."""
-    problems = roots.problems()
-    if problems:
-        raise ExperimentError(problems, str(source))
-    exp = load_experiment(source, roots)
-    problems = pyreqs.stack_problems(
-        exp.resolved,
-        pyreqs.role_constraints() if python_constraints is None else python_constraints,
-        python_versions or pyreqs.SYSTEM_PYTHONS,
-    )
-    if problems:
-        raise ExperimentError(problems, str(source))
+    exp = _loaded(source, roots, python_constraints, python_versions)
     targets = list(targets or [])
     parallel = parallel and len(targets) > 1
     # Counted before they are made: a list of 100,000 levels would otherwise be expanded first.
     count = exp.load.repetitions * len(exp.stacks) * len(load_points(exp)) * max(1, len(targets))
     if count > MAX_CELLS:
+        fewer = "plan fewer levels, stacks, repetitions or targets"
         raise ExperimentError(
-            [
-                f"load: {count:_} cells planned, more than {MAX_CELLS:_}: plan fewer levels, stacks, "
-                "repetitions or targets"
-            ],
-            str(source),
+            [f"load: {count:_} cells planned, more than {MAX_CELLS:_}: {fewer}"], str(source)
         )
     seed = seed if exp.load.seed is None else exp.load.seed
     planned = target_cells(cells(exp, seed), targets, parallel)
@@ -322,20 +309,8 @@ def compile_plan(
         raise ExperimentError([f"{problem} ({YES_HINT})" for problem in large], str(source))
     has_env = any(isinstance(s.get("app"), dict) and s["app"].get("env") for s in exp.stacks)
     key = env_key(make=make_key) if has_env else b""
-    as_run = {
-        "name": exp.name,
-        "description": exp.description,
-        "source": str(source),
-        # As written, but app.env values only as keyed fingerprints: run.json keeps this, and env values may
-        # be secrets.
-        "stacks": redacted_stacks(exp.stacks, key),
-        # The plan fact, YAML and run.json take the load section as a mapping (Load.as_dict).
-        "load": exp.load.as_dict(),
-    }
-    if exp.logs is not None:
-        as_run["logs"] = exp.logs.as_dict()
+    as_run = _as_run(exp, source, key)
     apps = user_apps(exp.resolved, roots)
-    as_run["sha256"] = experiment_hash(as_run)
     stacks, env_lines = env_apart(exp.resolved, key)
     found = needs(exp.resolved)
     if exp.logs is not None:
@@ -357,6 +332,38 @@ def compile_plan(
         warnings=(*port_warnings(exp.resolved), *(f"{problem} (said yes)" for problem in large)),
         git_repos=git_credentials(exp.resolved),
     )
+
+
+def _loaded(
+    source: str | os.PathLike[str],
+    roots: Roots,
+    constraints: Sequence[str] | None,
+    pythons: Sequence[str] | None,
+) -> Experiment:
+    """The experiment in ``source``; ExperimentError for its roots or Python user apps' requirements."""
+    if problems := roots.problems():
+        raise ExperimentError(problems, str(source))
+    exp = load_experiment(source, roots)
+    constraints = pyreqs.role_constraints() if constraints is None else constraints
+    if problems := pyreqs.stack_problems(exp.resolved, constraints, pythons or pyreqs.SYSTEM_PYTHONS):
+        raise ExperimentError(problems, str(source))
+    return exp
+
+
+def _as_run(exp: Experiment, source: str | os.PathLike[str], key: bytes) -> dict[str, Any]:
+    """The experiment as run (run.json keeps it): as written, but app.env values only as keyed fingerprints
+    (they may be secrets); the load section as a mapping (Load.as_dict); its sha256."""
+    as_run = {
+        "name": exp.name,
+        "description": exp.description,
+        "source": str(source),
+        "stacks": redacted_stacks(exp.stacks, key),
+        "load": exp.load.as_dict(),
+    }
+    if exp.logs is not None:
+        as_run["logs"] = exp.logs.as_dict()
+    as_run["sha256"] = experiment_hash(as_run)
+    return as_run
 
 
 def with_hosts(

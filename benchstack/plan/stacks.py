@@ -289,16 +289,7 @@ def _check_server(
     app_kind, front_kind = apps.by_name(app.kind), fronts.by_name(front.kind)
     server = s.get("server")
     if app_kind.served_by_front(front.kind, server):
-        if server:
-            raise err(who, "server", f"app {app.kind} is served by its front, not by an app server")
-        if app.env:
-            raise err(
-                who, "app.env", f"app {app.kind} is served by its front: no app server reads an env file"
-            )
-        if problem := app_kind.front_problem(front.kind):
-            raise err(who, "front.kind", problem)
-        if found := front_kind.serve_problem(front, app_kind):
-            raise err(who, *found)
+        _check_front_served(who, app, front, server)
         return None
     if not isinstance(server, dict):
         raise err(
@@ -337,20 +328,40 @@ def _check_server(
         port_base=server.get("port_base"),
     )
     front_kind.check_server(checked, port, who)
-    if not is_int(port) or not ports:
-        return checked  # the name's or port's own problem is reported; the backend ports follow from them
-    base = _port_base(checked, port)
-    if bind == "tcp" and not front_kind.direct:
-        if not is_int(base) or not FIRST_USER_PORT <= base + 1 <= base + instances <= 65535:
-            raise err(
-                who,
-                "server.port_base",
-                f"must be an integer that keeps ports base+1..base+{instances} in {FIRST_USER_PORT}-65535 "
-                f"(the app server listens on them as the benchmark user), not {shown(base)}",
-            )
-        if base < port <= base + instances:
-            raise err(who, "server.port_base", f"a backend would listen on the stack's own port {port}")
+    if is_int(port) and ports:
+        # Else the name's or port's own problem is reported; the backend ports follow from them.
+        _check_backend_ports(checked, port, who, front_kind.direct)
     return checked
+
+
+def _check_front_served(who: str, app: App, front: FrontSpec, server: Any) -> None:
+    """An app its front serves: no app server, no env file, and a front that can serve it."""
+    app_kind, front_kind = apps.by_name(app.kind), fronts.by_name(front.kind)
+    if server:
+        raise err(who, "server", f"app {app.kind} is served by its front, not by an app server")
+    if app.env:
+        raise err(who, "app.env", f"app {app.kind} is served by its front: no app server reads an env file")
+    if problem := app_kind.front_problem(front.kind):
+        raise err(who, "front.kind", problem)
+    if found := front_kind.serve_problem(front, app_kind):
+        raise err(who, *found)
+
+
+def _check_backend_ports(server: ServerSpec, port: int, who: str, direct: bool) -> None:
+    """A proxied TCP server's backend ports: all in the user ports, none the stack's own."""
+    base = _port_base(server, port)
+    if server.bind != "tcp" or direct:
+        return
+    instances = server.instances
+    if not is_int(base) or not FIRST_USER_PORT <= base + 1 <= base + instances <= 65535:
+        raise err(
+            who,
+            "server.port_base",
+            f"must be an integer that keeps ports base+1..base+{instances} in {FIRST_USER_PORT}-65535 "
+            f"(the app server listens on them as the benchmark user), not {shown(base)}",
+        )
+    if base < port <= base + instances:
+        raise err(who, "server.port_base", f"a backend would listen on the stack's own port {port}")
 
 
 def _port_base(server: ServerSpec, port: int) -> Any:

@@ -192,78 +192,85 @@ def throughput_plots(cells: list[dict[str, Any]], run_dir: Path, baseline: str |
     plt = _pyplot()
     paths = []
     for (label, tool), groups in _by_tool(cells).items():
-        adapter = find(tool)
-        axis = "offered req/s" if adapter is not None and adapter.open_loop else "concurrency"
         levels = sorted({c for _, c in groups})
         summaries = {key: _interval(_rps(group)) for key, group in groups.items()}
-        medians = [s[0] for s in summaries.values() if s]
-        log = dwarfed(medians)
+        log = dwarfed([s[0] for s in summaries.values() if s])
         name = run_dir / PLOTS_DIR / f"throughput-{_slug(label)}.png"
         if len(levels) == 1:
             rows = sorted(((s, m) for (s, _), m in summaries.items() if m), key=lambda row: row[1][0])
-            if not rows:
-                continue
-            fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.5 * len(rows)))
-            for y, (stack, (mid, low, high, figures)) in enumerate(rows):
-                colour = "black" if stack == baseline else "tab:blue"
-                error = [[mid - low], [high - mid]]
-                ax.errorbar(mid, y, xerr=error, fmt="o", color=colour, capsize=4, elinewidth=2)
-                ax.annotate(
-                    figures,
-                    xy=(high, y),
-                    xytext=(8, 0),
-                    textcoords="offset points",
-                    va="center",
-                    fontsize="small",
-                )
-            ends = [v for _, m in rows for v in m[:3]]
-            bottom = min(v for v in ends if v > 0) / 1.15 if log else 0.0
-            top = _room_for_labels(bottom, max(max(ends) * 1.05, 1.0), 0.25, log)
-            if log:
-                ax.set_xscale("log")
-                ticks = log_ticks(bottom, top)
-                ax.set_xticks(ticks, [f"{t:,.0f}" if t >= 1 else f"{t:g}" for t in ticks])
-                ax.minorticks_off()
-            ax.set_xlim(bottom, top)
-            ax.set_yticks(range(len(rows)), [s + (" (baseline)" if s == baseline else "") for s, _ in rows])
-            ax.set_ylim(-0.6, len(rows) - 0.4)
-            scale = ", log scale" if log else ""
-            ax.set(
-                title=f"Throughput ({label} {level_label(tool, levels[0])})",
-                xlabel=f"req/s: median and 95 % interval of the median{scale}",
-            )
-            ax.grid(True, axis="x", alpha=0.3)
-            paths.append(_save(plt, fig, name))
+            if rows:
+                title = f"Throughput ({label} {level_label(tool, levels[0])})"
+                paths.append(_save(plt, _one_level_plot(plt, rows, baseline, log, title), name))
             continue
-        fig, ax = plt.subplots(figsize=(7.5, 4.5))
-        stacks = {s for s, _ in groups}
-        at_top = {s: (summaries.get((s, levels[-1])) or (0.0,))[0] for s in stacks}
-        for stack in sorted(stacks, key=lambda s: -at_top[s]):
-            points = [(lv, m) for (s, lv), m in sorted(summaries.items()) if s == stack and m]
-            xs = [lv for lv, _ in points]
-            mids = [m[0] for _, m in points]
-            lows = [m[0] - m[1] for _, m in points]
-            highs = [m[2] - m[0] for _, m in points]
-            ax.errorbar(xs, mids, yerr=[lows, highs], marker="o", capsize=3, label=stack)
-        if log:
-            ax.set_yscale("log")
-            low, high = ax.get_ylim()
-            ticks = log_ticks(low, high)
-            ax.set_yticks(ticks, [f"{t:,.0f}" if t >= 1 else f"{t:g}" for t in ticks])
-            ax.minorticks_off()
-            ax.set_ylim(low, high)
-        else:
-            ax.set_ylim(bottom=0)
-        scale = ", log scale" if log else ""
-        ax.set(
-            title=f"Throughput ({label})",
-            xlabel=axis,
-            ylabel=f"req/s (median, 95 % interval){scale}",
-        )
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
+        adapter = find(tool)
+        axis = "offered req/s" if adapter is not None and adapter.open_loop else "concurrency"
+        fig = _levels_plot(plt, summaries, levels, log, f"Throughput ({label})", axis)
         paths.append(_save(plt, fig, name))
     return paths
+
+
+def _one_level_plot(
+    plt: Any, rows: list[tuple[str, Interval]], baseline: str | None, log: bool, title: str
+) -> Any:
+    """One load level's figure: a row per stack (``rows``, slowest first), each labelled with its figures."""
+    fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.5 * len(rows)))
+    for y, (stack, (mid, low, high, figures)) in enumerate(rows):
+        colour = "black" if stack == baseline else "tab:blue"
+        error = [[mid - low], [high - mid]]
+        ax.errorbar(mid, y, xerr=error, fmt="o", color=colour, capsize=4, elinewidth=2)
+        ax.annotate(
+            figures, xy=(high, y), xytext=(8, 0), textcoords="offset points", va="center", fontsize="small"
+        )
+    ends = [v for _, m in rows for v in m[:3]]
+    bottom = min(v for v in ends if v > 0) / 1.15 if log else 0.0
+    top = _room_for_labels(bottom, max(max(ends) * 1.05, 1.0), 0.25, log)
+    if log:
+        ax.set_xscale("log")
+        ticks = log_ticks(bottom, top)
+        ax.set_xticks(ticks, [f"{t:,.0f}" if t >= 1 else f"{t:g}" for t in ticks])
+        ax.minorticks_off()
+    ax.set_xlim(bottom, top)
+    ax.set_yticks(range(len(rows)), [s + (" (baseline)" if s == baseline else "") for s, _ in rows])
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    scale = ", log scale" if log else ""
+    ax.set(title=title, xlabel=f"req/s: median and 95 % interval of the median{scale}")
+    ax.grid(True, axis="x", alpha=0.3)
+    return fig
+
+
+def _levels_plot(
+    plt: Any,
+    summaries: dict[tuple[str, int], Interval | None],
+    levels: list[int],
+    log: bool,
+    title: str,
+    axis: str,
+) -> Any:
+    """Several load levels' figure: a line per stack, the legend in the order of the highest level."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    stacks = {s for s, _ in summaries}
+    at_top = {s: (summaries.get((s, levels[-1])) or (0.0,))[0] for s in stacks}
+    for stack in sorted(stacks, key=lambda s: -at_top[s]):
+        points = [(lv, m) for (s, lv), m in sorted(summaries.items()) if s == stack and m]
+        xs = [lv for lv, _ in points]
+        mids = [m[0] for _, m in points]
+        lows = [m[0] - m[1] for _, m in points]
+        highs = [m[2] - m[0] for _, m in points]
+        ax.errorbar(xs, mids, yerr=[lows, highs], marker="o", capsize=3, label=stack)
+    if log:
+        ax.set_yscale("log")
+        low, high = ax.get_ylim()
+        ticks = log_ticks(low, high)
+        ax.set_yticks(ticks, [f"{t:,.0f}" if t >= 1 else f"{t:g}" for t in ticks])
+        ax.minorticks_off()
+        ax.set_ylim(low, high)
+    else:
+        ax.set_ylim(bottom=0)
+    scale = ", log scale" if log else ""
+    ax.set(title=title, xlabel=axis, ylabel=f"req/s (median, 95 % interval){scale}")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
 
 
 def latency_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:

@@ -12,21 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.kinds.apps.userapp import AppSourceError, write_archive
 
 # What a task may pass: the options documented in plugins/modules/bench_app_unpack.py (ansible-doc).
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
+class ActionModule(BenchAction):
     TRANSFERS_FILES = True
+    ARGS = ARGS
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        args = ARGS.check(self)
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         folder = self._execute_module(
             "ansible.builtin.file",
             module_args={

@@ -53,9 +53,8 @@ from typing import Any, NoReturn
 
 from ansible import constants as C
 from ansible.errors import AnsibleActionFail, AnsibleError
-from ansible.plugins.action import ActionBase
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.kinds.loadtools.base import Executor
 from benchstack.measure.barrier import (
     BarrierBroken,
@@ -69,7 +68,7 @@ from benchstack.measure.barrier import (
 from benchstack.measure.remote import batch_script, split_batch, without_tty
 from benchstack.measure.resume import decide, set_aside
 from benchstack.measure.runlock import worker
-from benchstack.measure.runner import CellFailed, StorageFailed, Target, cell_path, measure_cell
+from benchstack.measure.runner import CellFailed, CellOptions, StorageFailed, Target, cell_path, measure_cell
 from benchstack.measure.stackunits import RestartBudget
 from benchstack.results.files import read_json, storage_problem
 from benchstack.results.layout import loadgen_dir
@@ -82,21 +81,16 @@ BARRIER_TIMEOUT_S = 300
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
+    CHECK_MODE = "check mode: no load is sent"
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        task_vars = task_vars or {}
-        args = ARGS.check(self)
-        if self._task.check_mode:
-            result.update(changed=False, skipped=True, msg="check mode: no load is sent")
-            return result
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         plan = dict(args["cell"])
         loadgen = task_vars.get("inventory_hostname", "")
         peers = [str(p) for p in args.get("peers") or [loadgen]]
         if loadgen not in peers:
-            raise AnsibleActionFail(f"bench_cell: peers {peers} do not include this loadgen {loadgen}")
+            raise self.failure(f"peers {peers} do not include this loadgen {loadgen}")
         run_dir = Path(args["run_dir"])
         where = Target(host=args["host"], target=args["target"], loadgen=loadgen)
         merging = len(peers) > 1
@@ -111,62 +105,51 @@ class ActionModule(ActionBase):
             orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended")
         # Processes of this playbook run on the hosts are its own; those of other runs are leftovers.
         run_id = playbook_run()
-        keep_going = args["keep_going"]
-        # A storage failure stops the run even with keep_going: a later cell would be lost as well.
-        stop = stop_of_run(run_dir, run_id, reasons=("storage",) if keep_going else None)
-        if stop is not None and not cell_path(store, plan["cell_id"]).exists():
-            past = (
-                f"once {run_dir} can be written again, resume: {resume_command(run_dir)}"
-                if stop.get("reason") == "storage"
-                else "resume it, or run with -e bench_keep_going=true to measure past a failed cell"
-            )
-            result.update(
-                changed=False,
-                skipped=True,
-                msg=f"not measured: this run stopped at cell {stop['cell']} ({stop.get('reason')}); {past}",
-            )
+        stopped = stopped_before(run_dir, store, plan["cell_id"], run_id, args["keep_going"])
+        if stopped is not None:
+            result.update(changed=False, skipped=True, msg=stopped)
             return result
+        execute, options, barrier = self._options(
+            args, task_vars, plan["cell_id"], where, run_dir, peers, run_id
+        )
+        try:
+            cell, measured = measured_cell(plan, where, store, run_dir, execute, args["experiment"], options)
+        except CellFailed as exc:
+            return failed_cell(result, exc, run_dir, plan["cell_id"], run_id, args["keep_going"])
+        finally:
+            if barrier is not None:
+                leave_barrier(barrier, peers)
+        result.update(changed=measured, cell=cell)
+        return result
+
+    def _options(
+        self,
+        args: dict[str, Any],
+        task_vars: dict[str, Any],
+        cell_id: str,
+        where: Target,
+        run_dir: Path,
+        peers: list[str],
+        run_id: str,
+    ) -> tuple[Executor, CellOptions, Path | None]:
+        """The loadgen's executor, what the runner adds (the barrier's hooks, the target's connection for its
+        stats and units, the checks that the playbook still runs) and the barrier (several loadgens)."""
+        lead = where.loadgen == peers[0]
 
         def still_running() -> None:
             if not playbook_running():
-                orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended (not stored)")
+                orphaned(f"{cell_id}: the playbook that started this cell has ended (not stored)")
 
+        notes: list[str] = []
+        barrier: Path | None = None
         before: Callable[[], None] | None = None
         go: Callable[[], None] | None = None
-        notes: list[str] = []
-        if merging:
-            # One barrier per playbook run (the workers' parent is ansible-playbook) and cell.
-            barrier = barrier_dir(plan["cell_id"], os.getppid())
-            aside = set_aside(run_dir, loadgen, plan["cell_id"])
-            if aside is not None:
-                notes.append(
-                    f"measured again with every loadgen: this loadgen's cell of an interrupted run, stored "
-                    f"while another's was not, is kept in {aside.relative_to(run_dir)}"
-                )
-            join(barrier, loadgen)
-
-            def before() -> None:
-                try:
-                    wait_for_peers(
-                        barrier, loadgen, peers, BARRIER_TIMEOUT_S, gone=playbook_gone, lead=peers[0]
-                    )
-                except (TimeoutError, BarrierBroken) as exc:
-                    raise CellFailed(f"{plan['cell_id']}: {exc}") from exc
-
-            def go() -> None:
-                # The lead has taken its round trip to the target (its stats): the others start with it.
-                if loadgen == peers[0]:
-                    release(barrier, loadgen)
-
-        without_tty(self._connection)
-
-        def execute(command: str) -> tuple[int, str, str]:
-            res = self._low_level_execute_command(command)
-            return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
-
+        if len(peers) > 1:
+            barrier, before, go = barrier_hooks(run_dir, cell_id, where.loadgen, peers, notes)
+        execute = self.executor()
         target_execute = target_control = None
         units = list(args.get("units") or [])
-        if where.mode == "network" and loadgen == peers[0] and (args["target_stats"] or units):
+        if where.mode == "network" and lead and (args["target_stats"] or units):
             # One connection to the target: its stats during the cell, its stack's units before it.
             target_control = self._target_executor(task_vars, args["target"])
             target_execute = target_control if args["target_stats"] else None
@@ -175,60 +158,24 @@ class ActionModule(ActionBase):
             _, out, _ = execute(batch_script(commands))
             return split_batch(out, len(commands))
 
-        try:
-            with contextlib.ExitStack() as registered:
-                # Registered while it measures: a resume of a killed run waits for it
-                # (benchstack.measure.runlock). The run folder's first write of the cell.
-                try:
-                    registered.enter_context(worker(run_dir, os.getpid()))
-                except OSError as exc:
-                    raise StorageFailed(
-                        f"{plan['cell_id']}: the run folder cannot be written, nothing measured: "
-                        f"{storage_problem(exc)}"
-                    ) from exc
-                cell, measured = measure_cell(
-                    plan,
-                    where,
-                    store,
-                    execute,
-                    experiment=args["experiment"],
-                    probe_version=True,
-                    execute_many=execute_many,
-                    target_execute=target_execute,
-                    before_measure=before,
-                    measure_now=go,
-                    cpus=args.get("cpus") or None,
-                    run_id=run_id,
-                    notes=notes,
-                    before_store=still_running,
-                    units=units,
-                    target_control=target_control,
-                    # The lead checks (and restarts) the target's units for every peer, once: the others'
-                    # measured runs wait for its go, which it gives after its check (module docstring).
-                    check_units=loadgen == peers[0],
-                    restarts=RestartBudget(run_dir, run_id),
-                )
-        except CellFailed as exc:
-            if not playbook_running():
-                orphaned(f"{exc} (the playbook has ended: not recorded)")
-            # The run stops here: run.json says where and why, for the verdict (benchstack.analysis.verdict),
-            # and which playbook run stopped, so its later cells are not measured.
-            unrecorded = record_stop(run_dir, plan["cell_id"], exc.reason, str(exc), run=run_id)
-            if isinstance(exc, StorageFailed) or unrecorded:
-                raise AnsibleActionFail(
-                    f"{exc}{'; ' + unrecorded if unrecorded else ''}: the run stops here, no further cell is "
-                    "measured"
-                ) from None
-            if keep_going:
-                result.update(changed=False, failed_cell=True, msg=f"{exc} (recorded; going on: keep_going)")
-                result["warnings"] = [f"cell failed, measuring the next ones (keep_going): {exc}"]
-                return result
-            raise AnsibleActionFail(str(exc)) from exc
-        finally:
-            if merging:
-                leave_barrier(barrier, peers)
-        result.update(changed=measured, cell=cell)
-        return result
+        options = CellOptions(
+            probe_version=True,
+            execute_many=execute_many,
+            target_execute=target_execute,
+            before_measure=before,
+            measure_now=go,
+            cpus=args.get("cpus") or None,
+            run_id=run_id,
+            notes=notes,
+            before_store=still_running,
+            units=units,
+            target_control=target_control,
+            # The lead checks (and restarts) the target's units for every peer, once: the others' measured
+            # runs wait for its go, which it gives after its check (module docstring).
+            check_units=lead,
+            restarts=RestartBudget(run_dir, run_id),
+        )
+        return execute, options, barrier
 
     def _target_executor(self, task_vars: dict[str, Any], target: str) -> Executor | None:
         """Run commands on the target through a connection of its own (as the inventory defines it).
@@ -269,6 +216,95 @@ class ActionModule(ActionBase):
             return rc, out.decode(errors="replace"), err.decode(errors="replace")
 
         return execute
+
+
+def stopped_before(run_dir: Path, store: Path, cell_id: str, run_id: str, keep_going: bool) -> str | None:
+    """Why this cell is not measured: this playbook run stopped at an earlier cell (with ``keep_going``,
+    only a storage failure stops it); None when it did not, or when the cell is stored already."""
+    # A storage failure stops the run even with keep_going: a later cell would be lost as well.
+    stop = stop_of_run(run_dir, run_id, reasons=("storage",) if keep_going else None)
+    if stop is None or cell_path(store, cell_id).exists():
+        return None
+    past = (
+        f"once {run_dir} can be written again, resume: {resume_command(run_dir)}"
+        if stop.get("reason") == "storage"
+        else "resume it, or run with -e bench_keep_going=true to measure past a failed cell"
+    )
+    return f"not measured: this run stopped at cell {stop['cell']} ({stop.get('reason')}); {past}"
+
+
+def barrier_hooks(
+    run_dir: Path, cell_id: str, loadgen: str, peers: list[str], notes: list[str]
+) -> tuple[Path, Callable[[], None], Callable[[], None]]:
+    """Several loadgens on one cell: this loadgen joins the cell's barrier (its cell of an interrupted run
+    set aside first, said in ``notes``); the barrier and the runner's hooks: wait for the peers, and the
+    lead's go."""
+    # One barrier per playbook run (the workers' parent is ansible-playbook) and cell.
+    barrier = barrier_dir(cell_id, os.getppid())
+    aside = set_aside(run_dir, loadgen, cell_id)
+    if aside is not None:
+        notes.append(
+            f"measured again with every loadgen: this loadgen's cell of an interrupted run, stored "
+            f"while another's was not, is kept in {aside.relative_to(run_dir)}"
+        )
+    join(barrier, loadgen)
+
+    def before() -> None:
+        try:
+            wait_for_peers(barrier, loadgen, peers, BARRIER_TIMEOUT_S, gone=playbook_gone, lead=peers[0])
+        except (TimeoutError, BarrierBroken) as exc:
+            raise CellFailed(f"{cell_id}: {exc}") from exc
+
+    def go() -> None:
+        # The lead has taken its round trip to the target (its stats): the others start with it.
+        if loadgen == peers[0]:
+            release(barrier, loadgen)
+
+    return barrier, before, go
+
+
+def measured_cell(
+    plan: dict[str, Any],
+    where: Target,
+    store: Path,
+    run_dir: Path,
+    execute: Executor,
+    experiment: str,
+    options: CellOptions,
+) -> tuple[dict[str, Any], bool]:
+    """The cell, measured while this worker is registered in the run folder."""
+    with contextlib.ExitStack() as registered:
+        # Registered while it measures: a resume of a killed run waits for it
+        # (benchstack.measure.runlock). The run folder's first write of the cell.
+        try:
+            registered.enter_context(worker(run_dir, os.getpid()))
+        except OSError as exc:
+            raise StorageFailed(
+                f"{plan['cell_id']}: the run folder cannot be written, nothing measured: "
+                f"{storage_problem(exc)}"
+            ) from exc
+        return measure_cell(plan, where, store, execute, experiment=experiment, options=options)
+
+
+def failed_cell(
+    result: dict[str, Any], exc: CellFailed, run_dir: Path, cell_id: str, run_id: str, keep_going: bool
+) -> dict[str, Any]:
+    """A cell that failed: recorded in run.json, then the task fails (the run stops), or with
+    ``keep_going`` warns, so the next cells are measured."""
+    if not playbook_running():
+        orphaned(f"{exc} (the playbook has ended: not recorded)")
+    # The run stops here: run.json says where and why, for the verdict (benchstack.analysis.verdict), and
+    # which playbook run stopped, so its later cells are not measured.
+    unrecorded = record_stop(run_dir, cell_id, exc.reason, str(exc), run=run_id)
+    if isinstance(exc, StorageFailed) or unrecorded:
+        raise AnsibleActionFail(
+            f"{exc}{'; ' + unrecorded if unrecorded else ''}: the run stops here, no further cell is measured"
+        ) from None
+    if keep_going:
+        result.update(changed=False, failed_cell=True, msg=f"{exc} (recorded; going on: keep_going)")
+        result["warnings"] = [f"cell failed, measuring the next ones (keep_going): {exc}"]
+        return result
+    raise AnsibleActionFail(str(exc)) from exc
 
 
 def playbook_running() -> bool:

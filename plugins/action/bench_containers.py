@@ -14,9 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.provision.localdocker import (
     DockerError,
     current_containers,
@@ -29,15 +28,15 @@ from benchstack.provision.localdocker import (
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        args = ARGS.check(self)
+    def check_args(self, args: dict[str, Any]) -> None:
+        if not all(isinstance(s, dict) for s in args["containers"].values()):
+            raise self.failure("containers must map each name to its settings")
+
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         wanted, label = args["containers"], args["label"]
-        if not all(isinstance(s, dict) for s in wanted.values()):
-            raise AnsibleActionFail("bench_containers: containers must map each name to its settings")
         hashes = {name: settings_hash(s) for name, s in wanted.items()}
         current: list[str] = []
         if wanted:

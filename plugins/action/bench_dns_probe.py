@@ -12,10 +12,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.kinds.loadtools.loadcmd import http_url
 from benchstack.provision.dns import probe_name, probe_rows, probe_table
 
@@ -26,8 +23,9 @@ CACHES = ("nscd", "unbound")
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
+    CHECK_MODE = "check mode: the probe changes resolv.conf, not run"
 
     def _cmd(self, argv: list[str], check: bool = True) -> dict[str, Any]:
         res = self._execute_module(
@@ -35,9 +33,7 @@ class ActionModule(ActionBase):
         )
         if check and (res.get("failed") or res.get("rc") != 0):
             detail = (res.get("stderr") or res.get("msg") or "").strip()[-500:]
-            raise AnsibleActionFail(
-                f"bench_dns_probe: {' '.join(argv)} failed (rc {res.get('rc')}): {detail}"
-            )
+            raise self.failure(f"{' '.join(argv)} failed (rc {res.get('rc')}): {detail}")
         return res
 
     def _sha256(self, path: str) -> str:
@@ -53,35 +49,25 @@ class ActionModule(ActionBase):
         a = self._args
         self._cmd(["sh", "-c", 'cat "$1" > "$2" && rm -f "$1"', "sh", a["backup"], a["resolv_conf"]])
 
-    def _check_args(self) -> dict[str, Any]:
-        a = ARGS.check(self)
-        a["caches"] = a["caches"] or []
+    def check_args(self, args: dict[str, Any]) -> None:
+        args["caches"] = args["caches"] or []
         # What the spec cannot say: the range of requests, and unbound's own address.
-        if not a["runtimes"]:
-            raise AnsibleActionFail("bench_dns_probe: runtimes names no runtime")
-        if not 1 <= a["requests"] <= MAX_REQUESTS:
-            raise AnsibleActionFail(f"bench_dns_probe: requests must be 1-{MAX_REQUESTS}")
-        if "unbound" in a["caches"] and not a["unbound_address"]:
-            raise AnsibleActionFail("bench_dns_probe: unbound needs unbound_address")
-        return a
+        if not args["runtimes"]:
+            raise self.failure("runtimes names no runtime")
+        if not 1 <= args["requests"] <= MAX_REQUESTS:
+            raise self.failure(f"requests must be 1-{MAX_REQUESTS}")
+        if "unbound" in args["caches"] and not args["unbound_address"]:
+            raise self.failure("unbound needs unbound_address")
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        self._vars = task_vars or {}
-        self._args = a = self._check_args()
-        if self._task.check_mode:
-            result.update(
-                changed=False, skipped=True, msg="check mode: the probe changes resolv.conf, not run"
-            )
-            return result
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        self._vars = task_vars
+        self._args = a = args
         units = a["units"]
         # A backup left by an interrupted probe is the host's real resolv.conf: put it back first.
         if self._cmd(["test", "-e", a["backup"]], check=False)["rc"] == 0:
             self._restore()
         if self._cmd(["systemctl", "is-active", "--quiet", units["nscd"]], check=False)["rc"] == 0:
-            raise AnsibleActionFail(
-                f"bench_dns_probe: {units['nscd']} is running, so the uncached phase would be cached; stop it"
-            )
+            raise self.failure(f"{units['nscd']} is running, so the uncached phase would be cached; stop it")
         before = self._sha256(a["resolv_conf"])
         self._cmd(["cp", a["resolv_conf"], a["backup"]])
         runs: list[dict[str, Any]] = []
@@ -110,9 +96,7 @@ class ActionModule(ActionBase):
             self._cmd(["systemctl", "stop", *reversed(started)], check=False)
         after = self._sha256(a["resolv_conf"])
         if after != before:
-            raise AnsibleActionFail(
-                f"bench_dns_probe: {a['resolv_conf']} changed (sha256 {before} before, {after} after)"
-            )
+            raise self.failure(f"{a['resolv_conf']} changed (sha256 {before} before, {after} after)")
         log = self._slurp(a["log"])
         rows = probe_rows(runs, log)
         table = probe_table(rows)
@@ -135,14 +119,14 @@ class ActionModule(ActionBase):
             task_vars=self._vars,
         )
         if res.get("failed"):
-            raise AnsibleActionFail(f"bench_dns_probe: nothing listens on {host}:{port}: {res.get('msg')}")
+            raise self.failure(f"nothing listens on {host}:{port}: {res.get('msg')}")
 
     def _slurp(self, path: str) -> str:
         res = self._execute_module(
             module_name="ansible.builtin.slurp", module_args={"src": path}, task_vars=self._vars
         )
         if res.get("failed"):
-            raise AnsibleActionFail(f"bench_dns_probe: cannot read {path}: {res.get('msg')}")
+            raise self.failure(f"cannot read {path}: {res.get('msg')}")
         return base64.b64decode(res["content"]).decode("utf-8", "replace")
 
     def _probe(self, rt: dict[str, Any], phase: str) -> dict[str, Any]:
@@ -154,8 +138,8 @@ class ActionModule(ActionBase):
         out = (res.get("stdout") or "").strip().splitlines()
         answered = int(out[-1]) if out and out[-1].isdigit() else 0
         if res.get("rc") != 0 or answered != n:
-            raise AnsibleActionFail(
-                f"bench_dns_probe: {rt['runtime']} ({phase}) answered {answered} of {n} requests to {url}: "
+            raise self.failure(
+                f"{rt['runtime']} ({phase}) answered {answered} of {n} requests to {url}: "
                 f"{(res.get('stderr') or res.get('msg') or '').strip()[-500:]}"
             )
         return {

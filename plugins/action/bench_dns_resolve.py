@@ -9,34 +9,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.provision.dns import resolution_failures, resolution_record
 
 # What a task may pass: the options documented in plugins/modules/bench_dns_resolve.py (ansible-doc).
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        args = ARGS.check(self)
+    def check_args(self, args: dict[str, Any]) -> None:
+        if not all(args["names"]):
+            raise self.failure("names must be a list of non-empty strings")
+
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         names = args["names"]
-        if not all(names):
-            raise AnsibleActionFail("bench_dns_resolve: names must be a list of non-empty strings")
         raw = self._execute_module(
             module_name="bench_dns_resolve",
             module_args={"names": names, "timeout_s": args["timeout_s"]},
             task_vars=task_vars,
         )
         if raw.get("failed"):
-            raise AnsibleActionFail(f"bench_dns_resolve: the lookup on the host failed: {raw.get('msg')}")
+            raise self.failure(f"the lookup on the host failed: {raw.get('msg')}")
         record = resolution_record(raw)
-        host = (task_vars or {}).get("inventory_hostname", "this host")
+        host = task_vars.get("inventory_hostname", "this host")
         result.update(changed=False, record=record)
         problem = resolution_failures(record, host)
         if problem:

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.measure.repetitions import extra_round, first_extra_round
 from benchstack.plan.resolved import experiment_of
 from benchstack.report.build import first_table_text
@@ -26,12 +25,10 @@ from benchstack.results.runfolder import read_run_info
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        args = ARGS.check(self)
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         if self._task.check_mode:
             # Nothing was measured in check mode, so nothing can be noisy.
             result.update(changed=False, cells=[], labels={}, to_measure=False, round=None, serves=[])

@@ -14,10 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.measure.runlock import release_host
 from benchstack.provision import hostcommand
 
@@ -25,17 +22,12 @@ from benchstack.provision import hostcommand
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    # state's one choice is released: bench_provision_state with run_dir holds the host.
+    ARGS = ARGS
+    CHECK_MODE = ""
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        task_vars = task_vars or {}
-        # state's one choice is released: bench_provision_state with run_dir holds the host.
-        args = ARGS.check(self)
-        if self._task.check_mode:
-            result.update(changed=False, skipped=True)
-            return result
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         delegated = self._task.delegate_to if isinstance(self._task.delegate_to, str) else None
         if delegated:
             variables = (task_vars.get("ansible_delegated_vars") or {}).get(delegated) or {}
@@ -49,7 +41,7 @@ class ActionModule(ActionBase):
             res = self._low_level_execute_command(hostcommand.lock_command(python, request))
             answer = hostcommand.parse_lock(str(res.get("stdout") or ""))
             if res.get("rc") != 0 or answer is None:
-                raise AnsibleActionFail(f"bench_host_lock: cannot read the lock on {host}: {res}")
+                raise self.failure(f"cannot read the lock on {host}: {res}")
             return answer
 
         # The workers' parent is ansible-playbook: the lock is this playbook run's.

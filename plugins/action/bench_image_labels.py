@@ -13,9 +13,8 @@ import subprocess
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.provision.localdocker import DockerError, images_by_tag, inspect
 
 
@@ -31,15 +30,15 @@ def labels_by_tag(inspect_json: str, tags: list[str]) -> dict[str, dict[str, str
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        args = ARGS.check(self)
+    def check_args(self, args: dict[str, Any]) -> None:
+        if not all(args["tags"] or []):
+            raise self.failure("tags must be a list of image tags")
+
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         tags = args["tags"] or []
-        if not all(tags):
-            raise AnsibleActionFail("bench_image_labels: tags must be a list of image tags")
         result.update(changed=False, labels={})
         if not tags:
             return result

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.measure.barrier import playbook_run_id
 from benchstack.measure.merge import MergeError, merge_stored
 from benchstack.results.cell import CellExistsError
@@ -25,17 +24,15 @@ from benchstack.results.runfolder import record_stop
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
+    CHECK_MODE = "check mode: nothing was measured"
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        args = ARGS.check(self)
+    def check_args(self, args: dict[str, Any]) -> None:
         if not args["loadgens"]:
-            raise AnsibleActionFail("bench_merge: loadgens names no loadgen")
-        if self._task.check_mode:
-            result.update(changed=False, skipped=True, msg="check mode: nothing was measured")
-            return result
+            raise self.failure("loadgens names no loadgen")
+
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         try:
             cell, written = merge_stored(Path(args["run_dir"]), args["cell_id"], list(args["loadgens"]))
         except MergeError as exc:

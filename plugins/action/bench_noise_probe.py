@@ -8,26 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible.plugins.action import ActionBase
-
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.measure.probe import busy_warning, floor_text, noise_floor, probe_stack, probe_tool
-from benchstack.measure.remote import without_tty
 from benchstack.plan.loadplan import Load
 
 # What a task may pass: the options documented in plugins/modules/bench_noise_probe.py (ansible-doc).
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
+    CHECK_MODE = "check mode: no load is sent"
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        args = ARGS.check(self)
-        if self._task.check_mode:
-            result.update(changed=False, skipped=True, msg="check mode: no load is sent")
-            return result
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         plan = args["plan"]
         # The plan fact holds the load section as a mapping (it crossed YAML); typed again here.
         load = Load.from_dict(plan["experiment"]["load"])
@@ -37,14 +30,8 @@ class ActionModule(ActionBase):
             result.update(changed=False, floor=None, msg="no stack or no closed-loop tool to probe with")
             return result
 
-        without_tty(self._connection)
-
-        def execute(command: str) -> tuple[int, str, str]:
-            res = self._low_level_execute_command(command)
-            return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")
-
-        floor = noise_floor(execute, str(args["host"]), stack, load.path, tool)
-        loadgen = str((task_vars or {}).get("inventory_hostname", "loadgen"))
+        floor = noise_floor(self.executor(), str(args["host"]), stack, load.path, tool)
+        loadgen = str(task_vars.get("inventory_hostname", "loadgen"))
         warning = busy_warning(loadgen, floor, load.max_interference)
         # Printed before the cells: a busy host is the user's to fix, and the cells take minutes.
         result.update(

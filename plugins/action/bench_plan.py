@@ -16,25 +16,15 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.common.renamed import renamed_problems
 from benchstack.kinds.stackfields import Roots
 from benchstack.measure.runlock import RunLockError, acquire
-from benchstack.plan.experiment import ExperimentError
+from benchstack.plan.checked import PlanRefused, PlanRequest, checked_plan
 from benchstack.plan.pyreqs import role_default
-from benchstack.plan.resolved import (
-    DEFAULT_EXPERIMENT,
-    ResolvedPlan,
-    compile_plan,
-    experiment_path,
-    reseeded,
-    run_dir_for,
-    seed_for,
-    with_hosts,
-)
+from benchstack.plan.resolved import DEFAULT_EXPERIMENT, ResolvedPlan, reseeded, seed_for, with_hosts
 from benchstack.plan.rolevars import plan_sets
 from benchstack.plan.settings import (
     PROJECT_SETTINGS,
@@ -46,7 +36,7 @@ from benchstack.plan.settings import (
     untemplated_problem,
 )
 from benchstack.plan.topology import TopologyError, loadgen_targets, measured_targets
-from benchstack.results.runfolder import RunDirError, results_root_problem, resumed_experiment
+from benchstack.results.runfolder import RunDirError, resumed_experiment
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -122,14 +112,11 @@ def python_settings(given: dict[str, Any]) -> dict[str, Any]:
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
     ROOT_VARS = {"run": "bench_run_root", "apps": "bench_app_root", "units": "bench_unit_config_dir"}
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        task_vars = task_vars or {}
-        args = ARGS.check(self)
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         roots = Roots(
             **{
                 key: str(self._templar.template(task_vars[var]))
@@ -146,68 +133,13 @@ class ActionModule(ActionBase):
             targets = inventory.measured()
         except TopologyError as exc:
             raise AnsibleActionFail(str(exc)) from None
-        # A resume needs only its folder: without -e experiment, the experiment is the one its run.json names.
-        experiment = args.get("experiment")
-        from_folder = False
-        if not experiment and args.get("run_dir"):
-            try:
-                experiment = resumed_experiment(args["run_dir"])
-            except RunDirError as exc:
-                raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
-            from_folder = experiment is not None
+        checking = boolean(task_vars.get("ansible_check_mode", False))
         try:
-            source = experiment_path(experiment or DEFAULT_EXPERIMENT, PROJECT_DIR)
-            plan = compile_plan(
-                source,
-                roots,
-                targets,
-                parallel=args["parallel"],
-                allow_large=args["allow_large"],
-                **python_settings(given),
-                # --check measures nothing: the fingerprint key is made by a run that does.
-                make_key=not boolean(task_vars.get("ansible_check_mode", False)),
-            )
-        except ExperimentError as exc:
-            raise AnsibleActionFail("\n".join([str(exc), *problems])) from None
-        if problems:
-            raise AnsibleActionFail("invalid variables:\n  - " + "\n  - ".join(problems))
-        problem = results_root_problem(args["results_dir"])
-        if problem:
-            raise AnsibleActionFail(f"bench_results_dir: {problem}")
-        try:
-            run_dir = run_dir_for(
-                plan, args["results_dir"], args.get("run_dir"), args["allow_outside"], from_folder=from_folder
-            )
-        except RunDirError as exc:
-            raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
-        warnings = list(plan.warnings)
-        if Path(run_dir).is_dir() and not boolean(task_vars.get("ansible_check_mode", False)):
-            # A resume: before any host is touched, no other run may still work on this folder
-            # (benchstack.measure.runlock; a new run's folder is locked when run.json is first written).
-            try:
-                warnings += acquire(run_dir, os.getppid())
-            except RunLockError as exc:
-                raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
-        plan = replace(
-            plan,
-            results_dir=str(Path(args["results_dir"]).expanduser().resolve()),
-            run_dir=run_dir,
-            warnings=tuple(warnings),
-        )
-        plan = reseeded(plan, seed_for(run_dir))
-        plan = inventory.placed(plan)
-        in_play = set(task_vars.get("ansible_play_hosts_all") or [])
-        every = (task_vars.get("groups") or {}).get("targets") or []
-        unloaded = [t for t in every if t in in_play and t not in targets]
-        if targets and unloaded:
-            plan = replace(
-                plan,
-                warnings=(
-                    *plan.warnings,
-                    f"no loadgen loads {', '.join(unloaded)}: provisioned, not measured (give a loadgen its "
-                    "bench_target)",
-                ),
-            )
+            plan, run_dir = checked_plan(plan_request(args, roots, given, targets, checking), problems)
+        except PlanRefused as exc:
+            raise AnsibleActionFail(str(exc)) from None
+        plan = run_plan(plan, run_dir, args["results_dir"], checking)
+        plan = with_unloaded(inventory.placed(plan), targets, task_vars)
         on = f" on {len(targets)} targets ({plan.target_order})" if len(targets) > 1 else ""
         result.update(
             changed=False,
@@ -221,6 +153,74 @@ class ActionModule(ActionBase):
             # refused input is still said; the warnings stay.
             result["_ansible_no_log"] = True
         return result
+
+
+def plan_request(
+    args: dict[str, Any], roots: Roots, given: dict[str, Any], targets: list[str], checking: bool
+) -> PlanRequest:
+    """What this run asks of the plan. A resume needs only its folder: without -e experiment, the
+    experiment is the one its run.json names."""
+    experiment = args.get("experiment")
+    from_folder = False
+    if not experiment and args.get("run_dir"):
+        try:
+            experiment = resumed_experiment(args["run_dir"])
+        except RunDirError as exc:
+            raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
+        from_folder = experiment is not None
+    python = python_settings(given)
+    return PlanRequest(
+        experiment=experiment or DEFAULT_EXPERIMENT,
+        project_dir=PROJECT_DIR,
+        results_dir=args["results_dir"],
+        roots=roots,
+        run_dir=args.get("run_dir"),
+        allow_outside=args["allow_outside"],
+        from_folder=from_folder,
+        targets=tuple(targets),
+        parallel=args["parallel"],
+        allow_large=args["allow_large"],
+        python_constraints=python.get("python_constraints"),
+        python_versions=python.get("python_versions"),
+        # --check measures nothing: the fingerprint key is made by a run that does.
+        make_key=not checking,
+    )
+
+
+def run_plan(plan: ResolvedPlan, run_dir: str, results_dir: str, checking: bool) -> ResolvedPlan:
+    """``plan`` in its run folder, seeded by it; a resume's folder is locked for this playbook run first."""
+    warnings = list(plan.warnings)
+    if Path(run_dir).is_dir() and not checking:
+        # A resume: before any host is touched, no other run may still work on this folder
+        # (benchstack.measure.runlock; a new run's folder is locked when run.json is first written).
+        try:
+            warnings += acquire(run_dir, os.getppid())
+        except RunLockError as exc:
+            raise AnsibleActionFail(f"bench_run_dir: {exc}") from None
+    plan = replace(
+        plan,
+        results_dir=str(Path(results_dir).expanduser().resolve()),
+        run_dir=run_dir,
+        warnings=tuple(warnings),
+    )
+    return reseeded(plan, seed_for(run_dir))
+
+
+def with_unloaded(plan: ResolvedPlan, targets: list[str], task_vars: dict[str, Any]) -> ResolvedPlan:
+    """``plan`` warning of the play's targets no loadgen loads (provisioned, not measured)."""
+    in_play = set(task_vars.get("ansible_play_hosts_all") or [])
+    every = (task_vars.get("groups") or {}).get("targets") or []
+    unloaded = [t for t in every if t in in_play and t not in targets]
+    if not targets or not unloaded:
+        return plan
+    return replace(
+        plan,
+        warnings=(
+            *plan.warnings,
+            f"no loadgen loads {', '.join(unloaded)}: provisioned, not measured (give a loadgen its "
+            "bench_target)",
+        ),
+    )
 
 
 class Inventory:

@@ -10,10 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.plan import roles as provision
 from benchstack.provision import hostcommand, hostrecord, markers
 
@@ -21,16 +18,13 @@ from benchstack.provision import hostcommand, hostrecord, markers
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        ARGS.check(self)
-        task_vars = task_vars or {}
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         state = task_vars.get("bench_provision")
         if not isinstance(state, dict):
-            raise AnsibleActionFail("bench_provision_record: no bench_provision fact (bench_provision_state)")
+            raise self.failure("no bench_provision fact (bench_provision_state)")
         tags = task_vars.get("ansible_run_tags") or ["all"]
         if not state["run"] or self._task.check_mode or list(tags) != ["all"]:
             result.update(changed=False, skipped=True, msg="nothing to record")
@@ -52,7 +46,7 @@ class ActionModule(ActionBase):
             return result
         res = self._low_level_execute_command(hostrecord.write_command(record))
         if res.get("rc") != 0:
-            raise AnsibleActionFail(f"bench_provision_record: cannot write {hostrecord.MARKER}: {res}")
+            raise self.failure(f"cannot write {hostrecord.MARKER}: {res}")
         result.update(changed=True, msg=f"recorded: {', '.join(decision.run)}")
         return result
 
@@ -71,15 +65,13 @@ class ActionModule(ActionBase):
         """What each role that ran made, and its state now, from the host in one command."""
         given = self._templar.template(self._task.args.get("made") or {})
         if not isinstance(given, dict):
-            raise AnsibleActionFail("bench_provision_record: made must be a dict (role -> manifest)")
+            raise self.failure("made must be a dict (role -> manifest)")
         manifests = {}
         for role in decision.run:
             declared = task_vars.get(f"{role}_made")
             declared = self._templar.template(declared) if declared else None
             if declared is not None and not isinstance(declared, dict):
-                raise AnsibleActionFail(
-                    f"bench_provision_record: {role}_made must be a dict (files, binaries)"
-                )
+                raise self.failure(f"{role}_made must be a dict (files, binaries)")
             manifest = provision.with_declared(given.get(role) or {}, declared)
             packages = task_vars.get(f"{role}_os_packages")
             manifest["packages"] = list(self._templar.template(packages) or []) if packages else []
@@ -93,5 +85,5 @@ class ActionModule(ActionBase):
         except ValueError:
             made = None
         if res.get("rc") != 0 or not isinstance(made, dict):
-            raise AnsibleActionFail(f"bench_provision_record: cannot read what the roles made: {res}")
+            raise self.failure(f"cannot read what the roles made: {res}")
         return made

@@ -34,16 +34,16 @@ record keeps them. Facts the play already has are used as they are (``given``).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ansible import constants as C
-from ansible.errors import AnsibleActionFail, AnsibleUndefinedVariable
+from ansible.errors import AnsibleUndefinedVariable
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.measure.runlock import RunLockError, take_host
 from benchstack.plan import roles as provision
 from benchstack.plan.settings import lock_wait_seconds
@@ -68,95 +68,58 @@ def files_hash(role: str) -> str:
     return markers.tree_hash([PROJECT_DIR / "roles" / r for r in roles] + SHARED)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+@dataclass(frozen=True)
+class Asked:
+    """What the task asks, from its arguments: the roles, their units (by OS family, or one set for any),
+    the input hashes already known, the plan's owned (with its roots) and the accounts the roles make."""
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
+    roles: list[str]
+    by_family: bool
+    families: dict[str, dict[str, list[str]]]
+    hashes: dict[str, str]
+    # Every family's units, for when the family is not known yet: systemctl answers for a unit it lacks too.
+    all_units: list[str]
+    owned: dict[str, Any] | None
+    roots: dict[str, str] | None
+    wanted: dict[str, Any]
+
+
+class ActionModule(BenchAction):
+    ARGS = ARGS
+
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         self._held: list[str] = []
-        self._host_name = str((task_vars or {}).get("inventory_hostname", "this host"))
-        task_vars = task_vars or {}
-        args = self._args = ARGS.check(self)
-        roles = [str(r) for r in args["roles"]]
-        given_units = args.get("units") or {}
-        by_family = bool(given_units) and all(k in provision.FAMILIES for k in given_units)
-        families = {
-            family: {str(k): [str(u) for u in v] for k, v in (units or {}).items() if k in roles}
-            for family, units in (given_units.items() if by_family else [("", given_units)])
-        }
+        self._host_name = str(task_vars.get("inventory_hostname", "this host"))
+        self._args = args
+        asked = self._asked(args)
         tags = task_vars.get("ansible_run_tags") or ["all"]
         skip_unchanged = boolean(args.get("skip_unchanged", True)) and list(tags) == ["all"]
-        given = args.get("hashes") or {}
-        hashes = {role: str(given[role]) for role in roles if role in given}
-        # Every family's units when the family is not known yet: systemctl answers for a unit it lacks too.
-        all_units = list(dict.fromkeys(u for f in families.values() for r in roles for u in f.get(r, [])))
-        owned = args.get("owned") or None
-        roots = owned.get("roots") if isinstance(owned, dict) else None
-        if owned is not None and not (
-            isinstance(roots, dict) and all(isinstance(roots.get(k), str) for k in ("apps", "units"))
-        ):
-            raise AnsibleActionFail("bench_provision_state: owned: the plan's owned (with its roots)")
-        wanted = {str(k): v for k, v in (args.get("accounts") or {}).items() if v}
-        stdout = self._read(task_vars, all_units, roots, accounts.names(wanted) if wanted else None)
-        record, active = hostcommand.parse_read(stdout, all_units)
+        names = accounts.names(asked.wanted) if asked.wanted else None
+        stdout = self._read(task_vars, asked.all_units, asked.roots, names)
+        record, active = hostcommand.parse_read(stdout, asked.all_units)
         identity = hostcommand.parse_identity(stdout)
-        # Facts the task sets on the host (restored from the record or gathered), as setup names them.
-        self._facts: dict[str, Any] = {}
-        facts, source = dict(task_vars.get("ansible_facts") or {}), "given"
-        if (by_family or len(hashes) < len(roles)) and "os_family" not in facts:
-            cached = hostrecord.host_facts(record, identity)
-            if cached is not None:
-                facts, source = cached, "record"
-                self._facts = {f"ansible_{name}": value for name, value in cached.items()}
-            else:
-                facts, source = self._gather(task_vars, GATHER_SUBSETS[0]), "gathered"
-        todo = [r for r in roles if r not in hashes]
-        computed, facts, source = self._hashes(todo, task_vars, facts, source)
-        hashes.update(computed)
-        family = str(facts.get("os_family", "")) if by_family else ""
-        if family not in families:
-            raise AnsibleActionFail(f"bench_provision_state: no units for the OS family {family!r}")
-        units = families[family]
+        hashes, facts, source = self._role_hashes(asked, task_vars, record, identity)
+        family = str(facts.get("os_family", "")) if asked.by_family else ""
+        if family not in asked.families:
+            raise self.failure(f"no units for the OS family {family!r}")
         host = hostrecord.host_entry(identity, facts) or record.get("host")
+        now = hostcommand.parse_now(stdout)
         decision = markers.decide(
-            roles, hashes, record, units, active, skip_unchanged, hostcommand.parse_now(stdout)
+            asked.roles, hashes, record, asked.families[family], active, skip_unchanged, now
         )
         found = hostcommand.parse_found(stdout)
         # What bench-stack made here (on a host provisioned before that record: what the provisioning
         # record proves it made).
         ours = made.parse(found.get("made"))
         if ours is None:
-            ours = made.migrated(record, roots, "host" in roles, accounts.proven(found.get("accounts")))
-        stale = sweep.stale(found, all_units, "nginx" in roles, owned, roles, ours)
+            proven = accounts.proven(found.get("accounts"))
+            ours = made.migrated(record, asked.roots, "host" in asked.roles, proven)
+        stale = sweep.stale(found, asked.all_units, "nginx" in asked.roles, asked.owned, asked.roles, ours)
         if boolean(args.get("report_only", False)):
-            left = stale["units"] + stale["files"]
-            result.update(
-                changed=False,
-                matches=not decision.run and not left,
-                plan_match={"matches": not decision.run and not left, "differs": decision.run, "stale": left},
-                run=decision.run,
-                skip=decision.skip,
-                drift=decision.drift,
-                stale=stale,
-                lock=self._held,
-                msg=summary(decision, stale),
-            )
-            if self._facts:
-                result["ansible_facts"] = self._facts
-            return result
-        self._own(found, ours, owned, roles, wanted, boolean(args.get("adopt_user", False)))
-        # A role about to run with other inputs loses its record first: a run that stops half way must not
-        # leave a record of a state the host is not in. Same inputs describe the same state: kept.
-        entries = record.get("roles") or {}
-        rerun = [r for r in decision.run if r in entries and entries[r].get("hash") != hashes[r]]
-        kept = hostrecord.with_host(hostrecord.without(record, rerun), host)
-        # The host's facts changed or are new: kept now when no role runs (bench_provision_record writes
-        # them with the roles' records otherwise).
-        new_host = kept.get("host") != record.get("host") and not decision.run
-        if (rerun or new_host) and not self._task.check_mode:
-            res = self._low_level_execute_command(hostrecord.write_command(kept))
-            if res.get("rc") != 0:
-                raise AnsibleActionFail(f"bench_provision_state: cannot write {hostrecord.MARKER}: {res}")
+            return self._reported(result, decision, stale)
+        adopt = boolean(args.get("adopt_user", False))
+        self._own(found, ours, asked.owned, asked.roles, asked.wanted, adopt)
+        kept = self._kept(record, decision, hashes, host)
         result.update(
             changed=False,
             lock=self._held,
@@ -180,6 +143,91 @@ class ActionModule(ActionBase):
             msg=summary(decision, stale),
         )
         return result
+
+    def _asked(self, args: dict[str, Any]) -> Asked:
+        """The task's arguments as :class:`Asked`; a failure for an owned without its roots."""
+        roles = [str(r) for r in args["roles"]]
+        given_units = args.get("units") or {}
+        by_family = bool(given_units) and all(k in provision.FAMILIES for k in given_units)
+        families = {
+            family: {str(k): [str(u) for u in v] for k, v in (units or {}).items() if k in roles}
+            for family, units in (given_units.items() if by_family else [("", given_units)])
+        }
+        given = args.get("hashes") or {}
+        owned = args.get("owned") or None
+        roots = owned.get("roots") if isinstance(owned, dict) else None
+        if owned is not None and not (
+            isinstance(roots, dict) and all(isinstance(roots.get(k), str) for k in ("apps", "units"))
+        ):
+            raise self.failure("owned: the plan's owned (with its roots)")
+        return Asked(
+            roles=roles,
+            by_family=by_family,
+            families=families,
+            hashes={role: str(given[role]) for role in roles if role in given},
+            all_units=list(dict.fromkeys(u for f in families.values() for r in roles for u in f.get(r, []))),
+            owned=owned,
+            roots=roots,
+            wanted={str(k): v for k, v in (args.get("accounts") or {}).items() if v},
+        )
+
+    def _role_hashes(
+        self, asked: Asked, task_vars: dict[str, Any], record: dict[str, Any], identity: str | None
+    ) -> tuple[dict[str, str], dict[str, Any], str]:
+        """Every role's input hash (those not given computed here), and the facts they were computed with
+        and their source: the play's, else the host record's, else gathered now (set on the host too)."""
+        # Facts the task sets on the host (restored from the record or gathered), as setup names them.
+        self._facts: dict[str, Any] = {}
+        facts, source = dict(task_vars.get("ansible_facts") or {}), "given"
+        if (asked.by_family or len(asked.hashes) < len(asked.roles)) and "os_family" not in facts:
+            cached = hostrecord.host_facts(record, identity)
+            if cached is not None:
+                facts, source = cached, "record"
+                self._facts = {f"ansible_{name}": value for name, value in cached.items()}
+            else:
+                facts, source = self._gather(task_vars, GATHER_SUBSETS[0]), "gathered"
+        todo = [r for r in asked.roles if r not in asked.hashes]
+        computed, facts, source = self._hashes(todo, task_vars, facts, source)
+        return {**asked.hashes, **computed}, facts, source
+
+    def _reported(
+        self, result: dict[str, Any], decision: markers.Decision, stale: dict[str, list[str]]
+    ) -> dict[str, Any]:
+        """report_only: whether the host matches the plan, and what differs; nothing written."""
+        left = stale["units"] + stale["files"]
+        result.update(
+            changed=False,
+            matches=not decision.run and not left,
+            plan_match={"matches": not decision.run and not left, "differs": decision.run, "stale": left},
+            run=decision.run,
+            skip=decision.skip,
+            drift=decision.drift,
+            stale=stale,
+            lock=self._held,
+            msg=summary(decision, stale),
+        )
+        if self._facts:
+            result["ansible_facts"] = self._facts
+        return result
+
+    def _kept(
+        self, record: dict[str, Any], decision: markers.Decision, hashes: dict[str, str], host: Any
+    ) -> dict[str, Any]:
+        """The host's record as the roles about to run leave it: a role about to run with other inputs
+        loses its record first (a run that stops half way must not leave a record of a state the host is
+        not in; same inputs describe the same state: kept), with the host's facts; written when it
+        changed."""
+        entries = record.get("roles") or {}
+        rerun = [r for r in decision.run if r in entries and entries[r].get("hash") != hashes[r]]
+        kept = hostrecord.with_host(hostrecord.without(record, rerun), host)
+        # The host's facts changed or are new: kept now when no role runs (bench_provision_record writes
+        # them with the roles' records otherwise).
+        new_host = kept.get("host") != record.get("host") and not decision.run
+        if (rerun or new_host) and not self._task.check_mode:
+            res = self._low_level_execute_command(hostrecord.write_command(kept))
+            if res.get("rc") != 0:
+                raise self.failure(f"cannot write {hostrecord.MARKER}: {res}")
+        return kept
 
     def _own(
         self,
@@ -209,15 +257,13 @@ class ActionModule(ActionBase):
         problems += verdict.problems
         if problems:
             host = self._host_name
-            raise AnsibleActionFail(
-                f"bench_provision_state: {host}: " + f"\nbench_provision_state: {host}: ".join(problems)
-            )
+            raise self.failure(f"{host}: " + f"\nbench_provision_state: {host}: ".join(problems))
         after = made.after(ours, existing, planned, verdict.users, verdict.groups)
         # Written only over a record the host answered for (the read's section is there, null when none).
         if "made" in found and after != made.parse(found.get("made")) and not self._task.check_mode:
             res = self._low_level_execute_command(made.write_command(after))
             if res.get("rc") != 0:
-                raise AnsibleActionFail(f"bench_provision_state: cannot write {made.PATH}: {res}")
+                raise self.failure(f"cannot write {made.PATH}: {res}")
 
     def _hashes(
         self, roles: list[str], task_vars: dict[str, Any], facts: dict[str, Any], source: str
@@ -255,9 +301,7 @@ class ActionModule(ActionBase):
         gathered = res.get("ansible_facts")
         if res.get("failed") or not isinstance(gathered, dict):
             host = task_vars.get("inventory_hostname", "the host")
-            raise AnsibleActionFail(
-                f"bench_provision_state: cannot gather {host}'s facts: {res.get('msg', res)}"
-            )
+            raise self.failure(f"cannot gather {host}'s facts: {res.get('msg', res)}")
         self._facts = dict(gathered)
         return {name.removeprefix("ansible_"): value for name, value in gathered.items()}
 
@@ -277,9 +321,7 @@ class ActionModule(ActionBase):
         host = self._host_name
         lock_wait = lock_wait_seconds(args.get("lock_wait") or 0)
         if lock_wait is None:
-            raise AnsibleActionFail(
-                f"bench_provision_state: lock_wait: seconds (0 or more), not {args.get('lock_wait')!r}"
-            )
+            raise self.failure(f"lock_wait: seconds (0 or more), not {args.get('lock_wait')!r}")
         last: dict[str, str] = {}
 
         def ask(request: dict[str, Any]) -> dict[str, Any]:
@@ -288,7 +330,7 @@ class ActionModule(ActionBase):
             )
             answer = hostcommand.parse_lock(str(res.get("stdout") or ""))
             if res.get("rc") != 0 or answer is None:
-                raise AnsibleActionFail(f"bench_provision_state: cannot read {host}: {res}")
+                raise self.failure(f"cannot read {host}: {res}")
             last["stdout"] = str(res.get("stdout") or "")
             return answer
 
@@ -306,7 +348,7 @@ class ActionModule(ActionBase):
                 waiting=waiting,
             )
         except RunLockError as exc:
-            raise AnsibleActionFail(f"bench_provision_state: {exc}") from None
+            raise self.failure(str(exc)) from None
         return last["stdout"]
 
 

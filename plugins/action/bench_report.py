@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.analysis.summary import comparisons_of, threshold_checks_of, verdict_of
 from benchstack.analysis.thresholds import failed
 from benchstack.common.exitcodes import OUTCOME_ENV, gate_code, gate_message
@@ -40,26 +39,22 @@ from benchstack.results.runfolder import point_latest
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
+    # bench_cell measures nothing in check mode, so there are no cells to report on.
+    CHECK_MODE = "check mode: no report is written"
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        args = ARGS.check(self)
-        if self._task.check_mode:
-            # bench_cell measures nothing in check mode, so there are no cells to report on.
-            result.update(changed=False, skipped=True, msg="check mode: no report is written")
-            return result
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         run_dir = Path(args["run_dir"])
         try:
             cells = load_cells(run_dir) if run_dir.is_dir() else []
             if not cells:
-                raise AnsibleActionFail(f"bench_report: no cells in {run_dir}")
+                raise self.failure(f"no cells in {run_dir}")
             # A run that shipped its access logs: the objects holding them, counted into run.json first
             # (best effort, benchstack.report.shipping), so the report says what reached the store.
             shipped = shipping.collect(run_dir, cells)
             if shipped and shipped.get("problem"):
-                result.setdefault("warnings", []).append(f"bench_report: access logs: {shipped['problem']}")
+                self.warn(result, f"access logs: {shipped['problem']}")
             report, run = write_run_report(run_dir)
             verdict = verdict_of(run)
             table = end_of_run_text(run)
@@ -68,7 +63,7 @@ class ActionModule(ActionBase):
             results_dir = args["results_dir"]
             latest = point_latest(run_dir, results_dir) if results_dir else None
         except ValueError as exc:  # a bad cell or run.json, named by the message
-            raise AnsibleActionFail(f"bench_report: {exc}") from None
+            raise self.failure(str(exc)) from None
         fail_on = args["fail_on"]
         bad = len(failed(checks))
         code = gate_code(verdict.status, bad, fail_on)
@@ -80,11 +75,11 @@ class ActionModule(ActionBase):
         # Then the history, which never fails the run (benchstack.history.finished).
         recorded = record_finished(run_dir, results_dir, run) if args["history"] else None
         if recorded is not None and recorded.warning:
-            result.setdefault("warnings", []).append(f"bench_report: {recorded.warning}")
+            self.warn(result, recorded.warning)
         # Then the object store, last: the folder it copies is complete (benchstack.history.finished).
         published = publish_finished(run_dir, args["publish"], args["publish_endpoint"])
         if published.warning:
-            result.setdefault("warnings", []).append(f"bench_report: {published.warning}")
+            self.warn(result, published.warning)
         result.update(
             changed=True,
             report=str(report),

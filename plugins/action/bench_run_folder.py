@@ -19,10 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.measure.barrier import playbook_run_id
 from benchstack.measure.runlock import release
 from benchstack.measure.runner import run_folder_problem
@@ -32,15 +29,11 @@ from benchstack.results.runfolder import settle_stops_aside
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
+    CHECK_MODE = "check mode: the run folder is not written"
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        args = ARGS.check(self)
-        if self._task.check_mode:
-            result.update(changed=False, skipped=True, msg="check mode: the run folder is not written")
-            return result
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         run_dir = Path(args["run_dir"])
         # The workers' parent is ansible-playbook: the run folder's lock is this playbook run's.
         controller = os.getppid()
@@ -48,7 +41,7 @@ class ActionModule(ActionBase):
             problem = run_folder_problem(run_dir)
             if problem is not None:
                 release(run_dir, controller)  # the run ends here
-                raise AnsibleActionFail(f"bench_run_folder: {problem}")
+                raise self.failure(problem)
             result.update(changed=False, msg="writable")
             return result
         settled = settle_stops_aside(run_dir, run=playbook_run_id(controller))

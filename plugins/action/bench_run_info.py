@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
-from benchstack.actionargs import action_args
+from benchstack.actionargs import BenchAction, action_args
 from benchstack.measure.runlock import RunLockError, acquire, release
 from benchstack.measure.runner import write_run_info
 from benchstack.plan.resolved import RUN_FACTS, run_record
@@ -30,23 +29,18 @@ from benchstack.results.runfolder import settle_stops_aside
 ARGS = action_args(__file__)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(BenchAction):
+    ARGS = ARGS
+    CHECK_MODE = ""
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        task_vars = task_vars or {}
-        args = ARGS.check(self)
-        if self._task.check_mode:
-            result.update(changed=False, skipped=True)
-            return result
+    def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         run_dir = Path(args["run_dir"])
         try:
             run_dir.mkdir(parents=True, exist_ok=True)
             # The workers' parent is ansible-playbook: the lock is this playbook run's.
             taken = acquire(run_dir, os.getppid())
         except RunLockError as exc:
-            raise AnsibleActionFail(f"bench_run_info: {exc}") from None
+            raise self.failure(str(exc)) from None
         except OSError as exc:  # before any cell, in one line
             release(run_dir, os.getppid())  # a resume's, taken with its plan: the run ends here
             raise AnsibleActionFail(_not_writable(run_dir, exc)) from None
@@ -64,7 +58,7 @@ class ActionModule(ActionBase):
             path = write_run_info(run_dir, info)
         except ValueError as exc:  # a record that does not fit the published schema, named by the message
             release(run_dir, os.getppid())  # the run ends here
-            raise AnsibleActionFail(f"bench_run_info: {exc}") from None
+            raise self.failure(str(exc)) from None
         except OSError as exc:
             release(run_dir, os.getppid())
             raise AnsibleActionFail(_not_writable(run_dir, exc)) from None

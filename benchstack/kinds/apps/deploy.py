@@ -316,30 +316,7 @@ def user_apps(stacks: Sequence[Stack], roots: Roots = DEFAULT_ROOTS) -> list[dic
             "lock_files": list(LOCK_FILES),
             "supported": SUPPORTED_DEPENDENCY_FILES,
         }
-        if app.src:
-            entry.update(
-                source={
-                    "type": "src",
-                    "path": app.src.path,
-                    "sha256": app.src.sha256,
-                    "files": app.src.files,
-                    "bytes": app.src.bytes,
-                },
-                key=f"src:{app.src.sha256}",
-                release=f"{user}/.releases/{name}-{app.src.sha256[:16]}",
-                dependency_files=list(app.src.dependency_files),
-            )
-        elif app.git:
-            git = app.git
-            # Of the masked URL: a new token for the same repository deploys nothing again.
-            pinned = hashlib.sha256(f"{git.shown_repo}\0{git.version}".encode()).hexdigest()
-            entry.update(
-                source={"type": "git", **git.as_dict()},
-                key=None if git.moving_ref else f"git:{pinned}",
-                release=None,  # named after the commit it resolves to, on the target
-                git_cache=f"{user}/.git/{name}.git",
-                dependency_files=None,
-            )
+        entry.update(_source(app, user))
         entry["folders"] = sorted(
             {f"{user}/.releases", f"{user}/.records"}
             | ({app.bundle.path} if app.bundle else set())
@@ -347,3 +324,33 @@ def user_apps(stacks: Sequence[Stack], roots: Roots = DEFAULT_ROOTS) -> list[dic
         )
         out[name] = entry
     return list(out.values())
+
+
+def _source(app: App, user: str) -> dict[str, Any]:
+    """Where a user app's content comes from (its source folder, or its repository and version), the key
+    that names it, and its release folder (a git app's is named after the commit, on the target)."""
+    if app.src:
+        return {
+            "source": {
+                "type": "src",
+                "path": app.src.path,
+                "sha256": app.src.sha256,
+                "files": app.src.files,
+                "bytes": app.src.bytes,
+            },
+            "key": f"src:{app.src.sha256}",
+            "release": f"{user}/.releases/{app.name}-{app.src.sha256[:16]}",
+            "dependency_files": list(app.src.dependency_files),
+        }
+    if app.git:
+        git = app.git
+        # Of the masked URL: a new token for the same repository deploys nothing again.
+        pinned = hashlib.sha256(f"{git.shown_repo}\0{git.version}".encode()).hexdigest()
+        return {
+            "source": {"type": "git", **git.as_dict()},
+            "key": None if git.moving_ref else f"git:{pinned}",
+            "release": None,  # named after the commit it resolves to, on the target
+            "git_cache": f"{user}/.git/{app.name}.git",
+            "dependency_files": None,
+        }
+    return {}

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from benchstack.kinds.loadtools.base import (
     TIMEOUT_SLACK_S,
+    ClosedRun,
     LoadTool,
     positive_int,
 )
@@ -121,6 +122,58 @@ def _check_complete(text: str, completed: int, has_total: bool) -> None:
 
 def parse(text: str) -> Parsed:
     """Parse the output of one ab run (stdout, optionally with stderr interleaved)."""
+    values = _essentials(text)
+    notes: list[str] = []
+    version = _VERSION.search(text)
+    completed = int(values["complete"])
+    failed = int(values["failed"])
+    errors = _errors(text, failed)
+    rps = _float(_RPS, text)
+    if rps is None:
+        if completed:
+            raise ParseError("ab output lacks 'Requests per second'")
+        rps = 0.0
+        notes.append("ab completed no requests and printed no rates")
+    latency, total = _latency(text)
+    _check_complete(text, completed, total is not None)
+    percentiles = {int(p): float(ms) for p, ms in _PERCENT.findall(text)}
+    for p in (50, 75, 90, 99):
+        latency[f"p{p}"] = percentiles.get(p)
+    keepalive_requests = _int(_KEEPALIVE, text)
+    transferred = int(values["transferred"])
+    notes += _counting_notes(text, errors, completed, transferred)
+    extra: dict[str, float | int | str | None] = {
+        "html_transferred_bytes": _int(_HTML, text),
+        "time_per_request_ms": _float(_TPR, text),
+        "time_per_request_all_ms": _float(_TPR_ALL, text),
+        "transfer_rate_kbytes_s": _float(_RATE, text),
+        "failed_requests": failed,
+    }
+    if total and len(total.group(1).split()) == 5:
+        extra["total_median_ms"] = float(total.group(1).split()[3])
+    if 100 in percentiles:
+        extra["p100_ms"] = percentiles[100]
+    return Parsed(
+        tool="ab",
+        tool_version=version.group(1) if version else None,
+        url=_url(text),
+        concurrency=int(values["concurrency"]),
+        threads=None,
+        keepalive=keepalive_requests is not None,
+        requests_completed=completed,
+        duration_s=float(values["duration"]),
+        rps=rps,
+        transfer_bytes=transferred,
+        latency_ms=latency,
+        errors=errors,
+        keepalive_requests=keepalive_requests,
+        notes=notes,
+        extra=extra,
+    )
+
+
+def _essentials(text: str) -> dict[str, str]:
+    """The summary lines every ab run prints; ParseError naming what is missing, or why ab printed none."""
     values: dict[str, str] = {}
     for key, pattern in _ESSENTIAL.items():
         m = pattern.search(text)
@@ -134,13 +187,11 @@ def parse(text: str) -> Parsed:
         if not values and not _VERSION.search(text):
             raise ParseError("not ApacheBench output (no 'This is ApacheBench' banner and no summary)")
         raise ParseError("ab output lacks " + ", ".join(repr(_LABELS[k]) for k in missing))
+    return values
 
-    notes: list[str] = []
-    version = _VERSION.search(text)
-    concurrency = int(values["concurrency"])
-    completed = int(values["complete"])
-    failed = int(values["failed"])
 
+def _errors(text: str, failed: int) -> dict[str, int | None]:
+    """ab's errors by kind: its failed requests' breakdown, write errors and non-2xx responses."""
     errors = empty_errors()
     if failed:
         m = _BREAKDOWN.search(text)
@@ -154,14 +205,11 @@ def parse(text: str) -> Parsed:
             errors[kind] = int(count)
     errors["write"] = _int(_WRITE, text) or 0
     errors["status"] = _int(_NON2XX, text) or 0
+    return errors
 
-    rps = _float(_RPS, text)
-    if rps is None:
-        if completed:
-            raise ParseError("ab output lacks 'Requests per second'")
-        rps = 0.0
-        notes.append("ab completed no requests and printed no rates")
 
+def _latency(text: str) -> tuple[dict[str, float | None], re.Match[str] | None]:
+    """The latency figures of the Connection Times' ``Total:`` row, and the row."""
     latency = empty_latency()
     total = _TOTAL_ROW.search(text)
     if total:
@@ -174,14 +222,12 @@ def parse(text: str) -> Parsed:
             latency["min"], latency["mean"], latency["max"] = numbers
         else:
             raise ParseError(f"unexpected 'Total:' row in ab's Connection Times: {total.group(0)!r}")
-    _check_complete(text, completed, total is not None)
-    percentiles = {int(p): float(ms) for p, ms in _PERCENT.findall(text)}
-    for p in (50, 75, 90, 99):
-        latency[f"p{p}"] = percentiles.get(p)
+    return latency, total
 
-    keepalive_requests = _int(_KEEPALIVE, text)
-    transferred = int(values["transferred"])
 
+def _counting_notes(text: str, errors: dict[str, int | None], completed: int, transferred: int) -> list[str]:
+    """What the cell says about how ab counted its errors."""
+    notes = []
     if errors["status"] and errors["length"]:
         notes.append(
             "ab counts a non-2xx response whose body length differs from the first response under both "
@@ -197,42 +243,16 @@ def parse(text: str) -> Parsed:
     doclen = _DOCLEN.search(text)
     if doclen and doclen.group(1) == "Variable":
         notes.append("response length checking was off (ab -l): Length failures are not counted")
+    return notes
 
-    url = None
+
+def _url(text: str) -> str | None:
+    """The URL ab loaded, from its server lines."""
     host, port, path = _HOST.search(text), _PORT.search(text), _PATH.search(text)
-    if host and port and path:
-        scheme = "https" if _TLS.search(text) else "http"
-        url = f"{scheme}://{host.group(1)}:{port.group(1)}{path.group(1)}"
-
-    extra: dict[str, float | int | str | None] = {
-        "html_transferred_bytes": _int(_HTML, text),
-        "time_per_request_ms": _float(_TPR, text),
-        "time_per_request_all_ms": _float(_TPR_ALL, text),
-        "transfer_rate_kbytes_s": _float(_RATE, text),
-        "failed_requests": failed,
-    }
-    if total and len(total.group(1).split()) == 5:
-        extra["total_median_ms"] = float(total.group(1).split()[3])
-    if 100 in percentiles:
-        extra["p100_ms"] = percentiles[100]
-
-    return Parsed(
-        tool="ab",
-        tool_version=version.group(1) if version else None,
-        url=url,
-        concurrency=concurrency,
-        threads=None,
-        keepalive=keepalive_requests is not None,
-        requests_completed=completed,
-        duration_s=float(values["duration"]),
-        rps=rps,
-        transfer_bytes=transferred,
-        latency_ms=latency,
-        errors=errors,
-        keepalive_requests=keepalive_requests,
-        notes=notes,
-        extra=extra,
-    )
+    if not (host and port and path):
+        return None
+    scheme = "https" if _TLS.search(text) else "http"
+    return f"{scheme}://{host.group(1)}:{port.group(1)}{path.group(1)}"
 
 
 # ab requires at most this many concurrent connections.
@@ -241,20 +261,13 @@ AB_MAX_CONCURRENCY = 20000
 AB_MAX_S = 600
 
 
-def ab_command(
-    url: str,
-    concurrency: int,
-    requests: int | None = None,
-    duration_s: int | None = None,
-    threads: int | None = None,
-    keepalive: bool | None = None,
-    timeout_s: int | None = None,
-    gnuplot_file: str | None = None,
-) -> list[str]:
+def ab_command(run: ClosedRun) -> list[str]:
     """ab's argv (arguments checked by :func:`benchstack.kinds.loadtools.loadcmd.build_command` first). ab's
     ``-t`` sets the request count to 50000 when it is parsed, so ``-n`` must come *after* ``-t`` or the
     configured count is silently dropped (checked with ab 2.3: ``ab -n 300 -t 1`` ran 20284 requests). ab
-    requires ``-n >= -c`` and at most 20000 concurrent connections, and a URL with a path."""
+    requires ``-n >= -c`` and at most 20000 concurrent connections, and a URL with a path. ``per_request``:
+    the ``-g`` (gnuplot) file."""
+    requests, concurrency = run.requests, run.concurrency
     if requests is None:
         raise ValueError("ab needs requests (-n)")
     positive_int("requests", requests)
@@ -262,19 +275,19 @@ def ab_command(
         raise ValueError(f"ab needs requests >= concurrency (-n {requests} < -c {concurrency})")
     if concurrency > AB_MAX_CONCURRENCY:
         raise ValueError(f"ab allows at most {AB_MAX_CONCURRENCY} concurrent requests, not {concurrency}")
-    if threads is not None:
+    if run.threads is not None:
         raise ValueError("ab is single-threaded; threads applies to wrk only")
     cmd = ["ab"]
-    if duration_s is not None:
-        cmd += ["-t", str(duration_s)]  # before -n: -t resets the request count
+    if run.duration_s is not None:
+        cmd += ["-t", str(run.duration_s)]  # before -n: -t resets the request count
     cmd += ["-n", str(requests), "-c", str(concurrency)]
-    if keepalive:
+    if run.keepalive:
         cmd.append("-k")
-    if timeout_s is not None:
-        cmd += ["-s", str(timeout_s)]
-    if gnuplot_file is not None:
-        cmd += ["-g", gnuplot_file]
-    return [*cmd, url]
+    if run.timeout_s is not None:
+        cmd += ["-s", str(run.timeout_s)]
+    if run.per_request is not None:
+        cmd += ["-g", run.per_request]
+    return [*cmd, run.url]
 
 
 class Ab(LoadTool):
@@ -300,26 +313,15 @@ class Ab(LoadTool):
             ok = False
         return ok
 
-    def argv(
-        self,
-        url: str,
-        concurrency: int,
-        *,
-        requests: int | None = None,
-        duration_s: int | None = None,
-        threads: int | None = None,
-        keepalive: bool | None = None,
-        timeout_s: int | None = None,
-        per_request: str | None = None,
-    ) -> list[str]:
-        return ab_command(url, concurrency, requests, duration_s, threads, keepalive, timeout_s, per_request)
+    def argv(self, run: ClosedRun) -> list[str]:
+        return ab_command(run)
 
     def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
         return self.closed_command(plan, url, plan.get("timeout_s"), per_request)
 
     def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
         requests = max(int(plan["warmup"]["requests"]), plan["concurrency"])
-        return ab_command(url, plan["concurrency"], requests=requests, keepalive=plan["keepalive"])
+        return ab_command(ClosedRun(url, plan["concurrency"], requests=requests, keepalive=plan["keepalive"]))
 
     def bound_s(self, plan: dict[str, Any]) -> int:
         return int(plan["duration_s"] or AB_MAX_S) + TIMEOUT_SLACK_S

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -52,6 +53,25 @@ def check_url(tool: str, url: str) -> None:
         raise ValueError(f"{tool} needs an http:// or https:// URL with a host, not {url!r}")
     if not parts.path:
         raise ValueError(f"{tool} needs a path in the URL, e.g. {url}/ (ab rejects {url!r} as invalid)")
+
+
+@dataclass(frozen=True)
+class ClosedRun:
+    """One closed-loop run's arguments, from which :meth:`LoadTool.build` makes the tool's argv.
+
+    ``keepalive`` None means the tool's own behaviour: off for ab, always on for wrk (False is an error).
+    ``threads`` (wrk only) defaults to min(2, concurrency). ``per_request``: where the tool's per-request
+    data goes (ab's ``-g FILE``, wrk's ``-s`` report script).
+    """
+
+    url: str
+    concurrency: int
+    requests: int | None = None
+    duration_s: int | None = None
+    threads: int | None = None
+    keepalive: bool | None = None
+    timeout_s: int | None = None
+    per_request: str | None = None
 
 
 class LoadTool(ABC):
@@ -115,48 +135,17 @@ class LoadTool(ABC):
 
     # ------------------------------------------------------------ commands
 
-    def build(
-        self,
-        url: str,
-        concurrency: int,
-        *,
-        requests: int | None = None,
-        duration_s: int | None = None,
-        threads: int | None = None,
-        keepalive: bool | None = None,
-        timeout_s: int | None = None,
-        per_request: str | None = None,
-    ) -> list[str]:
+    def build(self, run: ClosedRun) -> list[str]:
         """A closed-loop run's argv from its arguments; ValueError on a bad combination."""
-        positive_int("concurrency", concurrency)
-        check_url(self.name, url)
-        if timeout_s is not None:
-            positive_int("timeout_s", timeout_s)
-        if duration_s is not None:
-            positive_int("duration_s", duration_s)
-        return self.argv(
-            url,
-            concurrency,
-            requests=requests,
-            duration_s=duration_s,
-            threads=threads,
-            keepalive=keepalive,
-            timeout_s=timeout_s,
-            per_request=per_request,
-        )
+        positive_int("concurrency", run.concurrency)
+        check_url(self.name, run.url)
+        if run.timeout_s is not None:
+            positive_int("timeout_s", run.timeout_s)
+        if run.duration_s is not None:
+            positive_int("duration_s", run.duration_s)
+        return self.argv(run)
 
-    def argv(
-        self,
-        url: str,
-        concurrency: int,
-        *,
-        requests: int | None = None,
-        duration_s: int | None = None,
-        threads: int | None = None,
-        keepalive: bool | None = None,
-        timeout_s: int | None = None,
-        per_request: str | None = None,
-    ) -> list[str]:
+    def argv(self, run: ClosedRun) -> list[str]:
         """The tool's argv for arguments :meth:`build` checked (closed-loop tools)."""
         raise ValueError(f"{self.name} is open loop: build it from a cell plan with its rate (command)")
 
@@ -165,14 +154,16 @@ class LoadTool(ABC):
     ) -> list[str]:
         """:meth:`build` from a closed-loop cell plan."""
         return self.build(
-            url,
-            plan["concurrency"],
-            requests=plan.get("requests"),
-            duration_s=plan.get("duration_s"),
-            threads=plan.get("threads"),
-            keepalive=plan["keepalive"],
-            timeout_s=timeout_s,
-            per_request=per_request,
+            ClosedRun(
+                url,
+                plan["concurrency"],
+                requests=plan.get("requests"),
+                duration_s=plan.get("duration_s"),
+                threads=plan.get("threads"),
+                keepalive=plan["keepalive"],
+                timeout_s=timeout_s,
+                per_request=per_request,
+            )
         )
 
     @abstractmethod

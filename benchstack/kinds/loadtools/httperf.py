@@ -89,6 +89,40 @@ def _calls(text: str) -> int:
 
 def parse(text: str) -> Parsed:
     """Parse the output of one httperf run (stdout and stderr together)."""
+    total, status, err1, err2 = _required(text)
+    connections, _requests, replies = (int(total.group(i)) for i in (1, 2, 3))
+    duration = float(total.group(4))
+    calls = _calls(text)
+    dist = _histogram(text, replies, calls)
+    notes: list[str] = []
+    latency = _latency(text, replies, calls, dist, notes)
+    peak = _CONN_RATE.search(text)
+    size = _REPLY_SIZE.search(text)
+    parsed = Parsed(
+        tool="httperf",
+        tool_version=None,
+        url=_url(text),
+        # Open loop: connections are not a setting; this is the most that were open at once.
+        concurrency=max(1, int(peak.group(1))) if peak else 1,
+        threads=None,
+        keepalive=calls > 1,
+        requests_completed=replies,
+        duration_s=duration,
+        rps=round(replies / duration, 2) if duration > 0 else 0.0,
+        transfer_bytes=round(float(size.group(1)) * replies) if size else 0,
+        latency_ms=latency,
+        errors=_errors(status, err1, err2),
+        notes=notes,
+        extra={"connections": connections, "calls_per_connection": calls},
+    )
+    if dist is not None and calls == 1:
+        distribution.attach(parsed, dist)
+    return parsed
+
+
+def _required(text: str) -> tuple[re.Match[str], re.Match[str], re.Match[str], re.Match[str]]:
+    """The summary's total, status and two error lines; ParseError naming those missing (or why httperf
+    printed none), or when the errors' total is not the sum of their kinds."""
     found = {key: pattern.search(text) for key, pattern in _ESSENTIAL.items()}
     missing = [key for key, m in found.items() if m is None]
     if missing:
@@ -106,24 +140,29 @@ def parse(text: str) -> Parsed:
             f"httperf output is incomplete: 'Errors: total {err1.group(1)}' is not the sum of its kinds "
             f"({sum(kinds)})"
         )
-    connections, _requests, replies = (int(total.group(i)) for i in (1, 2, 3))
-    duration = float(total.group(4))
+    return total, status, err1, err2
+
+
+def _errors(status: re.Match[str], err1: re.Match[str], err2: re.Match[str]) -> dict[str, int | None]:
+    """httperf's errors by kind: refused, reset, both timeouts, the client's own failures, 4xx and 5xx."""
     client_timo, socket_timo, refused, reset = (int(err1.group(i)) for i in (2, 3, 4, 5))
     fd_unavail, addr_unavail, ftab_full, other = (int(err2.group(i)) for i in (1, 2, 3, 4))
     codes = [int(status.group(i)) for i in range(1, 6)]
-
     errors = empty_errors()
     errors["connect"] = refused
     errors["read"] = reset
     errors["timeout"] = client_timo + socket_timo
     errors["exceptions"] = fd_unavail + addr_unavail + ftab_full + other
     errors["status"] = codes[3] + codes[4]
+    return errors
 
-    notes: list[str] = []
+
+def _latency(
+    text: str, replies: int, calls: int, dist: distribution.Distribution | None, notes: list[str]
+) -> dict[str, float | None]:
+    """The connection lifetimes' figures (one call per connection), else the mean reply time only."""
     latency = empty_latency()
-    calls = _calls(text)
     conn = _CONN_TIME.search(text)
-    dist = _histogram(text, replies, calls)
     if replies and conn and calls == 1:
         lo, avg, hi, median, stdev = (float(conn.group(i)) for i in range(1, 6))
         latency.update(mean=avg, min=lo, max=hi, p50=median, stdev=stdev)
@@ -143,29 +182,7 @@ def parse(text: str) -> Parsed:
         if reply:
             latency["mean"] = round(float(reply.group(1)) + float(reply.group(2)), 3)
         notes.append(f"httperf ran {calls} calls per connection: only the mean reply time is known")
-
-    peak = _CONN_RATE.search(text)
-    size = _REPLY_SIZE.search(text)
-    parsed = Parsed(
-        tool="httperf",
-        tool_version=None,
-        url=_url(text),
-        # Open loop: connections are not a setting; this is the most that were open at once.
-        concurrency=max(1, int(peak.group(1))) if peak else 1,
-        threads=None,
-        keepalive=calls > 1,
-        requests_completed=replies,
-        duration_s=duration,
-        rps=round(replies / duration, 2) if duration > 0 else 0.0,
-        transfer_bytes=round(float(size.group(1)) * replies) if size else 0,
-        latency_ms=latency,
-        errors=errors,
-        notes=notes,
-        extra={"connections": connections, "calls_per_connection": calls},
-    )
-    if dist is not None and calls == 1:
-        distribution.attach(parsed, dist)
-    return parsed
+    return latency
 
 
 def _histogram(text: str, replies: int, calls: int) -> distribution.Distribution | None:

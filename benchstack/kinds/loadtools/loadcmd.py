@@ -7,6 +7,7 @@ its adapter (:mod:`benchstack.kinds.loadtools`).
 from __future__ import annotations
 
 from benchstack.kinds.loadtools import by_name
+from benchstack.kinds.loadtools.base import ClosedRun
 
 
 def http_url(host: str, port: int, path: str) -> str:
@@ -15,31 +16,7 @@ def http_url(host: str, port: int, path: str) -> str:
     return f"http://{host_part}:{port}{path}"
 
 
-def build_command(
-    tool: str,
-    url: str,
-    concurrency: int,
-    requests: int | None = None,
-    duration_s: int | None = None,
-    threads: int | None = None,
-    keepalive: bool | None = None,
-    timeout_s: int | None = None,
-    per_request: str | None = None,
-) -> list[str]:
-    """The argv to run the closed-loop ``tool`` against ``url``. Raises ValueError on a bad combination or
-    an unknown or open-loop tool.
-
-    ``keepalive`` None means the tool's own behaviour: off for ab, always on for wrk (False is an error).
-    ``threads`` (wrk only) defaults to min(2, concurrency). ``per_request``: where the tool's per-request
-    data goes (ab's ``-g FILE``, wrk's ``-s`` report script).
-    """
-    return by_name(tool).build(
-        url,
-        concurrency,
-        requests=requests,
-        duration_s=duration_s,
-        threads=threads,
-        keepalive=keepalive,
-        timeout_s=timeout_s,
-        per_request=per_request,
-    )
+def build_command(tool: str, run: ClosedRun) -> list[str]:
+    """The argv of the closed-loop ``run`` (:class:`~benchstack.kinds.loadtools.base.ClosedRun`) with
+    ``tool``. Raises ValueError on a bad combination or an unknown or open-loop tool."""
+    return by_name(tool).build(run)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchstack.kinds.loadtools.base import (
     TIMEOUT_SLACK_S,
+    ClosedRun,
     LoadTool,
     positive_int,
 )
@@ -92,63 +93,14 @@ def binary_bytes(text: str) -> int:
 
 def parse(text: str) -> Parsed:
     """Parse the output of one wrk run."""
-    running = _RUNNING.search(text)
-    threads_m = _THREADS.search(text)
-    latency_row = _LATENCY_ROW.search(text)
-    summary = _SUMMARY.search(text)
-    rps_m = _RPS.search(text)
-    transfer = _TRANSFER.search(text)
-    found = {
-        "Running ... test @ URL": running,
-        "N threads and M connections": threads_m,
-        "Latency row of Thread Stats": latency_row,
-        "N requests in T, S read": summary,
-        "Requests/sec": rps_m,
-        # wrk's last line: without it the output may be cut inside the Requests/sec figure
-        "Transfer/sec": transfer,
-    }
-    missing = [label for label, m in found.items() if m is None]
-    if missing:
-        fatal = fatal_messages(_FATAL, text)
-        if fatal:
-            raise ParseError("wrk printed no results: " + "; ".join(fatal))
-        if len(missing) == len(found):
-            raise ParseError("not wrk output (no 'Running ... test @' line and no summary)")
-        raise ParseError("wrk output lacks " + ", ".join(repr(label) for label in missing))
-    assert running and threads_m and latency_row and summary and rps_m and transfer  # for type checkers
-
+    running, threads_m, latency_row, summary, rps_m, transfer = _required(text)
     notes: list[str] = []
     completed = int(summary.group(1))
-    latency = empty_latency()
     # "-nan%" in the +/- Stdev column means wrk recorded no latency sample: either nothing completed or
     # every response was slower than --timeout (then counted as a timeout, not a latency).
     sampled = completed > 0 and "nan" not in latency_row.group(4)
-    if sampled:
-        avg, stdev, maximum = (time_ms(latency_row.group(i)) for i in (1, 2, 3))
-        latency.update(mean=avg, stdev=stdev, max=maximum)
-        dist = _DISTRIBUTION.search(text)
-        if dist:
-            for p, value in _PERCENT.findall(dist.group(1)):
-                if f"p{p}" in latency:
-                    latency[f"p{p}"] = time_ms(value)
-    else:
-        notes.append("wrk recorded no latency sample: its latency figures are placeholders and are left out")
-
-    errors = empty_errors()
-    socket = _SOCKET.search(text)
-    if socket:
-        for kind, value in zip(("connect", "read", "write", "timeout"), socket.groups(), strict=True):
-            errors[kind] = int(value)
-    status = _STATUS.search(text)
-    errors["status"] = int(status.group(1)) if status else 0
-    errors["length"] = 0  # wrk does not compare response lengths
-    errors["exceptions"] = 0
-    if errors["timeout"]:
-        notes.append(
-            "wrk counts responses slower than --timeout as timeout errors (they are in the request count) "
-            "and leaves them out of the latency figures"
-        )
-
+    latency = _latency(text, latency_row, sampled, notes)
+    errors = _errors(text, notes)
     extra: dict[str, float | int | str | None] = {"configured_duration": running.group(1)}
     reqsec = _REQSEC_ROW.search(text)
     if reqsec and sampled:
@@ -158,11 +110,9 @@ def parse(text: str) -> Parsed:
     extra["transfer_per_s_bytes"] = binary_bytes(transfer.group(1))
     within = latency_row.group(4)
     extra["latency_within_stdev_pct"] = None if "nan" in within else float(within)
-
     duration_s = time_ms(summary.group(2)) / 1000.0
     if not math.isfinite(duration_s):
         raise ParseError(f"wrk reported a duration of {summary.group(2)!r}")
-
     parsed = Parsed(
         tool="wrk",
         tool_version=None,
@@ -182,6 +132,66 @@ def parse(text: str) -> Parsed:
     )
     _attach_histogram(parsed, text)
     return parsed
+
+
+def _required(text: str) -> tuple[re.Match[str], ...]:
+    """The lines every complete wrk run prints, in the order :func:`parse` takes them; ParseError naming
+    those missing, or why wrk printed none."""
+    found = {
+        "Running ... test @ URL": _RUNNING.search(text),
+        "N threads and M connections": _THREADS.search(text),
+        "Latency row of Thread Stats": _LATENCY_ROW.search(text),
+        "N requests in T, S read": _SUMMARY.search(text),
+        "Requests/sec": _RPS.search(text),
+        # wrk's last line: without it the output may be cut inside the Requests/sec figure
+        "Transfer/sec": _TRANSFER.search(text),
+    }
+    missing = [label for label, m in found.items() if m is None]
+    if missing:
+        fatal = fatal_messages(_FATAL, text)
+        if fatal:
+            raise ParseError("wrk printed no results: " + "; ".join(fatal))
+        if len(missing) == len(found):
+            raise ParseError("not wrk output (no 'Running ... test @' line and no summary)")
+        raise ParseError("wrk output lacks " + ", ".join(repr(label) for label in missing))
+    return tuple(m for m in found.values() if m is not None)
+
+
+def _latency(
+    text: str, latency_row: re.Match[str], sampled: bool, notes: list[str]
+) -> dict[str, float | None]:
+    """The latency figures of the Thread Stats row and the distribution's percentiles, when sampled."""
+    latency = empty_latency()
+    if not sampled:
+        notes.append("wrk recorded no latency sample: its latency figures are placeholders and are left out")
+        return latency
+    avg, stdev, maximum = (time_ms(latency_row.group(i)) for i in (1, 2, 3))
+    latency.update(mean=avg, stdev=stdev, max=maximum)
+    dist = _DISTRIBUTION.search(text)
+    if dist:
+        for p, value in _PERCENT.findall(dist.group(1)):
+            if f"p{p}" in latency:
+                latency[f"p{p}"] = time_ms(value)
+    return latency
+
+
+def _errors(text: str, notes: list[str]) -> dict[str, int | None]:
+    """wrk's socket errors and non-2xx responses by kind (it compares no lengths, counts no exceptions)."""
+    errors = empty_errors()
+    socket = _SOCKET.search(text)
+    if socket:
+        for kind, value in zip(("connect", "read", "write", "timeout"), socket.groups(), strict=True):
+            errors[kind] = int(value)
+    status = _STATUS.search(text)
+    errors["status"] = int(status.group(1)) if status else 0
+    errors["length"] = 0  # wrk does not compare response lengths
+    errors["exceptions"] = 0
+    if errors["timeout"]:
+        notes.append(
+            "wrk counts responses slower than --timeout as timeout errors (they are in the request count) "
+            "and leaves them out of the latency figures"
+        )
+    return errors
 
 
 def _attach_histogram(parsed: Parsed, text: str) -> None:
@@ -217,34 +227,27 @@ CONNECTIONS_ENV = "BENCH_STACK_CONNECTIONS"
 MAX_THREADS = 1024
 
 
-def wrk_command(
-    url: str,
-    concurrency: int,
-    requests: int | None = None,
-    duration_s: int | None = None,
-    threads: int | None = None,
-    keepalive: bool | None = None,
-    timeout_s: int | None = None,
-    script: str | None = None,
-) -> list[str]:
+def wrk_command(run: ClosedRun) -> list[str]:
     """wrk's argv (arguments checked by :func:`benchstack.kinds.loadtools.loadcmd.build_command` first). wrk
     always keeps connections alive, needs a duration, and needs ``-c >= -t``; ``--timeout`` and ``-d`` take
-    whole seconds ("500ms" is rejected with a usage message). ``threads`` defaults to min(2, concurrency)."""
-    if duration_s is None:
+    whole seconds ("500ms" is rejected with a usage message). ``threads`` defaults to min(2, concurrency).
+    ``per_request``: the report script (``-s``)."""
+    concurrency = run.concurrency
+    if run.duration_s is None:
         raise ValueError("wrk needs duration_s (-d); it runs for a time, not a request count")
-    if requests is not None:
+    if run.requests is not None:
         raise ValueError("wrk cannot run a fixed number of requests; give duration_s only")
-    if keepalive is False:
+    if run.keepalive is False:
         raise ValueError("wrk always keeps connections alive; use keepalive=True (or ab for no keep-alive)")
-    threads = min(2, concurrency) if threads is None else positive_int("threads", threads)
+    threads = min(2, concurrency) if run.threads is None else positive_int("threads", run.threads)
     if threads > concurrency:
         raise ValueError(f"wrk needs threads <= connections (-t {threads} > -c {concurrency})")
-    cmd = ["wrk", "-t", str(threads), "-c", str(concurrency), "-d", f"{duration_s}s", "--latency"]
-    if timeout_s is not None:
-        cmd += ["--timeout", f"{timeout_s}s"]
-    if script is not None:
-        cmd += ["-s", script]
-    return [*cmd, url]
+    cmd = ["wrk", "-t", str(threads), "-c", str(concurrency), "-d", f"{run.duration_s}s", "--latency"]
+    if run.timeout_s is not None:
+        cmd += ["--timeout", f"{run.timeout_s}s"]
+    if run.per_request is not None:
+        cmd += ["-s", run.per_request]
+    return [*cmd, run.url]
 
 
 def wrk_timeout_s(plan: dict[str, Any]) -> int | None:
@@ -304,19 +307,8 @@ class Wrk(LoadTool):
     def threads(self, plan: LoadPlan, level: int) -> int | None:
         return min(2, level) if plan.threads is None else plan.threads
 
-    def argv(
-        self,
-        url: str,
-        concurrency: int,
-        *,
-        requests: int | None = None,
-        duration_s: int | None = None,
-        threads: int | None = None,
-        keepalive: bool | None = None,
-        timeout_s: int | None = None,
-        per_request: str | None = None,
-    ) -> list[str]:
-        return wrk_command(url, concurrency, requests, duration_s, threads, keepalive, timeout_s, per_request)
+    def argv(self, run: ClosedRun) -> list[str]:
+        return wrk_command(run)
 
     def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
         """With the report script (``per_request``), the threshold and connection count go in its
@@ -330,7 +322,9 @@ class Wrk(LoadTool):
 
     def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
         duration_s = int(plan["warmup"]["duration_s"])
-        return self.build(url, plan["concurrency"], duration_s=duration_s, threads=plan.get("threads"))
+        return self.build(
+            ClosedRun(url, plan["concurrency"], duration_s=duration_s, threads=plan.get("threads"))
+        )
 
     def bound_s(self, plan: dict[str, Any]) -> int:
         return int(plan["duration_s"]) + TIMEOUT_SLACK_S

@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from benchstack.measure.runner import Target, measure_cell  # noqa: E402
+from benchstack.measure.runner import CellOptions, Target, measure_cell  # noqa: E402
 from benchstack.plan.experiment import cells, experiment_from_dict  # noqa: E402
 
 
@@ -51,7 +51,7 @@ def measure(the_plan: dict[str, Any], loadgen: str, run: Path, delay_s: float = 
         run / loadgen,
         local,
         "latency-capture",
-        before_measure=(lambda: time.sleep(delay_s)) if delay_s else None,
+        CellOptions(before_measure=(lambda: time.sleep(delay_s)) if delay_s else None),
     )
     return cell
 

@@ -17,7 +17,7 @@ from benchstack.analysis.checks.hosts import cpu_split_problem
 from benchstack.analysis.checks.precision import rounds_needed
 from benchstack.analysis.checks.steady import drift, starts_per_second
 from benchstack.analysis.verdict import Verdict, run_verdict
-from benchstack.measure.runner import Target, measure_cell, write_run_info
+from benchstack.measure.runner import CellOptions, Target, measure_cell, write_run_info
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.report.build import verdict_section
 from benchstack.report.render import section_markdown, verdict_text
@@ -106,7 +106,7 @@ class Run:
         loadgen = "web1" if self.mode == "loopback" else "gen1"
         where = Target(host="127.0.0.1", target="web1", loadgen=loadgen)
         plan = self.plan(stack, load, repetition, threshold_ms)
-        cell, _ = measure_cell(plan, where, self.path, execute, "verdict", sleep=lambda s: None)
+        cell, _ = measure_cell(plan, where, self.path, execute, "verdict", CellOptions(sleep=lambda s: None))
         if rps is not None:
             path = self.path / "cells" / f"{plan['cell_id']}.json"
             cell["rps"] = rps

@@ -1,5 +1,6 @@
 import pytest
 
+from benchstack.kinds.loadtools.base import ClosedRun
 from benchstack.kinds.loadtools.loadcmd import build_command
 from benchstack.plan.loadplan import Load
 
@@ -7,50 +8,50 @@ URL = "http://127.0.0.1:8001/hello/bar"
 
 
 def test_ab_command_plain() -> None:
-    assert build_command("ab", URL, 100, requests=2000) == ["ab", "-n", "2000", "-c", "100", URL]
+    assert build_command("ab", ClosedRun(URL, 100, requests=2000)) == ["ab", "-n", "2000", "-c", "100", URL]
 
 
 def test_ab_command_with_keepalive_timeout_and_time_limit_puts_t_before_n() -> None:
     # ab's -t resets the request count to 50000, so -n must follow it.
-    cmd = build_command("ab", URL, 10, requests=500, duration_s=5, keepalive=True, timeout_s=3)
+    cmd = build_command("ab", ClosedRun(URL, 10, requests=500, duration_s=5, keepalive=True, timeout_s=3))
     assert cmd == ["ab", "-t", "5", "-n", "500", "-c", "10", "-k", "-s", "3", URL]
     assert cmd.index("-t") < cmd.index("-n")
 
 
 def test_ab_requires_requests() -> None:
     with pytest.raises(ValueError, match="ab needs requests"):
-        build_command("ab", URL, 10)
+        build_command("ab", ClosedRun(URL, 10))
 
 
 def test_ab_rejects_fewer_requests_than_concurrency() -> None:
     with pytest.raises(ValueError, match=r"requests >= concurrency \(-n 5 < -c 10\)"):
-        build_command("ab", URL, 10, requests=5)
+        build_command("ab", ClosedRun(URL, 10, requests=5))
 
 
 def test_ab_rejects_threads_and_huge_concurrency() -> None:
     with pytest.raises(ValueError, match="threads applies to wrk only"):
-        build_command("ab", URL, 10, requests=100, threads=2)
+        build_command("ab", ClosedRun(URL, 10, requests=100, threads=2))
     with pytest.raises(ValueError, match="at most 20000"):
-        build_command("ab", URL, 20001, requests=30000)
+        build_command("ab", ClosedRun(URL, 20001, requests=30000))
 
 
 def test_ab_needs_a_path_in_the_url() -> None:
     with pytest.raises(ValueError, match="needs a path"):
-        build_command("ab", "http://127.0.0.1:8001", 1, requests=1)
+        build_command("ab", ClosedRun("http://127.0.0.1:8001", 1, requests=1))
 
 
 def test_wrk_command_defaults_threads_to_two_and_always_prints_latency() -> None:
-    assert build_command("wrk", URL, 32, duration_s=10) == [
+    assert build_command("wrk", ClosedRun(URL, 32, duration_s=10)) == [
         "wrk", "-t", "2", "-c", "32", "-d", "10s", "--latency", URL,
     ]  # fmt: skip
 
 
 def test_wrk_threads_default_never_exceeds_connections() -> None:
-    assert build_command("wrk", URL, 1, duration_s=3)[:5] == ["wrk", "-t", "1", "-c", "1"]
+    assert build_command("wrk", ClosedRun(URL, 1, duration_s=3))[:5] == ["wrk", "-t", "1", "-c", "1"]
 
 
 def test_wrk_command_with_threads_and_timeout() -> None:
-    cmd = build_command("wrk", URL, 64, duration_s=30, threads=4, keepalive=True, timeout_s=2)
+    cmd = build_command("wrk", ClosedRun(URL, 64, duration_s=30, threads=4, keepalive=True, timeout_s=2))
     assert cmd == ["wrk", "-t", "4", "-c", "64", "-d", "30s", "--latency", "--timeout", "2s", URL]
 
 
@@ -68,14 +69,14 @@ def test_wrk_command_with_threads_and_timeout() -> None:
 )
 def test_wrk_bad_combinations_raise(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        build_command("wrk", URL, **kwargs)
+        build_command("wrk", ClosedRun(URL, **kwargs))
 
 
 def test_unknown_tool_and_bad_url_raise() -> None:
     with pytest.raises(ValueError, match="unknown tool 'siege'"):
-        build_command("siege", URL, 1)
+        build_command("siege", ClosedRun(URL, 1))
     with pytest.raises(ValueError, match="http:// or https://"):
-        build_command("ab", "127.0.0.1:8001/", 1, requests=1)
+        build_command("ab", ClosedRun("127.0.0.1:8001/", 1, requests=1))
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from conftest import Helpers, read_data
 from benchstack.analysis.compare import compare_rows
 from benchstack.kinds.loadtools.perrequest import ab_requests
 from benchstack.measure.merge import MergeError, latency_from_times, merge_cells, merge_stored
-from benchstack.measure.runner import Target, measure_cell
+from benchstack.measure.runner import CellOptions, Target, measure_cell
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.report.build import summary_rows
 from benchstack.results.cell import validate_cell
@@ -61,8 +61,7 @@ def measure_on(
         loadgen_dir(run, lg),
         execute,
         "multi-host",
-        target_execute=on_target,
-        sleep=lambda seconds: None,
+        CellOptions(target_execute=on_target, sleep=lambda seconds: None),
     )
     return cell
 

@@ -15,7 +15,7 @@ from conftest import DATA, Helpers, read_data
 
 from benchstack.kinds.loadtools.perrequest import ab_requests
 from benchstack.measure.merge import latency_from_times, merge_cells, merge_stored
-from benchstack.measure.runner import Target, measure_cell
+from benchstack.measure.runner import CellOptions, Target, measure_cell
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.records.distribution import from_dict, from_values
 from benchstack.results.cell import validate_cell
@@ -54,7 +54,12 @@ def measure(run: Path, capture: str, loadgen: str) -> dict[str, Any]:
 
     where = Target(host="127.0.0.1", target="local", loadgen=loadgen)
     cell, _ = measure_cell(
-        plan(tool), where, loadgen_dir(run, loadgen), execute, "latency-capture", sleep=lambda seconds: None
+        plan(tool),
+        where,
+        loadgen_dir(run, loadgen),
+        execute,
+        "latency-capture",
+        CellOptions(sleep=lambda seconds: None),
     )
     return cell
 

@@ -7,16 +7,9 @@ from conftest import STORED_META, read_data
 
 from benchstack.analysis.stats import relative_half_width
 from benchstack.kinds.loadtools import parse
-from benchstack.measure.repetitions import (
-    MAX_CELLS_PER_COUNTED,
-    ExtraRound,
-    extra_cells,
-    extra_round,
-    more_needed,
-    precision,
-)
+from benchstack.measure.repetitions import ExtraRound, extra_cells, extra_round, more_needed, precision
 from benchstack.plan.experiment import cell_plan, experiment_from_dict, load_points
-from benchstack.plan.loadplan import Load
+from benchstack.plan.loadplan import MAX_CELLS_PER_COUNTED, Load
 from benchstack.results.cell import COLLAPSE_SHARE, counted, left_out, make_cell, write_cell
 
 PARSED = parse("ab", read_data("ab", "normal.txt"))  # ab -n 2000 -c 50

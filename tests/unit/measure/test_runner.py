@@ -15,7 +15,14 @@ from conftest import AB_G_FILE, Helpers, is_helper, read_data, unwrap
 
 from benchstack.kinds.loadtools import by_name, parse
 from benchstack.measure import runner
-from benchstack.measure.runner import CellFailed, StorageFailed, Target, measure_cell, write_run_info
+from benchstack.measure.runner import (
+    CellFailed,
+    CellOptions,
+    StorageFailed,
+    Target,
+    measure_cell,
+    write_run_info,
+)
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.results.cell import validate_cell
 from benchstack.results.runfolder import experiment_hash
@@ -87,7 +94,7 @@ def measure(
     plan: dict, run_dir: Path, fake: FakeLoadgen, where: Target = LOOPBACK, **kw: Any
 ) -> tuple[dict, bool]:
     kw.setdefault("sleep", lambda seconds: None)
-    return measure_cell(plan, where, run_dir, fake, experiment="runner-test", **kw)
+    return measure_cell(plan, where, run_dir, fake, experiment="runner-test", options=CellOptions(**kw))
 
 
 # ---------------------------------------------------------------- a measured cell
@@ -184,8 +191,8 @@ def test_everything_before_the_measured_run_goes_to_the_loadgen_in_one_batch(tmp
         return fake(command)
 
     cell, _ = measure_cell(
-        plan, LOOPBACK, tmp_path, execute, experiment="runner-test", sleep=events.append,
-        probe_version=True, execute_many=execute_many,
+        plan, LOOPBACK, tmp_path, execute, experiment="runner-test",
+        options=CellOptions(sleep=events.append, probe_version=True, execute_many=execute_many),
     )  # fmt: skip
     assert events == [
         ["n=0;", WRK.version_probe, "d=/var/lib/bench-stack;",

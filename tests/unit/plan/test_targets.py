@@ -16,7 +16,7 @@ from benchstack import cli
 from benchstack.analysis.verdict import run_verdict
 from benchstack.measure.merge import merge_stored
 from benchstack.measure.repetitions import extra_cells
-from benchstack.measure.runner import Target, measure_cell, write_run_info
+from benchstack.measure.runner import CellOptions, Target, measure_cell, write_run_info
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.plan.resolved import compile_plan, experiment_of
 from benchstack.plan.targets import target_cells
@@ -69,7 +69,7 @@ def measure(run: Path, plan: dict[str, Any], capture: tuple[str, str], loadgen: 
     where = Target(host=plan["target"], target=plan["target"], loadgen=lg)
     store = loadgen_dir(run, lg) if loadgen else run
     cell, _ = measure_cell(
-        plan, where, store, lambda c: helpers.run(c, output), "two-hosts", sleep=lambda s: None
+        plan, where, store, lambda c: helpers.run(c, output), "two-hosts", CellOptions(sleep=lambda s: None)
     )
     return cell
 

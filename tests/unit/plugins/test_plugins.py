@@ -1,7 +1,7 @@
 """The Ansible plugins, imported by file path (they are not a package) and run without a connection."""
 
+import dataclasses
 import errno
-import functools
 import importlib.util
 import json
 import os
@@ -19,11 +19,12 @@ import jinja2
 import pytest
 import yaml
 from ansible.errors import AnsibleActionFail, AnsibleFilterError
+from ansible.plugins.action import ActionBase
 from conftest import STORED_META, Helpers, batch_commands, batch_reply, read_data
 
 from benchstack.measure import runlock, runner
 from benchstack.measure.runlock import holder
-from benchstack.measure.runner import measure_cell
+from benchstack.measure.runner import CellOptions, measure_cell
 from benchstack.plan import roles as provision
 from benchstack.plan import settings
 from benchstack.plan.experiment import CellPlan, cells
@@ -67,7 +68,11 @@ def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The pauses bench_cell's runner makes between warm-up and measurement (load.pause_s, 1 s by default),
     recorded instead of slept: test_runner proves where the pause falls."""
     slept: list[float] = []
-    monkeypatch.setattr(bench_cell, "measure_cell", functools.partial(measure_cell, sleep=slept.append))
+
+    def measure(*args: Any, options: CellOptions, **kw: Any) -> tuple[dict[str, Any], bool]:
+        return measure_cell(*args, options=dataclasses.replace(options, sleep=slept.append), **kw)
+
+    monkeypatch.setattr(bench_cell, "measure_cell", measure)
     return slept
 
 
@@ -118,7 +123,7 @@ def run_plan(
     action = make_action(bench_plan, args)
     action._templar = templar or PassThrough()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bench_plan.ActionBase, "run", lambda self, tmp=None, task_vars=None: {})
+        mp.setattr(ActionBase, "run", lambda self, tmp=None, task_vars=None: {})
         result = action.run(task_vars=task_vars or {})
     return result["ansible_facts"]["bench_plan"]
 

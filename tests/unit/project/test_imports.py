@@ -142,7 +142,7 @@ def test_module_imports_alone_without_the_other(
 # the hosts; analysis decides from cells what they say; measure runs cells and asks analysis for more
 # rounds; history keeps runs; report shows them; the command line drives all (docs/index.md).
 LAYERS = (
-    ("benchstack.common", "benchstack.actionargs"),
+    ("benchstack.common",),
     ("benchstack.records",),
     ("benchstack.kinds",),
     ("benchstack.results",),
@@ -152,7 +152,8 @@ LAYERS = (
     ("benchstack.measure",),
     ("benchstack.history",),
     ("benchstack.report",),
-    ("benchstack.cli", "benchstack.__main__"),
+    # The package's faces: for people (the command line) and for the Ansible plugins (their base class).
+    ("benchstack.cli", "benchstack.__main__", "benchstack.actionargs"),
 )
 
 

@@ -20,7 +20,7 @@ from benchstack.analysis.drift import Drift
 from benchstack.kinds.loadtools import TOOLS, ab, parse, wrk
 from benchstack.kinds.loadtools.perrequest import WRK_REPORT_MARKER
 from benchstack.measure.merge import merge_stored
-from benchstack.measure.runner import CellFailed, Target, measure_cell, write_run_info
+from benchstack.measure.runner import CellFailed, CellOptions, Target, measure_cell, write_run_info
 from benchstack.plan.cpusplit import cpu_split
 from benchstack.plan.experiment import (
     LOAD_KEYS,
@@ -267,8 +267,7 @@ def measure_capture(run: Path, tool: str, capture: str, loadgen: str, target_vms
         run,
         execute,
         "results-format",
-        target_execute=on_target if target_vmstat else None,
-        sleep=lambda seconds: None,
+        CellOptions(target_execute=on_target if target_vmstat else None, sleep=lambda seconds: None),
     )
 
 
@@ -300,7 +299,14 @@ def runner_cells(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[s
                 return helpers.run(command, output)
 
             where = Target(host="127.0.0.1", target="web1", loadgen=lg)
-            measure_cell(plan, where, loadgen_dir(run, lg), execute, "results-format", sleep=lambda s: None)
+            measure_cell(
+                plan,
+                where,
+                loadgen_dir(run, lg),
+                execute,
+                "results-format",
+                CellOptions(sleep=lambda s: None),
+            )
         merge_stored(run, plan["cell_id"], ["lg1", "lg2"])
     # A run with several targets: a second target's cell, whose id starts with its target.
     output = read_data("ab", "normal.txt")
@@ -314,7 +320,7 @@ def runner_cells(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[s
         run,
         lambda c: helpers.reply(c) or (0, output, ""),
         "results-format",
-        sleep=lambda s: None,
+        CellOptions(sleep=lambda s: None),
     )
     return run, refused
 
