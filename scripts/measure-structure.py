@@ -16,22 +16,10 @@ import importlib.util
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 TREES = ("benchstack", "plugins")
-# The packages of benchstack/ from the lowest: each may import those before it, not those after.
-ORDER = (
-    "common",
-    "results",
-    "kinds",
-    "plan",
-    "provision",
-    "measure",
-    "analysis",
-    "history",
-    "report",
-    "cli",
-)
 
 
 def functions(path: Path) -> Iterator[tuple[int, str, int]]:
@@ -70,30 +58,22 @@ def loose_dicts(tree: str) -> int:
     return sum(p.read_text(encoding="utf-8").count("dict[str, Any]") for p in (ROOT / tree).rglob("*.py"))
 
 
-def _package(module: str) -> str | None:
-    parts = module.split(".")
-    if len(parts) < 2:
-        return None
-    return parts[1] if parts[1] in ORDER else None
-
-
-def back_imports() -> list[tuple[str, str]]:
-    """(importer, imported) where a package's module imports a module of a package later in ORDER."""
+def _test_imports() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "test_imports", ROOT / "tests" / "unit" / "project" / "test_imports.py"
     )
     assert spec is not None and spec.loader is not None
-    test_imports = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(test_imports)
-    graph: dict[str, set[str]] = test_imports.import_graph()
-    found = []
-    for module, deps in sorted(graph.items()):
-        own = _package(module)
-        for dep in sorted(deps):
-            other = _package(dep)
-            if own and other and ORDER.index(other) > ORDER.index(own):
-                found.append((module, dep))
-    return found
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def back_imports() -> tuple[str, list[str]]:
+    """The layers (tests/unit/project/test_imports.py's LAYERS, the one definition) and every import of a
+    module of a later layer, as ``importer -> imported``."""
+    test_imports = _test_imports()
+    order = " < ".join(p[0].removeprefix("benchstack.") for p in test_imports.LAYERS)
+    return order, test_imports.imports_back_up(test_imports.import_graph())
 
 
 def main(argv: list[str]) -> int:
@@ -114,10 +94,10 @@ def main(argv: list[str]) -> int:
     print(f"longest: {path}:{line} {name} {n}")
     for tree in TREES:
         print(f"dict[str, Any] in {tree}/: {loose_dicts(tree)}")
-    back = back_imports()
-    print(f"back imports ({' < '.join(ORDER)}): {len(back)}")
-    for module, dep in back:
-        print(f"  {module} -> {dep}")
+    order, back = back_imports()
+    print(f"back imports ({order}): {len(back)}")
+    for line in back:
+        print(f"  {line}")
     return 0
 
 
