@@ -46,6 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchstack.kinds.loadtools import by_name
 from benchstack.measure.interference import INTERFERENCE_REASON, disturbed_reasons
 from benchstack.measure.interference import summarize as summarize_interference
 from benchstack.measure.perrequest import ParseError, ab_requests, nearest_rank
@@ -191,6 +192,7 @@ def merge_cells(
     if len(set(loadgens)) != len(loadgens):
         raise MergeError(f"a loadgen appears twice: {', '.join(loadgens)}")
     tool = str(first["tool"])
+    adapter = by_name(tool)
     errors: dict[str, int | None] = {
         k: _sum_optional([(c.get("errors") or {}).get(k) for c in cells]) for k in ERROR_KINDS
     }
@@ -223,7 +225,7 @@ def merge_cells(
         # Counted once by value: 8 loadgens x 1,000,000 requests are a few hundred distinct milliseconds.
         by_ms = Counter(ms for _, ms in kept)
         latency.update(_moments_ms(by_ms))
-        merged_dist = distribution.from_counts(tool, {ms * 1000: n for ms, n in by_ms.items()})
+        merged_dist = distribution.from_counts(adapter.resolution, {ms * 1000: n for ms, n in by_ms.items()})
         how = "requests"
         if window is None:
             notes.append("latency from every request: without every loadgen's window it was not cut to one")
@@ -293,8 +295,8 @@ def merge_cells(
         "transfer_bytes": sum(int(c["transfer_bytes"]) for c in cells),
         "latency_ms": latency,
         "errors": errors,
-        "error_count": error_count(tool, errors),
-        "error_rate": error_rate(tool, completed, errors),
+        "error_count": error_count(adapter.counting, errors),
+        "error_rate": error_rate(adapter.counting, completed, errors),
         "keepalive_requests": _sum_optional([c.get("keepalive_requests") for c in cells]),
         "threshold_ms": first.get("threshold_ms"),
         "raw_output": raw_output,
