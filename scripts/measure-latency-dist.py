@@ -36,7 +36,11 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchstack.kinds.loadtools import parse  # noqa: E402
+from benchstack.kinds.loadtools import (  # noqa: E402
+    ab,
+    parse,  # noqa: E402
+    wrk,
+)
 from benchstack.kinds.loadtools.perrequest import ab_requests  # noqa: E402
 from benchstack.measure.merge import merge_cells  # noqa: E402
 from benchstack.measure.runner import (  # noqa: E402
@@ -182,7 +186,7 @@ def bytes_added() -> None:
         growth = f"cell {without:,} -> {with_dist:,} B (+{with_dist - without:,} B)"
         print(f"   {capture.label}: {pairs:,} pairs, {growth}{extra}")
     # every 9-bit bucket from 1 us to 2 s filled: the largest wrk histogram
-    full = distribution.from_counts("wrk", {v: 1 for v in range(1, 2_000_001)})
+    full = distribution.from_counts(wrk.RESOLUTION, {v: 1 for v in range(1, 2_000_001)})
     size = len(dumps_cell({"latency_dist": full.to_dict()}).encode())
     print(f"   wrk, every bucket up to its 2 s timeout filled: {len(full.counts):,} pairs, +{size:,} B")
 
@@ -208,7 +212,7 @@ def timed_pair(capture: Capture, cell: dict[str, Any], run: Path, repeat: int) -
         parsed = parse(tool, output)
         if tool == "ab":
             times = [ms * 1000 for _, ms in ab_requests(tsv)]
-            distribution.attach(parsed, distribution.from_values("ab", times))
+            distribution.attach(parsed, distribution.from_values(ab.RESOLUTION, times), True)
         store(cell)
 
     def old() -> None:
@@ -227,7 +231,7 @@ def ms_added(repeat: int, requests: int) -> None:
         print(f"   {capture.label}: {t_old:.2f} -> {t_new:.2f} ms (+{t_new - t_old:.2f} ms)")
     tsv = synthetic_tsv(random.Random(1), requests, 10)
     t0 = time.perf_counter()
-    distribution.from_values("ab", (ms * 1000 for _, ms in ab_requests(tsv)))
+    distribution.from_values(ab.RESOLUTION, (ms * 1000 for _, ms in ab_requests(tsv)))
     took = (time.perf_counter() - t0) * 1000
     size = f"{len(tsv) / 1e6:.1f} MB"
     print(f"   ab, {requests:,} requests: its -g file ({size}) read into a distribution in {took:.0f} ms")
@@ -252,7 +256,7 @@ def merge_time(loadgens: int, requests: int) -> None:
     wrk_cells = []
     for lg in range(loadgens):
         us = [max(1, round(rng.lognormvariate(7.6, 0.8))) for _ in range(requests)]  # ~2 ms
-        dist = distribution.from_values("wrk", us).to_dict()
+        dist = distribution.from_values(wrk.RESOLUTION, us).to_dict()
         wrk_cells.append({**wrk_cell, "loadgen": f"lg{lg}", "window": WINDOW_60S, "latency_dist": dist})
     t0 = time.perf_counter()
     merged = merge_cells(wrk_cells)

@@ -47,6 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchstack.kinds.loadtools import by_name
 from benchstack.kinds.loadtools.perrequest import ab_requests, nearest_rank
 from benchstack.measure.interference import INTERFERENCE_REASON, disturbed_reasons
 from benchstack.measure.interference import summarize as summarize_interference
@@ -293,7 +294,7 @@ def _from_requests(
             f"{window[1] - window[0]:.3f} s in which all loadgens ran (cut at ab's whole-second "
             "start times)"
         )
-    merged = distribution.from_counts(tool, {ms * 1000: n for ms, n in by_ms.items()})
+    merged = distribution.from_counts(by_name(tool).resolution, {ms * 1000: n for ms, n in by_ms.items()})
     return merged, {"requests": len(every), "kept": len(kept)}
 
 
@@ -333,6 +334,7 @@ def _merged_cell(
     """The merged cell's fields up to its latency distribution, in the order a cell has them."""
     first = cells[0]
     tool = str(first["tool"])
+    adapter = by_name(tool)
     errors: dict[str, int | None] = {
         k: _sum_optional([(c.get("errors") or {}).get(k) for c in cells]) for k in ERROR_KINDS
     }
@@ -364,8 +366,8 @@ def _merged_cell(
         "transfer_bytes": sum(int(c["transfer_bytes"]) for c in cells),
         "latency_ms": latency.figures,
         "errors": errors,
-        "error_count": error_count(tool, errors),
-        "error_rate": error_rate(tool, completed, errors),
+        "error_count": error_count(adapter.counting, errors),
+        "error_rate": error_rate(adapter.counting, completed, errors),
         "keepalive_requests": _sum_optional([c.get("keepalive_requests") for c in cells]),
         "threshold_ms": first.get("threshold_ms"),
         "raw_output": raw_output,

@@ -1,15 +1,15 @@
 """A cell's whole latency distribution: sparse ``[value_us, count]`` pairs, exact merges, percentiles.
 
 Encoding. Each stored value is a bucket of the tool's own resolution unit (``unit_us``: wrk 1 µs, ab 1 ms,
-httperf 0.5 ms because its 1 ms bins are reported at their centres), floored to a number of significant
-bits (``significant_bits``, per source in :data:`SOURCES`): values below 2**bits units are exact, larger ones
-are rounded down by less than 2**(1 - bits). ab and httperf (11 bits) keep every request exactly at their
-own resolution up to 2 s (httperf: 1 s) and within 0.1 % beyond, like an HdrHistogram with 3 significant
-digits; wrk (9 bits) to the microsecond below 0.5 ms and within 0.4 % above: its microseconds are finer
-than any latency difference a benchmark can show, and 9 bits keep a cell's histogram at about 1,700 pairs
-(17 KB) where 11 bits took 4,800 (45 KB) for the same 2 s run. Bucketing is idempotent, so sums of stored
-distributions (merged loadgens, pooled repetitions) are exact: nothing is re-rounded and no percentile is
-ever averaged.
+httperf 0.5 ms because its 1 ms bins are reported at their centres), floored to a number of significant bits
+(``significant_bits``, per source: its adapter's :class:`Resolution`): values below 2**bits units are exact,
+larger ones are rounded down by less than 2**(1 - bits). ab and httperf (11 bits) keep every request exactly
+at their own resolution up to 2 s (httperf: 1 s) and within 0.1 % beyond, like an HdrHistogram with 3
+significant digits; wrk (9 bits) to the microsecond below 0.5 ms and within 0.4 % above: its microseconds are
+finer than any latency difference a benchmark can show, and 9 bits keep a cell's histogram at about 1,700
+pairs (17 KB) where 11 bits took 4,800 (45 KB) for the same 2 s run. Bucketing is idempotent, so sums of
+stored distributions (merged loadgens, pooled repetitions) are exact: nothing is re-rounded and no percentile
+is ever averaged.
 
 Why sparse pairs and not PyPI ``hdrhistogram``: the pairs are plain JSON that ``jq`` and a spreadsheet read,
 they need no new dependency on the controller or in the Lua script that reads wrk's histogram, and the
@@ -39,18 +39,23 @@ from benchstack.common.numbers import is_int
 if TYPE_CHECKING:
     from benchstack.records.model import Parsed
 
-# Where each distribution comes from: the tool's resolution, the significant bits kept, whether the samples
-# are corrected for coordinated omission (wrk's own correction), and whether they are every request's own
-# time (their mean and stdev then replace the tool's rounded ones). benchstack/data/wrk_report.lua buckets
-# wrk's histogram with the same 9 bits. A table of the results format (cell.schema.json has the same rules),
-# here rather than in each tool's adapter (benchstack.kinds.loadtools) because the parsers build
-# distributions: the adapters import this module, not the other way (tests/unit/kinds/test_loadtools.py keeps
-# the keys equal).
-SOURCES: dict[str, dict[str, Any]] = {
-    "wrk": {"unit_us": 1, "bits": 9, "corrected": True, "every_request": False},
-    "ab": {"unit_us": 1000, "bits": 11, "corrected": False, "every_request": True},
-    "httperf": {"unit_us": 500, "bits": 12, "corrected": False, "every_request": False},
-}
+
+@dataclass(frozen=True)
+class Resolution:
+    """Where a distribution comes from, as the tool's adapter declares it (``resolution`` of
+    :class:`benchstack.kinds.loadtools.base.LoadTool`; the published cell schema's per-source rules are
+    generated from these, scripts/kindfiles/loadtools.py): the tool's resolution, the significant bits kept,
+    whether the samples are corrected for coordinated omission, whether they are every request's own time
+    (their mean and stdev then replace the tool's rounded ones), and how its percentiles are to be read."""
+
+    source: str
+    unit_us: int
+    bits: int
+    corrected: bool
+    every_request: bool
+    label: str
+
+
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p75", 75), ("p90", 90), ("p99", 99))
 # The tail percentiles (model.TAIL_KEYS) and the real requests each needs (Distribution.unsupported).
 TAIL_MIN_REQUESTS: dict[str, tuple[float, int]] = {"p99.9": (99.9, 1_000), "p99.99": (99.99, 10_000)}
@@ -67,23 +72,24 @@ def bucket(units: int, bits: int) -> int:
     return units if shift <= 0 else (units >> shift) << shift
 
 
-def bucket_width_us(source: str, value_us: int) -> int:
-    """The width of ``source``'s bucket holding ``value_us``: every value in it is stored as its lowest."""
-    unit, bits = int(SOURCES[source]["unit_us"]), int(SOURCES[source]["bits"])
+def bucket_width_us(resolution: Resolution, value_us: int) -> int:
+    """The width of the bucket holding ``value_us``: every value in it is stored as its lowest."""
+    unit, bits = resolution.unit_us, resolution.bits
     return unit << max(0, (value_us // unit).bit_length() - bits)
 
 
 @dataclass(frozen=True)
 class Distribution:
     """Latency samples of one cell (or of merged or pooled cells). ``counts``: (value_us, count), ascending,
-    values already bucketed. ``requests``: real requests described (fewer than the samples for wrk's
-    corrected histogram)."""
+    values already bucketed to ``bits`` significant bits of ``unit_us``. ``requests``: real requests
+    described (fewer than the samples for wrk's corrected histogram)."""
 
     source: str
     unit_us: int
     counts: tuple[tuple[int, int], ...]
     requests: int
     corrected: bool
+    bits: int
 
     @cached_property
     def _cumulative(self) -> list[int]:
@@ -157,7 +163,7 @@ class Distribution:
         return {
             "source": self.source,
             "unit_us": self.unit_us,
-            "significant_bits": SOURCES[self.source]["bits"],
+            "significant_bits": self.bits,
             "corrected": self.corrected,
             "requests": self.requests,
             "samples": self.samples,
@@ -167,13 +173,11 @@ class Distribution:
 
 
 def from_counts(
-    source: str, counts: Iterable[tuple[int, int]] | Mapping[int, int], requests: int | None = None
+    resolution: Resolution, counts: Iterable[tuple[int, int]] | Mapping[int, int], requests: int | None = None
 ) -> Distribution:
-    """A distribution of ``source`` from (value_us, count) pairs; values are bucketed in the source's unit
+    """A distribution of ``resolution``'s source from (value_us, count) pairs; values are bucketed in its unit
     (a value between two units is floored to the unit). ``requests`` defaults to the number of samples."""
-    if source not in SOURCES:
-        raise DistributionError(f"unknown distribution source {source!r}")
-    unit, bits = int(SOURCES[source]["unit_us"]), int(SOURCES[source]["bits"])
+    unit, bits = resolution.unit_us, resolution.bits
     pairs = counts.items() if isinstance(counts, Mapping) else counts
     summed: dict[int, int] = {}
     exact_below = 1 << bits
@@ -187,27 +191,28 @@ def from_counts(
     ordered = tuple(sorted(summed.items()))
     total = sum(c for _, c in ordered)
     return Distribution(
-        source=source,
+        source=resolution.source,
         unit_us=unit,
         counts=ordered,
         requests=total if requests is None else int(requests),
-        corrected=bool(SOURCES[source]["corrected"]),
+        corrected=resolution.corrected,
+        bits=bits,
     )
 
 
-def from_values(source: str, values_us: Iterable[int]) -> Distribution:
+def from_values(resolution: Resolution, values_us: Iterable[int]) -> Distribution:
     """A distribution of one sample per value (per-request data)."""
     counts: dict[int, int] = {}
     for value in values_us:
         counts[value] = counts.get(value, 0) + 1
-    return from_counts(source, counts)
+    return from_counts(resolution, counts)
 
 
 def merge(dists: Sequence[Distribution]) -> Distribution:
     """The sum of several distributions of the same source: every sample of each, nothing averaged."""
     if not dists:
         raise DistributionError("nothing to merge")
-    kinds = {(d.source, d.unit_us, d.corrected) for d in dists}
+    kinds = {(d.source, d.unit_us, d.corrected, d.bits) for d in dists}
     if len(kinds) > 1:
         raise DistributionError(f"cannot sum distributions of different kinds: {sorted(kinds)}")
     summed: dict[int, int] = {}
@@ -221,6 +226,7 @@ def merge(dists: Sequence[Distribution]) -> Distribution:
         tuple(sorted(summed.items())),
         sum(d.requests for d in dists),
         first.corrected,
+        first.bits,
     )
 
 
@@ -228,21 +234,30 @@ def _is_count(v: object) -> bool:
     return is_int(v) and v >= 0
 
 
-def validate(d: object) -> list[str]:
-    """Problems with a stored ``latency_dist`` object; empty when valid."""
+def validate(d: object, resolution: Resolution | None = None) -> list[str]:
+    """Problems with a stored ``latency_dist`` object; empty when valid. Its own unit and bits hold its
+    values; with ``resolution`` (the adapter of its source, which the caller knows), they must be the
+    source's."""
     if not isinstance(d, dict):
         return ["latency_dist must be an object"]
     problems = []
     source = d.get("source")
-    if source not in SOURCES:
-        return [f"latency_dist.source must be one of {', '.join(SOURCES)}, not {source!r}"]
-    if d.get("unit_us") != SOURCES[source]["unit_us"]:
-        problems.append(f"latency_dist.unit_us must be {SOURCES[source]['unit_us']} for {source}")
-    bits = int(SOURCES[source]["bits"])
-    if d.get("significant_bits") != bits:
-        problems.append(f"latency_dist.significant_bits must be {bits} for {source}")
-    if d.get("corrected") is not SOURCES[source]["corrected"]:
-        problems.append(f"latency_dist.corrected must be {str(SOURCES[source]['corrected']).lower()}")
+    if not isinstance(source, str) or not source:
+        return [f"latency_dist.source must name a load tool, not {source!r}"]
+    unit, bits = d.get("unit_us"), d.get("significant_bits")
+    if not is_int(unit) or unit < 1 or not is_int(bits) or bits < 1:
+        return ["latency_dist.unit_us and significant_bits must be integers >= 1"]
+    if not isinstance(d.get("corrected"), bool):
+        problems.append("latency_dist.corrected must be true or false")
+    if resolution is not None:
+        name = resolution.source
+        if unit != resolution.unit_us:
+            problems.append(f"latency_dist.unit_us must be {resolution.unit_us} for {name}")
+        if bits != resolution.bits:
+            problems.append(f"latency_dist.significant_bits must be {resolution.bits} for {name}")
+        if d.get("corrected") is not resolution.corrected:
+            flag = str(resolution.corrected).lower()
+            problems.append(f"latency_dist.corrected must be {flag} for {name}")
     for key in ("requests", "samples"):
         if not _is_count(d.get(key)):
             problems.append(f"latency_dist.{key} must be an integer >= 0")
@@ -251,7 +266,6 @@ def validate(d: object) -> list[str]:
     counts = d.get("counts")
     if not isinstance(counts, list):
         return problems + ["latency_dist.counts must be a list of [value_us, count] pairs"]
-    unit = int(SOURCES[source]["unit_us"])
     previous = -1
     for pair in counts:
         # type() is, not isinstance(): a bool is not a count
@@ -274,7 +288,8 @@ def validate(d: object) -> list[str]:
 
 
 def from_dict(d: Mapping[str, Any]) -> Distribution:
-    """A stored ``latency_dist`` back as a :class:`Distribution` (DistributionError if malformed)."""
+    """A stored ``latency_dist`` back as a :class:`Distribution` (DistributionError if malformed; that its
+    unit and bits are its source's is the cell's check, :func:`benchstack.results.cell.validate_cell`)."""
     problems = validate(dict(d))
     if problems:
         raise DistributionError("; ".join(problems))
@@ -284,6 +299,7 @@ def from_dict(d: Mapping[str, Any]) -> Distribution:
         counts=tuple((int(v), int(c)) for v, c in d["counts"]),
         requests=int(d["requests"]),
         corrected=bool(d["corrected"]),
+        bits=int(d["significant_bits"]),
     )
 
 
@@ -293,7 +309,7 @@ def of_cell(cell: Mapping[str, Any]) -> Distribution | None:
     return None if stored is None else from_dict(stored)
 
 
-def attach(parsed: Parsed, dist: Distribution) -> None:
+def attach(parsed: Parsed, dist: Distribution, every_request: bool = False) -> None:
     """Give ``parsed`` its distribution and take every percentile from it, so a cell's percentiles, its merged
     cell's and its pooled repetitions' all come from the same data (the tool's own figures may round or rank
     differently: ab prints whole ms one rank off, wrk prints 2 decimals)."""
@@ -301,7 +317,7 @@ def attach(parsed: Parsed, dist: Distribution) -> None:
     parsed.latency_ms.update(dist.latency_ms())
     if parsed.latency_ms.get("min") is None and dist.counts:  # wrk prints no minimum
         parsed.latency_ms["min"] = dist.counts[0][0] / 1000
-    if dist.counts and SOURCES[dist.source]["every_request"]:
+    if dist.counts and every_request:
         # ab's -g file holds every request: its mean is the Total row's without the rounding to whole ms,
         # and the one a merged cell computes from the same files (benchstack.measure.merge).
         moments = dist.moments_ms()
@@ -316,11 +332,3 @@ def pooled(cells: Sequence[Mapping[str, Any]]) -> Distribution | None:
     if not dists or any(d is None for d in dists):
         return None
     return merge([d for d in dists if d is not None])
-
-
-# How each source's percentiles are to be read (the report's legend and docs/latency.md).
-SOURCE_LABELS: dict[str, str] = {
-    "wrk": "wrk: corrected for coordinated omission by wrk itself, 1 µs (within 0.4 %)",
-    "ab": "ab: every request, closed loop, 1 ms",
-    "httperf": "httperf: open loop (connection lifetimes), 1 ms bins",
-}

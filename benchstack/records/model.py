@@ -16,8 +16,13 @@ Error accounting (the honest part). Every tool keeps its own counters, and they 
 * httperf counts each failed connection once (``Errors: total`` is their sum): refused -> connect, reset ->
   read, client/socket timeouts -> timeout, descriptor/port/table exhaustion and other -> exceptions; none
   of them completed. 4xx/5xx replies are completed ``status`` errors. Attempts = replies + those failures.
+* siege counts responses as transactions whatever their status (4xx/5xx are completed ``status`` errors,
+  read from its per-request lines) and each request that got no response once, as a failed transaction
+  (refused -> connect, reset or read error -> read, timed out -> timeout). Attempts = transactions + those.
 
-Each tool's rules are one :class:`Counting` in :data:`COUNTING`.
+Each tool's rules are one :class:`Counting`, declared by its adapter (``counting`` of
+:class:`benchstack.kinds.loadtools.base.LoadTool`); the functions below take those rules, not a tool name, so
+this module knows no tool (the adapters import it, not the other way).
 
 ``over_threshold`` counts completed requests slower than the experiment's threshold (from per-request data,
 see :mod:`benchstack.kinds.loadtools.perrequest`); it is None when nothing measured it. A request that both
@@ -101,23 +106,8 @@ class Counting:
     not_completed: tuple[str, ...]
 
 
-# Each tool's rules, as the module doc explains them. Here rather than in the tool's adapter
-# (benchstack.kinds.loadtools, which exposes them as ``counting``) because the parsers build Parsed, whose
-# error_count needs them: the adapters import this module, not the other way
-# (tests/unit/project/test_imports.py); tests/unit/kinds/test_loadtools.py keeps the keys equal to the
-# registry's.
-COUNTING: dict[str, Counting] = {
-    "ab": Counting(True, ("read", "write", "length", "exceptions", "status"), ("connect",)),
-    "wrk": Counting(False, ("status",), ("connect", "read", "write")),
-    "httperf": Counting(False, ("status",), ("connect", "read", "timeout", "exceptions")),
-}
-# An unknown tool's counters are summed, none of them with a latency.
-_UNKNOWN = Counting(False, (), ("connect", "read", "write"))
-
-
-def error_count(tool: str, errors: dict[str, int | None]) -> int:
+def error_count(rules: Counting, errors: dict[str, int | None]) -> int:
     """Distinct failed requests, as well as the tool's overlapping counters allow (see module doc)."""
-    rules = COUNTING.get(tool, _UNKNOWN)
     kinds = [k for k in ERROR_KINDS if k != "over_threshold"]
     if rules.overlapping:
         failed = max(_n(errors.get(k)) for k in kinds)
@@ -128,37 +118,36 @@ def error_count(tool: str, errors: dict[str, int | None]) -> int:
     return failed + max(0, _n(errors.get("over_threshold")) - with_latency)
 
 
-def attempts(tool: str, requests_completed: int, errors: dict[str, int | None]) -> int:
+def attempts(rules: Counting, requests_completed: int, errors: dict[str, int | None]) -> int:
     """Requests tried: completed ones plus attempts the tool counted as failed without completing."""
-    rules = COUNTING.get(tool, _UNKNOWN)
     return requests_completed + sum(_n(errors.get(k)) for k in rules.not_completed)
 
 
-def _share(count: int, tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:
+def _share(count: int, rules: Counting, requests_completed: int, errors: dict[str, int | None]) -> float:
     if count == 0:
         return 0.0
-    return min(1.0, count / max(attempts(tool, requests_completed, errors), 1))
+    return min(1.0, count / max(attempts(rules, requests_completed, errors), 1))
 
 
-def error_rate(tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:
-    return _share(error_count(tool, errors), tool, requests_completed, errors)
+def error_rate(rules: Counting, requests_completed: int, errors: dict[str, int | None]) -> float:
+    return _share(error_count(rules, errors), rules, requests_completed, errors)
 
 
-def failed_count(tool: str, errors: dict[str, int | None]) -> int:
+def failed_count(rules: Counting, errors: dict[str, int | None]) -> int:
     """Distinct failed requests, slow ones left out unless they also failed (the rule of :func:`error_count`
     without ``over_threshold``)."""
-    return error_count(tool, {**errors, "over_threshold": 0})
+    return error_count(rules, {**errors, "over_threshold": 0})
 
 
-def failed_rate(tool: str, requests_completed: int, errors: dict[str, int | None]) -> float:
+def failed_rate(rules: Counting, requests_completed: int, errors: dict[str, int | None]) -> float:
     """Failed requests over the requests attempted: what ``load.max_error_rate`` limits in the verdict."""
-    return _share(failed_count(tool, errors), tool, requests_completed, errors)
+    return _share(failed_count(rules, errors), rules, requests_completed, errors)
 
 
-def slow_rate(tool: str, requests_completed: int, errors: dict[str, int | None]) -> float | None:
+def slow_rate(rules: Counting, requests_completed: int, errors: dict[str, int | None]) -> float | None:
     """Responses over the threshold over the requests attempted; None when nothing counted them."""
     over = errors.get("over_threshold")
-    return None if over is None else _share(over, tool, requests_completed, errors)
+    return None if over is None else _share(over, rules, requests_completed, errors)
 
 
 @dataclass
@@ -175,6 +164,8 @@ class Parsed:
     duration_s: float
     rps: float
     transfer_bytes: int
+    # The tool's error accounting (its adapter's ``counting``).
+    counting: Counting
     latency_ms: dict[str, float | None] = field(default_factory=empty_latency)
     errors: dict[str, int | None] = field(default_factory=empty_errors)
     keepalive_requests: int | None = None
@@ -185,8 +176,8 @@ class Parsed:
 
     @property
     def error_count(self) -> int:
-        return error_count(self.tool, self.errors)
+        return error_count(self.counting, self.errors)
 
     @property
     def error_rate(self) -> float:
-        return error_rate(self.tool, self.requests_completed, self.errors)
+        return error_rate(self.counting, self.requests_completed, self.errors)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchstack import __version__
+from benchstack.kinds.loadtools import by_name
 from benchstack.records import distribution
 from benchstack.records.distribution import Distribution
 from benchstack.results.cell import cell_id_of, left_out, level_label, load_level, window_start
@@ -86,7 +87,7 @@ def _describe(cell: dict[str, Any], dist: Distribution, why: Sequence[str]) -> l
     lines = [
         f"cell {name}: stack {cell.get('stack')}, {cell['tool']} {level}, "
         f"repetition {cell.get('repetition')}, target {cell.get('target')}, loadgen {cell.get('loadgen')}",
-        f"{name}: {distribution.SOURCE_LABELS[dist.source]}; {dist.samples:,} samples, "
+        f"{name}: {by_name(dist.source).resolution.label}; {dist.samples:,} samples, "
         f"{dist.requests:,} requests",
     ]
     if why:

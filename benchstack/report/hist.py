@@ -18,6 +18,7 @@ import io
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from benchstack.kinds.loadtools import by_name
 from benchstack.records import distribution
 from benchstack.records.distribution import Distribution, DistributionError
 from benchstack.report.hdrlog import log_text
@@ -99,7 +100,7 @@ def csv_text(dist: Distribution) -> str:
 
 def describe(title: str, dist: Distribution, cells: list[dict[str, Any]]) -> str:
     """A human-readable summary: what the samples are, the tail rule, and a percentile ladder."""
-    lines = [f"{title}", f"  {distribution.SOURCE_LABELS[dist.source]}"]
+    lines = [f"{title}", f"  {by_name(dist.source).resolution.label}"]
     samples = f"{dist.samples:,} samples"
     if dist.samples != dist.requests:
         samples += f" ({dist.requests:,} requests; wrk's correction added the rest)"

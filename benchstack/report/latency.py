@@ -9,6 +9,7 @@ from typing import Any
 
 from benchstack.analysis.loadpoints import groups_of, n_text, per_loadgen, point_columns, spread_of
 from benchstack.common.numbers import median, rounded, step_for
+from benchstack.kinds.loadtools import by_name
 from benchstack.records import distribution
 from benchstack.results.cell import counted
 
@@ -79,4 +80,4 @@ def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
 
 def distribution_legend(cells: list[dict[str, Any]]) -> str:
     sources = sorted({str(c["latency_dist"]["source"]) for c in cells if c.get("latency_dist")})
-    return DIST_LEGEND + " ".join(distribution.SOURCE_LABELS[s] + "." for s in sources)
+    return DIST_LEGEND + " ".join(by_name(s).resolution.label + "." for s in sources)

@@ -17,7 +17,7 @@ from benchstack.analysis.comparison import EQUIVALENT, FASTER, SLOWER, Compariso
 from benchstack.analysis.loadpoints import groups_of, spread_of, tool_label
 from benchstack.analysis.stats import median_ci
 from benchstack.common.numbers import median, rounded, step_for
-from benchstack.kinds.loadtools import find
+from benchstack.kinds.loadtools import by_name, find
 from benchstack.records import distribution
 from benchstack.results.cell import level_label
 from benchstack.results.layout import PLOTS_DIR
@@ -385,7 +385,7 @@ def spectrum_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
             else:
                 ax.set_ylim(bottom=0)
             sources = sorted({str(pool_source(g)) for g in at_level.values() if pool_source(g)})
-            where = "; ".join(distribution.SOURCE_LABELS[s].split(":")[1].strip() for s in sources)
+            where = "; ".join(by_name(s).resolution.label.split(":")[1].strip() for s in sources)
             ax.set(
                 title=f"Latency by percentile ({label}, {level_label(tool, level)})",
                 xlabel=f"percentile ({where})" if where else "percentile",

@@ -300,7 +300,8 @@ def validate_cell(d: dict[str, Any], *, require_meta: bool = False) -> list[str]
             problems += _check_times(key, d[key])
     if fine("latency_dist") and d["latency_dist"] is not None:
         # Sorted, bucketed values whose counts add up: beyond a schema.
-        problems += distribution.validate(d["latency_dist"])
+        source = find(d["latency_dist"].get("source"))
+        problems += distribution.validate(d["latency_dist"], source.resolution if source else None)
     if fine("tool", "errors", "error_count"):
         problems += _check_error_count(d["errors"], d["error_count"])
     if fine("cell_id", "target", "stack", "tool", "repetition") and d["cell_id"] is not None:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchstack.analysis.checks.base import Reason, Run, cell_ids, pct, point_label
-from benchstack.kinds.loadtools import find
+from benchstack.kinds.loadtools import by_name, find
 from benchstack.kinds.loadtools.base import unmeasured_slow_note
-from benchstack.records.model import ERROR_KINDS, attempts, failed_rate, slow_rate
+from benchstack.records.model import ERROR_KINDS, Counting, attempts, failed_rate, slow_rate
 from benchstack.results.cell import counted
 
 
@@ -48,9 +48,10 @@ def _error_kinds(cells: list[dict[str, Any]]) -> str:
     return ", ".join(f"{k} {n}" for k, n in present)
 
 
-def _counters(cell: dict[str, Any]) -> tuple[str, int, dict[str, int | None]]:
-    """What the rates of :mod:`benchstack.records.model` take, from a stored cell."""
-    return str(cell.get("tool")), int(cell.get("requests_completed") or 0), cell.get("errors") or {}
+def _counters(cell: dict[str, Any]) -> tuple[Counting, int, dict[str, int | None]]:
+    """What the rates of :mod:`benchstack.records.model` take, from a stored cell (its tool's rules)."""
+    rules = by_name(str(cell.get("tool"))).counting
+    return rules, int(cell.get("requests_completed") or 0), cell.get("errors") or {}
 
 
 def _failed_rate(cell: dict[str, Any]) -> float:

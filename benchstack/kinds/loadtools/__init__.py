@@ -1,25 +1,26 @@
 """One adapter per load tool, and the registry of them.
 
-Each module (``ab``, ``wrk``, ``httperf``) holds all that bench-stack knows of its tool: the parser of its
-output (``parse(text) -> Parsed``, :class:`~benchstack.records.model.ParseError` on output that is not the
-tool's or is cut short) and a :class:`~benchstack.kinds.loadtools.base.LoadTool` adapter, ``TOOL``: plan
+Each module (``ab``, ``wrk``, ``httperf``, ``siege``) holds all that bench-stack knows of its tool: the parser
+of its output (``parse(text) -> Parsed``, :class:`~benchstack.records.model.ParseError` on output that is not
+the tool's or is cut short) and a :class:`~benchstack.kinds.loadtools.base.LoadTool` adapter, ``TOOL``: plan
 checks, command, warm-up, time bound, error accounting, per-request data, distribution resolution, version
 probe, what the verdict can check, its OS packages. The rest of the package asks :func:`by_name` instead of
-comparing tool names. Adding a tool: a module here, its entry in :data:`REGISTRY`, the schema enums, the
-loadgen role's packages, tests (docs/adding-a-kind.md).
+comparing tool names. Adding a tool: a module here, its entry in :data:`REGISTRY`, then
+``scripts/kind_files.py`` writes the schemas', loadgen role's, fingerprint's and docs' parts; its captured
+outputs and tests (docs/adding-a-kind.md).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from benchstack.kinds.loadtools import ab, httperf, wrk
+from benchstack.kinds.loadtools import ab, httperf, siege, wrk
 from benchstack.kinds.loadtools.base import LoadTool
 from benchstack.kinds.registry import Registry
 from benchstack.records.model import Parsed
 
 # In the order messages list them (the schemas' ``tool`` enums are in this order too).
-REGISTRY: Registry[LoadTool] = Registry("tool", (ab.TOOL, wrk.TOOL, httperf.TOOL))
+REGISTRY: Registry[LoadTool] = Registry("tool", (ab.TOOL, wrk.TOOL, httperf.TOOL, siege.TOOL))
 TOOLS: tuple[str, ...] = tuple(REGISTRY)
 # The most concurrent clients a closed-loop plan may ask for: ab's own limit (wrk has none of its own).
 MAX_CONCURRENCY = ab.AB_MAX_CONCURRENCY

@@ -37,7 +37,32 @@ from benchstack.kinds.loadtools.base import (
 )
 from benchstack.kinds.loadtools.perrequest import REQUESTS_FILE, ab_requests
 from benchstack.records import distribution
-from benchstack.records.model import Parsed, ParseError, empty_errors, empty_latency, fatal_messages
+from benchstack.records.distribution import Resolution
+from benchstack.records.model import (
+    Counting,
+    Parsed,
+    ParseError,
+    empty_errors,
+    empty_latency,
+    fatal_messages,
+)
+
+# One bad request is counted under several counters at once; every request that reached the end of a
+# response has a time in -g, failed or not (failed connects have none).
+COUNTING = Counting(
+    overlapping=True,
+    with_latency=("read", "write", "length", "exceptions", "status"),
+    not_completed=("connect",),
+)
+# -g: every request's own time in whole ms.
+RESOLUTION = Resolution(
+    source="ab",
+    unit_us=1000,
+    bits=11,
+    corrected=False,
+    every_request=True,
+    label="ab: every request, closed loop, 1 ms",
+)
 
 _VERSION = re.compile(r"^This is ApacheBench, Version (\S+)", re.M)
 _FATAL = (
@@ -164,6 +189,7 @@ def parse(text: str) -> Parsed:
         duration_s=float(values["duration"]),
         rps=rps,
         transfer_bytes=transferred,
+        counting=COUNTING,
         latency_ms=latency,
         errors=errors,
         keepalive_requests=keepalive_requests,
@@ -302,6 +328,18 @@ class Ab(LoadTool):
         "RedHat": ("httpd-tools",),
         "Amazon": ("httpd-tools",),
     }
+    counting = COUNTING
+    resolution = RESOLUTION
+    summary = "closed loop (concurrency), bounded by requests"
+    plan_docs: ClassVar[dict[str, str]] = {
+        "concurrency": "required: an integer or a list (clients), at most 20,000",
+        "rate": "not allowed",
+        "requests": "required, 1-1,000,000, at least the concurrency",
+        "duration_s": "optional (1-600): `-t`, a time limit",
+        "threads": "not allowed",
+        "keepalive": "`false`; `true` adds `-k`",
+        "timeout_s": "unset; `-s`",
+    }
 
     def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
         ok = True
@@ -365,7 +403,9 @@ class Ab(LoadTool):
         times = [ms for _, ms in requests]
         if threshold_ms:
             parsed.errors["over_threshold"] = sum(1 for t in times if t > threshold_ms)
-        distribution.attach(parsed, distribution.from_values("ab", (t * 1000 for t in times)))
+        distribution.attach(
+            parsed, distribution.from_values(RESOLUTION, (t * 1000 for t in times)), RESOLUTION.every_request
+        )
         return []
 
     probe_rank = 1

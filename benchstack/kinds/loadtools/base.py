@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 from benchstack.common.inputs import shown
 from benchstack.common.numbers import is_int
-from benchstack.records.distribution import SOURCES
-from benchstack.records.model import COUNTING, Counting, Parsed, attempts, failed_count
+from benchstack.records.distribution import Resolution
+from benchstack.records.model import Counting, Parsed, attempts, failed_count
 
 if TYPE_CHECKING:
     from benchstack.plan.loadplan import LoadPlan
@@ -31,6 +31,8 @@ MAX_REQUESTS = 1_000_000
 MAX_DURATION_S = 600
 # Head room on top of the tool's own bound before `timeout` kills it.
 TIMEOUT_SLACK_S = 60
+# The fields of a load plan besides ``tool``, in the order docs/experiment.md's plan table lists them.
+PLAN_FIELDS = ("concurrency", "rate", "requests", "duration_s", "threads", "keepalive", "timeout_s")
 
 
 def positive_int(name: str, value: object) -> int:
@@ -98,6 +100,14 @@ class LoadTool(ABC):
     # them (None: not installable there; empty: the role builds it); each is also in the host fingerprint's
     # ``host_fingerprint_packages`` (tests/unit/kinds/test_loadtools.py holds the role to these).
     packages: ClassVar[dict[str, tuple[str, ...] | None]]
+    # How its error counters become failed requests and attempts (:mod:`benchstack.records.model`).
+    counting: ClassVar[Counting]
+    # Its latency distribution's source, unit, bits and flags (:mod:`benchstack.records.distribution`).
+    resolution: ClassVar[Resolution]
+    # What it is in one phrase, and what each plan field (:data:`PLAN_FIELDS`) means for it: the experiment
+    # schema's ``tool`` description and docs/experiment.md's plan table (scripts/kindfiles/loadtools.py).
+    summary: ClassVar[str]
+    plan_docs: ClassVar[dict[str, str]]
 
     # ------------------------------------------------------------ the load plan
 
@@ -219,26 +229,14 @@ class LoadTool(ABC):
         """The tool's output as a :class:`Parsed`; :class:`benchstack.records.model.ParseError` when it is not
         this tool's output or is cut short."""
 
-    @property
-    def counting(self) -> Counting:
-        """How its error counters become failed requests and attempts
-        (:data:`benchstack.records.model.COUNTING`)."""
-        return COUNTING[self.name]
-
-    @property
-    def resolution(self) -> dict[str, Any]:
-        """Its latency distribution's unit, bits and flags
-        (:data:`benchstack.records.distribution.SOURCES`)."""
-        return SOURCES[self.name]
-
     def failed_count(self, errors: dict[str, int | None]) -> int:
         """Distinct failed requests, slow ones left out unless they also failed
         (:mod:`benchstack.records.model`)."""
-        return failed_count(self.name, errors)
+        return failed_count(self.counting, errors)
 
     def attempts(self, requests_completed: int, errors: dict[str, int | None]) -> int:
         """Requests tried: completed ones plus attempts the tool counted as failed without completing."""
-        return attempts(self.name, requests_completed, errors)
+        return attempts(self.counting, requests_completed, errors)
 
     # ------------------------------------------------------------ per-request data
 

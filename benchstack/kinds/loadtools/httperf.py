@@ -35,7 +35,22 @@ from benchstack.kinds.loadtools.base import (
     positive_int,
 )
 from benchstack.records import distribution
-from benchstack.records.model import Parsed, ParseError, empty_errors, empty_latency
+from benchstack.records.distribution import Resolution
+from benchstack.records.model import Counting, Parsed, ParseError, empty_errors, empty_latency
+
+# Each failed connection is counted once and never completed; 4xx/5xx replies are completed status errors.
+COUNTING = Counting(
+    overlapping=False, with_latency=("status",), not_completed=("connect", "read", "timeout", "exceptions")
+)
+# The lifetime histogram's 1 ms bins, reported at their centres (so a 0.5 ms unit).
+RESOLUTION = Resolution(
+    source="httperf",
+    unit_us=500,
+    bits=12,
+    corrected=False,
+    every_request=False,
+    label="httperf: open loop (connection lifetimes), 1 ms bins",
+)
 
 _COMMAND = re.compile(r"^httperf (.*--server=.*)$", re.M)
 _OPTION = re.compile(r"--([a-z-]+)(?:=(\S+))?")
@@ -110,6 +125,7 @@ def parse(text: str) -> Parsed:
         duration_s=duration,
         rps=round(replies / duration, 2) if duration > 0 else 0.0,
         transfer_bytes=round(float(size.group(1)) * replies) if size else 0,
+        counting=COUNTING,
         latency_ms=latency,
         errors=_errors(status, err1, err2),
         notes=notes,
@@ -205,7 +221,7 @@ def _histogram(text: str, replies: int, calls: int) -> distribution.Distribution
             f"httperf output is incomplete: its lifetime histogram holds {lifetimes} connections for "
             f"{replies} replies"
         )
-    return distribution.from_counts("httperf", counts)
+    return distribution.from_counts(RESOLUTION, counts)
 
 
 # httperf without --timeout waits forever for a silent server.
@@ -270,6 +286,18 @@ class Httperf(LoadTool):
         "Debian": ("httperf",),
         "RedHat": ("httperf",),
         "Amazon": None,
+    }
+    counting = COUNTING
+    resolution = RESOLUTION
+    summary = "open loop (rate), bounded by duration_s"
+    plan_docs: ClassVar[dict[str, str]] = {
+        "concurrency": "not allowed",
+        "rate": "required: an integer or a list (new connections per second), at most 20,000",
+        "requests": "not allowed (rate x duration_s, at most 1,000,000)",
+        "duration_s": "required (1-600)",
+        "threads": "not allowed",
+        "keepalive": "off (`true` is refused)",
+        "timeout_s": "the threshold if set, else this, else 5 s",
     }
 
     def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:

@@ -23,6 +23,13 @@ def test_wrk_is_the_source_build_linked_to_the_systems_openssl(host: Host) -> No
     assert not host.package("wrk").is_installed
 
 
+def test_siege_is_debians_and_left_no_config_in_any_home(host: Host) -> None:
+    # bench-stack gives siege its own resource file in the command's folder (removed after the run).
+    assert host.package("siege").is_installed
+    left = host.check_output("find / -xdev \\( -name .siege -o -path '/tmp/*' -name siegerc \\) -print")
+    assert left == ""
+
+
 def test_the_wrk_cells_ran_the_source_build() -> None:
     [cell] = [json.loads(p.read_text(encoding="utf-8")) for p in (RUN / "cells").glob("*__wrk__*.json")]
     assert cell["tool_version"].startswith("wrk 4.2.0"), cell["tool_version"]

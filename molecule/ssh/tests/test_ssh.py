@@ -47,6 +47,18 @@ def test_the_first_run_measured_every_planned_cell_over_the_network_and_reported
     assert (run["targets"], run["loadgens"]) == (["target-1"], ["loadgen-1"])
     report = (RUN / "report.md").read_text(encoding="utf-8")
     assert "sinatra-thin-x2-nginx" in report and "| wrk |" in report and "| ab |" in report
+    assert "| siege |" in report
+
+
+def test_siege_kept_every_requests_time_and_counted_its_slow_ones() -> None:
+    [siege] = [c for c in cells().values() if c["tool"] == "siege"]
+    assert (siege["requests_completed"], siege["error_count"], siege["keepalive"]) == (400, 0, False)
+    assert siege["tool_version"].startswith("4.")  # its output's "** SIEGE 4.0.7"
+    dist = siege["latency_dist"]
+    assert (dist["source"], dist["unit_us"], dist["requests"], dist["samples"]) == ("siege", 10_000, 400, 400)
+    assert siege["errors"]["over_threshold"] is not None  # the experiment's threshold_ms, from every request
+    assert siege["command"][:2] == ["sh", "-c"]
+    assert 'HOME="$PWD" exec siege -R siegerc -b -c 4 -r 100 http' in siege["command"][2]
 
 
 def test_over_ssh_every_cell_kept_the_loadgens_and_the_targets_samples() -> None:

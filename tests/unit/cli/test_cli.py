@@ -59,7 +59,7 @@ def test_cli_parse_wrong_tool_fails(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_parse_unknown_tool_is_a_usage_error() -> None:
     with pytest.raises(SystemExit) as info:
-        main(["parse", "--tool", "siege", "x.txt"])
+        main(["parse", "--tool", "vegeta", "x.txt"])
     assert info.value.code == 2
 
 

@@ -73,8 +73,8 @@ def test_wrk_bad_combinations_raise(kwargs: dict, message: str) -> None:
 
 
 def test_unknown_tool_and_bad_url_raise() -> None:
-    with pytest.raises(ValueError, match="unknown tool 'siege'"):
-        build_command("siege", ClosedRun(URL, 1))
+    with pytest.raises(ValueError, match="unknown tool 'vegeta'"):
+        build_command("vegeta", ClosedRun(URL, 1))
     with pytest.raises(ValueError, match="http:// or https://"):
         build_command("ab", ClosedRun("127.0.0.1:8001/", 1, requests=1))
 

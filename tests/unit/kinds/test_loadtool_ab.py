@@ -35,7 +35,7 @@ def test_overlapping_counters_count_a_bad_request_once() -> None:
     assert (parsed.errors["status"], parsed.errors["length"]) == (503, 503)
     assert AB.failed_count(parsed.errors) == 503
     # All 503 have a latency: up to 503 slow responses may be the same requests.
-    assert error_count("ab", {**parsed.errors, "over_threshold": 600}) == 600
+    assert error_count(AB.counting, {**parsed.errors, "over_threshold": 600}) == 600
     assert AB.attempts(parsed.requests_completed, {**parsed.errors, "connect": 4}) == 1004
 
 

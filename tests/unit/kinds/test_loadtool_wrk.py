@@ -68,7 +68,7 @@ def test_errors_that_never_completed_are_attempts_and_timeouts_have_no_latency()
     errors = {"connect": 3, "read": 2, "write": 1, "timeout": 4, "status": 5}
     assert WRK.failed_count(errors) == 15
     # Only the 5 status errors have a latency: 7 slow responses are at least 2 more bad requests.
-    assert error_count("wrk", {**errors, "over_threshold": 7}) == 17
+    assert error_count(WRK.counting, {**errors, "over_threshold": 7}) == 17
     assert WRK.attempts(100, errors) == 106
 
 

@@ -1,5 +1,7 @@
 """The registry of load tool adapters against everything outside Python that names a tool: the published
-schemas, the loadgen role (its choices and packages per OS) and the host fingerprint."""
+schemas, the loadgen role (its choices and packages per OS) and the host fingerprint. scripts/kind_files.py
+writes those parts from the registry (tests/unit/project/test_kind_files.py holds them up to date); these
+tests say what they must mean."""
 
 from __future__ import annotations
 
@@ -10,13 +12,14 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import role_vars, templated, trusted
 
 from benchstack.kinds import loadtools
 from benchstack.kinds.loadtools import REGISTRY, TOOLS, by_name, warmup_tool
-from benchstack.kinds.loadtools.base import LoadTool
+from benchstack.kinds.loadtools.base import PLAN_FIELDS, LoadTool
 from benchstack.plan.loadplan import Load
-from benchstack.records.distribution import SOURCES
-from benchstack.records.model import COUNTING
+from benchstack.records.distribution import Resolution
+from benchstack.records.model import Counting
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = ROOT / "benchstack" / "schemas"
@@ -55,18 +58,19 @@ def test_the_registry_holds_each_tool_modules_adapter_under_its_own_name() -> No
         assert not inspect.isabstract(type(tool))
 
 
-def test_the_results_format_tables_have_a_row_per_tool() -> None:
-    # The counting rules and distribution resolutions live beside Parsed and Distribution (the adapters import
-    # those modules); each adapter reads its own row.
-    assert set(COUNTING) == set(SOURCES) == set(REGISTRY)
+def test_every_adapter_declares_its_counting_resolution_and_docs() -> None:
+    # The results format knows no tool: each adapter hands its rules to the functions that count and bucket.
     for tool in REGISTRY.values():
-        assert tool.counting is COUNTING[tool.name] and tool.resolution is SOURCES[tool.name]
+        assert isinstance(tool.counting, Counting) and isinstance(tool.resolution, Resolution)
+        assert tool.resolution.source == tool.name and tool.resolution.label.startswith(f"{tool.name}: ")
+        assert tuple(tool.plan_docs) == PLAN_FIELDS and tool.summary
+        assert set(tool.packages) == {"Debian", "RedHat", "Amazon"}
 
 
 def test_an_unknown_tool_is_refused_naming_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="unknown tool 'siege'; known: ab, wrk, httperf"):
-        by_name("siege")
-    assert loadtools.find("siege") is None and loadtools.find(None) is None
+    with pytest.raises(ValueError, match="unknown tool 'vegeta'; known: ab, wrk, httperf, siege"):
+        by_name("vegeta")
+    assert loadtools.find("vegeta") is None and loadtools.find(None) is None
 
 
 def test_the_loadgen_role_offers_and_installs_exactly_the_registered_tools() -> None:
@@ -80,6 +84,36 @@ def test_the_loadgen_role_offers_and_installs_exactly_the_registered_tools() -> 
         for name, tool in REGISTRY.items():
             want = tool.packages[family]
             assert packages[name] == (None if want is None else list(want)), (family, name)
+
+
+def role_packages(family: str, tools: list[str], **variables: Any) -> tuple[list[str], list[str]]:
+    """(tools built from source, loadgen_os_packages) as tasks/packages.yml sets them on ``family``."""
+    tasks = {
+        t["name"]: t for t in yaml.safe_load((ROLE / "tasks" / "packages.yml").read_text(encoding="utf-8"))
+    }
+    values = {**role_vars("loadgen", family), "loadgen_tools": tools, **variables}
+    choose = tasks["Choose the tools built from source"]
+    built = [
+        tool
+        for tool in templated(choose["loop"], values)
+        if templated("{{ " + choose["when"] + " }}", {**values, "__loadgen_tool": tool})
+    ]
+    named = tasks["Name the OS packages this role installs"]["ansible.builtin.set_fact"]
+    return built, templated(trusted(named["loadgen_os_packages"]), {**values, "__loadgen_built": built})
+
+
+@pytest.mark.parametrize("family", ["Debian", "RedHat", "Amazon"])
+def test_the_loadgen_role_installs_each_tools_packages_or_builds_it(family: str) -> None:
+    tools = [name for name, tool in REGISTRY.items() if tool.packages[family] is not None]
+    built, packages = role_packages(family, tools)
+    expected = [p for name in tools if name not in built for p in REGISTRY[name].packages[family] or ()]
+    assert packages[: len(expected)] == expected
+    assert built == ([] if family == "Debian" else ["wrk"])
+    # The one method variable a user sets overrides the OS default, either way.
+    assert role_packages(family, ["wrk"], loadgen_wrk_method="package")[0] == []
+    built, packages = role_packages(family, ["ab", "wrk"], loadgen_wrk_method="source")
+    assert built == ["wrk"] and packages[0] == REGISTRY["ab"].packages[family][0]
+    assert "wrk" not in packages and "unzip" in packages
 
 
 def test_the_host_fingerprint_asks_every_tool_packages_version() -> None:
@@ -96,7 +130,8 @@ def test_a_warmup_runs_the_open_loop_plans_own_tool_else_the_closed_loop_tool_of
     assert warmup_tool({"tool": "ab"}, {"duration_s": 1}) == "wrk"
     assert warmup_tool({"tool": "ab"}, None) is None
     closed = [t for t in REGISTRY.values() if not t.open_loop]
-    # Each bound a warm-up can have names exactly one closed-loop tool.
-    assert sorted(t.bound for t in closed) == ["duration_s", "requests"]
+    # Each bound a warm-up can have names a closed-loop tool (the first registered runs it).
+    assert {t.bound for t in closed} == {"duration_s", "requests"}
+    assert warmup_tool({"tool": "siege"}, {"requests": 10}) == "ab"
     load = Load.from_dict({"plans": [{"tool": "wrk"}], "warmup": {"requests": 5}}, first_stack="a")
     assert load.tools() == ["ab", "wrk"]

@@ -172,8 +172,8 @@ def test_ab_write_errors_count_as_write() -> None:
 
 def test_parse_dispatches_by_tool_name() -> None:
     assert parse("ab", read_data("ab", "normal.txt")).rps == 18967.23
-    with pytest.raises(ValueError, match="unknown tool 'siege'"):
-        parse("siege", "")
+    with pytest.raises(ValueError, match="unknown tool 'vegeta'"):
+        parse("vegeta", "")
 
 
 # Every capture's outcome: (Complete requests, Requests per second, as ab printed them; distinct failed

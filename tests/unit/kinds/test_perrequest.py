@@ -1,7 +1,7 @@
 import pytest
 from conftest import read_data
 
-from benchstack.kinds.loadtools import parse
+from benchstack.kinds.loadtools import ab, parse, wrk
 from benchstack.kinds.loadtools.perrequest import (
     ab_request_times,
     nearest_rank,
@@ -78,16 +78,16 @@ def test_broken_wrk_report_block_is_a_parse_error() -> None:
 
 def test_slow_requests_add_to_errors_without_counting_a_failed_slow_request_twice() -> None:
     # wrk: timeouts and socket errors have no latency, so slow requests add to them in full ...
-    wrk = {"connect": 0, "read": 2, "write": 0, "timeout": 7, "status": 0, "length": 0, "exceptions": 0}
-    assert error_count("wrk", {**wrk, "over_threshold": 3}) == 12
+    by_wrk = {"connect": 0, "read": 2, "write": 0, "timeout": 7, "status": 0, "length": 0, "exceptions": 0}
+    assert error_count(wrk.COUNTING, {**by_wrk, "over_threshold": 3}) == 12
     # ... but a non-2xx response has a latency and may be one of the slow ones: counted once.
-    assert error_count("wrk", {**wrk, "status": 5, "over_threshold": 3}) == 2 + 7 + 5
-    assert error_count("wrk", {**wrk, "status": 5, "over_threshold": 8}) == 2 + 7 + 5 + 3
+    assert error_count(wrk.COUNTING, {**by_wrk, "status": 5, "over_threshold": 3}) == 2 + 7 + 5
+    assert error_count(wrk.COUNTING, {**by_wrk, "status": 5, "over_threshold": 8}) == 2 + 7 + 5 + 3
     # ab: largest counter, then slow requests beyond those that may overlap
-    ab = {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": 516, "length": 484, "exceptions": 0}
-    assert error_count("ab", {**ab, "over_threshold": None}) == 516
-    assert error_count("ab", {**ab, "over_threshold": 600}) == 600
-    assert error_rate("ab", 1000, {**ab, "over_threshold": 600}) == pytest.approx(0.6)
+    by_ab = {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": 516, "length": 484, "exceptions": 0}
+    assert error_count(ab.COUNTING, {**by_ab, "over_threshold": None}) == 516
+    assert error_count(ab.COUNTING, {**by_ab, "over_threshold": 600}) == 600
+    assert error_rate(ab.COUNTING, 1000, {**by_ab, "over_threshold": 600}) == pytest.approx(0.6)
 
 
 def test_vmstat_averages_skip_the_since_boot_line() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from conftest import DATA, Helpers, read_data
 
+from benchstack.kinds.loadtools import ab
 from benchstack.kinds.loadtools.perrequest import ab_requests
 from benchstack.measure.merge import latency_from_times, merge_cells, merge_stored
 from benchstack.measure.runner import CellOptions, Target, measure_cell
@@ -90,7 +91,7 @@ def test_two_ab_loadgens_merge_into_the_distribution_of_all_their_requests(tmp_p
     union = [ms for lg in LOADGENS for _, ms in requests[lg]]
     assert merged["merged"]["latency"] == "requests"
     assert merged["merged"]["cut"] == {"requests": 24000, "kept": 24000}  # they ran together throughout
-    assert from_dict(merged["latency_dist"]) == from_values("ab", (ms * 1000 for ms in union))
+    assert from_dict(merged["latency_dist"]) == from_values(ab.RESOLUTION, (ms * 1000 for ms in union))
     # the percentiles of the union, not of either loadgen and not an average of theirs
     assert merged["latency_ms"]["p99.99"] == sorted(union)[24000 - 3 - 1]  # rank ceil(0.9999 * 24000)
     assert merged["latency_ms"]["p99"] == sorted(union)[23760 - 1]
@@ -111,7 +112,7 @@ def test_a_loadgen_that_started_late_is_cut_to_the_window_all_ran_in(tmp_path: P
     kept = [ms for lg in LOADGENS for start, ms in requests[lg] if first <= start <= last]
     assert 0 < len(kept) < 24000
     assert merged["merged"]["cut"] == {"requests": 24000, "kept": len(kept)}
-    assert from_dict(merged["latency_dist"]) == from_values("ab", (ms * 1000 for ms in kept))
+    assert from_dict(merged["latency_dist"]) == from_values(ab.RESOLUTION, (ms * 1000 for ms in kept))
     # lg1's first seconds, before lg2 started, are gone; so are lg2's last ones, after lg1 stopped
     assert Counter(start < first for start, _ in requests["lg1"])[True] > 0
     assert Counter(start > last for start, _ in requests["lg2"])[True] > 0

@@ -257,7 +257,7 @@ def test_ab_with_and_without_keepalive_at_one_level_are_distinct_cells() -> None
         (lambda d: d["stacks"][0]["app"].update(dri="/x"), "stack 'sinatra-thin-x1': app.dri: unknown field"),
         (lambda d: d["stacks"][0].update(path="/a b"), "stack 'sinatra-thin-x1': path: must be a URL path"),
         (lambda d: d["stacks"][0].update(path="/a\nb"), "stack 'sinatra-thin-x1': path: must be a URL path"),
-        (lambda d: d["load"]["plans"][0].update(tool="siege"), "load.plans[0].tool: must be one of ab, wrk"),
+        (lambda d: d["load"]["plans"][0].update(tool="vegeta"), "load.plans[0].tool: must be one of ab, wrk"),
         (
             lambda d: d["load"]["plans"][0].update(concurrency=[0]),
             "load.plans[0].concurrency: must be a positive",

@@ -94,8 +94,8 @@ def test_an_experiment_without_thresholds_records_none_and_keeps_its_hash() -> N
             "load.thresholds[0].when: unknown field (allowed: level, max, metric, min, stack, tool)",
         ),
         (
-            [{"metric": "rps", "min": 1, "tool": "siege"}],
-            "load.thresholds[0].tool: must be one of ab, wrk, httperf, not 'siege'",
+            [{"metric": "rps", "min": 1, "tool": "vegeta"}],
+            "load.thresholds[0].tool: must be one of ab, wrk, httperf, siege, not 'vegeta'",
         ),
         (
             [{"metric": "rps", "min": 1, "level": 0}],

@@ -11,6 +11,7 @@ import yaml
 
 from benchstack.kinds.servers import REGISTRY
 from scripts import kind_files
+from scripts.kindfiles import textedit
 from scripts.kindfiles.blocks import BlockError, replace_block
 from scripts.kindfiles.servers import agreed
 
@@ -107,3 +108,39 @@ def test_two_kinds_that_disagree_on_a_package_or_a_pin_are_refused() -> None:
     }
     with pytest.raises(ValueError, match="pin of packaging: gunicorn says 26.4, waitress says 25.0"):
         agreed([("gunicorn", "packaging", "26.4"), ("waitress", "packaging", "25.0")], "pin of")
+
+
+def test_a_stale_load_tool_part_is_named_and_written_again(tmp_path: Path) -> None:
+    copy_generated(tmp_path)
+    edit(tmp_path, "roles/loadgen/meta/argument_specs.yml", "choices: [ab, wrk,", "choices: [ab,")
+    edit(tmp_path, "benchstack/schemas/run.schema.json", '"httperf", "siege"]', '"httperf"]')
+    assert kind_files.stale(tmp_path) == [
+        "benchstack/schemas/run.schema.json",
+        "roles/loadgen/meta/argument_specs.yml",
+    ]
+    assert sorted(kind_files.write(tmp_path)) == [
+        "benchstack/schemas/run.schema.json",
+        "roles/loadgen/meta/argument_specs.yml",
+    ]
+    for path in ("benchstack/schemas/run.schema.json", "roles/loadgen/meta/argument_specs.yml"):
+        assert (tmp_path / path).read_bytes() == (ROOT / path).read_bytes()
+
+
+def test_a_json_value_is_replaced_where_it_is_and_nothing_else_moves() -> None:
+    text = '{\n  "a": {"enum": ["x", "y"], "keep":  [1,2]},\n  "b": "text"\n}\n'
+    out = textedit.replace_json(text, {"/a/enum": ["x", "y", "z"], "/b": "text"})
+    assert out == '{\n  "a": {"enum": ["x", "y", "z"], "keep":  [1,2]},\n  "b": "text"\n}\n'
+    with pytest.raises(textedit.EditError, match="no value at /c"):
+        textedit.replace_json(text, {"/c": 1})
+    long = textedit.replace_json(text, {"/a/keep": [{"name": "n" * 60, "value": "v" * 60}]})
+    assert json.loads(long)["a"]["keep"] == [{"name": "n" * 60, "value": "v" * 60}]
+    assert '\n    {\n      "name": ' in long  # too long for one line: a member per line
+
+
+def test_a_marked_block_is_replaced_at_its_indentation_and_a_missing_one_is_an_error() -> None:
+    text = "a:\n  # BEGIN k: why\n  - old\n  # END k\nb: 1\n"
+    assert textedit.replace_blocks(text, "k", lambda indent: [f"{indent}- new"]) == (
+        "a:\n  # BEGIN k: why\n  - new\n  # END k\nb: 1\n"
+    )
+    with pytest.raises(textedit.EditError, match="no BEGIN other block"):
+        textedit.replace_blocks(text, "other", lambda indent: [])

@@ -75,21 +75,12 @@ def test_the_python_role_names_the_venvs_python_and_each_pyenv_pythons(
 
 
 @pytest.mark.parametrize(
-    ("method", "tools", "expected"),
-    [
-        ("source", ["wrk", "ab"], ["/usr/local/bin/wrk"]),
-        ("package", ["wrk", "ab"], []),
-        ("source", ["ab"], []),
-    ],
+    ("built", "expected"),
+    [(["wrk"], ["/usr/local/bin/wrk"]), ([], [])],
 )
-def test_the_loadgen_role_names_wrk_only_when_it_built_it(
-    method: str, tools: list[str], expected: list[str]
-) -> None:
-    variables = {
-        "loadgen_tools": tools,
-        "__loadgen_wrk_method_chosen": method,
-        "__loadgen_wrk_bin_dir": "/usr/local/bin",
-    }
+def test_the_loadgen_role_names_a_tool_only_when_it_built_it(built: list[str], expected: list[str]) -> None:
+    # Which tools are built (packages.yml) is tests/unit/kinds/test_loadtools.py's.
+    variables = {"__loadgen_built": built, "__loadgen_bin_dir": "/usr/local/bin"}
     assert declared("loadgen", variables) == {"files": expected}
 
 

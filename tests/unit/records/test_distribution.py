@@ -9,12 +9,11 @@ import re
 import pytest
 from conftest import DATA, read_data
 
-from benchstack.kinds.loadtools import parse
+from benchstack.kinds.loadtools import ab, parse, wrk
 from benchstack.kinds.loadtools.perrequest import ab_requests, wrk_report
 from benchstack.kinds.loadtools.wrk import time_ms
 from benchstack.records import distribution
 from benchstack.records.distribution import (
-    SOURCES,
     Distribution,
     DistributionError,
     bucket,
@@ -61,7 +60,7 @@ def test_wrk_histogram_percentiles_are_within_one_bucket_of_what_wrk_printed(nam
     exact = wrk_report(text)["latency_us"]  # wrk's own percentiles, to the microsecond, same run
     for p in (50, 75, 90, 99):
         ours = dist.percentile_us(p)
-        width = bucket_width_us("wrk", ours)
+        width = bucket_width_us(wrk.RESOLUTION, ours)
         # wrk ranks round(p/100 * N + 0.5), nearest rank is ceil(p/100 * N): one sample apart when
         # p/100 * N is whole (wrk-slow's p50), so the neighbouring bucket's first value is within one bucket.
         assert abs(exact[f"p{p}"] - ours) <= width, (p, ours, exact[f"p{p}"])
@@ -125,10 +124,10 @@ def test_wrk_run_where_every_request_failed_has_no_distribution() -> None:
 def test_the_lua_script_buckets_wrk_values_with_the_bits_python_expects() -> None:
     lua = (DATA.parent.parent / "benchstack" / "data" / "wrk_report.lua").read_text(encoding="utf-8")
     exact_below = int(re.search(r"^local EXACT_BELOW = (\d+)", lua, re.M).group(1))
-    assert exact_below == 1 << SOURCES["wrk"]["bits"]
+    assert exact_below == 1 << wrk.RESOLUTION.bits
     # and the values in a real capture are already buckets: bucketing again changes nothing
     histogram = wrk_report(read_data("latency", "wrk-fast.txt"))["histogram"]
-    assert all(bucket(v, SOURCES["wrk"]["bits"]) == v for v, _ in histogram)
+    assert all(bucket(v, wrk.RESOLUTION.bits) == v for v, _ in histogram)
     assert len({v for v, _ in histogram}) == len(histogram)
 
 
@@ -148,7 +147,7 @@ def test_the_lua_script_buckets_wrk_values_with_the_bits_python_expects() -> Non
 )
 def test_ab_percentiles_from_the_distribution_equal_those_of_its_g_file(folder: str, name: str) -> None:
     times = [ms for _, ms in ab_requests(read_tsv(folder, name))]
-    dist = from_values("ab", (ms * 1000 for ms in times))
+    dist = from_values(ab.RESOLUTION, (ms * 1000 for ms in times))
     assert dist.samples == dist.requests == len(times)
     figures = dist.latency_ms()
     for key, p in (("p50", 50), ("p75", 75), ("p90", 90), ("p99", 99), ("p99.9", 99.9), ("p99.99", 99.99)):
@@ -159,7 +158,9 @@ def test_ab_percentiles_from_the_distribution_equal_those_of_its_g_file(folder: 
 
 
 def test_ab_distribution_has_ab_s_1_ms_resolution() -> None:
-    dist = from_values("ab", (ms * 1000 for _, ms in ab_requests(read_data("latency", "ab-slow.tsv"))))
+    dist = from_values(
+        ab.RESOLUTION, (ms * 1000 for _, ms in ab_requests(read_data("latency", "ab-slow.tsv")))
+    )
     assert dist.unit_us == 1000 and all(v % 1000 == 0 for v, _ in dist.counts)
     assert not dist.corrected
 
@@ -227,12 +228,12 @@ def test_buckets_are_exact_below_2_to_the_bits_and_within_the_relative_precision
 
 
 def test_merging_sums_every_sample_and_refuses_different_kinds() -> None:
-    a = from_values("ab", [1000, 2000, 2000])
-    b = from_values("ab", [2000, 5000])
+    a = from_values(ab.RESOLUTION, [1000, 2000, 2000])
+    b = from_values(ab.RESOLUTION, [2000, 5000])
     m = merge([a, b])
     assert m.counts == ((1000, 1), (2000, 3), (5000, 1)) and m.requests == 5
     with pytest.raises(DistributionError, match="different kinds"):
-        merge([a, from_counts("wrk", [(1000, 1)])])
+        merge([a, from_counts(wrk.RESOLUTION, [(1000, 1)])])
 
 
 def test_a_stored_distribution_round_trips_and_bad_ones_are_refused() -> None:
@@ -244,18 +245,26 @@ def test_a_stored_distribution_round_trips_and_bad_ones_are_refused() -> None:
     bad_cases = [
         ({**stored, "counts": list(reversed(stored["counts"]))}, "sorted by value"),
         ({**stored, "samples": stored["samples"] + 1}, "sum of the counts"),
-        ({**stored, "unit_us": 1000}, "unit_us must be 1"),
+        ({**stored, "unit_us": 0}, "unit_us and significant_bits must be integers >= 1"),
         ({**stored, "counts": [[513, 1]]}, "not a bucket"),
         ({**stored, "counts": [[600, 0]]}, "count>0"),
-        ({**stored, "source": "siege"}, "source must be one of"),
+        ({**stored, "source": None}, "source must name a load tool"),
     ]
     for bad, problem in bad_cases:
         assert any(problem in p for p in distribution.validate(bad)), problem
         with pytest.raises(DistributionError):
             from_dict(bad)
+    # Whether its unit, bits and correction are its source's is the caller's check, with the adapter's.
+    other = {**stored, "unit_us": 1000, "counts": [[1000, 3]], "samples": 3}
+    assert from_dict(other).unit_us == 1000
+    assert distribution.validate(other, wrk.RESOLUTION) == ["latency_dist.unit_us must be 1 for wrk"]
+    assert distribution.validate(other, ab.RESOLUTION) == [
+        "latency_dist.significant_bits must be 11 for ab",
+        "latency_dist.corrected must be false for ab",
+    ]
 
 
 def test_percentiles_of_an_empty_distribution_are_null() -> None:
-    empty = Distribution("ab", 1000, (), 0, False)
+    empty = Distribution("ab", 1000, (), 0, False, 11)
     assert set(empty.latency_ms().values()) == {None}
     assert empty.moments_ms()["mean"] is None

@@ -14,6 +14,7 @@ from hdrh.log import HistogramLogReader
 from test_report_latency import cell
 
 from benchstack.cli import main
+from benchstack.kinds.loadtools import wrk
 from benchstack.records import distribution
 from benchstack.records.distribution import Distribution
 from benchstack.report.build import write_report
@@ -120,7 +121,7 @@ def test_a_cell_without_a_window_spans_its_elapsed_seconds(tmp_path: Path) -> No
 
 def test_the_largest_values_are_kept_within_the_precision() -> None:
     # An hour and beyond: the histogram widens instead of dropping a value (record_value would say False).
-    dist = distribution.from_counts("wrk", {1: 3, 250_000: 2, 3_600_000_000: 1, 7_200_000_000: 1})
+    dist = distribution.from_counts(wrk.RESOLUTION, {1: 3, 250_000: 2, 3_600_000_000: 1, 7_200_000_000: 1})
     read = HdrHistogram.decode(histogram_of(dist).encode())
     assert_same_distribution(read, dist)
     assert read.get_max_value() >= dist.counts[-1][0] * 1000 > HOUR_NS

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from conftest import STORED_META, read_data
 
-from benchstack.kinds.loadtools import parse
+from benchstack.kinds.loadtools import ab, parse
 from benchstack.kinds.loadtools.perrequest import ab_requests
 from benchstack.records import distribution
 from benchstack.report.build import distribution_rows, write_report
@@ -22,7 +22,7 @@ def cell(tool: str, name: str, stack: str, repetition: int, **meta: Any) -> dict
     parsed = parse(tool, read_data(folder, f"{name}.txt"))
     if tool == "ab":
         times = [ms * 1000 for _, ms in ab_requests(read_data(folder, f"{name}.tsv"))]
-        distribution.attach(parsed, distribution.from_values("ab", times))
+        distribution.attach(parsed, distribution.from_values(ab.RESOLUTION, times), True)
     meta = {**STORED_META, "experiment": "demo", "target": "t1", "loadgen": "t1", "mode": "loopback", **meta}
     return cell_to_dict(make_cell(parsed, stack=stack, repetition=repetition, **meta))
 

@@ -96,7 +96,7 @@ def test_cell_without_metadata_is_valid_but_not_as_a_stored_cell() -> None:
         ({"requests_completed": 1.5}, "requests_completed must be an integer >= 0"),
         ({"concurrency": True}, "concurrency must be an integer >= 1"),
         ({"mode": "lan"}, "mode must be one of loopback, network"),
-        ({"tool": "siege"}, "tool must be one of ab, wrk"),
+        ({"tool": "vegeta"}, "tool must be one of ab, wrk"),
         ({"error_rate": 1.5}, "error_rate must be a number from 0 to 1"),
         (
             {"started_at": "2025-01-02T03:04:05+02:00"},

@@ -17,7 +17,7 @@ from benchstack.analysis import comparison, verdict
 from benchstack.analysis.checks.base import Limits, Reason
 from benchstack.analysis.checks.errors import SlowLoadPoint
 from benchstack.analysis.drift import Drift
-from benchstack.kinds.loadtools import TOOLS, ab, parse, wrk
+from benchstack.kinds.loadtools import REGISTRY, TOOLS, ab, parse, wrk
 from benchstack.kinds.loadtools.perrequest import WRK_REPORT_MARKER
 from benchstack.measure.merge import merge_stored
 from benchstack.measure.runner import CellFailed, CellOptions, Target, measure_cell, write_run_info
@@ -104,9 +104,9 @@ def test_the_cell_schema_has_every_field_of_a_cell_and_requires_all_but_the_late
 
 def test_the_distribution_schema_is_what_a_distribution_stores_source_by_source() -> None:
     dist = schema(CELL_FILE)["$defs"]["latency_dist"]
-    stored = distribution.from_counts("wrk", [(1200, 3)]).to_dict()
+    stored = distribution.from_counts(wrk.RESOLUTION, [(1200, 3)]).to_dict()
     assert props(dist) == dist["required"] == list(stored)
-    assert dist["properties"]["source"]["enum"] == list(distribution.SOURCES)
+    assert dist["properties"]["source"]["enum"] == list(TOOLS)
     assert dist["properties"]["unsupported"]["propertyNames"]["enum"] == list(TAIL_KEYS)
     by_source = {
         rule["if"]["properties"]["source"]["const"]: {
@@ -115,8 +115,8 @@ def test_the_distribution_schema_is_what_a_distribution_stores_source_by_source(
         for rule in dist["allOf"]
     }
     assert by_source == {
-        source: {"unit_us": s["unit_us"], "significant_bits": s["bits"], "corrected": s["corrected"]}
-        for source, s in distribution.SOURCES.items()
+        name: {"unit_us": r.unit_us, "significant_bits": r.bits, "corrected": r.corrected}
+        for name, r in ((t.name, t.resolution) for t in REGISTRY.values())
     }
 
 
@@ -493,7 +493,7 @@ def changed(cell: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 # (field, new value, the message): the schema file refuses each as well.
 SCHEMA_RULES = [
-    ("tool", "siege", "tool must be one of ab, wrk, httperf, not 'siege'"),
+    ("tool", "vegeta", "tool must be one of ab, wrk, httperf, siege, not 'vegeta'"),
     ("concurrency", 0, "concurrency must be an integer >= 1, not 0"),
     ("requests", "2000", "requests must be an integer >= 1 or null, not '2000'"),
     ("keepalive", "yes", "keepalive must be true, false or null, not 'yes'"),

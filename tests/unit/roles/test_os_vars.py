@@ -126,7 +126,7 @@ def test_every_per_os_variable_is_used_by_the_role(role: str) -> None:
 
 
 def test_amazon_linux_has_no_epel_so_wrk_is_built_from_source() -> None:
-    assert load("loadgen", "Amazon")["__loadgen_wrk_method"] == "source"
+    assert load("loadgen", "Amazon")["__loadgen_methods"]["wrk"] == "source"
     assert load("loadgen", "Amazon")["__loadgen_packages"]["wrk"] == []
 
 
