@@ -30,6 +30,8 @@ if str(ROOT) not in sys.path:
 # In the order they are applied.
 SECTIONS = [
     "servers",
+    "apps",
+    "fronts",
 ]
 # Writing stops after this many rounds: sections that keep undoing each other's parts are a bug.
 MAX_ROUNDS = 3
