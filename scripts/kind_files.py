@@ -31,6 +31,8 @@ if str(ROOT) not in sys.path:
 SECTIONS = [
     "servers",
     "loadtools",
+    "apps",
+    "fronts",
 ]
 # Writing stops after this many rounds: sections that keep undoing each other's parts are a bug.
 MAX_ROUNDS = 3

@@ -1,6 +1,5 @@
-"""The files derived from the app server kinds (benchstack.kinds.servers.REGISTRY), and the kind enums of
-the app kinds and fronts: what the experiment schema, the roles and the docs say of each kind, written from
-the kind's module (docs/adding-a-kind.md)."""
+"""The files derived from the app server kinds (benchstack.kinds.servers.REGISTRY): what the experiment
+schema, the roles and the docs say of each kind, written from the kind's module (docs/adding-a-kind.md)."""
 
 from __future__ import annotations
 
@@ -8,8 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchstack.kinds.apps import REGISTRY as APPS
-from benchstack.kinds.fronts import REGISTRY as FRONTS
 from benchstack.kinds.servers import BINDS, REGISTRY, ServerKind
 from scripts.kindfiles.blocks import json_text, read, replace_block, yaml_lines
 
@@ -33,7 +30,7 @@ def unique(items: list[str]) -> list[str]:
 # ---------------------------------------------------------------- the experiment schema
 
 
-def _one_of(node: dict[str, Any], names: list[str], required: bool = True) -> None:
+def one_of(node: dict[str, Any], names: list[str], required: bool = True) -> None:
     """``node``'s ``kind``: its enum and the messages that list it."""
     message = f"must be one of {', '.join(names)}"
     if required:
@@ -82,11 +79,8 @@ def _branch(kind: ServerKind) -> dict[str, Any]:
 def schema(text: str) -> str:
     data = json.loads(text)
     stack = data["$defs"]["stack"]["properties"]
-    _one_of(stack["server"], list(REGISTRY))
+    one_of(stack["server"], list(REGISTRY))
     stack["server"]["allOf"] = [_branch(kind) for kind in kinds()]
-    _one_of(stack["app"], list(APPS))
-    _one_of(stack["runtime"], sorted({app.runtime for app in APPS.values()}), required=False)
-    _one_of(stack["front"], list(FRONTS))
     return json_text(data)
 
 

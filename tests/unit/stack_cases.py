@@ -42,8 +42,14 @@ EXPERIMENTS = sorted(
     ]
 )
 # Written out, not read from the registries when the cases run: a kind that left one would leave the matrix
-# unnoticed. SERVERS is written by scripts/kind_files.py: a kind that leaves the registry shows in its diff.
+# unnoticed. APPS, FRONT_KINDS and SERVERS are written by scripts/kind_files.py: a kind that leaves a registry
+# shows in its diff. FRONTS are the fronts' variants the matrix tries.
+# BEGIN app-kinds: written by scripts/kind_files.py from benchstack.kinds.apps
 APPS = tuple("sinatra psgi wsgi asgi php static lua-inline lua-file mruby-inline mruby-file".split())
+# END app-kinds
+# BEGIN front-kinds: written by scripts/kind_files.py from benchstack.kinds.fronts
+FRONT_KINDS = tuple("none nginx apache".split())
+# END front-kinds
 # BEGIN server-kinds: written by scripts/kind_files.py from benchstack.kinds.servers
 SERVERS = (
     "thin",
@@ -113,7 +119,7 @@ def matrix() -> dict[str, tuple[list[dict[str, Any]], Roots]]:
                     stack = matrix_stack(app, front, server, bind)
                     cases[f"{app}/{front}/{server or '-'}/{bind}"] = ([stack], DEFAULT_ROOTS)
     for app, server in (("sinatra", "puma"), ("php", "php-fpm"), ("static", None), ("mruby-file", None)):
-        for front in ("none", "nginx", "apache"):
+        for front in FRONT_KINDS:
             stack = matrix_stack(app, front, server, "default")
             cases[f"roots/{app}/{front}/{server or '-'}"] = ([stack], OTHER_ROOTS)
     extra: dict[str, dict[str, Any]] = {

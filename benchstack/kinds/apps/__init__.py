@@ -7,7 +7,8 @@ user's app of it brings a bundle, and whether an app server serves it or its fro
 can). The checks of an ``app`` section are the base class's, the deployment of users' apps is
 :mod:`benchstack.kinds.apps.deploy`'s. The rest of the package asks :func:`by_name` instead of comparing app
 kind names. Adding a kind: a module here, its entry in :data:`REGISTRY`, its bundled files in
-``roles/webapp/files/<kind>/``, the schema's enum, tests (docs/adding-a-kind.md).
+``roles/webapp/files/<kind>/``, tests; the schema's enum, the webapp role's choices and the docs table are
+scripts/kind_files.py's (docs/adding-a-kind.md).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ class Asgi(AppKind):
     interface = "asgi"
     runtime = "python"
     entry = "app.py"
+    entry_note = "with `app`"
 
 
 KIND = Asgi()

@@ -50,6 +50,9 @@ class AppKind:
     # The file a deployment holds (the bundled app's, which a user's app folder must have too); None for an
     # app whose code is in the front's config (nothing to deploy).
     entry: ClassVar[str | None]
+    # A few words after the entry in the docs' table of app kinds: what it must do, or where the code is
+    # without one.
+    entry_note: ClassVar[str] = ""
     # The fronts that can serve it without an app server, the first the one messages suggest ...
     fronts: ClassVar[tuple[str, ...]] = ()
     # ... and whether they always do (static files, an app inside Apache) or only when the stack has no

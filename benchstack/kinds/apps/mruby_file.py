@@ -9,6 +9,7 @@ from benchstack.kinds.apps.base import EmbeddedApp
 class MrubyFile(EmbeddedApp):
     name = "mruby-file"
     entry = "hello.rb"
+    entry_note = "(run on every request: `AddHandler mruby-script .rb`, read and compiled each time)"
     module = "mod_mruby"
 
 

@@ -11,6 +11,7 @@ class Php(AppKind):
     interface = "php"
     runtime = "php"
     entry = "index.php"
+    entry_note = "(every path runs it; no other file of the folder is served, by nginx or Apache)"
     # Without a server, an Apache front runs it itself.
     fronts = ("apache",)
     apache_handler = "mod_php"

@@ -20,6 +20,7 @@ class Static(AppKind):
     name = "static"
     runtime = "none"
     entry = "index.html"
+    entry_note = "(and the bundled `1k.html`, 1024 bytes)"
     fronts = ("nginx", "apache")
     front_only = True
     apache_handler = "static"

@@ -10,6 +10,7 @@ class Wsgi(AppKind):
     interface = "wsgi"
     runtime = "python"
     entry = "app.py"
+    entry_note = "with `app`"
 
 
 KIND = Wsgi()

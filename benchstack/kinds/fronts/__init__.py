@@ -5,8 +5,8 @@ Each module (``none``, ``nginx``, ``apache``) holds all that bench-stack knows o
 (the profile, the MPM and its tuning), what it can stand before (a protocol it refuses), what it derives for
 its role's templates (an Apache instance's handler, modules and MPM directives), what its role installs for
 the run's stacks, and how health checks name it. The rest of the package asks :func:`by_name` instead of
-comparing front names. Adding a kind: a module here, its entry in :data:`REGISTRY`, its role, the schema's
-``front`` branch, tests (docs/adding-a-kind.md).
+comparing front names. Adding a kind: a module here, its entry in :data:`REGISTRY`, its role, tests; the
+schema's ``front`` branch and the docs table are scripts/kind_files.py's (docs/adding-a-kind.md).
 """
 
 from __future__ import annotations

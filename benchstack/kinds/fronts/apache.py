@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchstack.common.inputs import shown
-from benchstack.kinds.fronts.base import Front, FrontKind, FrontSpec
+from benchstack.kinds.fronts.base import Bounded, Choice, Front, FrontKind, FrontSpec
 from benchstack.kinds.stackfields import err, typed_keys
 
 if TYPE_CHECKING:
@@ -21,24 +21,25 @@ if TYPE_CHECKING:
     from benchstack.plan.stacks import Stack
 
 MPMS = ("prefork", "worker", "event")
-# Typed MPM tuning keys of an apache front: key -> (directive, minimum, maximum, default). The defaults are
-# Debian's shipped mods-available/mpm_*.conf.
-_PREFORK: dict[str, tuple[str, int, int, int]] = {
-    "start_servers": ("StartServers", 1, 1024, 5),
-    "min_spare_servers": ("MinSpareServers", 1, 1024, 5),
-    "max_spare_servers": ("MaxSpareServers", 1, 1024, 10),
-    "max_request_workers": ("MaxRequestWorkers", 1, 20000, 150),
-    "max_connections_per_child": ("MaxConnectionsPerChild", 0, 10_000_000, 0),
+MPM = Choice(MPMS, "event", "Apache's MPM (default event).")
+# Typed MPM tuning keys of an apache front: the directive each sets, its bounds and default (Debian's shipped
+# mods-available/mpm_*.conf).
+_PREFORK = {
+    "start_servers": Bounded("StartServers", 1, 1024, 5),
+    "min_spare_servers": Bounded("MinSpareServers", 1, 1024, 5),
+    "max_spare_servers": Bounded("MaxSpareServers", 1, 1024, 10, "at least min_spare_servers"),
+    "max_request_workers": Bounded("MaxRequestWorkers", 1, 20000, 150),
+    "max_connections_per_child": Bounded("MaxConnectionsPerChild", 0, 10_000_000, 0),
 }
-_THREADED: dict[str, tuple[str, int, int, int]] = {
-    "start_servers": ("StartServers", 1, 1024, 2),
-    "min_spare_threads": ("MinSpareThreads", 1, 20000, 25),
-    "max_spare_threads": ("MaxSpareThreads", 1, 20000, 75),
-    "threads_per_child": ("ThreadsPerChild", 1, 1024, 25),
-    "max_request_workers": ("MaxRequestWorkers", 1, 20000, 150),
-    "max_connections_per_child": ("MaxConnectionsPerChild", 0, 10_000_000, 0),
+_THREADED = {
+    "start_servers": Bounded("StartServers", 1, 1024, 2),
+    "min_spare_threads": Bounded("MinSpareThreads", 1, 20000, 25),
+    "max_spare_threads": Bounded("MaxSpareThreads", 1, 20000, 75, "at least min + threads_per_child"),
+    "threads_per_child": Bounded("ThreadsPerChild", 1, 1024, 25),
+    "max_request_workers": Bounded("MaxRequestWorkers", 1, 20000, 150, "a multiple of threads_per_child"),
+    "max_connections_per_child": Bounded("MaxConnectionsPerChild", 0, 10_000_000, 0),
 }
-MPM_OPTIONS: dict[str, dict[str, tuple[str, int, int, int]]] = {
+MPM_OPTIONS: dict[str, dict[str, Bounded]] = {
     "prefork": _PREFORK,
     "worker": _THREADED,
     "event": _THREADED,
@@ -93,10 +94,14 @@ class Apache(FrontKind):
     name = "apache"
     role = "apache"
     role_fields = ("instance", "mpm", "mpm_directives", "handler", "modules", "modules_off")
+    called = "an apache front"
+    choices = {"mpm": MPM}
+    variant = "mpm"
+    integers = MPM_OPTIONS
 
     def check(self, front: Mapping[str, Any], who: str) -> ApacheSpec:
         """Check the MPM and its typed tuning keys; fill in their defaults."""
-        mpm = front.get("mpm", "event")
+        mpm = front.get("mpm", MPM.default)
         if mpm not in MPMS:
             raise err(who, "front.mpm", f"must be one of {', '.join(MPMS)}, not {shown(mpm)}")
         options = MPM_OPTIONS[mpm]
@@ -104,9 +109,9 @@ class Apache(FrontKind):
             who,
             "front",
             front,
-            f"key of an apache front with mpm {mpm}",
-            keys={"kind", "mpm"},
-            options={key: (int, lo, hi, default) for key, (_directive, lo, hi, default) in options.items()},
+            self.key_of(mpm),
+            keys={"kind", *self.choices},
+            options={key: (int, b.low, b.high, b.default) for key, b in options.items()},
         )
         workers = tuning["max_request_workers"]
         if mpm == "prefork":
@@ -172,7 +177,7 @@ class Apache(FrontKind):
         return ApacheFront(
             spec=front,
             instance=f"bench-{stack_name}",
-            mpm_directives=(*limits, *((directive, tuning[key]) for key, (directive, *_) in options.items())),
+            mpm_directives=(*limits, *((bounded.sets, tuning[key]) for key, bounded in options.items())),
             handler=handler,
             modules=(f"mpm_{front.mpm}", *HANDLER_MODULES[handler]),
             modules_off=(

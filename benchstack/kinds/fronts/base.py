@@ -6,8 +6,11 @@ to an app server; the apps it serves itself are the app kinds' to say, :mod:`ben
 fields it derives for its role's templates, what its role must install for the run's stacks, and how health
 checks name it. ``none`` is a kind too: no front, the app server listens on the stack's port itself.
 
-A front section is typed twice: as written and checked (:class:`FrontSpec`, a subclass per kind with keys),
-and resolved (:class:`Front`, a subclass per kind that derives fields), which prints itself for the plan.
+A front declares its own keys (:class:`Choice`, :class:`Bounded`): scripts/kind_files.py writes the
+experiment schema's branch of the kind and the docs tables from them, and :meth:`FrontKind.check` checks them
+with the same declarations. A front section is typed twice: as written and checked (:class:`FrontSpec`, a
+subclass per kind with keys), and resolved (:class:`Front`, a subclass per kind that derives fields), which
+prints itself for the plan.
 """
 
 from __future__ import annotations
@@ -24,6 +27,29 @@ if TYPE_CHECKING:
     from benchstack.kinds.servers import ServerKind
     from benchstack.kinds.servers.section import ServerSpec
     from benchstack.plan.stacks import Stack
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A front key that takes one of a few words."""
+
+    values: tuple[str, ...]
+    default: str
+    # The schema's description of the key.
+    description: str
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """A front key that takes an integer from ``low`` to ``high``."""
+
+    # What it sets (an Apache directive): the schema's description and the docs name it.
+    sets: str
+    low: int
+    high: int
+    default: int
+    # A few words for the docs table: what it must be besides its bounds.
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,6 +95,18 @@ class FrontKind(ABC):
     # The front.* fields its role's templates read besides the stack's own (the role's argument_specs
     # declare them as sub-options of `front`; the plan hands the role only those).
     role_fields: ClassVar[tuple[str, ...]] = ()
+    # How an unknown key's message names the section ("key of {called}").
+    called: ClassVar[str]
+    # Its keys that take one of a few words, besides kind, in the order the plan prints them.
+    choices: ClassVar[dict[str, Choice]] = {}
+    # The choice whose value decides which integer keys it takes (Apache's mpm); None when they are one set.
+    variant: ClassVar[str | None] = None
+    # Its integer keys, by the value of `variant` ("" without one), in the order the plan prints them.
+    integers: ClassVar[dict[str, dict[str, Bounded]]] = {}
+
+    def key_of(self, value: str = "") -> str:
+        """What an unknown key is, in messages: of the section, or of it with its ``variant`` ``value``."""
+        return f"key of {self.called}" + (f" with {self.variant} {value}" if self.variant else "")
 
     @property
     def direct(self) -> bool:

@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchstack.kinds.fronts.base import FrontKind, FrontSpec
+from benchstack.kinds.fronts.base import Choice, FrontKind, FrontSpec
 from benchstack.kinds.stackfields import err, typed_keys
 
 PROFILES = ("stock", "tuned")
-KEYS = {"kind", "profile"}
+PROFILE = Choice(PROFILES, "tuned", "nginx's settings: tuned (default) or the distribution's stock.")
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,12 @@ class Nginx(FrontKind):
     name = "nginx"
     role = "nginx"
     role_fields = ("profile",)
+    called = "an nginx front"
+    choices = {"profile": PROFILE}
 
     def check(self, front: Mapping[str, Any], who: str) -> NginxSpec:
-        typed_keys(who, "front", front, "key of an nginx front", keys=KEYS, options={})
-        profile = front.get("profile", "tuned")
+        typed_keys(who, "front", front, self.key_of(), keys={"kind", *self.choices}, options={})
+        profile = front.get("profile", PROFILE.default)
         if profile not in PROFILES:
             raise err(who, "front.profile", f"must be one of {', '.join(PROFILES)}")
         return NginxSpec(kind=self.name, written=tuple(front), profile=profile)

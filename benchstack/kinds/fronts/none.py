@@ -16,9 +16,10 @@ if TYPE_CHECKING:
 
 class NoFront(FrontKind):
     name = "none"
+    called = "front kind none"
 
     def check(self, front: Mapping[str, Any], who: str) -> FrontSpec:
-        typed_keys(who, "front", front, "key of front kind none", keys={"kind"}, options={})
+        typed_keys(who, "front", front, self.key_of(), keys={"kind"}, options={})
         return FrontSpec(kind=self.name, written=tuple(front))
 
     def proxy_problem(self, front: FrontSpec, server: ServerKind) -> tuple[str, str] | None:

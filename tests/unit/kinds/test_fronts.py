@@ -45,6 +45,31 @@ def test_each_fronts_role_takes_its_stacks_and_declares_the_fields_the_front_der
     assert serves(resolved) and declared <= set(resolved.to_dict()["front"])
 
 
+@pytest.mark.parametrize("name", KINDS)
+def test_each_front_checks_the_keys_it_declares_with_their_defaults_and_bounds(name: str) -> None:
+    # The schema's front branches and the docs table are written from these declarations.
+    kind = by_name(name)
+    for value in kind.choices[kind.variant].values if kind.variant else ("",):
+        written = {"kind": name, **({kind.variant: value} if kind.variant else {})}
+        integers = kind.integers.get(value, {})
+        defaults = {key: choice.default for key, choice in kind.choices.items()}
+        assert kind.check(written, "s").fields() == {
+            "kind": name,
+            **defaults,
+            **written,
+            **{key: bounded.default for key, bounded in integers.items()},
+        }
+        for key, choice in kind.choices.items():
+            with pytest.raises(StackError, match=f"front.{key}: must be one of {', '.join(choice.values)}"):
+                kind.check({**written, key: "other"}, "s")
+        for key, bounded in integers.items():
+            for wrong in (bounded.low - 1, bounded.high + 1):
+                with pytest.raises(StackError, match=f"front.{key}: must be an integer from {bounded.low}"):
+                    kind.check({**written, key: wrong}, "s")
+        with pytest.raises(StackError, match=f"front.other: unknown {kind.key_of(value)}"):
+            kind.check({**written, "other": 1}, "s")
+
+
 def stack(front: dict[str, Any], **server: Any) -> dict[str, Any]:
     return {
         "name": "f",

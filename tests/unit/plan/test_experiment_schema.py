@@ -110,8 +110,23 @@ def test_each_apache_mpm_has_exactly_its_tuning_keys() -> None:
     for mpm, options in apache.MPM_OPTIONS.items():
         props = mpms[mpm]["properties"]
         assert set(props) == {"kind", "mpm", *options}, mpm
-        for key, (_directive, low, high, _default) in options.items():
-            assert (props[key]["minimum"], props[key]["maximum"]) == (low, high), (mpm, key)
+        for key, bounded in options.items():
+            assert (props[key]["minimum"], props[key]["maximum"]) == (bounded.low, bounded.high), (mpm, key)
+
+
+@pytest.mark.parametrize("name", list(FRONTS))
+def test_each_front_kind_has_exactly_its_declared_keys(name: str) -> None:
+    kind = FRONTS[name]
+    then = branches(STACK["front"], "kind")[name]
+    for key, choice in kind.choices.items():
+        assert then["properties"][key]["enum"] == list(choice.values), (name, key)
+    # Without a variant its keys are one set; with one, each value of it has its own.
+    keyed = branches(then, kind.variant) if kind.variant else {"": then}
+    assert set(keyed) == set(kind.choices[kind.variant].values if kind.variant else [""])
+    for value, keys in keyed.items():
+        assert set(keys["properties"]) == {"kind", *kind.choices, *kind.integers.get(value, {})}, value
+        assert keys["additionalProperties"] is False
+        assert keys["errorMessage"]["additionalProperties"] == f"unknown {kind.key_of(value)}"
 
 
 def test_the_schemas_limits_are_the_codes() -> None:

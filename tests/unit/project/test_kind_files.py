@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from benchstack.kinds.apps import BUNDLED_KINDS
+from benchstack.kinds.fronts.apache import HANDLER_MODULES
 from benchstack.kinds.servers import REGISTRY
 from scripts import kind_files
 from scripts.kindfiles import textedit
@@ -52,6 +54,14 @@ def edit(root: Path, path: str, old: str, new: str) -> None:
         ("roles/host/defaults/main.yml", "  - starman\n", ""),
         ("docs/experiment.md", "| `thin` |", "| `thin2` |"),
         ("benchstack/schemas/experiment.schema.json", '"unknown option of puma"', '"unknown option"'),
+        ("roles/webapp/meta/argument_specs.yml", "          - mruby-file\n", ""),
+        ("tests/unit/stack_cases.py", " lua-file mruby-inline", " mruby-inline"),
+        ("docs/experiment.md", "| `psgi` (perl) | `app.psgi` |", "| `psgi` (perl) | `main.psgi` |"),
+        ("roles/apache/meta/argument_specs.yml", "                  - mod_php\n", ""),
+        ("tests/unit/stack_cases.py", '"none nginx apache"', '"none nginx"'),
+        ("docs/experiment.md", "`profile` tuned (stock, tuned)", "`profile` stock (stock, tuned)"),
+        ("benchstack/schemas/experiment.schema.json", '"maximum": 20000,', '"maximum": 2000,'),
+        ("benchstack/schemas/experiment.schema.json", '"unknown key of an nginx front"', '"unknown key"'),
     ],
 )
 def test_an_edited_generated_part_is_stale_and_writing_puts_it_back(
@@ -79,6 +89,11 @@ def test_the_generated_role_files_stay_plain_yaml_with_the_registrys_values() ->
     spec = load("roles/app_server/meta/argument_specs.yml")
     server = spec["argument_specs"]["main"]["options"]["app_server_stacks"]["options"]["server"]
     assert server["options"]["kind"]["choices"] == list(REGISTRY)
+    webapp = load("roles/webapp/meta/argument_specs.yml")["argument_specs"]["main"]["options"]
+    assert webapp["webapp_kinds"]["choices"] == list(BUNDLED_KINDS)
+    apache = load("roles/apache/meta/argument_specs.yml")["argument_specs"]["main"]["options"]
+    front = apache["apache_stacks"]["options"]["front"]["options"]
+    assert front["handler"]["choices"] == list(HANDLER_MODULES)
     gems = load("roles/ruby/vars/Debian.yml")["__ruby_gem_packages"]
     assert gems["passenger"] == "passenger" and gems["sinatra"] == "ruby-sinatra"
     schema = json.loads((ROOT / "benchstack/schemas/experiment.schema.json").read_text(encoding="utf-8"))

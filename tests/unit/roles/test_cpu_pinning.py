@@ -9,13 +9,16 @@ from typing import Any
 import pytest
 import yaml
 
+from benchstack.kinds.fronts import ROLES as FRONT_ROLES
+
 ROLES = Path(__file__).resolve().parents[3] / "roles"
 PINNING_ROLES = sorted(
     p.parent.parent.name
     for p in ROLES.glob("*/meta/argument_specs.yml")
     if f"{p.parent.parent.name}_cpu_affinity:" in p.read_text(encoding="utf-8")
 )
-DROP_IN_ROLES = ["apache", "nginx"]
+# The fronts' roles: their units are the distribution's.
+DROP_IN_ROLES = sorted(FRONT_ROLES)
 DROP_IN = "bench-stack-cpus.conf"
 
 
@@ -48,7 +51,7 @@ def topics(handler: dict[str, Any]) -> list[str]:
 
 
 def test_the_roles_that_pin_cpus_are_the_fronts_and_the_app_servers() -> None:
-    assert PINNING_ROLES == ["apache", "app_server", "nginx"]
+    assert PINNING_ROLES == sorted([*FRONT_ROLES, "app_server"])
 
 
 @pytest.mark.parametrize("role", PINNING_ROLES)
