@@ -22,7 +22,6 @@ Synthetic latencies (the 1,000,000-request figures) are log-normal around 2 ms, 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gzip
 import random
 import statistics
@@ -50,6 +49,7 @@ from benchstack.measure.runner import (  # noqa: E402
 )
 from benchstack.plan.experiment import cells, experiment_from_dict  # noqa: E402
 from benchstack.records import distribution  # noqa: E402
+from benchstack.records.cellplan import CellPlan  # noqa: E402
 from benchstack.results.cell import dumps_cell, write_cell  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
@@ -115,10 +115,10 @@ def read(rel: str | None) -> str:
     return (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
 
 
-def plan_for(tool: str, load: dict[str, Any]) -> dict[str, Any]:
+def plan_for(tool: str, load: dict[str, Any]) -> CellPlan:
     stacks = [{"name": "s", "port": 8080}]
     exp = {"name": "measure", "stacks": stacks, "load": {"plans": [{"tool": tool, **load}]}}
-    [one] = [dataclasses.asdict(c) for c in cells(experiment_from_dict(exp))]
+    [one] = cells(experiment_from_dict(exp))
     return one
 
 

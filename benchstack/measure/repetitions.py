@@ -42,9 +42,10 @@ from typing import Any
 
 from benchstack.analysis.comparison import Comparison, Settings, compare_to_baseline
 from benchstack.analysis.loadpoints import by_load_point, point_figures
-from benchstack.plan.experiment import CellPlan, Experiment, LoadPoint, cell_plan, load_points, paired
+from benchstack.plan.experiment import Experiment, LoadPoint, cell_plan, load_points, paired
 from benchstack.plan.loadplan import MAX_CELLS_PER_COUNTED, Load
 from benchstack.plan.targets import for_target
+from benchstack.records.cellplan import CellPlan
 from benchstack.results.cell import counted, load_cells
 
 

@@ -58,13 +58,14 @@ from benchstack.measure.remote import (
     target_vmstat_stop,
 )
 from benchstack.plan.topology import loopback
+from benchstack.records.cellplan import CellPlan
 from benchstack.records.model import Parsed
 from benchstack.results.cell import (
     Cell,
     CellExistsError,
     cell_to_dict,
-    derived_cell_id,
     make_cell,
+    planned_cell_id,
     qualified_cell_id,
     validate_cell,
     window_span,
@@ -183,17 +184,17 @@ def cell_path(run_dir: Path, cell_id: str) -> Path:
     return run_dir / CELLS_DIR / f"{cell_id}.json"
 
 
-def _bound_s(plan: dict[str, Any]) -> int:
-    return by_name(plan["tool"]).bound_s(plan)
+def _bound_s(plan: CellPlan) -> int:
+    return by_name(plan.tool).bound_s(plan)
 
 
 def _bounded(cmd: list[str], seconds: int) -> str:
     return shlex.join(["timeout", "--kill-after=5", str(seconds), *cmd])
 
 
-def warmup_command(plan: dict[str, Any], url: str) -> list[str] | None:
+def warmup_command(plan: CellPlan, url: str) -> list[str] | None:
     """The unrecorded warm-up run before a cell, or None when the experiment has none."""
-    tool = warmup_tool(plan, plan.get("warmup"))
+    tool = warmup_tool(plan.tool, plan.warmup)
     return None if tool is None else by_name(tool).warmup_command(plan, url)
 
 
@@ -211,12 +212,11 @@ def window_of(text: str) -> dict[str, str] | None:
     return {"start": _utc(start), "end": _utc(max(start, end))}
 
 
-def load_command(plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
-    """The measured command of a cell ``plan`` (:class:`benchstack.plan.experiment.CellPlan` as a dict)
-    against ``url``; ``per_request`` is what the tool's
+def load_command(plan: CellPlan, url: str, per_request: str | None = None) -> list[str]:
+    """The measured command of a cell ``plan`` against ``url``; ``per_request`` is what the tool's
     :meth:`~benchstack.kinds.loadtools.base.LoadTool.per_request_setup` gave (ab's ``-g`` file, wrk's report
     script)."""
-    return by_name(plan["tool"]).command(plan, url, per_request)
+    return by_name(plan.tool).command(plan, url, per_request)
 
 
 class _TargetVmStat:
@@ -257,7 +257,7 @@ def _pinned(cmd: list[str], cpus: str | None) -> list[str]:
 class _Cell:
     """One cell being measured: what every step of :func:`measure_cell` reads."""
 
-    plan: dict[str, Any]
+    plan: CellPlan
     where: Target
     run_dir: Path
     execute: Executor
@@ -270,7 +270,7 @@ class _Cell:
 
     @property
     def id(self) -> str:
-        return str(self.plan["cell_id"])
+        return self.plan.cell_id
 
     @property
     def raw_rel(self) -> str:
@@ -300,7 +300,7 @@ class _Measured:
 
 
 def measure_cell(
-    plan: dict[str, Any],
+    plan: CellPlan,
     where: Target,
     run_dir: Path,
     execute: Executor,
@@ -314,11 +314,11 @@ def measure_cell(
     the cell that fails to write removes what this cell wrote: both raise :class:`StorageFailed` (the errno's
     name, its text, the path), with nothing of the cell stored.
     """
-    path = cell_path(run_dir, plan["cell_id"])
+    path = cell_path(run_dir, plan.cell_id)
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8")), False
     # Nothing is measured into a folder that cannot keep it.
-    check_storage(run_dir, plan["cell_id"])
+    check_storage(run_dir, plan.cell_id)
     cell = _Cell(
         plan,
         where,
@@ -327,8 +327,8 @@ def measure_cell(
         experiment,
         options,
         run_id=options.run_id or uuid.uuid4().hex[:12],
-        url=http_url(where.host, plan["port"], plan["path"]),
-        tool=by_name(plan["tool"]),
+        url=http_url(where.host, plan.port, plan.path),
+        tool=by_name(plan.tool),
         units=[u.unit for u in stackunits.stack_units(options.units)],
     )
     notes = list(options.notes)
@@ -397,8 +397,8 @@ def _before_load(cell: _Cell, notes: list[str]) -> tuple[str | None, str | None]
         tool_version = (out or err).strip() or None
     per_request, more = cell.tool.setup_result(*(next(replies) if setup else (0, "", "")))
     notes += more
-    if cell.plan.get("pause_s"):
-        options.sleep(float(cell.plan["pause_s"]))
+    if cell.plan.pause_s:
+        options.sleep(float(cell.plan.pause_s))
     return tool_version, per_request
 
 
@@ -407,7 +407,7 @@ def _warmup_script(cell: _Cell) -> str | None:
     warm = warmup_command(cell.plan, cell.url)
     if warm is None:
         return None
-    bound = by_name(warmup_tool(cell.plan, cell.plan["warmup"])).warmup_bound_s(cell.plan)
+    bound = by_name(warmup_tool(cell.plan.tool, cell.plan.warmup)).warmup_bound_s(cell.plan)
     return load_script(cell.run_id, _bounded(_pinned(warm, cell.options.cpus), bound))
 
 
@@ -468,7 +468,7 @@ def _parsed(
     plan, raw, rc, raw_rel = cell.plan, measured.raw, measured.rc, cell.raw_rel
     if rc == 124:
         raise CellFailed(
-            f"{cell.id}: {plan['tool']} did not finish within {_bound_s(plan)} s; see {raw_rel}",
+            f"{cell.id}: {plan.tool} did not finish within {_bound_s(plan)} s; see {raw_rel}",
             reason="timeout",
         )
     try:
@@ -479,7 +479,7 @@ def _parsed(
         # Nothing completed and nothing failed: the stack hung (e.g. workers stuck on idle keep-alive
         # connections). A 0 req/s cell with no errors would read as a clean result; stop instead.
         raise CellFailed(
-            f"{cell.id}: {plan['tool']} completed no request and counted no error; "
+            f"{cell.id}: {plan.tool} completed no request and counted no error; "
             f"the stack did not answer within the run (raw output in {raw_rel})",
             reason="hung",
         )
@@ -488,7 +488,7 @@ def _parsed(
         raise CellFailed(f"{cell.id}: {incomplete} (exit code {rc}; raw output in {raw_rel})")
     if parsed.tool_version is None and tool_version:
         parsed.tool_version = tool_version
-    notes += cell.tool.per_request(parsed, plan.get("threshold_ms"), raw, measured.tsv, per_request)
+    notes += cell.tool.per_request(parsed, plan.threshold_ms, raw, measured.tsv, per_request)
     if parsed.latency_dist is None and parsed.requests_completed:
         notes.append("no latency distribution: the percentiles are the tool's own, p99.9 and p99.99 unknown")
     return parsed
@@ -517,26 +517,26 @@ def _cell_record(
     record = make_cell(
         parsed,
         experiment=cell.experiment,
-        stack=plan["stack"],
+        stack=plan.stack,
         target=where.target,
         loadgen=where.loadgen,
         mode=where.mode,
         command=measured.command,
         url=cell.url,
-        requests=plan.get("requests"),
-        duration_s=plan.get("duration_s"),
-        repetition=plan["repetition"],
+        requests=plan.requests,
+        duration_s=plan.duration_s,
+        repetition=plan.repetition,
         started_at=measured.started.isoformat(timespec="seconds").replace("+00:00", "Z"),
         elapsed_s=round(measured.elapsed, 3),
-        threshold_ms=plan.get("threshold_ms"),
+        threshold_ms=plan.threshold_ms,
         raw_output=cell.raw_rel,
         system=system,
-        rate=plan.get("rate"),
+        rate=plan.rate,
         window=window,
         interference=measured_cpu,
         disturbed=disturbed,
     )
-    if plan.get("target") and cell.id == qualified_cell_id(plan["target"], derived_cell_id(plan)):
+    if plan.target and cell.id == qualified_cell_id(plan.target, planned_cell_id(plan)):
         # A run with several targets: the id starts with the target (benchstack.plan.targets).
         record.cell_id = cell.id
     data = cell_to_dict(record)
@@ -547,7 +547,7 @@ def _cell_record(
 
 
 def _brought_back(
-    plan: dict[str, Any],
+    plan: CellPlan,
     where: Target,
     units: Sequence[str],
     out: str,
@@ -558,7 +558,7 @@ def _brought_back(
     if stackunits.MARKER not in out:
         # No answer from the target (no connection): its state line when the cell begins still judges.
         return [
-            f"the units of stack {plan['stack']} were not checked before this cell: the target did not answer"
+            f"the units of stack {plan.stack} were not checked before this cell: the target did not answer"
         ]
     checks = stackunits.parse_check(out, units)
     left = None
@@ -567,12 +567,12 @@ def _brought_back(
             left = restarts.spend(where.target, checks)
         except OSError as exc:
             raise StorageFailed(
-                f"{plan['cell_id']}: cannot count the restarts, nothing measured: "
+                f"{plan.cell_id}: cannot count the restarts, nothing measured: "
                 f"{storage_problem(exc, restarts.path)}"
             ) from exc
-    down = stackunits.still_down(checks, plan["stack"], where.target, left)
+    down = stackunits.still_down(checks, plan.stack, where.target, left)
     if down is not None:
-        raise CellFailed(f"{plan['cell_id']}: {down}")
+        raise CellFailed(f"{plan.cell_id}: {down}")
     return stackunits.restart_notes(checks)
 
 
@@ -614,11 +614,11 @@ OVERRUN_SHARE = 0.25
 OVERRUN_SLACK_S = 1.0
 
 
-def overrun_reasons(plan: dict[str, Any], window: dict[str, str] | None) -> list[str]:
+def overrun_reasons(plan: CellPlan, window: dict[str, str] | None) -> list[str]:
     """Why a duration-bound cell is disturbed by its own length: its window (the tool's start and end on
     the loadgen's clock) overran ``duration_s``."""
-    duration = plan.get("duration_s")
-    if not duration or not by_name(plan["tool"]).duration_bound(plan) or window is None:
+    duration = plan.duration_s
+    if not duration or not by_name(plan.tool).duration_bound(plan) or window is None:
         return []
     start, end = window_span({"window": window}) or (0.0, 0.0)
     took = end - start
@@ -626,7 +626,7 @@ def overrun_reasons(plan: dict[str, Any], window: dict[str, str] | None) -> list
     if took <= bound:
         return []
     return [
-        f"overrun: the {plan['tool']} run took {took:.1f} s for {duration} s (more than {bound:g} s): the "
+        f"overrun: the {plan.tool} run took {took:.1f} s for {duration} s (more than {bound:g} s): the "
         "host stalled during the cell (paused, starved or swapping)"
     ]
 
@@ -655,7 +655,7 @@ def state_reasons(
 
 
 def _interference(
-    where: Target, loadgen_err: str, target_text: str | None, plan: dict[str, Any]
+    where: Target, loadgen_err: str, target_text: str | None, plan: CellPlan
 ) -> tuple[dict[str, Any] | None, list[str]]:
     """The cell's interference from the CPU snapshots of the loadgen (and the target in network mode)."""
     hosts: dict[str, dict[str, Any] | None] = {}
@@ -671,8 +671,7 @@ def _interference(
             notes.append(f"interference not measured on the target: {problem}")
     if all(u is None for u in hosts.values()):
         return None, notes
-    limit = plan.get("max_interference")
-    return interference.summarize(hosts, None if limit is None else float(limit)), notes
+    return interference.summarize(hosts, float(plan.max_interference)), notes
 
 
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:

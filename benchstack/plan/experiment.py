@@ -50,20 +50,15 @@ from benchstack.kinds.loadtools.loadcmd import build_command
 from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots, StackError
 from benchstack.plan import logship
 from benchstack.plan.experiment_schema import experiment_schema, schema_problems, stack_prefix
-from benchstack.plan.loadplan import (
-    DEFAULT_MAX_INTERFERENCE,
-    DEFAULT_PAUSE_S,
-    Load,
-    LoadPlan,
-)
+from benchstack.plan.loadplan import Load, LoadPlan
 from benchstack.plan.stacks import Stack, resolve_stacks
 from benchstack.plan.trace import note
+from benchstack.records.cellplan import CellPlan
 from benchstack.results.cell import cell_id
 
 T = TypeVar("T")
 
 __all__ = [
-    "CellPlan",
     "Experiment",
     "ExperimentError",
     "ExperimentFileError",
@@ -125,35 +120,6 @@ class ExperimentFileError(ExperimentError):
     def __init__(self, reason: str, source: str) -> None:
         super().__init__([reason], source)
         self.args = (f"{source}: {reason}",)
-
-
-@dataclass(frozen=True)
-class CellPlan:
-    """One cell to measure: a stack, a load point and a repetition."""
-
-    cell_id: str
-    stack: str
-    port: int
-    tool: str
-    # Closed loop (ab, wrk): the number of concurrent clients. Open loop (httperf): None, and ``rate``
-    # is the offered requests per second.
-    concurrency: int | None
-    requests: int | None
-    duration_s: int | None
-    threads: int | None
-    keepalive: bool
-    timeout_s: int | None
-    repetition: int
-    path: str
-    threshold_ms: float | None
-    warmup: dict[str, int] | None
-    pause_s: float = DEFAULT_PAUSE_S
-    rate: int | None = None
-    # The target the cell is measured on: set by the run's plan (benchstack.plan.targets), None without an
-    # inventory (bench-stack experiment).
-    target: str | None = None
-    # Foreign + steal CPU share above which the cell is disturbed (load.max_interference).
-    max_interference: float = DEFAULT_MAX_INTERFERENCE
 
 
 @dataclass(frozen=True)

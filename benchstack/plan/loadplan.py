@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchstack.kinds.loadtools import LoadTool, by_name, warmup_tool
+from benchstack.records.cellplan import DEFAULT_MAX_INTERFERENCE, DEFAULT_PAUSE_S
 
-DEFAULT_PAUSE_S = 1
 DEFAULT_MAX_CV = 0.05
 DEFAULT_MAX_ERROR_RATE = 0.01
 # Half-width of a load point's 95 % interval of the median req/s, over the median, that ends its extra rounds.
@@ -30,10 +30,6 @@ DEFAULT_EQUIVALENCE = 0.05
 # 99 % per look keeps a comparison's false differences over a run of repeated looks near 5 %
 # (scripts/simulate-comparisons.py).
 DEFAULT_CONFIDENCE = 0.99
-# Foreign CPU (host busy minus our processes, plus steal), as a share of all the host's CPU time during a
-# cell, above which the cell is disturbed: kept, not counted, measured again
-# (benchstack.measure.interference).
-DEFAULT_MAX_INTERFERENCE = 0.10
 # Two starts of one stack serve a few per cent apart for as long as they run (the A/A check,
 # docs/how-it-works.md): "run" restarts the stacks' units before a run's first cell, so that no run inherits
 # an earlier run's processes; "never" measures them as they are (long-running processes on purpose).
@@ -295,5 +291,5 @@ class Load:
         """Every tool a loadgen runs for this load: its plans' and their warm-ups'."""
         warmup = self.warmup.as_dict() if self.warmup else None
         tools = {p.tool for p in self.plans}
-        tools |= {t for p in self.plans if (t := warmup_tool({"tool": p.tool}, warmup)) is not None}
+        tools |= {t for p in self.plans if (t := warmup_tool(p.tool, warmup)) is not None}
         return sorted(tools)

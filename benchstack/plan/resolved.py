@@ -84,7 +84,6 @@ from benchstack.kinds.stackfields import DEFAULT_ROOTS, Roots
 from benchstack.plan import pyreqs
 from benchstack.plan.experiment import (
     NAME_RE,
-    CellPlan,
     Experiment,
     ExperimentError,
     ExperimentFileError,
@@ -109,6 +108,7 @@ from benchstack.plan.roles import FAMILIES, host_roles, owned, role_made, role_u
 from benchstack.plan.stacks import Stack
 from benchstack.plan.targets import PARALLEL, SEQUENTIAL, target_cells
 from benchstack.plan.topology import loadgen_places, loadgen_targets, mode
+from benchstack.records.cellplan import CellPlan
 from benchstack.results.runfolder import check_run_dir, experiment_hash
 
 PLAN_SCHEMA = "bench-stack/plan/v1"
@@ -258,7 +258,7 @@ class ResolvedPlan:
             "target_order": self.target_order,
             "target_groups": [targets] if self.parallel else [[t] for t in targets],
             "seed": self.seed,
-            "cells": [asdict(c) for c in self.cells],
+            "cells": [c.to_dict() for c in self.cells],
             "progress": progress(list(self.cells), self.parallel),
             "warnings": list(self.warnings),
         }

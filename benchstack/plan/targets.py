@@ -28,7 +28,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from benchstack.plan.experiment import CellPlan
+from benchstack.records.cellplan import CellPlan
 from benchstack.results.cell import GroupKey, group_key, qualified_cell_id
 
 SEQUENTIAL = "sequential"

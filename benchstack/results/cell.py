@@ -45,6 +45,7 @@ from typing import Any
 
 from benchstack.kinds.loadtools import find
 from benchstack.records import distribution
+from benchstack.records.cellplan import CellPlan
 from benchstack.records.model import Parsed
 from benchstack.results import formats
 from benchstack.results.files import read_json
@@ -254,6 +255,15 @@ def derived_cell_id(d: dict[str, Any]) -> str:
     """The id a cell's own fields give (:func:`cell_id`): every cell's in a run with one target."""
     open_loop = d.get("rate") is not None
     return cell_id(d["stack"], d["tool"], load_level(d), d["repetition"], bool(d.get("keepalive")), open_loop)
+
+
+def planned_cell_id(plan: CellPlan) -> str:
+    """The id a cell plan's own fields give (:func:`derived_cell_id`): the plan's ``cell_id`` without the
+    target a run with several targets puts first."""
+    level = plan.rate if plan.rate is not None else plan.concurrency
+    if level is None:
+        raise ValueError(f"{plan.cell_id}: the cell plan has neither a concurrency nor a rate")
+    return cell_id(plan.stack, plan.tool, level, plan.repetition, plan.keepalive, plan.rate is not None)
 
 
 def cell_id_of(d: dict[str, Any]) -> str:

@@ -70,6 +70,7 @@ from benchstack.measure.resume import decide, set_aside
 from benchstack.measure.runlock import worker
 from benchstack.measure.runner import CellFailed, CellOptions, StorageFailed, Target, cell_path, measure_cell
 from benchstack.measure.stackunits import RestartBudget
+from benchstack.records.cellplan import CellPlan
 from benchstack.results.files import read_json, storage_problem
 from benchstack.results.layout import loadgen_dir
 from benchstack.results.runfolder import record_stop, resume_command, stop_of_run
@@ -86,7 +87,10 @@ class ActionModule(BenchAction):
     CHECK_MODE = "check mode: no load is sent"
 
     def act(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        plan = dict(args["cell"])
+        try:
+            plan = CellPlan.from_dict(args["cell"])
+        except ValueError as exc:
+            raise self.failure(f"cell: {exc}") from None
         loadgen = task_vars.get("inventory_hostname", "")
         peers = [str(p) for p in args.get("peers") or [loadgen]]
         if loadgen not in peers:
@@ -95,27 +99,27 @@ class ActionModule(BenchAction):
         where = Target(host=args["host"], target=args["target"], loadgen=loadgen)
         merging = len(peers) > 1
         store = loadgen_dir(run_dir, loadgen) if merging else run_dir
-        if merging and not decide(run_dir, plan["cell_id"], peers):
+        if merging and not decide(run_dir, plan.cell_id, peers):
             # Done by every peer (the merge may still be due): nobody measures, nobody waits.
-            done = cell_path(store, plan["cell_id"])
-            done = done if done.exists() else cell_path(run_dir, plan["cell_id"])
+            done = cell_path(store, plan.cell_id)
+            done = done if done.exists() else cell_path(run_dir, plan.cell_id)
             result.update(changed=False, cell=read_json(done, "a cell"))
             return result
         if not playbook_running():
-            orphaned(f"{plan['cell_id']}: the playbook that started this cell has ended")
+            orphaned(f"{plan.cell_id}: the playbook that started this cell has ended")
         # Processes of this playbook run on the hosts are its own; those of other runs are leftovers.
         run_id = playbook_run()
-        stopped = stopped_before(run_dir, store, plan["cell_id"], run_id, args["keep_going"])
+        stopped = stopped_before(run_dir, store, plan.cell_id, run_id, args["keep_going"])
         if stopped is not None:
             result.update(changed=False, skipped=True, msg=stopped)
             return result
         execute, options, barrier = self._options(
-            args, task_vars, plan["cell_id"], where, run_dir, peers, run_id
+            args, task_vars, plan.cell_id, where, run_dir, peers, run_id
         )
         try:
             cell, measured = measured_cell(plan, where, store, run_dir, execute, args["experiment"], options)
         except CellFailed as exc:
-            return failed_cell(result, exc, run_dir, plan["cell_id"], run_id, args["keep_going"])
+            return failed_cell(result, exc, run_dir, plan.cell_id, run_id, args["keep_going"])
         finally:
             if barrier is not None:
                 leave_barrier(barrier, peers)
@@ -264,7 +268,7 @@ def barrier_hooks(
 
 
 def measured_cell(
-    plan: dict[str, Any],
+    plan: CellPlan,
     where: Target,
     store: Path,
     run_dir: Path,
@@ -280,8 +284,7 @@ def measured_cell(
             registered.enter_context(worker(run_dir, os.getpid()))
         except OSError as exc:
             raise StorageFailed(
-                f"{plan['cell_id']}: the run folder cannot be written, nothing measured: "
-                f"{storage_problem(exc)}"
+                f"{plan.cell_id}: the run folder cannot be written, nothing measured: {storage_problem(exc)}"
             ) from exc
         return measure_cell(plan, where, store, execute, experiment=experiment, options=options)
 

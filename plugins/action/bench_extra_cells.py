@@ -8,7 +8,6 @@ benchstack.measure.repetitions).
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ class ActionModule(BenchAction):
             run_dir = Path(args["run_dir"])
             planned = extra_round(run_dir, exp, target, targets, seed=args["plan"].get("seed"))
             found = planned.cells
-            cells = [asdict(c) for c in found]
+            cells = [c.to_dict() for c in found]
             labels = planned.labels(exp.load.max_seconds)
             serves = planned.serves()
             first_table = ""

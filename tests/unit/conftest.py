@@ -20,6 +20,7 @@ import pytest
 from jsonschema import Draft202012Validator, validators
 
 from benchstack.measure.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_MARKER
+from benchstack.records.cellplan import CellPlan
 
 # Bytecode for the test modules and the package, even where PYTHONDONTWRITEBYTECODE is set (as in our
 # sessions): pytest rewrote and compiled every test module again on each run, ~3 s of the suite's start.
@@ -44,6 +45,30 @@ STORED_META: dict[str, Any] = {
     "started_at": "2025-01-02T03:04:05Z",
     "raw_output": "raw/cell.txt",
 }
+# The fields a cell plan that a test writes in part takes where it leaves them out (no CellPlan default).
+CELL_PLAN_BASE: dict[str, Any] = {
+    "cell_id": "s__ab__c1__r1",
+    "stack": "s",
+    "port": 8001,
+    "tool": "ab",
+    "concurrency": None,
+    "requests": None,
+    "duration_s": None,
+    "threads": None,
+    "keepalive": False,
+    "timeout_s": None,
+    "repetition": 1,
+    "path": "/",
+    "threshold_ms": None,
+    "warmup": None,
+}
+
+
+def cell_plan(fields: dict[str, Any]) -> CellPlan:
+    """The CellPlan of a cell plan written as a dict (whole, or only the fields a test is about)."""
+    return CellPlan.from_dict({**CELL_PLAN_BASE, **fields})
+
+
 # The published schema files, read from the worktree on their own (not through benchstack.results.formats).
 SCHEMAS = Path(__file__).resolve().parents[2] / "benchstack" / "schemas"
 

@@ -23,10 +23,10 @@ from benchstack.plan.loadplan import (
     DEFAULT_EQUIVALENCE,
     DEFAULT_MAX_CV,
     DEFAULT_MAX_ERROR_RATE,
-    DEFAULT_MAX_INTERFERENCE,
     DEFAULT_TARGET_PRECISION,
 )
 from benchstack.plan.targets import TargetPoint, target_of
+from benchstack.records.cellplan import DEFAULT_MAX_INTERFERENCE
 from benchstack.results.cell import GroupKey, cell_id_of, level_label
 
 # The fixed limits, recorded in each verdict's limits (run.json ``verdict.limits``).

@@ -12,6 +12,7 @@ outputs and tests (docs/adding-a-kind.md).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from benchstack.kinds.loadtools import ab, httperf, siege, wrk
@@ -37,13 +38,13 @@ def parse(tool: str, text: str) -> Parsed:
     return by_name(tool).parse(text)
 
 
-def warmup_tool(plan: dict[str, Any], warmup: dict[str, Any] | None) -> str | None:
-    """The tool a cell's warm-up runs with: an open-loop plan's own tool (at its offered rate), else the
-    closed-loop tool bounded the way the warm-up is (a request count: ab; a duration: wrk); None without a
-    warm-up."""
+def warmup_tool(tool: str | None, warmup: Mapping[str, Any] | None) -> str | None:
+    """The tool a warm-up before a cell of ``tool`` runs with: an open-loop tool itself (at its offered
+    rate), else the closed-loop tool bounded the way the warm-up is (a request count: ab; a duration: wrk);
+    None without a warm-up."""
     if not warmup:
         return None
-    own = find(plan.get("tool"))
+    own = find(tool)
     if own is not None and own.open_loop:
         return own.name
     bound = "requests" if "requests" in warmup else "duration_s"

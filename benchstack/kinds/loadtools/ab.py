@@ -34,9 +34,12 @@ from benchstack.kinds.loadtools.base import (
     ClosedRun,
     LoadTool,
     positive_int,
+    required_int,
+    warmup_of,
 )
 from benchstack.kinds.loadtools.perrequest import REQUESTS_FILE, ab_requests
 from benchstack.records import distribution
+from benchstack.records.cellplan import CellPlan
 from benchstack.records.distribution import Resolution
 from benchstack.records.model import (
     Counting,
@@ -341,12 +344,12 @@ class Ab(LoadTool):
         "timeout_s": "unset; `-s`",
     }
 
-    def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
+    def check_plan(self, where: str, written: dict[str, Any], problems: list[str]) -> bool:
         ok = True
-        if "requests" not in plan:
+        if "requests" not in written:
             problems.append(f"{where}.requests: ab needs a number of requests")
             ok = False
-        if "threads" in plan:
+        if "threads" in written:
             problems.append(f"{where}.threads: ab is single-threaded; threads applies to wrk only")
             ok = False
         return ok
@@ -354,20 +357,21 @@ class Ab(LoadTool):
     def argv(self, run: ClosedRun) -> list[str]:
         return ab_command(run)
 
-    def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
-        return self.closed_command(plan, url, plan.get("timeout_s"), per_request)
+    def command(self, cell: CellPlan, url: str, per_request: str | None = None) -> list[str]:
+        return self.closed_command(cell, url, cell.timeout_s, per_request)
 
-    def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
-        requests = max(int(plan["warmup"]["requests"]), plan["concurrency"])
-        return ab_command(ClosedRun(url, plan["concurrency"], requests=requests, keepalive=plan["keepalive"]))
+    def warmup_command(self, cell: CellPlan, url: str) -> list[str]:
+        concurrency = required_int(cell, "concurrency")
+        requests = max(int(warmup_of(cell)["requests"]), concurrency)
+        return ab_command(ClosedRun(url, concurrency, requests=requests, keepalive=cell.keepalive))
 
-    def bound_s(self, plan: dict[str, Any]) -> int:
-        return int(plan["duration_s"] or AB_MAX_S) + TIMEOUT_SLACK_S
+    def bound_s(self, cell: CellPlan) -> int:
+        return int(cell.duration_s or AB_MAX_S) + TIMEOUT_SLACK_S
 
-    def warmup_s(self, plan: dict[str, Any]) -> int | None:
+    def warmup_s(self, cell: CellPlan) -> int | None:
         return None  # a request count: bounded like any ab run
 
-    def duration_bound(self, plan: dict[str, Any]) -> bool:
+    def duration_bound(self, cell: CellPlan) -> bool:
         return False  # -t only caps a run that is bounded by its request count
 
     def setup_result(self, rc: int, out: str, err: str) -> tuple[str | None, list[str]]:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from benchstack.common.inputs import shown
 from benchstack.common.numbers import is_int
+from benchstack.records.cellplan import CellPlan
 from benchstack.records.distribution import Resolution
 from benchstack.records.model import Counting, Parsed, attempts, failed_count
 
@@ -112,16 +113,17 @@ class LoadTool(ABC):
     # ------------------------------------------------------------ the load plan
 
     @abstractmethod
-    def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
-        """Add to ``problems`` what is wrong with the load plan ``plan`` (found at ``where``) for this tool:
-        the fields it needs and those it refuses (types and ranges are the published experiment schema's,
-        checked before); whether the plan is fine (only then is a command built from it)."""
+    def check_plan(self, where: str, written: dict[str, Any], problems: list[str]) -> bool:
+        """Add to ``problems`` what is wrong with the load plan ``written`` (the experiment's mapping, found
+        at ``where``) for this tool: the fields it needs and those it refuses (types and ranges are the
+        published experiment schema's, checked before); whether the plan is fine (only then is a command
+        built from it)."""
 
-    def keepalive(self, plan: LoadPlan) -> bool:
-        """Whether cells of the load plan ``plan`` keep connections alive."""
-        return True if self.always_keepalive else bool(plan.keepalive)
+    def keepalive(self, load: LoadPlan) -> bool:
+        """Whether cells of the load plan ``load`` keep connections alive."""
+        return True if self.always_keepalive else bool(load.keepalive)
 
-    def threads(self, plan: LoadPlan, level: int) -> int | None:
+    def threads(self, load: LoadPlan, level: int) -> int | None:
         """The thread count of a cell at ``level``; None for a single-threaded tool."""
         return None
 
@@ -160,54 +162,56 @@ class LoadTool(ABC):
         raise ValueError(f"{self.name} is open loop: build it from a cell plan with its rate (command)")
 
     def closed_command(
-        self, plan: dict[str, Any], url: str, timeout_s: int | None, per_request: str | None
+        self, cell: CellPlan, url: str, timeout_s: int | None, per_request: str | None
     ) -> list[str]:
         """:meth:`build` from a closed-loop cell plan."""
         return self.build(
             ClosedRun(
                 url,
-                plan["concurrency"],
-                requests=plan.get("requests"),
-                duration_s=plan.get("duration_s"),
-                threads=plan.get("threads"),
-                keepalive=plan["keepalive"],
+                required_int(cell, "concurrency"),
+                requests=cell.requests,
+                duration_s=cell.duration_s,
+                threads=cell.threads,
+                keepalive=cell.keepalive,
                 timeout_s=timeout_s,
                 per_request=per_request,
             )
         )
 
     @abstractmethod
-    def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
-        """The measured command of the cell plan ``plan`` against ``url``; ``per_request`` is what
+    def command(self, cell: CellPlan, url: str, per_request: str | None = None) -> list[str]:
+        """The measured command of the cell plan ``cell`` against ``url``; ``per_request`` is what
         :meth:`per_request_setup` returned."""
 
     @abstractmethod
-    def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
-        """The unrecorded warm-up before a cell of ``plan`` (whose ``warmup`` is set) run with this tool."""
+    def warmup_command(self, cell: CellPlan, url: str) -> list[str]:
+        """The unrecorded warm-up before ``cell`` (whose ``warmup`` is set) run with this tool."""
 
     @abstractmethod
-    def bound_s(self, plan: dict[str, Any]) -> int:
-        """Seconds after which `timeout` stops the measured command of ``plan``."""
+    def bound_s(self, cell: CellPlan) -> int:
+        """Seconds after which `timeout` stops the measured command of ``cell``."""
 
-    def warmup_bound_s(self, plan: dict[str, Any]) -> int:
-        """Seconds after which `timeout` stops this tool's warm-up for ``plan``."""
-        return self.bound_s({**plan, "tool": self.name, "duration_s": self.warmup_s(plan)})
+    def warmup_bound_s(self, cell: CellPlan) -> int:
+        """Seconds after which `timeout` stops this tool's warm-up for ``cell``."""
+        return self.bound_s(replace(cell, tool=self.name, duration_s=self.warmup_s(cell)))
 
-    def warmup_s(self, plan: dict[str, Any]) -> int | None:
-        """How long a warm-up with this tool runs for ``plan``, when it runs for a time."""
-        seconds: int | None = plan["warmup"].get("duration_s")
-        return seconds
+    def warmup_s(self, cell: CellPlan) -> int | None:
+        """How long a warm-up with this tool runs for ``cell``, when it runs for a time."""
+        return warmup_of(cell).get("duration_s")
 
-    def duration_bound(self, plan: dict[str, Any]) -> bool:
-        """Whether a cell of ``plan`` runs for its ``duration_s``, so taking much longer is an overrun."""
-        return bool(plan.get("duration_s"))
+    def duration_bound(self, cell: CellPlan) -> bool:
+        """Whether ``cell`` runs for its ``duration_s``, so taking much longer is an overrun."""
+        return bool(cell.duration_s)
 
-    def open_connections(self, plan: dict[str, Any]) -> int:
+    # open_connections and fd_warning read ``planned``, a cell plan as run.json holds it, or the part of one
+    # a cell tells (benchstack.analysis.checks.hosts, for a cell whose plan run.json lacks): not a CellPlan.
+
+    def open_connections(self, planned: Mapping[str, Any]) -> int:
         """The most connections an open-loop cell plan can hold open (closed loop: its concurrency)."""
-        return int(plan["concurrency"])
+        return int(planned["concurrency"])
 
-    def fd_warning(self, plan: dict[str, Any], connections: int, room: int) -> str:
-        """Why ``connections`` connections of ``plan`` do not fit the ``room`` the tool has."""
+    def fd_warning(self, planned: Mapping[str, Any], connections: int, room: int) -> str:
+        """Why ``connections`` connections of ``planned`` do not fit the ``room`` the tool has."""
         return f"{self.name} may hold {connections} connections; it can hold about {room}"
 
     # ------------------------------------------------------------ the noise probe (benchstack.measure.probe)
@@ -271,8 +275,8 @@ class LoadTool(ABC):
         """Fill ``parsed``'s distribution and slow-request count from the per-request data; notes."""
         return []
 
-    def cell_notes(self, plan: dict[str, Any]) -> list[str]:
-        """What a cell of ``plan`` says about how this tool measured it."""
+    def cell_notes(self, cell: CellPlan) -> list[str]:
+        """What ``cell`` says about how this tool measured it."""
         return []
 
     # ------------------------------------------------------------ the verdict
@@ -288,6 +292,22 @@ class LoadTool(ABC):
     def no_steady_data_note(self, cells: int) -> str:
         """The verdict's note for ``cells`` cells without per-second data (the steady-state check)."""
         return no_steady_data_note(self.name, cells)
+
+
+def required_int(cell: CellPlan, name: str) -> int:
+    """The field ``name`` of ``cell`` that the tool needs (a closed-loop cell's ``concurrency``, an open-loop
+    cell's ``rate``, a timed run's ``duration_s``); ValueError naming it when the cell has none."""
+    value = getattr(cell, name)
+    if value is None:
+        raise ValueError(f"{cell.cell_id}: the cell plan has no {name}, which {cell.tool} needs")
+    return int(value)
+
+
+def warmup_of(cell: CellPlan) -> dict[str, int]:
+    """A cell's warm-up (requests or duration_s); ValueError for a cell without one."""
+    if cell.warmup is None:
+        raise ValueError(f"{cell.cell_id}: the cell plan has no warm-up")
+    return cell.warmup
 
 
 def unmeasured_slow_note(tool: str, cells: int) -> str:

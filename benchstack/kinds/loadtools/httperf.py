@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -33,8 +34,11 @@ from benchstack.kinds.loadtools.base import (
     LoadTool,
     check_url,
     positive_int,
+    required_int,
+    warmup_of,
 )
 from benchstack.records import distribution
+from benchstack.records.cellplan import CellPlan
 from benchstack.records.distribution import Resolution
 from benchstack.records.model import Counting, Parsed, ParseError, empty_errors, empty_latency
 
@@ -230,13 +234,23 @@ HTTPERF_DEFAULT_TIMEOUT_S = 5.0
 HTTPERF_MAX_FDS = 1024
 
 
-def httperf_timeout_s(plan: dict[str, Any]) -> float:
+def httperf_timeout_s(threshold_ms: float | None, timeout_s: float | None) -> float:
     """httperf's --timeout for a cell plan: the threshold (slower is an error), else the plan's, else 5 s."""
-    if plan.get("threshold_ms"):
-        return float(plan["threshold_ms"]) / 1000
-    if plan.get("timeout_s") is not None:
-        return float(plan["timeout_s"])
+    if threshold_ms:
+        return float(threshold_ms) / 1000
+    if timeout_s is not None:
+        return float(timeout_s)
     return HTTPERF_DEFAULT_TIMEOUT_S
+
+
+def cell_timeout_s(cell: CellPlan) -> float:
+    """httperf's --timeout for ``cell`` (:func:`httperf_timeout_s`)."""
+    return httperf_timeout_s(cell.threshold_ms, cell.timeout_s)
+
+
+def planned_timeout_s(planned: Mapping[str, Any]) -> float:
+    """httperf's --timeout for a cell plan as run.json holds it, or the part of one a cell tells."""
+    return httperf_timeout_s(planned.get("threshold_ms"), planned.get("timeout_s"))
 
 
 def httperf_command(url: str, rate: int, duration_s: int, timeout_s: float | None = None) -> list[str]:
@@ -300,50 +314,51 @@ class Httperf(LoadTool):
         "timeout_s": "the threshold if set, else this, else 5 s",
     }
 
-    def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
+    def check_plan(self, where: str, written: dict[str, Any], problems: list[str]) -> bool:
         before = len(problems)
         for key, why in (
             ("concurrency", "open loop: the load is the offered rate, not a number of clients"),
             ("requests", "the run is bounded by duration_s (rate x duration_s connections)"),
             ("threads", "httperf is single-threaded"),
         ):
-            if key in plan:
+            if key in written:
                 problems.append(f"{where}.{key}: not for httperf ({why})")
-        if plan.get("keepalive"):
+        if written.get("keepalive"):
             problems.append(f"{where}.keepalive: httperf runs one request per connection here")
-        if "duration_s" not in plan:
+        if "duration_s" not in written:
             problems.append(f"{where}.duration_s: httperf needs a duration in seconds")
         return len(problems) == before
 
-    def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
-        return httperf_command(url, int(plan["rate"]), int(plan["duration_s"]), httperf_timeout_s(plan))
+    def command(self, cell: CellPlan, url: str, per_request: str | None = None) -> list[str]:
+        rate, duration_s = required_int(cell, "rate"), required_int(cell, "duration_s")
+        return httperf_command(url, rate, duration_s, cell_timeout_s(cell))
 
-    def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
+    def warmup_command(self, cell: CellPlan, url: str) -> list[str]:
         # At the offered rate, for the warm-up's duration or request count.
-        return httperf_command(url, int(plan["rate"]), self.warmup_s(plan), httperf_timeout_s(plan))
+        return httperf_command(url, required_int(cell, "rate"), self.warmup_s(cell), cell_timeout_s(cell))
 
-    def warmup_s(self, plan: dict[str, Any]) -> int:
-        warm = plan["warmup"]
+    def warmup_s(self, cell: CellPlan) -> int:
+        warm = warmup_of(cell)
         if "duration_s" in warm:
             return int(warm["duration_s"])
-        return max(1, math.ceil(int(warm["requests"]) / int(plan["rate"])))
+        return max(1, math.ceil(int(warm["requests"]) / required_int(cell, "rate")))
 
-    def bound_s(self, plan: dict[str, Any]) -> int:
-        return int(plan["duration_s"]) + math.ceil(httperf_timeout_s(plan)) + TIMEOUT_SLACK_S
+    def bound_s(self, cell: CellPlan) -> int:
+        return required_int(cell, "duration_s") + math.ceil(cell_timeout_s(cell)) + TIMEOUT_SLACK_S
 
-    def open_connections(self, plan: dict[str, Any]) -> int:
+    def open_connections(self, planned: Mapping[str, Any]) -> int:
         # Every connection of one timeout's window still waiting.
-        return math.ceil(int(plan["rate"]) * httperf_timeout_s(plan))
+        return math.ceil(int(planned["rate"]) * planned_timeout_s(planned))
 
-    def fd_warning(self, plan: dict[str, Any], connections: int, room: int) -> str:
+    def fd_warning(self, planned: Mapping[str, Any], connections: int, room: int) -> str:
         return (
-            f"httperf at {plan['rate']}/s with a {httperf_timeout_s(plan):g} s timeout may hold "
+            f"httperf at {planned['rate']}/s with a {planned_timeout_s(planned):g} s timeout may hold "
             f"{connections} connections; it can hold about {room} (select's FD_SETSIZE) and counts the rest "
             "as fd-unavail errors"
         )
 
-    def cell_notes(self, plan: dict[str, Any]) -> list[str]:
-        threshold = plan.get("threshold_ms")
+    def cell_notes(self, cell: CellPlan) -> list[str]:
+        threshold = cell.threshold_ms
         if not threshold:
             return []
         return [

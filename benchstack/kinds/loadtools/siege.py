@@ -34,8 +34,16 @@ import re
 import shlex
 from typing import Any, ClassVar
 
-from benchstack.kinds.loadtools.base import TIMEOUT_SLACK_S, ClosedRun, LoadTool, positive_int
+from benchstack.kinds.loadtools.base import (
+    TIMEOUT_SLACK_S,
+    ClosedRun,
+    LoadTool,
+    positive_int,
+    required_int,
+    warmup_of,
+)
 from benchstack.records import distribution
+from benchstack.records.cellplan import CellPlan
 from benchstack.records.distribution import Resolution
 from benchstack.records.model import (
     Counting,
@@ -306,20 +314,20 @@ class Siege(LoadTool):
         "timeout_s": "not allowed (siege 4.0.7 waits for an answer whatever its timeout)",
     }
 
-    def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
+    def check_plan(self, where: str, written: dict[str, Any], problems: list[str]) -> bool:
         before = len(problems)
-        if ("requests" in plan) == ("duration_s" in plan):
+        if ("requests" in written) == ("duration_s" in written):
             problems.append(f"{where}: siege needs requests or duration_s, not both")
-        if "threads" in plan:
+        if "threads" in written:
             problems.append(f"{where}.threads: not for siege (it runs a thread per user)")
-        if plan.get("keepalive"):
+        if written.get("keepalive"):
             problems.append(f"{where}.keepalive: siege runs a connection per request here")
-        if "timeout_s" in plan:
+        if "timeout_s" in written:
             problems.append(
                 f"{where}.timeout_s: siege 4.0.7 does not end a request its server never answers, whatever "
                 "its timeout; the run's own bound stops it"
             )
-        levels = plan.get("concurrency")
+        levels = written.get("concurrency")
         levels = levels if isinstance(levels, list) else [levels]
         for level in levels:
             if isinstance(level, int) and level > SIEGE_MAX_USERS:
@@ -328,11 +336,13 @@ class Siege(LoadTool):
                     f"not {level:,}"
                 )
             elif (
-                isinstance(level, int) and isinstance(plan.get("requests"), int) and plan["requests"] % level
+                isinstance(level, int)
+                and isinstance(written.get("requests"), int)
+                and written["requests"] % level
             ):
                 problems.append(
                     f"{where}.requests: siege runs requests / concurrency repetitions per user: "
-                    f"{plan['requests']:,} is not a multiple of {level:,}"
+                    f"{written['requests']:,} is not a multiple of {level:,}"
                 )
         return len(problems) == before
 
@@ -345,24 +355,23 @@ class Siege(LoadTool):
             raise ValueError("siege 4.0.7 ignores its timeout for a request that gets no answer")
         return siege_command(run.url, run.concurrency, run.requests, run.duration_s)
 
-    def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
-        return self.closed_command(plan, url, plan.get("timeout_s"), None)
+    def command(self, cell: CellPlan, url: str, per_request: str | None = None) -> list[str]:
+        return self.closed_command(cell, url, cell.timeout_s, None)
 
-    def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
-        warm = plan["warmup"]
-        concurrency = int(plan["concurrency"])
+    def warmup_command(self, cell: CellPlan, url: str) -> list[str]:
+        warm = warmup_of(cell)
+        concurrency = required_int(cell, "concurrency")
         if "duration_s" in warm:
             return siege_command(url, concurrency, duration_s=int(warm["duration_s"]))
         # At least one repetition per user.
         reps = max(1, -(-int(warm["requests"]) // concurrency))
         return siege_command(url, concurrency, requests=reps * concurrency)
 
-    def bound_s(self, plan: dict[str, Any]) -> int:
-        return int(plan.get("duration_s") or SIEGE_MAX_S) + TIMEOUT_SLACK_S
+    def bound_s(self, cell: CellPlan) -> int:
+        return int(cell.duration_s or SIEGE_MAX_S) + TIMEOUT_SLACK_S
 
-    def warmup_s(self, plan: dict[str, Any]) -> int | None:
-        seconds: int | None = plan["warmup"].get("duration_s")
-        return seconds
+    def warmup_s(self, cell: CellPlan) -> int | None:
+        return warmup_of(cell).get("duration_s")
 
     def per_request(
         self,

@@ -26,9 +26,12 @@ from benchstack.kinds.loadtools.base import (
     ClosedRun,
     LoadTool,
     positive_int,
+    required_int,
+    warmup_of,
 )
 from benchstack.kinds.loadtools.perrequest import WRK_REPORT_MARKER, wrk_over_threshold, wrk_report
 from benchstack.records import distribution
+from benchstack.records.cellplan import CellPlan
 from benchstack.records.distribution import Resolution
 from benchstack.records.model import (
     Counting,
@@ -272,12 +275,12 @@ def wrk_command(run: ClosedRun) -> list[str]:
     return [*cmd, run.url]
 
 
-def wrk_timeout_s(plan: dict[str, Any]) -> int | None:
+def wrk_timeout_s(cell: CellPlan) -> int | None:
     """wrk's --timeout: the plan's, or above the threshold so slow responses are measured, not dropped."""
-    if plan.get("timeout_s") is not None:
-        return int(plan["timeout_s"])
-    if plan.get("threshold_ms"):
-        return max(2, math.ceil(2 * float(plan["threshold_ms"]) / 1000))
+    if cell.timeout_s is not None:
+        return int(cell.timeout_s)
+    if cell.threshold_ms:
+        return max(2, math.ceil(2 * float(cell.threshold_ms) / 1000))
     return None
 
 
@@ -323,45 +326,45 @@ class Wrk(LoadTool):
         "timeout_s": "`--timeout`; unset: max(2 s, 2 x threshold) with a threshold, else wrk's own",
     }
 
-    def check_plan(self, where: str, plan: dict[str, Any], problems: list[str]) -> bool:
+    def check_plan(self, where: str, written: dict[str, Any], problems: list[str]) -> bool:
         ok = True
-        if "duration_s" not in plan:
+        if "duration_s" not in written:
             problems.append(f"{where}.duration_s: wrk needs a duration in seconds")
             ok = False
-        if "requests" in plan:
+        if "requests" in written:
             problems.append(f"{where}.requests: wrk runs for a duration, not a number of requests")
             ok = False
-        if plan.get("keepalive") is False:
+        if written.get("keepalive") is False:
             problems.append(
                 f"{where}.keepalive: wrk always keeps connections alive; use ab for keepalive: false"
             )
             ok = False
         return ok
 
-    def threads(self, plan: LoadPlan, level: int) -> int | None:
-        return min(2, level) if plan.threads is None else plan.threads
+    def threads(self, load: LoadPlan, level: int) -> int | None:
+        return min(2, level) if load.threads is None else load.threads
 
     def argv(self, run: ClosedRun) -> list[str]:
         return wrk_command(run)
 
-    def command(self, plan: dict[str, Any], url: str, per_request: str | None = None) -> list[str]:
+    def command(self, cell: CellPlan, url: str, per_request: str | None = None) -> list[str]:
         """With the report script (``per_request``), the threshold and connection count go in its
         environment."""
         env: list[str] = []
         if per_request is not None:
-            threshold = plan.get("threshold_ms")
+            threshold = cell.threshold_ms
             env = ["env", *([f"{THRESHOLD_ENV}={threshold:g}"] if threshold else [])]
-            env.append(f"{CONNECTIONS_ENV}={plan['concurrency']}")
-        return env + self.closed_command(plan, url, wrk_timeout_s(plan), per_request)
+            env.append(f"{CONNECTIONS_ENV}={cell.concurrency}")
+        return env + self.closed_command(cell, url, wrk_timeout_s(cell), per_request)
 
-    def warmup_command(self, plan: dict[str, Any], url: str) -> list[str]:
-        duration_s = int(plan["warmup"]["duration_s"])
+    def warmup_command(self, cell: CellPlan, url: str) -> list[str]:
+        duration_s = int(warmup_of(cell)["duration_s"])
         return self.build(
-            ClosedRun(url, plan["concurrency"], duration_s=duration_s, threads=plan.get("threads"))
+            ClosedRun(url, required_int(cell, "concurrency"), duration_s=duration_s, threads=cell.threads)
         )
 
-    def bound_s(self, plan: dict[str, Any]) -> int:
-        return int(plan["duration_s"]) + TIMEOUT_SLACK_S
+    def bound_s(self, cell: CellPlan) -> int:
+        return required_int(cell, "duration_s") + TIMEOUT_SLACK_S
 
     def setup_command(self) -> str | None:
         """Write the report script to the loadgen once (named by its SHA-256) and print its path."""

@@ -10,7 +10,6 @@ loadgens at once in two threads; ``late`` ones start the second loadgen's measur
 first's (through the runner's ``before_measure`` hook, where the barrier would be).
 """
 
-import dataclasses
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from benchstack.measure.runner import CellOptions, Target, measure_cell  # noqa: E402
 from benchstack.plan.experiment import cells, experiment_from_dict  # noqa: E402
+from benchstack.records.cellplan import CellPlan  # noqa: E402
 
 
 def local(command: str) -> tuple[int, str, str]:
@@ -31,7 +31,7 @@ def local(command: str) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
-def plan(port: int, path: str, load: dict[str, Any], threshold_ms: int | None = None) -> dict[str, Any]:
+def plan(port: int, path: str, load: dict[str, Any], threshold_ms: int | None = None) -> CellPlan:
     data: dict[str, Any] = {
         "name": "latency-capture",
         "stacks": [{"name": "local", "port": port}],
@@ -39,11 +39,11 @@ def plan(port: int, path: str, load: dict[str, Any], threshold_ms: int | None = 
     }
     if threshold_ms:
         data["load"]["threshold_ms"] = threshold_ms
-    [one] = [dataclasses.asdict(c) for c in cells(experiment_from_dict(data))]
+    [one] = cells(experiment_from_dict(data))
     return one
 
 
-def measure(the_plan: dict[str, Any], loadgen: str, run: Path, delay_s: float = 0.0) -> dict[str, Any]:
+def measure(the_plan: CellPlan, loadgen: str, run: Path, delay_s: float = 0.0) -> dict[str, Any]:
     where = Target(host="127.0.0.1", target="local", loadgen=loadgen)
     cell, _ = measure_cell(
         the_plan,
@@ -65,7 +65,7 @@ def keep(run: Path, loadgen: str, cell: dict[str, Any], out: Path, name: str) ->
     print(f"{name}: {' '.join(cell['command'])}")
 
 
-def pair(the_plan: dict[str, Any], out: Path, name: str, late_s: float = 0.0) -> None:
+def pair(the_plan: CellPlan, out: Path, name: str, late_s: float = 0.0) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp)
         results: dict[str, dict[str, Any]] = {}

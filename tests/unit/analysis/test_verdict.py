@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Helpers, read_data
+from conftest import Helpers, cell_plan, read_data
 
 from benchstack.analysis.checks.hosts import cpu_split_problem
 from benchstack.analysis.checks.precision import rounds_needed
@@ -106,7 +106,9 @@ class Run:
         loadgen = "web1" if self.mode == "loopback" else "gen1"
         where = Target(host="127.0.0.1", target="web1", loadgen=loadgen)
         plan = self.plan(stack, load, repetition, threshold_ms)
-        cell, _ = measure_cell(plan, where, self.path, execute, "verdict", CellOptions(sleep=lambda s: None))
+        cell, _ = measure_cell(
+            cell_plan(plan), where, self.path, execute, "verdict", CellOptions(sleep=lambda s: None)
+        )
         if rps is not None:
             path = self.path / "cells" / f"{plan['cell_id']}.json"
             cell["rps"] = rps

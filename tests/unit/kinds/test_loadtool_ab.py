@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import read_data
+from conftest import cell_plan, read_data
 
 from benchstack.kinds.loadtools.ab import TOOL as AB
 from benchstack.plan.loadplan import LoadPlan
@@ -16,18 +16,20 @@ PLAN = {"tool": "ab", "concurrency": 20, "requests": 400, "duration_s": None, "k
 def test_the_measured_command_asks_for_the_g_file_and_keeps_the_plans_keepalive() -> None:
     setup, notes = AB.per_request_setup(lambda _: pytest.fail("ab needs nothing on the loadgen"))
     assert (setup, notes) == ("requests.tsv", [])
-    assert AB.command(PLAN, URL, setup) == ["ab", "-n", "400", "-c", "20", "-k", "-g", "requests.tsv", URL]
-    assert AB.command({**PLAN, "keepalive": False, "timeout_s": 3}, URL) == [
+    assert AB.command(cell_plan(PLAN), URL, setup) == [
+        "ab", "-n", "400", "-c", "20", "-k", "-g", "requests.tsv", URL,
+    ]  # fmt: skip
+    assert AB.command(cell_plan({**PLAN, "keepalive": False, "timeout_s": 3}), URL) == [
         "ab", "-n", "400", "-c", "20", "-s", "3", URL,
     ]  # fmt: skip
 
 
 def test_a_warmup_never_asks_fewer_requests_than_clients_and_is_bounded_like_any_ab_run() -> None:
     plan = {**PLAN, "warmup": {"requests": 5}}
-    assert AB.warmup_command(plan, URL) == ["ab", "-n", "20", "-c", "20", "-k", URL]
-    assert AB.warmup_bound_s(plan) == AB.bound_s(PLAN) == 600 + 60
-    assert AB.bound_s({**PLAN, "duration_s": 30}) == 90
-    assert not AB.duration_bound({**PLAN, "duration_s": 30})  # -t only caps a request count
+    assert AB.warmup_command(cell_plan(plan), URL) == ["ab", "-n", "20", "-c", "20", "-k", URL]
+    assert AB.warmup_bound_s(cell_plan(plan)) == AB.bound_s(cell_plan(PLAN)) == 600 + 60
+    assert AB.bound_s(cell_plan({**PLAN, "duration_s": 30})) == 90
+    assert not AB.duration_bound(cell_plan({**PLAN, "duration_s": 30}))  # -t only caps a request count
 
 
 def test_overlapping_counters_count_a_bad_request_once() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import read_data
+from conftest import cell_plan, read_data
 
 from benchstack.kinds.loadtools.httperf import TOOL as HTTPERF
 
@@ -11,7 +11,7 @@ PLAN = {"tool": "httperf", "rate": 500, "duration_s": 10, "concurrency": None, "
 
 
 def test_the_command_offers_the_rate_for_the_duration_with_the_threshold_as_timeout() -> None:
-    cmd = HTTPERF.command({**PLAN, "threshold_ms": 250}, URL)
+    cmd = HTTPERF.command(cell_plan({**PLAN, "threshold_ms": 250}), URL)
     assert cmd[cmd.index("--rate") + 1 :] == [
         "500",
         "--num-conns",
@@ -21,21 +21,21 @@ def test_the_command_offers_the_rate_for_the_duration_with_the_threshold_as_time
         "--timeout",
         "0.25",
     ]
-    assert HTTPERF.command(PLAN, URL)[-1] == "5"  # never without a timeout
-    assert HTTPERF.bound_s({**PLAN, "threshold_ms": 250}) == 10 + 1 + 60
+    assert HTTPERF.command(cell_plan(PLAN), URL)[-1] == "5"  # never without a timeout
+    assert HTTPERF.bound_s(cell_plan({**PLAN, "threshold_ms": 250})) == 10 + 1 + 60
 
 
 def test_a_warmup_runs_at_the_offered_rate_for_its_duration_or_request_count() -> None:
     by_requests = {**PLAN, "warmup": {"requests": 1200}}
-    assert HTTPERF.warmup_s(by_requests) == 3  # ceil(1200 / 500)
-    assert HTTPERF.warmup_s({**PLAN, "warmup": {"requests": 1}}) == 1
-    assert "1500" in HTTPERF.warmup_command(by_requests, URL)  # 500/s x 3 s
-    assert HTTPERF.warmup_bound_s({**PLAN, "warmup": {"duration_s": 4}}) == 4 + 5 + 60
+    assert HTTPERF.warmup_s(cell_plan(by_requests)) == 3  # ceil(1200 / 500)
+    assert HTTPERF.warmup_s(cell_plan({**PLAN, "warmup": {"requests": 1}})) == 1
+    assert "1500" in HTTPERF.warmup_command(cell_plan(by_requests), URL)  # 500/s x 3 s
+    assert HTTPERF.warmup_bound_s(cell_plan({**PLAN, "warmup": {"duration_s": 4}})) == 4 + 5 + 60
 
 
 def test_a_threshold_is_its_timeout_and_the_cell_says_so() -> None:
-    assert HTTPERF.cell_notes(PLAN) == []
-    (note,) = HTTPERF.cell_notes({**PLAN, "threshold_ms": 250})
+    assert HTTPERF.cell_notes(cell_plan(PLAN)) == []
+    (note,) = HTTPERF.cell_notes(cell_plan({**PLAN, "threshold_ms": 250}))
     assert note.startswith("httperf aborted responses slower than the threshold (250 ms)")
     assert "aborts a response slower than the threshold" in HTTPERF.unmeasured_slow_note(3)
 

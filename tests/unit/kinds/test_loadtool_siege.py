@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import asdict
 
 import pytest
-from conftest import read_data
+from conftest import cell_plan, read_data
 
 from benchstack.kinds.loadtools import parse
 from benchstack.kinds.loadtools.siege import SIEGE_MAX_USERS, siegerc
@@ -73,7 +73,7 @@ def test_slow_requests_are_the_ones_printed_above_the_threshold() -> None:
 
 
 def test_the_command_writes_its_resource_file_and_runs_siege_in_its_own_folder_as_home() -> None:
-    cmd = SIEGE.command(PLAN, URL)
+    cmd = SIEGE.command(cell_plan(PLAN), URL)
     assert cmd[:2] == ["sh", "-c"]
     assert cmd[2].endswith(f'> siegerc && HOME="$PWD" exec siege -R siegerc -b -c 4 -r 100 {URL}')
     rc = siegerc(4)
@@ -82,16 +82,17 @@ def test_the_command_writes_its_resource_file_and_runs_siege_in_its_own_folder_a
     # The shell writes exactly that file.
     script = cmd[2].split(" > siegerc")[0]
     assert subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout == rc
-    timed = SIEGE.command({**PLAN, "requests": None, "duration_s": 5}, URL)[2]
+    timed = SIEGE.command(cell_plan({**PLAN, "requests": None, "duration_s": 5}), URL)[2]
     assert timed.endswith(f"siege -R siegerc -b -c 4 -t 5S {URL}")
     assert SIEGE.cores(cmd) == 4  # a thread per user
-    assert (SIEGE.bound_s(PLAN), SIEGE.bound_s({**PLAN, "duration_s": 5})) == (660, 65)
+    assert (SIEGE.bound_s(cell_plan(PLAN)), SIEGE.bound_s(cell_plan({**PLAN, "duration_s": 5}))) == (660, 65)
 
 
 def test_a_warmup_runs_whole_repetitions_or_its_duration() -> None:
-    by_requests = SIEGE.warmup_command({**PLAN, "warmup": {"requests": 10}}, URL)[2]
+    by_requests = SIEGE.warmup_command(cell_plan({**PLAN, "warmup": {"requests": 10}}), URL)[2]
     assert by_requests.endswith(f"-c 4 -r 3 {URL}")  # 12: each user at least as many as asked
-    assert SIEGE.warmup_command({**PLAN, "warmup": {"duration_s": 2}}, URL)[2].endswith(f"-t 2S {URL}")
+    timed = SIEGE.warmup_command(cell_plan({**PLAN, "warmup": {"duration_s": 2}}), URL)[2]
+    assert timed.endswith(f"-t 2S {URL}")
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import read_data
+from conftest import cell_plan, read_data
 
 from benchstack.kinds.loadtools.wrk import TOOL as WRK
 from benchstack.kinds.loadtools.wrk import install_script_command, wrk_script
@@ -25,7 +25,7 @@ def test_the_report_script_is_written_once_and_its_path_goes_into_the_command() 
     script, notes = WRK.per_request_setup(execute)
     assert (script, notes) == (SCRIPT, [])
     assert asked == [install_script_command(wrk_script())]
-    assert WRK.command({**PLAN, "threshold_ms": 300}, URL, script) == [
+    assert WRK.command(cell_plan({**PLAN, "threshold_ms": 300}), URL, script) == [
         "env", "BENCH_STACK_THRESHOLD_MS=300", "BENCH_STACK_CONNECTIONS=8",
         "wrk", "-t", "2", "-c", "8", "-d", "10s", "--latency", "--timeout", "2s", "-s", SCRIPT, URL,
     ]  # fmt: skip
@@ -35,7 +35,9 @@ def test_no_script_no_environment_and_a_note_why() -> None:
     script, notes = WRK.per_request_setup(lambda _: (1, "", "read-only file system"))
     assert script is None
     assert notes == ["no per-request data: the wrk script could not be written: read-only file system"]
-    assert WRK.command(PLAN, URL, None) == ["wrk", "-t", "2", "-c", "8", "-d", "10s", "--latency", URL]
+    assert WRK.command(cell_plan(PLAN), URL, None) == [
+        "wrk", "-t", "2", "-c", "8", "-d", "10s", "--latency", URL,
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -45,7 +47,7 @@ def test_no_script_no_environment_and_a_note_why() -> None:
 def test_the_timeout_stays_above_the_threshold_unless_the_plan_sets_one(
     plan: dict, timeout: str | None
 ) -> None:
-    cmd = WRK.command({**PLAN, **plan}, URL)
+    cmd = WRK.command(cell_plan({**PLAN, **plan}), URL)
     assert (cmd[cmd.index("--timeout") + 1] if "--timeout" in cmd else None) == timeout
 
 
@@ -78,11 +80,11 @@ def test_threads_and_keepalive() -> None:
     assert (WRK.threads(plain, 1), WRK.threads(plain, 8), WRK.threads(four, 8)) == (1, 2, 4)
     assert WRK.cores(["taskset", "-c", "0-3", "wrk", "-t", "4", "-c", "8", URL]) == 4
     assert WRK.cores(["wrk", "-t3", "-c", "8", URL]) == 3
-    assert WRK.warmup_command({**PLAN, "warmup": {"duration_s": 2}}, URL)[:7] == [
+    assert WRK.warmup_command(cell_plan({**PLAN, "warmup": {"duration_s": 2}}), URL)[:7] == [
         "wrk", "-t", "2", "-c", "8", "-d", "2s",
     ]  # fmt: skip
-    assert WRK.warmup_bound_s({**PLAN, "warmup": {"duration_s": 2}}) == 62
-    assert WRK.duration_bound(PLAN)
+    assert WRK.warmup_bound_s(cell_plan({**PLAN, "warmup": {"duration_s": 2}})) == 62
+    assert WRK.duration_bound(cell_plan(PLAN))
 
 
 def test_plan_checks_name_the_field() -> None:

@@ -125,13 +125,13 @@ def test_the_host_fingerprint_asks_every_tool_packages_version() -> None:
 
 
 def test_a_warmup_runs_the_open_loop_plans_own_tool_else_the_closed_loop_tool_of_its_bound() -> None:
-    assert warmup_tool({"tool": "httperf"}, {"requests": 10}) == "httperf"
-    assert warmup_tool({"tool": "wrk"}, {"requests": 10}) == "ab"
-    assert warmup_tool({"tool": "ab"}, {"duration_s": 1}) == "wrk"
-    assert warmup_tool({"tool": "ab"}, None) is None
+    assert warmup_tool("httperf", {"requests": 10}) == "httperf"
+    assert warmup_tool("wrk", {"requests": 10}) == "ab"
+    assert warmup_tool("ab", {"duration_s": 1}) == "wrk"
+    assert warmup_tool("ab", None) is None
     closed = [t for t in REGISTRY.values() if not t.open_loop]
     # Each bound a warm-up can have names a closed-loop tool (the first registered runs it).
     assert {t.bound for t in closed} == {"duration_s", "requests"}
-    assert warmup_tool({"tool": "siege"}, {"requests": 10}) == "ab"
+    assert warmup_tool("siege", {"requests": 10}) == "ab"
     load = Load.from_dict({"plans": [{"tool": "wrk"}], "warmup": {"requests": 5}}, first_stack="a")
     assert load.tools() == ["ab", "wrk"]

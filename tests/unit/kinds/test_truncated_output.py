@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Helpers, in_child, printed_json, read_data
+from conftest import Helpers, cell_plan, in_child, printed_json, read_data
 
 from benchstack.kinds.loadtools import parse
 from benchstack.measure.runner import CellFailed, CellOptions, Target, measure_cell
@@ -167,5 +167,5 @@ def test_the_runner_refuses_wrk_output_that_ends_before_the_report_line(tmp_path
 
     where = Target(host="127.0.0.1", target="local", loadgen="local")
     with pytest.raises(CellFailed, match="printed no BENCH-STACK-WRK-REPORT line: its output is incomplete"):
-        measure_cell(plan, where, tmp_path, execute, "cut", CellOptions(sleep=lambda s: None))
+        measure_cell(cell_plan(plan), where, tmp_path, execute, "cut", CellOptions(sleep=lambda s: None))
     assert not (tmp_path / "cells").exists()

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import cell_plan
 from test_repetitions import rounds
 
 from benchstack.measure.hostevents import reasons, states
@@ -33,7 +34,7 @@ def comments(path: Path, key: str) -> list[str]:
 def judged(case: dict[str, Any]) -> list[str]:
     """The reasons the fault's evidence gets from the judgement its ``judge`` names."""
     if case["judge"] == "overrun":
-        return overrun_reasons(case["plan"], case["window"])
+        return overrun_reasons(cell_plan(case["plan"]), case["window"])
     if case["judge"] == "collapse":
         group = rounds("fault", case["rps"])
         return [why for cell, whys in left_out(group) if cell is group[case["fault"]] for why in whys]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BUSY_CPU, CPU_AFTER, CPU_BEFORE, Helpers, read_data
+from conftest import BUSY_CPU, CPU_AFTER, CPU_BEFORE, Helpers, cell_plan, read_data
 from test_runner import AB_PLAN, FakeLoadgen, measure, one_plan
 
 from benchstack.analysis.checks.base import MAX_TOOL_BUSY
@@ -167,7 +167,7 @@ def test_interference_at_the_limit_is_not_disturbed_and_just_above_it_is(limit: 
 
 def overrun(duration: int, took: float) -> list[str]:
     window = {"start": "2027-01-15T08:00:00.000Z", "end": f"2027-01-15T08:00:{took:06.3f}Z"}
-    return overrun_reasons({"tool": "wrk", "duration_s": duration}, window)
+    return overrun_reasons(cell_plan({"tool": "wrk", "duration_s": duration}), window)
 
 
 def test_a_run_that_overran_its_duration_is_disturbed_and_one_at_the_bound_is_not() -> None:
@@ -175,7 +175,7 @@ def test_a_run_that_overran_its_duration_is_disturbed_and_one_at_the_bound_is_no
     assert overrun(3, bound) == []
     [reason] = overrun(3, bound + 0.01)
     assert reason.startswith("overrun: the wrk run took 4.8 s for 3 s")
-    assert overrun_reasons({"tool": "ab", "duration_s": None}, None) == []
+    assert overrun_reasons(cell_plan({"tool": "ab", "duration_s": None}), None) == []
 
 
 def test_the_runner_marks_a_cell_measured_beside_a_busy_neighbour_disturbed(tmp_path: Path) -> None:

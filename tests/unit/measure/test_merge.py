@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Helpers, read_data
+from conftest import Helpers, cell_plan, read_data
 
 from benchstack.analysis.compare import compare_rows
 from benchstack.kinds.loadtools.perrequest import ab_requests
@@ -56,7 +56,7 @@ def measure_on(
 
     where = Target(host="bench-multi-target", target="bench-multi-target", loadgen=lg)
     cell, _ = measure_cell(
-        plan(tool),
+        cell_plan(plan(tool)),
         where,
         loadgen_dir(run, lg),
         execute,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, Helpers, read_data
+from conftest import DATA, Helpers, cell_plan, read_data
 
 from benchstack.kinds.loadtools import ab
 from benchstack.kinds.loadtools.perrequest import ab_requests
@@ -55,7 +55,7 @@ def measure(run: Path, capture: str, loadgen: str) -> dict[str, Any]:
 
     where = Target(host="127.0.0.1", target="local", loadgen=loadgen)
     cell, _ = measure_cell(
-        plan(tool),
+        cell_plan(plan(tool)),
         where,
         loadgen_dir(run, loadgen),
         execute,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import AB_G_FILE, Helpers, is_helper, read_data, unwrap
+from conftest import AB_G_FILE, Helpers, cell_plan, is_helper, read_data, unwrap
 
 from benchstack.kinds.loadtools import by_name, parse
 from benchstack.measure import runner
@@ -94,7 +94,9 @@ def measure(
     plan: dict, run_dir: Path, fake: FakeLoadgen, where: Target = LOOPBACK, **kw: Any
 ) -> tuple[dict, bool]:
     kw.setdefault("sleep", lambda seconds: None)
-    return measure_cell(plan, where, run_dir, fake, experiment="runner-test", options=CellOptions(**kw))
+    return measure_cell(
+        cell_plan(plan), where, run_dir, fake, experiment="runner-test", options=CellOptions(**kw)
+    )
 
 
 # ---------------------------------------------------------------- a measured cell
@@ -191,7 +193,7 @@ def test_everything_before_the_measured_run_goes_to_the_loadgen_in_one_batch(tmp
         return fake(command)
 
     cell, _ = measure_cell(
-        plan, LOOPBACK, tmp_path, execute, experiment="runner-test",
+        cell_plan(plan), LOOPBACK, tmp_path, execute, experiment="runner-test",
         options=CellOptions(sleep=events.append, probe_version=True, execute_many=execute_many),
     )  # fmt: skip
     assert events == [

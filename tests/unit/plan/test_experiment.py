@@ -1,5 +1,4 @@
 import copy
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -8,7 +7,6 @@ import yaml
 from benchstack.kinds.loadtools.loadcmd import http_url
 from benchstack.measure.runner import load_command
 from benchstack.plan.experiment import (
-    CellPlan,
     ExperimentError,
     cells,
     experiment_from_dict,
@@ -16,6 +14,7 @@ from benchstack.plan.experiment import (
     paired,
     validate_experiment,
 )
+from benchstack.records.cellplan import CellPlan
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -195,7 +194,7 @@ def test_defaults_path_repetitions_and_wrk_threads() -> None:
 
 def runner_command(plan: CellPlan, host: str) -> list[str]:
     """The runner's command for ``plan`` against ``host`` (without ab's -g file or wrk's script)."""
-    return load_command(asdict(plan), http_url(host, plan.port, plan.path))
+    return load_command(plan, http_url(host, plan.port, plan.path))
 
 
 def test_each_cell_plan_becomes_the_exact_command_the_runner_runs() -> None:

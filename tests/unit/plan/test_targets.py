@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Helpers, read_data
+from conftest import Helpers, cell_plan, read_data
 
 from benchstack import cli
 from benchstack.analysis.verdict import run_verdict
@@ -69,7 +69,12 @@ def measure(run: Path, plan: dict[str, Any], capture: tuple[str, str], loadgen: 
     where = Target(host=plan["target"], target=plan["target"], loadgen=lg)
     store = loadgen_dir(run, lg) if loadgen else run
     cell, _ = measure_cell(
-        plan, where, store, lambda c: helpers.run(c, output), "two-hosts", CellOptions(sleep=lambda s: None)
+        cell_plan(plan),
+        where,
+        store,
+        lambda c: helpers.run(c, output),
+        "two-hosts",
+        CellOptions(sleep=lambda s: None),
     )
     return cell
 

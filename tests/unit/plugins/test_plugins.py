@@ -27,9 +27,10 @@ from benchstack.measure.runlock import holder
 from benchstack.measure.runner import CellOptions, measure_cell
 from benchstack.plan import roles as provision
 from benchstack.plan import settings
-from benchstack.plan.experiment import CellPlan, cells
+from benchstack.plan.experiment import cells
 from benchstack.plan.resolved import experiment_of, seed_for
 from benchstack.provision import hostcommand, hostrecord, made
+from benchstack.records.cellplan import CellPlan
 from benchstack.results import runfolder
 from benchstack.results.cell import validate_cell
 from benchstack.results.layout import LOCK_FILE
@@ -563,6 +564,14 @@ def test_bench_cell_reports_missing_arguments(tmp_path: Path) -> None:
     del args["host"], args["experiment"]
     with pytest.raises(AnsibleActionFail, match="^bench_cell: missing required arguments: experiment, host$"):
         run_cell(args, Loadgen(""))
+
+
+def test_bench_cell_refuses_a_cell_that_is_not_a_cell_plan(tmp_path: Path) -> None:
+    args = cell_args(tmp_path)
+    loadgen = Loadgen(read_data("ab", "normal.txt"))
+    with pytest.raises(AnsibleActionFail, match="^bench_cell: cell: not a cell plan: unknown keys bogus$"):
+        run_cell({**args, "cell": {**args["cell"], "bogus": 1}}, loadgen)
+    assert loadgen.commands == []
 
 
 def test_bench_cell_rejects_unknown_arguments(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BUSY_CPU, DATA, SCHEMAS, Helpers, read_data, schema_file_errors
+from conftest import BUSY_CPU, DATA, SCHEMAS, Helpers, cell_plan, read_data, schema_file_errors
 
 from benchstack.analysis import comparison, verdict
 from benchstack.analysis.checks.base import Limits, Reason
@@ -26,12 +26,12 @@ from benchstack.plan.experiment import (
     LOAD_KEYS,
     PLAN_KEYS,
     WARMUP_KEYS,
-    CellPlan,
     cells,
     experiment_from_dict,
 )
 from benchstack.plan.resolved import compile_plan
 from benchstack.records import distribution
+from benchstack.records.cellplan import CellPlan
 from benchstack.records.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS
 from benchstack.results import formats, runfolder
 from benchstack.results.cell import (
@@ -223,7 +223,7 @@ def tsv_of(capture: str) -> str:
     return ""
 
 
-def cell_plan(tool: str, stack: str, output: str) -> dict[str, Any]:
+def planned_cell(tool: str, stack: str, output: str) -> dict[str, Any]:
     """The plan of a cell of ``stack`` at the concurrency the captured ``output`` ran with (the cell's id is
     made from what the tool printed)."""
     load = dict(PLANS[tool])
@@ -262,7 +262,7 @@ def measure_capture(run: Path, tool: str, capture: str, loadgen: str, target_vms
     stack = capture.replace("/", "-")
     where = Target(host="127.0.0.1", target="web1", loadgen=loadgen)
     measure_cell(
-        cell_plan(tool, stack, output),
+        cell_plan(planned_cell(tool, stack, output)),
         where,
         run,
         execute,
@@ -287,7 +287,7 @@ def runner_cells(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[s
         measure_capture(loadgen_dir(run, "gen1"), tool, capture, "gen1", target_vmstat=True)
     for name, tool in (("latency/ab-pair", "ab"), ("latency/wrk-late", "wrk"), ("multi/ab", "ab")):
         stack = f"merged-{name.replace('/', '-')}"
-        plan = cell_plan(tool, stack, (DATA / f"{name}-lg1.txt").read_text(encoding="utf-8"))
+        plan = planned_cell(tool, stack, (DATA / f"{name}-lg1.txt").read_text(encoding="utf-8"))
         for lg in ("lg1", "lg2"):
             capture = f"{name}-{lg}"
             helpers = Helpers(tsv=tsv_of(capture))
@@ -300,7 +300,7 @@ def runner_cells(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[s
 
             where = Target(host="127.0.0.1", target="web1", loadgen=lg)
             measure_cell(
-                plan,
+                cell_plan(plan),
                 where,
                 loadgen_dir(run, lg),
                 execute,
@@ -310,12 +310,12 @@ def runner_cells(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[s
         merge_stored(run, plan["cell_id"], ["lg1", "lg2"])
     # A run with several targets: a second target's cell, whose id starts with its target.
     output = read_data("ab", "normal.txt")
-    plan = {**cell_plan("ab", "second-target", output), "target": "web2"}
+    plan = {**planned_cell("ab", "second-target", output), "target": "web2"}
     plan["cell_id"] = qualified_cell_id("web2", plan["cell_id"])
     helpers = Helpers(tsv=tsv_of("ab/normal"))
     where = Target(host="127.0.0.1", target="web2", loadgen="gen2")
     measure_cell(
-        plan,
+        cell_plan(plan),
         where,
         run,
         lambda c: helpers.reply(c) or (0, output, ""),
