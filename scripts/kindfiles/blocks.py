@@ -32,20 +32,23 @@ def _comment(path: str, text: str) -> str:
 
 
 def replace_block(text: str, path: str, name: str, lines: Sequence[str], source: str) -> str:
-    """``text`` (the file ``path``) with the lines of its block ``name`` replaced by ``lines``, indented as
-    the BEGIN marker, which names ``source`` (where the lines come from)."""
+    """``text`` (the file ``path``) with the lines of each of its blocks ``name`` (a file may hold several, as
+    an argument_specs' two entry points do) replaced by ``lines``, indented as that block's BEGIN marker,
+    which names ``source`` (where the lines come from)."""
     lead = r"<!--" if path.endswith(".md") else r"#"
-    begin = re.search(rf"^([ \t]*){lead} BEGIN {re.escape(name)}\b.*\n", text, re.MULTILINE)
-    end = begin and re.compile(rf"^[ \t]*{lead} END {re.escape(name)}\b.*\n", re.MULTILINE).search(
-        text, begin.end()
-    )
-    if not begin or not end:
-        raise BlockError(f"{path}: no BEGIN {name} ... END {name} marker lines around the generated block")
-    indent = begin[1]
+    begin = re.compile(rf"^([ \t]*){lead} BEGIN {re.escape(name)}\b.*\n", re.MULTILINE)
+    end = re.compile(rf"^[ \t]*{lead} END {re.escape(name)}\b.*\n", re.MULTILINE)
     head = _comment(path, f"BEGIN {name}: written by {GENERATOR} from {source}")
-    body = [f"{indent}{line}" if line else "" for line in lines]
     tail = _comment(path, f"END {name}")
-    return text[: begin.start()] + "\n".join([indent + head, *body, indent + tail]) + "\n" + text[end.end() :]
+    out, pos = [], 0
+    while (found := begin.search(text, pos)) and (closed := end.search(text, found.end())):
+        indent = found[1]
+        body = [f"{indent}{line}" if line else "" for line in lines]
+        out += [text[pos : found.start()], "\n".join([indent + head, *body, indent + tail]) + "\n"]
+        pos = closed.end()
+    if not out:
+        raise BlockError(f"{path}: no BEGIN {name} ... END {name} marker lines around the generated block")
+    return "".join(out) + text[pos:]
 
 
 class _Dumper(yaml.SafeDumper):

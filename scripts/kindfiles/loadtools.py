@@ -11,10 +11,11 @@ from typing import Any
 
 from benchstack.kinds.loadtools import REGISTRY, TOOLS
 from benchstack.kinds.loadtools.base import PLAN_FIELDS
-from scripts.kindfiles.blocks import json_text
-from scripts.kindfiles.textedit import get, replace_blocks, replace_json, walk
+from scripts.kindfiles.blocks import json_text, read, replace_block
+from scripts.kindfiles.textedit import get, put, replace_json, walk
 
 BLOCK = "kind_files loadtools"
+SOURCE = "benchstack.kinds.loadtools"
 FAMILIES = ("Debian", "RedHat", "Amazon")
 SCHEMAS = (
     "benchstack/schemas/experiment.schema.json",
@@ -23,13 +24,6 @@ SCHEMAS = (
 )
 DIST = "/$defs/latency_dist"
 EXPERIMENT_SCHEMA = SCHEMAS[0]
-
-
-def put(document: Any, pointer: str, value: Any) -> None:
-    """Set the value at JSON pointer ``pointer`` (which must exist) of ``document``."""
-    parent, _, key = pointer.rpartition("/")
-    holder = get(document, parent) if parent else document
-    holder[int(key) if isinstance(holder, list) else key.replace("~1", "/").replace("~0", "~")] = value
 
 
 def one_of() -> str:
@@ -92,23 +86,23 @@ def flow(items: list[str] | None) -> str:
     return "null" if items is None else "[" + ", ".join(items) + "]"
 
 
-def loadgen_vars(family: str, indent: str) -> list[str]:
-    lines = [f"{indent}__loadgen_packages:"]
+def loadgen_vars(family: str) -> list[str]:
+    lines = ["__loadgen_packages:"]
     for name, tool in REGISTRY.items():
         packages = tool.packages[family]
-        lines.append(f"{indent}  {name}: {flow(None if packages is None else list(packages))}")
+        lines.append(f"  {name}: {flow(None if packages is None else list(packages))}")
     return lines
 
 
-def fingerprint_packages(indent: str) -> list[str]:
+def fingerprint_packages() -> list[str]:
     seen: list[str] = []
     for tool in REGISTRY.values():
         for family in FAMILIES:
             seen += [p for p in tool.packages[family] or () if p not in seen]
-    return [f"{indent}- {p}" for p in seen]
+    return [f"- {p}" for p in seen]
 
 
-def plan_table(indent: str) -> list[str]:
+def plan_table() -> list[str]:
     names = list(TOOLS)
     rows = [
         "| field | " + " | ".join(names) + " |",
@@ -117,7 +111,7 @@ def plan_table(indent: str) -> list[str]:
     ]
     for field in PLAN_FIELDS:
         rows.append(f"| `{field}` | " + " | ".join(REGISTRY[n].plan_docs[field] for n in names) + " |")
-    return [indent + row for row in rows]
+    return rows
 
 
 def wanted(root: Path) -> dict[str, str]:
@@ -137,15 +131,10 @@ def wanted(root: Path) -> dict[str, str]:
             out[path] = json_text(document)
         else:
             out[path] = replace_json(text, values)
-    for family in FAMILIES:
-        path = f"roles/loadgen/vars/{family}.yml"
-        text = (root / path).read_text(encoding="utf-8")
-        out[path] = replace_blocks(text, BLOCK, lambda indent, f=family: loadgen_vars(f, indent))
-    path = "roles/loadgen/meta/argument_specs.yml"
-    text = (root / path).read_text(encoding="utf-8")
-    out[path] = replace_blocks(text, BLOCK, lambda indent: [f"{indent}choices: {flow(list(TOOLS))}"])
-    path = "roles/host/defaults/main.yml"
-    out[path] = replace_blocks((root / path).read_text(encoding="utf-8"), BLOCK, fingerprint_packages)
-    path = "docs/experiment.md"
-    out[path] = replace_blocks((root / path).read_text(encoding="utf-8"), BLOCK, plan_table, comment="<!--")
+    blocks = {f"roles/loadgen/vars/{family}.yml": loadgen_vars(family) for family in FAMILIES}
+    blocks["roles/loadgen/meta/argument_specs.yml"] = [f"choices: {flow(list(TOOLS))}"]
+    blocks["roles/host/defaults/main.yml"] = fingerprint_packages()
+    blocks["docs/experiment.md"] = plan_table()
+    for path, lines in blocks.items():
+        out[path] = replace_block(read(root, path), path, BLOCK, lines, SOURCE)
     return out

@@ -1,8 +1,8 @@
 """Replace only the generated part of a file, leaving the rest of its text as it is.
 
 JSON: the value at a JSON pointer, found by its position in the text (:func:`json_spans`), is printed again
-(:func:`dump`) in the files' own style: on one line when it fits, else one member per line. YAML and
-Markdown: the lines between a ``BEGIN <name>`` and an ``END <name>`` marker line (:func:`replace_blocks`).
+(:func:`dump`) in the files' own style: on one line when it fits, else one member per line. (Marked blocks
+of YAML and Markdown files: :func:`scripts.kindfiles.blocks.replace_block`.)
 """
 
 from __future__ import annotations
@@ -111,6 +111,13 @@ def get(document: Any, pointer: str) -> Any:
     return document
 
 
+def put(document: Any, pointer: str, value: Any) -> None:
+    """Set the value at ``pointer`` (whose parent must exist) of ``document``."""
+    parent, _, key = pointer.rpartition("/")
+    holder = get(document, parent)
+    holder[int(key) if isinstance(holder, list) else key.replace("~1", "/").replace("~0", "~")] = value
+
+
 def replace_json(text: str, values: Mapping[str, Any]) -> str:
     """``text`` with the value at each pointer of ``values`` replaced; the rest byte for byte the same."""
     spans = json_spans(text)
@@ -136,22 +143,3 @@ def walk(node: Any, visit: Callable[[str, Any], None], pointer: str = "") -> Non
     elif isinstance(node, list):
         for i, value in enumerate(node):
             walk(value, visit, f"{pointer}/{i}")
-
-
-def replace_blocks(text: str, name: str, body: Callable[[str], list[str]], comment: str = "#") -> str:
-    """``text`` with the lines between each ``<comment> BEGIN <name>`` and ``<comment> END <name>`` line
-    replaced by ``body(indent)`` (the marker's indentation); EditError when there is no such block."""
-    begin = re.compile(rf"^( *){re.escape(comment)} BEGIN {re.escape(name)}\b.*\n", re.M)
-    out, pos, found = [], 0, 0
-    for m in begin.finditer(text):
-        if m.start() < pos:
-            continue
-        end = re.compile(rf"^ *{re.escape(comment)} END {re.escape(name)}\b.*$", re.M).search(text, m.end())
-        if end is None:
-            raise EditError(f"BEGIN {name} without its END")
-        out += [text[pos : m.end()], "".join(line + "\n" for line in body(m.group(1)))]
-        pos = end.start()
-        found += 1
-    if not found:
-        raise EditError(f"no BEGIN {name} block")
-    return "".join(out) + text[pos:]

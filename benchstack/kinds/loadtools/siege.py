@@ -370,9 +370,6 @@ class Siege(LoadTool):
     def bound_s(self, cell: CellPlan) -> int:
         return int(cell.duration_s or SIEGE_MAX_S) + TIMEOUT_SLACK_S
 
-    def warmup_s(self, cell: CellPlan) -> int | None:
-        return warmup_of(cell).get("duration_s")
-
     def per_request(
         self,
         parsed: Parsed,

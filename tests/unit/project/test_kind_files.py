@@ -152,10 +152,9 @@ def test_a_json_value_is_replaced_where_it_is_and_nothing_else_moves() -> None:
     assert '\n    {\n      "name": ' in long  # too long for one line: a member per line
 
 
-def test_a_marked_block_is_replaced_at_its_indentation_and_a_missing_one_is_an_error() -> None:
-    text = "a:\n  # BEGIN k: why\n  - old\n  # END k\nb: 1\n"
-    assert textedit.replace_blocks(text, "k", lambda indent: [f"{indent}- new"]) == (
-        "a:\n  # BEGIN k: why\n  - new\n  # END k\nb: 1\n"
+def test_every_block_of_a_name_is_replaced_at_its_own_indentation() -> None:
+    text = "a:\n  # BEGIN k: why\n  - old\n  # END k\nb:\n    # BEGIN k\n    - old\n    # END k\n"
+    assert replace_block(text, "f.yml", "k", ["- new"], "src") == (
+        "a:\n  # BEGIN k: written by scripts/kind_files.py from src\n  - new\n  # END k\n"
+        "b:\n    # BEGIN k: written by scripts/kind_files.py from src\n    - new\n    # END k\n"
     )
-    with pytest.raises(textedit.EditError, match="no BEGIN other block"):
-        textedit.replace_blocks(text, "other", lambda indent: [])
