@@ -16,7 +16,7 @@ from benchstack.analysis.thresholds import ThresholdCheck, check_thresholds, thr
 from benchstack.analysis.verdict import Verdict, run_verdict
 from benchstack.plan.targets import by_target_point
 from benchstack.results.cell import counted, load_cells
-from benchstack.results.runfolder import read_run_info, store_comparisons, store_thresholds, store_verdict
+from benchstack.results.runfolder import read_run_info, store_analysis
 
 
 @dataclass
@@ -109,10 +109,12 @@ def analysed_run(run_dir: Path) -> RunData:
     """The run folder read, and what the analysis decided stored in its run.json once: the verdict, the
     comparisons, the host's drift and the thresholds' checks (when the experiment has thresholds)."""
     run = RunData(run_dir, load_cells(run_dir), read_run_info(run_dir))
-    store_verdict(run_dir, verdict_of(run))
-    store_comparisons(
-        run_dir, [c.to_dict() for c in comparisons_of(run)], [d.to_dict() for d in drift_of(run)]
+    checks = [c.to_dict() for c in threshold_checks_of(run)] if thresholds_of(run.run_info) else None
+    store_analysis(
+        run_dir,
+        verdict_of(run),
+        [c.to_dict() for c in comparisons_of(run)],
+        [d.to_dict() for d in drift_of(run)],
+        checks,
     )
-    if thresholds_of(run.run_info):
-        store_thresholds(run_dir, [c.to_dict() for c in threshold_checks_of(run)])
     return run

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.analysis.comparison import EQUIVALENT, FASTER, SLOWER, Comparison, grouped
-from benchstack.analysis.loadpoints import groups_of, spread_of, tool_label
-from benchstack.analysis.stats import median_ci
+from benchstack.analysis.loadpoints import groups_of, point_figures, tool_label
 from benchstack.common.numbers import median, rounded, step_for
 from benchstack.kinds.loadtools import by_name, find
 from benchstack.records import distribution
@@ -168,21 +167,18 @@ def comparison_plot(
 Interval = tuple[float, float, float, str]
 
 
-def _interval(values: list[float]) -> Interval | None:
-    """(median, low, high, label) of req/s: the 95 % interval of the median (low = high = median without
-    one), and the median with it as a label, rounded as the results table rounds them."""
-    mid = median(values)
+def _interval(group: list[dict[str, Any]]) -> Interval | None:
+    """(median, low, high, label) of a load point's req/s as the analysis computed them
+    (:func:`point_figures`): the 95 % interval of the median (low = high = median without one), and the
+    median with it as a label, rounded as the results table rounds them."""
+    figures = point_figures(group)
+    mid, ci = figures.median, figures.interval
     if mid is None:
         return None
-    step = step_for(mid, spread_of(values))
-    ci = median_ci(values)
+    step = step_for(mid, figures.spread)
     if ci is None:
         return mid, mid, mid, rounded(mid, step)
     return mid, ci.low, ci.high, f"{rounded(mid, step)} ({rounded(ci.low, step)}-{rounded(ci.high, step)})"
-
-
-def _rps(group: list[dict[str, Any]]) -> list[float]:
-    return [float(c["rps"]) for c in group if c.get("rps") is not None]
 
 
 def throughput_plots(cells: list[dict[str, Any]], run_dir: Path, baseline: str | None = None) -> list[Path]:
@@ -193,7 +189,7 @@ def throughput_plots(cells: list[dict[str, Any]], run_dir: Path, baseline: str |
     paths = []
     for (label, tool), groups in _by_tool(cells).items():
         levels = sorted({c for _, c in groups})
-        summaries = {key: _interval(_rps(group)) for key, group in groups.items()}
+        summaries = {key: _interval(group) for key, group in groups.items()}
         log = dwarfed([s[0] for s in summaries.values() if s])
         name = run_dir / PLOTS_DIR / f"throughput-{_slug(label)}.png"
         if len(levels) == 1:

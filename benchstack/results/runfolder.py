@@ -13,8 +13,8 @@ and ``experiment_sha256``), so resuming needs only the folder: without an experi
 recorded content hash.
 
 run.json is written only here, each write under a lock on the run folder (:func:`update_run_json`): the
-run's start (benchstack.measure.runner), each loadgen's stop (:func:`record_stop`), the verdict and the
-comparisons (:func:`store_verdict`, :func:`store_comparisons`).
+run's start (benchstack.measure.runner), each loadgen's stop (:func:`record_stop`), what the analysis
+decided (:func:`store_analysis`: the verdict, comparisons, drift and thresholds, in one write).
 """
 
 from __future__ import annotations
@@ -310,32 +310,27 @@ def stops(info: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [s for s in found if isinstance(s, dict) and s.get("cell")]
 
 
-def store_verdict(run_dir: str | os.PathLike[str], v: Verdict) -> bool:
-    """Put the verdict into the run's run.json (``verdict``); False when the run has no run.json."""
-    return update_run_json(Path(run_dir), lambda d: d.__setitem__("verdict", v.to_dict()), create=False)
-
-
-def store_comparisons(
+def store_analysis(
     run_dir: str | os.PathLike[str],
+    verdict: Verdict,
     comparisons: list[dict[str, Any]],
-    drift: list[dict[str, Any]] | None = None,
+    drift: list[dict[str, Any]],
+    thresholds: list[dict[str, Any]] | None = None,
 ) -> bool:
-    """Put the run's comparisons against its baseline (:mod:`benchstack.analysis.comparison`, each as its
-    ``to_dict``) into run.json's ``comparisons``, and the host's speed through the run
-    (:mod:`benchstack.analysis.drift`) into ``drift``; False when the run has no run.json."""
+    """Put what the analysis decided into run.json in one write: the verdict (``verdict``), the comparisons
+    against the baseline (:mod:`benchstack.analysis.comparison`, each as its ``to_dict``), the host's speed
+    through the run (``drift``, :mod:`benchstack.analysis.drift`) and, when the experiment has thresholds,
+    their checks (``thresholds``, :mod:`benchstack.analysis.thresholds`). False when the run has no
+    run.json."""
 
     def put(d: dict[str, Any]) -> None:
+        d["verdict"] = verdict.to_dict()
         d["comparisons"] = comparisons
-        if drift is not None:
-            d["drift"] = drift
+        d["drift"] = drift
+        if thresholds is not None:
+            d["thresholds"] = thresholds
 
     return update_run_json(Path(run_dir), put, create=False)
-
-
-def store_thresholds(run_dir: str | os.PathLike[str], checks: list[dict[str, Any]]) -> bool:
-    """Put the checks of the experiment's thresholds (:mod:`benchstack.analysis.thresholds`, each as its
-    ``to_dict``) into run.json's ``thresholds``; False when the run has no run.json."""
-    return update_run_json(Path(run_dir), lambda d: d.__setitem__("thresholds", checks), create=False)
 
 
 def resume_command(run_dir: str | os.PathLike[str]) -> str:

@@ -10,6 +10,7 @@ from conftest import read_data
 from test_verdict import AB_STEADY, Run, steady
 
 from benchstack.analysis.comparison import run_comparisons
+from benchstack.analysis.summary import analysed_run
 from benchstack.analysis.thresholds import check_thresholds, thresholds_of
 from benchstack.cli import main
 from benchstack.common.exitcodes import (
@@ -21,6 +22,7 @@ from benchstack.common.exitcodes import (
 )
 from benchstack.plan.loadplan import Threshold
 from benchstack.report.build import write_report
+from benchstack.results import runfolder
 from benchstack.results.cell import load_cells
 from benchstack.results.formats import validate_run_info
 
@@ -166,6 +168,26 @@ def test_the_report_writes_the_checks_into_run_json_and_a_thresholds_section(tmp
     assert "1 of 2 passed; 1 failed." in section
     assert "| rps >= 300 | s ab c2 | 361.5 | passed | median of 8 cells |" in section
     assert "| p99_ms <= 1 | s ab c2 |" in section and "| FAILED | pooled, 8 cells |" in section
+
+
+def test_the_analysis_stores_all_it_decided_in_run_json_with_one_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = Run(tmp_path)
+    steady(run)
+    run.load["thresholds"] = [{"metric": "rps", "min": 300}]
+    run.write_info()
+    writes: list[set[str]] = []
+    real = runfolder.write_json
+
+    def counted(path: Path, data: Any) -> None:
+        writes.append(set(data))
+        real(path, data)
+
+    monkeypatch.setattr(runfolder, "write_json", counted)
+    analysed_run(tmp_path)
+    assert len(writes) == 1
+    assert {"verdict", "comparisons", "drift", "thresholds"} <= writes[0]
 
 
 def test_without_thresholds_run_json_and_the_report_have_none(tmp_path: Path) -> None:

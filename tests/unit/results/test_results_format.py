@@ -406,7 +406,7 @@ FINGERPRINT = {
 def write_a_run(run: Path) -> dict[str, Any]:
     """What benchmark.yml's "Write run.json" passes (plan experiment + cells, inventory, groups, mode,
     fingerprints, verify.yml's record with Ansible's naive UTC time), two cells measured from captures, a
-    cell that hung (record_stop) and the verdict as the report stores it (store_verdict)."""
+    cell that hung (record_stop) and the verdict as the report stores it (store_analysis)."""
     plan = compile_plan(ROOT / "experiments" / "sinatra-thin-nginx.yml").to_dict()
     info = {
         "experiment": {**plan["experiment"], "cells": plan["cells"]},
@@ -426,7 +426,7 @@ def write_a_run(run: Path) -> dict[str, Any]:
         measure_capture(run, tool, capture, "web1", target_vmstat=False)
     runfolder.record_stop(run, plan["cells"][-1]["cell_id"], "hung", "wrk completed no request")
     stored = load_cells(run)
-    runfolder.store_verdict(run, verdict.run_verdict(run, stored, read_run_info(run)))
+    runfolder.store_analysis(run, verdict.run_verdict(run, stored, read_run_info(run)), [], [])
     return json.loads((run / "run.json").read_text(encoding="utf-8"))
 
 
