@@ -7,6 +7,7 @@ from benchstack.kinds.apps.base import AppKind
 
 class Asgi(AppKind):
     name = "asgi"
+    order = 40
     interface = "asgi"
     runtime = "python"
     entry = "app.py"

@@ -42,6 +42,9 @@ class AppKind:
     app's); the registry holds one instance of each."""
 
     name: ClassVar[str]
+    # Where messages, the schemas' enums and the docs list it: the registry sorts its kinds by it, each
+    # kind its own number.
+    order: ClassVar[int]
     # The runtime it runs on (ruby, perl, python, php), none for an app its front serves ...
     runtime: ClassVar[str]
     # ... and the interface an app server serves it through (rack, psgi, wsgi, asgi, php): every server kind

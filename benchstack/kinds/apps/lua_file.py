@@ -8,6 +8,7 @@ from benchstack.kinds.apps.base import EmbeddedApp
 
 class LuaFile(EmbeddedApp):
     name = "lua-file"
+    order = 80
     entry = "hello.lua"
     entry_note = "with a `handle(r)` function, read on every request (`LuaCodeCache never`)"
     module = "mod_lua"

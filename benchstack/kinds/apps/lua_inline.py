@@ -8,6 +8,7 @@ from benchstack.kinds.apps.base import EmbeddedApp
 
 class LuaInline(EmbeddedApp):
     name = "lua-inline"
+    order = 70
     entry = None
     entry_note = "(the handler is a `LuaQuickHandler` block in the Apache config)"
     module = "mod_lua"

@@ -8,6 +8,7 @@ from benchstack.kinds.apps.base import EmbeddedApp
 
 class MrubyFile(EmbeddedApp):
     name = "mruby-file"
+    order = 100
     entry = "hello.rb"
     entry_note = "(run on every request: `AddHandler mruby-script .rb`, read and compiled each time)"
     module = "mod_mruby"

@@ -8,6 +8,7 @@ from benchstack.kinds.apps.base import EmbeddedApp
 
 class MrubyInline(EmbeddedApp):
     name = "mruby-inline"
+    order = 90
     entry = None
     entry_note = "(the handler is `mrubyHandlerCode` in the Apache config, `SetHandler mruby-native-script`)"
     module = "mod_mruby"

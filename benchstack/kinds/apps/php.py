@@ -8,6 +8,7 @@ from benchstack.kinds.apps.base import AppKind
 
 class Php(AppKind):
     name = "php"
+    order = 50
     interface = "php"
     runtime = "php"
     entry = "index.php"

@@ -7,6 +7,7 @@ from benchstack.kinds.apps.base import AppKind
 
 class Psgi(AppKind):
     name = "psgi"
+    order = 20
     interface = "psgi"
     runtime = "perl"
     entry = "app.psgi"

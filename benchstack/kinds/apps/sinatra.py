@@ -9,6 +9,7 @@ from benchstack.kinds.apps.base import AppKind
 
 class Sinatra(AppKind):
     name = "sinatra"
+    order = 10
     interface = "rack"
     runtime = "ruby"
     entry = "config.ru"

@@ -18,6 +18,7 @@ ONE_KB_BODY = _one_kb_body()
 
 class Static(AppKind):
     name = "static"
+    order = 60
     runtime = "none"
     entry = "index.html"
     entry_note = "(and the bundled `1k.html`, 1024 bytes)"

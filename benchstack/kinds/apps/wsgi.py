@@ -7,6 +7,7 @@ from benchstack.kinds.apps.base import AppKind
 
 class Wsgi(AppKind):
     name = "wsgi"
+    order = 30
     interface = "wsgi"
     runtime = "python"
     entry = "app.py"

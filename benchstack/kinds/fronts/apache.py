@@ -92,6 +92,7 @@ class ApacheFront(Front):
 
 class Apache(FrontKind):
     name = "apache"
+    order = 30
     role = "apache"
     role_fields = ("instance", "mpm", "mpm_directives", "handler", "modules", "modules_off")
     called = "an apache front"

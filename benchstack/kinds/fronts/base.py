@@ -90,6 +90,9 @@ class FrontKind(ABC):
     instance of each."""
 
     name: ClassVar[str]
+    # Where messages, the schemas' enums and the docs list it: the registry sorts its kinds by it, each
+    # kind its own number.
+    order: ClassVar[int]
     # The role that runs it (its stacks are that role's `<role>_stacks`); None for no front.
     role: ClassVar[str | None] = None
     # The front.* fields its role's templates read besides the stack's own (the role's argument_specs

@@ -26,6 +26,7 @@ class NginxSpec(FrontSpec):
 
 class Nginx(FrontKind):
     name = "nginx"
+    order = 20
     role = "nginx"
     role_fields = ("profile",)
     called = "an nginx front"

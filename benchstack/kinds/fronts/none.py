@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 class NoFront(FrontKind):
     name = "none"
+    order = 10
     called = "front kind none"
 
     def check(self, front: Mapping[str, Any], who: str) -> FrontSpec:

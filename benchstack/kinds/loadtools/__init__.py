@@ -5,7 +5,7 @@ of its output (``parse(text) -> Parsed``, :class:`~benchstack.records.model.Pars
 the tool's or is cut short) and a :class:`~benchstack.kinds.loadtools.base.LoadTool` adapter, ``TOOL``: plan
 checks, command, warm-up, time bound, error accounting, per-request data, distribution resolution, version
 probe, what the verdict can check, its OS packages. The rest of the package asks :func:`by_name` instead of
-comparing tool names. Adding a tool: a module here, its entry in :data:`REGISTRY`, then
+comparing tool names. Adding a tool: a module here (the registry finds it), then
 ``scripts/kind_files.py`` writes the schemas', loadgen role's, fingerprint's and docs' parts; its captured
 outputs and tests (docs/adding-a-kind.md).
 """
@@ -15,16 +15,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchstack.kinds.loadtools import ab, httperf, siege, wrk
+from benchstack.kinds.loadtools.ab import AB_MAX_CONCURRENCY
 from benchstack.kinds.loadtools.base import LoadTool
 from benchstack.kinds.registry import Registry
 from benchstack.records.model import Parsed
 
-# In the order messages list them (the schemas' ``tool`` enums are in this order too).
-REGISTRY: Registry[LoadTool] = Registry("tool", (ab.TOOL, wrk.TOOL, httperf.TOOL, siege.TOOL))
+# The modules that hold no tool; every other module of the package is a tool's (its TOOL).
+SUPPORT = ("base", "loadcmd", "perrequest")
+# In the order messages list them (the schemas' ``tool`` enums are in this order too: each tool's ``order``).
+REGISTRY: Registry[LoadTool] = Registry.of_package("tool", __name__, __path__, ("TOOL", LoadTool), SUPPORT)
 TOOLS: tuple[str, ...] = tuple(REGISTRY)
 # The most concurrent clients a closed-loop plan may ask for: ab's own limit (wrk has none of its own).
-MAX_CONCURRENCY = ab.AB_MAX_CONCURRENCY
+MAX_CONCURRENCY = AB_MAX_CONCURRENCY
 
 __all__ = ["REGISTRY", "TOOLS", "LoadTool", "by_name", "find", "parse"]
 

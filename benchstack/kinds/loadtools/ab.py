@@ -324,6 +324,7 @@ class Ab(LoadTool):
     request's time and start second."""
 
     name = "ab"
+    order = 10
     bound = "requests"
     keepalive_choice = True
     packages: ClassVar[dict[str, tuple[str, ...] | None]] = {

@@ -82,6 +82,9 @@ class LoadTool(ABC):
     holds one instance of each."""
 
     name: ClassVar[str]
+    # Where messages, the schemas' enums and the docs list it: the registry sorts its kinds by it, each
+    # kind its own number.
+    order: ClassVar[int]
     # An offered rate of new requests (open loop), not a number of concurrent clients.
     open_loop: ClassVar[bool] = False
     # What bounds a closed-loop run: "requests" or "duration_s"; a closed-loop warm-up runs with the tool

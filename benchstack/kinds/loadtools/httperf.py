@@ -290,6 +290,7 @@ class Httperf(LoadTool):
     lifetime histogram is the distribution."""
 
     name = "httperf"
+    order = 30
     open_loop = True
     spinning = True
     fd_limit = HTTPERF_MAX_FDS

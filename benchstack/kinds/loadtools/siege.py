@@ -293,6 +293,7 @@ class Siege(LoadTool):
     or a duration; a new connection per request; every request's time to 10 ms."""
 
     name = "siege"
+    order = 40
     bound = "requests"
     # No version probe: its output names it ("** SIEGE 4.0.7"), and `siege -V` would make ~/.siege.
     # EPEL's siege on RHEL; Amazon Linux 2023 has no EPEL: the role refuses it there.

@@ -307,6 +307,7 @@ class Wrk(LoadTool):
     script (``-s``), corrected for coordinated omission."""
 
     name = "wrk"
+    order = 20
     bound = "duration_s"
     always_keepalive = True
     # `wrk -v` exits non-zero.

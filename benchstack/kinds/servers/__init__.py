@@ -5,7 +5,7 @@ Each module (``thin``, ``puma``, ``passenger``, ...) holds all that bench-stack 
 instance is told where to listen, protocol, typed options and their checks, what the runtime roles install for
 it, the processes it keeps, and its full start command (the plan's ``server.exec``, which the app_server
 role's unit prints). The rest of the package asks :func:`by_name` instead of comparing server names. Adding a
-kind: a module here, its entry in :data:`REGISTRY`, a config template when it reads one, tests; then
+kind: a module here (the registry finds it), a config template when it reads one, tests; then
 ``scripts/kind_files.py`` writes what the schema, the roles and the docs say of it (docs/adding-a-kind.md).
 """
 
@@ -14,41 +14,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from benchstack.kinds.registry import Registry
-from benchstack.kinds.servers import (
-    gunicorn,
-    passenger,
-    php_fpm,
-    puma,
-    starlet,
-    starman,
-    thin,
-    unicorn,
-    uvicorn,
-    waitress,
-    webrick,
-)
 from benchstack.kinds.servers.base import BINDS, HOST_VALUES, ServerKind, host_command
 from benchstack.kinds.stackfields import TypedOption
 
 if TYPE_CHECKING:
     from benchstack.plan.stacks import Stack
 
-# In the order messages list them.
-REGISTRY: Registry[ServerKind] = Registry(
-    "server kind",
-    (
-        thin.KIND,
-        webrick.KIND,
-        unicorn.KIND,
-        puma.KIND,
-        starlet.KIND,
-        starman.KIND,
-        gunicorn.KIND,
-        uvicorn.KIND,
-        php_fpm.KIND,
-        passenger.KIND,
-        waitress.KIND,
-    ),
+# The modules that hold no kind; every other module of the package is a kind's (its KIND).
+SUPPORT = ("base", "section")
+# In the order messages list them (each kind's ``order``).
+REGISTRY: Registry[ServerKind] = Registry.of_package(
+    "server kind", __name__, __path__, ("KIND", ServerKind), SUPPORT
 )
 KINDS: tuple[str, ...] = tuple(REGISTRY)
 

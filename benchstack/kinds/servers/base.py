@@ -62,6 +62,9 @@ class ServerKind(ABC):
     holds one instance of each."""
 
     name: ClassVar[str]
+    # Where messages, the schemas' enums and the docs list it: the registry sorts its kinds by it, each
+    # kind its own number.
+    order: ClassVar[int]
     # The runtime it runs on (ruby, python, perl, php) and the interface of the apps it serves (rack, psgi,
     # wsgi, asgi, php): it serves every app kind of that interface (AppKind.interface).
     runtime: ClassVar[str]

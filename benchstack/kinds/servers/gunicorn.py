@@ -8,6 +8,7 @@ from benchstack.kinds.servers.section import Start
 
 class Gunicorn(ServerKind):
     name = "gunicorn"
+    order = 70
     runtime = "python"
     interface = "wsgi"
     options = {"workers": WORKERS, "max_requests": MAX_REQUESTS}

@@ -14,6 +14,7 @@ from benchstack.kinds.servers.section import Start
 
 class Passenger(ServerKind):
     name = "passenger"
+    order = 100
     runtime = "ruby"
     interface = "rack"
     # Workers: a fixed pool of app processes (--min-instances = --max-pool-size), each one request at a time.

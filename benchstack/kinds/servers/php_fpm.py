@@ -8,6 +8,7 @@ from benchstack.kinds.servers.section import Start
 
 class PhpFpm(ServerKind):
     name = "php-fpm"
+    order = 90
     runtime = "php"
     interface = "php"
     protocol = "fastcgi"

@@ -8,6 +8,7 @@ from benchstack.kinds.servers.section import Start
 
 class Puma(ServerKind):
     name = "puma"
+    order = 40
     runtime = "ruby"
     interface = "rack"
     upstream_keepalive = True

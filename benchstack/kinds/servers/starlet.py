@@ -14,6 +14,7 @@ from benchstack.kinds.servers.section import Start
 
 class Starlet(ServerKind):
     name = "starlet"
+    order = 50
     runtime = "ruby"
     interface = "rack"
     # min_request_per_child (optional, None: unset) makes each worker's limit random in min..max.

@@ -8,6 +8,7 @@ from benchstack.kinds.servers.section import Start
 
 class Starman(ServerKind):
     name = "starman"
+    order = 60
     runtime = "perl"
     interface = "psgi"
     options = {"workers": WORKERS, "max_requests": (int, 1, 10_000_000, 1000)}

@@ -8,6 +8,7 @@ from benchstack.kinds.servers.section import Start
 
 class Thin(ServerKind):
     name = "thin"
+    order = 10
     runtime = "ruby"
     interface = "rack"
     upstream_keepalive = True

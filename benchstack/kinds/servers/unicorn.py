@@ -8,6 +8,7 @@ from benchstack.kinds.servers.section import Start
 
 class Unicorn(ServerKind):
     name = "unicorn"
+    order = 30
     runtime = "ruby"
     interface = "rack"
     options = {"workers": WORKERS, "preload": (bool, None, None, True)}

@@ -11,6 +11,7 @@ from benchstack.kinds.servers.section import Start
 
 class Uvicorn(ServerKind):
     name = "uvicorn"
+    order = 80
     runtime = "python"
     interface = "asgi"
     upstream_keepalive = True

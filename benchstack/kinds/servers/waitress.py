@@ -9,6 +9,7 @@ from benchstack.kinds.servers.section import Start
 
 class Waitress(ServerKind):
     name = "waitress"
+    order = 110
     runtime = "python"
     interface = "wsgi"
     # Idle connections wait in the event loop, not in a thread, for --channel-timeout seconds: longer than the

@@ -8,6 +8,7 @@ from benchstack.kinds.servers.section import Start
 
 class Webrick(ServerKind):
     name = "webrick"
+    order = 20
     runtime = "ruby"
     interface = "rack"
     binds = ("tcp",)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 from conftest import cell_plan, read_data
 
+from benchstack.cli import main
 from benchstack.kinds.loadtools import parse
 from benchstack.kinds.loadtools.siege import SIEGE_MAX_USERS, siegerc
 from benchstack.kinds.loadtools.siege import TOOL as SIEGE
@@ -116,6 +118,31 @@ def test_a_plan_siege_cannot_run_as_written_is_refused_saying_why(plan: dict, pr
     assert len(problems) == 1 and problem in problems[0] and problems[0].startswith("load.plans[0]")
     assert SIEGE.check_plan("p", {"tool": "siege", "concurrency": [4, 6], "requests": 400}, []) is False
     assert SIEGE.check_plan("p", {"tool": "siege", "concurrency": [4, 8], "requests": 400}, []) is True
+
+
+@pytest.mark.parametrize(
+    ("plan", "problem"),
+    [
+        (
+            "{tool: siege, concurrency: 2000, requests: 4000}",
+            "load.plans[0].concurrency: siege runs a thread per user: at most 1,000, not 2,000",
+        ),
+        (
+            "{tool: siege, concurrency: [4], requests: 400, keepalive: true}",
+            "load.plans[0].keepalive: siege runs a connection per request here",
+        ),
+    ],
+)
+def test_bench_stack_experiment_refuses_a_plan_siege_cannot_run_with_that_one_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], plan: str, problem: str
+) -> None:
+    experiment = tmp_path / "e.yml"
+    experiment.write_text(
+        f"name: e\nstacks:\n  - {{name: s, port: 8001, app: {{kind: static}}, front: {{kind: nginx}}}}\n"
+        f"load:\n  plans:\n    - {plan}\n"
+    )
+    assert main(["experiment", str(experiment)]) == 1
+    assert capsys.readouterr().err.splitlines()[1:] == [f"  - {problem}"]
 
 
 def test_output_that_is_not_sieges_or_lacks_its_summary_is_refused() -> None:

@@ -50,9 +50,26 @@ def _import_graph() -> dict[str, set[str]]:
                     found.add(sub if sub in modules else node.module)
             elif isinstance(node, ast.Import):
                 found |= {a.name for a in node.names if a.name.startswith("benchstack.")}
+        found |= _discovered(name, tree, modules)
         # A package imports its own submodules; "benchstack" itself holds only the version.
         graph[name] = {m for m in found if m in modules and m not in (name, "benchstack")}
     return graph
+
+
+def _discovered(package: str, tree: ast.Module, modules: dict[str, Path]) -> set[str]:
+    """The modules a kinds' package imports by finding them (``Registry.of_package``): its submodules but
+    those its ``SUPPORT`` names."""
+    if not any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "of_package"
+        for n in ast.walk(tree)
+    ):
+        return set()
+    support = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["SUPPORT"]
+    )
+    return {m for m in modules if m.rpartition(".")[0] == package and m.rpartition(".")[2] not in support}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -74,6 +91,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_import_graph_sees_lazy_imports() -> None:
     # report imports plots inside write_report, so that matplotlib is only needed for report.html.
     assert "benchstack.report.plots" in import_graph()["benchstack.report.build"]
+
+
+def test_the_import_graph_sees_the_kinds_a_registry_finds() -> None:
+    graph = import_graph()
+    assert "benchstack.kinds.servers.thin" in graph["benchstack.kinds.servers"]
+    assert "benchstack.kinds.loadtools.siege" in graph["benchstack.kinds.loadtools"]
+    # loadcmd imports the registry: the registry must not import it back.
+    assert "benchstack.kinds.loadtools.loadcmd" not in graph["benchstack.kinds.loadtools"]
 
 
 def test_no_module_of_the_package_imports_itself_back() -> None:
