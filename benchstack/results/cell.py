@@ -31,20 +31,29 @@ pairs ten to a line (:func:`dumps_cell`): a cell grows by 1 to 30 KB (scripts/me
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
 import statistics
 import tempfile
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from benchstack.kinds.loadtools import find
 from benchstack.records import distribution
+from benchstack.records.cellparts import (
+    Interference,
+    JsonObject,
+    Latency,
+    Merged,
+    SystemStats,
+    Window,
+    keys_field,
+    part,
+)
 from benchstack.records.cellplan import CellPlan
 from benchstack.records.model import Parsed
 from benchstack.results import formats
@@ -63,7 +72,12 @@ class CellExistsError(FileExistsError):
 
 
 @dataclass
-class Cell:
+class Cell(JsonObject):
+    """A cell, typed: read from its JSON only by :meth:`Cell.from_dict` (:func:`read_cell`, a loadgen's cell
+    in a merge), written only by :meth:`Cell.to_dict` (:func:`write_cell`) in the order it was read
+    (``json_keys``); a key the JSON left out (a field added to v1 later) stays out and reads as the schema
+    documents: no ``system``, ``interference`` or ``window``, not ``disturbed``."""
+
     schema: str
     experiment: str | None
     stack: str | None
@@ -84,32 +98,33 @@ class Cell:
     requests_completed: int
     rps: float
     transfer_bytes: int
-    latency_ms: dict[str, float | None]
-    errors: dict[str, int | None]
-    error_count: int
-    error_rate: float
-    keepalive_requests: int | None
-    threshold_ms: float | None
-    raw_output: str | None
+    latency_ms: Latency = part(Latency, required=True)
+    errors: dict[str, int | None] = field(default_factory=dict)
+    error_count: int = 0
+    error_rate: float = 0.0
+    keepalive_requests: int | None = None
+    threshold_ms: float | None = None
+    raw_output: str | None = None
     status: str = "ok"
     notes: list[str] = field(default_factory=list)
-    system: dict[str, dict[str, Any] | None] | None = None
+    system: SystemStats | None = part(SystemStats)
     # Open-loop tools only: the offered requests per second (``concurrency`` is then the most connections
     # the tool saw open at once, an observation, not a setting).
     rate: int | None = None
-    merged: dict[str, Any] | None = None
+    merged: Merged | None = part(Merged)
     latency_dist: dict[str, Any] | None = None
-    window: dict[str, str] | None = None
+    window: Window | None = part(Window)
     # Set only where the id is not the one derived from the fields: a run with several targets, whose
     # cell ids start with the target (benchstack.plan.targets).
     cell_id: str | None = None
     # v2: the CPU time that was not ours during the cell (benchstack.measure.interference), and why the cell
     # is disturbed (left out of every statistic and measured again); empty when it is not.
-    interference: dict[str, Any] | None = None
+    interference: Interference | None = part(Interference)
     disturbed: list[str] = field(default_factory=list)
+    json_keys: tuple[str, ...] | None = keys_field()
 
 
-FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell))
+FIELDS: tuple[str, ...] = tuple(Cell.json_fields())
 # What the runner supplies; everything else comes from the parsed output.
 META_FIELDS: tuple[str, ...] = (
     "experiment",
@@ -152,8 +167,18 @@ RUN_REQUIRED: tuple[str, ...] = (
 )
 
 
+# What the runner measured besides the tool's output, as JSON (vmstat's means, /proc/stat's CPU seconds, the
+# loadgen's clock): read into the cell's records by make_cell.
+_MEASURED_PARTS: dict[str, type[JsonObject]] = {
+    "system": SystemStats,
+    "window": Window,
+    "interference": Interference,
+}
+
+
 def make_cell(parsed: Parsed, **meta: Any) -> Cell:
-    """A cell from parsed tool output plus run metadata (any of :data:`META_FIELDS`).
+    """A cell from parsed tool output plus run metadata (any of :data:`META_FIELDS`; ``system``, ``window``
+    and ``interference`` as their records or their JSON).
 
     ``concurrency``/``tool`` may also be passed; they must agree with what the tool printed. ``elapsed_s``
     defaults to the test time the tool measured; ``url`` to the one the tool printed.
@@ -173,6 +198,9 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
     if values["elapsed_s"] is None:
         values["elapsed_s"] = parsed.duration_s
     values["disturbed"] = list(values["disturbed"] or [])
+    for key, kind in _MEASURED_PARTS.items():
+        if isinstance(values[key], Mapping):
+            values[key] = kind.from_dict(values[key])
     return Cell(
         schema=SCHEMA,
         tool=parsed.tool,
@@ -182,7 +210,7 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
         requests_completed=parsed.requests_completed,
         rps=parsed.rps,
         transfer_bytes=parsed.transfer_bytes,
-        latency_ms=dict(parsed.latency_ms),
+        latency_ms=Latency.from_dict(parsed.latency_ms),
         errors=dict(parsed.errors),
         error_count=parsed.error_count,
         error_rate=parsed.error_rate,
@@ -193,31 +221,9 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
     )
 
 
-# Values a cell's JSON holds that need no copy.
-_ATOMS = frozenset({str, int, float, bool, type(None)})
-
-
-def _copied(value: Any) -> Any:
-    """``value`` as :func:`dataclasses.asdict` copies a field: new dicts and lists all the way down. asdict
-    passes every number through copy.deepcopy: ~3 ms a cell with a latency distribution of 1,600 pairs,
-    six times this."""
-    kind = type(value)
-    if kind is list:
-        return [v if type(v) in _ATOMS else _copied(v) for v in value]
-    if kind is dict:
-        return {k: v if type(v) in _ATOMS else _copied(v) for k, v in value.items()}
-    if kind in _ATOMS:
-        return value
-    if kind is tuple:
-        return tuple(_copied(v) for v in value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    return copy.deepcopy(value)
-
-
 def cell_to_dict(cell: Cell) -> dict[str, Any]:
-    """The cell as a dict of its fields, copied (a change to it leaves the cell as it was)."""
-    return {name: _copied(getattr(cell, name)) for name in FIELDS}
+    """The cell's JSON (:meth:`Cell.to_dict`), copied: a change to it leaves the cell as it was."""
+    return cell.to_dict()
 
 
 def _safe(part: object) -> str:

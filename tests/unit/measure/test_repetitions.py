@@ -10,7 +10,7 @@ from benchstack.kinds.loadtools import parse
 from benchstack.measure.repetitions import ExtraRound, extra_cells, extra_round, more_needed, precision
 from benchstack.plan.experiment import cell_plan, experiment_from_dict, load_points
 from benchstack.plan.loadplan import MAX_CELLS_PER_COUNTED, Load
-from benchstack.results.cell import COLLAPSE_SHARE, counted, left_out, make_cell, write_cell
+from benchstack.results.cell import COLLAPSE_SHARE, cell_to_dict, counted, left_out, make_cell, write_cell
 
 PARSED = parse("ab", read_data("ab", "normal.txt"))  # ab -n 2000 -c 50
 QUIET = [1000.0, 1004.0, 998.0, 1001.0, 1003.0, 999.0]  # +-0.3 %
@@ -22,7 +22,7 @@ def cell(
 ) -> dict[str, Any]:
     parsed = dataclasses.replace(PARSED, rps=rps)
     meta = {**STORED_META, **({"started_at": started} if started else {})}
-    return dataclasses.asdict(
+    return cell_to_dict(
         make_cell(
             parsed,
             **meta,
