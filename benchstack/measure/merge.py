@@ -52,8 +52,9 @@ from benchstack.kinds.loadtools.perrequest import ab_requests, nearest_rank
 from benchstack.measure.interference import INTERFERENCE_REASON, disturbed_reasons
 from benchstack.measure.interference import summarize as summarize_interference
 from benchstack.records import distribution
+from benchstack.records.cellparts import Window
 from benchstack.records.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, ParseError, error_count, error_rate
-from benchstack.results.cell import SCHEMA, validate_cell, window_span
+from benchstack.results.cell import SCHEMA, validate_cell
 from benchstack.results.files import write_atomic
 from benchstack.results.layout import CELLS_DIR, LOADGENS_DIR, RAW_DIR, loadgen_dir
 
@@ -114,6 +115,12 @@ def _moments_ms(by_ms: Counter[int]) -> dict[str, float | None]:
 
 def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def window_span(cell: Mapping[str, Any]) -> tuple[float, float] | None:
+    """A loadgen's cell's ``window`` as (start, end) POSIX times, or None without one."""
+    window = cell.get("window")
+    return None if window is None else Window.from_dict(window).span()
 
 
 def common_window(cells: Sequence[Mapping[str, Any]]) -> tuple[float, float] | None:

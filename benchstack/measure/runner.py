@@ -58,6 +58,7 @@ from benchstack.measure.remote import (
     target_vmstat_stop,
 )
 from benchstack.plan.topology import loopback
+from benchstack.records.cellparts import Window
 from benchstack.records.cellplan import CellPlan
 from benchstack.records.model import Parsed
 from benchstack.results.cell import (
@@ -68,7 +69,6 @@ from benchstack.results.cell import (
     planned_cell_id,
     qualified_cell_id,
     validate_cell,
-    window_span,
     write_cell,
 )
 from benchstack.results.files import probe_writable, storage_problem, write_atomic
@@ -620,7 +620,7 @@ def overrun_reasons(plan: CellPlan, window: dict[str, str] | None) -> list[str]:
     duration = plan.duration_s
     if not duration or not by_name(plan.tool).duration_bound(plan) or window is None:
         return []
-    start, end = window_span({"window": window}) or (0.0, 0.0)
+    start, end = Window.from_dict(window).span()
     took = end - start
     bound = duration * (1 + OVERRUN_SHARE) + OVERRUN_SLACK_S
     if took <= bound:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import Field, dataclass, field, fields, is_dataclass
+from datetime import datetime
 from typing import Any, ClassVar, Self
 
 __all__ = [
@@ -220,6 +221,10 @@ class Window(JsonObject):
     start: str
     end: str
     json_keys: tuple[str, ...] | None = keys_field()
+
+    def span(self) -> tuple[float, float]:
+        """(start, end) as POSIX times."""
+        return datetime.fromisoformat(self.start).timestamp(), datetime.fromisoformat(self.end).timestamp()
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ import os
 import re
 import statistics
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -122,6 +122,10 @@ class Cell(JsonObject):
     interference: Interference | None = part(Interference)
     disturbed: list[str] = field(default_factory=list)
     json_keys: tuple[str, ...] | None = keys_field()
+
+    def distribution(self) -> distribution.Distribution | None:
+        """The cell's latency distribution, or None (a cell from before distributions, or none measured)."""
+        return None if self.latency_dist is None else distribution.from_dict(self.latency_dist)
 
 
 FIELDS: tuple[str, ...] = tuple(Cell.json_fields())
@@ -250,17 +254,30 @@ def qualified_cell_id(target: str, cell_id: str) -> str:
     return f"{_safe(target)}__{cell_id}"
 
 
-def load_level(d: dict[str, Any]) -> int:
+def load_level(cell: Cell) -> int:
     """A cell's load level: the offered rate when it has one (an open-loop tool; its concurrency is then only
     observed), else its concurrency."""
+    return int(cell.rate if cell.rate is not None else cell.concurrency)
+
+
+def _derived_id(d: Mapping[str, Any]) -> str:
+    """:func:`derived_cell_id` of a cell's JSON, for its checks (before it is read into a :class:`Cell`)."""
     rate = d.get("rate")
-    return int(rate if rate is not None else d["concurrency"])
+    level = int(rate if rate is not None else d["concurrency"])
+    return cell_id(d["stack"], d["tool"], level, d["repetition"], bool(d.get("keepalive")), rate is not None)
 
 
-def derived_cell_id(d: dict[str, Any]) -> str:
+def derived_cell_id(cell: Cell) -> str:
     """The id a cell's own fields give (:func:`cell_id`): every cell's in a run with one target."""
-    open_loop = d.get("rate") is not None
-    return cell_id(d["stack"], d["tool"], load_level(d), d["repetition"], bool(d.get("keepalive")), open_loop)
+    open_loop = cell.rate is not None
+    return cell_id(
+        str(cell.stack),
+        cell.tool,
+        load_level(cell),
+        int(cell.repetition or 0),
+        bool(cell.keepalive),
+        open_loop,
+    )
 
 
 def planned_cell_id(plan: CellPlan) -> str:
@@ -272,19 +289,32 @@ def planned_cell_id(plan: CellPlan) -> str:
     return cell_id(plan.stack, plan.tool, level, plan.repetition, plan.keepalive, plan.rate is not None)
 
 
-def cell_id_of(d: dict[str, Any]) -> str:
+def cell_id_of(cell: Cell) -> str:
     """A cell's id, its file name in ``cells/``: the ``cell_id`` it records (a run with several targets,
     where the id starts with the target: :mod:`benchstack.plan.targets`), else :func:`derived_cell_id`."""
-    return d.get("cell_id") or derived_cell_id(d)
+    return cell.cell_id or derived_cell_id(cell)
+
+
+def json_cell_id(d: Mapping[str, Any]) -> str:
+    """:func:`cell_id_of` a cell's JSON, before it is read into a :class:`Cell` (its checks, its file)."""
+    return str(d.get("cell_id") or _derived_id(d))
 
 
 GroupKey = tuple[str, str, bool, int]
 
 
-def group_key(d: dict[str, Any]) -> GroupKey:
+def group_key(cell: Cell) -> GroupKey:
     """(stack, tool, keep-alive, level): the load point whose repetitions are summarized together
     (:func:`load_level`)."""
-    return (str(d.get("stack") or "-"), str(d["tool"]), bool(d.get("keepalive")), load_level(d))
+    return (cell.stack or "-", cell.tool, bool(cell.keepalive), load_level(cell))
+
+
+def planned_point(plan: Mapping[str, Any]) -> GroupKey:
+    """:func:`group_key` of a cell plan as run.json holds it (``experiment.cells``: older runs' plans may lack
+    fields a :class:`CellPlan` has); KeyError, TypeError or ValueError when it names no load point."""
+    rate = plan.get("rate")
+    level = int(rate if rate is not None else plan["concurrency"])
+    return (str(plan.get("stack") or "-"), str(plan["tool"]), bool(plan.get("keepalive")), level)
 
 
 def level_label(tool: str, level: int) -> str:
@@ -347,7 +377,7 @@ def _check_cell_id(d: dict[str, Any]) -> list[str]:
     if d["target"] is None or d["repetition"] is None or d["stack"] is None:
         return ["cell_id needs the cell's target, stack and repetition"]
     try:
-        derived = derived_cell_id(d)
+        derived = _derived_id(d)
     except (KeyError, TypeError, ValueError):
         return []  # the fields it is made of are wrong: reported on their own
     expected = qualified_cell_id(d["target"], derived)
@@ -411,9 +441,10 @@ def dumps_cell(d: dict[str, Any]) -> str:
     return text.replace(json.dumps(marker), body, 1) + "\n"
 
 
-def write_cell(run_dir: str | os.PathLike[str], cell: Cell | dict[str, Any]) -> Path:
-    """Store a cell as ``<run_dir>/cells/<cell_id>.json`` atomically; never overwrite (CellExistsError)."""
-    d = cell_to_dict(cell) if isinstance(cell, Cell) else dict(cell)
+def write_cell(run_dir: str | os.PathLike[str], cell: Cell | Mapping[str, Any]) -> Path:
+    """Store a cell (or a cell's JSON) as ``<run_dir>/cells/<cell_id>.json`` atomically; never overwrite
+    (CellExistsError)."""
+    d = cell.to_dict() if isinstance(cell, Cell) else dict(cell)
     problems = validate_cell(d)
     for key in ("stack", "repetition"):
         if d.get(key) is None:
@@ -422,7 +453,7 @@ def write_cell(run_dir: str | os.PathLike[str], cell: Cell | dict[str, Any]) -> 
         raise ValueError("invalid cell: " + "; ".join(problems))
     directory = Path(run_dir) / CELLS_DIR
     directory.mkdir(parents=True, exist_ok=True)
-    final = directory / f"{cell_id_of(d)}.json"
+    final = directory / f"{json_cell_id(d)}.json"
     if final.exists():
         raise CellExistsError(f"cell already stored, not overwriting: {final}")
     fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{final.stem}.", suffix=".tmp")
@@ -462,34 +493,34 @@ def stored_cell_problems(data: object, path: Path) -> list[str]:
     if not isinstance(data, dict):
         return validate_cell(data)  # type: ignore[arg-type]
     problems = validate_cell(data, require_meta=True)
-    if not problems and cell_id_of(data) != path.stem:
-        problems.append(f"file name should be {cell_id_of(data)}.json for this cell")
+    if not problems and json_cell_id(data) != path.stem:
+        problems.append(f"file name should be {json_cell_id(data)}.json for this cell")
     return problems
 
 
-def read_cell(path: Path) -> dict[str, Any]:
-    """One stored cell. A file that cannot be read, is not JSON or is not a valid stored cell
-    (:func:`stored_cell_problems`, what ``bench-stack validate`` refuses) raises ValueError: one line that
-    names the file."""
+def read_cell(path: Path) -> Cell:
+    """One stored cell, the one place a stored cell is read (:meth:`Cell.from_dict` after the schema). A
+    file that cannot be read, is not JSON or is not a valid stored cell (:func:`stored_cell_problems`, what
+    ``bench-stack validate`` refuses) raises ValueError: one line that names the file."""
     data = read_json(path, "a cell")
     problems = stored_cell_problems(data, path)
     if problems:
         more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
         raise ValueError(f"{path}: not a valid cell: {problems[0]}{more}")
-    cell: dict[str, Any] = data  # the schema checked it is an object
-    return cell
+    assert isinstance(data, dict)  # the schema checked it is an object
+    return Cell.from_dict(data)
 
 
-def load_cells(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def load_cells(run_dir: str | os.PathLike[str]) -> list[Cell]:
     """All stored cells of a run, sorted by file name (:func:`read_cell`: a bad one raises ValueError)."""
     return [read_cell(path) for path in cell_paths(run_dir)]
 
 
-def is_disturbed(cell: dict[str, Any]) -> bool:
+def is_disturbed(cell: Cell) -> bool:
     """Whether a stored cell was disturbed (``disturbed`` lists why: foreign CPU, steal, an overrun, a restart
     or a unit's failure): it is kept as evidence and measured again, and no statistic, comparison or verdict
     limit counts it."""
-    return bool(cell.get("disturbed"))
+    return bool(cell.disturbed)
 
 
 # A cell whose req/s is below this share of the median of its load point's undisturbed cells collapsed (a
@@ -500,64 +531,60 @@ COLLAPSE_MIN_CELLS = 3
 COLLAPSE_REASON = "collapse:"
 
 
-def collapsed(cells: list[dict[str, Any]]) -> dict[int, str]:
+def collapsed(cells: Sequence[Cell]) -> dict[int, str]:
     """Why each collapsed cell of ``cells`` collapsed, by ``id(cell)``: its req/s below
     :data:`COLLAPSE_SHARE` of the median req/s of the undisturbed cells of its target's load point.
 
     Judged whenever cells are read, not stored in the cell (cells are never edited): a cell measured later
     can show that an earlier one collapsed."""
-    groups: dict[tuple[str, GroupKey], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, GroupKey], list[Cell]] = {}
     for c in cells:
-        if not is_disturbed(c) and isinstance(c.get("rps"), int | float):
-            groups.setdefault((str(c.get("target") or "-"), group_key(c)), []).append(c)
+        if not is_disturbed(c):
+            groups.setdefault((c.target or "-", group_key(c)), []).append(c)
     found = {}
     for group in groups.values():
         if len(group) < COLLAPSE_MIN_CELLS:
             continue
-        median = statistics.median(float(c["rps"]) for c in group)
+        median = statistics.median(float(c.rps) for c in group)
         for c in group:
-            if float(c["rps"]) < COLLAPSE_SHARE * median:
+            if float(c.rps) < COLLAPSE_SHARE * median:
                 found[id(c)] = (
-                    f"{COLLAPSE_REASON} {float(c['rps']):.1f} req/s, below {100 * COLLAPSE_SHARE:g} % of the "
+                    f"{COLLAPSE_REASON} {float(c.rps):.1f} req/s, below {100 * COLLAPSE_SHARE:g} % of the "
                     f"median {median:.1f} req/s of the load point's {len(group)} counted cells"
                 )
     return found
 
 
-def left_out(cells: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+def left_out(cells: Sequence[Cell]) -> list[tuple[Cell, list[str]]]:
     """The cells no statistic counts, each with why: disturbed (stored reasons) or collapsed
     (:func:`collapsed`), in the order of ``cells``."""
     fallen = collapsed(cells)
     out = []
     for c in cells:
         if is_disturbed(c):
-            out.append((c, [str(r) for r in c["disturbed"]]))
+            out.append((c, [str(r) for r in c.disturbed]))
         elif id(c) in fallen:
             out.append((c, [fallen[id(c)]]))
     return out
 
 
-def counted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def counted(cells: Sequence[Cell]) -> list[Cell]:
     """The cells every statistic counts: neither disturbed (:func:`is_disturbed`) nor collapsed against
     their load point's others (:func:`collapsed`)."""
     fallen = collapsed(cells)
     return [c for c in cells if not is_disturbed(c) and id(c) not in fallen]
 
 
-def window_span(cell: Mapping[str, Any]) -> tuple[float, float] | None:
+def window_span(cell: Cell) -> tuple[float, float] | None:
     """The cell's ``window`` as (start, end) epoch seconds, or None without one."""
-    w = cell.get("window")
-    if not isinstance(w, dict):
-        return None
-    return datetime.fromisoformat(w["start"]).timestamp(), datetime.fromisoformat(w["end"]).timestamp()
+    return None if cell.window is None else cell.window.span()
 
 
-def window_start(cell: dict[str, Any]) -> float | None:
+def window_start(cell: Cell) -> float | None:
     """When the cell's measured window began (``window.start``, to the millisecond; else ``started_at``, to
     the second), as a POSIX time; None when the cell records neither."""
-    window = cell.get("window")
-    when = window.get("start") if isinstance(window, dict) else cell.get("started_at")
-    if not isinstance(when, str):
+    when = cell.window.start if cell.window is not None else cell.started_at
+    if when is None:
         return None
     try:
         return datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import record
 from conftest import BUSY_CPU, CPU_AFTER, CPU_BEFORE, Helpers, cell_plan, read_data
 from test_runner import AB_PLAN, FakeLoadgen, measure, one_plan
 
@@ -30,7 +31,7 @@ from benchstack.measure.interference import (
 )
 from benchstack.measure.merge import _merged_interference
 from benchstack.measure.runner import OVERRUN_SHARE, OVERRUN_SLACK_S, overrun_reasons
-from benchstack.results.cell import cell_id_of
+from benchstack.results.cell import json_cell_id
 
 BOOT = "e77ee28f-3095-49a9-9e29-491284ece4ff"
 
@@ -228,17 +229,18 @@ def test_a_merge_counts_every_loadgen_on_the_machine_as_ours() -> None:
 def tool_cell(tool: str, command: list[str], tool_s: float, seconds: float = 5.0, cpus: float = 2.0) -> dict:
     host = {"boot_id": BOOT, "seconds": seconds, "cpu_s": cpus * seconds, "busy_s": 1.0, "steal_s": 0.0,
             "ours_s": 1.0, "ours_from": "container", "tool_s": tool_s}  # fmt: skip
-    return {"tool": tool, "command": command, "interference": {"hosts": {"lg": host}}}
+    interference = {"foreign": None, "steal": None, "limit": None, "hosts": {"lg": host}}
+    return {"tool": tool, "command": command, "interference": interference}
 
 
 def test_the_load_tools_own_cpu_over_what_it_could_use() -> None:
     # ab is single-threaded: 4.75 s of CPU in 5 s is 95 % of its one core.
-    assert tool_busy(tool_cell("ab", ["ab", "-n", "5000"], 4.75)) == {"lg": pytest.approx(0.95)}
+    assert tool_busy(record(tool_cell("ab", ["ab", "-n", "5000"], 4.75))) == {"lg": pytest.approx(0.95)}
     # wrk -t2 on 2 CPUs could use both; pinned to one CPU, one.
-    assert tool_busy(tool_cell("wrk", ["wrk", "-t", "2"], 5.0)) == {"lg": pytest.approx(0.5)}
+    assert tool_busy(record(tool_cell("wrk", ["wrk", "-t", "2"], 5.0))) == {"lg": pytest.approx(0.5)}
     pinned = ["taskset", "-c", "0", "wrk", "-t", "2"]
-    assert tool_busy(tool_cell("wrk", pinned, 5.0)) == {"lg": pytest.approx(1.0)}
-    assert tool_busy({"tool": "ab", "command": ["ab"], "interference": None}) == {}
+    assert tool_busy(record(tool_cell("wrk", pinned, 5.0))) == {"lg": pytest.approx(1.0)}
+    assert tool_busy(record({"tool": "ab", "command": ["ab"], "interference": None})) == {}
 
 
 def test_a_load_tool_at_its_limit_makes_its_cells_invalid_and_just_below_does_not(tmp_path: Path) -> None:
@@ -247,7 +249,7 @@ def test_a_load_tool_at_its_limit_makes_its_cells_invalid_and_just_below_does_no
     run = Run(tmp_path, mode="loopback")
     run.load.update(repetitions=1, max_repetitions=1)
     cell = run.measure("s", AB_STEADY, read_data("verdict", "ab-steady.txt"))
-    path = tmp_path / "cells" / f"{cell_id_of(cell)}.json"
+    path = tmp_path / "cells" / f"{json_cell_id(cell)}.json"
     for tool_s, invalid in ((MAX_TOOL_BUSY * 5.0, True), (MAX_TOOL_BUSY * 5.0 - 0.01, False)):
         cell["interference"] = tool_cell("ab", cell["command"], tool_s)["interference"]
         cell["interference"].update(foreign=0.0, steal=0.0, limit=0.1)
@@ -271,10 +273,10 @@ def test_the_tools_cpu_is_what_the_shells_children_used_between_the_two_times() 
 
 
 def test_httperf_keeps_its_core_busy_by_design_and_is_not_judged_by_it() -> None:
-    assert tool_busy(tool_cell("httperf", ["httperf", "--rate", "200"], 5.0)) == {}
+    assert tool_busy(record(tool_cell("httperf", ["httperf", "--rate", "200"], 5.0))) == {}
 
 
 def test_the_tools_busy_share_is_over_its_own_window_when_the_cell_has_one() -> None:
     cell = tool_cell("ab", ["ab", "-n", "3000"], 0.19, seconds=0.6)
     cell["window"] = {"start": "2027-01-15T08:00:00.000Z", "end": "2027-01-15T08:00:00.344Z"}
-    assert tool_busy(cell) == {"lg": pytest.approx(0.19 / 0.344)}
+    assert tool_busy(record(cell)) == {"lg": pytest.approx(0.19 / 0.344)}

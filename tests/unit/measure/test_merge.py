@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import records
 from conftest import Helpers, cell_plan, read_data
 
 from benchstack.analysis.compare import compare_rows
@@ -166,7 +167,7 @@ def test_report_labels_merged_rows_and_lists_per_loadgen_latency(tmp_path: Path)
         measured_pair(tmp_path, tool)
         merge_stored(tmp_path, plan(tool)["cell_id"], LOADGENS)
     merged = [json.loads(p.read_text()) for p in sorted((tmp_path / "cells").glob("*.json"))]
-    rows = {r["tool"]: r for r in summary_rows(merged)}
+    rows = {r["tool"]: r for r in summary_rows(records(merged))}
     assert set(rows) == {"ab x2 loadgens", "wrk x2 loadgens"}
     # one merged cell each: three significant digits (benchstack.report.latency)
     assert rows["ab x2 loadgens"]["p99 ms"] == "258"
@@ -176,7 +177,7 @@ def test_report_labels_merged_rows_and_lists_per_loadgen_latency(tmp_path: Path)
 def test_compare_refuses_to_call_one_loadgen_against_two_significant(tmp_path: Path) -> None:
     a, b = measured_pair(tmp_path, "wrk")
     merged = merge_cells([a, b])
-    [row] = compare_rows([a], [merged])
+    [row] = compare_rows(records([a]), records([merged]))
     assert row["significant"] == "not comparable (1 vs 2 loadgens)"
 
 

@@ -9,6 +9,7 @@ from conftest import read_data
 from benchstack.kinds.loadtools import ab, httperf, wrk
 from benchstack.results.cell import (
     SCHEMA,
+    Cell,
     CellExistsError,
     cell_id,
     cell_id_of,
@@ -144,7 +145,7 @@ def test_cell_id_is_filename_safe() -> None:
 
 
 def test_a_closed_loop_cell_is_keyed_by_its_concurrency() -> None:
-    cell = ab_cell()
+    cell = Cell.from_dict(ab_cell())
     assert load_level(cell) == 50
     assert cell_id_of(cell) == "sinatra-thin-x1__ab__c50__r1"
     assert group_key(cell) == ("sinatra-thin-x1", "ab", False, 50)
@@ -152,8 +153,8 @@ def test_a_closed_loop_cell_is_keyed_by_its_concurrency() -> None:
 
 def test_an_open_loop_cell_is_keyed_by_its_offered_rate_not_its_observed_concurrency() -> None:
     parsed = httperf.parse(read_data("httperf", "ok.txt"))
-    cell = cell_to_dict(make_cell(parsed, **{**META, "rate": 200}))
-    assert cell["concurrency"] != 200
+    cell = make_cell(parsed, **{**META, "rate": 200})
+    assert cell.concurrency != 200
     assert load_level(cell) == 200
     assert cell_id_of(cell) == "sinatra-thin-x1__httperf__rate200__r1"
     assert group_key(cell) == ("sinatra-thin-x1", "httperf", False, 200)
@@ -164,7 +165,7 @@ def test_write_cell_stores_json_under_cells(tmp_path: Path) -> None:
     assert path == tmp_path / "cells" / "sinatra-thin-x1__ab__c50__r1.json"
     assert json.loads(path.read_text())["rps"] == 18967.23
     assert os.listdir(tmp_path / "cells") == [path.name]  # no temporary file left behind
-    assert load_cells(tmp_path) == [ab_cell()]
+    assert [c.to_dict() for c in load_cells(tmp_path)] == [ab_cell()]
 
 
 def test_write_cell_syncs_the_whole_file_before_it_takes_its_name(
