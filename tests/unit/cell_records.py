@@ -40,3 +40,10 @@ def record(fields: dict[str, Any]) -> Cell:
 def records(cells: Iterable[dict[str, Any]]) -> list[Cell]:
     """:func:`record` of each."""
     return [record(c) for c in cells]
+
+
+def merged_json(cells: Iterable[dict[str, Any]], requests: Any = None) -> dict[str, Any]:
+    """:func:`benchstack.measure.merge.merge_cells` of loadgens' cells written as JSON, as its JSON."""
+    from benchstack.measure.merge import merge_cells
+
+    return merge_cells(records(cells), requests).to_dict()

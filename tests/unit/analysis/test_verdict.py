@@ -106,9 +106,10 @@ class Run:
         loadgen = "web1" if self.mode == "loopback" else "gen1"
         where = Target(host="127.0.0.1", target="web1", loadgen=loadgen)
         plan = self.plan(stack, load, repetition, threshold_ms)
-        cell, _ = measure_cell(
+        record, _ = measure_cell(
             cell_plan(plan), where, self.path, execute, "verdict", CellOptions(sleep=lambda s: None)
         )
+        cell = record.to_dict()
         if rps is not None:
             path = self.path / "cells" / f"{plan['cell_id']}.json"
             cell["rps"] = rps
@@ -559,8 +560,8 @@ def test_merged_cells_are_judged_by_each_loadgens_vmstat(tmp_path: Path) -> None
     saturated = read_data("verdict", "vmstat-saturated.txt")
     b = run_b.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"), vmstat=saturated)
     b["loadgen"] = "gen2"
-    merged = merge_cells([a, b])
-    v = run_verdict(tmp_path, [Cell.from_dict(merged)], None)
+    merged = merge_cells([Cell.from_dict(a), Cell.from_dict(b)])
+    v = run_verdict(tmp_path, [merged], None)
     [reason] = [r for r in v.reasons if r.code == "loadgen_saturated"]
     assert "the loadgen (gen2) had a median CPU idle as low as 1.5 %" in reason.message
 

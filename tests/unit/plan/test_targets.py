@@ -76,7 +76,7 @@ def measure(run: Path, plan: dict[str, Any], capture: tuple[str, str], loadgen: 
         "two-hosts",
         CellOptions(sleep=lambda s: None),
     )
-    return cell
+    return cell.to_dict()
 
 
 def measure_run(run: Path, slow_runs: tuple[tuple[str, str], ...] = SLOW_RUNS) -> list[dict[str, Any]]:
@@ -175,6 +175,7 @@ def test_two_loadgens_on_one_of_two_targets_merge_into_that_targets_cell(tmp_pat
     for lg, capture in zip(("lg-b1", "lg-b2"), SLOW_RUNS, strict=True):
         measure(tmp_path, plan, capture, loadgen=lg)
     merged, written = merge_stored(tmp_path, plan["cell_id"], ["lg-b1", "lg-b2"])
+    merged = merged.to_dict()
     assert written and merged["cell_id"] == plan["cell_id"] == "bench-b__sinatra-thin-x4-nginx__ab__c50__r1"
     assert merged["requests_completed"] == 6000
     assert [p.stem for p in cell_paths(tmp_path)] == [plan["cell_id"]]
