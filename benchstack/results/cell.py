@@ -309,6 +309,14 @@ def group_key(cell: Cell) -> GroupKey:
     return (cell.stack or "-", cell.tool, bool(cell.keepalive), load_level(cell))
 
 
+def planned_key(plan: CellPlan) -> GroupKey:
+    """:func:`group_key` of the cell a plan measures; ValueError for a plan with no load level."""
+    level = plan.rate if plan.rate is not None else plan.concurrency
+    if level is None:
+        raise ValueError(f"{plan.cell_id}: the cell plan has neither a concurrency nor a rate")
+    return (plan.stack or "-", plan.tool, plan.keepalive, int(level))
+
+
 def planned_point(plan: Mapping[str, Any]) -> GroupKey:
     """:func:`group_key` of a cell plan as run.json holds it (``experiment.cells``: older runs' plans may lack
     fields a :class:`CellPlan` has); KeyError, TypeError or ValueError when it names no load point."""

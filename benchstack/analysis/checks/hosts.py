@@ -14,7 +14,8 @@ from benchstack.analysis.checks.base import Reason, Run, cell_ids, pct
 from benchstack.common.numbers import as_number, is_int
 from benchstack.kinds.loadtools import find
 from benchstack.records.cellparts import CpuUsage, Vmstat, Window
-from benchstack.results.cell import Cell, GroupKey, cell_id_of, group_key, planned_point
+from benchstack.records.cellplan import CellPlan, ConnectionLoad
+from benchstack.results.cell import Cell, GroupKey, cell_id_of, group_key, planned_key
 from benchstack.results.layout import RAW_DIR, loadgen_dir
 from benchstack.results.sysstats import parse_vmstat
 
@@ -215,40 +216,45 @@ def check_loopback(run: Run) -> tuple[list[Reason], list[str]]:
     return [Reason("loopback_shared_cores", "noisy", message, cell_ids(cells))], []
 
 
-def _plan_of(
-    cell: Cell, by_id: dict[str, dict[str, Any]], by_key: dict[GroupKey, dict[str, Any]]
-) -> dict[str, Any]:
+def _load_of(cell: Cell, by_id: dict[str, CellPlan], by_key: dict[GroupKey, CellPlan]) -> ConnectionLoad:
+    """The connections the cell's plan may hold open; for a cell whose plan run.json lacks (or holds in a
+    form from before), what the cell tells: its tool, load level and threshold (no timeout)."""
     plan = by_id.get(cell_id_of(cell)) or by_key.get(group_key(cell))
     if plan is not None:
-        return plan
+        return plan.connection_load()
     open_loop = cell.rate is not None
-    return {
-        "tool": cell.tool,
-        "concurrency": None if open_loop else cell.concurrency,
-        "rate": cell.rate,
-        "threshold_ms": cell.threshold_ms,
-    }
+    return ConnectionLoad(cell.tool, None if open_loop else cell.concurrency, cell.rate, cell.threshold_ms)
+
+
+def _plans(run: Run) -> list[CellPlan]:
+    """run.json's cell plans, read back (:meth:`CellPlan.from_dict`); one that is not a whole cell plan (an
+    older run's) is left out."""
+    plans = []
+    for p in run.planned() or []:
+        try:
+            plans.append(CellPlan.from_dict(p))
+        except ValueError:
+            continue
+    return plans
 
 
 def check_capacity(run: Run) -> tuple[list[Reason], list[str]]:
     hosts = run.hosts
     if not hosts:
         return [], ["capacity (backlog, open files): run.json holds no host fingerprints"]
-    plans = run.planned() or []
-    by_id = {str(p["cell_id"]): p for p in plans}
-    by_key: dict[GroupKey, dict[str, Any]] = {}
+    plans = _plans(run)
+    by_id = {p.cell_id: p for p in plans}
+    by_key: dict[GroupKey, CellPlan] = {}
     for p in plans:
-        try:
-            by_key.setdefault(planned_point(p), p)
-        except (KeyError, TypeError, ValueError):
-            continue
+        if p.concurrency is not None or p.rate is not None:
+            by_key.setdefault(planned_key(p), p)
     found: dict[str, list[str]] = {}
     for cell in run.cells:
         loadgens = cell.merged.loadgens if cell.merged is not None else [cell.loadgen]
-        plan = _plan_of(cell, by_id, by_key)
+        load = _load_of(cell, by_id, by_key)
         target = hosts.get(str(cell.target))
         for lg in loadgens or [None]:
-            for warning in capacity_warnings([plan], target, hosts.get(str(lg))):
+            for warning in capacity_warnings([load], target, hosts.get(str(lg))):
                 ids = found.setdefault(warning, [])
                 if cell_id_of(cell) not in ids:
                     ids.append(cell_id_of(cell))
