@@ -63,6 +63,7 @@ from benchstack.report.hdrlog import hlog_name
 from benchstack.report.hist import HistError, csv_name, csv_text, hist, hlog_text
 from benchstack.report.render import verdict_text
 from benchstack.results.cell import (
+    Cell,
     cell_paths,
     cell_to_dict,
     dumps_cell,
@@ -407,7 +408,7 @@ def _compare_to_baseline(run_dir: Path) -> int:
     return 0
 
 
-def _read_run(run_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None] | None:
+def _read_run(run_dir: Path) -> tuple[list[Cell], dict[str, Any] | None] | None:
     """A run folder's cells and run.json for compare; None (the problem printed) when it has none."""
     if not run_dir.is_dir():
         _err(f"{run_dir}: not a directory")

@@ -46,7 +46,7 @@ from benchruns import one_run  # noqa: E402
 
 from benchstack.analysis.comparison import FASTER, SLOWER, UNRESOLVED, Comparison, run_comparisons  # noqa: E402
 from benchstack.analysis.drift import host_drift  # noqa: E402
-from benchstack.results.cell import load_cells, window_start  # noqa: E402
+from benchstack.results.cell import Cell, load_cells, window_start  # noqa: E402
 
 GOAL_SECONDS = 300
 GOAL_DUTY = 0.85
@@ -70,11 +70,8 @@ class RunFigures:
     drift: list[str] = field(default_factory=list)
 
 
-def _window_end(cell: dict[str, Any]) -> float | None:
-    window = cell.get("window")
-    if not isinstance(window, dict) or not isinstance(window.get("end"), str):
-        return None
-    return window_start({"window": {"start": window["end"]}})
+def _window_end(cell: Cell) -> float | None:
+    return None if cell.window is None else cell.window.span()[1]
 
 
 def figures(run_dir: Path, label: str, tree: str, kind: str, wall_s: float) -> RunFigures:
@@ -89,12 +86,12 @@ def figures(run_dir: Path, label: str, tree: str, kind: str, wall_s: float) -> R
         duty = measured / (max(e for _, e, _ in timed) - timed[0][0])
         gap = statistics.median(b[0] - a[1] for a, b in zip(timed, timed[1:], strict=False))
     resolved_after = None
-    reps = sorted({int(c["repetition"]) for c in cells})
+    reps = sorted({int(c.repetition or 0) for c in cells})
     for r in reps:
-        upto = [c for c in cells if int(c["repetition"]) <= r]
+        upto = [c for c in cells if int(c.repetition or 0) <= r]
         found = run_comparisons(upto, info)
         if found and all(c.resolved for c in found):
-            ends = [e for _, e, c in timed if int(c["repetition"]) <= r]
+            ends = [e for _, e, c in timed if int(c.repetition or 0) <= r]
             resolved_after = max(ends) - timed[0][0] if ends and timed else None
             break
     baseline = (info.get("experiment") or {}).get("load", {}).get("baseline")
@@ -110,7 +107,7 @@ def figures(run_dir: Path, label: str, tree: str, kind: str, wall_s: float) -> R
         duty=duty,
         gap_s=gap,
         cells=len(cells),
-        disturbed=sum(1 for c in cells if c.get("disturbed")),
+        disturbed=sum(1 for c in cells if c.disturbed),
         drift=[d.sentence for d in host_drift(cells, baseline) if d.ratio is not None],
     )
 

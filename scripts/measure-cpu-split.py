@@ -62,10 +62,10 @@ def one_run(setting: str, results: Path, experiment: str, log: Path) -> Path:
 def cvs(run_dir: Path) -> dict[str, float]:
     info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     planned = int(info["experiment"]["load"]["repetitions"])
-    cells = [c for c in load_cells(run_dir) if int(c["repetition"]) <= planned]
+    cells = [c for c in load_cells(run_dir) if int(c.repetition or 0) <= planned]
     out = {}
     for key, group in sorted(by_load_point(cells).items()):
-        cv = coefficient_of_variation([c["rps"] for c in group])
+        cv = coefficient_of_variation([c.rps for c in group])
         if cv is not None:
             out["/".join(str(k) for k in key)] = cv
     return out

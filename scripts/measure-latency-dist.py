@@ -50,7 +50,11 @@ from benchstack.measure.runner import (  # noqa: E402
 from benchstack.plan.experiment import cells, experiment_from_dict  # noqa: E402
 from benchstack.records import distribution  # noqa: E402
 from benchstack.records.cellplan import CellPlan  # noqa: E402
-from benchstack.results.cell import dumps_cell, write_cell  # noqa: E402
+from benchstack.results.cell import (  # noqa: E402
+    Cell,  # noqa: E402
+    dumps_cell,
+    write_cell,
+)
 
 DATA = ROOT / "tests" / "data"
 START_S = 1_796_000_000  # 2026-11-30T00:53:20Z: the synthetic -g files' first second
@@ -144,7 +148,7 @@ def measure(capture: Capture, run: Path) -> dict[str, Any]:
     execute = executor(read(capture.raw), read(capture.tsv))
     plan = plan_for(capture.tool, capture.load)
     cell, _ = measure_cell(plan, where, run, execute, "measure", CellOptions(sleep=lambda s: None))
-    return cell
+    return cell.to_dict()  # the stored JSON: what the figures below measure
 
 
 def without_distribution(cell: dict[str, Any]) -> dict[str, Any]:
@@ -259,7 +263,7 @@ def merge_time(loadgens: int, requests: int) -> None:
         dist = distribution.from_values(wrk.RESOLUTION, us).to_dict()
         wrk_cells.append({**wrk_cell, "loadgen": f"lg{lg}", "window": WINDOW_60S, "latency_dist": dist})
     t0 = time.perf_counter()
-    merged = merge_cells(wrk_cells)
+    merged = merge_cells([Cell.from_dict(c) for c in wrk_cells]).to_dict()
     took = (time.perf_counter() - t0) * 1000
     dist = merged["latency_dist"]
     print(f"   summing histograms (wrk, httperf): {took:.0f} ms ({dist['samples']:,} samples, "
@@ -273,7 +277,7 @@ def merge_time(loadgens: int, requests: int) -> None:
     per_request = {f"lg{lg}": ab_requests(tsv) for lg, tsv in enumerate(tsvs)}
     t_read = time.perf_counter() - t0
     t0 = time.perf_counter()
-    merged = merge_cells(ab_cells, per_request)
+    merged = merge_cells([Cell.from_dict(c) for c in ab_cells], per_request).to_dict()
     t_merge = time.perf_counter() - t0
     size = sum(len(t) for t in tsvs) / 1e6
     kept = merged["merged"]["cut"]["kept"]

@@ -69,7 +69,7 @@ def floor(runs: int, seconds: int) -> None:
 def points(run_dir: Path) -> dict[Point, dict[str, object]]:
     out: dict[Point, dict[str, object]] = {}
     for key, group in by_load_point(load_cells(run_dir)).items():
-        good = [float(c["rps"]) for c in counted(group)]
+        good = [float(c.rps) for c in counted(group)]
         ci = median_ci(good)
         out[key] = {
             "n": len(good),

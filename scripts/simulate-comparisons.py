@@ -35,6 +35,8 @@ from benchstack.analysis import comparison  # noqa: E402
 from benchstack.analysis.comparison import compare_to_baseline  # noqa: E402
 from benchstack.measure.repetitions import due, settings_of  # noqa: E402
 from benchstack.plan.experiment import Experiment, cells, load_experiment  # noqa: E402
+from benchstack.records.cellparts import Latency, Window  # noqa: E402
+from benchstack.results.cell import SCHEMA, Cell  # noqa: E402
 
 
 def simulate(
@@ -49,18 +51,13 @@ def simulate(
     """One run: (its comparisons at the end, rounds, simulated seconds)."""
     load = exp.load
     level = 1.0
-    stored: list[dict[str, Any]] = []
+    stored: list[Cell] = []
     clock = 0.0
 
     def measure(plan: Any) -> None:
         nonlocal clock
         rps = 1000.0 * level * ratios[plan.stack] * math.exp(rng.gauss(0.0, sigma))
-        stored.append({
-            "stack": plan.stack, "tool": plan.tool, "keepalive": plan.keepalive,
-            "concurrency": plan.concurrency,
-            "rate": plan.rate, "repetition": plan.repetition, "rps": rps,
-            "window": {"start": "2026-01-01T00:00:00Z"}, "started_at": None,
-        })  # fmt: skip
+        stored.append(simulated_cell(plan, rps))
         clock += cell_s
 
     planned = cells(exp, seed=rng.randrange(1 << 30))
@@ -87,6 +84,18 @@ def simulate(
             measure(replace(plan, repetition=rep))
     found = compare_to_baseline(stored, str(load.baseline), names, settings_of(load))
     return found, rounds, clock
+
+
+def simulated_cell(plan: Any, rps: float) -> Cell:
+    """A cell of ``plan`` at ``rps``, with only what the rule and the comparisons read (every pair of
+    windows starts at the same moment: no gap)."""
+    return Cell(
+        schema=SCHEMA, experiment=None, stack=plan.stack, target=None, loadgen=None, mode=None,
+        tool=plan.tool, tool_version=None, command=None, url=None, concurrency=plan.concurrency or 1,
+        keepalive=plan.keepalive, requests=None, duration_s=None, repetition=plan.repetition,
+        started_at=None, elapsed_s=None, requests_completed=0, rps=rps, transfer_bytes=0,
+        latency_ms=Latency(), rate=plan.rate, window=Window("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"),
+    )  # fmt: skip
 
 
 def _points(exp: Experiment) -> list[Any]:

@@ -6,9 +6,11 @@ measures refused connections and dropped SYNs, not the stack. These checks warn 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from benchstack.kinds.loadtools import by_name, find
+from benchstack.records.cellplan import ConnectionLoad
 
 # File descriptors a load tool needs beside its connections (stdio, epoll, timers, its own files).
 TOOL_FD_OVERHEAD = 32
@@ -21,29 +23,28 @@ def _int(value: object) -> int | None:
         return None
 
 
-def connections(plan: dict[str, Any]) -> int:
-    """The most connections a cell plan can hold open: its concurrency, or for an open-loop plan its rate
-    times its timeout (every connection of that window still waiting)."""
-    if plan.get("concurrency") is not None:
-        return int(plan["concurrency"])
-    return by_name(plan["tool"]).open_connections(plan)
+def connections(load: ConnectionLoad) -> int:
+    """The most connections a cell can hold open: its concurrency, or for an open-loop cell its rate times
+    its timeout (every connection of that window still waiting)."""
+    if load.concurrency is not None:
+        return int(load.concurrency)
+    return by_name(load.tool).open_connections(load)
 
 
 def capacity_warnings(
-    cells: list[dict[str, Any]], target: dict[str, Any] | None, loadgen: dict[str, Any] | None
+    loads: Sequence[ConnectionLoad], target: dict[str, Any] | None, loadgen: dict[str, Any] | None
 ) -> list[str]:
-    """Warnings for the largest connection count in ``cells`` against the hosts' fingerprints."""
-    if not cells:
+    """Warnings for the largest connection count of the cells' ``loads`` against the hosts' fingerprints
+    (each a cell plan's, :meth:`benchstack.records.cellplan.CellPlan.connection_load`)."""
+    if not loads:
         return []
-    conc = max(connections(c) for c in cells)
+    conc = max(connections(c) for c in loads)
     out: list[str] = []
     # Tools that hold fewer descriptors than the open-files limit allows (httperf: select's FD_SETSIZE).
-    limited = [
-        c for c in cells if c.get("concurrency") is None and getattr(find(c.get("tool")), "fd_limit", None)
-    ]
+    limited = [c for c in loads if c.concurrency is None and getattr(find(c.tool), "fd_limit", None)]
     worst = max(limited, key=connections, default=None)
     if worst is not None:
-        tool = by_name(worst["tool"])
+        tool = by_name(worst.tool)
         limit = int(tool.fd_limit or 0)
         if connections(worst) + TOOL_FD_OVERHEAD > limit:
             out.append(tool.fd_warning(worst, connections(worst), limit - TOOL_FD_OVERHEAD))

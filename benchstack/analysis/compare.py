@@ -31,14 +31,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from benchstack.analysis.comparison import paired_ratios
 from benchstack.analysis.loadpoints import groups_of, loadgen_count, n_text, point_columns, tool_label
 from benchstack.analysis.stats import MIN_RANK_TEST_VALUES, mann_whitney, median_ci, two_sample_shift_ci
 from benchstack.common.numbers import fmt, median
 from benchstack.plan.targets import by_target
-from benchstack.results.cell import GroupKey, counted, level_label
+from benchstack.results.cell import Cell, GroupKey, counted, level_label
 
 ALPHA = 0.05
 COLUMNS = (
@@ -62,10 +61,10 @@ def p_text(p: float) -> str:
     return f"={p:.2f}" if p >= 0.1 else f"={p:.3f}"
 
 
-def significance(a: list[dict[str, Any]], b: list[dict[str, Any]], alpha: float = ALPHA) -> str:
+def significance(a: list[Cell], b: list[Cell], alpha: float = ALPHA) -> str:
     """'yes (p=0.008)' / '~ (p=0.40)' (no difference shown) for the req/s of two load points' counted
     repetitions; 'n/a (n<4)' when either side has fewer than 4."""
-    return rank_text([c.get("rps") for c in counted(a)], [c.get("rps") for c in counted(b)], alpha)
+    return rank_text([c.rps for c in counted(a)], [c.rps for c in counted(b)], alpha)
 
 
 def rank_text(a: Sequence[float | None], b: Sequence[float | None], alpha: float = ALPHA) -> str:
@@ -76,16 +75,16 @@ def rank_text(a: Sequence[float | None], b: Sequence[float | None], alpha: float
     return f"{'yes' if test.p < alpha else '~'} (p{p_text(test.p)})"
 
 
-def compare_rows(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]]) -> list[dict[str, str]]:
+def compare_rows(cells_a: list[Cell], cells_b: list[Cell]) -> list[dict[str, str]]:
     """One row per load point present in both runs; every figure from counted cells."""
     groups_a, groups_b = groups_of(cells_a), groups_of(cells_b)
     rows = []
     for key in sorted(set(groups_a) & set(groups_b)):
         all_a, all_b = groups_a[key], groups_b[key]
         a, b = counted(all_a), counted(all_b)
-        rps_a, rps_b = median([c.get("rps") for c in a]), median([c.get("rps") for c in b])
-        p99_a = median([(c.get("latency_ms") or {}).get("p99") for c in a])
-        p99_b = median([(c.get("latency_ms") or {}).get("p99") for c in b])
+        rps_a, rps_b = median([c.rps for c in a]), median([c.rps for c in b])
+        p99_a = median([c.latency_ms.p99 for c in a])
+        p99_b = median([c.latency_ms.p99 for c in b])
         rows.append(
             {
                 **point_columns(key, all_b),
@@ -117,9 +116,7 @@ def _ratio_text(ratios: list[float]) -> str:
     return f"{shown} ({interval.low:.2f}-{interval.high:.2f})" if interval else shown
 
 
-def baseline_rows(
-    cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]], baseline: str
-) -> list[dict[str, str]]:
+def baseline_rows(cells_a: list[Cell], cells_b: list[Cell], baseline: str) -> list[dict[str, str]]:
     """One row per other stack's load point that both runs measured beside ``baseline``: each run's median
     ratio to the baseline over paired rounds (with its 95 % interval), the change of that ratio, and the
     rank test on the two runs' ratios."""
@@ -146,7 +143,7 @@ def baseline_rows(
     return rows
 
 
-def baseline_table(cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]], baseline: str) -> list[str]:
+def baseline_table(cells_a: list[Cell], cells_b: list[Cell], baseline: str) -> list[str]:
     """The markdown lines of the second table (module docstring); none when no stack pairs."""
     rows = baseline_rows(cells_a, cells_b, baseline)
     if not rows:
@@ -189,8 +186,8 @@ def differences_text(differences: list[str]) -> list[str]:
 
 
 def compare_table(
-    cells_a: list[dict[str, Any]],
-    cells_b: list[dict[str, Any]],
+    cells_a: list[Cell],
+    cells_b: list[Cell],
     name_a: str = "A",
     name_b: str = "B",
     differences: list[str] | None = None,
@@ -234,12 +231,12 @@ def compare_table(
     return "\n".join(lines) + "\n"
 
 
-Pair = tuple[str | None, str | None, list[dict[str, Any]], list[dict[str, Any]]]
+Pair = tuple[str | None, str | None, list[Cell], list[Cell]]
 
 
 def target_pairs(
-    cells_a: list[dict[str, Any]],
-    cells_b: list[dict[str, Any]],
+    cells_a: list[Cell],
+    cells_b: list[Cell],
     order_a: Sequence[str] = (),
     order_b: Sequence[str] = (),
 ) -> tuple[list[Pair], list[tuple[str, str]]]:
@@ -291,15 +288,11 @@ class RegressionCheck:
         )
 
 
-def _log_rps(cells: list[dict[str, Any]]) -> list[float]:
-    return [
-        math.log(float(c["rps"])) for c in cells if isinstance(c.get("rps"), int | float) and c["rps"] > 0
-    ]
+def _log_rps(cells: list[Cell]) -> list[float]:
+    return [math.log(float(c.rps)) for c in cells if c.rps > 0]
 
 
-def regression_check(
-    label: str, cells_a: list[dict[str, Any]], cells_b: list[dict[str, Any]], margin: float
-) -> RegressionCheck:
+def regression_check(label: str, cells_a: list[Cell], cells_b: list[Cell], margin: float) -> RegressionCheck:
     """One load point's :class:`RegressionCheck` from its cells in A and in B (counted ones only)."""
     a, b = _log_rps(counted(cells_a)), _log_rps(counted(cells_b))
     shift = two_sample_shift_ci(a, b, REGRESSION_CONFIDENCE)
@@ -314,8 +307,8 @@ def regression_check(
 
 
 def regressions(
-    cells_a: list[dict[str, Any]],
-    cells_b: list[dict[str, Any]],
+    cells_a: list[Cell],
+    cells_b: list[Cell],
     margin: float = DEFAULT_MARGIN,
     order_a: Sequence[str] = (),
     order_b: Sequence[str] = (),

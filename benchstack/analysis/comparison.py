@@ -42,7 +42,7 @@ from benchstack.analysis.loadpoints import tool_label
 from benchstack.analysis.stats import min_pairs, shift_ci, signed_rank_p
 from benchstack.plan.loadplan import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE
 from benchstack.plan.targets import target_of
-from benchstack.results.cell import counted, group_key, level_label, window_start
+from benchstack.results.cell import Cell, counted, group_key, level_label, window_start
 
 FASTER = "faster"
 SLOWER = "slower"
@@ -204,19 +204,16 @@ def pairs_needed(logs: Sequence[float], estimate: float, half_width: float, marg
     return max(n + 1, math.ceil(n * (half_width / room) ** 2))
 
 
-def _rounds(cells: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+def _rounds(cells: list[Cell]) -> dict[int, Cell]:
     """One stack's counted cells at one load point (on one target) with req/s above 0, by repetition."""
-    found: dict[int, dict[str, Any]] = {}
+    found: dict[int, Cell] = {}
     for cell in counted(cells):
-        rep, rps = cell.get("repetition"), cell.get("rps")
-        if rep is not None and isinstance(rps, int | float) and rps > 0:
-            found[int(rep)] = cell
+        if cell.repetition is not None and cell.rps > 0:
+            found[cell.repetition] = cell
     return found
 
 
-def pairs_of(
-    cells: list[dict[str, Any]], baseline_cells: list[dict[str, Any]]
-) -> list[tuple[float, float | None]]:
+def pairs_of(cells: list[Cell], baseline_cells: list[Cell]) -> list[tuple[float, float | None]]:
     """Per round both have counted, in round order: the log of req/s over the baseline's, and the seconds
     between the starts of the two cells' measured windows (None where a cell records no start)."""
     ours, theirs = _rounds(cells), _rounds(baseline_cells)
@@ -225,12 +222,12 @@ def pairs_of(
         a, b = ours[r], theirs[r]
         ta, tb = window_start(a), window_start(b)
         out.append(
-            (math.log(float(a["rps"]) / float(b["rps"])), None if ta is None or tb is None else abs(ta - tb))
+            (math.log(float(a.rps) / float(b.rps)), None if ta is None or tb is None else abs(ta - tb))
         )
     return out
 
 
-def paired_ratios(cells: list[dict[str, Any]], baseline_cells: list[dict[str, Any]]) -> list[float]:
+def paired_ratios(cells: list[Cell], baseline_cells: list[Cell]) -> list[float]:
     """Per round both have counted, in round order: req/s over the baseline's."""
     return [math.exp(log) for log, _ in pairs_of(cells, baseline_cells)]
 
@@ -239,7 +236,7 @@ def paired_ratios(cells: list[dict[str, Any]], baseline_cells: list[dict[str, An
 class _Pairing:
     stack: str
     baseline: str
-    first: dict[str, Any]
+    first: Cell
     pairs: list[tuple[float, float | None]]
 
 
@@ -266,7 +263,7 @@ def _judged(p: _Pairing, confidence: float, margin: float, holm_p: float | None)
     return Comparison(
         stack=p.stack,
         baseline=p.baseline,
-        target=p.first.get("target"),
+        target=p.first.target,
         tool=tool,
         keepalive=keepalive,
         level=level,
@@ -308,7 +305,7 @@ def judge(pairings: Sequence[_Pairing], settings: Settings) -> list[Comparison]:
 
 
 def compare_to_baseline(
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     baseline: str,
     stack_order: Sequence[str] = (),
     settings: Settings | None = None,
@@ -316,7 +313,7 @@ def compare_to_baseline(
     """Every other stack against ``baseline``, at each target, tool, keep-alive and level where both were
     measured; sorted by target, tool, keep-alive, level, then the stacks in ``stack_order`` (the
     experiment's), the others by name. Disturbed cells are kept in the groups but never paired."""
-    groups: dict[tuple[str, str, bool, int], dict[str, list[dict[str, Any]]]] = {}
+    groups: dict[tuple[str, str, bool, int], dict[str, list[Cell]]] = {}
     for cell in cells:
         stack, tool, keepalive, level = group_key(cell)
         groups.setdefault((target_of(cell), tool, keepalive, level), {}).setdefault(stack, []).append(cell)
@@ -343,18 +340,18 @@ def experiment_stacks(run_info: dict[str, Any] | None) -> list[str]:
     return [str(s["name"]) for s in stacks if isinstance(s, dict) and s.get("name")]
 
 
-def baseline_of(run_info: dict[str, Any] | None, cells: list[dict[str, Any]]) -> str | None:
+def baseline_of(run_info: dict[str, Any] | None, cells: list[Cell]) -> str | None:
     """run.json's ``experiment.load.baseline``; else the experiment's first stack; else (no run.json) the
     first stack of the cells by name; None without cells."""
     exp = (run_info or {}).get("experiment")
     load = exp.get("load") if isinstance(exp, dict) else None
     if isinstance(load, dict) and isinstance(load.get("baseline"), str) and load["baseline"]:
         return str(load["baseline"])
-    stacks = experiment_stacks(run_info) or sorted({str(c.get("stack") or "-") for c in cells})
+    stacks = experiment_stacks(run_info) or sorted({c.stack or "-" for c in cells})
     return stacks[0] if stacks else None
 
 
-def run_comparisons(cells: list[dict[str, Any]], run_info: dict[str, Any] | None) -> list[Comparison]:
+def run_comparisons(cells: list[Cell], run_info: dict[str, Any] | None) -> list[Comparison]:
     """The run's comparisons against its baseline (:func:`baseline_of`), judged by its settings."""
     baseline = baseline_of(run_info, cells)
     if baseline is None:
@@ -390,20 +387,20 @@ def intro(found: Sequence[Comparison], settings: Settings) -> str:
     )
 
 
-def missing_baseline(cells: list[dict[str, Any]], run_info: dict[str, Any] | None) -> str | None:
+def missing_baseline(cells: list[Cell], run_info: dict[str, Any] | None) -> str | None:
     """Why the run has no comparison when its baseline was not measured; None when it was."""
     baseline = baseline_of(run_info, cells)
-    if baseline is None or baseline in {str(c.get("stack") or "-") for c in cells}:
+    if baseline is None or baseline in {c.stack or "-" for c in cells}:
         return None
     return f"No comparisons: the baseline, {baseline}, has no cells in this run."
 
 
-def several_targets(cells: list[dict[str, Any]]) -> bool:
+def several_targets(cells: list[Cell]) -> bool:
     return len({target_of(c) for c in cells}) > 1
 
 
 def comparisons_text(
-    cells: list[dict[str, Any]], run_info: dict[str, Any] | None, found: list[Comparison] | None = None
+    cells: list[Cell], run_info: dict[str, Any] | None, found: list[Comparison] | None = None
 ) -> str:
     """The comparisons as a run prints them at its end: a line per tool and level, a sentence per stack
     under it; empty for a run of one stack. ``found``: the run's comparisons where they were computed

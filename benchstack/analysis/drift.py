@@ -16,7 +16,7 @@ from typing import Any
 
 from benchstack.analysis.loadpoints import tool_label
 from benchstack.plan.targets import by_target_point
-from benchstack.results.cell import counted, level_label, window_start
+from benchstack.results.cell import Cell, counted, level_label, window_start
 
 # Fewest counted cells for a drift figure: three per third.
 MIN_DRIFT_CELLS = 9
@@ -88,17 +88,13 @@ def drift_text(found: list[Drift]) -> str:
     return "\n".join(["Host speed through the run:", *(f"  {d.sentence}" for d in shown), MEANING]) + "\n"
 
 
-def host_drift(cells: list[dict[str, Any]], baseline: str | None) -> list[Drift]:
+def host_drift(cells: list[Cell], baseline: str | None) -> list[Drift]:
     """One record per target and load point of ``baseline`` (none without a baseline)."""
     if baseline is None:
         return []
     out = []
-    for (target, point), group in by_target_point(c for c in cells if c.get("stack") == baseline).items():
-        timed = [
-            (t, float(c["rps"]))
-            for c in counted(group)
-            if (t := window_start(c)) is not None and c.get("rps")
-        ]
+    for (target, point), group in by_target_point(c for c in cells if c.stack == baseline).items():
+        timed = [(t, float(c.rps)) for c in counted(group) if (t := window_start(c)) is not None and c.rps]
         timed.sort()
         stack, tool, keepalive, level = point
         base: dict[str, Any] = dict(

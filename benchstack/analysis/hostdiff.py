@@ -21,6 +21,7 @@ import json
 from typing import Any
 
 from benchstack.plan.targets import loadgens_of
+from benchstack.results.cell import Cell
 
 FINGERPRINT_FIELDS = (
     ("cpu_model", "CPU model"),
@@ -167,8 +168,8 @@ def target_differences(
     info: dict[str, Any] | None,
     target_a: str,
     target_b: str,
-    cells_a: list[dict[str, Any]],
-    cells_b: list[dict[str, Any]],
+    cells_a: list[Cell],
+    cells_b: list[Cell],
 ) -> list[str]:
     """Every difference between two targets of one run (and their loadgens) that can explain a change in
     their numbers; ``cells_a``/``cells_b``: each target's cells, which name its loadgens and mode."""
@@ -177,8 +178,8 @@ def target_differences(
     hosts = v if isinstance(v := info.get("hosts"), dict) else {}
     label = f"target {target_a} -> {target_b}"
     out = [f"{label}: {d}" for d in fingerprint_differences(hosts.get(target_a), hosts.get(target_b))]
-    modes_a = sorted({str(c.get("mode")) for c in cells_a})
-    modes_b = sorted({str(c.get("mode")) for c in cells_b})
+    modes_a = sorted({str(c.mode) for c in cells_a})
+    modes_b = sorted({str(c.mode) for c in cells_b})
     if modes_a != modes_b:
         out.append(f"mode: {', '.join(modes_a)} -> {', '.join(modes_b)}")
     # A loopback target is its own loadgen: its fingerprint was compared above.

@@ -7,13 +7,13 @@ A load point is (stack, tool, keep-alive, level): :func:`benchstack.results.cell
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from benchstack.analysis.stats import MedianInterval, median_ci, outliers
 from benchstack.common.numbers import median
 from benchstack.kinds.loadtools import find
-from benchstack.results.cell import GroupKey, group_key, level_label
+from benchstack.results.cell import Cell, GroupKey, group_key, level_label
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,9 @@ class PointFigures:
         return (max(self.rps) - min(self.rps)) / 2 if self.n > 1 else None
 
 
-def point_figures(kept: list[dict[str, Any]]) -> PointFigures:
+def point_figures(kept: Sequence[Cell]) -> PointFigures:
     """:class:`PointFigures` of a load point's counted cells (:func:`benchstack.results.cell.counted`)."""
-    rps = tuple(float(c["rps"]) for c in kept if c.get("rps") is not None)
+    rps = tuple(float(c.rps) for c in kept)
     middle = statistics.median(rps) if rps else None
     interval = median_ci(rps)
     # As relative_half_width gives it, from the interval already computed.
@@ -51,17 +51,17 @@ def point_figures(kept: list[dict[str, Any]]) -> PointFigures:
     return PointFigures(rps, middle, interval, precision, sum(outliers(rps)))
 
 
-def by_load_point(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
+def by_load_point(cells: Iterable[Cell]) -> dict[GroupKey, list[Cell]]:
     """Cells by load point, sorted by key; each group in the order of ``cells``."""
-    groups: dict[GroupKey, list[dict[str, Any]]] = {}
+    groups: dict[GroupKey, list[Cell]] = {}
     for cell in cells:
         groups.setdefault(group_key(cell), []).append(cell)
     return {k: groups[k] for k in sorted(groups)}
 
 
-def groups_of(cells: list[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
+def groups_of(cells: Iterable[Cell]) -> dict[GroupKey, list[Cell]]:
     """Cells by load point, sorted by key; each group sorted by repetition."""
-    return {k: sorted(g, key=lambda c: c.get("repetition") or 0) for k, g in by_load_point(cells).items()}
+    return {k: sorted(g, key=lambda c: c.repetition or 0) for k, g in by_load_point(cells).items()}
 
 
 def tool_label(tool: str, keepalive: bool) -> str:
@@ -70,9 +70,9 @@ def tool_label(tool: str, keepalive: bool) -> str:
     return adapter.label(keepalive) if adapter is not None else tool
 
 
-def loadgen_count(cells: list[dict[str, Any]]) -> int:
+def loadgen_count(cells: Sequence[Cell]) -> int:
     """How many loadgens measured these cells together (1 unless they are merged cells)."""
-    return max([len((c.get("merged") or {}).get("loadgens") or [None]) for c in cells] or [1])
+    return max([len(c.merged.loadgens) if c.merged else 1 for c in cells] or [1])
 
 
 def load_label(tool: str, keepalive: bool, loadgens: int = 1) -> str:
@@ -92,7 +92,7 @@ def n_text(kept: int, disturbed: int, outlying: int = 0) -> str:
     return text
 
 
-def point_columns(key: GroupKey, cells: list[dict[str, Any]]) -> dict[str, str]:
+def point_columns(key: GroupKey, cells: Sequence[Cell]) -> dict[str, str]:
     """The stack, tool and load columns of a load point's row; ``cells`` are the ones the row shows."""
     stack, tool, keepalive, level = key
     return {
@@ -102,27 +102,27 @@ def point_columns(key: GroupKey, cells: list[dict[str, Any]]) -> dict[str, str]:
     }
 
 
-def per_loadgen(group: list[dict[str, Any]]) -> bool:
+def per_loadgen(group: Sequence[Cell]) -> bool:
     """Merged cells without merged percentiles: each loadgen's latency is its own (``merged.latency``)."""
-    return any((c.get("merged") or {}).get("latency") == "per-loadgen" for c in group)
+    return any(c.merged is not None and c.merged.latency == "per-loadgen" for c in group)
 
 
-def latency_median(group: list[dict[str, Any]], key: str) -> float | None:
+def latency_median(group: Sequence[Cell], key: str) -> float | None:
     """A latency figure's median over the cells (repetitions) of a load point; None for merged cells without
     merged percentiles (:func:`per_loadgen`: the report shows each loadgen's)."""
     if per_loadgen(group):
         return None
-    return median([(c.get("latency_ms") or {}).get(key) for c in group])
+    return median([c.latency_ms.value(key) for c in group])
 
 
-def error_total(group: list[dict[str, Any]]) -> int:
+def error_total(group: Sequence[Cell]) -> int:
     """Failed requests in the cells of a load point (the report's errors, loadpoints.csv's error_count)."""
-    return sum(int(c.get("error_count") or 0) for c in group)
+    return sum(c.error_count for c in group)
 
 
-def mean_error_rate(group: list[dict[str, Any]]) -> float | None:
+def mean_error_rate(group: Sequence[Cell]) -> float | None:
     """The mean of the cells' error rates (the report's error rate, loadpoints.csv's); None without a cell."""
-    rates = [float(c.get("error_rate") or 0.0) for c in group]
+    rates = [float(c.error_rate) for c in group]
     return statistics.fmean(rates) if rates else None
 
 

@@ -15,14 +15,14 @@ from benchstack.analysis.loadpoints import error_total, latency_median, mean_err
 from benchstack.analysis.thresholds import ThresholdCheck, check_thresholds, thresholds_of
 from benchstack.analysis.verdict import Verdict, run_verdict
 from benchstack.plan.targets import by_target_point
-from benchstack.results.cell import counted, load_cells
+from benchstack.results.cell import Cell, counted, load_cells
 from benchstack.results.runfolder import read_run_info, store_analysis
 
 
 @dataclass
 class RunData:
     run_dir: Path
-    cells: list[dict[str, Any]]
+    cells: list[Cell]
     run_info: dict[str, Any] | None
     verdict: Verdict | None = None  # computed on first use (verdict_of)
     comparisons: list[Comparison] | None = None  # computed on first use (comparisons_of)
@@ -61,7 +61,7 @@ def threshold_checks_of(run: RunData) -> list[ThresholdCheck]:
 
 
 def loadpoint_rows(
-    cells: list[dict[str, Any]], verdict: Verdict, comparisons: list[Comparison]
+    cells: list[Cell], verdict: Verdict, comparisons: list[Comparison]
 ) -> list[dict[str, Any]]:
     """The rows of loadpoints.csv, as values (:func:`csv_value` writes them): the run's ``verdict`` and
     ``comparisons`` as the report computed them once (:func:`verdict_of`,

@@ -34,7 +34,7 @@ from benchstack.analysis.loadpoints import latency_median, mean_error_rate, tool
 from benchstack.plan.loadplan import Threshold
 from benchstack.plan.targets import by_target_point
 from benchstack.records import distribution
-from benchstack.results.cell import counted, level_label
+from benchstack.results.cell import Cell, counted, level_label
 
 
 @dataclass(frozen=True)
@@ -99,21 +99,21 @@ def _matches(t: Threshold, stack: str, tool: str, level: int) -> bool:
     )
 
 
-def _latency(cells: list[dict[str, Any]], metric: str) -> tuple[float | None, str]:
+def _latency(cells: list[Cell], metric: str) -> tuple[float | None, str]:
     key = metric.removesuffix("_ms")
-    pool = distribution.pooled(cells)
+    pool = distribution.pooled([c.distribution() for c in cells])
     if pool is not None:
         figures = {**pool.latency_ms(), "mean": pool.moments_ms()["mean"]}
         return figures.get(key), f"pooled, {len(cells)} cells"
     return latency_median(cells, key), f"median of {len(cells)} cells"
 
 
-def point_value(metric: str, cells: list[dict[str, Any]]) -> tuple[float | None, str]:
+def point_value(metric: str, cells: list[Cell]) -> tuple[float | None, str]:
     """The figure ``metric`` of one load point's counted ``cells`` and what it is (module docstring)."""
     if not cells:
         return None, "no counted cell"
     if metric == "rps":
-        rps = [float(c["rps"]) for c in cells if c.get("rps") is not None]
+        rps = [float(c.rps) for c in cells]
         return (statistics.median(rps) if rps else None), f"median of {len(rps)} cells"
     if metric == "error_rate":
         return mean_error_rate(cells), f"mean of {len(cells)} cells"
@@ -121,7 +121,7 @@ def point_value(metric: str, cells: list[dict[str, Any]]) -> tuple[float | None,
 
 
 def check_thresholds(
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     thresholds: Iterable[Threshold],
     comparisons: list[Comparison],
 ) -> list[ThresholdCheck]:

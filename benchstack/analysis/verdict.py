@@ -91,7 +91,7 @@ from benchstack.analysis.checks.steady import check_steady_state
 from benchstack.analysis.comparison import Comparison
 from benchstack.analysis.loadpoints import point_figures
 from benchstack.plan.targets import TargetPoint, by_target_point, target_of, target_point
-from benchstack.results.cell import cell_id_of, counted, group_key, left_out
+from benchstack.results.cell import Cell, cell_id_of, counted, left_out, planned_point
 
 STATUSES = ("valid", "noisy", "invalid")  # from best to worst
 
@@ -155,7 +155,7 @@ CHECKS: list[Check] = [
 
 def run_verdict(
     run_dir: str | os.PathLike[str],
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     run_info: dict[str, Any] | None,
     comparisons: list[Comparison] | None = None,
 ) -> Verdict:
@@ -188,7 +188,7 @@ def _load_points(run: Run, reasons: list[Reason]) -> list[LoadPointVerdict]:
     default = measured.pop() if len(measured) == 1 else "-"
     for plan in run.planned() or []:
         try:
-            key_of.setdefault(str(plan["cell_id"]), (str(plan.get("target") or default), group_key(plan)))
+            key_of.setdefault(str(plan["cell_id"]), (str(plan.get("target") or default), planned_point(plan)))
         except (KeyError, TypeError, ValueError):
             continue
     by_key: dict[TargetPoint, list[Reason]] = {k: [] for k in sorted(set(key_of.values()))}

@@ -28,7 +28,7 @@ from benchstack.analysis.verdict import Verdict
 from benchstack.history.database import HistoryError
 from benchstack.history.schema import ComparisonRow, HostRow, LoadPointRow, ReasonRow, RunRow
 from benchstack.plan.targets import by_target_point
-from benchstack.results.cell import cell_paths, counted, load_cells, window_start
+from benchstack.results.cell import Cell, cell_paths, counted, load_cells, window_start
 from benchstack.results.layout import RUN_INFO
 from benchstack.results.runfolder import read_run_info
 
@@ -74,9 +74,9 @@ def _when(posix: float | None) -> datetime | None:
     return None if posix is None else datetime.fromtimestamp(posix, UTC)
 
 
-def _span(cells: list[dict[str, Any]]) -> tuple[datetime | None, datetime | None]:
+def _span(cells: list[Cell]) -> tuple[datetime | None, datetime | None]:
     """When the first cell's window began and the last one's ended."""
-    starts = [(window_start(c), float(c.get("elapsed_s") or 0.0)) for c in cells]
+    starts = [(window_start(c), float(c.elapsed_s or 0.0)) for c in cells]
     known = [(s, e) for s, e in starts if s is not None]
     if not known:
         return None, None
@@ -125,7 +125,7 @@ def run_rows(run_dir: Path, run: RunData | None = None, recorded_path: str | Non
     verdict, comparisons = verdict_of(run), comparisons_of(run)
     started, ended = _span(cells)
     experiment = v if isinstance(v := info.get("experiment"), dict) else {}
-    name = str(experiment.get("name") or cells[0].get("experiment") or "-")
+    name = str(experiment.get("name") or cells[0].experiment or "-")
     row = RunRow(
         uid=run_uid(run_dir.name, run_info),
         name=run_dir.name,
@@ -136,7 +136,7 @@ def run_rows(run_dir: Path, run: RunData | None = None, recorded_path: str | Non
         ended_at=ended,
         verdict=verdict.status,
         bench_stack_version=info.get("bench_stack_version"),
-        mode=info.get("mode") or cells[0].get("mode"),
+        mode=info.get("mode") or cells[0].mode,
         seed=info.get("seed") if isinstance(info.get("seed"), int) else None,
         cells=len(cells),
         content_sha256=content_hash(run_dir),
@@ -166,7 +166,7 @@ def run_rows(run_dir: Path, run: RunData | None = None, recorded_path: str | Non
 
 
 def _load_point_rows(
-    cells: list[dict[str, Any]], verdict: Verdict, comparisons: list[Comparison]
+    cells: list[Cell], verdict: Verdict, comparisons: list[Comparison]
 ) -> list[LoadPointRow]:
     """A row per load point of the run (its figures as the report's loadpoints.csv has them), with the
     req/s of each counted repetition."""
@@ -175,7 +175,7 @@ def _load_point_rows(
     for point in loadpoint_rows(cells, verdict, comparisons):
         target = point["target"] or "-"
         key = (point["stack"], point["tool"], point["keepalive"], point["level"])
-        kept = sorted(counted(groups.get((target, key), [])), key=lambda c: c.get("repetition") or 0)
+        kept = sorted(counted(groups.get((target, key), [])), key=lambda c: c.repetition or 0)
         rows.append(
             LoadPointRow(
                 target=target,
@@ -184,7 +184,7 @@ def _load_point_rows(
                 **{k: point[k] for k in ("latency_mean_ms", "latency_p50_ms", "latency_p99_ms")},
                 error_count=point["error_count"],
                 error_rate=point["error_rate"],
-                rps=[float(c["rps"]) for c in kept if c.get("rps") is not None],
+                rps=[float(c.rps) for c in kept],
             )
         )
     return rows

@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from benchstack.records.cellparts import CpuUsage, Interference
 
 MARKER = "BENCH-STACK-CPU"
 # How every disturbed reason about interference starts (a merge tells them from a loadgen's own).
@@ -100,7 +101,7 @@ def print_snapshot(what: str) -> str:
     return f'echo "{MARKER} {what} $(bench_snap)"'
 
 
-def usage_from_text(text: str) -> tuple[dict[str, Any] | None, str | None]:
+def usage_from_text(text: str) -> tuple[CpuUsage | None, str | None]:
     """A host's :func:`host_usage` from the marked lines a measured script printed, and why not when it
     cannot be had."""
     marks = marked(text)
@@ -152,7 +153,7 @@ def children_cpu_s(times_output: str) -> float | None:
     return sum(60 * int(m) + float(s) for m, s in values)
 
 
-def host_usage(before: Snapshot, after: Snapshot, tool_s: float | None = None) -> dict[str, Any] | None:
+def host_usage(before: Snapshot, after: Snapshot, tool_s: float | None = None) -> CpuUsage | None:
     """One host's CPU over the window between two snapshots (seconds); None when they do not pair (another
     boot, a counter that went back)."""
     if before.boot_id != after.boot_id or len(before.cpu) != len(after.cpu):
@@ -169,65 +170,64 @@ def host_usage(before: Snapshot, after: Snapshot, tool_s: float | None = None) -
         if before.ours_kind == "units-usec":
             # Our units' cgroups leave the load tool out; the shell's children are the tool.
             ours += tool_s or 0.0
-    return {
-        "boot_id": after.boot_id,
-        "seconds": round(after.at - before.at, 3),
-        "cpu_s": round(cpu_s, 3),
-        "busy_s": round(sum(delta[i] for i in BUSY_FIELDS) / hz, 3),
-        "steal_s": round(delta[STEAL_FIELD] / hz, 3),
-        "ours_s": None if ours is None else round(ours, 3),
-        "ours_from": before.ours_kind.split("-")[0] if ours is not None and before.ours_kind else None,
-        "tool_s": None if tool_s is None else round(tool_s, 3),
-    }
+    return CpuUsage(
+        boot_id=after.boot_id,
+        seconds=round(after.at - before.at, 3),
+        cpu_s=round(cpu_s, 3),
+        busy_s=round(sum(delta[i] for i in BUSY_FIELDS) / hz, 3),
+        steal_s=round(delta[STEAL_FIELD] / hz, 3),
+        ours_s=None if ours is None else round(ours, 3),
+        ours_from=before.ours_kind.split("-")[0] if ours is not None and before.ours_kind else None,
+        tool_s=None if tool_s is None else round(tool_s, 3),
+    )
 
 
-def summarize(hosts: Mapping[str, dict[str, Any] | None], limit: float | None = None) -> dict[str, Any]:
+def summarize(hosts: Mapping[str, CpuUsage | None], limit: float | None = None) -> Interference:
     """The cell's ``interference`` from each host's :func:`host_usage` (None where it is unknown): hosts with
     one boot id are one machine, whose foreign CPU is its busy time minus the sum of their ``ours_s``.
     ``foreign`` and ``steal`` are the largest shares of any machine; null when no machine could tell.
     ``limit``: the ``load.max_interference`` the cell was judged by, recorded with it."""
-    machines: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    machines: dict[str, list[tuple[str, CpuUsage]]] = {}
     for name, usage in hosts.items():
         if usage is not None:
-            machines.setdefault(str(usage["boot_id"]), []).append((name, usage))
+            machines.setdefault(usage.boot_id, []).append((name, usage))
     foreign: float | None = None
     steal: float | None = None
     for members in machines.values():
         # The snapshots of one machine's hosts cover nearly the same window: the widest one is the window.
-        widest = max((u for _, u in members), key=lambda u: u["cpu_s"])
-        if widest["cpu_s"] <= 0:
+        widest = max((u for _, u in members), key=lambda u: u.cpu_s)
+        if widest.cpu_s <= 0:
             continue
-        machine_steal = widest["steal_s"] / widest["cpu_s"]
+        machine_steal = widest.steal_s / widest.cpu_s
         steal = machine_steal if steal is None else max(steal, machine_steal)
-        if any(u["ours_s"] is None for _, u in members):
+        known = [u.ours_s for _, u in members]
+        if any(s is None for s in known):
             continue
-        ours = sum(u["ours_s"] for _, u in members)
-        share = max(0.0, widest["busy_s"] - ours) / widest["cpu_s"]
+        ours = sum(s for s in known if s is not None)
+        share = max(0.0, widest.busy_s - ours) / widest.cpu_s
         foreign = share if foreign is None else max(foreign, share)
-    return {
-        "foreign": None if foreign is None else round(foreign, 4),
-        "steal": None if steal is None else round(steal, 4),
-        "limit": limit,
-        "hosts": {name: usage for name, usage in hosts.items()},
-    }
+    return Interference(
+        foreign=None if foreign is None else round(foreign, 4),
+        steal=None if steal is None else round(steal, 4),
+        limit=limit,
+        hosts=dict(hosts),
+    )
 
 
-def share_of(interference: dict[str, Any] | None) -> float | None:
-    """Foreign + steal share of a cell's ``interference``; None when neither is known."""
-    if not isinstance(interference, dict):
-        return None
-    parts = [interference.get("foreign"), interference.get("steal")]
-    known = [float(p) for p in parts if isinstance(p, int | float)]
+def share_of(foreign: object, steal: object) -> float | None:
+    """Foreign + steal share (a cell's ``interference``, a noise probe's); None when neither is known."""
+    known = [float(p) for p in (foreign, steal) if isinstance(p, int | float)]
     return sum(known) if known else None
 
 
-def disturbed_reasons(interference: dict[str, Any] | None, max_share: float) -> list[str]:
+def disturbed_reasons(interference: Interference | None, max_share: float) -> list[str]:
     """Why a cell is disturbed by interference: its foreign + steal share above ``max_share``."""
-    share = share_of(interference)
+    if interference is None:
+        return []
+    foreign, steal = interference.foreign, interference.steal
+    share = share_of(foreign, steal)
     if share is None or share <= max_share:
         return []
-    assert interference is not None
-    foreign, steal = interference.get("foreign"), interference.get("steal")
     parts = []
     if foreign is not None:
         parts.append(f"foreign CPU {100 * foreign:.1f} %")

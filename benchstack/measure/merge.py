@@ -37,6 +37,7 @@ repetitions and compare read it like any cell. What the merge does, field by fie
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import statistics
@@ -52,8 +53,18 @@ from benchstack.kinds.loadtools.perrequest import ab_requests, nearest_rank
 from benchstack.measure.interference import INTERFERENCE_REASON, disturbed_reasons
 from benchstack.measure.interference import summarize as summarize_interference
 from benchstack.records import distribution
+from benchstack.records.cellparts import (
+    CpuUsage,
+    Interference,
+    Latency,
+    LoadgenFigures,
+    MergeCut,
+    Merged,
+    SystemStats,
+    Window,
+)
 from benchstack.records.model import ERROR_KINDS, LATENCY_KEYS, TAIL_KEYS, ParseError, error_count, error_rate
-from benchstack.results.cell import SCHEMA, validate_cell, window_span
+from benchstack.results.cell import FIELDS, SCHEMA, Cell, read_cell, validate_cell, window_span, write_cell
 from benchstack.results.files import write_atomic
 from benchstack.results.layout import CELLS_DIR, LOADGENS_DIR, RAW_DIR, loadgen_dir
 
@@ -116,7 +127,7 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def common_window(cells: Sequence[Mapping[str, Any]]) -> tuple[float, float] | None:
+def common_window(cells: Sequence[Cell]) -> tuple[float, float] | None:
     """(latest start, earliest end) in Unix seconds when every cell has a window and they overlap."""
     windows = [window_span(c) for c in cells]
     if any(w is None for w in windows):
@@ -132,7 +143,7 @@ def cut_to_window(requests: Sequence[Request], window: tuple[float, float]) -> l
     return [r for r in requests if first <= r[0] <= last]
 
 
-def _outside_notes(cells: Sequence[Mapping[str, Any]], window: tuple[float, float] | None) -> list[str]:
+def _outside_notes(cells: Sequence[Cell], window: tuple[float, float] | None) -> list[str]:
     if window is None:
         return []
     notes = []
@@ -142,16 +153,15 @@ def _outside_notes(cells: Sequence[Mapping[str, Any]], window: tuple[float, floa
         share = 1 - (window[1] - window[0]) / (own[1] - own[0]) if own[1] > own[0] else 0.0
         if share > OUTSIDE_NOTE_SHARE:
             notes.append(
-                f"{100 * share:.1f} % of {c.get('loadgen')}'s run fell outside the window in which all "
-                f"loadgens ran; {c.get('tool')} keeps no time per request, so its latency distribution "
+                f"{100 * share:.1f} % of {c.loadgen}'s run fell outside the window in which all "
+                f"loadgens ran; {c.tool} keeps no time per request, so its latency distribution "
                 "could not be cut to that window"
             )
     return notes
 
 
-def _started(cell: Mapping[str, Any]) -> datetime | None:
-    value = cell.get("started_at")
-    return datetime.fromisoformat(value) if isinstance(value, str) else None
+def _started(cell: Cell) -> datetime | None:
+    return None if cell.started_at is None else datetime.fromisoformat(cell.started_at)
 
 
 @dataclass(frozen=True)
@@ -161,7 +171,7 @@ class _Latency:
     figures: dict[str, Any]
     dist: distribution.Distribution | None
     how: str
-    cut: dict[str, int] | None
+    cut: MergeCut | None
 
 
 @dataclass(frozen=True)
@@ -174,19 +184,19 @@ class _Timing:
 
 
 def merge_cells(
-    cells: Sequence[Mapping[str, Any]],
+    cells: Sequence[Cell],
     requests: Mapping[str, Sequence[Request]] | None = None,
     *,
     cell_files: Mapping[str, str] | None = None,
     raw_output: str | None = None,
-) -> dict[str, Any]:
+) -> Cell:
     """One merged cell from the cells several loadgens measured of one load point at the same time.
 
     ``requests``: per-request data by loadgen, (start second, total ms) each (all or nothing: without it
     for every loadgen the cells' distributions are summed instead). ``cell_files``/``raw_output``: paths,
     relative to the run folder, to record.
     """
-    open_loop = any(c.get("rate") is not None for c in cells)
+    open_loop = any(c.rate is not None for c in cells)
     loadgens = _one_load_point(cells, open_loop)
     notes: list[str] = []
     window = common_window(cells)
@@ -196,36 +206,49 @@ def merge_cells(
     latency = _merged_latency(cells, loadgens, requests, window, notes)
     timing = _timing(cells, windows, notes)
     for c in cells:
-        notes += [f"{c.get('loadgen')}: {n}" for n in c.get("notes") or []]
+        notes += [f"{c.loadgen}: {n}" for n in c.notes]
     interference, disturbed = _merged_interference(cells)
     merged = _merged_cell(cells, loadgens, open_loop, latency, timing, notes, raw_output)
-    merged.update(
-        window={"start": _iso(window[0]), "end": _iso(window[1])} if window else None,
+    # A run with several targets: the id starts with the target (benchstack.plan.targets).
+    own_id = cells[0].cell_id
+    return dataclasses.replace(
+        merged,
+        window=Window(start=_iso(window[0]), end=_iso(window[1])) if window else None,
         interference=interference,
         disturbed=disturbed,
         merged=_merge_record(cells, loadgens, open_loop, latency, timing, cell_files),
+        cell_id=own_id or None,
+        json_keys=_merged_keys(open_loop, bool(own_id)),
     )
-    if cells[0].get("cell_id"):
-        merged["cell_id"] = cells[0]["cell_id"]  # a run with several targets (benchstack.plan.targets)
-    return merged
 
 
-def _one_load_point(cells: Sequence[Mapping[str, Any]], open_loop: bool) -> list[str]:
+def _merged_keys(open_loop: bool, own_id: bool) -> tuple[str, ...]:
+    """The keys of a merged cell in the order merged cells have always been written: ``rate`` (open loop)
+    after ``keepalive``, then ``window``, ``interference``, ``disturbed``, ``merged`` and ``cell_id`` last
+    (a run with several targets); a merged cell has no ``rate`` or ``cell_id`` otherwise."""
+    later = ("rate", "merged", "cell_id", "window", "interference", "disturbed")
+    keys = [k for k in FIELDS if k not in later]
+    if open_loop:
+        keys.insert(keys.index("requests"), "rate")
+    return (*keys, "window", "interference", "disturbed", "merged", *(["cell_id"] if own_id else []))
+
+
+def _one_load_point(cells: Sequence[Cell], open_loop: bool) -> list[str]:
     """The loadgens of ``cells``; MergeError unless they are two or more, each once, of one load point."""
     if len(cells) < 2:
         raise MergeError("merging needs the cells of at least two loadgens")
     for key in SAME_OPEN_LOOP if open_loop else SAME:
-        values = {json.dumps(c.get(key)) for c in cells}
+        values = {json.dumps(getattr(c, key)) for c in cells}
         if len(values) > 1:
             raise MergeError(f"cells differ in {key}: {', '.join(sorted(values))}; not one load point")
-    loadgens = [str(c.get("loadgen")) for c in cells]
+    loadgens = [str(c.loadgen) for c in cells]
     if len(set(loadgens)) != len(loadgens):
         raise MergeError(f"a loadgen appears twice: {', '.join(loadgens)}")
     return loadgens
 
 
 def _merged_latency(
-    cells: Sequence[Mapping[str, Any]],
+    cells: Sequence[Cell],
     loadgens: list[str],
     requests: Mapping[str, Sequence[Request]] | None,
     window: tuple[float, float] | None,
@@ -233,25 +256,25 @@ def _merged_latency(
 ) -> _Latency:
     """The latency of the merged cell, from the loadgens' requests when every one has them (and they are
     the data its cell was made from), else from their histograms, else the exact min and max only."""
-    tool = str(cells[0]["tool"])
-    dists = [c.get("latency_dist") for c in cells]
-    mins = [(c.get("latency_ms") or {}).get("min") for c in cells]
-    maxes = [(c.get("latency_ms") or {}).get("max") for c in cells]
+    tool = cells[0].tool
+    dists = [c.distribution() for c in cells]
+    mins = [c.latency_ms.min for c in cells]
+    maxes = [c.latency_ms.max for c in cells]
     latency = dict.fromkeys(LATENCY_KEYS + TAIL_KEYS)
     latency["min"] = None if None in mins else min(float(m) for m in mins if m is not None)
     latency["max"] = None if None in maxes else max(float(m) for m in maxes if m is not None)
     # Per-request data counts only when it is the data the cell was made from (the runner refuses an ab -g
     # file that holds another number of requests than ab completed).
     complete = requests is not None and all(
-        requests.get(lg) and len(requests[lg]) == int(c["requests_completed"])
+        requests.get(lg) and len(requests[lg]) == c.requests_completed
         for lg, c in zip(loadgens, cells, strict=True)
     )
     cut = None
     if requests is not None and complete:
         merged_dist, cut = _from_requests(tool, [requests[lg] for lg in loadgens], window, latency, notes)
         how = "requests"
-    elif all(isinstance(d, dict) for d in dists):
-        merged_dist = distribution.merge([distribution.from_dict(d) for d in dists if isinstance(d, dict)])
+    elif all(d is not None for d in dists):
+        merged_dist = distribution.merge([d for d in dists if d is not None])
         moments = merged_dist.moments_ms()
         latency.update(mean=moments["mean"], stdev=moments["stdev"])
         for key in ("min", "max"):
@@ -276,7 +299,7 @@ def _from_requests(
     window: tuple[float, float] | None,
     latency: dict[str, Any],
     notes: list[str],
-) -> tuple[distribution.Distribution, dict[str, int]]:
+) -> tuple[distribution.Distribution, MergeCut]:
     """The distribution of every loadgen's requests that started in ``window`` (its moments into
     ``latency``) and the cut: how many were kept of how many."""
     every = [r for own in requests for r in own]
@@ -295,11 +318,11 @@ def _from_requests(
             "start times)"
         )
     merged = distribution.from_counts(by_name(tool).resolution, {ms * 1000: n for ms, n in by_ms.items()})
-    return merged, {"requests": len(every), "kept": len(kept)}
+    return merged, MergeCut(requests=len(every), kept=len(kept))
 
 
 def _timing(
-    cells: Sequence[Mapping[str, Any]], windows: Sequence[tuple[float, float] | None], notes: list[str]
+    cells: Sequence[Cell], windows: Sequence[tuple[float, float] | None], notes: list[str]
 ) -> _Timing:
     """When the loadgens ran, and a note when they started too far apart for their sum to hold."""
     starts = [_started(c) for c in cells]
@@ -308,7 +331,7 @@ def _timing(
     precise = all(windows)
     if precise:
         skew = round(max(w[0] for w in windows if w) - min(w[0] for w in windows if w), 3)
-    elapsed = [float(c["elapsed_s"]) for c in cells if c.get("elapsed_s") is not None]
+    elapsed = [float(c.elapsed_s) for c in cells if c.elapsed_s is not None]
     # Start times are whole seconds: 1 s apart may be a few milliseconds across a second's boundary.
     if skew is not None and elapsed and skew - (0 if precise else 1) > SKEW_NOTE_SHARE * min(elapsed):
         notes.append(
@@ -323,115 +346,117 @@ def _timing(
 
 
 def _merged_cell(
-    cells: Sequence[Mapping[str, Any]],
+    cells: Sequence[Cell],
     loadgens: list[str],
     open_loop: bool,
     latency: _Latency,
     timing: _Timing,
     notes: list[str],
     raw_output: str | None,
-) -> dict[str, Any]:
-    """The merged cell's fields up to its latency distribution, in the order a cell has them."""
+) -> Cell:
+    """The merged cell's fields up to its latency distribution (:func:`merge_cells` adds the rest)."""
     first = cells[0]
-    tool = str(first["tool"])
-    adapter = by_name(tool)
-    errors: dict[str, int | None] = {
-        k: _sum_optional([(c.get("errors") or {}).get(k) for c in cells]) for k in ERROR_KINDS
-    }
-    completed = sum(int(c["requests_completed"]) for c in cells)
-    versions = {c.get("tool_version") for c in cells}
-    targets = [(c.get("system") or {}).get("target") for c in cells]
-    return {
-        "schema": SCHEMA,
-        "experiment": first.get("experiment"),
-        "stack": first.get("stack"),
-        "target": first.get("target"),
-        "loadgen": "+".join(loadgens),
-        "mode": first.get("mode"),
-        "tool": tool,
-        "tool_version": versions.pop() if len(versions) == 1 else None,
-        "command": first.get("command"),
-        "url": first.get("url"),
+    adapter = by_name(first.tool)
+    errors: dict[str, int | None] = {k: _sum_optional([c.errors.get(k) for c in cells]) for k in ERROR_KINDS}
+    completed = sum(c.requests_completed for c in cells)
+    versions = {c.tool_version for c in cells}
+    targets = [c.system.target if c.system is not None else None for c in cells]
+    return Cell(
+        schema=SCHEMA,
+        experiment=first.experiment,
+        stack=first.stack,
+        target=first.target,
+        loadgen="+".join(loadgens),
+        mode=first.mode,
+        tool=first.tool,
+        tool_version=versions.pop() if len(versions) == 1 else None,
+        command=list(first.command) if isinstance(first.command, list) else first.command,
+        url=first.url,
         # Per loadgen, as repetitions and compare match it; open loop: the most any loadgen saw open.
-        "concurrency": max(int(c["concurrency"]) for c in cells) if open_loop else int(first["concurrency"]),
-        "keepalive": first.get("keepalive"),
-        **({"rate": int(first["rate"])} if open_loop else {}),
-        "requests": _sum_optional([c.get("requests") for c in cells]),
-        "duration_s": first.get("duration_s"),
-        "repetition": first.get("repetition"),
-        "started_at": timing.started_at,
-        "elapsed_s": timing.elapsed_s,
-        "requests_completed": completed,
-        "rps": round(sum(float(c["rps"]) for c in cells), 2),
-        "transfer_bytes": sum(int(c["transfer_bytes"]) for c in cells),
-        "latency_ms": latency.figures,
-        "errors": errors,
-        "error_count": error_count(adapter.counting, errors),
-        "error_rate": error_rate(adapter.counting, completed, errors),
-        "keepalive_requests": _sum_optional([c.get("keepalive_requests") for c in cells]),
-        "threshold_ms": first.get("threshold_ms"),
-        "raw_output": raw_output,
-        "status": "ok",
-        "notes": notes,
-        "system": {"loadgen": None, "target": next((t for t in targets if t), None)},
-        "latency_dist": latency.dist.to_dict() if latency.dist else None,
-    }
+        concurrency=max(c.concurrency for c in cells) if open_loop else first.concurrency,
+        keepalive=first.keepalive,
+        rate=first.rate if open_loop else None,
+        requests=_sum_optional([c.requests for c in cells]),
+        duration_s=first.duration_s,
+        repetition=first.repetition,
+        started_at=timing.started_at,
+        elapsed_s=timing.elapsed_s,
+        requests_completed=completed,
+        rps=round(sum(float(c.rps) for c in cells), 2),
+        transfer_bytes=sum(c.transfer_bytes for c in cells),
+        latency_ms=Latency.from_dict(latency.figures),
+        errors=errors,
+        error_count=error_count(adapter.counting, errors),
+        error_rate=error_rate(adapter.counting, completed, errors),
+        keepalive_requests=_sum_optional([c.keepalive_requests for c in cells]),
+        threshold_ms=first.threshold_ms,
+        raw_output=raw_output,
+        status="ok",
+        notes=notes,
+        system=SystemStats(loadgen=None, target=next((t for t in targets if t), None)),
+        latency_dist=latency.dist.to_dict() if latency.dist else None,
+    )
+
+
+# A closed-loop tool's ``merged`` has no total_rate.
+_CLOSED_LOOP_MERGED = tuple(k for k in Merged.json_fields() if k != "total_rate")
 
 
 def _merge_record(
-    cells: Sequence[Mapping[str, Any]],
+    cells: Sequence[Cell],
     loadgens: list[str],
     open_loop: bool,
     latency: _Latency,
     timing: _Timing,
     cell_files: Mapping[str, str] | None,
-) -> dict[str, Any]:
+) -> Merged:
     """The cell's ``merged``: how it was merged, and each loadgen's own figures."""
-    return {
-        "loadgens": loadgens,
-        "total_concurrency": sum(int(c["concurrency"]) for c in cells),
-        **({"total_rate": sum(int(c["rate"]) for c in cells)} if open_loop else {}),
-        "latency": latency.how,
-        "cut": latency.cut,
-        "start_skew_s": timing.skew_s,
-        "cells": [cell_files[lg] for lg in loadgens] if cell_files else None,
-        "per_loadgen": [
-            {
-                "loadgen": c.get("loadgen"),
-                "rps": c.get("rps"),
-                "requests_completed": c.get("requests_completed"),
-                "error_count": c.get("error_count"),
-                "started_at": c.get("started_at"),
-                "elapsed_s": c.get("elapsed_s"),
-                "window": c.get("window"),
-                "latency_ms": c.get("latency_ms"),
-                "system": (c.get("system") or {}).get("loadgen"),
-            }
+    return Merged(
+        loadgens=loadgens,
+        total_concurrency=sum(c.concurrency for c in cells),
+        total_rate=sum(int(c.rate or 0) for c in cells) if open_loop else None,
+        latency=latency.how,
+        cut=latency.cut,
+        start_skew_s=timing.skew_s,
+        cells=[cell_files[lg] for lg in loadgens] if cell_files else None,
+        per_loadgen=[
+            LoadgenFigures(
+                loadgen=c.loadgen,
+                rps=c.rps,
+                requests_completed=c.requests_completed,
+                error_count=c.error_count,
+                started_at=c.started_at,
+                elapsed_s=c.elapsed_s,
+                window=c.window,
+                latency_ms=c.latency_ms,
+                system=c.system.loadgen if c.system is not None else None,
+            )
             for c in cells
         ],
-    }
+        json_keys=None if open_loop else _CLOSED_LOOP_MERGED,
+    )
 
 
-def _merged_interference(cells: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None, list[str]]:
+def _merged_interference(cells: Sequence[Cell]) -> tuple[Interference | None, list[str]]:
     """The merged cell's interference from every host any loadgen's cell read (a loadgen alone counts the
     others' CPU on its machine as foreign; together they are ours), and why it is disturbed: that, or what
     disturbed a loadgen's own run (an overrun)."""
-    hosts: dict[str, Any] = {}
+    hosts: dict[str, CpuUsage | None] = {}
     limits = []
     for c in cells:
-        own = c.get("interference")
-        if isinstance(own, dict):
+        own = c.interference
+        if own is not None:
             # A host one loadgen read beats the same host another could not read (only the first loadgen
             # takes the target's snapshots).
-            for name, usage in (own.get("hosts") or {}).items():
+            for name, usage in own.hosts.items():
                 if usage is not None or name not in hosts:
                     hosts[name] = usage
-            if own.get("limit") is not None:
-                limits.append(float(own["limit"]))
+            if own.limit is not None:
+                limits.append(float(own.limit))
     disturbed = [
-        f"{c.get('loadgen')}: {reason}"
+        f"{c.loadgen}: {reason}"
         for c in cells
-        for reason in c.get("disturbed") or []
+        for reason in c.disturbed
         if not reason.startswith(INTERFERENCE_REASON)
     ]
     if not hosts:
@@ -442,25 +467,27 @@ def _merged_interference(cells: Sequence[Mapping[str, Any]]) -> tuple[dict[str, 
     return interference, disturbed
 
 
-def merge_stored(run_dir: Path, cell_id: str, loadgens: Sequence[str]) -> tuple[dict[str, Any], bool]:
+def merge_stored(run_dir: Path, cell_id: str, loadgens: Sequence[str]) -> tuple[Cell, bool]:
     """Merge the stored cells of ``cell_id`` from each loadgen's folder into ``cells/<cell_id>.json``.
 
     Returns (merged cell, written now); a merged cell already stored is returned as it is. Per-request data
     comes from each loadgen's ``raw/<cell_id>.requests.tsv`` (ab -g) when present. The merged raw output is
-    each loadgen's raw output in turn, under a header naming it.
+    each loadgen's raw output in turn, under a header naming it. Each loadgen's cell, as it came back from
+    its host, is read as every stored cell is (:func:`benchstack.results.cell.read_cell`).
     """
-    from benchstack.results.cell import write_cell
-
     final = run_dir / CELLS_DIR / f"{cell_id}.json"
     if final.exists():
-        return json.loads(final.read_text(encoding="utf-8")), False
+        return read_cell(final), False
     cells, files, per_request, raws = [], {}, {}, []
     for lg in loadgens:
         base = loadgen_dir(run_dir, lg)
         path = base / CELLS_DIR / f"{cell_id}.json"
         if not path.exists():
             raise MergeError(f"{cell_id}: loadgen {lg} stored no cell ({path})")
-        cell = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            cell = read_cell(path)
+        except ValueError as exc:  # not a valid cell: named by the message
+            raise MergeError(f"{cell_id}: loadgen {lg}'s cell: {exc}") from None
         cells.append(cell)
         files[lg] = str(path.relative_to(run_dir))
         tsv = base / RAW_DIR / f"{cell_id}.requests.tsv"
@@ -469,12 +496,12 @@ def merge_stored(run_dir: Path, cell_id: str, loadgens: Sequence[str]) -> tuple[
                 per_request[lg] = ab_requests(tsv.read_text(encoding="utf-8"))
             except ParseError:
                 pass
-        raw = base / str(cell.get("raw_output") or "")
+        raw = base / str(cell.raw_output or "")
         text = raw.read_text(encoding="utf-8") if raw.is_file() else "(no raw output stored)\n"
-        raws.append(f"==> {LOADGENS_DIR}/{lg}/{cell.get('raw_output')} <==\n{text}")
+        raws.append(f"==> {LOADGENS_DIR}/{lg}/{cell.raw_output} <==\n{text}")
     raw_rel = f"{RAW_DIR}/{cell_id}.txt"
     merged = merge_cells(cells, per_request, cell_files=files, raw_output=raw_rel)
-    problems = validate_cell(merged, require_meta=True)
+    problems = validate_cell(merged.to_dict(), require_meta=True)
     if problems:
         raise MergeError(f"{cell_id}: invalid merged cell: {'; '.join(problems)}")
     write_atomic(run_dir / raw_rel, "\n".join(raws))

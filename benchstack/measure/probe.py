@@ -80,8 +80,8 @@ def noise_floor(
         # What the probe sent the stack, so nothing that counts the stack's requests mistakes it for a cell's.
         "requests": done,
         "cv": round(statistics.stdev(rps) / statistics.fmean(rps), 4) if len(rps) >= 2 and any(rps) else None,
-        "foreign": summary["foreign"] if summary else None,
-        "steal": summary["steal"] if summary else None,
+        "foreign": summary.foreign if summary else None,
+        "steal": summary.steal if summary else None,
         "problem": None,
     }
     if len(rps) < RUNS:
@@ -114,7 +114,7 @@ def floor_text(floors: dict[str, Any] | None) -> list[str]:
 def busy_warning(loadgen: str, floor: dict[str, Any] | None, limit: float) -> str | None:
     """A warning when the probe saw more foreign CPU + steal than a cell may have (``load.max_interference``):
     while that lasts every cell is disturbed and measured again, so a user should know before the cells."""
-    share = interference.share_of(floor)
+    share = interference.share_of((floor or {}).get("foreign"), (floor or {}).get("steal"))
     if share is None or share <= limit:
         return None
     return (

@@ -46,16 +46,16 @@ from benchstack.plan.experiment import Experiment, LoadPoint, cell_plan, load_po
 from benchstack.plan.loadplan import MAX_CELLS_PER_COUNTED, Load
 from benchstack.plan.targets import for_target
 from benchstack.records.cellplan import CellPlan
-from benchstack.results.cell import counted, load_cells
+from benchstack.results.cell import Cell, counted, load_cells
 
 
-def precision(cells_of_point: Sequence[dict[str, Any]]) -> float | None:
+def precision(cells_of_point: Sequence[Cell]) -> float | None:
     """The load point's precision: the relative half-width of its median's 95 % interval over the counted
     cells (None below 6 of them)."""
     return point_figures(counted(list(cells_of_point))).precision
 
 
-def below_bounds(cells_of_point: Sequence[dict[str, Any]], load: Load) -> bool:
+def below_bounds(cells_of_point: Sequence[Cell], load: Load) -> bool:
     """Whether one load point may get another cell: below ``load.max_repetitions`` counted cells and twice
     that many in all."""
     cells = list(cells_of_point)
@@ -63,9 +63,7 @@ def below_bounds(cells_of_point: Sequence[dict[str, Any]], load: Load) -> bool:
     return len(counted(cells)) < cap and len(cells) < MAX_CELLS_PER_COUNTED * cap
 
 
-def pairs_below_bounds(
-    c: Comparison, cells: Sequence[dict[str, Any]], base_cells: Sequence[dict[str, Any]], load: Load
-) -> bool:
+def pairs_below_bounds(c: Comparison, cells: Sequence[Cell], base_cells: Sequence[Cell], load: Load) -> bool:
     """Whether an unresolved comparison may have another round: fewer than ``load.max_repetitions`` pairs,
     and both load points below their bound of cells in all. Pairs, not counted cells: a stack's counted cell
     whose baseline cell of the same round was disturbed pairs with nothing, so under a busy host both sides
@@ -76,7 +74,7 @@ def pairs_below_bounds(
     return c.pairs < cap and len(cells) < bound and len(base_cells) < bound
 
 
-def more_needed(cells_of_point: Sequence[dict[str, Any]], load: Load) -> bool:
+def more_needed(cells_of_point: Sequence[Cell], load: Load) -> bool:
     """Whether one load point's stored cells call for another round (module docstring)."""
     cells = list(cells_of_point)
     good = counted(cells)
@@ -95,10 +93,10 @@ def first_extra_round(planned: Sequence[CellPlan], exp: Experiment) -> bool:
     return bool(planned) and min(int(c.repetition) for c in planned) == exp.load.repetitions + 1
 
 
-def _budget_left(stored: Sequence[dict[str, Any]], load: Load, now: datetime | None) -> float | None:
+def _budget_left(stored: Sequence[Cell], load: Load, now: datetime | None) -> float | None:
     """Seconds of ``load.max_seconds`` left since the target's first cell (None without a budget or cells)."""
     budget = load.max_seconds
-    started = [c.get("started_at") for c in stored if c.get("started_at")]
+    started = [c.started_at for c in stored if c.started_at]
     if not budget or not started:
         return None
     first = min(datetime.fromisoformat(str(s).replace("Z", "+00:00")) for s in started)
@@ -112,7 +110,7 @@ def settings_of(load: Load) -> Settings:
     return Settings(margin=load.equivalence, confidence=load.confidence)
 
 
-def due(stored: Sequence[dict[str, Any]], exp: Experiment, ready: Sequence[Key]) -> dict[Key, str]:
+def due(stored: Sequence[Cell], exp: Experiment, ready: Sequence[Key]) -> dict[Key, str]:
     """The load points of the next round among ``ready`` (those whose regular rounds are stored), each with
     why (module docstring), as the run's progress line says it: an unresolved comparison (its ratio so far),
     the baseline of unresolved comparisons, a disturbed cell measured again, or a median not yet precise."""
@@ -121,7 +119,7 @@ def due(stored: Sequence[dict[str, Any]], exp: Experiment, ready: Sequence[Key])
     ready_set = set(ready)
     found: dict[Key, str] = {}
 
-    def cells_of(key: Key) -> list[dict[str, Any]]:
+    def cells_of(key: Key) -> list[Cell]:
         return groups.get(key, [])
 
     def base_of(key: Key) -> Key:
@@ -230,9 +228,9 @@ def extra_round(
     there are several, :mod:`benchstack.plan.targets`).
     """
     load = exp.load
-    stored = [c for c in load_cells(run_dir) if c.get("experiment") in (None, exp.name)]
+    stored = [c for c in load_cells(run_dir) if c.experiment in (None, exp.name)]
     if target is not None:
-        stored = [c for c in stored if c.get("target") == target]
+        stored = [c for c in stored if c.target == target]
     left = _budget_left(stored, load, now)
     if left is not None and left < 0:
         return ExtraRound([], {})
@@ -243,12 +241,12 @@ def extra_round(
         return (stack["name"], *point.key)
 
     # The round's number, shared by its cells: comparisons pair cells by it (module docstring).
-    this_round = 1 + max((int(c["repetition"]) for c in stored if c.get("repetition") is not None), default=0)
+    this_round = 1 + max((c.repetition for c in stored if c.repetition is not None), default=0)
     regular = set(range(1, load.repetitions + 1))
 
     def is_ready(key: Key) -> bool:
         cells = groups.get(key, [])
-        return regular <= {int(c["repetition"]) for c in cells if c.get("repetition") is not None}
+        return regular <= {c.repetition for c in cells if c.repetition is not None}
 
     ready = [key_of(*pair) for pair in points if is_ready(key_of(*pair))]
     wanted = due(stored, exp, ready)

@@ -32,7 +32,6 @@ command, and each cell first stops what an earlier, interrupted run left running
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import time
@@ -58,24 +57,24 @@ from benchstack.measure.remote import (
     target_vmstat_stop,
 )
 from benchstack.plan.topology import loopback
+from benchstack.records.cellparts import CpuUsage, Interference, SystemStats, Window
 from benchstack.records.cellplan import CellPlan
 from benchstack.records.model import Parsed
 from benchstack.results.cell import (
     Cell,
     CellExistsError,
-    cell_to_dict,
     make_cell,
     planned_cell_id,
     qualified_cell_id,
+    read_cell,
     validate_cell,
-    window_span,
     write_cell,
 )
 from benchstack.results.files import probe_writable, storage_problem, write_atomic
 from benchstack.results.formats import RUN_SCHEMA
 from benchstack.results.layout import CELLS_DIR, LOADGENS_DIR, RAW_DIR
 from benchstack.results.runfolder import experiment_hash, update_run_json
-from benchstack.results.sysstats import parse_vmstat
+from benchstack.results.sysstats import vmstat_means
 
 __all__ = [
     "CellFailed",
@@ -202,14 +201,14 @@ def _utc(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def window_of(text: str) -> dict[str, str] | None:
+def window_of(text: str) -> Window | None:
     """The cell's ``window`` ({start, end} in UTC, milliseconds) from the line the measured script printed
     (:func:`benchstack.measure.remote.measured_script`); None without one (a ``date`` that has no ``%N``)."""
     m = _WINDOW.search(text)
     if m is None:
         return None
     start, end = float(m.group(1)), float(m.group(2))
-    return {"start": _utc(start), "end": _utc(max(start, end))}
+    return Window(start=_utc(start), end=_utc(max(start, end)))
 
 
 def load_command(plan: CellPlan, url: str, per_request: str | None = None) -> list[str]:
@@ -306,8 +305,9 @@ def measure_cell(
     execute: Executor,
     experiment: str,
     options: CellOptions = CellOptions(),  # noqa: B008 - frozen: one shared default is safe
-) -> tuple[dict[str, Any], bool]:
-    """Measure ``plan`` unless its cell is already stored; return (cell, measured_now).
+) -> tuple[Cell, bool]:
+    """Measure ``plan`` unless its cell is already stored (read as every reader reads it,
+    :func:`benchstack.results.cell.read_cell`); return (cell, measured_now).
 
     ``execute`` runs a command on the loadgen; ``options`` (:class:`CellOptions`) what the caller adds.
     Storage: before any command is sent, ``cells/`` and ``raw/`` must take a probe write, and a raw file or
@@ -316,7 +316,7 @@ def measure_cell(
     """
     path = cell_path(run_dir, plan.cell_id)
     if path.exists():
-        return json.loads(path.read_text(encoding="utf-8")), False
+        return read_cell(path), False
     # Nothing is measured into a folder that cannot keep it.
     check_storage(run_dir, plan.cell_id)
     cell = _Cell(
@@ -338,7 +338,7 @@ def measure_cell(
     measured = _measured_run(cell, _pinned(cmd, options.cpus), notes)
     written = _store_raw(cell, measured)
     parsed = _parsed(cell, measured, per_request, tool_version, notes)
-    data, record = _cell_record(cell, measured, parsed, notes)
+    record = _cell_record(cell, measured, parsed, notes)
     if options.before_store is not None:
         options.before_store()
     try:
@@ -347,7 +347,7 @@ def measure_cell(
         raise
     except OSError as exc:
         raise _store_failed(cell.id, exc, path, written) from exc
-    return data, True
+    return record, True
 
 
 def _attempts_left(cell: _Cell, planned: Sequence[stackunits.StackUnit]) -> dict[str, int] | None:
@@ -494,11 +494,9 @@ def _parsed(
     return parsed
 
 
-def _cell_record(
-    cell: _Cell, measured: _Measured, parsed: Parsed, notes: list[str]
-) -> tuple[dict[str, Any], Cell]:
-    """The cell (its JSON and its record) with its notes and system stats, judged for interference,
-    overrun and its hosts' events; CellFailed when it does not fit the published schema."""
+def _cell_record(cell: _Cell, measured: _Measured, parsed: Parsed, notes: list[str]) -> Cell:
+    """The cell with its notes and system stats, judged for interference, overrun and its hosts' events;
+    CellFailed when its JSON does not fit the published schema."""
     plan, where = cell.plan, cell.where
     window = window_of(measured.raw)
     if window is None:
@@ -510,7 +508,7 @@ def _cell_record(
     parsed.notes += notes + more
     measured_cpu, more = _interference(where, measured.err, measured.target_text, plan)
     parsed.notes += more
-    limit = (measured_cpu or {}).get("limit")
+    limit = measured_cpu.limit if measured_cpu is not None else None
     disturbed = [] if limit is None else interference.disturbed_reasons(measured_cpu, limit)
     disturbed += overrun_reasons(plan, window)
     disturbed += state_reasons(where, measured.err, measured.target_vmstat, measured.target_text, cell.units)
@@ -539,11 +537,10 @@ def _cell_record(
     if plan.target and cell.id == qualified_cell_id(plan.target, planned_cell_id(plan)):
         # A run with several targets: the id starts with the target (benchstack.plan.targets).
         record.cell_id = cell.id
-    data = cell_to_dict(record)
-    problems = validate_cell(data, require_meta=True)
+    problems = validate_cell(record.to_dict(), require_meta=True)
     if problems:
         raise CellFailed(f"{cell.id}: invalid cell: {'; '.join(problems)}")
-    return data, record
+    return record
 
 
 def _brought_back(
@@ -588,9 +585,9 @@ def _system_stats(
     text: str | None,
     target_vmstat: _TargetVmStat | None,
     target_text: str | None,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[SystemStats, list[str]]:
     notes = []
-    loadgen = parse_vmstat(text) if text else None
+    loadgen = vmstat_means(text)
     if text is None:
         notes.append("vmstat printed nothing: the measured command ended before its samples were read")
     elif loadgen is None and not text.lstrip().startswith("procs"):
@@ -600,12 +597,12 @@ def _system_stats(
     if where.mode == "loopback":
         target = loadgen  # one host: the same numbers
     elif target_vmstat is not None:
-        target = parse_vmstat(target_text) if target_text else None
+        target = vmstat_means(target_text)
         if target_vmstat.problem:
             notes.append(f"target: {target_vmstat.problem}")
     else:
         target = None
-    return {"loadgen": loadgen, "target": target}, notes
+    return SystemStats(loadgen=loadgen, target=target), notes
 
 
 # A duration-bound run (LoadTool.duration_bound: wrk, httperf) that took longer than its duration by this
@@ -614,13 +611,13 @@ OVERRUN_SHARE = 0.25
 OVERRUN_SLACK_S = 1.0
 
 
-def overrun_reasons(plan: CellPlan, window: dict[str, str] | None) -> list[str]:
+def overrun_reasons(plan: CellPlan, window: Window | None) -> list[str]:
     """Why a duration-bound cell is disturbed by its own length: its window (the tool's start and end on
     the loadgen's clock) overran ``duration_s``."""
     duration = plan.duration_s
     if not duration or not by_name(plan.tool).duration_bound(plan) or window is None:
         return []
-    start, end = window_span({"window": window}) or (0.0, 0.0)
+    start, end = window.span()
     took = end - start
     bound = duration * (1 + OVERRUN_SHARE) + OVERRUN_SLACK_S
     if took <= bound:
@@ -656,9 +653,9 @@ def state_reasons(
 
 def _interference(
     where: Target, loadgen_err: str, target_text: str | None, plan: CellPlan
-) -> tuple[dict[str, Any] | None, list[str]]:
+) -> tuple[Interference | None, list[str]]:
     """The cell's interference from the CPU snapshots of the loadgen (and the target in network mode)."""
-    hosts: dict[str, dict[str, Any] | None] = {}
+    hosts: dict[str, CpuUsage | None] = {}
     notes = []
     usage, problem = interference.usage_from_text(loadgen_err)
     hosts[where.loadgen] = usage

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from benchstack.records.cellplan import CellPlan
-from benchstack.results.cell import GroupKey, group_key, qualified_cell_id
+from benchstack.results.cell import Cell, GroupKey, group_key, qualified_cell_id
 
 SEQUENTIAL = "sequential"
 PARALLEL = "parallel"
@@ -58,26 +58,26 @@ def target_cells(
     return [cells[i] for i in range(len(planned)) for cells in per_target]
 
 
-def target_of(cell: Mapping[str, Any]) -> str:
-    return str(cell.get("target") or "-")
+def target_of(cell: Cell) -> str:
+    return cell.target or "-"
 
 
-def target_point(cell: Mapping[str, Any]) -> TargetPoint:
-    return (target_of(cell), group_key(dict(cell)))
+def target_point(cell: Cell) -> TargetPoint:
+    return (target_of(cell), group_key(cell))
 
 
-def by_target_point(cells: Iterable[dict[str, Any]]) -> dict[TargetPoint, list[dict[str, Any]]]:
+def by_target_point(cells: Iterable[Cell]) -> dict[TargetPoint, list[Cell]]:
     """Cells by target and load point, sorted by both; each group in the order of ``cells``."""
-    groups: dict[TargetPoint, list[dict[str, Any]]] = {}
+    groups: dict[TargetPoint, list[Cell]] = {}
     for cell in cells:
         groups.setdefault(target_point(cell), []).append(cell)
     return {k: groups[k] for k in sorted(groups)}
 
 
-def by_target(cells: Iterable[dict[str, Any]], order: Sequence[str] = ()) -> dict[str, list[dict[str, Any]]]:
+def by_target(cells: Iterable[Cell], order: Sequence[str] = ()) -> dict[str, list[Cell]]:
     """Cells by target: the targets in ``order`` (run.json's ``targets``) first, the others sorted after them;
     each list in the order of ``cells``."""
-    found: dict[str, list[dict[str, Any]]] = {}
+    found: dict[str, list[Cell]] = {}
     for cell in cells:
         found.setdefault(target_of(cell), []).append(cell)
     ranked = [t for t in order if t in found] + sorted(t for t in found if t not in order)
@@ -90,13 +90,14 @@ def run_targets(run_info: Mapping[str, Any] | None) -> list[str]:
     return [str(n) for n in names] if isinstance(names, list) else []
 
 
-def loadgens_of(cells: Iterable[Mapping[str, Any]]) -> list[str]:
+def loadgens_of(cells: Iterable[Cell]) -> list[str]:
     """The loadgens that measured these cells (each of a merged cell's), in first-seen order."""
     seen: dict[str, None] = {}
     for cell in cells:
-        merged = cell.get("merged")
-        names = merged.get("loadgens") if isinstance(merged, dict) else None
-        for name in names or [cell.get("loadgen")]:
+        names: list[str | None] = [cell.loadgen]
+        if cell.merged is not None and cell.merged.loadgens:
+            names = list(cell.merged.loadgens)
+        for name in names:
             if name:
                 seen.setdefault(str(name), None)
     return list(seen)

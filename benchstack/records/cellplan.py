@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_INTERFERENCE", "DEFAULT_PAUSE_S", "CellPlan"]
+__all__ = ["DEFAULT_MAX_INTERFERENCE", "DEFAULT_PAUSE_S", "CellPlan", "ConnectionLoad"]
 
 DEFAULT_PAUSE_S = 1
 # Foreign CPU (host busy minus our processes, plus steal), as a share of all the host's CPU time during a
@@ -49,6 +49,10 @@ class CellPlan:
     # Foreign + steal CPU share above which the cell is disturbed (load.max_interference).
     max_interference: float = DEFAULT_MAX_INTERFERENCE
 
+    def connection_load(self) -> ConnectionLoad:
+        """What the connections the plan's load tool may hold open depend on."""
+        return ConnectionLoad(self.tool, self.concurrency, self.rate, self.threshold_ms, self.timeout_s)
+
     def to_dict(self) -> dict[str, Any]:
         """The cell plan as the plan fact and run.json hold it: every field, in declaration order."""
         return asdict(self)
@@ -65,3 +69,17 @@ class CellPlan:
             return cls(**{k: data[k] for k in names if k in data})
         except TypeError as exc:  # a missing field
             raise ValueError(f"not a cell plan: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ConnectionLoad:
+    """What the connections a cell's load tool may hold open depend on (benchstack.analysis.capacity): its
+    plan's (:meth:`CellPlan.connection_load`), or for a stored cell whose plan run.json lacks, what the cell
+    tells (no timeout)."""
+
+    tool: str
+    # Closed loop: the connections; open loop: None, and ``rate`` with the timeout bound them.
+    concurrency: int | None
+    rate: int | None = None
+    threshold_ms: float | None = None
+    timeout_s: int | None = None

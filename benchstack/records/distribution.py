@@ -303,12 +303,6 @@ def from_dict(d: Mapping[str, Any]) -> Distribution:
     )
 
 
-def of_cell(cell: Mapping[str, Any]) -> Distribution | None:
-    """The distribution stored in a cell, or None (a cell from before distributions, or none measured)."""
-    stored = cell.get("latency_dist")
-    return None if stored is None else from_dict(stored)
-
-
 def attach(parsed: Parsed, dist: Distribution, every_request: bool = False) -> None:
     """Give ``parsed`` its distribution and take every percentile from it, so a cell's percentiles, its merged
     cell's and its pooled repetitions' all come from the same data (the tool's own figures may round or rank
@@ -324,11 +318,10 @@ def attach(parsed: Parsed, dist: Distribution, every_request: bool = False) -> N
         parsed.latency_ms.update(mean=moments["mean"], stdev=moments["stdev"])
 
 
-def pooled(cells: Sequence[Mapping[str, Any]]) -> Distribution | None:
-    """Every sample of several cells (the repetitions of one load point) together; None unless every cell
-    has a distribution. The pooled percentiles describe all the requests of all repetitions at once, which
-    a median of per-repetition percentiles does not."""
-    dists = [of_cell(c) for c in cells]
+def pooled(dists: Sequence[Distribution | None]) -> Distribution | None:
+    """Every sample of several cells' distributions (the repetitions of one load point) together; None
+    unless every cell has a distribution. The pooled percentiles describe all the requests of all
+    repetitions at once, which a median of per-repetition percentiles does not."""
     if not dists or any(d is None for d in dists):
         return None
     return merge([d for d in dists if d is not None])

@@ -27,6 +27,7 @@ report is what it always was.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 from pathlib import Path
@@ -90,7 +91,7 @@ from benchstack.report.model import (
     text,
 )
 from benchstack.report.render import SLOW_TITLE, cells_text, counts_text, verdict_text
-from benchstack.results.cell import counted, left_out
+from benchstack.results.cell import Cell, counted, left_out
 from benchstack.results.layout import LOADPOINTS_CSV, REPORT_HTML, REPORT_MD
 
 COLUMNS = (
@@ -102,7 +103,7 @@ NOISY = "noisy"
 Plots = dict[str, list[Path]]
 
 
-def targets_of(run: RunData) -> dict[str, list[dict[str, Any]]]:
+def targets_of(run: RunData) -> dict[str, list[Cell]]:
     """The run's cells by target, in run.json's order of the targets."""
     return by_target(run.cells, run_targets(run.run_info))
 
@@ -118,12 +119,12 @@ def target_heading(run: RunData, target: str) -> str:
     return f"{target}: {host_type(fingerprint)}"
 
 
-def _errors_cell(cells: list[dict[str, Any]]) -> str:
+def _errors_cell(cells: list[Cell]) -> str:
     total = error_total(cells)
     kinds: dict[str, int] = {}
     for c in cells:
         for kind in ERROR_KINDS:
-            n = (c.get("errors") or {}).get(kind)
+            n = c.errors.get(kind)
             if n:
                 kinds[kind] = kinds.get(kind, 0) + n
     if not kinds:
@@ -138,7 +139,7 @@ def precision_text(half: float | None, target_precision: float) -> str:
     return f"{100 * half:.1f}%" + (f" {NOISY}" if half > target_precision else "")
 
 
-def compared_points(cells: list[dict[str, Any]], baseline: str | None) -> set[tuple[str, str, bool, int]]:
+def compared_points(cells: list[Cell], baseline: str | None) -> set[tuple[str, str, bool, int]]:
     """The load points of ``cells`` that take part in a comparison: the baseline's where another stack was
     measured at the same tool and level, and those other stacks'."""
     keys = set(groups_of(cells))
@@ -148,7 +149,7 @@ def compared_points(cells: list[dict[str, Any]], baseline: str | None) -> set[tu
 
 
 def summary_rows(
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     target_precision: float = DEFAULT_TARGET_PRECISION,
     baseline: str | None = None,
 ) -> list[dict[str, str]]:
@@ -191,7 +192,7 @@ def _rows(columns: tuple[str, ...], rows: list[dict[str, str]]) -> tuple[tuple[s
 
 
 def results_table(
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     target_precision: float = DEFAULT_TARGET_PRECISION,
     baseline: str | None = None,
 ) -> Table:
@@ -201,7 +202,7 @@ def results_table(
 
 
 def summary_table(
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     target_precision: float = DEFAULT_TARGET_PRECISION,
     baseline: str | None = None,
 ) -> str:
@@ -210,7 +211,7 @@ def summary_table(
     return markdown_table(table.columns, table.rows) + "\n"
 
 
-def summary_tables(cells: list[dict[str, Any]], run_info: dict[str, Any] | None = None) -> str:
+def summary_tables(cells: list[Cell], run_info: dict[str, Any] | None = None) -> str:
     """The table a run prints at its end (:func:`summary_table`); with several targets one per target, each
     under a heading naming the target's host type."""
     precision = target_precision_of(run_info)
@@ -242,7 +243,7 @@ def resume_hint(run_dir: str | None) -> str:
 
 
 def first_table_text(
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     run_info: dict[str, Any] | None,
     due: int,
     load: Load,
@@ -278,7 +279,7 @@ def summary_section(run: RunData) -> tuple[str, Section]:
     lines: list[Text] = [
         text("run: ", Span(run.run_dir.name, CODE)),
         *(text(line) for line in host_lines(run.run_info, run.cells)),
-        text(f"mode: {info.get('mode') or distinct(run.cells, 'mode')}"),
+        text(f"mode: {info.get('mode') or distinct(c.mode for c in run.cells)}"),
         text(f"cells: {_cells_count(run.cells)}"),
     ]
     if several_targets(run):
@@ -289,11 +290,11 @@ def summary_section(run: RunData) -> tuple[str, Section]:
         lines.append(text(f"seed of the rounds' random order: {info['seed']}"))
     if info.get("bench_stack_version"):
         lines.append(text(f"bench-stack: {info['bench_stack_version']}"))
-    title = f"bench-stack report: {name or distinct(run.cells, 'experiment')}"
+    title = f"bench-stack report: {name or distinct(c.experiment for c in run.cells)}"
     return title, Section(None, (Bullets(tuple(lines)),))
 
 
-def _cells_count(cells: list[dict[str, Any]]) -> str:
+def _cells_count(cells: list[Cell]) -> str:
     disturbed = len(left_out(cells))
     if not disturbed:
         return str(len(cells))
@@ -340,7 +341,7 @@ def plot_figures(plots: Plots | None, kind: str) -> list[Block]:
 def errors_blocks(run: RunData, plots: Plots | None) -> list[Block]:
     """The error-rate plot, or where no counted cell had an error, those words instead of an empty plot."""
     kept = counted(run.cells)
-    if kept and not error_total(kept) and not any(c.get("error_rate") for c in kept):
+    if kept and not error_total(kept) and not any(c.error_rate for c in kept):
         return [Paragraph(text(f"No errors: every request of the {len(kept)} counted cells succeeded."))]
     return plot_figures(plots, "errors")
 
@@ -445,10 +446,10 @@ def notes_section(run: RunData) -> Section | None:
     notes: dict[str, list[str]] = {}
     several = several_targets(run)
     for cell in run.cells:
-        name = str(cell.get("stack") or "-")
+        name = cell.stack or "-"
         if several:
             name += f" @ {target_of(cell)}"
-        for note in cell.get("notes") or []:
+        for note in cell.notes:
             notes.setdefault(note, []).append(name)
     if not notes:
         return None
@@ -525,7 +526,7 @@ def thresholds_section(run: RunData) -> Section | None:
     )
 
 
-def _per_target(run: RunData) -> list[tuple[str | None, list[dict[str, Any]]]]:
+def _per_target(run: RunData) -> list[tuple[str | None, list[Cell]]]:
     """(heading, cells) of each table: one per target under a heading naming its host type, or one
     without a heading for a run with one target."""
     if not several_targets(run):
@@ -542,7 +543,7 @@ def distributions_section(run: RunData, plots: Plots | None = None) -> Section |
     """The latency percentiles plot, then the pooled and median-of-repetitions percentiles per load point,
     each labelled, and the spectrum of each load point's distributions."""
     blocks: list[Block] = plot_figures(plots, "latency")
-    if any(c.get("latency_dist") for c in run.cells):
+    if any(c.latency_dist for c in run.cells):
         for heading, cells in _per_target(run):
             blocks += _headed(heading, Table(DIST_COLUMNS, _rows(DIST_COLUMNS, distribution_rows(cells))))
         blocks += [Paragraph(text(distribution_legend(run.cells))), *plot_figures(plots, "spectrum")]
@@ -583,13 +584,13 @@ def build_report(
     return Report(title, tuple(s for s in sections if s is not None))
 
 
-def plot_cells(run: RunData) -> list[dict[str, Any]]:
+def plot_cells(run: RunData) -> list[Cell]:
     """The cells as the plots take them: the counted ones; with several targets each line is
     ``<stack> @ <target>``, so one plot shows the targets side by side."""
     kept = counted(run.cells)
     if not several_targets(run):
         return kept
-    return [{**c, "stack": f"{c.get('stack')} @ {target_of(c)}"} for c in kept]
+    return [dataclasses.replace(c, stack=f"{c.stack} @ {target_of(c)}") for c in kept]
 
 
 def write_report(run_dir: str | os.PathLike[str], html_report: bool = True) -> Path:

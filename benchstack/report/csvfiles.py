@@ -24,7 +24,7 @@ from benchstack.analysis.summary import loadpoint_rows
 from benchstack.analysis.verdict import Verdict
 from benchstack.plan.targets import target_of
 from benchstack.report.hdrlog import write_hdr_logs
-from benchstack.results.cell import cell_id_of, group_key, left_out
+from benchstack.results.cell import Cell, cell_id_of, group_key, left_out
 from benchstack.results.formats import CELL_SCHEMA_FILE, load_schema
 from benchstack.results.layout import CELLS_CSV
 
@@ -82,24 +82,25 @@ def _at(cell: dict[str, Any], path: tuple[str, ...]) -> object:
     return value
 
 
-def _csv_row(cell: dict[str, Any], why: list[str] | None = None) -> dict[str, Any]:
-    row = {name: _at(cell, path) for name, path in zip(CSV_COLUMNS, CSV_PATHS, strict=True)}
+def _csv_row(cell: Cell, why: list[str] | None = None) -> dict[str, Any]:
+    data = cell.to_dict()  # cells.csv flattens the cell's JSON, by the schema's paths
+    row = {name: _at(data, path) for name, path in zip(CSV_COLUMNS, CSV_PATHS, strict=True)}
     row["cell_id"] = cell_id_of(cell)
-    row["disturbed"] = [str(r) for r in why or cell.get("disturbed") or []]
+    row["disturbed"] = [str(r) for r in why or cell.disturbed]
     return {k: csv_value(v) for k, v in row.items()}
 
 
-def write_csv(path: Path, cells: list[dict[str, Any]]) -> None:
+def write_csv(path: Path, cells: list[Cell]) -> None:
     """cells.csv: every cell, disturbed and collapsed ones too (columns: :data:`CSV_COLUMNS`)."""
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         why = {id(c): reasons for c, reasons in left_out(cells)}
-        for cell in sorted(cells, key=lambda c: (target_of(c), *group_key(c), c.get("repetition") or 0)):
+        for cell in sorted(cells, key=lambda c: (target_of(c), *group_key(c), c.repetition or 0)):
             writer.writerow(_csv_row(cell, why.get(id(cell))))
 
 
-def write_cell_files(run_dir: Path, cells: list[dict[str, Any]]) -> None:
+def write_cell_files(run_dir: Path, cells: list[Cell]) -> None:
     """The run's views of each cell: ``cells.csv`` (:func:`write_csv`) and ``hdr/<cell id>.hlog``
     (:func:`benchstack.report.hdrlog.write_hdr_logs`)."""
     write_csv(run_dir / CELLS_CSV, cells)
@@ -115,7 +116,7 @@ LOADPOINT_COLUMNS: tuple[str, ...] = (
 
 
 def write_loadpoints_csv(
-    path: Path, cells: list[dict[str, Any]], verdict: Verdict, comparisons: list[Comparison]
+    path: Path, cells: list[Cell], verdict: Verdict, comparisons: list[Comparison]
 ) -> None:
     """loadpoints.csv: :func:`loadpoint_rows` (columns: :data:`LOADPOINT_COLUMNS`)."""
     with path.open("w", newline="", encoding="utf-8") as fh:

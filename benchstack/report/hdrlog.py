@@ -26,13 +26,12 @@ import io
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchstack import __version__
 from benchstack.kinds.loadtools import by_name
-from benchstack.records import distribution
 from benchstack.records.distribution import Distribution
-from benchstack.results.cell import cell_id_of, left_out, level_label, load_level, window_start
+from benchstack.results.cell import Cell, cell_id_of, left_out, level_label, load_level, window_start
 from benchstack.results.files import write_atomic
 from benchstack.results.layout import HDR_DIR
 
@@ -63,30 +62,26 @@ def histogram_of(dist: Distribution) -> HdrHistogram:
     return histogram
 
 
-def _window(cell: dict[str, Any]) -> tuple[float, float]:
+def _window(cell: Cell) -> tuple[float, float]:
     """(start as POSIX seconds, length in s) of the measured run: ``window`` on the loadgen's clock to the
     ms, else ``started_at`` (whole seconds) and ``elapsed_s``; 0 where a cell records neither."""
     start = window_start(cell) or 0.0
-    window = cell.get("window")
-    if isinstance(window, dict) and isinstance(window.get("end"), str):
-        end = datetime.fromisoformat(window["end"].replace("Z", "+00:00")).timestamp()
+    if cell.window is not None:
+        end = datetime.fromisoformat(cell.window.end.replace("Z", "+00:00")).timestamp()
         return start, max(0.0, end - start)
-    elapsed = cell.get("elapsed_s")
-    return start, float(elapsed) if isinstance(elapsed, int | float) else 0.0
+    return start, float(cell.elapsed_s or 0.0)
 
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _describe(cell: dict[str, Any], dist: Distribution, why: Sequence[str]) -> list[str]:
+def _describe(cell: Cell, dist: Distribution, why: Sequence[str]) -> list[str]:
     name = cell_id_of(cell)
-    level = level_label(str(cell["tool"]), load_level(cell)) + (
-        ", keep-alive" if cell.get("keepalive") else ""
-    )
+    level = level_label(cell.tool, load_level(cell)) + (", keep-alive" if cell.keepalive else "")
     lines = [
-        f"cell {name}: stack {cell.get('stack')}, {cell['tool']} {level}, "
-        f"repetition {cell.get('repetition')}, target {cell.get('target')}, loadgen {cell.get('loadgen')}",
+        f"cell {name}: stack {cell.stack}, {cell.tool} {level}, "
+        f"repetition {cell.repetition}, target {cell.target}, loadgen {cell.loadgen}",
         f"{name}: {by_name(dist.source).resolution.label}; {dist.samples:,} samples, "
         f"{dist.requests:,} requests",
     ]
@@ -95,7 +90,7 @@ def _describe(cell: dict[str, Any], dist: Distribution, why: Sequence[str]) -> l
     return lines
 
 
-Part = tuple[dict[str, Any], Distribution, Sequence[str]]
+Part = tuple[Cell, Distribution, Sequence[str]]
 
 
 def log_text(parts: Sequence[Part], title: str = "") -> str:
@@ -134,7 +129,7 @@ def hlog_name(name: str) -> str:
     return name.removesuffix(".json").strip("/").replace("/", "-") + SUFFIX
 
 
-def write_hdr_logs(run_dir: Path, cells: Sequence[dict[str, Any]]) -> list[Path]:
+def write_hdr_logs(run_dir: Path, cells: Sequence[Cell]) -> list[Path]:
     """``hdr/<cell id>.hlog`` for every cell of ``cells`` that has a distribution, disturbed and collapsed
     ones too (a comment says why the report leaves them out); the logs of cells no longer in the run
     (dropped) are removed. Returns the paths written."""
@@ -142,7 +137,7 @@ def write_hdr_logs(run_dir: Path, cells: Sequence[dict[str, Any]]) -> list[Path]
     why = {id(c): reasons for c, reasons in left_out(list(cells))}
     written = []
     for cell in cells:
-        dist = distribution.of_cell(cell)
+        dist = cell.distribution()
         if dist is None:
             continue
         path = folder / f"{cell_id_of(cell)}{SUFFIX}"

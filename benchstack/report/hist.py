@@ -16,13 +16,13 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from benchstack.kinds.loadtools import by_name
 from benchstack.records import distribution
 from benchstack.records.distribution import Distribution, DistributionError
 from benchstack.report.hdrlog import log_text
-from benchstack.results.cell import cell_paths, left_out, read_cell
+from benchstack.results.cell import Cell, cell_paths, left_out, read_cell
 from benchstack.results.layout import CELLS_DIR
 
 LADDER = (0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 100)
@@ -39,7 +39,7 @@ class Shown(NamedTuple):
     name: str
     dist: Distribution
     text: str
-    cells: list[tuple[dict[str, Any], Distribution]]
+    cells: list[tuple[Cell, Distribution]]
 
 
 def cell_file(run_dir: Path, name: str) -> Path:
@@ -59,7 +59,7 @@ def cell_file(run_dir: Path, name: str) -> Path:
     raise HistError(f"{run_dir}: no cell {name!r} (looked for {path})")
 
 
-def read_distribution(run_dir: Path, name: str) -> tuple[dict[str, Any], Distribution]:
+def read_distribution(run_dir: Path, name: str) -> tuple[Cell, Distribution]:
     path = cell_file(run_dir, name)
     try:
         # The check every command makes of a stored cell (validate, report, compare).
@@ -67,7 +67,7 @@ def read_distribution(run_dir: Path, name: str) -> tuple[dict[str, Any], Distrib
     except ValueError as exc:
         raise HistError(str(exc)) from None
     try:
-        dist = distribution.of_cell(cell)
+        dist = cell.distribution()
     except DistributionError as exc:
         raise HistError(f"{path}: bad latency_dist: {exc}") from None
     if dist is None:
@@ -86,7 +86,7 @@ def csv_name(name: str) -> str:
 def hlog_text(shown: Shown) -> str:
     """The HdrHistogram interval log of what ``hist`` shows: one interval per cell it is made of."""
     title = f"bench-stack hist: {shown.text.splitlines()[0]}"
-    return log_text([(c, d, [str(r) for r in c.get("disturbed") or []]) for c, d in shown.cells], title)
+    return log_text([(c, d, list(c.disturbed)) for c, d in shown.cells], title)
 
 
 def csv_text(dist: Distribution) -> str:
@@ -98,20 +98,18 @@ def csv_text(dist: Distribution) -> str:
     return out.getvalue()
 
 
-def describe(title: str, dist: Distribution, cells: list[dict[str, Any]]) -> str:
+def describe(title: str, dist: Distribution, cells: list[Cell]) -> str:
     """A human-readable summary: what the samples are, the tail rule, and a percentile ladder."""
     lines = [f"{title}", f"  {by_name(dist.source).resolution.label}"]
     samples = f"{dist.samples:,} samples"
     if dist.samples != dist.requests:
         samples += f" ({dist.requests:,} requests; wrk's correction added the rest)"
     lines.append(f"  {samples}, {len(dist.counts):,} distinct values")
-    merged = [c for c in cells if c.get("merged")]
-    for c in merged:
-        m = c["merged"]
-        how = {"requests": "every request", "histograms": "summed histograms"}.get(m.get("latency"), "-")
-        cut = m.get("cut")
-        cut_text = f", {cut['kept']:,} of {cut['requests']:,} requests in the common window" if cut else ""
-        lines.append(f"  merged from {', '.join(m['loadgens'])}: {how}{cut_text}")
+    for m in [c.merged for c in cells if c.merged]:
+        how = {"requests": "every request", "histograms": "summed histograms"}.get(m.latency, "-")
+        cut = m.cut
+        cut_text = f", {cut.kept:,} of {cut.requests:,} requests in the common window" if cut else ""
+        lines.append(f"  merged from {', '.join(m.loadgens)}: {how}{cut_text}")
     lines.append(f"  {'percentile':>10}  {'ms':>12}  {'samples at or below':>20}")
     total = dist.samples
     for p in LADDER:
@@ -127,7 +125,7 @@ def describe(title: str, dist: Distribution, cells: list[dict[str, Any]]) -> str
     return "\n".join(lines) + "\n"
 
 
-def left_out_of(run_dir: Path, files: list[tuple[Path, dict[str, Any]]]) -> list[list[str]]:
+def left_out_of(run_dir: Path, files: list[tuple[Path, Cell]]) -> list[list[str]]:
     """Why each cell (its file, its data) is left out of the report's statistics (empty: counted). A cell
     of the run's cells/ is judged with the run's other cells, as the report judges it (a collapse shows
     against its load point's others); any other cell file (one loadgen's own) by its own ``disturbed``."""
@@ -135,9 +133,7 @@ def left_out_of(run_dir: Path, files: list[tuple[Path, dict[str, Any]]]) -> list
     run_cells = [read_cell(p) for p in paths]
     why = {id(c): reasons for c, reasons in left_out(run_cells)}
     by_path = {p: why.get(id(c), []) for p, c in zip(paths, run_cells, strict=True)}
-    return [
-        by_path.get(path.resolve(), [str(r) for r in cell.get("disturbed") or []]) for path, cell in files
-    ]
+    return [by_path.get(path.resolve(), list(cell.disturbed)) for path, cell in files]
 
 
 def hist(

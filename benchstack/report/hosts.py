@@ -4,16 +4,18 @@ without host records, the names the cells carry."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from benchstack.common.numbers import as_number
 from benchstack.plan.targets import host_type, loadgens_of, run_targets
+from benchstack.results.cell import Cell
 
 
-def distinct(cells: list[dict[str, Any]], key: str) -> str:
-    """The values of a field of the cells, each once, sorted and joined; ``-`` without any."""
-    values = sorted({str(c[key]) for c in cells if c.get(key) is not None})
-    return ", ".join(values) if values else "-"
+def distinct(values: Iterable[object]) -> str:
+    """The values of a field of the cells, each once, sorted and joined; ``-`` without any (None)."""
+    found = sorted({str(v) for v in values if v is not None})
+    return ", ".join(found) if found else "-"
 
 
 def host_text(fingerprint: object) -> str:
@@ -37,15 +39,16 @@ def host_text(fingerprint: object) -> str:
     return ", ".join(parts)
 
 
-def host_lines(run_info: dict[str, Any] | None, cells: list[dict[str, Any]]) -> list[str]:
+def host_lines(run_info: dict[str, Any] | None, cells: list[Cell]) -> list[str]:
     """A line per host of run.json (its roles and :func:`host_text`); the hosts the cells name without one."""
     info = run_info or {}
     hosts = info.get("hosts")
     if not isinstance(hosts, dict) or not hosts:
-        return [f"hosts: target: {distinct(cells, 'target')}, loadgen: {distinct(cells, 'loadgen')}"]
+        roles = f"target: {distinct(c.target for c in cells)}, loadgen: {distinct(c.loadgen for c in cells)}"
+        return [f"hosts: {roles}"]
     if set(hosts) <= {"target", "loadgen"}:  # run/v1: one record per role
         return ["hosts: " + ", ".join(f"{role}: {host_name(h)}" for role, h in hosts.items())]
-    targets = set(run_targets(run_info)) | {str(c["target"]) for c in cells if c.get("target")}
+    targets = set(run_targets(run_info)) | {c.target for c in cells if c.target}
     loadgens = set(info.get("loadgens") or []) | set(loadgens_of(cells))
     lines = []
     for name, fingerprint in hosts.items():

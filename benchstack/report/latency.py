@@ -5,13 +5,11 @@ repetitions pooled (their distributions summed, nothing averaged) beside the med
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchstack.analysis.loadpoints import groups_of, n_text, per_loadgen, point_columns, spread_of
 from benchstack.common.numbers import median, rounded, step_for
 from benchstack.kinds.loadtools import by_name
 from benchstack.records import distribution
-from benchstack.results.cell import counted
+from benchstack.results.cell import Cell, counted
 
 
 def latency_text(values: list[float | None]) -> str:
@@ -24,15 +22,16 @@ def latency_text(values: list[float | None]) -> str:
     return rounded(middle, max(step_for(middle, spread_of(present)), step_for(middle, None)))
 
 
-def latency_cell(group: list[dict[str, Any]], key: str) -> str:
+def latency_cell(group: list[Cell], key: str) -> str:
     """Median over repetitions (:func:`latency_text`); for merged cells without merged percentiles, each
     loadgen's, labelled."""
     if not per_loadgen(group):
-        return latency_text([(c.get("latency_ms") or {}).get(key) for c in group])
+        return latency_text([c.latency_ms.value(key) for c in group])
     by_loadgen: dict[str, list[float | None]] = {}
     for c in group:
-        for one in (c.get("merged") or {}).get("per_loadgen") or []:
-            by_loadgen.setdefault(str(one.get("loadgen")), []).append((one.get("latency_ms") or {}).get(key))
+        for one in c.merged.per_loadgen if c.merged is not None else []:
+            figure = one.latency_ms.value(key) if one.latency_ms is not None else None
+            by_loadgen.setdefault(str(one.loadgen), []).append(figure)
     return " / ".join(latency_text(v) for v in by_loadgen.values()) + " per loadgen"
 
 
@@ -50,13 +49,13 @@ DIST_LEGEND = (
 )
 
 
-def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
+def distribution_rows(cells: list[Cell]) -> list[dict[str, str]]:
     """Two rows per load point: its pooled distribution's percentiles and the median of repetitions."""
     rows = []
     for key, group in groups_of(cells).items():
         kept = counted(group)
         head = {**point_columns(key, group), "n": n_text(len(kept), len(group) - len(kept))}
-        pool = distribution.pooled(kept)
+        pool = distribution.pooled([c.distribution() for c in kept])
         figures = pool.latency_ms() if pool else {}
         rows.append(
             {
@@ -66,7 +65,7 @@ def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
                 **{f"{k} ms": latency_text([figures.get(k)]) for k in DIST_KEYS},
             }
         )
-        requests = median([float(c.get("requests_completed") or 0) for c in kept])
+        requests = median([float(c.requests_completed) for c in kept])
         rows.append(
             {
                 **head,
@@ -78,6 +77,6 @@ def distribution_rows(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
     return rows
 
 
-def distribution_legend(cells: list[dict[str, Any]]) -> str:
-    sources = sorted({str(c["latency_dist"]["source"]) for c in cells if c.get("latency_dist")})
+def distribution_legend(cells: list[Cell]) -> str:
+    sources = sorted({str(c.latency_dist["source"]) for c in cells if c.latency_dist})
     return DIST_LEGEND + " ".join(by_name(s).resolution.label + "." for s in sources)

@@ -18,7 +18,7 @@ from benchstack.analysis.loadpoints import groups_of, point_figures, tool_label
 from benchstack.common.numbers import median, rounded, step_for
 from benchstack.kinds.loadtools import by_name, find
 from benchstack.records import distribution
-from benchstack.results.cell import level_label
+from benchstack.results.cell import Cell, level_label
 from benchstack.results.layout import PLOTS_DIR
 
 PERCENTILE_KEYS = ("p50", "p75", "p90", "p99")
@@ -42,10 +42,10 @@ def _pyplot() -> Any:
     return plt
 
 
-ByTool = dict[tuple[str, str], dict[tuple[str, int], list[dict[str, Any]]]]
+ByTool = dict[tuple[str, str], dict[tuple[str, int], list[Cell]]]
 
 
-def _by_tool(cells: list[dict[str, Any]]) -> ByTool:
+def _by_tool(cells: list[Cell]) -> ByTool:
     """(tool label, tool) -> (stack, level) -> cells; a level is a concurrency or an offered rate."""
     out: ByTool = {}
     for (stack, tool, keepalive, level), group in groups_of(cells).items():
@@ -167,7 +167,7 @@ def comparison_plot(
 Interval = tuple[float, float, float, str]
 
 
-def _interval(group: list[dict[str, Any]]) -> Interval | None:
+def _interval(group: list[Cell]) -> Interval | None:
     """(median, low, high, label) of a load point's req/s as the analysis computed them
     (:func:`point_figures`): the 95 % interval of the median (low = high = median without one), and the
     median with it as a label, rounded as the results table rounds them."""
@@ -181,7 +181,7 @@ def _interval(group: list[dict[str, Any]]) -> Interval | None:
     return mid, ci.low, ci.high, f"{rounded(mid, step)} ({rounded(ci.low, step)}-{rounded(ci.high, step)})"
 
 
-def throughput_plots(cells: list[dict[str, Any]], run_dir: Path, baseline: str | None = None) -> list[Path]:
+def throughput_plots(cells: list[Cell], run_dir: Path, baseline: str | None = None) -> list[Path]:
     """Median req/s with the 95 % interval of the median (none below 6 repetitions), one plot per tool: at
     one load level a row per stack, the fastest on top, each labelled with its figures; over several levels
     a line per stack (legend in the order of the highest level). A log axis when one stack dwarfs another."""
@@ -269,14 +269,14 @@ def _levels_plot(
     return fig
 
 
-def latency_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
+def latency_plots(cells: list[Cell], run_dir: Path) -> list[Path]:
     """Median p50/p75/p90/p99 latency per load point, a group of bars each (the lowest p99 on top), one plot
     per tool. Rows, not columns: a long stack name never overlaps the next."""
     plt = _pyplot()
     paths = []
     for (label, tool), groups in _by_tool(cells).items():
         figures = {
-            key: [median([(c.get("latency_ms") or {}).get(pk) for c in group]) for pk in PERCENTILE_KEYS]
+            key: [median([c.latency_ms.value(pk) for c in group]) for pk in PERCENTILE_KEYS]
             for key, group in groups.items()
         }
         keys = sorted(figures, key=lambda k: -(figures[k][-1] or 0.0))
@@ -296,15 +296,14 @@ def latency_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     return paths
 
 
-def error_rates(cells: list[dict[str, Any]]) -> dict[tuple[str, str, bool, int], float]:
+def error_rates(cells: list[Cell]) -> dict[tuple[str, str, bool, int], float]:
     """Mean error rate per load point, as a share."""
     return {
-        key: sum(float(c.get("error_rate") or 0) for c in group) / len(group)
-        for key, group in groups_of(cells).items()
+        key: sum(float(c.error_rate) for c in group) / len(group) for key, group in groups_of(cells).items()
     }
 
 
-def error_plot(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
+def error_plot(cells: list[Cell], run_dir: Path) -> list[Path]:
     """Mean error rate per load point, a row each (the highest on top); no plot when no cell had an
     error: the report says so in words."""
     rates = error_rates(cells)
@@ -354,7 +353,7 @@ def log_scale(lines: list[list[tuple[float, float]]]) -> bool:
     return bool(medians) and top > 50 * min(medians)
 
 
-def spectrum_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
+def spectrum_plots(cells: list[Cell], run_dir: Path) -> list[Path]:
     """Latency by percentile on a log "nines" axis, one line per stack (its repetitions pooled), one plot
     per load point; load points without distributions get none."""
     plt = _pyplot()
@@ -364,7 +363,7 @@ def spectrum_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
             at_level = {stack: group for (stack, lv), group in sorted(groups.items()) if lv == level}
             lines = []
             for stack, group in at_level.items():
-                pool = distribution.pooled(group)
+                pool = distribution.pooled([c.distribution() for c in group])
                 points = spectrum_points(pool) if pool else []
                 if points:
                     lines.append((stack, points))
@@ -394,13 +393,13 @@ def spectrum_plots(cells: list[dict[str, Any]], run_dir: Path) -> list[Path]:
     return paths
 
 
-def pool_source(group: list[dict[str, Any]]) -> str | None:
-    dist = next((c.get("latency_dist") for c in group if c.get("latency_dist")), None)
+def pool_source(group: list[Cell]) -> str | None:
+    dist = next((c.latency_dist for c in group if c.latency_dist), None)
     return None if dist is None else str(dist["source"])
 
 
 def write_plots(
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     run_dir: Path,
     comparisons: Sequence[Comparison] = (),
     baseline: str | None = None,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchstack.report.model import CODE, STRONG, Paragraph, Section, Span, text
+from benchstack.results.cell import Cell
 from benchstack.results.location import shown
 from benchstack.results.runfolder import update_run_json
 
@@ -43,33 +44,32 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
-def cell_windows(cells: Iterable[Mapping[str, Any]], stacks: Iterable[str]) -> list[Window]:
+def cell_windows(cells: Iterable[Cell], stacks: Iterable[str]) -> list[Window]:
     """When each cell of the shipped ``stacks`` was measured, as whole seconds: from the second its window
     (else ``started_at``) began to the second it ended (else ``started_at + elapsed_s``), which is how
     finely a front logs the time of a request."""
     names = set(stacks)
     out: list[Window] = []
     for cell in cells:
-        if cell.get("stack") not in names:
+        if cell.stack not in names:
             continue
-        window = cell.get("window") or {}
         try:
-            if window.get("start") and window.get("end"):
-                start, end = _seconds(window["start"]), _seconds(window["end"])
+            if cell.window is not None:
+                start, end = _seconds(cell.window.start), _seconds(cell.window.end)
             else:
-                start = _seconds(str(cell["started_at"]))
-                end = start + float(cell.get("elapsed_s") or 0)
-        except (KeyError, TypeError, ValueError):
+                start = _seconds(str(cell.started_at))
+                end = start + float(cell.elapsed_s or 0)
+        except ValueError:
             continue
         out.append((float(int(start)), float(int(end))))
     return out
 
 
-def requests_made(cells: Iterable[Mapping[str, Any]], stacks: Iterable[str]) -> int:
+def requests_made(cells: Iterable[Cell], stacks: Iterable[str]) -> int:
     """The requests the cells of the shipped ``stacks`` completed, disturbed cells included (their requests
     reached the front as well)."""
     names = set(stacks)
-    return sum(int(c.get("requests_completed") or 0) for c in cells if c.get("stack") in names)
+    return sum(c.requests_completed for c in cells if c.stack in names)
 
 
 def count_lines(body: bytes, windows: list[Window]) -> tuple[int, int]:
@@ -114,7 +114,7 @@ def list_objects(store: Any, bucket: str, prefix: str, windows: list[Window]) ->
 
 def collect(
     run_dir: str | Path,
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     opener: Callable[[str | None], Any] | None = None,
     wait_s: float = WAIT_S,
     poll_s: float = POLL_S,
@@ -182,7 +182,7 @@ def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "-"
 
 
-def section(run_info: Mapping[str, Any] | None, cells: list[dict[str, Any]]) -> Section | None:
+def section(run_info: Mapping[str, Any] | None, cells: list[Cell]) -> Section | None:
     """The report's "Access-log shipping" section; None in a run that shipped nothing."""
     shipping = (run_info or {}).get("log_shipping")
     if not isinstance(shipping, dict):
@@ -204,7 +204,7 @@ def section(run_info: Mapping[str, Any] | None, cells: list[dict[str, Any]]) -> 
             text(
                 Span("Measured with shipping on:", STRONG),
                 " " + (", ".join(stacks) or "no stack"),
-                f" ({sum(1 for c in cells if c.get('stack') in set(stacks))} cells). Their fronts logged "
+                f" ({sum(1 for c in cells if c.stack in set(stacks))} cells). Their fronts logged "
                 "every request and fluentd tailed and uploaded the log on the target, which costs the "
                 f"target CPU: compare them only with runs that ship too ({COST_DOC}).",
             )

@@ -17,7 +17,7 @@ from benchstack.analysis.comparison import Comparison, shown_ratio
 from benchstack.analysis.loadpoints import tool_label
 from benchstack.history.defaults import recorded_url
 from benchstack.report.model import Figure, Paragraph, Section, Table, text
-from benchstack.results.cell import window_start
+from benchstack.results.cell import Cell, window_start
 from benchstack.results.location import shown
 
 # Earlier runs shown beside this one: enough to see a drift, few enough for a table's width.
@@ -88,7 +88,7 @@ def _figures(comparisons: Iterable[_Compared]) -> dict[Key, Reading]:
 
 
 def this_run(
-    run_dir: Path, cells: Sequence[dict[str, Any]], info: dict[str, Any], comparisons: Sequence[Comparison]
+    run_dir: Path, cells: Sequence[Cell], info: dict[str, Any], comparisons: Sequence[Comparison]
 ) -> RunColumn:
     starts = [t for c in cells if (t := window_start(c)) is not None]
     verdict = v.get("status") if isinstance(v := info.get("verdict"), dict) else None
@@ -226,7 +226,7 @@ def trend_plot(columns: list[RunColumn] | str, run_dir: Path) -> Path | None:
 
 def trend_columns(
     run_dir: Path,
-    cells: Sequence[dict[str, Any]],
+    cells: Sequence[Cell],
     info: dict[str, Any] | None,
     comparisons: Sequence[Comparison],
 ) -> list[RunColumn] | str:

@@ -31,20 +31,29 @@ pairs ten to a line (:func:`dumps_cell`): a cell grows by 1 to 30 KB (scripts/me
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
 import statistics
 import tempfile
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from benchstack.kinds.loadtools import find
 from benchstack.records import distribution
+from benchstack.records.cellparts import (
+    Interference,
+    JsonObject,
+    Latency,
+    Merged,
+    SystemStats,
+    Window,
+    keys_field,
+    part,
+)
 from benchstack.records.cellplan import CellPlan
 from benchstack.records.model import Parsed
 from benchstack.results import formats
@@ -63,7 +72,12 @@ class CellExistsError(FileExistsError):
 
 
 @dataclass
-class Cell:
+class Cell(JsonObject):
+    """A cell, typed: read from its JSON only by :meth:`Cell.from_dict` (:func:`read_cell`, a loadgen's cell
+    in a merge), written only by :meth:`Cell.to_dict` (:func:`write_cell`) in the order it was read
+    (``json_keys``); a key the JSON left out (a field added to v1 later) stays out and reads as the schema
+    documents: no ``system``, ``interference`` or ``window``, not ``disturbed``."""
+
     schema: str
     experiment: str | None
     stack: str | None
@@ -84,32 +98,37 @@ class Cell:
     requests_completed: int
     rps: float
     transfer_bytes: int
-    latency_ms: dict[str, float | None]
-    errors: dict[str, int | None]
-    error_count: int
-    error_rate: float
-    keepalive_requests: int | None
-    threshold_ms: float | None
-    raw_output: str | None
+    latency_ms: Latency = part(Latency, required=True)
+    errors: dict[str, int | None] = field(default_factory=dict)
+    error_count: int = 0
+    error_rate: float = 0.0
+    keepalive_requests: int | None = None
+    threshold_ms: float | None = None
+    raw_output: str | None = None
     status: str = "ok"
     notes: list[str] = field(default_factory=list)
-    system: dict[str, dict[str, Any] | None] | None = None
+    system: SystemStats | None = part(SystemStats)
     # Open-loop tools only: the offered requests per second (``concurrency`` is then the most connections
     # the tool saw open at once, an observation, not a setting).
     rate: int | None = None
-    merged: dict[str, Any] | None = None
+    merged: Merged | None = part(Merged)
     latency_dist: dict[str, Any] | None = None
-    window: dict[str, str] | None = None
+    window: Window | None = part(Window)
     # Set only where the id is not the one derived from the fields: a run with several targets, whose
     # cell ids start with the target (benchstack.plan.targets).
     cell_id: str | None = None
     # v2: the CPU time that was not ours during the cell (benchstack.measure.interference), and why the cell
     # is disturbed (left out of every statistic and measured again); empty when it is not.
-    interference: dict[str, Any] | None = None
+    interference: Interference | None = part(Interference)
     disturbed: list[str] = field(default_factory=list)
+    json_keys: tuple[str, ...] | None = keys_field()
+
+    def distribution(self) -> distribution.Distribution | None:
+        """The cell's latency distribution, or None (a cell from before distributions, or none measured)."""
+        return None if self.latency_dist is None else distribution.from_dict(self.latency_dist)
 
 
-FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell))
+FIELDS: tuple[str, ...] = tuple(Cell.json_fields())
 # What the runner supplies; everything else comes from the parsed output.
 META_FIELDS: tuple[str, ...] = (
     "experiment",
@@ -152,8 +171,18 @@ RUN_REQUIRED: tuple[str, ...] = (
 )
 
 
+# What the runner measured besides the tool's output, as JSON (vmstat's means, /proc/stat's CPU seconds, the
+# loadgen's clock): read into the cell's records by make_cell.
+_MEASURED_PARTS: dict[str, type[JsonObject]] = {
+    "system": SystemStats,
+    "window": Window,
+    "interference": Interference,
+}
+
+
 def make_cell(parsed: Parsed, **meta: Any) -> Cell:
-    """A cell from parsed tool output plus run metadata (any of :data:`META_FIELDS`).
+    """A cell from parsed tool output plus run metadata (any of :data:`META_FIELDS`; ``system``, ``window``
+    and ``interference`` as their records or their JSON).
 
     ``concurrency``/``tool`` may also be passed; they must agree with what the tool printed. ``elapsed_s``
     defaults to the test time the tool measured; ``url`` to the one the tool printed.
@@ -173,6 +202,9 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
     if values["elapsed_s"] is None:
         values["elapsed_s"] = parsed.duration_s
     values["disturbed"] = list(values["disturbed"] or [])
+    for key, kind in _MEASURED_PARTS.items():
+        if isinstance(values[key], Mapping):
+            values[key] = kind.from_dict(values[key])
     return Cell(
         schema=SCHEMA,
         tool=parsed.tool,
@@ -182,7 +214,7 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
         requests_completed=parsed.requests_completed,
         rps=parsed.rps,
         transfer_bytes=parsed.transfer_bytes,
-        latency_ms=dict(parsed.latency_ms),
+        latency_ms=Latency.from_dict(parsed.latency_ms),
         errors=dict(parsed.errors),
         error_count=parsed.error_count,
         error_rate=parsed.error_rate,
@@ -193,31 +225,9 @@ def make_cell(parsed: Parsed, **meta: Any) -> Cell:
     )
 
 
-# Values a cell's JSON holds that need no copy.
-_ATOMS = frozenset({str, int, float, bool, type(None)})
-
-
-def _copied(value: Any) -> Any:
-    """``value`` as :func:`dataclasses.asdict` copies a field: new dicts and lists all the way down. asdict
-    passes every number through copy.deepcopy: ~3 ms a cell with a latency distribution of 1,600 pairs,
-    six times this."""
-    kind = type(value)
-    if kind is list:
-        return [v if type(v) in _ATOMS else _copied(v) for v in value]
-    if kind is dict:
-        return {k: v if type(v) in _ATOMS else _copied(v) for k, v in value.items()}
-    if kind in _ATOMS:
-        return value
-    if kind is tuple:
-        return tuple(_copied(v) for v in value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    return copy.deepcopy(value)
-
-
 def cell_to_dict(cell: Cell) -> dict[str, Any]:
-    """The cell as a dict of its fields, copied (a change to it leaves the cell as it was)."""
-    return {name: _copied(getattr(cell, name)) for name in FIELDS}
+    """The cell's JSON (:meth:`Cell.to_dict`), copied: a change to it leaves the cell as it was."""
+    return cell.to_dict()
 
 
 def _safe(part: object) -> str:
@@ -244,17 +254,30 @@ def qualified_cell_id(target: str, cell_id: str) -> str:
     return f"{_safe(target)}__{cell_id}"
 
 
-def load_level(d: dict[str, Any]) -> int:
+def load_level(cell: Cell) -> int:
     """A cell's load level: the offered rate when it has one (an open-loop tool; its concurrency is then only
     observed), else its concurrency."""
+    return int(cell.rate if cell.rate is not None else cell.concurrency)
+
+
+def _derived_id(d: Mapping[str, Any]) -> str:
+    """:func:`derived_cell_id` of a cell's JSON, for its checks (before it is read into a :class:`Cell`)."""
     rate = d.get("rate")
-    return int(rate if rate is not None else d["concurrency"])
+    level = int(rate if rate is not None else d["concurrency"])
+    return cell_id(d["stack"], d["tool"], level, d["repetition"], bool(d.get("keepalive")), rate is not None)
 
 
-def derived_cell_id(d: dict[str, Any]) -> str:
+def derived_cell_id(cell: Cell) -> str:
     """The id a cell's own fields give (:func:`cell_id`): every cell's in a run with one target."""
-    open_loop = d.get("rate") is not None
-    return cell_id(d["stack"], d["tool"], load_level(d), d["repetition"], bool(d.get("keepalive")), open_loop)
+    open_loop = cell.rate is not None
+    return cell_id(
+        str(cell.stack),
+        cell.tool,
+        load_level(cell),
+        int(cell.repetition or 0),
+        bool(cell.keepalive),
+        open_loop,
+    )
 
 
 def planned_cell_id(plan: CellPlan) -> str:
@@ -266,19 +289,40 @@ def planned_cell_id(plan: CellPlan) -> str:
     return cell_id(plan.stack, plan.tool, level, plan.repetition, plan.keepalive, plan.rate is not None)
 
 
-def cell_id_of(d: dict[str, Any]) -> str:
+def cell_id_of(cell: Cell) -> str:
     """A cell's id, its file name in ``cells/``: the ``cell_id`` it records (a run with several targets,
     where the id starts with the target: :mod:`benchstack.plan.targets`), else :func:`derived_cell_id`."""
-    return d.get("cell_id") or derived_cell_id(d)
+    return cell.cell_id or derived_cell_id(cell)
+
+
+def json_cell_id(d: Mapping[str, Any]) -> str:
+    """:func:`cell_id_of` a cell's JSON, before it is read into a :class:`Cell` (its checks, its file)."""
+    return str(d.get("cell_id") or _derived_id(d))
 
 
 GroupKey = tuple[str, str, bool, int]
 
 
-def group_key(d: dict[str, Any]) -> GroupKey:
+def group_key(cell: Cell) -> GroupKey:
     """(stack, tool, keep-alive, level): the load point whose repetitions are summarized together
     (:func:`load_level`)."""
-    return (str(d.get("stack") or "-"), str(d["tool"]), bool(d.get("keepalive")), load_level(d))
+    return (cell.stack or "-", cell.tool, bool(cell.keepalive), load_level(cell))
+
+
+def planned_key(plan: CellPlan) -> GroupKey:
+    """:func:`group_key` of the cell a plan measures; ValueError for a plan with no load level."""
+    level = plan.rate if plan.rate is not None else plan.concurrency
+    if level is None:
+        raise ValueError(f"{plan.cell_id}: the cell plan has neither a concurrency nor a rate")
+    return (plan.stack or "-", plan.tool, plan.keepalive, int(level))
+
+
+def planned_point(plan: Mapping[str, Any]) -> GroupKey:
+    """:func:`group_key` of a cell plan as run.json holds it (``experiment.cells``: older runs' plans may lack
+    fields a :class:`CellPlan` has); KeyError, TypeError or ValueError when it names no load point."""
+    rate = plan.get("rate")
+    level = int(rate if rate is not None else plan["concurrency"])
+    return (str(plan.get("stack") or "-"), str(plan["tool"]), bool(plan.get("keepalive")), level)
 
 
 def level_label(tool: str, level: int) -> str:
@@ -341,7 +385,7 @@ def _check_cell_id(d: dict[str, Any]) -> list[str]:
     if d["target"] is None or d["repetition"] is None or d["stack"] is None:
         return ["cell_id needs the cell's target, stack and repetition"]
     try:
-        derived = derived_cell_id(d)
+        derived = _derived_id(d)
     except (KeyError, TypeError, ValueError):
         return []  # the fields it is made of are wrong: reported on their own
     expected = qualified_cell_id(d["target"], derived)
@@ -405,9 +449,10 @@ def dumps_cell(d: dict[str, Any]) -> str:
     return text.replace(json.dumps(marker), body, 1) + "\n"
 
 
-def write_cell(run_dir: str | os.PathLike[str], cell: Cell | dict[str, Any]) -> Path:
-    """Store a cell as ``<run_dir>/cells/<cell_id>.json`` atomically; never overwrite (CellExistsError)."""
-    d = cell_to_dict(cell) if isinstance(cell, Cell) else dict(cell)
+def write_cell(run_dir: str | os.PathLike[str], cell: Cell | Mapping[str, Any]) -> Path:
+    """Store a cell (or a cell's JSON) as ``<run_dir>/cells/<cell_id>.json`` atomically; never overwrite
+    (CellExistsError)."""
+    d = cell.to_dict() if isinstance(cell, Cell) else dict(cell)
     problems = validate_cell(d)
     for key in ("stack", "repetition"):
         if d.get(key) is None:
@@ -416,7 +461,7 @@ def write_cell(run_dir: str | os.PathLike[str], cell: Cell | dict[str, Any]) -> 
         raise ValueError("invalid cell: " + "; ".join(problems))
     directory = Path(run_dir) / CELLS_DIR
     directory.mkdir(parents=True, exist_ok=True)
-    final = directory / f"{cell_id_of(d)}.json"
+    final = directory / f"{json_cell_id(d)}.json"
     if final.exists():
         raise CellExistsError(f"cell already stored, not overwriting: {final}")
     fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{final.stem}.", suffix=".tmp")
@@ -456,34 +501,34 @@ def stored_cell_problems(data: object, path: Path) -> list[str]:
     if not isinstance(data, dict):
         return validate_cell(data)  # type: ignore[arg-type]
     problems = validate_cell(data, require_meta=True)
-    if not problems and cell_id_of(data) != path.stem:
-        problems.append(f"file name should be {cell_id_of(data)}.json for this cell")
+    if not problems and json_cell_id(data) != path.stem:
+        problems.append(f"file name should be {json_cell_id(data)}.json for this cell")
     return problems
 
 
-def read_cell(path: Path) -> dict[str, Any]:
-    """One stored cell. A file that cannot be read, is not JSON or is not a valid stored cell
-    (:func:`stored_cell_problems`, what ``bench-stack validate`` refuses) raises ValueError: one line that
-    names the file."""
+def read_cell(path: Path) -> Cell:
+    """One stored cell, the one place a stored cell is read (:meth:`Cell.from_dict` after the schema). A
+    file that cannot be read, is not JSON or is not a valid stored cell (:func:`stored_cell_problems`, what
+    ``bench-stack validate`` refuses) raises ValueError: one line that names the file."""
     data = read_json(path, "a cell")
     problems = stored_cell_problems(data, path)
     if problems:
         more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
         raise ValueError(f"{path}: not a valid cell: {problems[0]}{more}")
-    cell: dict[str, Any] = data  # the schema checked it is an object
-    return cell
+    assert isinstance(data, dict)  # the schema checked it is an object
+    return Cell.from_dict(data)
 
 
-def load_cells(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def load_cells(run_dir: str | os.PathLike[str]) -> list[Cell]:
     """All stored cells of a run, sorted by file name (:func:`read_cell`: a bad one raises ValueError)."""
     return [read_cell(path) for path in cell_paths(run_dir)]
 
 
-def is_disturbed(cell: dict[str, Any]) -> bool:
+def is_disturbed(cell: Cell) -> bool:
     """Whether a stored cell was disturbed (``disturbed`` lists why: foreign CPU, steal, an overrun, a restart
     or a unit's failure): it is kept as evidence and measured again, and no statistic, comparison or verdict
     limit counts it."""
-    return bool(cell.get("disturbed"))
+    return bool(cell.disturbed)
 
 
 # A cell whose req/s is below this share of the median of its load point's undisturbed cells collapsed (a
@@ -494,64 +539,60 @@ COLLAPSE_MIN_CELLS = 3
 COLLAPSE_REASON = "collapse:"
 
 
-def collapsed(cells: list[dict[str, Any]]) -> dict[int, str]:
+def collapsed(cells: Sequence[Cell]) -> dict[int, str]:
     """Why each collapsed cell of ``cells`` collapsed, by ``id(cell)``: its req/s below
     :data:`COLLAPSE_SHARE` of the median req/s of the undisturbed cells of its target's load point.
 
     Judged whenever cells are read, not stored in the cell (cells are never edited): a cell measured later
     can show that an earlier one collapsed."""
-    groups: dict[tuple[str, GroupKey], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, GroupKey], list[Cell]] = {}
     for c in cells:
-        if not is_disturbed(c) and isinstance(c.get("rps"), int | float):
-            groups.setdefault((str(c.get("target") or "-"), group_key(c)), []).append(c)
+        if not is_disturbed(c):
+            groups.setdefault((c.target or "-", group_key(c)), []).append(c)
     found = {}
     for group in groups.values():
         if len(group) < COLLAPSE_MIN_CELLS:
             continue
-        median = statistics.median(float(c["rps"]) for c in group)
+        median = statistics.median(float(c.rps) for c in group)
         for c in group:
-            if float(c["rps"]) < COLLAPSE_SHARE * median:
+            if float(c.rps) < COLLAPSE_SHARE * median:
                 found[id(c)] = (
-                    f"{COLLAPSE_REASON} {float(c['rps']):.1f} req/s, below {100 * COLLAPSE_SHARE:g} % of the "
+                    f"{COLLAPSE_REASON} {float(c.rps):.1f} req/s, below {100 * COLLAPSE_SHARE:g} % of the "
                     f"median {median:.1f} req/s of the load point's {len(group)} counted cells"
                 )
     return found
 
 
-def left_out(cells: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+def left_out(cells: Sequence[Cell]) -> list[tuple[Cell, list[str]]]:
     """The cells no statistic counts, each with why: disturbed (stored reasons) or collapsed
     (:func:`collapsed`), in the order of ``cells``."""
     fallen = collapsed(cells)
     out = []
     for c in cells:
         if is_disturbed(c):
-            out.append((c, [str(r) for r in c["disturbed"]]))
+            out.append((c, [str(r) for r in c.disturbed]))
         elif id(c) in fallen:
             out.append((c, [fallen[id(c)]]))
     return out
 
 
-def counted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def counted(cells: Sequence[Cell]) -> list[Cell]:
     """The cells every statistic counts: neither disturbed (:func:`is_disturbed`) nor collapsed against
     their load point's others (:func:`collapsed`)."""
     fallen = collapsed(cells)
     return [c for c in cells if not is_disturbed(c) and id(c) not in fallen]
 
 
-def window_span(cell: Mapping[str, Any]) -> tuple[float, float] | None:
+def window_span(cell: Cell) -> tuple[float, float] | None:
     """The cell's ``window`` as (start, end) epoch seconds, or None without one."""
-    w = cell.get("window")
-    if not isinstance(w, dict):
-        return None
-    return datetime.fromisoformat(w["start"]).timestamp(), datetime.fromisoformat(w["end"]).timestamp()
+    return None if cell.window is None else cell.window.span()
 
 
-def window_start(cell: dict[str, Any]) -> float | None:
+def window_start(cell: Cell) -> float | None:
     """When the cell's measured window began (``window.start``, to the millisecond; else ``started_at``, to
     the second), as a POSIX time; None when the cell records neither."""
-    window = cell.get("window")
-    when = window.get("start") if isinstance(window, dict) else cell.get("started_at")
-    if not isinstance(when, str):
+    when = cell.window.start if cell.window is not None else cell.started_at
+    if when is None:
         return None
     try:
         return datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from benchstack.records.cellparts import Vmstat
+
 # procps vmstat columns; `st` (steal) and `gu` (guest, procps-ng 4.0.x) are not printed everywhere.
 CPU_COLUMNS = {"us": "cpu_user", "sy": "cpu_system", "id": "cpu_idle", "wa": "cpu_iowait", "st": "cpu_steal"}
 
@@ -43,3 +45,9 @@ def parse_vmstat(text: str) -> dict[str, Any] | None:
         i = header.index(column)
         result[name] = round(statistics.fmean(r[i] for r in samples), 2)
     return result
+
+
+def vmstat_means(text: str | None) -> Vmstat | None:
+    """:func:`parse_vmstat` as a cell's record, None without a sample (or without vmstat's output)."""
+    means = parse_vmstat(text) if text else None
+    return None if means is None else Vmstat.from_dict(means)

@@ -71,6 +71,7 @@ from benchstack.measure.runlock import worker
 from benchstack.measure.runner import CellFailed, CellOptions, StorageFailed, Target, cell_path, measure_cell
 from benchstack.measure.stackunits import RestartBudget
 from benchstack.records.cellplan import CellPlan
+from benchstack.results.cell import Cell
 from benchstack.results.files import read_json, storage_problem
 from benchstack.results.layout import loadgen_dir
 from benchstack.results.runfolder import record_stop, resume_command, stop_of_run
@@ -123,7 +124,7 @@ class ActionModule(BenchAction):
         finally:
             if barrier is not None:
                 leave_barrier(barrier, peers)
-        result.update(changed=measured, cell=cell)
+        result.update(changed=measured, cell=cell.to_dict())
         return result
 
     def _options(
@@ -275,7 +276,7 @@ def measured_cell(
     execute: Executor,
     experiment: str,
     options: CellOptions,
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[Cell, bool]:
     """The cell, measured while this worker is registered in the run folder."""
     with contextlib.ExitStack() as registered:
         # Registered while it measures: a resume of a killed run waits for it

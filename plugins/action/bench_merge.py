@@ -49,5 +49,5 @@ class ActionModule(BenchAction):
                 f"{message}{'; ' + unrecorded if unrecorded else ''}: the run stops here, no further cell is "
                 "measured"
             ) from None
-        result.update(changed=written, cell=cell)
+        result.update(changed=written, cell=cell.to_dict())
         return result

@@ -11,13 +11,19 @@ from ansible.errors import AnsibleFilterError
 
 from benchstack.analysis.capacity import capacity_warnings
 from benchstack.kinds.servers import host_command
+from benchstack.records.cellplan import CellPlan
 
 
 def bench_capacity_warnings(
     cells: list[dict[str, Any]], target: dict[str, Any] | None, loadgen: dict[str, Any] | None
 ) -> list[str]:
-    """Warnings when the experiment's connection counts exceed the hosts' backlog or open-files limits."""
-    return capacity_warnings(cells, target, loadgen)
+    """Warnings when the experiment's connection counts exceed the hosts' backlog or open-files limits
+    (``cells``: the plan's cell plans, as the plan fact holds them)."""
+    try:
+        loads = [CellPlan.from_dict(c).connection_load() for c in cells]
+    except ValueError as exc:
+        raise AnsibleFilterError(f"bench_capacity_warnings: {exc}") from exc
+    return capacity_warnings(loads, target, loadgen)
 
 
 def bench_server_command(command: str, values: dict[str, Any]) -> str:

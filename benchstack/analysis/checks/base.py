@@ -27,7 +27,7 @@ from benchstack.plan.loadplan import (
 )
 from benchstack.plan.targets import TargetPoint, target_of
 from benchstack.records.cellplan import DEFAULT_MAX_INTERFERENCE
-from benchstack.results.cell import GroupKey, cell_id_of, level_label
+from benchstack.results.cell import Cell, GroupKey, cell_id_of, level_label
 
 # The fixed limits, recorded in each verdict's limits (run.json ``verdict.limits``).
 # A loadgen with less CPU idle than this (median of the per-second samples, %) was the bottleneck.
@@ -94,11 +94,11 @@ class Run:
     """A run folder's cells and run.json as the checks read them."""
 
     run_dir: Path
-    cells: list[dict[str, Any]]
+    cells: list[Cell]
     info: dict[str, Any]
     limits: Limits
     # Load points by target: with several targets the same load point on each is judged on its own.
-    groups: dict[TargetPoint, list[dict[str, Any]]]
+    groups: dict[TargetPoint, list[Cell]]
     # The run's comparisons with its baseline (benchstack.analysis.comparison), where the caller has them.
     given_comparisons: list[Comparison] | None = None
 
@@ -129,8 +129,8 @@ class Run:
             return {}
         return {str(k): v for k, v in hosts.items() if isinstance(v, dict)}
 
-    def mode(self, cell: dict[str, Any]) -> str | None:
-        return cell.get("mode") or self.info.get("mode")
+    def mode(self, cell: Cell) -> str | None:
+        return cell.mode or self.info.get("mode")
 
     def planned(self) -> list[dict[str, Any]] | None:
         exp = self.info.get("experiment")
@@ -158,7 +158,7 @@ def point_label(key: GroupKey) -> str:
     return f"{stack} {shown_tool} {level_label(tool, level)}"
 
 
-def cell_ids(cells: Iterable[dict[str, Any]]) -> list[str]:
+def cell_ids(cells: Iterable[Cell]) -> list[str]:
     return [cell_id_of(c) for c in cells]
 
 

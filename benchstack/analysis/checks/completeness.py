@@ -28,10 +28,10 @@ def check_verified(run: Run) -> tuple[list[Reason], list[str]]:
     stacks = verify.get("stacks")
     if not isinstance(stacks, list):
         return [], []
-    unverified = [c for c in run.cells if c.get("stack") not in stacks]
+    unverified = [c for c in run.cells if c.stack not in stacks]
     if not unverified:
         return [], []
-    names = sorted({str(c.get("stack")) for c in unverified})
+    names = sorted({str(c.stack) for c in unverified})
     return [
         Reason(
             "not_verified",

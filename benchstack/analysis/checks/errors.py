@@ -8,13 +8,12 @@ The rates are :mod:`benchstack.records.model`'s, from a stored cell's counters.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from benchstack.analysis.checks.base import Reason, Run, cell_ids, pct, point_label
 from benchstack.kinds.loadtools import by_name, find
 from benchstack.kinds.loadtools.base import unmeasured_slow_note
 from benchstack.records.model import ERROR_KINDS, Counting, attempts, failed_rate, slow_rate
-from benchstack.results.cell import counted
+from benchstack.results.cell import Cell, counted
 
 
 @dataclass(frozen=True)
@@ -41,20 +40,19 @@ class SlowLoadPoint:
         return f"{point} on {self.target}" if self.target else point
 
 
-def _error_kinds(cells: list[dict[str, Any]]) -> str:
+def _error_kinds(cells: list[Cell]) -> str:
     kinds = [k for k in ERROR_KINDS if k != "over_threshold"]  # slow is not failed (slow_load_points)
-    totals = {k: sum(int((c.get("errors") or {}).get(k) or 0) for c in cells) for k in kinds}
+    totals = {k: sum(c.errors.get(k) or 0 for c in cells) for k in kinds}
     present = sorted(((k, n) for k, n in totals.items() if n), key=lambda item: -item[1])
     return ", ".join(f"{k} {n}" for k, n in present)
 
 
-def _counters(cell: dict[str, Any]) -> tuple[Counting, int, dict[str, int | None]]:
+def _counters(cell: Cell) -> tuple[Counting, int, dict[str, int | None]]:
     """What the rates of :mod:`benchstack.records.model` take, from a stored cell (its tool's rules)."""
-    rules = by_name(str(cell.get("tool"))).counting
-    return rules, int(cell.get("requests_completed") or 0), cell.get("errors") or {}
+    return by_name(cell.tool).counting, cell.requests_completed, cell.errors
 
 
-def _failed_rate(cell: dict[str, Any]) -> float:
+def _failed_rate(cell: Cell) -> float:
     return failed_rate(*_counters(cell))
 
 
@@ -78,7 +76,7 @@ def check_error_rate(run: Run) -> tuple[list[Reason], list[str]]:
     return reasons, []
 
 
-def _slow_rate(cell: dict[str, Any]) -> float | None:
+def _slow_rate(cell: Cell) -> float | None:
     return slow_rate(*_counters(cell))
 
 
@@ -90,16 +88,16 @@ def slow_load_points(run: Run) -> tuple[list[SlowLoadPoint], list[str]]:
     for key, group in run.groups.items():
         judged = counted(group)
         for c in judged:
-            if c.get("threshold_ms") is not None and _slow_rate(c) is None:
-                unmeasured[str(c.get("tool"))] = unmeasured.get(str(c.get("tool")), 0) + 1
-        slow = [c for c in judged if int((c.get("errors") or {}).get("over_threshold") or 0)]
+            if c.threshold_ms is not None and _slow_rate(c) is None:
+                unmeasured[c.tool] = unmeasured.get(c.tool, 0) + 1
+        slow = [c for c in judged if c.errors.get("over_threshold")]
         if not slow:
             continue
-        over = sum(int(c["errors"]["over_threshold"]) for c in slow)
+        over = sum(c.errors.get("over_threshold") or 0 for c in slow)
         measured = [c for c in judged if _slow_rate(c) is not None]
         requests = sum(attempts(*_counters(c)) for c in measured)
         highest = max(_slow_rate(c) or 0.0 for c in slow)
-        threshold = max(float(c.get("threshold_ms") or 0) for c in slow)
+        threshold = max(float(c.threshold_ms or 0) for c in slow)
         message = (
             f"{run.label(key)}: {over} of {requests} responses slower than {threshold:g} ms "
             f"({pct(over / max(requests, 1))})"

@@ -13,7 +13,9 @@ from benchstack.analysis.capacity import capacity_warnings
 from benchstack.analysis.checks.base import Reason, Run, cell_ids, pct
 from benchstack.common.numbers import as_number, is_int
 from benchstack.kinds.loadtools import find
-from benchstack.results.cell import GroupKey, cell_id_of, group_key, window_span
+from benchstack.records.cellparts import CpuUsage, Vmstat, Window
+from benchstack.records.cellplan import CellPlan, ConnectionLoad
+from benchstack.results.cell import Cell, GroupKey, cell_id_of, group_key, planned_key
 from benchstack.results.layout import RAW_DIR, loadgen_dir
 from benchstack.results.sysstats import parse_vmstat
 
@@ -22,10 +24,10 @@ ONE_CPU = "1 CPU: no split is possible"
 NO_SPLIT = "no CPU split recorded"
 
 
-def _vmstat_idle(run_dir: Path, cell_id: str, stats: object) -> float | None:
+def _vmstat_idle(run_dir: Path, cell_id: str, stats: Vmstat | None) -> float | None:
     """Median CPU idle of one loadgen during a cell: from its stats, else from the raw vmstat beside it."""
-    if isinstance(stats, dict) and as_number(stats.get("cpu_idle_median")) is not None:
-        return float(stats["cpu_idle_median"])
+    if stats is not None and stats.cpu_idle_median is not None:
+        return float(stats.cpu_idle_median)
     raw = run_dir / RAW_DIR / f"{cell_id}.vmstat.txt"
     if raw.is_file():
         parsed = parse_vmstat(raw.read_text(encoding="utf-8", errors="replace"))
@@ -34,69 +36,64 @@ def _vmstat_idle(run_dir: Path, cell_id: str, stats: object) -> float | None:
     return None
 
 
-def loadgen_idle(run_dir: Path, cell: dict[str, Any]) -> dict[str, float | None]:
+def loadgen_idle(run_dir: Path, cell: Cell) -> dict[str, float | None]:
     """Each loadgen's median CPU idle (%) during the cell, None where no sample was kept."""
     cid = cell_id_of(cell)
-    merged = cell.get("merged")
-    if isinstance(merged, dict) and merged.get("per_loadgen"):
+    if cell.merged is not None and cell.merged.per_loadgen:
         return {
-            str(one.get("loadgen")): _vmstat_idle(
-                loadgen_dir(run_dir, str(one.get("loadgen"))), cid, one.get("system")
-            )
-            for one in merged["per_loadgen"]
+            str(one.loadgen): _vmstat_idle(loadgen_dir(run_dir, str(one.loadgen)), cid, one.system)
+            for one in cell.merged.per_loadgen
         }
-    stats = (cell.get("system") or {}).get("loadgen")
-    return {str(cell.get("loadgen")): _vmstat_idle(run_dir, cid, stats)}
+    stats = cell.system.loadgen if cell.system is not None else None
+    return {str(cell.loadgen): _vmstat_idle(run_dir, cid, stats)}
 
 
-def tool_cores(cell: dict[str, Any], usage: dict[str, Any]) -> float | None:
+def tool_cores(cell: Cell, usage: CpuUsage) -> float | None:
     """How many CPUs the load tool of ``cell`` could keep busy on the loadgen ``usage`` describes: one for ab
     and httperf (single-threaded), wrk's threads; at most the CPUs it was pinned to (``taskset -c``) or the
     machine's."""
-    seconds = float(usage.get("seconds") or 0)
+    seconds = float(usage.seconds)
     if seconds <= 0:
         return None
-    command = v if isinstance(v := cell.get("command"), list) else []
-    cores = float(usage.get("cpu_s") or 0) / seconds
+    command = cell.command if isinstance(cell.command, list) else []
+    cores = float(usage.cpu_s) / seconds
     if len(command) > 2 and command[0] == "taskset":
         pinned = parse_cpulist(command[2])
         cores = min(cores, len(pinned)) if pinned else cores
-    adapter = find(cell.get("tool"))
+    adapter = find(cell.tool)
     threads = adapter.cores(command) if adapter is not None else 1
     return min(float(threads), cores) if cores > 0 else None
 
 
-def _window_s(cell: dict[str, Any]) -> float | None:
-    span = window_span(cell)
+def _window_s(window: Window | None) -> float | None:
+    span = None if window is None else window.span()
     if span is None or span[1] <= span[0]:
         return None
     return span[1] - span[0]
 
 
-def tool_busy(cell: dict[str, Any]) -> dict[str, float]:
+def tool_busy(cell: Cell) -> dict[str, float]:
     """Per loadgen of a v2 cell, the load tool's CPU over what it could use (1.0: every core it could run
     on, for the whole run), from the CPU time its shell's ``times`` counted around it
     (``interference.hosts``) over the tool's window (else the snapshots' span)."""
-    adapter = find(cell.get("tool"))
+    adapter = find(cell.tool)
     if adapter is not None and adapter.spinning:
         # It keeps its core busy whatever the load, so its own CPU says nothing about being the
         # bottleneck (an open-loop tool that falls behind misses its rate instead).
         return {}
-    hosts = (cell.get("interference") or {}).get("hosts") or {}
-    merged = cell.get("merged")
+    hosts = cell.interference.hosts if cell.interference is not None else {}
     out = {}
     for name, usage in hosts.items():
-        if not isinstance(usage, dict) or usage.get("tool_s") is None:
+        if usage is None or usage.tool_s is None:
             continue
         cores = tool_cores(cell, usage)
-        own = (
-            cell
-            if not isinstance(merged, dict)
-            else next((p for p in merged.get("per_loadgen") or [] if p.get("loadgen") == name), {})
-        )
-        seconds = _window_s(own) or float(usage["seconds"])
+        window = cell.window
+        if cell.merged is not None:
+            own = next((p for p in cell.merged.per_loadgen if p.loadgen == name), None)
+            window = own.window if own is not None else None
+        seconds = _window_s(window) or float(usage.seconds)
         if cores and seconds:
-            out[str(name)] = float(usage["tool_s"]) / (seconds * cores)
+            out[name] = float(usage.tool_s) / (seconds * cores)
     return out
 
 
@@ -105,8 +102,8 @@ def check_loadgen_saturated(run: Run) -> tuple[list[Reason], list[str]]:
     most = run.limits.max_tool_busy
     reasons, unknown, loopback = [], 0, 0
     for key, group in run.groups.items():
-        tool_bound: list[tuple[dict[str, Any], str, float]] = []
-        busy: list[tuple[dict[str, Any], str, float]] = []
+        tool_bound: list[tuple[Cell, str, float]] = []
+        busy: list[tuple[Cell, str, float]] = []
         for cell in group:
             own = tool_busy(cell)
             if own:
@@ -186,15 +183,15 @@ def cpu_split_problem(fingerprint: dict[str, Any] | None) -> str | None:
 
 
 def check_loopback(run: Run) -> tuple[list[Reason], list[str]]:
-    shared: dict[str, list[dict[str, Any]]] = {}
+    shared: dict[str, list[Cell]] = {}
     problems: set[str] = set()
     for cell in run.cells:
         if run.mode(cell) != "loopback":
             continue
-        problem = cpu_split_problem(run.hosts.get(str(cell.get("target"))))
+        problem = cpu_split_problem(run.hosts.get(str(cell.target)))
         if problem is not None:
             problems.add(problem)
-            shared.setdefault(f"{cell.get('target')} ({problem})", []).append(cell)
+            shared.setdefault(f"{cell.target} ({problem})", []).append(cell)
     if not shared:
         return [], []
     cells = [c for group in shared.values() for c in group]
@@ -219,41 +216,45 @@ def check_loopback(run: Run) -> tuple[list[Reason], list[str]]:
     return [Reason("loopback_shared_cores", "noisy", message, cell_ids(cells))], []
 
 
-def _plan_of(
-    cell: dict[str, Any], by_id: dict[str, dict[str, Any]], by_key: dict[GroupKey, dict[str, Any]]
-) -> dict[str, Any]:
+def _load_of(cell: Cell, by_id: dict[str, CellPlan], by_key: dict[GroupKey, CellPlan]) -> ConnectionLoad:
+    """The connections the cell's plan may hold open; for a cell whose plan run.json lacks (or holds in a
+    form from before), what the cell tells: its tool, load level and threshold (no timeout)."""
     plan = by_id.get(cell_id_of(cell)) or by_key.get(group_key(cell))
     if plan is not None:
-        return plan
-    open_loop = cell.get("rate") is not None
-    return {
-        "tool": cell.get("tool"),
-        "concurrency": None if open_loop else cell.get("concurrency"),
-        "rate": cell.get("rate"),
-        "threshold_ms": cell.get("threshold_ms"),
-    }
+        return plan.connection_load()
+    open_loop = cell.rate is not None
+    return ConnectionLoad(cell.tool, None if open_loop else cell.concurrency, cell.rate, cell.threshold_ms)
+
+
+def _plans(run: Run) -> list[CellPlan]:
+    """run.json's cell plans, read back (:meth:`CellPlan.from_dict`); one that is not a whole cell plan (an
+    older run's) is left out."""
+    plans = []
+    for p in run.planned() or []:
+        try:
+            plans.append(CellPlan.from_dict(p))
+        except ValueError:
+            continue
+    return plans
 
 
 def check_capacity(run: Run) -> tuple[list[Reason], list[str]]:
     hosts = run.hosts
     if not hosts:
         return [], ["capacity (backlog, open files): run.json holds no host fingerprints"]
-    plans = run.planned() or []
-    by_id = {str(p["cell_id"]): p for p in plans}
-    by_key: dict[GroupKey, dict[str, Any]] = {}
+    plans = _plans(run)
+    by_id = {p.cell_id: p for p in plans}
+    by_key: dict[GroupKey, CellPlan] = {}
     for p in plans:
-        try:
-            by_key.setdefault(group_key(p), p)
-        except (KeyError, TypeError, ValueError):
-            continue
+        if p.concurrency is not None or p.rate is not None:
+            by_key.setdefault(planned_key(p), p)
     found: dict[str, list[str]] = {}
     for cell in run.cells:
-        merged = cell.get("merged")
-        loadgens = merged.get("loadgens") if isinstance(merged, dict) else [cell.get("loadgen")]
-        plan = _plan_of(cell, by_id, by_key)
-        target = hosts.get(str(cell.get("target")))
+        loadgens = cell.merged.loadgens if cell.merged is not None else [cell.loadgen]
+        load = _load_of(cell, by_id, by_key)
+        target = hosts.get(str(cell.target))
         for lg in loadgens or [None]:
-            for warning in capacity_warnings([plan], target, hosts.get(str(lg))):
+            for warning in capacity_warnings([load], target, hosts.get(str(lg))):
                 ids = found.setdefault(warning, [])
                 if cell_id_of(cell) not in ids:
                     ids.append(cell_id_of(cell))

@@ -8,13 +8,12 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from benchstack.analysis.checks.base import Reason, Run, cell_ids
 from benchstack.kinds.loadtools import find
 from benchstack.kinds.loadtools.base import no_steady_data_note
 from benchstack.kinds.loadtools.perrequest import AB_GNUPLOT_HEADER
-from benchstack.results.cell import cell_id_of
+from benchstack.results.cell import Cell, cell_id_of
 from benchstack.results.layout import RAW_DIR, loadgen_dir
 
 # Whole seconds (the first and last, partial, left out) a cell needs for its halves to be compared.
@@ -61,11 +60,10 @@ def drift(counts: dict[int, int]) -> Drift | None:
     return Drift(statistics.fmean(inner[:half]), statistics.fmean(inner[-half:]), 2 * half)
 
 
-def _tsv_paths(run_dir: Path, cell: dict[str, Any]) -> list[Path]:
+def _tsv_paths(run_dir: Path, cell: Cell) -> list[Path]:
     cid = cell_id_of(cell)
-    merged = cell.get("merged")
-    if isinstance(merged, dict) and merged.get("loadgens"):
-        return [loadgen_dir(run_dir, str(lg)) / RAW_DIR / f"{cid}.requests.tsv" for lg in merged["loadgens"]]
+    if cell.merged is not None and cell.merged.loadgens:
+        return [loadgen_dir(run_dir, lg) / RAW_DIR / f"{cid}.requests.tsv" for lg in cell.merged.loadgens]
     return [run_dir / RAW_DIR / f"{cid}.requests.tsv"]
 
 
@@ -75,11 +73,11 @@ def check_steady_state(run: Run) -> tuple[list[Reason], list[str]]:
     no_data: dict[str, int] = {}
     short = 0
     for key, group in run.groups.items():
-        drifting: list[tuple[dict[str, Any], Drift]] = []
+        drifting: list[tuple[Cell, Drift]] = []
         for cell in group:
             paths = [p for p in _tsv_paths(run.run_dir, cell) if p.is_file()]
             if not paths:
-                no_data[str(cell.get("tool"))] = no_data.get(str(cell.get("tool")), 0) + 1
+                no_data[cell.tool] = no_data.get(cell.tool, 0) + 1
                 continue
             measured = False
             for path in paths:

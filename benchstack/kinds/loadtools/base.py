@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from benchstack.common.inputs import shown
 from benchstack.common.numbers import is_int
-from benchstack.records.cellplan import CellPlan
+from benchstack.records.cellplan import CellPlan, ConnectionLoad
 from benchstack.records.distribution import Resolution
 from benchstack.records.model import Counting, Parsed, attempts, failed_count
 
@@ -206,15 +206,12 @@ class LoadTool(ABC):
         """Whether ``cell`` runs for its ``duration_s``, so taking much longer is an overrun."""
         return bool(cell.duration_s)
 
-    # open_connections and fd_warning read ``planned``, a cell plan as run.json holds it, or the part of one
-    # a cell tells (benchstack.analysis.checks.hosts, for a cell whose plan run.json lacks): not a CellPlan.
+    def open_connections(self, load: ConnectionLoad) -> int:
+        """The most connections an open-loop cell can hold open (closed loop: its concurrency)."""
+        return int(load.concurrency or 0)
 
-    def open_connections(self, planned: Mapping[str, Any]) -> int:
-        """The most connections an open-loop cell plan can hold open (closed loop: its concurrency)."""
-        return int(planned["concurrency"])
-
-    def fd_warning(self, planned: Mapping[str, Any], connections: int, room: int) -> str:
-        """Why ``connections`` connections of ``planned`` do not fit the ``room`` the tool has."""
+    def fd_warning(self, load: ConnectionLoad, connections: int, room: int) -> str:
+        """Why ``connections`` connections of ``load`` do not fit the ``room`` the tool has."""
         return f"{self.name} may hold {connections} connections; it can hold about {room}"
 
     # ------------------------------------------------------------ the noise probe (benchstack.measure.probe)

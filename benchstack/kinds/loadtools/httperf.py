@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -38,7 +37,7 @@ from benchstack.kinds.loadtools.base import (
     warmup_of,
 )
 from benchstack.records import distribution
-from benchstack.records.cellplan import CellPlan
+from benchstack.records.cellplan import CellPlan, ConnectionLoad
 from benchstack.records.distribution import Resolution
 from benchstack.records.model import Counting, Parsed, ParseError, empty_errors, empty_latency
 
@@ -248,9 +247,9 @@ def cell_timeout_s(cell: CellPlan) -> float:
     return httperf_timeout_s(cell.threshold_ms, cell.timeout_s)
 
 
-def planned_timeout_s(planned: Mapping[str, Any]) -> float:
-    """httperf's --timeout for a cell plan as run.json holds it, or the part of one a cell tells."""
-    return httperf_timeout_s(planned.get("threshold_ms"), planned.get("timeout_s"))
+def load_timeout_s(load: ConnectionLoad) -> float:
+    """httperf's --timeout for a cell's :class:`ConnectionLoad` (:func:`httperf_timeout_s`)."""
+    return httperf_timeout_s(load.threshold_ms, load.timeout_s)
 
 
 def httperf_command(url: str, rate: int, duration_s: int, timeout_s: float | None = None) -> list[str]:
@@ -347,13 +346,13 @@ class Httperf(LoadTool):
     def bound_s(self, cell: CellPlan) -> int:
         return required_int(cell, "duration_s") + math.ceil(cell_timeout_s(cell)) + TIMEOUT_SLACK_S
 
-    def open_connections(self, planned: Mapping[str, Any]) -> int:
+    def open_connections(self, load: ConnectionLoad) -> int:
         # Every connection of one timeout's window still waiting.
-        return math.ceil(int(planned["rate"]) * planned_timeout_s(planned))
+        return math.ceil(int(load.rate or 0) * load_timeout_s(load))
 
-    def fd_warning(self, planned: Mapping[str, Any], connections: int, room: int) -> str:
+    def fd_warning(self, load: ConnectionLoad, connections: int, room: int) -> str:
         return (
-            f"httperf at {planned['rate']}/s with a {planned_timeout_s(planned):g} s timeout may hold "
+            f"httperf at {load.rate}/s with a {load_timeout_s(load):g} s timeout may hold "
             f"{connections} connections; it can hold about {room} (select's FD_SETSIZE) and counts the rest "
             "as fd-unavail errors"
         )

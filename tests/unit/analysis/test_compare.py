@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -8,21 +9,17 @@ from conftest import read_data
 from benchstack.analysis.compare import baseline_rows, compare_rows, compare_table, p_text, significance
 from benchstack.cli import main
 from benchstack.kinds.loadtools import parse
-from benchstack.results.cell import cell_to_dict, make_cell, write_cell
+from benchstack.results.cell import Cell, make_cell, write_cell
 
 
-def cell(stack: str, repetition: int, rps: float, p99: float = 4.0, name: str = "normal.txt") -> dict:
-    d = cell_to_dict(
-        make_cell(
+def cell(stack: str, repetition: int, rps: float, p99: float = 4.0, name: str = "normal.txt") -> Cell:
+    c = make_cell(
             parse("ab", read_data("ab", name)),
             experiment="cmp", stack=stack, target="t", loadgen="t", mode="loopback", command="ab",
             url="http://127.0.0.1/", requests=2000, repetition=repetition,
             started_at="2025-01-02T03:04:05Z", raw_output=f"raw/{stack}-{repetition}.txt",
-        )
     )  # fmt: skip
-    d["rps"] = rps
-    d["latency_ms"] = {**d["latency_ms"], "p99": p99}
-    return d
+    return dataclasses.replace(c, rps=rps, latency_ms=dataclasses.replace(c.latency_ms, p99=p99))
 
 
 def test_a_clear_improvement_over_five_repetitions_is_significant() -> None:
@@ -65,7 +62,7 @@ def test_a_p_value_below_0_1_keeps_a_third_decimal(p: float, shown: str) -> None
 def test_disturbed_cells_are_listed_but_neither_tested_nor_in_the_medians() -> None:
     a = [cell("s", r, v) for r, v in enumerate([100.0, 101.0, 102.0, 103.0], 1)]
     b = [cell("s", r, v) for r, v in enumerate([200.0, 201.0, 202.0], 1)]
-    b += [{**cell("s", r, 1.0, p99=999.0), "disturbed": ["steal 40 %"]} for r in (4, 5, 6, 7)]
+    b += [dataclasses.replace(cell("s", r, 1.0, p99=999.0), disturbed=["steal 40 %"]) for r in (4, 5, 6, 7)]
     [row] = compare_rows(a, b)
     assert (row["n A"], row["n B"]) == ("4", "3 (+4 disturbed)")
     assert (row["req/s B"], row["p99 B ms"]) == ("201.00", "4.00")
@@ -337,7 +334,7 @@ def test_the_regression_interval_is_the_mann_whitney_inversion_of_the_log_ratios
     b = [cell("s", r, v * 0.8) for r, v in enumerate(A_RPS, 1)]
     check = regression_check("s", a, b, 0.05)
     # 6 against 6 at 95 %: the 6th smallest and largest of the 36 differences (R: qwilcox(0.025, 6, 6) = 6)
-    diffs = sorted(math.log(y.get("rps")) - math.log(x.get("rps")) for x in a for y in b)
+    diffs = sorted(math.log(y.rps) - math.log(x.rps) for x in a for y in b)
     assert check.low == pytest.approx(math.exp(diffs[5])) and check.high == pytest.approx(math.exp(diffs[30]))
     assert check.ratio == pytest.approx(0.8) and check.regressed
 

@@ -4,6 +4,7 @@ import math
 from typing import Any
 
 import pytest
+from cell_records import record
 
 from benchstack.analysis.comparison import (
     EQUIVALENT,
@@ -22,6 +23,7 @@ from benchstack.analysis.comparison import (
 )
 from benchstack.analysis.comparison import FASTER as FASTER_STATE
 from benchstack.analysis.stats import shift_ci
+from benchstack.results.cell import Cell
 
 BASE = "sinatra-thin-x1-nginx"
 X2 = "sinatra-thin-x2-nginx"
@@ -37,17 +39,18 @@ def cell(
     keepalive: bool = True,
     target: str = "web1",
     disturbed: list[str] | None = None,
-) -> dict[str, Any]:
+    **more: Any,
+) -> Cell:
     d: dict[str, Any] = {
         "stack": stack, "tool": tool, "keepalive": keepalive, "concurrency": concurrency, "rate": None,
         "repetition": repetition, "rps": rps, "target": target,
     }  # fmt: skip
     if disturbed is not None:
         d["disturbed"] = disturbed
-    return d
+    return record({**d, **more})
 
 
-def rounds(stack: str, values: list[float], **kw: Any) -> list[dict[str, Any]]:
+def rounds(stack: str, values: list[float], **kw: Any) -> list[Cell]:
     return [cell(stack, r, v, **kw) for r, v in enumerate(values, 1)]
 
 
@@ -179,10 +182,10 @@ def test_seven_pairs_are_too_few_for_an_interval_at_99_percent() -> None:
 def test_pairing_skips_rounds_where_one_side_is_missing_or_disturbed() -> None:
     base = rounds(BASE, [1000.0] * 8)
     del base[2]  # the baseline has no round 3
-    base[3]["disturbed"] = ["foreign CPU 23 %"]  # its round 5 is disturbed
+    base[3].disturbed = ["foreign CPU 23 %"]  # its round 5 is disturbed
     x2 = rounds(X2, FASTER[:8])
     x2[6] = cell(X2, 7, 99999.0, disturbed=["steal 12 %"])  # x2's round 7 is disturbed
-    x2[2]["rps"] = x2[4]["rps"] = 1.0  # rounds 3 and 5 would drag the ratios down if they were paired
+    x2[2].rps = x2[4].rps = 1.0  # rounds 3 and 5 would drag the ratios down if they were paired
     assert paired_ratios(x2, base) == pytest.approx([1.12, 1.18, 1.21, 1.23, 1.30])
     [c] = compare_to_baseline(base + x2, BASE)
     assert (c.pairs, c.state) == (5, UNRESOLVED)
@@ -200,8 +203,8 @@ def test_an_empty_comparison_is_unresolved_without_a_ratio() -> None:
 
 
 def test_the_seconds_between_a_pairs_cells_are_their_median() -> None:
-    def timed(stack: str, rep: int, at: str) -> dict[str, Any]:
-        return {**cell(stack, rep, 1000.0), "window": {"start": f"2026-12-04T10:00:{at}Z", "end": "x"}}
+    def timed(stack: str, rep: int, at: str) -> Cell:
+        return cell(stack, rep, 1000.0, window={"start": f"2026-12-04T10:00:{at}Z", "end": "x"})
 
     cells = [
         timed(BASE, 1, "00.000"),
@@ -209,7 +212,7 @@ def test_the_seconds_between_a_pairs_cells_are_their_median() -> None:
         timed(BASE, 2, "10.000"),
         timed(X2, 2, "06.000"),
     ]
-    cells += [timed(BASE, 3, "20.000"), {**cell(X2, 3, 1000.0), "started_at": "2026-12-04T10:00:21Z"}]
+    cells += [timed(BASE, 3, "20.000"), cell(X2, 3, 1000.0, started_at="2026-12-04T10:00:21Z")]
     [c] = compare_to_baseline(cells, BASE)
     assert c.gap_s == pytest.approx(2.5)  # 2.5, 4 and 1 s (a cell without a window: its start second)
 

@@ -21,7 +21,7 @@ from benchstack.measure.runner import CellOptions, Target, measure_cell, write_r
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.report.build import verdict_section
 from benchstack.report.render import section_markdown, verdict_text
-from benchstack.results.cell import cell_id_of, load_cells
+from benchstack.results.cell import Cell, cell_id_of, json_cell_id, load_cells
 from benchstack.results.runfolder import record_stop
 from benchstack.results.sysstats import parse_vmstat
 
@@ -106,9 +106,10 @@ class Run:
         loadgen = "web1" if self.mode == "loopback" else "gen1"
         where = Target(host="127.0.0.1", target="web1", loadgen=loadgen)
         plan = self.plan(stack, load, repetition, threshold_ms)
-        cell, _ = measure_cell(
+        record, _ = measure_cell(
             cell_plan(plan), where, self.path, execute, "verdict", CellOptions(sleep=lambda s: None)
         )
+        cell = record.to_dict()
         if rps is not None:
             path = self.path / "cells" / f"{plan['cell_id']}.json"
             cell["rps"] = rps
@@ -188,7 +189,7 @@ def test_a_run_without_a_verification_record_is_noisy(tmp_path: Path) -> None:
 
     v = run_verdict(tmp_path, load_cells(tmp_path), info)
     assert v.status == "noisy" and codes(v) == ["not_verified"]
-    assert v.reasons[0].cells == [cell_id_of(c) for c in measured]
+    assert v.reasons[0].cells == [json_cell_id(c) for c in measured]
 
 
 def test_a_failed_verification_makes_the_run_invalid(tmp_path: Path) -> None:
@@ -206,7 +207,7 @@ def test_only_the_stacks_left_out_of_the_verification_are_named(tmp_path: Path) 
     v = run.verdict(verify={"passed": True, "at": "2026-11-30T21:38:00Z", "stacks": ["checked"]})
     [reason] = v.reasons
     assert reason.code == "not_verified" and "unchecked" in reason.message
-    assert reason.cells == [cell_id_of(c) for c in late]
+    assert reason.cells == [json_cell_id(c) for c in late]
     assert [p.status for p in v.load_points] == ["valid", "noisy"]
 
 
@@ -219,7 +220,7 @@ def test_a_5xx_run_is_invalid_and_names_its_cells_and_error_kinds(tmp_path: Path
     bad = run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
     v = run.verdict()
     [reason] = others(v)
-    assert (reason.code, reason.status, reason.cells) == ("error_rate", "invalid", [cell_id_of(bad)])
+    assert (reason.code, reason.status, reason.cells) == ("error_rate", "invalid", [json_cell_id(bad)])
     assert reason.message == (
         "busy ab c10: failed requests up to 50.3 % in 1 of 1 cells, above load.max_error_rate 1.0 % "
         "(status 503, length 503)"
@@ -246,7 +247,7 @@ def test_a_cells_failed_share_at_max_error_rate_is_within_it_and_just_above_it_i
     run = Run(tmp_path)
     bad = run.measure("varying", AB_5XX, read_data("ab", "length-failures.txt"))  # 248 of 1000 failed
     assert failing(run, 0.248) == []
-    assert failing(run, 0.247) == [cell_id_of(bad)]
+    assert failing(run, 0.247) == [json_cell_id(bad)]
 
 
 def test_max_error_rate_0_lets_no_failed_request_through(tmp_path: Path) -> None:
@@ -256,8 +257,8 @@ def test_max_error_rate_0_lets_no_failed_request_through(tmp_path: Path) -> None
     # One non-2xx response among its 2800: 0.04 %, above 0 and within the default 1 %.
     cell.update(error_count=1, error_rate=1 / 2800)
     cell["errors"]["status"] = 1
-    (tmp_path / "cells" / f"{cell_id_of(cell)}.json").write_text(json.dumps(cell), encoding="utf-8")
-    assert failing(run, 0) == [cell_id_of(cell)]
+    (tmp_path / "cells" / f"{json_cell_id(cell)}.json").write_text(json.dumps(cell), encoding="utf-8")
+    assert failing(run, 0) == [json_cell_id(cell)]
     assert failing(run, 0.01) == []
 
 
@@ -289,7 +290,7 @@ def test_slow_responses_alone_never_make_a_run_invalid_and_are_reported_by_load_
     [slow] = run.verdict().slow
     assert (slow.stack, slow.tool, slow.level, slow.target, slow.threshold_ms) == ("s", "ab", 20, "web1", 300)
     assert (slow.over_threshold, slow.requests, slow.highest_rate) == (31, 400, 31 / 400)
-    assert slow.cells == [cell_id_of(cell)]
+    assert slow.cells == [json_cell_id(cell)]
     assert slow.message == (
         "s ab c20: 31 of 400 responses slower than 300 ms (7.8 %), above load.max_error_rate 1.0 %"
     )
@@ -334,14 +335,14 @@ def test_a_disturbed_cells_failures_and_slow_responses_are_evidence_not_the_resu
     bad = run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"))
     slow = slow_run(run)
     info = run.info()
-    disturbed = [{**c, "disturbed": ["foreign CPU 31 %"]} for c in (bad, slow)]
+    disturbed = [Cell.from_dict({**c, "disturbed": ["foreign CPU 31 %"]}) for c in (bad, slow)]
     v = run_verdict(tmp_path, disturbed, info)
     assert "error_rate" not in codes(v) and v.slow == []
     # Beside a counted repetition the disturbed one is left out of "N of M cells" too.
     again = run.measure("busy", AB_5XX, read_data("ab", "mixed-status-length.txt"), repetition=2)
-    v = run_verdict(tmp_path, [*disturbed, again], info)
+    v = run_verdict(tmp_path, [*disturbed, Cell.from_dict(again)], info)
     [reason] = [r for r in v.reasons if r.code == "error_rate"]
-    assert reason.cells == [cell_id_of(again)] and "in 1 of 1 cells" in reason.message
+    assert reason.cells == [json_cell_id(again)] and "in 1 of 1 cells" in reason.message
 
 
 def test_slow_responses_nothing_counted_are_listed_as_not_checked(tmp_path: Path) -> None:
@@ -476,7 +477,7 @@ def test_fewer_than_six_counted_rounds_leave_the_precision_unknown(tmp_path: Pat
 
 def disturb(run: Run, cell: dict[str, Any], why: str = "interference: foreign CPU 31.0 %") -> None:
     cell["disturbed"] = [why]
-    (run.path / "cells" / f"{cell_id_of(cell)}.json").write_text(json.dumps(cell), encoding="utf-8")
+    (run.path / "cells" / f"{json_cell_id(cell)}.json").write_text(json.dumps(cell), encoding="utf-8")
 
 
 def test_a_disturbed_cell_is_left_out_of_the_precision_and_counted_in_the_notes(tmp_path: Path) -> None:
@@ -491,7 +492,7 @@ def test_a_disturbed_cell_is_left_out_of_the_precision_and_counted_in_the_notes(
     assert (v.status, codes(v, precision=True)) == ("valid", [])
     assert v.not_checked == [
         "disturbed: 1 cells were disturbed or collapsed, kept as evidence, left out of the statistics and "
-        f"measured again (first: {cell_id_of(outlier)}: interference: foreign CPU 31.0 %)"
+        f"measured again (first: {json_cell_id(outlier)}: interference: foreign CPU 31.0 %)"
     ]
     # Fewer counted rounds than planned: the disturbed ones were not all replaced.
     disturb(run, cells[0])
@@ -509,7 +510,7 @@ def test_a_collapsed_cell_is_left_out_of_the_precision_and_named_in_the_notes(tm
     assert (v.status, codes(v, precision=True)) == ("valid", [])
     [note] = v.not_checked
     assert note.endswith(
-        f"(first: {cell_id_of(fallen)}: collapse: 30.0 req/s, below 25 % of the median 361.5 req/s of the "
+        f"(first: {json_cell_id(fallen)}: collapse: 30.0 req/s, below 25 % of the median 361.5 req/s of the "
         "load point's 7 counted cells)"
     )
 
@@ -559,7 +560,7 @@ def test_merged_cells_are_judged_by_each_loadgens_vmstat(tmp_path: Path) -> None
     saturated = read_data("verdict", "vmstat-saturated.txt")
     b = run_b.measure("s", WRK_SATURATED, read_data("verdict", "wrk-saturated.txt"), vmstat=saturated)
     b["loadgen"] = "gen2"
-    merged = merge_cells([a, b])
+    merged = merge_cells([Cell.from_dict(a), Cell.from_dict(b)])
     v = run_verdict(tmp_path, [merged], None)
     [reason] = [r for r in v.reasons if r.code == "loadgen_saturated"]
     assert "the loadgen (gen2) had a median CPU idle as low as 1.5 %" in reason.message
@@ -877,7 +878,7 @@ def test_the_report_lists_slow_responses_apart_and_run_json_keeps_them(tmp_path:
     assert (
         "Slow responses (over load.threshold_ms: a result, not a reason to doubt the numbers):\n\n"
         "- s ab c20: 31 of 400 responses slower than 300 ms (7.8 %), above load.max_error_rate 1.0 % "
-        f"(cell {cell_id_of(cell)})"
+        f"(cell {json_cell_id(cell)})"
     ) in text
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<p>Slow responses (over load.threshold_ms" in page

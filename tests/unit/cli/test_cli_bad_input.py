@@ -13,7 +13,7 @@ from conftest import STORED_META, bench_stack, read_data
 
 from benchstack.common.inputs import MAX_OUTPUT_BYTES
 from benchstack.kinds.loadtools import ab
-from benchstack.results.cell import cell_id_of, cell_to_dict, make_cell, write_cell
+from benchstack.results.cell import cell_to_dict, json_cell_id, make_cell, write_cell
 
 ROOT = Path(__file__).resolve().parents[3]
 ELF_HEAD = b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x03\x00>\x00\x01\x00\x00\x00\xd0a"
@@ -232,7 +232,7 @@ def test_report_compare_and_hist_refuse_the_cells_validate_refuses(tmp_path: Pat
         # A copy under another name: counted twice by the report before.
         path = path.with_name("copy.json")
         path.write_text(json.dumps(cell))
-        problem = f"file name should be {cell_id_of(cell)}.json for this cell"
+        problem = f"file name should be {json_cell_id(cell)}.json for this cell"
     validate = bench_stack("validate", run)
     assert validate.returncode == 1 and f"{path}: {problem}" in validate.stdout
     assert problem in one_line_error(bench_stack("report", run), path)

@@ -41,7 +41,7 @@ def test_a_threshold_is_its_timeout_and_the_cell_says_so() -> None:
 
 
 def test_connections_beyond_select_are_warned_of() -> None:
-    plan = {**PLAN, "rate": 400, "timeout_s": 3}
+    plan = cell_plan({**PLAN, "rate": 400, "timeout_s": 3}).connection_load()
     assert HTTPERF.open_connections(plan) == 1200
     assert HTTPERF.fd_limit == 1024
     assert HTTPERF.fd_warning(plan, 1200, 992) == (

@@ -16,6 +16,7 @@ from test_repetitions import rounds
 from benchstack.measure.hostevents import reasons, states
 from benchstack.measure.runner import overrun_reasons
 from benchstack.measure.stackunits import down_reasons
+from benchstack.records.cellparts import Window
 from benchstack.results.cell import left_out
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -34,7 +35,8 @@ def comments(path: Path, key: str) -> list[str]:
 def judged(case: dict[str, Any]) -> list[str]:
     """The reasons the fault's evidence gets from the judgement its ``judge`` names."""
     if case["judge"] == "overrun":
-        return overrun_reasons(cell_plan(case["plan"]), case["window"])
+        window = case["window"]
+        return overrun_reasons(cell_plan(case["plan"]), None if window is None else Window.from_dict(window))
     if case["judge"] == "collapse":
         group = rounds("fault", case["rps"])
         return [why for cell, whys in left_out(group) if cell is group[case["fault"]] for why in whys]

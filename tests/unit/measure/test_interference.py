@@ -7,6 +7,7 @@ on this machine; the others below are the same format with chosen counters, to d
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import record
 from conftest import BUSY_CPU, CPU_AFTER, CPU_BEFORE, Helpers, cell_plan, read_data
 from test_runner import AB_PLAN, FakeLoadgen, measure, one_plan
 
@@ -30,7 +32,8 @@ from benchstack.measure.interference import (
 )
 from benchstack.measure.merge import _merged_interference
 from benchstack.measure.runner import OVERRUN_SHARE, OVERRUN_SLACK_S, overrun_reasons
-from benchstack.results.cell import cell_id_of
+from benchstack.records.cellparts import Window
+from benchstack.results.cell import Cell, json_cell_id
 
 BOOT = "e77ee28f-3095-49a9-9e29-491284ece4ff"
 
@@ -58,7 +61,7 @@ def test_the_captured_snapshots_give_the_containers_and_the_machines_cpu() -> No
     after = parse_snapshot(CPU_AFTER.split(" ", 2)[2])
     assert before and after and before.ours_kind == "container-usec"
     u = host_usage(before, after, tool_s=0.94)
-    assert u == {
+    assert u is not None and u.to_dict() == {
         "boot_id": BOOT,
         "seconds": 3.044,
         "cpu_s": 6.07,  # (375 + 198 + 1 + 33) jiffies at 100 Hz: 2 CPUs x ~3 s
@@ -68,7 +71,7 @@ def test_the_captured_snapshots_give_the_containers_and_the_machines_cpu() -> No
         "ours_from": "container",
         "tool_s": 0.94,
     }
-    assert summarize({"bench-local": u})["foreign"] == pytest.approx((6.06 - 2.607) / 6.07, abs=1e-4)
+    assert summarize({"bench-local": u}).foreign == pytest.approx((6.06 - 2.607) / 6.07, abs=1e-4)
 
 
 def test_the_snapshot_function_runs_under_sh_and_prints_a_line_the_parser_reads() -> None:
@@ -137,37 +140,37 @@ def test_snapshots_of_another_boot_or_a_counter_that_went_back_do_not_pair() -> 
 def test_hosts_on_one_machine_share_their_cpu_as_ours() -> None:
     # A target and a loadgen container on one machine: each alone sees the other's CPU as foreign.
     target, loadgen = usage(3.0, 8.0, 2.0), usage(4.0, 8.0, 2.0)
-    alone = summarize({"lg": loadgen})["foreign"]
-    together = summarize({"lg": loadgen, "web": target})["foreign"]
+    alone = summarize({"lg": loadgen}).foreign
+    together = summarize({"lg": loadgen, "web": target}).foreign
     assert (alone, together) == (pytest.approx(0.4), pytest.approx(0.1))
     # On two machines each is judged on its own, and the cell gets the worse.
     far = usage(3.0, 8.0, 2.0, boot="other-machine")
-    assert summarize({"lg": loadgen, "web": far})["foreign"] == pytest.approx(0.5)
+    assert summarize({"lg": loadgen, "web": far}).foreign == pytest.approx(0.5)
 
 
 def test_a_host_whose_cpu_could_not_be_read_leaves_foreign_unknown() -> None:
     unknown = parse_snapshot(f"1.0 100 {BOOT} none cpu 0 0 0 0 0 0 0 0")
     assert unknown is not None and unknown.ours_s is None
-    assert summarize({"lg": None})["foreign"] is None
+    assert summarize({"lg": None}).foreign is None
 
 
 @pytest.mark.parametrize("limit", [0.1, 0.25])
 def test_interference_at_the_limit_is_not_disturbed_and_just_above_it_is(limit: float) -> None:
     # 10 CPU seconds, all busy, (1 - limit) of them ours: foreign exactly at the limit.
     at = summarize({"lg": usage(10 * (1 - limit), 10.0, 0)}, limit)
-    assert at["foreign"] == pytest.approx(limit)
+    assert at.foreign == pytest.approx(limit)
     assert disturbed_reasons(at, limit) == []
-    above = {**at, "foreign": limit + 0.0001}
+    above = dataclasses.replace(at, foreign=limit + 0.0001)
     [reason] = disturbed_reasons(above, limit)
     assert reason.startswith("interference: foreign CPU") and f"max_interference {100 * limit:g} %" in reason
     # Steal counts too: foreign at the limit plus 2 % steal is above it.
-    assert disturbed_reasons({**at, "steal": 0.02}, limit) != []
+    assert disturbed_reasons(dataclasses.replace(at, steal=0.02), limit) != []
     assert disturbed_reasons(above, 1) == []  # 1 turns the check off
 
 
 def overrun(duration: int, took: float) -> list[str]:
     window = {"start": "2027-01-15T08:00:00.000Z", "end": f"2027-01-15T08:00:{took:06.3f}Z"}
-    return overrun_reasons(cell_plan({"tool": "wrk", "duration_s": duration}), window)
+    return overrun_reasons(cell_plan({"tool": "wrk", "duration_s": duration}), Window.from_dict(window))
 
 
 def test_a_run_that_overran_its_duration_is_disturbed_and_one_at_the_bound_is_not() -> None:
@@ -205,10 +208,11 @@ def test_a_cell_without_snapshots_says_so_and_is_not_disturbed(tmp_path: Path) -
     )
 
 
-def loadgen_cell(name: str, own: dict[str, Any], foreign: float, limit: float = 0.1) -> dict[str, Any]:
+def loadgen_cell(name: str, own: dict[str, Any], foreign: float, limit: float = 0.1) -> Cell:
     reasons = [f"interference: foreign CPU {100 * foreign:.1f} %"] if foreign > limit else []
-    return {"loadgen": name, "interference": {"foreign": foreign, "steal": 0.0, "limit": limit, "hosts": own},
-            "disturbed": reasons}  # fmt: skip
+    hosts = {host: None if u is None else u.to_dict() for host, u in own.items()}
+    return record({"loadgen": name, "interference": {"foreign": foreign, "steal": 0.0, "limit": limit,
+                   "hosts": hosts}, "disturbed": reasons})  # fmt: skip
 
 
 def test_a_merge_counts_every_loadgen_on_the_machine_as_ours() -> None:
@@ -218,27 +222,28 @@ def test_a_merge_counts_every_loadgen_on_the_machine_as_ours() -> None:
     # Only the first loadgen reads the target: the second's cell names it unknown.
     second = loadgen_cell("lg2", {"lg2": lg2, "web": None}, 0.65)
     merged, disturbed = _merged_interference([first, second])
-    assert merged is not None and merged["foreign"] == pytest.approx(0.1) and disturbed == []
-    assert merged["hosts"]["web"] == target
+    assert merged is not None and merged.foreign == pytest.approx(0.1) and disturbed == []
+    assert merged.hosts["web"] == target
     # What disturbed a loadgen's own run (an overrun) stays, named by the loadgen.
-    second["disturbed"] = ["overrun: the wrk run took 9.0 s for 3 s"]
+    second.disturbed = ["overrun: the wrk run took 9.0 s for 3 s"]
     assert _merged_interference([first, second])[1] == ["lg2: overrun: the wrk run took 9.0 s for 3 s"]
 
 
 def tool_cell(tool: str, command: list[str], tool_s: float, seconds: float = 5.0, cpus: float = 2.0) -> dict:
     host = {"boot_id": BOOT, "seconds": seconds, "cpu_s": cpus * seconds, "busy_s": 1.0, "steal_s": 0.0,
             "ours_s": 1.0, "ours_from": "container", "tool_s": tool_s}  # fmt: skip
-    return {"tool": tool, "command": command, "interference": {"hosts": {"lg": host}}}
+    interference = {"foreign": None, "steal": None, "limit": None, "hosts": {"lg": host}}
+    return {"tool": tool, "command": command, "interference": interference}
 
 
 def test_the_load_tools_own_cpu_over_what_it_could_use() -> None:
     # ab is single-threaded: 4.75 s of CPU in 5 s is 95 % of its one core.
-    assert tool_busy(tool_cell("ab", ["ab", "-n", "5000"], 4.75)) == {"lg": pytest.approx(0.95)}
+    assert tool_busy(record(tool_cell("ab", ["ab", "-n", "5000"], 4.75))) == {"lg": pytest.approx(0.95)}
     # wrk -t2 on 2 CPUs could use both; pinned to one CPU, one.
-    assert tool_busy(tool_cell("wrk", ["wrk", "-t", "2"], 5.0)) == {"lg": pytest.approx(0.5)}
+    assert tool_busy(record(tool_cell("wrk", ["wrk", "-t", "2"], 5.0))) == {"lg": pytest.approx(0.5)}
     pinned = ["taskset", "-c", "0", "wrk", "-t", "2"]
-    assert tool_busy(tool_cell("wrk", pinned, 5.0)) == {"lg": pytest.approx(1.0)}
-    assert tool_busy({"tool": "ab", "command": ["ab"], "interference": None}) == {}
+    assert tool_busy(record(tool_cell("wrk", pinned, 5.0))) == {"lg": pytest.approx(1.0)}
+    assert tool_busy(record({"tool": "ab", "command": ["ab"], "interference": None})) == {}
 
 
 def test_a_load_tool_at_its_limit_makes_its_cells_invalid_and_just_below_does_not(tmp_path: Path) -> None:
@@ -247,7 +252,7 @@ def test_a_load_tool_at_its_limit_makes_its_cells_invalid_and_just_below_does_no
     run = Run(tmp_path, mode="loopback")
     run.load.update(repetitions=1, max_repetitions=1)
     cell = run.measure("s", AB_STEADY, read_data("verdict", "ab-steady.txt"))
-    path = tmp_path / "cells" / f"{cell_id_of(cell)}.json"
+    path = tmp_path / "cells" / f"{json_cell_id(cell)}.json"
     for tool_s, invalid in ((MAX_TOOL_BUSY * 5.0, True), (MAX_TOOL_BUSY * 5.0 - 0.01, False)):
         cell["interference"] = tool_cell("ab", cell["command"], tool_s)["interference"]
         cell["interference"].update(foreign=0.0, steal=0.0, limit=0.1)
@@ -267,14 +272,14 @@ def test_the_tools_cpu_is_what_the_shells_children_used_between_the_two_times() 
         ]
     )
     usage, problem = usage_from_text(text)
-    assert problem is None and usage is not None and usage["tool_s"] == pytest.approx(0.91)
+    assert problem is None and usage is not None and usage.tool_s == pytest.approx(0.91)
 
 
 def test_httperf_keeps_its_core_busy_by_design_and_is_not_judged_by_it() -> None:
-    assert tool_busy(tool_cell("httperf", ["httperf", "--rate", "200"], 5.0)) == {}
+    assert tool_busy(record(tool_cell("httperf", ["httperf", "--rate", "200"], 5.0))) == {}
 
 
 def test_the_tools_busy_share_is_over_its_own_window_when_the_cell_has_one() -> None:
     cell = tool_cell("ab", ["ab", "-n", "3000"], 0.19, seconds=0.6)
     cell["window"] = {"start": "2027-01-15T08:00:00.000Z", "end": "2027-01-15T08:00:00.344Z"}
-    assert tool_busy(cell) == {"lg": pytest.approx(0.19 / 0.344)}
+    assert tool_busy(record(cell)) == {"lg": pytest.approx(0.19 / 0.344)}

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import merged_json, records
 from conftest import Helpers, cell_plan, read_data
 
 from benchstack.analysis.compare import compare_rows
 from benchstack.kinds.loadtools.perrequest import ab_requests
-from benchstack.measure.merge import MergeError, latency_from_times, merge_cells, merge_stored
+from benchstack.measure.merge import MergeError, latency_from_times, merge_stored
 from benchstack.measure.runner import CellOptions, Target, measure_cell
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.report.build import summary_rows
@@ -63,7 +64,7 @@ def measure_on(
         "multi-host",
         CellOptions(target_execute=on_target, sleep=lambda seconds: None),
     )
-    return cell
+    return cell.to_dict()
 
 
 def measured_pair(run: Path, tool: str) -> list[dict[str, Any]]:
@@ -72,7 +73,7 @@ def measured_pair(run: Path, tool: str) -> list[dict[str, Any]]:
 
 def test_merged_throughput_is_the_sum_of_the_loadgens(tmp_path: Path) -> None:
     a, b = measured_pair(tmp_path, "ab")
-    merged = merge_cells([a, b])
+    merged = merged_json([a, b])
     assert (a["rps"], b["rps"]) == (756.1, 771.33)
     assert merged["rps"] == pytest.approx(756.1 + 771.33)
     assert merged["requests_completed"] == 6000 and merged["requests"] == 6000
@@ -86,7 +87,7 @@ def test_merged_throughput_is_the_sum_of_the_loadgens(tmp_path: Path) -> None:
 def test_ab_latency_is_computed_from_every_request_of_both_loadgens(tmp_path: Path) -> None:
     a, b = measured_pair(tmp_path, "ab")
     requests = {lg: ab_requests(read_data("multi", f"ab-lg{n}.tsv")) for n, lg in enumerate(LOADGENS, 1)}
-    merged = merge_cells([a, b], requests)
+    merged = merged_json([a, b], requests)
     assert merged["merged"]["latency"] == "requests"
     # nearest rank over the 6000 ttime values of both -g files (awk -F'\t' 'NR>1{print $5}' | sort -n)
     lat = merged["latency_ms"]
@@ -98,7 +99,7 @@ def test_ab_latency_is_computed_from_every_request_of_both_loadgens(tmp_path: Pa
 
 def test_wrk_latency_percentiles_stay_per_loadgen_and_say_so(tmp_path: Path) -> None:
     a, b = measured_pair(tmp_path, "wrk")
-    merged = merge_cells([a, b])
+    merged = merged_json([a, b])
     assert merged["merged"]["latency"] == "per-loadgen"
     assert all(merged["latency_ms"][k] is None for k in ("mean", "stdev", "p50", "p75", "p90", "p99"))
     assert merged["latency_ms"]["max"] == max(a["latency_ms"]["max"], b["latency_ms"]["max"])
@@ -113,7 +114,7 @@ def test_wrk_latency_percentiles_stay_per_loadgen_and_say_so(tmp_path: Path) -> 
 def test_the_merged_cell_keeps_the_targets_vmstat_taken_by_the_first_loadgen(tmp_path: Path) -> None:
     a, b = measured_pair(tmp_path, "wrk")
     assert a["system"]["target"]["samples"] == 6 and b["system"]["target"] is None
-    merged = merge_cells([a, b])
+    merged = merged_json([a, b])
     assert merged["system"]["target"] == a["system"]["target"]
     assert merged["system"]["target"]["cpu_idle"] == pytest.approx(round((1 + 0 + 0 + 0 + 0 + 2) / 6, 2))
 
@@ -122,19 +123,19 @@ def test_cells_of_different_load_points_are_not_merged(tmp_path: Path) -> None:
     a, _ = measured_pair(tmp_path, "ab")
     other = measure_on(tmp_path / "other", LOADGENS[1], "wrk", 2)
     with pytest.raises(MergeError, match="cells differ in tool"):
-        merge_cells([a, other])
+        merged_json([a, other])
     with pytest.raises(MergeError, match="at least two"):
-        merge_cells([a])
+        merged_json([a])
     with pytest.raises(MergeError, match="appears twice"):
-        merge_cells([a, a])
+        merged_json([a, a])
 
 
 def test_loadgens_that_started_apart_get_a_note(tmp_path: Path) -> None:
     a, b = measured_pair(tmp_path, "wrk")
-    assert not any("apart" in n for n in merge_cells([a, b])["notes"])
+    assert not any("apart" in n for n in merged_json([a, b])["notes"])
     late = {**b, "started_at": "2099-01-01T00:00:09Z"}
     early = {**a, "started_at": "2099-01-01T00:00:00Z"}
-    merged = merge_cells([early, late])
+    merged = merged_json([early, late])
     assert merged["merged"]["start_skew_s"] == 9
     assert any("started 9 s apart" in n for n in merged["notes"])
 
@@ -143,6 +144,7 @@ def test_merge_stored_writes_the_run_cell_beside_each_loadgens_cell(tmp_path: Pa
     a, _ = measured_pair(tmp_path, "ab")
     cell_id = plan("ab")["cell_id"]
     merged, written = merge_stored(tmp_path, cell_id, LOADGENS)
+    merged = merged.to_dict()
     assert written and validate_cell(merged, require_meta=True) == []
     assert merged["merged"]["latency"] == "requests"  # read back from each loadgen's requests.tsv
     stored = json.loads((tmp_path / "cells" / f"{cell_id}.json").read_text(encoding="utf-8"))
@@ -152,6 +154,7 @@ def test_merge_stored_writes_the_run_cell_beside_each_loadgens_cell(tmp_path: Pa
     assert raw.count("Complete requests:      3000") == 2 and f"==> loadgens/{LOADGENS[1]}/raw/" in raw
     assert json.loads((loadgen_dir(tmp_path, LOADGENS[0]) / "cells" / f"{cell_id}.json").read_text()) == a
     again, written = merge_stored(tmp_path, cell_id, LOADGENS)
+    again = again.to_dict()
     assert not written and again == merged
 
 
@@ -166,7 +169,7 @@ def test_report_labels_merged_rows_and_lists_per_loadgen_latency(tmp_path: Path)
         measured_pair(tmp_path, tool)
         merge_stored(tmp_path, plan(tool)["cell_id"], LOADGENS)
     merged = [json.loads(p.read_text()) for p in sorted((tmp_path / "cells").glob("*.json"))]
-    rows = {r["tool"]: r for r in summary_rows(merged)}
+    rows = {r["tool"]: r for r in summary_rows(records(merged))}
     assert set(rows) == {"ab x2 loadgens", "wrk x2 loadgens"}
     # one merged cell each: three significant digits (benchstack.report.latency)
     assert rows["ab x2 loadgens"]["p99 ms"] == "258"
@@ -175,8 +178,8 @@ def test_report_labels_merged_rows_and_lists_per_loadgen_latency(tmp_path: Path)
 
 def test_compare_refuses_to_call_one_loadgen_against_two_significant(tmp_path: Path) -> None:
     a, b = measured_pair(tmp_path, "wrk")
-    merged = merge_cells([a, b])
-    [row] = compare_rows([a], [merged])
+    merged = merged_json([a, b])
+    [row] = compare_rows(records([a]), records([merged]))
     assert row["significant"] == "not comparable (1 vs 2 loadgens)"
 
 
@@ -189,7 +192,7 @@ def test_open_loop_cells_merge_on_their_offered_rate_not_their_observed_concurre
     a = measure_on(tmp_path, LOADGENS[0], "httperf", 1, output=read_data("httperf", "ok.txt"))
     b = measure_on(tmp_path, LOADGENS[1], "httperf", 2, output=read_data("httperf", "client-timeouts.txt"))
     assert a["rate"] == b["rate"] == 200 and a["concurrency"] != b["concurrency"]
-    merged = merge_cells([a, b])
+    merged = merged_json([a, b])
     assert merged["rate"] == 200 and merged["merged"]["total_rate"] == 400
     assert merged["concurrency"] == max(a["concurrency"], b["concurrency"])
     assert merged["merged"]["total_concurrency"] == a["concurrency"] + b["concurrency"]
@@ -197,8 +200,31 @@ def test_open_loop_cells_merge_on_their_offered_rate_not_their_observed_concurre
     assert validate_cell(merged) == []
 
 
+# A merged cell's keys, as merged cells have always been written (not the order of a loadgen's cell): an
+# open-loop one has its rate after keepalive and merged.total_rate; cell_id comes last, in a run with several
+# targets only.
+MERGED_KEYS = [
+    "schema", "experiment", "stack", "target", "loadgen", "mode", "tool", "tool_version", "command", "url",
+    "concurrency", "keepalive", "requests", "duration_s", "repetition", "started_at", "elapsed_s",
+    "requests_completed", "rps", "transfer_bytes", "latency_ms", "errors", "error_count", "error_rate",
+    "keepalive_requests", "threshold_ms", "raw_output", "status", "notes", "system", "latency_dist", "window",
+    "interference", "disturbed", "merged",
+]  # fmt: skip
+MERGE_KEYS = ["loadgens", "total_concurrency", "latency", "cut", "start_skew_s", "cells", "per_loadgen"]
+
+
+def test_a_merged_cell_is_written_in_the_order_merged_cells_always_were(tmp_path: Path) -> None:
+    closed = merged_json(measured_pair(tmp_path / "wrk", "wrk"))
+    assert (list(closed), list(closed["merged"])) == (MERGED_KEYS, MERGE_KEYS)
+    a = measure_on(tmp_path, LOADGENS[0], "httperf", 1, output=read_data("httperf", "ok.txt"))
+    b = measure_on(tmp_path, LOADGENS[1], "httperf", 2, output=read_data("httperf", "client-timeouts.txt"))
+    opened = merged_json([{**a, "cell_id": "web1__x"}, {**b, "cell_id": "web1__x"}])
+    keys = MERGED_KEYS[:12] + ["rate"] + MERGED_KEYS[12:] + ["cell_id"]
+    assert (list(opened), list(opened["merged"])) == (keys, MERGE_KEYS[:2] + ["total_rate"] + MERGE_KEYS[2:])
+
+
 def test_open_loop_cells_of_different_rates_are_not_merged(tmp_path: Path) -> None:
     a = measure_on(tmp_path, LOADGENS[0], "httperf", 1, output=read_data("httperf", "ok.txt"))
     b = dict(measure_on(tmp_path, LOADGENS[1], "httperf", 2, output=read_data("httperf", "ok.txt")), rate=400)
     with pytest.raises(MergeError, match="differ in rate"):
-        merge_cells([a, b])
+        merged_json([a, b])

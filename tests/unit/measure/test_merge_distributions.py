@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import merged_json
 from conftest import DATA, Helpers, cell_plan, read_data
 
 from benchstack.kinds.loadtools import ab
 from benchstack.kinds.loadtools.perrequest import ab_requests
-from benchstack.measure.merge import latency_from_times, merge_cells, merge_stored
+from benchstack.measure.merge import latency_from_times, merge_stored
 from benchstack.measure.runner import CellOptions, Target, measure_cell
 from benchstack.plan.experiment import cells, experiment_from_dict
 from benchstack.records.distribution import from_dict, from_values
@@ -62,7 +63,7 @@ def measure(run: Path, capture: str, loadgen: str) -> dict[str, Any]:
         "latency-capture",
         CellOptions(sleep=lambda seconds: None),
     )
-    return cell
+    return cell.to_dict()
 
 
 def pair(run: Path, name: str) -> list[dict[str, Any]]:
@@ -87,7 +88,7 @@ def test_every_cell_records_its_window_on_the_loadgens_clock(tmp_path: Path) -> 
 def test_two_ab_loadgens_merge_into_the_distribution_of_all_their_requests(tmp_path: Path) -> None:
     a, b = pair(tmp_path, "ab-pair")
     requests = requests_of("ab-pair")
-    merged = merge_cells([a, b], requests)
+    merged = merged_json([a, b], requests)
     union = [ms for lg in LOADGENS for _, ms in requests[lg]]
     assert merged["merged"]["latency"] == "requests"
     assert merged["merged"]["cut"] == {"requests": 24000, "kept": 24000}  # they ran together throughout
@@ -105,7 +106,7 @@ def test_two_ab_loadgens_merge_into_the_distribution_of_all_their_requests(tmp_p
 def test_a_loadgen_that_started_late_is_cut_to_the_window_all_ran_in(tmp_path: Path) -> None:
     a, b = pair(tmp_path, "ab-late")
     requests = requests_of("ab-late")
-    merged = merge_cells([a, b], requests)
+    merged = merged_json([a, b], requests)
     # lg1 ran 23:49:49.694-52.402, lg2 51.206-54.108 (loadgen clocks): together from 51.206 to 52.402
     assert merged["window"] == {"start": b["window"]["start"], "end": a["window"]["end"]}
     first, last = int(seconds(b["window"]["start"])), int(seconds(a["window"]["end"]))
@@ -124,6 +125,7 @@ def test_a_loadgen_that_started_late_is_cut_to_the_window_all_ran_in(tmp_path: P
 def test_merge_stored_reads_each_loadgens_g_file_and_cuts_it(tmp_path: Path) -> None:
     pair(tmp_path, "ab-late")
     merged, written = merge_stored(tmp_path, plan("ab")["cell_id"], LOADGENS)
+    merged = merged.to_dict()
     assert written and merged["merged"]["latency"] == "requests"
     assert merged["merged"]["cut"]["kept"] < merged["merged"]["cut"]["requests"] == 24000
     stored = json.loads((tmp_path / "cells" / f"{plan('ab')['cell_id']}.json").read_text(encoding="utf-8"))
@@ -132,7 +134,7 @@ def test_merge_stored_reads_each_loadgens_g_file_and_cuts_it(tmp_path: Path) -> 
 
 def test_two_wrk_loadgens_merge_by_summing_their_histograms(tmp_path: Path) -> None:
     a, b = pair(tmp_path, "wrk-pair")
-    merged = merge_cells([a, b])
+    merged = merged_json([a, b])
     assert merged["merged"]["latency"] == "histograms"
     da, db, dm = (from_dict(c["latency_dist"]) for c in (a, b, merged))
     counts = Counter(dict(da.counts)) + Counter(dict(db.counts))
@@ -150,7 +152,7 @@ def test_two_wrk_loadgens_merge_by_summing_their_histograms(tmp_path: Path) -> N
 
 def test_wrk_loadgens_that_did_not_run_together_get_a_note_their_histogram_is_not_cut(tmp_path: Path) -> None:
     a, b = pair(tmp_path, "wrk-late")
-    merged = merge_cells([a, b])
+    merged = merged_json([a, b])
     outside = [n for n in merged["notes"] if "outside the window in which all loadgens ran" in n]
     # lg1 4.074 s, lg2 4.038 s, together 2.583 s
     assert [n.split(" of ")[0] for n in outside] == ["36.6 %", "36.0 %"]
@@ -163,7 +165,7 @@ def test_wrk_loadgens_that_did_not_run_together_get_a_note_their_histogram_is_no
 def test_cells_without_distributions_still_merge_per_loadgen(tmp_path: Path) -> None:
     a, b = pair(tmp_path, "wrk-pair")
     old = [{k: v for k, v in c.items() if k != "latency_dist"} for c in (a, b)]
-    merged = merge_cells(old)
+    merged = merged_json(old)
     assert merged["merged"]["latency"] == "per-loadgen" and merged["latency_dist"] is None
     assert merged["latency_ms"]["p99"] is None
 
@@ -172,6 +174,6 @@ def test_per_request_data_that_is_not_what_the_cell_was_made_from_is_not_used(tm
     a, b = pair(tmp_path, "ab-pair")
     requests = requests_of("ab-pair")
     requests["lg2"] = requests["lg2"][:-100]  # a -g file the runner would have refused for lg2's cell
-    merged = merge_cells([a, b], requests)
+    merged = merged_json([a, b], requests)
     assert merged["merged"]["latency"] == "histograms" and merged["merged"]["cut"] is None
     assert from_dict(merged["latency_dist"]).samples == 24000

@@ -134,7 +134,7 @@ def test_a_measured_run_keeps_its_exit_code_prints_vmstat_and_the_g_file_then_re
     assert vmstat is not None and vmstat.startswith("procs")
     assert tsv == "starttime\tseconds\n"
     window = window_of(done.stderr)
-    assert window is not None and window["start"] < window["end"]
+    assert window is not None and window.start < window.end
     monkeypatch.setattr(remote, "TEMP_ROOT", str(tmp_path_factory.getbasetemp() / MEASURED_ROOT))
     assert folders(MEASURED_RID) == [] and running(f"timeout {MEASURED_VMSTAT_S} vmstat") == []
 

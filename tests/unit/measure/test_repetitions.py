@@ -10,7 +10,7 @@ from benchstack.kinds.loadtools import parse
 from benchstack.measure.repetitions import ExtraRound, extra_cells, extra_round, more_needed, precision
 from benchstack.plan.experiment import cell_plan, experiment_from_dict, load_points
 from benchstack.plan.loadplan import MAX_CELLS_PER_COUNTED, Load
-from benchstack.results.cell import COLLAPSE_SHARE, counted, left_out, make_cell, write_cell
+from benchstack.results.cell import COLLAPSE_SHARE, Cell, counted, left_out, make_cell, write_cell
 
 PARSED = parse("ab", read_data("ab", "normal.txt"))  # ab -n 2000 -c 50
 QUIET = [1000.0, 1004.0, 998.0, 1001.0, 1003.0, 999.0]  # +-0.3 %
@@ -19,19 +19,17 @@ SPREAD = [1000.0, 1500.0, 800.0, 1300.0, 900.0, 1200.0]  # +-35 %
 
 def cell(
     stack: str, repetition: int, rps: float, disturbed: list[str] | None = None, started: str | None = None
-) -> dict[str, Any]:
+) -> Cell:
     parsed = dataclasses.replace(PARSED, rps=rps)
     meta = {**STORED_META, **({"started_at": started} if started else {})}
-    return dataclasses.asdict(
-        make_cell(
-            parsed,
-            **meta,
-            experiment="adaptive",
-            stack=stack,
-            repetition=repetition,
-            requests=2000,
-            disturbed=disturbed or [],
-        )
+    return make_cell(
+        parsed,
+        **meta,
+        experiment="adaptive",
+        stack=stack,
+        repetition=repetition,
+        requests=2000,
+        disturbed=disturbed or [],
     )
 
 
@@ -48,12 +46,12 @@ def experiment(**load: Any) -> Any:
     )
 
 
-def store(run_dir: Path, *cells: dict[str, Any]) -> None:
+def store(run_dir: Path, *cells: Cell) -> None:
     for c in cells:
         write_cell(run_dir, c)
 
 
-def rounds(stack: str, values: list[float], first: int = 1) -> list[dict[str, Any]]:
+def rounds(stack: str, values: list[float], first: int = 1) -> list[Cell]:
     return [cell(stack, first + i, v) for i, v in enumerate(values)]
 
 
@@ -305,17 +303,17 @@ def test_a_cell_whose_throughput_collapsed_is_left_out_and_measured_again(tmp_pa
     # The case seen: docker pause of the target for 20 s in a 3 s cell stored 329.7 req/s beside ~5,000.
     group = rounds("a", [5012.0, 329.7, 4987.0])
     [(fallen, [why])] = left_out(group)
-    assert fallen["repetition"] == 2
+    assert fallen.repetition == 2
     assert why == (
         "collapse: 329.7 req/s, below 25 % of the median 4987.0 req/s of the load point's 3 counted cells"
     )
-    assert [c["repetition"] for c in counted(group)] == [1, 3]
+    assert [c.repetition for c in counted(group)] == [1, 3]
     # Six rounds wanted, a loose precision target that the six cells would reach with the collapsed one:
     # only the collapse calls for a seventh round of a; b, precise, gets it too, for its sixth pair with a.
     six = rounds("a", [5012.0, 4990.0, 5003.0, 329.7, 4987.0, 5001.0])
     load = {"repetitions": 6, "max_repetitions": 8, "target_precision": 0.9}
     typed = Load(plans=(), baseline="a", **load)
-    reached = relative_half_width([c["rps"] for c in six])
+    reached = relative_half_width([c.rps for c in six])
     assert reached is not None and reached < 0.9
     assert more_needed(six, typed)
     store(tmp_path, *six, *rounds("b", QUIET))

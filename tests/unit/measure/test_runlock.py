@@ -116,7 +116,7 @@ def test_drop_moves_named_cells_and_their_raw_files_out_of_the_run(
     assert main(["drop", str(tmp_path), two, f"cells/{three}.json"]) == 0
     out = capsys.readouterr().out
     assert f"dropped {two}\ndropped {three}\n" in out and "-e bench_run_dir=" in out
-    assert [c["repetition"] for c in load_cells(tmp_path)] == [1]
+    assert [c.repetition for c in load_cells(tmp_path)] == [1]
     assert sorted(p.name for p in (tmp_path / "raw").iterdir()) == [f"{one}.txt", f"{one}.vmstat.txt"]
     [dest] = (tmp_path / DROPPED_DIR).iterdir()
     assert (dest / "cells" / f"{two}.json").is_file() and (dest / "raw" / f"{three}.vmstat.txt").is_file()

@@ -94,9 +94,10 @@ def measure(
     plan: dict, run_dir: Path, fake: FakeLoadgen, where: Target = LOOPBACK, **kw: Any
 ) -> tuple[dict, bool]:
     kw.setdefault("sleep", lambda seconds: None)
-    return measure_cell(
+    cell, measured = measure_cell(
         cell_plan(plan), where, run_dir, fake, experiment="runner-test", options=CellOptions(**kw)
     )
+    return cell.to_dict(), measured  # as the cell's JSON, which the tests read
 
 
 # ---------------------------------------------------------------- a measured cell
@@ -202,8 +203,9 @@ def test_everything_before_the_measured_run_goes_to_the_loadgen_in_one_batch(tmp
         0.5,
         "measured",
     ]  # fmt: skip
-    assert cell["tool_version"] == "wrk 4.2.0 [epoll] Copyright (C) 2012 Will Glozer"
-    assert "-s /var/lib/bench-stack/bench-stack-wrk-report-" in " ".join(cell["command"])
+    assert cell.tool_version == "wrk 4.2.0 [epoll] Copyright (C) 2012 Will Glozer"
+    assert isinstance(cell.command, list)
+    assert "-s /var/lib/bench-stack/bench-stack-wrk-report-" in " ".join(cell.command)
 
 
 def test_without_warmup_only_the_measured_command_runs(tmp_path: Path) -> None:

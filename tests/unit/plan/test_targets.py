@@ -76,7 +76,7 @@ def measure(run: Path, plan: dict[str, Any], capture: tuple[str, str], loadgen: 
         "two-hosts",
         CellOptions(sleep=lambda s: None),
     )
-    return cell
+    return cell.to_dict()
 
 
 def measure_run(run: Path, slow_runs: tuple[tuple[str, str], ...] = SLOW_RUNS) -> list[dict[str, Any]]:
@@ -148,18 +148,19 @@ def test_targets_in_parallel_measure_the_ith_cell_of_each_together_and_count_the
 def test_each_targets_cells_and_raw_files_are_stored_apart_named_by_the_target(tmp_path: Path) -> None:
     plans = measure_run(tmp_path)
     assert [p.stem for p in cell_paths(tmp_path)] == sorted(p["cell_id"] for p in plans)
-    stored = {c["cell_id"]: c for c in load_cells(tmp_path)}
+    stored = {c.cell_id: c for c in load_cells(tmp_path)}
     for plan in plans:
         cell = stored[plan["cell_id"]]
-        assert (cell["target"], cell["loadgen"]) == (plan["target"], LOADGEN[plan["target"]])
-        assert cell["raw_output"] == f"raw/{plan['cell_id']}.txt"
-        assert validate_cell(cell, require_meta=True) == []
+        assert (cell.target, cell.loadgen) == (plan["target"], LOADGEN[plan["target"]])
+        assert cell.raw_output == f"raw/{plan['cell_id']}.txt"
+        assert validate_cell(cell.to_dict(), require_meta=True) == []
     # The same load point, measured on each host type: one fast, one slow.
-    by_target = {c["target"]: c["rps"] for c in stored.values() if c["repetition"] == 1}
+    by_target = {c.target: c.rps for c in stored.values() if c.repetition == 1}
     assert by_target == {FAST: 18967.23, SLOW: 756.1}
     slow = stored["bench-b__sinatra-thin-x4-nginx__ab__c50__r1"]
     assert (tmp_path / "raw" / "bench-b__sinatra-thin-x4-nginx__ab__c50__r1.requests.tsv").is_file()
-    assert slow["latency_dist"]["requests"] == 3000  # from that target's own ab -g data
+    assert slow.latency_dist is not None
+    assert slow.latency_dist["requests"] == 3000  # from that target's own ab -g data
 
 
 def test_a_cell_of_a_one_target_run_records_no_cell_id(tmp_path: Path) -> None:
@@ -174,6 +175,7 @@ def test_two_loadgens_on_one_of_two_targets_merge_into_that_targets_cell(tmp_pat
     for lg, capture in zip(("lg-b1", "lg-b2"), SLOW_RUNS, strict=True):
         measure(tmp_path, plan, capture, loadgen=lg)
     merged, written = merge_stored(tmp_path, plan["cell_id"], ["lg-b1", "lg-b2"])
+    merged = merged.to_dict()
     assert written and merged["cell_id"] == plan["cell_id"] == "bench-b__sinatra-thin-x4-nginx__ab__c50__r1"
     assert merged["requests_completed"] == 6000
     assert [p.stem for p in cell_paths(tmp_path)] == [plan["cell_id"]]
@@ -238,7 +240,7 @@ def test_the_plots_draw_each_target_as_its_own_line(tmp_path: Path) -> None:
     from benchstack.analysis.summary import RunData
 
     run = RunData(tmp_path, load_cells(tmp_path), read_run_info(tmp_path))
-    assert sorted({c["stack"] for c in plot_cells(run)}) == [f"{STACK} @ {FAST}", f"{STACK} @ {SLOW}"]
+    assert sorted({c.stack for c in plot_cells(run)}) == [f"{STACK} @ {FAST}", f"{STACK} @ {SLOW}"]
 
 
 def test_compare_two_targets_of_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

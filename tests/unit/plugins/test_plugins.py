@@ -20,7 +20,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from ansible.plugins.action import ActionBase
-from conftest import STORED_META, Helpers, batch_commands, batch_reply, read_data
+from conftest import CELL_PLAN_BASE, STORED_META, Helpers, batch_commands, batch_reply, read_data
 
 from benchstack.measure import runlock, runner
 from benchstack.measure.runlock import holder
@@ -419,8 +419,10 @@ def test_the_plan_of_two_targets_plans_every_cell_on_each_and_warns_of_an_unload
 def test_capacity_filter_warns_from_fingerprints() -> None:
     f = filters.FilterModule().filters()["bench_capacity_warnings"]
     fp = {"sysctls": {"net.core.somaxconn": "64"}, "nofile_limit": "65536"}
-    assert f([{"concurrency": 100}], fp, fp) != []
-    assert f([{"concurrency": 10}], fp, fp) == []
+    assert f([{**CELL_PLAN_BASE, "concurrency": 100}], fp, fp) != []
+    assert f([{**CELL_PLAN_BASE, "concurrency": 10}], fp, fp) == []
+    with pytest.raises(AnsibleFilterError, match="not a cell plan"):
+        f([{"concurrency": 100}], fp, fp)
 
 
 # ---------------------------------------------------------------- action plugins

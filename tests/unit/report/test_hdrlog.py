@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import record, records
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 from test_report_latency import cell
@@ -19,7 +20,7 @@ from benchstack.records import distribution
 from benchstack.records.distribution import Distribution
 from benchstack.report.build import write_report
 from benchstack.report.hdrlog import HOUR_NS, histogram_of, log_text, write_hdr_logs
-from benchstack.results.cell import cell_id_of, write_cell
+from benchstack.results.cell import json_cell_id, write_cell
 from benchstack.results.layout import HDR_DIR
 
 LADDER = (0.1, 1, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100)
@@ -72,6 +73,11 @@ def assert_same_distribution(read: HdrHistogram, dist: Distribution) -> None:
         assert abs(got - want_ns) <= want_ns / 1000, (p, got, want_ns)
 
 
+def record_distribution(one: dict[str, Any]) -> Distribution | None:
+    """The distribution of a cell written as JSON, as the record read from it gives it."""
+    return record(one).distribution()
+
+
 def httperf_cell() -> dict[str, Any]:
     return cell("httperf", "hist-slow", "h", 1, rate=200, duration_s=5)
 
@@ -89,10 +95,10 @@ def test_a_cells_log_reads_back_as_its_distribution_over_its_window(tool: str, t
         **CELLS[tool](),
         "window": {"start": "2025-01-02T03:04:05.250Z", "end": "2025-01-02T03:04:09.375Z"},
     }
-    dist = distribution.of_cell(one)
+    dist = record_distribution(one)
     assert dist is not None and dist.source == tool and len(dist.counts) > 10
-    [path] = write_hdr_logs(tmp_path, [one])
-    assert path == tmp_path / HDR_DIR / f"{cell_id_of(one)}.hlog"
+    [path] = write_hdr_logs(tmp_path, records([one]))
+    assert path == tmp_path / HDR_DIR / f"{json_cell_id(one)}.hlog"
     [interval] = read_log(path)
     assert_same_distribution(interval, dist)
     start = 1735787045.250  # 2025-01-02T03:04:05.250Z
@@ -113,7 +119,7 @@ def test_a_cells_log_reads_back_as_its_distribution_over_its_window(tool: str, t
 def test_a_cell_without_a_window_spans_its_elapsed_seconds(tmp_path: Path) -> None:
     one = cell("ab", "ab-slow", "a-stack", 1, requests=2000, elapsed_s=2.5)
     assert one.get("window") is None
-    [interval] = read_log(write_hdr_logs(tmp_path, [one])[0])
+    [interval] = read_log(write_hdr_logs(tmp_path, records([one]))[0])
     start = 1735787045.0  # started_at, 2025-01-02T03:04:05Z
     assert interval.get_start_time_stamp() == pytest.approx(start * 1000, abs=1)
     assert interval.get_end_time_stamp() == pytest.approx((start + 2.5) * 1000, abs=1)
@@ -141,15 +147,15 @@ def test_the_report_writes_a_log_per_cell_and_removes_those_of_dropped_cells(tmp
     stale.write_text("#[a dropped cell's log]\n", encoding="utf-8")
     write_report(run, html_report=False)
     logs = sorted(p.name for p in (run / HDR_DIR).iterdir())
-    assert logs == sorted(f"{cell_id_of(c)}.hlog" for c in cells)
+    assert logs == sorted(f"{json_cell_id(c)}.hlog" for c in cells)
     for one in cells:
-        path = run / HDR_DIR / f"{cell_id_of(one)}.hlog"
+        path = run / HDR_DIR / f"{json_cell_id(one)}.hlog"
         [interval] = read_log(path)
-        dist = distribution.of_cell(one)
+        dist = record_distribution(one)
         assert dist is not None
         assert_same_distribution(interval, dist)
         disturbed = (
-            f"#[{cell_id_of(one)}: left out of the report's statistics: interference: foreign CPU 23 %]"
+            f"#[{json_cell_id(one)}: left out of the report's statistics: interference: foreign CPU 23 %]"
         )
         assert (disturbed in path.read_text(encoding="utf-8").splitlines()) == bool(one.get("disturbed"))
 
@@ -176,7 +182,7 @@ def test_hist_pool_writes_one_interval_per_counted_cell_in_time_order(
     intervals = read_log(out / "pooled.hlog")
     starts = [i.get_start_time_stamp() / 1000 - intervals[0].get_start_time_stamp() / 1000 for i in intervals]
     assert starts == [0.0, 120.0]  # r1 then r3; r2, disturbed, left out as the report does
-    one = distribution.of_cell(cell("ab", "ab-slow", "s", 1, requests=2000))
+    one = record_distribution(cell("ab", "ab-slow", "s", 1, requests=2000))
     assert one is not None
     assert_same_distribution(summed(intervals), distribution.merge([one, one]))
     assert main(["hist", str(run), *ids, "--pool", "--all", "--hlog", "-"]) == 0
@@ -207,9 +213,9 @@ def test_hist_writes_a_log_per_cell_named_as_given(
 
 def test_a_pooled_log_names_the_cells_it_holds() -> None:
     one = cell("ab", "ab-slow", "s", 1, requests=2000)
-    dist = distribution.of_cell(one)
+    dist = record_distribution(one)
     assert dist is not None
-    text = log_text([(one, dist, ["collapse: 1.0 req/s"])], "pooled: s__ab__c20__r1")
+    text = log_text([(record(one), dist, ["collapse: 1.0 req/s"])], "pooled: s__ab__c20__r1")
     assert "#[pooled: s__ab__c20__r1]" in text.splitlines()
     assert "#[cell s__ab__c20__r1: stack s, ab c20, repetition 1, target t1, loadgen t1]" in text.splitlines()
     assert "#[s__ab__c20__r1: ab: every request, closed loop, 1 ms; 2,000 samples, 2,000 requests]" in text

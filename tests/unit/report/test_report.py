@@ -3,6 +3,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cell_records import records
 from conftest import STORED_META, read_data, schema_file_errors
 
 from benchstack.analysis.summary import RunData
@@ -47,7 +48,7 @@ def test_summary_table_has_header_and_one_row_per_cell_sorted() -> None:
         cell("ab", "normal.txt", "a-stack"),
         cell("ab", "keepalive.txt", "a-stack"),
     ]
-    table = summary_table(cells)
+    table = summary_table(records(cells))
     assert table.splitlines()[0] == (
         "| stack | tool | load | n | req/s | min–max | 95% CI | ± | mean ms | p50 ms | p99 ms | errors "
         "| error rate |"
@@ -75,7 +76,7 @@ def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
     cells = reps([100.0, 300.0, 200.0])
     cells[2].update(error_count=4, error_rate=0.03, errors={**cells[2]["errors"], "status": 4})
     # three repetitions: no interval of the median (it needs 6), so no precision either
-    assert rows(summary_table(cells)) == [
+    assert rows(summary_table(records(cells))) == [
         [
             "s", "ab", "c50", "3", "200", "100–300", "-", "-",
             "3.00", "3.00", "4.00", "4 (status 4)", "1.00%",
@@ -85,7 +86,7 @@ def test_summary_table_aggregates_repetitions_with_median_and_n() -> None:
 
 def test_six_repetitions_show_the_interval_of_the_median_and_its_precision() -> None:
     cells = reps([990.0, 1010.0, 1000.0, 995.0, 1005.0, 1002.0])
-    [row] = rows(summary_table(cells))
+    [row] = rows(summary_table(records(cells)))
     # n = 6: the range covers 96.9 %, the 2nd lowest and highest 78.1 %; the 95 % interval lies 0.357 of the
     # way from the range towards them (stats.median_ci); median 1001, +-8.21 / 1001 = 0.8 %
     # to the decade below the interval's half-width (8.2: tenths)
@@ -94,16 +95,16 @@ def test_six_repetitions_show_the_interval_of_the_median_and_its_precision() -> 
 
 @pytest.mark.parametrize("n", [2, 5])
 def test_fewer_than_six_repetitions_show_no_interval_of_the_median(n: int) -> None:
-    [row] = rows(summary_table(reps([990.0, 1010.0, 1000.0, 995.0, 1005.0][:n])))
+    [row] = rows(summary_table(records(reps([990.0, 1010.0, 1000.0, 995.0, 1005.0][:n]))))
     assert row[6:8] == ["-", "-"]
 
 
 def test_a_precision_above_the_target_is_marked_noisy() -> None:
     cells = reps([900.0, 1100.0, 1000.0, 950.0, 1050.0, 1020.0])
     # median 1010, interval 917.86-1082.14: +-82.14 / 1010 = 8.1 %
-    assert rows(summary_table(cells))[0][7] == "8.1% noisy"
-    assert rows(summary_table(cells, target_precision=0.082))[0][7] == "8.1%"
-    assert rows(summary_table(cells, target_precision=0.081))[0][7] == "8.1% noisy"
+    assert rows(summary_table(records(cells)))[0][7] == "8.1% noisy"
+    assert rows(summary_table(records(cells), target_precision=0.082))[0][7] == "8.1%"
+    assert rows(summary_table(records(cells), target_precision=0.081))[0][7] == "8.1% noisy"
 
 
 def test_disturbed_cells_are_listed_in_n_and_counted_by_no_figure() -> None:
@@ -115,36 +116,36 @@ def test_disturbed_cells_are_listed_in_n_and_counted_by_no_figure() -> None:
         for c in reps([1.0] * 8)
     ]  # fmt: skip
     # more disturbed cells than counted ones: counted, they would move even the medians
-    [row] = rows(summary_table(quiet + disturbed))
-    [alone] = rows(summary_table(quiet))
+    [row] = rows(summary_table(records(quiet + disturbed)))
+    [alone] = rows(summary_table(records(quiet)))
     assert row[3] == "6 (+8 disturbed)"
     assert row[4:] == alone[4:]
 
 
 def test_a_load_point_whose_every_cell_was_disturbed_still_has_its_row() -> None:
-    [row] = rows(summary_table(reps([1.0, 2.0, 3.0], disturbed=["foreign CPU 40 %"])))
+    [row] = rows(summary_table(records(reps([1.0, 2.0, 3.0], disturbed=["foreign CPU 40 %"]))))
     assert row[:8] == ["s", "ab", "c50", "0 (+3 disturbed)", "-", "-", "-", "-"]
     assert row[11:] == ["0", "-"]
 
 
 def test_outliers_among_the_counted_req_s_are_counted_in_n() -> None:
     values = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0, 998.0, 600.0]
-    assert rows(summary_table(reps(values)))[0][3] == "8, 1 outlier"
+    assert rows(summary_table(records(reps(values))))[0][3] == "8, 1 outlier"
     # 300 req/s: an outlier, not a collapse (above a quarter of the median)
-    assert rows(summary_table(reps([*values, 300.0])))[0][3] == "9, 2 outliers"
+    assert rows(summary_table(records(reps([*values, 300.0]))))[0][3] == "9, 2 outliers"
     mixed = reps(values) + reps([1.0], disturbed=["steal 30 %"])
-    assert rows(summary_table(mixed))[0][3] == "8, 1 outlier (+1 disturbed)"
+    assert rows(summary_table(records(mixed)))[0][3] == "8, 1 outlier (+1 disturbed)"
 
 
 def test_summary_table_shows_dashes_for_missing_latency() -> None:
-    [row] = rows(summary_table([cell("wrk", "read-errors.txt", "s")]))
+    [row] = rows(summary_table(records([cell("wrk", "read-errors.txt", "s")])))
     assert row[8:11] == ["-", "-", "-"]
     assert row[11] == "49419 (read 49419)"
     assert row[12] == "100.00%"
 
 
 def test_a_bar_in_a_value_does_not_split_its_markdown_cell() -> None:
-    table = summary_table([cell("wrk", "latency.txt", "a|b")])
+    table = summary_table(records([cell("wrk", "latency.txt", "a|b")]))
     assert table.splitlines()[2].startswith("| a\\|b | wrk | c32 | 1 |")
 
 
@@ -325,7 +326,7 @@ def test_a_baseline_without_cells_is_named_where_the_comparisons_would_be(tmp_pa
 def test_cells_csv_lists_every_cell_with_why_it_was_disturbed(tmp_path: Path) -> None:
     cells = reps([1000.0, 1.0])
     cells[1]["disturbed"] = ["foreign CPU 23 %", "steal 12 %"]
-    write_csv(tmp_path / "cells.csv", cells)
+    write_csv(tmp_path / "cells.csv", records(cells))
     with (tmp_path / "cells.csv").open() as fh:
         table = list(csv.DictReader(fh))
     assert [(r["repetition"], r["rps"], r["disturbed"]) for r in table] == [
@@ -342,7 +343,7 @@ def test_throughput_plot_draws_lines_over_several_concurrency_levels(tmp_path: P
         {**cell("ab", "normal.txt", "a-stack", 1, requests=2000), "concurrency": level, "rps": 100.0 * level}
         for level in (10, 50)
     ]
-    [path] = throughput_plots(cells, tmp_path)
+    [path] = throughput_plots(records(cells), tmp_path)
     assert path.name == "throughput-ab.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -353,7 +354,7 @@ def test_open_loop_rows_are_labelled_with_their_offered_rate(tmp_path: Path) -> 
 
     parsed = parse("httperf", read_data("httperf", "ok.txt"))
     cell = {**cell_to_dict(make_cell(parsed, stack="s", repetition=1, rate=200))}
-    [row] = summary_rows([cell])
+    [row] = summary_rows(records([cell]))
     assert (row["tool"], row["load"]) == ("httperf (open loop)", "200/s")
     assert row["p50 ms"] == "0.500" and row["p99 ms"] == "-"  # one cell: three significant digits
 
@@ -361,8 +362,8 @@ def test_open_loop_rows_are_labelled_with_their_offered_rate(tmp_path: Path) -> 
 def test_the_plots_and_the_run_summary_leave_disturbed_cells_out_of_the_figures() -> None:
     cells = reps([1000.0, 1.0])
     cells[1]["disturbed"] = ["steal 30 %"]
-    run = RunData(Path("run"), cells, None)
-    assert plot_cells(run) == [cells[0]]
+    run = RunData(Path("run"), records(cells), None)
+    assert plot_cells(run) == run.cells[:1]
     assert "- cells: 2 (1 disturbed or collapsed: kept, not counted)" in markdown(build_report(run))
 
 
@@ -371,7 +372,7 @@ def test_report_html_escapes_every_value_and_its_template_ships_in_the_package(t
 
     from benchstack.report.render import html
 
-    run = RunData(tmp_path / "run", [cell("ab", "normal.txt", "<b>&stack")], None)
+    run = RunData(tmp_path / "run", records([cell("ab", "normal.txt", "<b>&stack")]), None)
     page = html(build_report(run))
     assert "<b>&stack" not in page
     assert "<td>&lt;b&gt;&amp;stack</td>" in page and "<li>cells: 1</li>" in page

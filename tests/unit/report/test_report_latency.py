@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import records
 from conftest import STORED_META, read_data
 
 from benchstack.kinds.loadtools import ab, parse
@@ -34,7 +35,7 @@ def wrk_repetitions() -> list[dict[str, Any]]:
 
 def test_pooled_percentiles_come_from_every_request_of_every_repetition() -> None:
     reps = wrk_repetitions()
-    pooled_row, median_row = distribution_rows(reps)
+    pooled_row, median_row = distribution_rows(records(reps))
     merged = distribution.merge([distribution.from_dict(c["latency_dist"]) for c in reps])
     assert pooled_row["over repetitions"] == "pooled" and median_row["over repetitions"] == "median"
     assert pooled_row["requests"] == f"{merged.requests:,}" == "133,242"
@@ -49,8 +50,8 @@ def test_pooled_percentiles_come_from_every_request_of_every_repetition() -> Non
 
 def test_a_disturbed_repetition_is_pooled_with_nothing() -> None:
     first, second = wrk_repetitions()
-    alone = distribution_rows([first])
-    pooled_row, median_row = distribution_rows([first, {**second, "disturbed": ["steal 12 %"]}])
+    alone = distribution_rows(records([first]))
+    pooled_row, median_row = distribution_rows(records([first, {**second, "disturbed": ["steal 12 %"]}]))
     assert pooled_row["n"] == median_row["n"] == "1 (+1 disturbed)"
     assert {k: v for k, v in pooled_row.items() if k != "n"} == {
         k: v for k, v in alone[0].items() if k != "n"
@@ -63,7 +64,7 @@ def test_a_disturbed_repetition_is_pooled_with_nothing() -> None:
 def test_pooling_reaches_tail_percentiles_no_single_repetition_supports() -> None:
     # five repetitions of 2,000 ab requests: 10,000 together, enough for p99.99; none alone is
     reps = [cell("ab", "ab-slow", "a-stack", n, requests=2000) for n in range(1, 6)]
-    pooled_row, median_row = distribution_rows(reps)
+    pooled_row, median_row = distribution_rows(records(reps))
     assert all(c["latency_ms"]["p99.99"] is None for c in reps)
     assert median_row["p99.99 ms"] == "-" and pooled_row["p99.99 ms"] != "-"
     assert pooled_row["requests"] == "10,000" and median_row["requests"] == "2,000"

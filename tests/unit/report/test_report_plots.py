@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import records
 from test_report import cell, reps
 from test_verdict import FINGERPRINT
 
@@ -100,7 +101,7 @@ def test_throughput_sorts_by_value_shows_the_interval_and_turns_log_when_one_sta
     tmp_path: Path, drawn: list[Any]
 ) -> None:
     cells = rps_cells("x1", 1000.0) + rps_cells("static", 5000.0) + rps_cells("x2", 1200.0)
-    [path] = plots.throughput_plots(cells, tmp_path, baseline="x1")
+    [path] = plots.throughput_plots(records(cells), tmp_path, baseline="x1")
     assert path.name == "throughput-ab.png"
     [ax] = drawn[0].axes
     assert labels(ax) == ["x1 (baseline)", "x2", "static"]
@@ -115,7 +116,7 @@ def test_throughput_of_close_stacks_keeps_a_linear_axis_from_0_and_below_6_cells
     tmp_path: Path, drawn: list[Any]
 ) -> None:
     cells = rps_cells("x1", 1000.0, n=3) + rps_cells("x2", 1200.0, n=3)
-    plots.throughput_plots(cells, tmp_path)
+    plots.throughput_plots(records(cells), tmp_path)
     [ax] = drawn[0].axes
     assert ax.get_xscale() == "linear" and ax.get_xlim()[0] == 0
     assert [t.get_text() for t in ax.texts] == ["1010", "1212"]  # a point alone: no interval
@@ -123,18 +124,18 @@ def test_throughput_of_close_stacks_keeps_a_linear_axis_from_0_and_below_6_cells
 
 def test_no_error_rate_chart_without_errors_the_report_says_so(tmp_path: Path, drawn: list[Any]) -> None:
     cells = reps([1000.0] * 3)
-    assert plots.error_plot(cells, tmp_path) == [] and drawn == []
-    text = markdown(build_report(RunData(tmp_path, cells, None)))
+    assert plots.error_plot(records(cells), tmp_path) == [] and drawn == []
+    text = markdown(build_report(RunData(tmp_path, records(cells), None)))
     assert "No errors: every request of the 3 counted cells succeeded." in text
     cells[1].update(error_count=4, error_rate=0.03, errors={**cells[1]["errors"], "status": 4})
-    [path] = plots.error_plot(cells, tmp_path)
+    [path] = plots.error_plot(records(cells), tmp_path)
     assert path.name == "error-rate.png" and labels(drawn[0].axes[0]) == ["s ab c50"]
-    assert "No errors" not in markdown(build_report(RunData(tmp_path, cells, None)))
+    assert "No errors" not in markdown(build_report(RunData(tmp_path, records(cells), None)))
 
 
 def test_latency_rows_never_overlap_their_labels(tmp_path: Path, drawn: list[Any]) -> None:
     cells = [cell("wrk", "latency.txt", name) for name in ("sinatra-thin-x1-nginx", "sinatra-thin-x2-nginx")]
-    plots.latency_plots(cells, tmp_path)
+    plots.latency_plots(records(cells), tmp_path)
     [ax] = drawn[0].axes
     assert labels(ax) == ["sinatra-thin-x1-nginx c32", "sinatra-thin-x2-nginx c32"]
     assert all(t.get_rotation() == 0 for t in ax.get_yticklabels())
@@ -150,7 +151,7 @@ def test_the_summary_names_each_host_with_its_cpu_kernel_and_roles(tmp_path: Pat
         "mode": "loopback",
     }
     (tmp_path / "run.json").write_text(json.dumps(info))
-    text = markdown(build_report(RunData(tmp_path, reps([1000.0]), info)))
+    text = markdown(build_report(RunData(tmp_path, records(reps([1000.0])), info)))
     assert (
         "- host bench-local (target and loadgen): AMD EPYC, 2 CPUs, Debian 12.11, kernel 6.18.44-fc-v657, "
         "24 GB memory\n"
@@ -187,7 +188,7 @@ def test_throughput_over_several_levels_draws_a_line_per_stack_on_log_ticks(
         for level in (10, 50)
         for c in rps_cells("x1", 1000.0) + rps_cells("static", 5000.0)
     ]
-    plots.throughput_plots(cells, tmp_path)
+    plots.throughput_plots(records(cells), tmp_path)
     [ax] = drawn[0].axes
     assert ax.get_yscale() == "log"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["static", "x1"]  # the fastest first

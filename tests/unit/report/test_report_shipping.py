@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import records
 
 from benchstack.analysis.summary import RunData
 from benchstack.report import render, shipping
@@ -82,12 +83,12 @@ def run_folder(tmp_path: Path) -> Path:
 
 
 def test_lines_are_counted_in_every_object_and_those_logged_during_a_cell_apart() -> None:
-    windows = shipping.cell_windows(CELLS, ["web"])
+    windows = shipping.cell_windows(records(CELLS), ["web"])
     # To the second, as the front logs the time: 02:00:10 to 02:00:12.
     assert windows == [(1796436010.0, 1796436012.0)]
     body = gz("2026-12-05T02:00:09+0000", "2026-12-05T02:00:10+0000", "2026-12-05T02:00:12+0000")
     assert shipping.count_lines(body, windows) == (3, 2)
-    assert shipping.requests_made(CELLS, ["web"]) == 3
+    assert shipping.requests_made(records(CELLS), ["web"]) == 3
 
 
 def test_the_report_step_records_the_objects_and_their_lines_in_run_json(tmp_path: Path) -> None:
@@ -97,7 +98,7 @@ def test_the_report_step_records_the_objects_and_their_lines_in_run_json(tmp_pat
         "bench-stack/access-logs/another-run/access.nginx/x.gz": gz("2026-12-05T02:00:11+0000"),
     }
     client = FakeClient(objects)
-    found = shipping.collect(run_folder(tmp_path), CELLS, opener=lambda endpoint: FakeStore(client))
+    found = shipping.collect(run_folder(tmp_path), records(CELLS), opener=lambda endpoint: FakeStore(client))
     assert found is not None and found["problem"] is None
     info = json.loads((tmp_path / "run.json").read_text())
     assert validate_run_info(info) == []
@@ -114,7 +115,11 @@ def test_the_report_step_records_the_objects_and_their_lines_in_run_json(tmp_pat
 def test_the_report_step_waits_for_fluentds_last_upload_then_gives_up(tmp_path: Path) -> None:
     client = FakeClient({})
     found = shipping.collect(
-        run_folder(tmp_path), CELLS, opener=lambda endpoint: FakeStore(client), wait_s=0.05, poll_s=0.01
+        run_folder(tmp_path),
+        records(CELLS),
+        opener=lambda endpoint: FakeStore(client),
+        wait_s=0.05,
+        poll_s=0.01,
     )
     assert found is not None and found["lines"] == 0 and client.listed > 1
 
@@ -123,12 +128,12 @@ def test_a_store_that_cannot_be_read_is_a_problem_recorded_not_a_failed_report(t
     def unreachable(endpoint: str | None) -> Any:
         raise ConnectionError(f"cannot reach the object store at {endpoint}")
 
-    found = shipping.collect(run_folder(tmp_path), CELLS, opener=unreachable, wait_s=0)
+    found = shipping.collect(run_folder(tmp_path), records(CELLS), opener=unreachable, wait_s=0)
     assert found is not None
     assert found["problem"] == "cannot reach the object store at http://172.17.0.1:9000"
     info = json.loads((tmp_path / "run.json").read_text())
     assert validate_run_info(info) == [] and "objects" not in info["log_shipping"]
-    section = shipping.section(info, CELLS)
+    section = shipping.section(info, records(CELLS))
     assert section is not None
     assert "The store could not be read: cannot reach the object store" in render.section_markdown(section)
 
@@ -142,13 +147,13 @@ def test_the_report_of_a_run_that_shipped_has_the_section_after_the_others() -> 
 
 def test_a_run_that_ships_nothing_lists_nothing(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text(json.dumps({"schema": "bench-stack/run/v6"}), encoding="utf-8")
-    assert shipping.collect(tmp_path, CELLS, opener=lambda e: pytest.fail("listed")) is None
-    assert shipping.section({"schema": "bench-stack/run/v6"}, CELLS) is None
+    assert shipping.collect(tmp_path, records(CELLS), opener=lambda e: pytest.fail("listed")) is None
+    assert shipping.section({"schema": "bench-stack/run/v6"}, records(CELLS)) is None
 
 
 def test_the_report_says_which_cells_shipped_and_the_lines_against_the_requests() -> None:
     info = {**SHIPPING, "objects": [{"key": "k", "size": 10, "lines": 4}], "lines": 4, "lines_in_cells": 3}
-    section = shipping.section({"log_shipping": info}, CELLS)
+    section = shipping.section({"log_shipping": info}, records(CELLS))
     assert section is not None
     page = render.section_markdown(section)
     assert page.startswith("## Access-log shipping")

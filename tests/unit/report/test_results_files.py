@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cell_records import records
 from test_report import RUN_JSON
 from test_report import cell as report_cell
 from test_report_golden import build_comparisons, build_mixed, build_targets
@@ -30,6 +31,12 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+T1_CPU = {
+    "boot_id": "b1", "seconds": 2.3, "cpu_s": 4.6, "busy_s": 1.2, "steal_s": 0.0, "ours_s": 1.1,
+    "ours_from": "container", "tool_s": None,
+}  # fmt: skip
+
+
 def nested_cell() -> dict[str, Any]:
     """A real cell with every nested field a user found as a Python repr in cells.csv."""
     one = cell("ab", "ab-slow", "s", 1, requests=2000)
@@ -38,13 +45,13 @@ def nested_cell() -> dict[str, Any]:
         **one,
         "system": {"loadgen": vmstat, "target": None},
         "window": {"start": "2025-01-02T03:04:05.123Z", "end": "2025-01-02T03:04:07.456Z"},
-        "interference": {"foreign": 0.02, "steal": 0.0, "limit": 0.1, "hosts": {"t1": {"seconds": 2.3}}},
+        "interference": {"foreign": 0.02, "steal": 0.0, "limit": 0.1, "hosts": {"t1": T1_CPU}},
         "disturbed": ["interference: foreign CPU 23 %"],
     }
 
 
 def test_cells_csv_holds_no_python_reprs_and_flattens_nested_fields(tmp_path: Path) -> None:
-    write_csv(tmp_path / "cells.csv", [nested_cell()])
+    write_csv(tmp_path / "cells.csv", records([nested_cell()]))
     [row] = read_csv(tmp_path / "cells.csv")
     assert tuple(row) == CSV_COLUMNS
     for column, value in row.items():
@@ -56,7 +63,7 @@ def test_cells_csv_holds_no_python_reprs_and_flattens_nested_fields(tmp_path: Pa
     assert row["system.target.cpu_idle"] == ""
     assert row["window.start"] == "2025-01-02T03:04:05.123Z"
     assert row["interference.foreign"] == "0.02"
-    assert json.loads(row["interference.hosts"]) == {"t1": {"seconds": 2.3}}
+    assert json.loads(row["interference.hosts"]) == {"t1": T1_CPU}
     assert json.loads(row["disturbed"]) == ["interference: foreign CPU 23 %"]
     assert json.loads(row["command"]) == nested_cell()["command"]
     assert row["latency_ms.p50"] != "" and "latency_dist" not in row

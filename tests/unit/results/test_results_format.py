@@ -41,8 +41,10 @@ from benchstack.results.cell import (
     READ_SCHEMAS,
     SCHEMA,
     STATUSES,
+    Cell,
     cell_paths,
     cell_to_dict,
+    dumps_cell,
     load_cells,
     make_cell,
     qualified_cell_id,
@@ -360,6 +362,44 @@ def test_the_runners_cells_fill_every_optional_part_of_the_schema(
         assert any(c["latency_ms"].get(key) is not None for c in stored), key
     assert any(c["system"]["target"] and c["mode"] == "network" for c in stored)
     assert {c["merged"]["latency"] for c in stored if c.get("merged")} == {"requests", "histograms"}
+
+
+def fixture_cells() -> list[Path]:
+    """The stored cells the tests keep under tests/data (the history's runs)."""
+    found = sorted(p for p in DATA.rglob("cells/*.json") if not p.name.startswith("."))
+    assert len(found) >= 50
+    return found
+
+
+def test_every_stored_cell_is_read_into_its_record_and_written_back_to_the_same_text(
+    runner_cells: tuple[Path, list[str]],
+) -> None:
+    """Cell.from_dict, then Cell.to_dict, gives the JSON text it was read from: the runner's cells of every
+    capture (loopback, network, merged, several targets, the loadgens' own) and the stored cells in
+    tests/data. A record that reordered, added or dropped a key, or turned an absent one into null, would
+    change the files a run writes."""
+    run, _ = runner_cells
+    for path in stored_cells(run) + fixture_cells():
+        text = path.read_text(encoding="utf-8")
+        assert dumps_cell(Cell.from_dict(json.loads(text)).to_dict()) == text, path
+
+
+def test_a_v1_cell_from_before_every_later_addition_is_read_as_the_schema_documents() -> None:
+    """Absent later additions read as none (no system, interference, window, merge, distribution; not
+    disturbed), and are left out again when the record is written."""
+    first = ab_cell()
+    first["schema"] = "bench-stack/cell/v1"
+    for key in OPTIONAL_FIELDS:
+        del first[key]
+    for key in TAIL_KEYS:
+        del first["latency_ms"][key]
+    cell = Cell.from_dict(first)
+    assert (cell.system, cell.interference, cell.window, cell.merged, cell.latency_dist) == (None,) * 5
+    assert (cell.rate, cell.cell_id, cell.disturbed) == (None, None, [])
+    assert cell.latency_ms.p99 == first["latency_ms"]["p99"] and cell.latency_ms.value("p99.9") is None
+    assert json.dumps(cell.to_dict()) == json.dumps(first)
+    with pytest.raises(ValueError, match="unknown keys colour"):
+        Cell.from_dict({**first, "colour": "red"})
 
 
 def test_a_v1_cell_from_before_every_later_addition_still_fits_the_schema_file() -> None:
