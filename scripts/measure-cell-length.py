@@ -60,7 +60,8 @@ def wrk_share(url: str, seconds: int) -> tuple[float, float | None]:
     ).stdout  # fmt: skip
     rps = float(next(x for x in out.splitlines() if x.startswith("Requests/sec:")).split()[1])
     usage, _ = usage_from_text(out)
-    return rps, share_of(summarize({CONTAINER: usage}))
+    found = summarize({CONTAINER: usage})
+    return rps, share_of(found.foreign, found.steal)
 
 
 def wrk(url: str, seconds: int) -> float:

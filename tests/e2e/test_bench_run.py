@@ -196,14 +196,14 @@ def test_every_cell_of_the_experiment_is_stored_and_valid(run: tuple[Path, str, 
     exp = load_experiment(EXPERIMENT)
     planned = {c.cell_id for c in cells(exp)}
     stored = load_cells(run_dir)
-    ids = {Path(c["raw_output"]).stem for c in stored}
+    ids = {Path(c.raw_output).stem for c in stored}
     # The six planned rounds, then extra rounds: the httperf comparisons stay unresolved (experiment.yml).
     assert planned <= ids
-    assert any(c["tool"] == "httperf" and c["repetition"] > exp.load.repetitions for c in stored)
+    assert any(c.tool == "httperf" and c.repetition > exp.load.repetitions for c in stored)
     for cell in stored:
-        assert validate_cell(cell, require_meta=True) == []
-        assert (run_dir / cell["raw_output"]).read_text().strip()
-        assert cell["schema"] == "bench-stack/cell/v2" and cell["interference"]["hosts"][CONTAINER]
+        assert validate_cell(cell.to_dict(), require_meta=True) == []
+        assert (run_dir / cell.raw_output).read_text().strip()
+        assert cell.schema == "bench-stack/cell/v2" and cell.interference.hosts[CONTAINER]
     assert cli_main(["validate", str(run_dir)]) == 0
 
 
@@ -212,18 +212,18 @@ def test_cells_disturbed_by_the_hog_are_kept_and_measured_again(run: tuple[Path,
     stored = load_cells(run_dir)
     disturbed = [c for c in stored if is_disturbed(c)]
     assert disturbed, "the CPU hog beside the container disturbed no cell"
-    by_interference = [c for c in disturbed if c["disturbed"][0].startswith("interference: foreign CPU")]
+    by_interference = [c for c in disturbed if c.disturbed[0].startswith("interference: foreign CPU")]
     assert by_interference
     for cell in by_interference:
-        assert share_of(cell["interference"]) > cell["interference"]["limit"]
+        assert share_of(cell.interference.foreign, cell.interference.steal) > cell.interference.limit
     groups = by_load_point(stored)
     load = load_experiment(EXPERIMENT).load
     bound = MAX_CELLS_PER_COUNTED * load.repetition_cap
     for cell in disturbed:
-        assert (run_dir / cell["raw_output"]).is_file()  # kept, with its raw output
+        assert (run_dir / cell.raw_output).is_file()  # kept, with its raw output
         group = groups[group_key(cell)]
         # Measured again: the load point has its regular rounds counted, or hit its bound of cells in all.
-        rounds = [c["repetition"] for c in group]
+        rounds = [c.repetition for c in group]
         assert len(counted(group)) >= load.repetitions or len(group) == bound, rounds
 
 
@@ -252,8 +252,8 @@ def test_repetitions_give_the_median_and_range_of_their_cells(run: tuple[Path, s
     report = (run_dir / "report.md").read_text()
     row = next(line for line in report.splitlines() if line.startswith("| sinatra-thin-x1 | wrk |"))
     cols = [c.strip() for c in row.strip("|").split("|")]
-    cells = [c for c in load_cells(run_dir) if (c["stack"], c["tool"]) == ("sinatra-thin-x1", "wrk")]
-    rps = [c["rps"] for c in counted(cells)]
+    cells = [c for c in load_cells(run_dir) if (c.stack, c.tool) == ("sinatra-thin-x1", "wrk")]
+    rps = [c.rps for c in counted(cells)]
     # n: the counted cells (the regular rounds and extra ones: the baseline's rounds are bounded by its
     # comparisons' pairs, so it may count more than max_repetitions), then the disturbed ones; on a busy
     # machine (the other CI lane) every cell may be disturbed, and the row says so.
@@ -286,12 +286,12 @@ def test_the_extra_rounds_measure_exactly_what_the_comparisons_left_unresolved(
     stored = load_cells(run_dir)
     keys = [(s["name"], *p.key) for s in exp.stacks for p in load_points(exp)]
     order = [s["name"] for s in exp.stacks]
-    extra = sorted({int(c["repetition"]) for c in stored if int(c["repetition"]) > exp.load.repetitions})
+    extra = sorted({int(c.repetition) for c in stored if int(c.repetition) > exp.load.repetitions})
     assert extra
     split = []
     for r in extra:
-        before = [c for c in stored if int(c["repetition"]) < r]
-        measured = {group_key(c) for c in stored if int(c["repetition"]) == r}
+        before = [c for c in stored if int(c.repetition) < r]
+        measured = {group_key(c) for c in stored if int(c.repetition) == r}
         assert measured == set(due(before, exp, keys)), r
         found = compare_to_baseline(before, exp.load.baseline, order, settings_of(exp.load))
         going = [c for c in found if not c.resolved and (c.stack, c.tool, c.keepalive, c.level) in measured]
@@ -310,24 +310,24 @@ def test_the_extra_rounds_measure_exactly_what_the_comparisons_left_unresolved(
 def test_every_cell_measured_real_traffic_without_errors(run: tuple[Path, str, str]) -> None:
     run_dir, _, _ = run
     for cell in load_cells(run_dir):
-        if any(STOPPED_UNIT in why for why in cell["disturbed"]):
+        if any(STOPPED_UNIT in why for why in cell.disturbed):
             # Measured while the instance was stopped (left out, measured again): nginx may have answered
             # 502 for it, by design of the test.
             continue
-        assert cell["rps"] > 0, cell["stack"]
-        assert cell["requests_completed"] > 0, cell["stack"]
-        assert cell["latency_ms"]["p50"] is not None and cell["latency_ms"]["p50"] >= 0
+        assert cell.rps > 0, cell.stack
+        assert cell.requests_completed > 0, cell.stack
+        assert cell.latency_ms.p50 is not None and cell.latency_ms.p50 >= 0
         # Correctness only: slow responses (timeout, over_threshold) depend on how busy the machine is.
-        functional = {k: v for k, v in cell["errors"].items() if k not in ("timeout", "over_threshold")}
-        assert not any(functional.values()), (cell["stack"], cell["tool"], cell["errors"])
-        if cell["tool"] == "httperf":
+        functional = {k: v for k, v in cell.errors.items() if k not in ("timeout", "over_threshold")}
+        assert not any(functional.values()), (cell.stack, cell.tool, cell.errors)
+        if cell.tool == "httperf":
             # Open loop: slower than the threshold is aborted there and counted as a timeout.
-            assert cell["rate"] == 200 and cell["errors"]["over_threshold"] is None
-            assert any("slower than the threshold (300 ms)" in n for n in cell["notes"])
+            assert cell.rate == 200 and cell.errors["over_threshold"] is None
+            assert any("slower than the threshold (300 ms)" in n for n in cell.notes)
         else:
-            assert cell["errors"]["over_threshold"] is not None  # measured from per-request data
-        assert cell["mode"] == "loopback"
-        assert cell["target"] == cell["loadgen"] == CONTAINER
+            assert cell.errors["over_threshold"] is not None  # measured from per-request data
+        assert cell.mode == "loopback"
+        assert cell.target == cell.loadgen == CONTAINER
 
 
 def test_a_thin_instance_stopped_mid_run_is_restarted_and_no_cell_is_counted_without_it(
@@ -340,25 +340,25 @@ def test_a_thin_instance_stopped_mid_run_is_restarted_and_no_cell_is_counted_wit
     run_dir, _, _ = run
     at, rc = stop_record.read_text(encoding="utf-8").split()
     assert rc == "0", f"systemctl stop {STOPPED_UNIT} failed"
-    cells_of = sorted((c for c in load_cells(run_dir) if c["stack"] == HALVED), key=lambda c: c["started_at"])
-    later = [c for c in cells_of if c["started_at"] >= at]
+    cells_of = sorted((c for c in load_cells(run_dir) if c.stack == HALVED), key=lambda c: c.started_at)
+    later = [c for c in cells_of if c.started_at >= at]
     assert later, f"no cell of {HALVED} began after the stop at {at}"
     # The check before the stack's next cell found it down (inactive, or still deactivating) and restarted it.
-    notes = [n for c in later for n in c["notes"] if n.startswith(f"{STOPPED_UNIT} was ")]
-    assert any(" before this cell: restarted (" in n for n in notes), [c["notes"] for c in later]
+    notes = [n for c in later for n in c.notes if n.startswith(f"{STOPPED_UNIT} was ")]
+    assert any(" before this cell: restarted (" in n for n in notes), [c.notes for c in later]
     units = [f"bench-{HALVED}@1.service", STOPPED_UNIT, "nginx.service"]
     for cell in counted(load_cells(run_dir)):
-        if cell["stack"] != HALVED:
+        if cell.stack != HALVED:
             continue
-        before, _ = states((run_dir / cell["raw_output"]).read_text(encoding="utf-8"))
-        assert before is not None, cell["raw_output"]
+        before, _ = states((run_dir / cell.raw_output).read_text(encoding="utf-8"))
+        assert before is not None, cell.raw_output
         down = {u: (before.units.get(u) or ("not loaded",))[0] for u in units}
-        assert set(down.values()) == {"active"}, (cell["raw_output"], down)
+        assert set(down.values()) == {"active"}, (cell.raw_output, down)
     # A cell that began with the instance down (stopped between the check and the load) was disturbed.
     for cell in cells_of:
-        before, _ = states((run_dir / cell["raw_output"]).read_text(encoding="utf-8"))
+        before, _ = states((run_dir / cell.raw_output).read_text(encoding="utf-8"))
         if before is not None and (before.units.get(STOPPED_UNIT) or ("not loaded",))[0] != "active":
-            assert f"failure: {STOPPED_UNIT} was " in " ".join(cell["disturbed"]), cell["raw_output"]
+            assert f"failure: {STOPPED_UNIT} was " in " ".join(cell.disturbed), cell.raw_output
     active = subprocess.run(
         ["docker", "exec", CONTAINER, "systemctl", "is-active", STOPPED_UNIT],
         capture_output=True,
@@ -376,8 +376,8 @@ def test_static_nginx_outruns_ruby_on_thin(run: tuple[Path, str, str]) -> None:
     # Medians of the counted cells: one cell beside the test's CPU hog (or the other lane) can be anything.
     cells = counted(load_cells(run_dir))
     rps = {
-        (s, t): statistics.median(c["rps"] for c in cells if (c["stack"], c["tool"]) == (s, t))
-        for s, t in {(c["stack"], c["tool"]) for c in cells}
+        (s, t): statistics.median(c.rps for c in cells if (c.stack, c.tool) == (s, t))
+        for s, t in {(c.stack, c.tool) for c in cells}
     }
     for tool in ("ab", "wrk"):
         assert rps[("nginx-static", tool)] > 1.5 * rps[("sinatra-thin-x1", tool)]
@@ -407,7 +407,7 @@ def test_report_lists_every_stack_and_is_printed(run: tuple[Path, str, str]) -> 
     assert (run_dir / "cells.csv").exists()
     page = (run_dir / "report.html").read_text()
     pngs = sorted((run_dir / "plots").glob("*.png"))
-    assert len(pngs) >= len({c["tool"] for c in counted(load_cells(run_dir))})  # plots of counted cells
+    assert len(pngs) >= len({c.tool for c in counted(load_cells(run_dir))})  # plots of counted cells
     assert page.count("data:image/png;base64,") == len(pngs)
     assert "report.html" in first
 
@@ -481,10 +481,10 @@ def test_the_run_ends_with_its_verdict_and_validate_strict_gates_on_it(run: tupl
     assert "precision" not in {r["code"] for r in verdict["reasons"]}  # every load point is compared
     # Each unresolved comparison is a reason of the verdict, named.
     for c in info["comparisons"]:
-        if c["state"] == "unresolved":
+        if c.state == "unresolved":
             head = f"{c['stack']} {c['tool']} "
             assert any(r["message"].startswith(head) for r in unresolved), (c, unresolved)
-    assert {c["state"] for c in info["comparisons"]} <= {"faster", "slower", "equivalent", "unresolved"}
+    assert {c.state for c in info["comparisons"]} <= {"faster", "slower", "equivalent", "unresolved"}
     assert f"Verdict: {verdict['status'].upper()}" in first
     # The run's gate (docs/verdict.md, Exit codes): 3 invalid, 6 noisy; --fail-on invalid lets noisy pass.
     assert cli_main(["validate", str(run_dir), "--strict"]) == (3 if invalid else 6)
@@ -510,11 +510,11 @@ def test_each_run_released_its_lock(run: tuple[Path, str, str]) -> None:
 # It measures once more in the same run folder.
 def test_a_dropped_cell_is_measured_again_by_the_next_run_and_only_it(run: tuple[Path, str, str]) -> None:
     run_dir, _, _ = run
-    before = {Path(c["raw_output"]).stem: c["started_at"] for c in load_cells(run_dir)}
+    before = {Path(c.raw_output).stem: c.started_at for c in load_cells(run_dir)}
     victim = "nginx-static__wrk__c32__r1"
     assert victim in before
     assert cli_main(["drop", str(run_dir), victim]) == 0
-    assert victim not in {Path(c["raw_output"]).stem for c in load_cells(run_dir)}
+    assert victim not in {Path(c.raw_output).stem for c in load_cells(run_dir)}
     assert list(run_dir.glob(f"dropped/*/cells/{victim}.json"))
     third_started = time.time()
     third = playbook(run_dir)
@@ -528,7 +528,7 @@ def test_a_dropped_cell_is_measured_again_by_the_next_run_and_only_it(run: tuple
         third.stdout.index(f"TASK [{t}") for t in ("Compare the host", "Start this run's", "Probe the noise")
     ]
     assert order == sorted(order)
-    after = {Path(c["raw_output"]).stem: c["started_at"] for c in load_cells(run_dir)}
+    after = {Path(c.raw_output).stem: c.started_at for c in load_cells(run_dir)}
     # Only the victim's load point measures: the victim, and more rounds if the new cell was disturbed.
     assert set(before) <= set(after)
     assert all(cid.startswith("nginx-static__wrk__c32__r") for cid in set(after) - set(before))
@@ -655,7 +655,7 @@ def test_a_storage_failure_stops_the_run_at_the_first_failed_write_and_the_resum
     second = playbook(run_dir)
     assert second.returncode == 0, second.stdout[-6000:] + second.stderr[-3000:]
     assert "took over the run folder's lock" not in second.stdout
-    ids = {Path(c["raw_output"]).stem for c in load_cells(run_dir)}
+    ids = {Path(c.raw_output).stem for c in load_cells(run_dir)}
     assert set(planned) <= ids and lost in ids
     verdict = json.loads((run_dir / "run.json").read_text())["verdict"]
     assert "stopped" not in {r["code"] for r in verdict["reasons"]}, verdict
