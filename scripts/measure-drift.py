@@ -167,8 +167,8 @@ def main() -> int:
         f"\nlogs: {logs}\n\n| kind | before | after the drift | after one re-run | repaired |\n"
         "|---|---|---|---|---|"
     )
-    for kind, before, drifted, after, ok in rows:
-        print(f"| {kind} | `{before[:90]}` | `{drifted[:90]}` | `{after[:90]}` | {'yes' if ok else 'NO'} |")
+    for kind, first, changed, last, ok in rows:
+        print(f"| {kind} | `{first[:90]}` | `{changed[:90]}` | `{last[:90]}` | {'yes' if ok else 'NO'} |")
     ours, floor = times["bench-stack"], times["floor"]
     if ours and floor:
         print(

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TypedDict
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -45,6 +46,17 @@ CONTAINER = "bench-local"
 EXPECTED_INSIDE = math.erf(1.959964 / 2)  # P(|Z| < 1.96 / sqrt(2)) = erf(1.96 / 2): 0.834
 TARGET = 0.05
 Point = tuple[str, str, bool, int]
+
+
+class Stats(TypedDict):
+    """A load point's counted cells in one run: their median and its 95 % interval, and its precision."""
+
+    n: int
+    disturbed: int
+    median: float | None
+    low: float | None
+    high: float | None
+    precision: float | None
 
 
 def floor(runs: int, seconds: int) -> None:
@@ -66,8 +78,8 @@ def floor(runs: int, seconds: int) -> None:
               f"CV {100 * cv:.1f} %")  # fmt: skip
 
 
-def points(run_dir: Path) -> dict[Point, dict[str, object]]:
-    out: dict[Point, dict[str, object]] = {}
+def points(run_dir: Path) -> dict[Point, Stats]:
+    out: dict[Point, Stats] = {}
     for key, group in by_load_point(load_cells(run_dir)).items():
         good = [float(c.rps) for c in counted(group)]
         ci = median_ci(good)
@@ -82,12 +94,12 @@ def points(run_dir: Path) -> dict[Point, dict[str, object]]:
     return out
 
 
-def ranking(run: dict[Point, dict[str, object]], tool: str) -> list[str]:
+def ranking(run: dict[Point, Stats], tool: str) -> list[str]:
     rows = [(k[0], v["median"]) for k, v in run.items() if k[1] == tool and v["median"] is not None]
-    return [stack for stack, _ in sorted(rows, key=lambda r: -float(r[1]))]  # type: ignore[arg-type]
+    return [stack for stack, _ in sorted(rows, key=lambda r: -float(r[1]))]
 
 
-def order(run: dict[Point, dict[str, object]], tool: str, a: str, b: str) -> str | None:
+def order(run: dict[Point, Stats], tool: str, a: str, b: str) -> str | None:
     """'>' or '<' when the two stacks' intervals at this tool do not overlap, '~' when they do; None when one
     has no interval. Slower level changes between runs move both, so this is the ranking a run can defend."""
     pa = next((v for k, v in run.items() if k[0] == a and k[1] == tool), None)
@@ -150,7 +162,7 @@ def main() -> int:
     )
     args = parser.parse_args()
 
-    runs: list[tuple[str, dict[Point, dict[str, object]], float]] = []
+    runs: list[tuple[str, dict[Point, Stats], float]] = []
     compared: list[tuple[str, list[Comparison]]] = []
     if args.analyse:
         for run_dir in sorted(
@@ -233,10 +245,10 @@ def main() -> int:
             continue
         moved = []
         for key, p in r.items():
-            ref = [q[key]["median"] for q in quiet if key in q and q[key]["median"] is not None]
+            ref = [quiet_median for q in quiet if key in q and (quiet_median := q[key]["median"]) is not None]
             if ref and p["median"] is not None:
-                base = statistics.median(ref)  # type: ignore[arg-type]
-                moved.append(abs(float(p["median"]) - base) / base)  # type: ignore[arg-type]
+                base = statistics.median(ref)
+                moved.append(abs(float(p["median"]) - base) / base)
         disturbed = sum(int(p["disturbed"]) for p in r.values())
         print(f"\ndisturbed run ({took:.0f} s): {disturbed} cells disturbed; medians moved from the quiet "
               "runs' "

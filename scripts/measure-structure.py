@@ -96,8 +96,8 @@ def main(argv: list[str]) -> int:
         print(f"dict[str, Any] in {tree}/: {loose_dicts(tree)}")
     order, back = back_imports()
     print(f"back imports ({order}): {len(back)}")
-    for line in back:
-        print(f"  {line}")
+    for back_import in back:
+        print(f"  {back_import}")
     return 0
 
 

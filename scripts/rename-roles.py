@@ -304,7 +304,7 @@ def rewrite_line(
                     or is_tag(match.start())
                     or FILTERS_BEFORE.search(line[: match.start()])
                     or any(
-                        p.search(line) and p.search(line).start() <= match.start() < p.search(line).end()
+                        (hit := p.search(line)) and hit.start() <= match.start() < hit.end()
                         for p in BARE_KEEP
                     )
                 ):

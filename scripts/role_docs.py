@@ -179,12 +179,12 @@ def _description(spec: dict[str, Any], keys: bool = True) -> str:
     if spec.get("options") and keys and _nested(spec):
         text += " Keys: listed below the table."
     elif spec.get("options") and keys:
-        keys = [
+        described = [
             f"`{key}` ({_type(sub)}{', required' if sub.get('required') else ''}): "
             + _description(sub).rstrip(".")
             for key, sub in spec["options"].items()
         ]
-        text += " Keys: " + "; ".join(keys) + "."
+        text += " Keys: " + "; ".join(described) + "."
     return markup(text)
 
 

@@ -124,7 +124,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.no_holm:
-        comparison.holm_levels = lambda ps, alpha: [alpha] * len(ps)
+        comparison.holm_levels = lambda p_values, alpha: [alpha] * len(p_values)
     exp = load_experiment(args.experiment)
     if args.confidence is not None or args.margin is not None:
         load = replace(

@@ -172,7 +172,8 @@ def task_results(stdout: str, name: str) -> dict[str, dict[str, Any]]:
 
 def _reports(stdout: str) -> dict[str, Any]:
     """The plays of every JSON report in ``stdout``: the callback prints one per playbook file."""
-    decoder, plays, at = json.JSONDecoder(), [], stdout.find("{")
+    decoder, at = json.JSONDecoder(), stdout.find("{")
+    plays: list[Any] = []
     while at != -1:
         try:
             report, end = decoder.raw_decode(stdout, at)

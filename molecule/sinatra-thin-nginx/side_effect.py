@@ -175,7 +175,7 @@ def bad_inputs() -> None:
     step("bad-input-missing-static", extra={"experiment": str(missing_static)})
 
 
-def dpkg_nginx_conf(host: str) -> dict[str, str]:
+def dpkg_nginx_conf(host: str) -> dict[str, str | list[str]]:
     """md5 of nginx.conf as the package shipped it (dpkg's conffile record) and as it is now."""
     package = sh(host, "dpkg -S /etc/nginx/nginx.conf | cut -d: -f1").strip()
     conffiles = sh(host, f"dpkg-query -W -f='${{Conffiles}}\\n' {package}")

@@ -148,7 +148,7 @@ def run_bench(name: str, playbook: str, extra: dict[str, Any] | None = None) -> 
     (eph / "evidence" / f"{name}.output").write_text(done.stdout + done.stderr, encoding="utf-8")
     report = _reports(done.stdout)
     tasks = _tasks(report)
-    evidence = {
+    evidence: dict[str, Any] = {
         "command": cmd,
         "rc": done.returncode,
         "seconds": seconds,

@@ -59,7 +59,7 @@ def _counted_invoke(instance: Any, *args: Any, **kwargs: Any) -> Any:
     return _invoke(instance, *args, **kwargs)
 
 
-JinjaPluginIntercept._invoke_plugin = staticmethod(_counted_invoke)  # type: ignore[method-assign]
+JinjaPluginIntercept._invoke_plugin = staticmethod(_counted_invoke)
 _run = ActionBase.run
 
 
@@ -70,7 +70,7 @@ def _counted_run(self: Any, tmp: Any = None, task_vars: Any = None) -> Any:
     return _run(self, tmp, task_vars)
 
 
-ActionBase.run = _counted_run  # type: ignore[method-assign]
+ActionBase.run = _counted_run
 
 
 class CallbackModule(CallbackBase):

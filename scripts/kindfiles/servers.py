@@ -119,7 +119,11 @@ def runtime_packages(root: Path) -> dict[str, str]:
 
 def pins() -> list[str]:
     """python_constraints: every kind's pins, one version per package."""
-    pairs = [(kind.name, *pin.split("==", 1)) for kind in kinds() for pin in kind.pins]
+    pairs = [
+        (kind.name, name, version)
+        for kind in kinds()
+        for name, version in (pin.split("==", 1) for pin in kind.pins)
+    ]
     return [f"{name}=={version}" for name, version in agreed(pairs, "pin of").items()]
 
 

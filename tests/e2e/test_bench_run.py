@@ -25,7 +25,8 @@ from benchstack.measure.repetitions import due, settings_of
 from benchstack.measure.runlock import HOST_LOCK_FILE
 from benchstack.plan.experiment import cells, load_experiment, load_points
 from benchstack.plan.loadplan import MAX_CELLS_PER_COUNTED
-from benchstack.results.cell import counted, group_key, is_disturbed, load_cells, validate_cell
+from benchstack.records.cellparts import Interference
+from benchstack.results.cell import Cell, counted, group_key, is_disturbed, load_cells, validate_cell
 from benchstack.results.layout import LOCK_FILE
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -35,6 +36,27 @@ EXPERIMENT = Path(__file__).resolve().parent / "experiment.yml"
 SCHEMAS = PROJECT / "benchstack" / "schemas"
 # When the rerun began (epoch seconds), beside the run folder.
 SECOND_STARTED = "second-started"
+
+
+# A stored cell holds these (its schema's metadata); the record types them optional, as a cell being made.
+def raw_of(cell: Cell) -> str:
+    assert cell.raw_output is not None, cell.cell_id
+    return cell.raw_output
+
+
+def round_of(cell: Cell) -> int:
+    assert cell.repetition is not None, cell.cell_id
+    return cell.repetition
+
+
+def started_of(cell: Cell) -> str:
+    assert cell.started_at is not None, cell.cell_id
+    return cell.started_at
+
+
+def interference_of(cell: Cell) -> Interference:
+    assert cell.interference is not None, cell.cell_id
+    return cell.interference
 
 
 def playbook(run_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -196,14 +218,14 @@ def test_every_cell_of_the_experiment_is_stored_and_valid(run: tuple[Path, str, 
     exp = load_experiment(EXPERIMENT)
     planned = {c.cell_id for c in cells(exp)}
     stored = load_cells(run_dir)
-    ids = {Path(c.raw_output).stem for c in stored}
+    ids = {Path(raw_of(c)).stem for c in stored}
     # The six planned rounds, then extra rounds: the httperf comparisons stay unresolved (experiment.yml).
     assert planned <= ids
-    assert any(c.tool == "httperf" and c.repetition > exp.load.repetitions for c in stored)
+    assert any(c.tool == "httperf" and round_of(c) > exp.load.repetitions for c in stored)
     for cell in stored:
         assert validate_cell(cell.to_dict(), require_meta=True) == []
-        assert (run_dir / cell.raw_output).read_text().strip()
-        assert cell.schema == "bench-stack/cell/v2" and cell.interference.hosts[CONTAINER]
+        assert (run_dir / raw_of(cell)).read_text().strip()
+        assert cell.schema == "bench-stack/cell/v2" and interference_of(cell).hosts[CONTAINER]
     assert cli_main(["validate", str(run_dir)]) == 0
 
 
@@ -215,12 +237,14 @@ def test_cells_disturbed_by_the_hog_are_kept_and_measured_again(run: tuple[Path,
     by_interference = [c for c in disturbed if c.disturbed[0].startswith("interference: foreign CPU")]
     assert by_interference
     for cell in by_interference:
-        assert share_of(cell.interference.foreign, cell.interference.steal) > cell.interference.limit
+        interference = interference_of(cell)
+        share, limit = share_of(interference.foreign, interference.steal), interference.limit
+        assert share is not None and limit is not None and share > limit, interference
     groups = by_load_point(stored)
     load = load_experiment(EXPERIMENT).load
     bound = MAX_CELLS_PER_COUNTED * load.repetition_cap
     for cell in disturbed:
-        assert (run_dir / cell.raw_output).is_file()  # kept, with its raw output
+        assert (run_dir / raw_of(cell)).is_file()  # kept, with its raw output
         group = groups[group_key(cell)]
         # Measured again: the load point has its regular rounds counted, or hit its bound of cells in all.
         rounds = [c.repetition for c in group]
@@ -286,12 +310,12 @@ def test_the_extra_rounds_measure_exactly_what_the_comparisons_left_unresolved(
     stored = load_cells(run_dir)
     keys = [(s["name"], *p.key) for s in exp.stacks for p in load_points(exp)]
     order = [s["name"] for s in exp.stacks]
-    extra = sorted({int(c.repetition) for c in stored if int(c.repetition) > exp.load.repetitions})
+    extra = sorted({round_of(c) for c in stored if round_of(c) > exp.load.repetitions})
     assert extra
     split = []
     for r in extra:
-        before = [c for c in stored if int(c.repetition) < r]
-        measured = {group_key(c) for c in stored if int(c.repetition) == r}
+        before = [c for c in stored if round_of(c) < r]
+        measured = {group_key(c) for c in stored if round_of(c) == r}
         assert measured == set(due(before, exp, keys)), r
         found = compare_to_baseline(before, exp.load.baseline, order, settings_of(exp.load))
         going = [c for c in found if not c.resolved and (c.stack, c.tool, c.keepalive, c.level) in measured]
@@ -340,8 +364,8 @@ def test_a_thin_instance_stopped_mid_run_is_restarted_and_no_cell_is_counted_wit
     run_dir, _, _ = run
     at, rc = stop_record.read_text(encoding="utf-8").split()
     assert rc == "0", f"systemctl stop {STOPPED_UNIT} failed"
-    cells_of = sorted((c for c in load_cells(run_dir) if c.stack == HALVED), key=lambda c: c.started_at)
-    later = [c for c in cells_of if c.started_at >= at]
+    cells_of = sorted((c for c in load_cells(run_dir) if c.stack == HALVED), key=started_of)
+    later = [c for c in cells_of if started_of(c) >= at]
     assert later, f"no cell of {HALVED} began after the stop at {at}"
     # The check before the stack's next cell found it down (inactive, or still deactivating) and restarted it.
     notes = [n for c in later for n in c.notes if n.startswith(f"{STOPPED_UNIT} was ")]
@@ -350,13 +374,13 @@ def test_a_thin_instance_stopped_mid_run_is_restarted_and_no_cell_is_counted_wit
     for cell in counted(load_cells(run_dir)):
         if cell.stack != HALVED:
             continue
-        before, _ = states((run_dir / cell.raw_output).read_text(encoding="utf-8"))
+        before, _ = states((run_dir / raw_of(cell)).read_text(encoding="utf-8"))
         assert before is not None, cell.raw_output
         down = {u: (before.units.get(u) or ("not loaded",))[0] for u in units}
         assert set(down.values()) == {"active"}, (cell.raw_output, down)
     # A cell that began with the instance down (stopped between the check and the load) was disturbed.
     for cell in cells_of:
-        before, _ = states((run_dir / cell.raw_output).read_text(encoding="utf-8"))
+        before, _ = states((run_dir / raw_of(cell)).read_text(encoding="utf-8"))
         if before is not None and (before.units.get(STOPPED_UNIT) or ("not loaded",))[0] != "active":
             assert f"failure: {STOPPED_UNIT} was " in " ".join(cell.disturbed), cell.raw_output
     active = subprocess.run(
@@ -510,11 +534,11 @@ def test_each_run_released_its_lock(run: tuple[Path, str, str]) -> None:
 # It measures once more in the same run folder.
 def test_a_dropped_cell_is_measured_again_by_the_next_run_and_only_it(run: tuple[Path, str, str]) -> None:
     run_dir, _, _ = run
-    before = {Path(c.raw_output).stem: c.started_at for c in load_cells(run_dir)}
+    before = {Path(raw_of(c)).stem: started_of(c) for c in load_cells(run_dir)}
     victim = "nginx-static__wrk__c32__r1"
     assert victim in before
     assert cli_main(["drop", str(run_dir), victim]) == 0
-    assert victim not in {Path(c.raw_output).stem for c in load_cells(run_dir)}
+    assert victim not in {Path(raw_of(c)).stem for c in load_cells(run_dir)}
     assert list(run_dir.glob(f"dropped/*/cells/{victim}.json"))
     third_started = time.time()
     third = playbook(run_dir)
@@ -528,7 +552,7 @@ def test_a_dropped_cell_is_measured_again_by_the_next_run_and_only_it(run: tuple
         third.stdout.index(f"TASK [{t}") for t in ("Compare the host", "Start this run's", "Probe the noise")
     ]
     assert order == sorted(order)
-    after = {Path(c.raw_output).stem: c.started_at for c in load_cells(run_dir)}
+    after = {Path(raw_of(c)).stem: started_of(c) for c in load_cells(run_dir)}
     # Only the victim's load point measures: the victim, and more rounds if the new cell was disturbed.
     assert set(before) <= set(after)
     assert all(cid.startswith("nginx-static__wrk__c32__r") for cid in set(after) - set(before))
@@ -609,7 +633,8 @@ def test_a_storage_failure_stops_the_run_at_the_first_failed_write_and_the_resum
     if not can_block(tmp_path):
         pytest.skip("this file system cannot make a folder unwritable for this user (chattr +i as root)")
     run_dir = tmp_path / "results" / "storage"
-    done, blocked = threading.Event(), []
+    done = threading.Event()
+    blocked: list[Callable[[], None]] = []
     watcher = threading.Thread(target=block_after_first_cell, args=(run_dir, done, blocked), daemon=True)
     watcher.start()
     try:
@@ -655,7 +680,7 @@ def test_a_storage_failure_stops_the_run_at_the_first_failed_write_and_the_resum
     second = playbook(run_dir)
     assert second.returncode == 0, second.stdout[-6000:] + second.stderr[-3000:]
     assert "took over the run folder's lock" not in second.stdout
-    ids = {Path(c.raw_output).stem for c in load_cells(run_dir)}
+    ids = {Path(raw_of(c)).stem for c in load_cells(run_dir)}
     assert set(planned) <= ids and lost in ids
     verdict = json.loads((run_dir / "run.json").read_text())["verdict"]
     assert "stopped" not in {r["code"] for r in verdict["reasons"]}, verdict

@@ -200,8 +200,9 @@ def test_the_commands_did_what_the_docs_say(both: dict[str, dict[str, object]]) 
 
 def test_a_second_import_writes_nothing(both: dict[str, dict[str, object]]) -> None:
     found = both["postgresql"]
-    assert found["counts after import again"] == found["counts after import"]
-    assert found["counts after import"]["load_points"] == 15  # three runs, five load points each
+    counts = found["counts after import"]
+    assert found["counts after import again"] == counts
+    assert isinstance(counts, dict) and counts["load_points"] == 15  # three runs, five load points each
 
 
 def test_the_migration_made_the_models_tables_on_the_server(
@@ -271,5 +272,5 @@ def test_the_command_line_reads_the_server_from_bench_stack_db(
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == both["postgresql"]["history"].out
+    assert done.stdout == outputs(both["postgresql"])["history"].out
     assert password not in done.stdout + done.stderr

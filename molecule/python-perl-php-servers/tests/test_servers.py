@@ -84,7 +84,9 @@ def listener(host: Host, ep: dict[str, Any]) -> tuple[str, set[str]]:
     else:
         lines = host.check_output("runuser -u bench -- ss -Htlpne").splitlines()
         line = next(ln for ln in lines if ln.split()[3] == f"{ep['host']}:{ep['port']}")
-        inode = re.search(r"\bino:(\d+)", line).group(1)
+        found = re.search(r"\bino:(\d+)", line)
+        assert found, line
+        inode = found.group(1)
     return inode, set(re.findall(r"\bpid=(\d+)", line))
 
 
