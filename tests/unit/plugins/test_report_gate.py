@@ -6,7 +6,14 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import read_data
-from test_plugins import Loadgen, bench_report, cell_args, make_action, run_cell
+from test_plugins import (  # pauses: autouse, the runner's pause recorded, not slept
+    Loadgen,
+    bench_report,
+    cell_args,
+    make_action,
+    pauses,  # noqa: F401
+    run_cell,
+)
 
 from benchstack.plan.settings import project_problems
 
