@@ -217,6 +217,15 @@ def no_team_history_database() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[Any]:
+    """One S3-compatible server (history/s3_cases.py) for the session's publishing tests, each in buckets of
+    its own: starting and stopping one took ~0.5 s."""
+    from s3_cases import start_server
+
+    yield from start_server()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "drawn: the report's plots are rasterized to PNG files (see plots_not_rasterized)"

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import bench_stack
 from history_cases import db_url, run_copy
-from s3_cases import ACCESS_KEY, SECRET_KEY, Recording, S3Server, aws_environment, start_server
+from s3_cases import ACCESS_KEY, SECRET_KEY, Recording, S3Server, aws_environment, retry_pauses
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -29,9 +29,14 @@ from benchstack.results.location import MANIFEST, StoreError, parse_store_url, s
 _buckets = itertools.count()
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[S3Server]:
-    yield from start_server()
+@pytest.fixture
+def server(s3_server: S3Server) -> S3Server:
+    return s3_server
+
+
+@pytest.fixture(autouse=True)
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    return retry_pauses(monkeypatch)
 
 
 @pytest.fixture
@@ -192,12 +197,15 @@ def test_a_file_changed_in_the_store_is_refused_on_import(
     assert not (tmp_path / "results" / "history.sqlite").exists() or _records(db_url(tmp_path)) == []
 
 
-def test_a_bad_endpoint_fails_with_a_clear_message_and_exit_5(tmp_path: Path, bucket: str) -> None:
+def test_a_bad_endpoint_fails_with_a_clear_message_and_exit_5(
+    tmp_path: Path, bucket: str, pauses: list[float]
+) -> None:
     run_dir = run_copy(tmp_path, "day0")
     done = bench_stack(
         "publish", run_dir, "--to", f"s3://{bucket}/runs", "--endpoint-url", "http://127.0.0.1:1"
     )
     assert done.returncode == 5 and done.stdout == ""
+    assert len(pauses) == 3  # the manifest's read retried 3 times (CLIENT_CONFIG), each after a pause
     assert done.stderr == (
         f"bench-stack: reading s3://{bucket}/runs/day0/{MANIFEST}: cannot reach the object store at "
         "http://127.0.0.1:1 (EndpointConnectionError)\n"
