@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import yaml
 from jsonschema import Draft202012Validator, validators
 
 from benchstack.measure.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_MARKER
@@ -182,14 +183,27 @@ def files_not_flushed_to_disk() -> Iterator[None]:
     """os.fsync checks its descriptor and returns, in the tests' process: waiting for the disk (each stored
     cell's file, 853 of them, ~1 ms each on this machine's disk, more when it is busy) is what a crash
     needs, which no unit test makes. test_write_cell_syncs_the_whole_file_before_it_takes_its_name checks
-    the call."""
+    the call. SQLite's own syncs likewise (PRAGMA synchronous=OFF on every connection the tests' process
+    opens): each statement of a history database's migrations committed on its own, ~8 ms each, ~0.2 s
+    per new database (test_database's subprocess still syncs)."""
     import os
+    import sqlite3
+    import sqlite3.dbapi2
 
     def checked(fd: Any) -> None:
         os.fstat(fd if isinstance(fd, int) else fd.fileno())
 
+    connect = sqlite3.dbapi2.connect
+
+    def unsynced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = connect(*args, **kwargs)
+        connection.execute("PRAGMA synchronous=OFF")
+        return connection
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(os, "fsync", checked)
+        patch.setattr(sqlite3.dbapi2, "connect", unsynced)
+        patch.setattr(sqlite3, "connect", unsynced)
         yield
 
 
@@ -202,6 +216,20 @@ def no_team_history_database() -> Iterator[None]:
         # Nor a team's object store: the publishing tests start their own on loopback.
         patch.delenv("BENCH_STACK_PUBLISH", raising=False)
         yield
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[Any]:
+    """One S3-compatible server (history/s3_cases.py) for the session's publishing tests, each in buckets of
+    its own: starting and stopping one took ~0.5 s. botocore's data (the S3 model, endpoints, partitions) is
+    loaded once for all their clients: each new boto3 session parsed its JSON again, ~0.1 s per client, of
+    which every publish and import makes one (40 in test_publish)."""
+    import botocore.session
+    from s3_cases import start_server
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(botocore.session, "create_loader", functools.cache(botocore.session.create_loader))
+        yield from start_server()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -419,6 +447,17 @@ def plots_not_rasterized() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(benchstack.report.plots, "_save", saved_if_drawn)
         yield
+
+
+# libyaml's loader where PyYAML has it, as benchstack.plan.settings reads argument specs: the tests reading
+# the roles' files (tasks, vars, specs) spent ~2 s of the suite in the pure-Python one. The same SafeLoader
+# constructors and resolver: the same values.
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML file at ``path``, as yaml.safe_load reads it (libyaml's parser)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)  # noqa: S506 - a safe loader
 
 
 def read_data(tool: str, name: str) -> str:

@@ -5,6 +5,7 @@ and a client wrapper that records (and can cut short) the uploads."""
 from __future__ import annotations
 
 import logging
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,17 @@ def aws_environment(monkeypatch: pytest.MonkeyPatch, server: S3Server) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", server.endpoint)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/bench-stack-test")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/bench-stack-test")
+
+
+def retry_pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The pauses botocore makes before it retries a request (benchstack.history.publish's CLIENT_CONFIG:
+    3 retries, standard mode, each after a random pause that grows), recorded instead of slept: the retries
+    are made and can be counted, the waits between them (~1.5 s per unreachable store) prove nothing here."""
+    import botocore.endpoint
+
+    slept: list[float] = []
+    monkeypatch.setattr(botocore.endpoint, "time", types.SimpleNamespace(sleep=slept.append))
+    return slept
 
 
 @dataclass

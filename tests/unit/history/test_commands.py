@@ -21,6 +21,13 @@ def recorded(tmp_path: Path) -> str:
     return url
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """:func:`recorded` once for the module's tests that only read the database (nine imported the same two
+    runs each)."""
+    return recorded(tmp_path_factory.mktemp("recorded"))
+
+
 def test_import_twice_says_unchanged(tmp_path: Path) -> None:
     url = recorded(tmp_path)
     done = bench_stack("import", tmp_path / "day0", "--db", url)
@@ -35,8 +42,8 @@ def test_import_names_a_folder_that_is_no_run_and_records_the_others(tmp_path: P
     assert done.stdout.startswith("added: ")
 
 
-def test_history_lists_the_runs_oldest_first(tmp_path: Path) -> None:
-    done = bench_stack("history", "--db", recorded(tmp_path))
+def test_history_lists_the_runs_oldest_first(shared: str) -> None:
+    done = bench_stack("history", "--db", shared)
     lines = done.stdout.splitlines()
     assert lines[0] == (
         "| started (UTC) | run | experiment | verdict | mode | hosts | cells | load points | uid |"
@@ -60,8 +67,8 @@ def test_history_lists_the_runs_oldest_first(tmp_path: Path) -> None:
         (["--limit", "1"], 1),
     ],
 )
-def test_history_filters_by_experiment_stack_and_host(tmp_path: Path, options: list[str], runs: int) -> None:
-    done = bench_stack("history", *options, "--db", recorded(tmp_path))
+def test_history_filters_by_experiment_stack_and_host(shared: str, options: list[str], runs: int) -> None:
+    done = bench_stack("history", *options, "--db", shared)
     assert done.returncode == 0
     if runs:
         assert len(done.stdout.splitlines()) == 2 + runs
@@ -69,9 +76,8 @@ def test_history_filters_by_experiment_stack_and_host(tmp_path: Path, options: l
         assert done.stdout == "no runs recorded that match\n"
 
 
-def test_trend_shows_a_load_point_and_its_comparison_over_time(tmp_path: Path) -> None:
-    url = recorded(tmp_path)
-    done = bench_stack("trend", "sinatra-thin-nginx", "--stack", "sinatra-thin-x2-nginx", "--db", url)
+def test_trend_shows_a_load_point_and_its_comparison_over_time(shared: str) -> None:
+    done = bench_stack("trend", "sinatra-thin-nginx", "--stack", "sinatra-thin-x2-nginx", "--db", shared)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].split(" | ")[7:9] == ["req/s", "95% CI"]
@@ -85,8 +91,8 @@ def test_trend_shows_a_load_point_and_its_comparison_over_time(tmp_path: Path) -
     assert day1[7] == "9230" and float(day1[10]) == pytest.approx(0.98, abs=0.01)
 
 
-def test_trend_of_a_stack_never_measured_is_bad_input(tmp_path: Path) -> None:
-    done = bench_stack("trend", "sinatra-thin-nginx", "--stack", "puma", "--db", recorded(tmp_path))
+def test_trend_of_a_stack_never_measured_is_bad_input(shared: str) -> None:
+    done = bench_stack("trend", "sinatra-thin-nginx", "--stack", "puma", "--db", shared)
     assert done.returncode == 1
     assert "no recorded run of sinatra-thin-nginx measured puma" in done.stderr
 

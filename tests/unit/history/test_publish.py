@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import bench_stack
 from history_cases import db_url, run_copy
-from s3_cases import ACCESS_KEY, SECRET_KEY, Recording, S3Server, aws_environment, start_server
+from s3_cases import ACCESS_KEY, SECRET_KEY, Recording, S3Server, aws_environment, retry_pauses
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -29,9 +29,14 @@ from benchstack.results.location import MANIFEST, StoreError, parse_store_url, s
 _buckets = itertools.count()
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[S3Server]:
-    yield from start_server()
+@pytest.fixture
+def server(s3_server: S3Server) -> S3Server:
+    return s3_server
+
+
+@pytest.fixture(autouse=True)
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    return retry_pauses(monkeypatch)
 
 
 @pytest.fixture
@@ -50,10 +55,13 @@ def recording(fail_after: int | None = None) -> tuple[Store, Recording]:
     return store, wrapped
 
 
+def keys(server: S3Server, bucket: str) -> list[str]:
+    return [o["Key"] for o in server.client().list_objects_v2(Bucket=bucket).get("Contents", [])]
+
+
 def objects(server: S3Server, bucket: str) -> dict[str, bytes]:
     client = server.client()
-    keys = [o["Key"] for o in client.list_objects_v2(Bucket=bucket).get("Contents", [])]
-    return {k: client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys}
+    return {k: client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys(server, bucket)}
 
 
 def files_of(run_dir: Path) -> list[str]:
@@ -102,7 +110,7 @@ def test_an_interrupted_publish_resumes_with_only_the_missing_files(
     store, _ = recording(fail_after=10)
     with pytest.raises(StoreError, match=r"\(10 of 55 file\(s\) uploaded\): cannot reach the object store"):
         publish_run(store, run_dir, dest)
-    assert f"runs/day0/{MANIFEST}" not in objects(server, bucket)
+    assert f"runs/day0/{MANIFEST}" not in keys(server, bucket)
     # Not published yet: an import says so, and the history is not touched.
     cut = bench_stack("import", f"s3://{bucket}/runs/day0", "--db", db_url(tmp_path))
     assert cut.returncode == 5
@@ -114,7 +122,7 @@ def test_an_interrupted_publish_resumes_with_only_the_missing_files(
     done = publish_run(store, run_dir, dest)
     assert len(done.uploaded) == 45 and done.unchanged == 10
     assert client.puts[-1] == f"runs/day0/{MANIFEST}" and len(client.puts) == 46
-    assert f"runs/day0/{MANIFEST}" in objects(server, bucket)
+    assert f"runs/day0/{MANIFEST}" in keys(server, bucket)
 
 
 def test_a_resumed_run_with_more_cells_uploads_only_those_and_a_new_manifest(
@@ -134,7 +142,9 @@ def test_a_resumed_run_with_more_cells_uploads_only_those_and_a_new_manifest(
     assert sorted(done.uploaded) == ["cells/nginx-static__wrk__c32__r11.json", "run.json"]
     assert client.deletes == [f"runs/day0/{MANIFEST}"]  # gone while the folder is not all there
     assert client.puts[-1] == f"runs/day0/{MANIFEST}" and len(client.puts) == 3
-    manifest = json.loads(objects(server, bucket)[f"runs/day0/{MANIFEST}"])
+    manifest = json.loads(
+        server.client().get_object(Bucket=bucket, Key=f"runs/day0/{MANIFEST}")["Body"].read()
+    )
     assert "cells/nginx-static__wrk__c32__r11.json" in manifest["files"] and len(manifest["files"]) == 56
 
 
@@ -192,12 +202,15 @@ def test_a_file_changed_in_the_store_is_refused_on_import(
     assert not (tmp_path / "results" / "history.sqlite").exists() or _records(db_url(tmp_path)) == []
 
 
-def test_a_bad_endpoint_fails_with_a_clear_message_and_exit_5(tmp_path: Path, bucket: str) -> None:
+def test_a_bad_endpoint_fails_with_a_clear_message_and_exit_5(
+    tmp_path: Path, bucket: str, pauses: list[float]
+) -> None:
     run_dir = run_copy(tmp_path, "day0")
     done = bench_stack(
         "publish", run_dir, "--to", f"s3://{bucket}/runs", "--endpoint-url", "http://127.0.0.1:1"
     )
     assert done.returncode == 5 and done.stdout == ""
+    assert len(pauses) == 3  # the manifest's read retried 3 times (CLIENT_CONFIG), each after a pause
     assert done.stderr == (
         f"bench-stack: reading s3://{bucket}/runs/day0/{MANIFEST}: cannot reach the object store at "
         "http://127.0.0.1:1 (EndpointConnectionError)\n"

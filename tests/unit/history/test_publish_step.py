@@ -5,21 +5,25 @@ folder stands; the plan checks bench_publish and bench_publish_endpoint."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from history_cases import run_copy
-from s3_cases import ACCESS_KEY, SECRET_KEY, S3Server, aws_environment, start_server
+from s3_cases import ACCESS_KEY, SECRET_KEY, S3Server, aws_environment, retry_pauses
 from test_report_step import report
 
 from benchstack.plan.settings import project_problems
 from benchstack.results.location import MANIFEST
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[S3Server]:
-    yield from start_server()
+@pytest.fixture
+def server(s3_server: S3Server) -> S3Server:
+    return s3_server
+
+
+@pytest.fixture(autouse=True)
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    return retry_pauses(monkeypatch)
 
 
 def test_the_report_step_publishes_the_finished_run(

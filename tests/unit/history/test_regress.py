@@ -3,6 +3,7 @@ interval, and its exit code for CI (4 when a load point is slower by more than t
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,26 @@ def history(engine: Engine, root: Path) -> None:
         import_run(engine, run_copy(root, name, days))
 
 
-def test_a_stack_a_third_slower_than_before_is_a_regression(tmp_path: Path) -> None:
-    engine = new_engine(tmp_path)
-    history(engine, tmp_path)
+@pytest.fixture(scope="module")
+def earlier(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The database file of :func:`history`, imported once for the module (~0.1 s a test before): each test
+    copies it and adds its own runs."""
+    root = tmp_path_factory.mktemp("earlier")
+    engine = new_engine(root)
+    history(engine, root)
+    engine.dispose()
+    return root / "results" / "history.sqlite"
+
+
+def with_history(tmp_path: Path, earlier: Path) -> Engine:
+    """A database of the two earlier runs where db_url(tmp_path) names it."""
+    (tmp_path / "results").mkdir()
+    shutil.copyfile(earlier, tmp_path / "results" / "history.sqlite")
+    return new_engine(tmp_path)
+
+
+def test_a_stack_a_third_slower_than_before_is_a_regression(tmp_path: Path, earlier: Path) -> None:
+    engine = with_history(tmp_path, earlier)
     import_run(engine, run_copy(tmp_path, "day2", 2, slower={"sinatra-thin-x2-nginx": 0.67}))
     found = regression(engine, find_run(engine, "day2"), margin=0.10)
     assert [r.name for r in found.previous] == ["day0", "day1"]
@@ -35,9 +53,8 @@ def test_a_stack_a_third_slower_than_before_is_a_regression(tmp_path: Path) -> N
     assert {c.state for c in found.checks if c not in found.slower} <= {WITHIN, UNRESOLVED}
 
 
-def test_the_same_figures_again_are_no_regression(tmp_path: Path) -> None:
-    engine = new_engine(tmp_path)
-    history(engine, tmp_path)
+def test_the_same_figures_again_are_no_regression(tmp_path: Path, earlier: Path) -> None:
+    engine = with_history(tmp_path, earlier)
     import_run(engine, run_copy(tmp_path, "day2", 2))
     found = regression(engine, find_run(engine, "day2"), margin=0.10)
     assert found.slower == [] and len(found.checks) == 5
@@ -52,24 +69,21 @@ def test_the_same_figures_again_are_no_regression(tmp_path: Path) -> None:
     ],
 )
 def test_a_run_on_another_kind_of_host_has_no_previous_runs(
-    tmp_path: Path, changed: dict[str, object]
+    tmp_path: Path, changed: dict[str, object], earlier: Path
 ) -> None:
-    engine = new_engine(tmp_path)
-    history(engine, tmp_path)
+    engine = with_history(tmp_path, earlier)
     import_run(engine, run_copy(tmp_path, "day2", 2, slower={"nginx-static": 0.5}, fingerprint=changed))
     assert regression(engine, find_run(engine, "day2")).previous == []
 
 
-def test_a_newer_kernel_of_the_same_major_version_is_comparable(tmp_path: Path) -> None:
-    engine = new_engine(tmp_path)
-    history(engine, tmp_path)
+def test_a_newer_kernel_of_the_same_major_version_is_comparable(tmp_path: Path, earlier: Path) -> None:
+    engine = with_history(tmp_path, earlier)
     import_run(engine, run_copy(tmp_path, "day2", 2, fingerprint={"kernel": "6.19.1"}))
     assert len(regression(engine, find_run(engine, "day2")).previous) == 2
 
 
-def test_only_earlier_runs_count(tmp_path: Path) -> None:
-    engine = new_engine(tmp_path)
-    history(engine, tmp_path)
+def test_only_earlier_runs_count(tmp_path: Path, earlier: Path) -> None:
+    engine = with_history(tmp_path, earlier)
     assert [r.name for r in regression(engine, find_run(engine, "day0")).previous] == []
 
 
@@ -87,9 +101,9 @@ def test_a_ratios_interval_decides_its_state(low: float | None, high: float | No
     assert state_of(low, high, 0.10) == state
 
 
-def test_regress_exits_4_for_ci_when_a_load_point_is_slower(tmp_path: Path) -> None:
-    engine, url = new_engine(tmp_path), db_url(tmp_path)
-    history(engine, tmp_path)
+def test_regress_exits_4_for_ci_when_a_load_point_is_slower(tmp_path: Path, earlier: Path) -> None:
+    url = db_url(tmp_path)
+    with_history(tmp_path, earlier)
     slow = run_copy(tmp_path, "day2", 2, slower={"sinatra-thin-x2-nginx": 0.67})
     done = bench_stack("regress", slow, "--db", url)
     assert done.returncode == 4, done.stderr
@@ -100,17 +114,17 @@ def test_regress_exits_4_for_ci_when_a_load_point_is_slower(tmp_path: Path) -> N
     assert "against 2 previous comparable run(s): day0, day1" in done.stdout
 
 
-def test_regress_exits_0_when_nothing_is_slower(tmp_path: Path) -> None:
-    engine, url = new_engine(tmp_path), db_url(tmp_path)
-    history(engine, tmp_path)
+def test_regress_exits_0_when_nothing_is_slower(tmp_path: Path, earlier: Path) -> None:
+    url = db_url(tmp_path)
+    with_history(tmp_path, earlier)
     done = bench_stack("regress", run_copy(tmp_path, "day2", 2), "--db", url)
     assert done.returncode == 0, done.stderr
     assert "no load point slower than before by more than 10 %" in done.stdout
 
 
-def test_regress_with_a_wider_margin_lets_a_smaller_slowdown_pass(tmp_path: Path) -> None:
-    engine, url = new_engine(tmp_path), db_url(tmp_path)
-    history(engine, tmp_path)
+def test_regress_with_a_wider_margin_lets_a_smaller_slowdown_pass(tmp_path: Path, earlier: Path) -> None:
+    url = db_url(tmp_path)
+    with_history(tmp_path, earlier)
     slow = run_copy(tmp_path, "day2", 2, slower={"sinatra-thin-x2-nginx": 0.67})
     assert bench_stack("regress", slow, "--db", url, "--margin", "0.5").returncode == 0
 

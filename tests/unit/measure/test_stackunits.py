@@ -186,8 +186,9 @@ def run_check(
     attempts: dict[str, int] | None = None,
 ) -> tuple[list[stackunits.UnitCheck], list[str]]:
     """Run the real check command under sh with a fake systemctl (each unit's states, one per `show`, the
-    last repeated) and a fake sudo; the restarts it asked for. ``listen``: where a unit listens;
-    ``attempts``: the restarts the run has left for a unit."""
+    last repeated), a fake sudo and a `sleep` that notes its argument in sleeps.log and returns at once (the
+    fake states change per `show`, not with time: ~7 s of real pauses in these tests); the restarts it
+    asked for. ``listen``: where a unit listens; ``attempts``: the restarts the run has left for a unit."""
     for unit, seen in states.items():
         (tmp_path / unit).write_text("\n".join(seen) + "\n", encoding="utf-8")
     log = tmp_path / "restarts.log"
@@ -202,7 +203,9 @@ def run_check(
     )
     sudo = tmp_path / "sudo"
     sudo.write_text('#!/bin/sh\n[ "$1" = -n ] && shift\nexec "$@"\n', encoding="utf-8")
-    for fake in (systemctl, sudo):
+    sleep = tmp_path / "sleep"
+    sleep.write_text(f'#!/bin/sh\necho "$1" >> {tmp_path}/sleeps.log\n', encoding="utf-8")
+    for fake in (systemctl, sudo, sleep):
         fake.chmod(0o755)
     out = subprocess.run(
         [
@@ -242,6 +245,9 @@ def test_the_check_restarts_a_down_unit_at_most_twice_and_leaves_an_active_one_a
     ]
     assert restarts == ["bench-a@2.service", *["bench-a@3.service"] * stackunits.RESTART_ATTEMPTS]
     assert stackunits.RESTART_ATTEMPTS == 2
+    # Polled every 0.5 s, wait_s (1 s) at most after each restart: @2 once (activating), then its settle
+    # pause (settle_s 0); @3 twice after each of its two restarts.
+    assert (tmp_path / "sleeps.log").read_text(encoding="utf-8").split() == ["0.5", "0", *["0.5"] * 4]
 
 
 def test_a_restarted_unit_is_awaited_where_it_listens_and_the_cell_says_whether_it_listened(

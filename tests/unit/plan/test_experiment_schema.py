@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from conftest import schema_file_errors
+from conftest import read_yaml, schema_file_errors
 
 from benchstack.common.inputs import InputError, load_yaml
 from benchstack.kinds.apps import REGISTRY as APPS
@@ -61,7 +60,7 @@ BAD = sorted((ROOT / "tests" / "bad-inputs").glob("*.yml"))
 
 
 def read(path: Path) -> Any:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return read_yaml(path)
 
 
 def branches(node: dict[str, Any], field: str) -> dict[str, dict[str, Any]]:

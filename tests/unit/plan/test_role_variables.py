@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from ansible.errors import AnsibleActionFail
-from conftest import bench_stack
+from conftest import bench_stack, read_yaml
 from test_bad_inputs import expected, nowhere
 from test_plugins import bench_plan, run_plan
 
@@ -37,7 +36,7 @@ def options() -> dict[str, dict[str, Any]]:
     Read once: each of the ~120 cases below re-reading every argument_specs.yml cost 60 ms."""
     out: dict[str, dict[str, Any]] = {}
     for path in SPECS:
-        specs = yaml.safe_load(path.read_text(encoding="utf-8"))["argument_specs"]
+        specs = read_yaml(path)["argument_specs"]
         for entry in specs.values():
             for name, spec in (entry.get("options") or {}).items():
                 out.setdefault(name, spec)
@@ -69,10 +68,10 @@ def test_every_free_variable_is_one_on_purpose() -> None:
 def test_the_projects_own_values_pass_their_checks() -> None:
     values: dict[str, Any] = {}
     for path in sorted((ROOT / "roles").glob("*/defaults/main.yml")):
-        values |= yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        values |= read_yaml(path) or {}
     scenarios = ("ruby-rbenv", "dns-check", "user-apps", "log-shipper")
     for path in [ROOT / "molecule" / s / "molecule.yml" for s in scenarios]:
-        groups = yaml.safe_load(path.read_text(encoding="utf-8"))["provisioner"]["inventory"]
+        groups = read_yaml(path)["provisioner"]["inventory"]
         for section in ("group_vars", "host_vars"):
             for each in (groups.get(section) or {}).values():
                 values |= each
@@ -107,7 +106,7 @@ def test_a_number_outside_its_range_is_refused_and_its_default_is_not(name: str)
 def test_the_plan_refuses_each_bad_variable_before_anything(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    given = yaml.safe_load(path.read_text(encoding="utf-8"))
+    given = read_yaml(path)
     args = {AS_ARGUMENTS[k]: v for k, v in given.items() if k in AS_ARGUMENTS}
     variables = {k: v for k, v in given.items() if k not in AS_ARGUMENTS}
     args.setdefault("results_dir", str(tmp_path / "results"))

@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 from ansible.errors import AnsibleActionFail
 from conftest import Helpers, read_data
-from test_plugins import Loadgen, bench_cell, run_cell, run_plan, small_experiment, write_experiment
+from test_plugins import (  # pauses: autouse, the runner's pause recorded, not slept
+    Loadgen,
+    bench_cell,
+    pauses,  # noqa: F401
+    run_cell,
+    run_plan,
+    small_experiment,
+    write_experiment,
+)
 
 from benchstack.measure import stackunits
 

@@ -1,12 +1,23 @@
 """The report action's gate: the exit code the report play fails its last task on, judged with fail_on
 (bench_fail_on), and the file ./run bench reads it from (BENCH_STACK_OUTCOME)."""
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import read_data
-from test_plugins import Loadgen, bench_report, cell_args, make_action, run_cell
+from test_plugins import (  # pauses: autouse, the runner's pause recorded, not slept
+    Loadgen,
+    bench_report,
+    cell_args,
+    make_action,
+    pauses,  # noqa: F401
+    run_cell,
+)
 
 from benchstack.plan.settings import project_problems
 
@@ -98,39 +109,43 @@ def report_site(folder: Path, run_dir: Path) -> Path:
     return site
 
 
-def test_the_report_play_fails_on_a_noisy_verdict_and_run_bench_exits_6(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
-    run_dir = noisy_run(tmp_path)
-    site = report_site(tmp_path, run_dir)
+def gate_runs(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """./run bench with its ansible-playbook running the report play in place of bench-stack.yml, on a noisy
+    run of its own: as is, and with -e bench_fail_on=never (started with the session: conftest's
+    early_commands). The whole chain of the action's outcome file, the gate task's failure
+    (ansible-playbook's 2) and ./run's code."""
     playbook = str(Path(sys.executable).with_name("ansible-playbook"))
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
-    }
-    # ./run bench with its ansible-playbook running this play in place of bench-stack.yml: the whole chain of
-    # the action's outcome file, the gate task's failure (ansible-playbook's 2) and ./run's code.
-    wrapper = (
-        f'ansible-playbook() {{ shift; "{playbook}" -i localhost, -c local "{site}" "$@"; }}; '
-        "setup_bench() { :; }; "
-    )
-    # "x": the experiment's place (the play reads none); what follows it goes to ansible-playbook.
-    script = f"source ./run; TEST_LOGS={tmp_path}; {wrapper} main bench x"
-    done = subprocess.run(
-        ["bash", "-c", script],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+    runs = {}
+    for name, extra in (("gate", ""), ("never", " -e bench_fail_on=never")):
+        place = folder / name
+        site = report_site(place, noisy_run(place))
+        env = {
+            **os.environ,
+            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_LOCAL_TEMP": str(place / "tmp"),
+        }
+        wrapper = (
+            f'ansible-playbook() {{ shift; "{playbook}" -i localhost, -c local "{site}" "$@"; }}; '
+            "setup_bench() { :; }; "
+        )
+        # "x": the experiment's place (the play reads none); what follows it goes to ansible-playbook.
+        script = f"source ./run; TEST_LOGS={place}; {wrapper} main bench x{extra}"
+        runs[name] = (["bash", "-c", script], env, ROOT)
+    return runs
+
+
+@pytest.mark.early.with_args(gate_runs)
+def test_the_report_play_fails_on_a_noisy_verdict_and_run_bench_exits_6(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    done = early_results["gate"]
     out = done.stdout + done.stderr
     assert done.returncode == 6, out[-4000:]
     assert "TASK [The run's gate" in out and "exit 6, the verdict is noisy: verdict noisy" in out
     said = "bench-stack: exit 6, the run's gate (docs/verdict.md, Exit codes; -e bench_fail_on=never keeps 0)"
-    assert done.stderr.rstrip().endswith(f"{said}: {run_dir}")
-    kept = subprocess.run(
-        ["bash", "-c", script + " -e bench_fail_on=never"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+    named = re.fullmatch(rf".*{re.escape(said)}: (\S+)", done.stderr.rstrip(), re.DOTALL)
+    assert named is not None, done.stderr[-2000:]
+    assert Path(named[1]).parts[-3:] == ("gate", "results", "run") and Path(named[1], "report.md").is_file()
+    kept = early_results["never"]
     assert kept.returncode == 0, (kept.stdout + kept.stderr)[-4000:]

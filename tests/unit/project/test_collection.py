@@ -24,12 +24,11 @@ import ansible.plugins.filter
 import ansible.plugins.test
 import jinja2
 import pytest
-import yaml
-from conftest import in_child, printed_json
+from conftest import in_child, printed_json, read_yaml
 from jinja2 import nodes
 
 ROOT = Path(__file__).resolve().parents[3]
-GALAXY = yaml.safe_load((ROOT / "galaxy.yml").read_text(encoding="utf-8"))
+GALAXY = read_yaml(ROOT / "galaxy.yml")
 FQCN = f"{GALAXY['namespace']}.{GALAXY['name']}"
 ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "tasks" / "main.yml").is_file())
 MODULES = sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py"))
@@ -200,12 +199,12 @@ def test_the_license_is_the_one_the_roles_and_galaxy_yml_name() -> None:
     assert GALAXY["license"] == ["MIT"]
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License\n")
     for role in ROLES:
-        meta = yaml.safe_load((ROOT / "roles" / role / "meta" / "main.yml").read_text(encoding="utf-8"))
+        meta = read_yaml(ROOT / "roles" / role / "meta" / "main.yml")
         assert meta["galaxy_info"]["license"] == "MIT", role
 
 
 def test_meta_runtime_names_the_ansible_core_ci_runs() -> None:
-    runtime = yaml.safe_load((ROOT / "meta" / "runtime.yml").read_text(encoding="utf-8"))
+    runtime = read_yaml(ROOT / "meta" / "runtime.yml")
     assert runtime["requires_ansible"] == ">=2.19.0"
 
 
@@ -248,7 +247,7 @@ def role_names() -> dict[tuple[str, str], list[str]]:
         if path.suffix == ".j2":
             names = template_names(path.read_text(encoding="utf-8"))
         elif path.suffix == ".yml" and rel.parts[2] in ("tasks", "handlers", "vars", "defaults"):
-            names = yaml_names(yaml.safe_load(path.read_text(encoding="utf-8")))
+            names = yaml_names(read_yaml(path))
         else:
             continue
         for name in names:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from conftest import read_yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 FAMILIES = ("Debian", "RedHat")
@@ -34,7 +34,7 @@ def vars_file(role: str, distribution: str) -> Path:
 
 
 def load(role: str, distribution: str) -> dict[str, Any]:
-    return yaml.safe_load(vars_file(role, distribution).read_text(encoding="utf-8"))
+    return read_yaml(vars_file(role, distribution))
 
 
 def include_vars_tasks(role: str) -> list[dict[str, Any]]:
@@ -51,7 +51,7 @@ def include_vars_tasks(role: str) -> list[dict[str, Any]]:
                 walk(value)
 
     for path in sorted((ROOT / "roles" / role / "tasks").glob("*.yml")):
-        walk(yaml.safe_load(path.read_text(encoding="utf-8")))
+        walk(read_yaml(path))
     return found
 
 
@@ -88,10 +88,8 @@ def test_a_distribution_file_differs_from_its_family_file(path: str) -> None:
     family = DISTRIBUTIONS[own.stem]
     if family == own.stem:
         return
-    family_values = yaml.safe_load((own.parent / f"{family}.yml").read_text(encoding="utf-8"))
-    assert yaml.safe_load(own.read_text(encoding="utf-8")) != family_values, (
-        f"{path} repeats vars/{family}.yml: delete it"
-    )
+    family_values = read_yaml(own.parent / f"{family}.yml")
+    assert read_yaml(own) != family_values, f"{path} repeats vars/{family}.yml: delete it"
 
 
 @pytest.mark.parametrize("role", ROLES_WITH_OS_VARS)
@@ -110,7 +108,7 @@ def test_each_system_reads_the_same_variables_as_debian(role: str, distribution:
 @pytest.mark.parametrize("path", OS_VAR_FILES)
 def test_per_os_variables_are_internal_and_prefixed_with_the_role(path: str) -> None:
     role = Path(path).parts[1]
-    values = yaml.safe_load((ROOT / path).read_text(encoding="utf-8"))
+    values = read_yaml(ROOT / path)
     assert all(k.startswith(f"__{role}_") for k in values), path
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from conftest import read_yaml
 
 ROLES = Path(__file__).resolve().parents[3] / "roles"
 TASK_INCLUDES = ("ansible.builtin.include_tasks", "ansible.builtin.import_tasks")
@@ -25,7 +25,7 @@ def tags_of(task: dict[str, Any]) -> set[str]:
 def leaf_tasks(role: Path, file: str, inherited: set[str], seen: tuple[str, ...] = ()) -> list[Leaf]:
     """(file, task name, effective tags) of every task that does work, following includes."""
     out = []
-    for task in yaml.safe_load((role / "tasks" / file).read_text(encoding="utf-8")) or []:
+    for task in read_yaml(role / "tasks" / file) or []:
         out += _walk(role, file, task, inherited, (*seen, f"{role.name}/{file}"))
     return out
 

@@ -7,9 +7,8 @@ sysctl.d file. Rendered with Ansible's own templating from the roles' files."""
 from typing import Any
 
 import pytest
-import yaml
 from ansible.errors import AnsibleFilterError
-from conftest import ROLES, role_vars, templated, trusted
+from conftest import ROLES, read_yaml, role_vars, templated, trusted
 from test_plugins import load_plugin
 
 from benchstack.plan.rolevars import CHECKS, plan_only
@@ -27,7 +26,7 @@ ISSUE_44 = {
 
 
 def main_tasks(role: str) -> list[dict[str, Any]]:
-    return yaml.safe_load((ROLES / role / "tasks" / "main.yml").read_text(encoding="utf-8"))
+    return read_yaml(ROLES / role / "tasks" / "main.yml")
 
 
 def the_check(role: str) -> dict[str, Any]:
@@ -36,13 +35,13 @@ def the_check(role: str) -> dict[str, Any]:
 
 
 def role_main_options(role: str) -> dict[str, Any]:
-    specs = yaml.safe_load((ROLES / role / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
+    specs = read_yaml(ROLES / role / "meta" / "argument_specs.yml")
     return specs["argument_specs"]["main"]["options"]
 
 
 def checked(role: str) -> dict[str, Any]:
     """The variables the role's check hands the filter (vars/main.yml ``__<role>_checked``), as written."""
-    variables = yaml.safe_load((ROLES / role / "vars" / "main.yml").read_text(encoding="utf-8"))
+    variables = read_yaml(ROLES / role / "vars" / "main.yml")
     return variables[f"__{role}_checked"]
 
 
