@@ -71,10 +71,11 @@ def in_own_folder(run_id: str, body: str) -> str:
     folder = f"{TEMP_ROOT}/{PREFIX}.{_checked(run_id)}.XXXXXX"
     return (
         f"d=$(mktemp -d {folder}) || exit {NO_FOLDER_RC}; t= v=; "
-        # A signal can land after `CMD &` and before `t=$!`: t still says pending, and $! is the tool. And a
-        # child forked but not yet running its command drops a signal (dash runs it as a trap the fork then
-        # clears): so once something was there to stop, it is stopped twice more, 0.1 and 0.4 s later.
-        'trap \'[ "$t" = pending ] && t=$!; if kill $t $v 2>/dev/null; then '
+        # A signal can land after `CMD &` and before `t=$!` (or vmstat's `v=$!`): t (v) still says pending,
+        # and $! is the tool (vmstat). And a child forked but not yet running its command drops a signal (dash
+        # runs it as a trap the fork then clears): so once something was there to stop, it is stopped twice
+        # more, 0.1 and 0.4 s later.
+        'trap \'[ "$t" = pending ] && t=$!; [ "$v" = pending ] && v=$!; if kill $t $v 2>/dev/null; then '
         'for s in 0.1 0.3; do sleep $s; kill $t $v 2>/dev/null; done; fi; cd /; rm -rf "$d"\' EXIT; '
         "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 141' PIPE; trap 'exit 143' TERM; "
         f'echo $$ > "$d/pid"; cd "$d" || exit {NO_FOLDER_RC}; {body}'
@@ -97,7 +98,7 @@ def measured_script(run_id: str, command: str, vmstat_s: int) -> str:
     return in_own_folder(
         run_id,
         f"{SNAPSHOT_FUNCTION}; {STATE_FUNCTION}; {print_state(STATE_BEFORE)} >&2; "
-        f"timeout {int(vmstat_s)} vmstat -n 1 > vmstat.txt 2>&1 < /dev/null & v=$!; "
+        f"v=pending; timeout {int(vmstat_s)} vmstat -n 1 > vmstat.txt 2>&1 < /dev/null & v=$!; "
         f"{print_snapshot('before')} >&2; "
         # The children's CPU just before and after the tool (vmstat is reaped later): their difference is
         # the load tool's own, without the snapshots' processes.

@@ -150,7 +150,7 @@ def stopped_together(root: str, vmstat_base: int) -> dict[str, dict[str, Any]]:
     remote.TEMP_ROOT = root
     # Per case: its tool, its vmstat bound (a measured script's), its run id; then its process.
     cases: dict[str, dict[str, Any]] = {}
-    for k, name in enumerate([*(s.name for s in SIGNALS), "between", "warm_up"], start=1):
+    for k, name in enumerate([*(s.name for s in SIGNALS), "between", "vmstat_between", "warm_up"], start=1):
         cases[name] = {"tool": f"{TOOL}{k}", "vmstat": vmstat_base + k, "rid": run_id()}
     for sig in SIGNALS:
         case = cases[sig.name]
@@ -163,6 +163,15 @@ def stopped_together(root: str, vmstat_base: int) -> dict[str, dict[str, Any]]:
     start_and_signal = remote.START_TOOL.format(between["tool"]).replace(" & t=$!", " & kill -TERM $$; t=$!")
     between["forced"] = start_and_signal != remote.START_TOOL.format(between["tool"])
     between["proc"] = start(remote.in_own_folder(between["rid"], f"{start_and_signal}; exit $rc"))
+    # The same for vmstat, forced into the gap after its `&` and before `v=$!`: the script ends there, before
+    # the tool starts, and vmstat must not outlive it.
+    vmstat_between = cases["vmstat_between"]
+    script = remote.measured_script(
+        vmstat_between["rid"], f"timeout 60 {vmstat_between['tool']}", vmstat_between["vmstat"]
+    )
+    forced = script.replace(" & v=$!", " & kill -TERM $$; v=$!")
+    vmstat_between["forced"] = forced != script
+    vmstat_between["proc"] = start(forced)
     warm_up = cases["warm_up"]
     warm_up["proc"] = start(remote.load_script(warm_up["rid"], f"timeout 60 {warm_up['tool']}"))
     for sig in SIGNALS:
@@ -180,7 +189,7 @@ def stopped_together(root: str, vmstat_base: int) -> dict[str, dict[str, Any]]:
     # Gone within GONE_S of the stops, all polled together: one after the other, a tool still running after
     # a broken stop would have ended by itself (41 s) before the last one was looked at.
     left = {
-        name: [case["tool"], *([f"timeout {case['vmstat']} vmstat"] if name in SIGNALS_BY_NAME else [])]
+        name: [case["tool"], *([f"timeout {case['vmstat']} vmstat"] if name in WITH_VMSTAT else [])]
         for name, case in cases.items()
     }
     deadline = time.monotonic() + GONE_S
@@ -200,6 +209,8 @@ def stopped_together(root: str, vmstat_base: int) -> dict[str, dict[str, Any]]:
 
 
 SIGNALS_BY_NAME = {s.name: s for s in SIGNALS}
+# The cases whose script is a measured one: vmstat runs beside the tool.
+WITH_VMSTAT = {*SIGNALS_BY_NAME, "vmstat_between"}
 # Above the bounds of this process's own vmstats (VMSTAT_S + 0 to 3): no_leftovers stops none of them.
 STOPS_VMSTAT_S = VMSTAT_S + 10
 
@@ -229,6 +240,17 @@ def test_a_signal_between_starting_the_tool_and_naming_it_still_stops_it(
     early_results: dict[str, subprocess.CompletedProcess[str]],
 ) -> None:
     found = printed_json(early_results["stops"])["between"]
+    assert found["forced"]
+    assert found["rc"] == 143
+    assert found["gone"]
+    assert found["folders"] == []
+
+
+@pytest.mark.early.with_args(stopped)
+def test_a_signal_between_starting_vmstat_and_naming_it_still_stops_it(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    found = printed_json(early_results["stops"])["vmstat_between"]
     assert found["forced"]
     assert found["rc"] == 143
     assert found["gone"]
