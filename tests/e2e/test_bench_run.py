@@ -505,10 +505,10 @@ def test_the_run_ends_with_its_verdict_and_validate_strict_gates_on_it(run: tupl
     assert "precision" not in {r["code"] for r in verdict["reasons"]}  # every load point is compared
     # Each unresolved comparison is a reason of the verdict, named.
     for c in info["comparisons"]:
-        if c.state == "unresolved":
+        if c["state"] == "unresolved":
             head = f"{c['stack']} {c['tool']} "
             assert any(r["message"].startswith(head) for r in unresolved), (c, unresolved)
-    assert {c.state for c in info["comparisons"]} <= {"faster", "slower", "equivalent", "unresolved"}
+    assert {c["state"] for c in info["comparisons"]} <= {"faster", "slower", "equivalent", "unresolved"}
     assert f"Verdict: {verdict['status'].upper()}" in first
     # The run's gate (docs/verdict.md, Exit codes): 3 invalid, 6 noisy; --fail-on invalid lets noisy pass.
     assert cli_main(["validate", str(run_dir), "--strict"]) == (3 if invalid else 6)
