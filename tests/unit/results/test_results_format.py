@@ -384,15 +384,21 @@ def test_every_stored_cell_is_read_into_its_record_and_written_back_to_the_same_
         assert dumps_cell(Cell.from_dict(json.loads(text)).to_dict()) == text, path
 
 
-def test_a_v1_cell_from_before_every_later_addition_is_read_as_the_schema_documents() -> None:
-    """Absent later additions read as none (no system, interference, window, merge, distribution; not
-    disturbed), and are left out again when the record is written."""
+def first_v1_cell() -> dict[str, Any]:
+    """A cell as the first v1 cells were: none of the later additions, no tail percentiles."""
     first = ab_cell()
     first["schema"] = "bench-stack/cell/v1"
     for key in OPTIONAL_FIELDS:
         del first[key]
     for key in TAIL_KEYS:
         del first["latency_ms"][key]
+    return first
+
+
+def test_a_v1_cell_from_before_every_later_addition_is_read_as_the_schema_documents() -> None:
+    """Absent later additions read as none (no system, interference, window, merge, distribution; not
+    disturbed), and are left out again when the record is written."""
+    first = first_v1_cell()
     cell = Cell.from_dict(first)
     assert (cell.system, cell.interference, cell.window, cell.merged, cell.latency_dist) == (None,) * 5
     assert (cell.rate, cell.cell_id, cell.disturbed) == (None, None, [])
@@ -405,12 +411,7 @@ def test_a_v1_cell_from_before_every_later_addition_is_read_as_the_schema_docume
 def test_a_v1_cell_from_before_every_later_addition_still_fits_the_schema_file() -> None:
     """Additive within v1: a cell without system, rate, merged, latency_dist, window and the tail
     percentiles (the first v1 cells) still validates."""
-    first = ab_cell()
-    first["schema"] = "bench-stack/cell/v1"
-    for key in OPTIONAL_FIELDS:
-        del first[key]
-    for key in TAIL_KEYS:
-        del first["latency_ms"][key]
+    first = first_v1_cell()
     assert schema_file_errors(CELL_FILE, first) == []
     assert validate_cell(first, require_meta=False) == []
 
