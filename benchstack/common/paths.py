@@ -70,7 +70,10 @@ def foreign_tree(value: Any, trees: tuple[str, ...] = FOREIGN_TREES) -> str | No
     """The tree of ``trees`` the absolute path ``value`` is (or lies in), or the folder of keys
     (:data:`SECRET_FOLDER_NAMES`) it lies in, or None."""
     path = PurePosixPath(str(value))
-    tree = next((t for t in trees if path == PurePosixPath(t) or path.is_relative_to(t)), None)
+    # Strings, not PurePosixPath.is_relative_to: the same answer for the normalized path (a tree is itself or
+    # a prefix ending at a "/"), without a path object per tree (the plan checks every folder field this way).
+    text = str(path)
+    tree = next((t for t in trees if text == t or text.startswith(t + "/")), None)
     return tree or next((f"a {p} folder" for p in path.parts if p in SECRET_FOLDER_NAMES), None)
 
 

@@ -57,7 +57,7 @@ from benchstack.records.cellparts import (
 from benchstack.records.cellplan import CellPlan
 from benchstack.records.model import Parsed
 from benchstack.results import formats
-from benchstack.results.files import read_json
+from benchstack.results.files import read_json_and_digest
 from benchstack.results.layout import CELLS_DIR
 
 SCHEMA = "bench-stack/cell/v2"
@@ -506,15 +506,28 @@ def stored_cell_problems(data: object, path: Path) -> list[str]:
     return problems
 
 
+# The stored cells read_cell found valid: (file name, sha256 of its bytes). A run's readers (the analysis,
+# the report, history, the next round's repetitions) read each cell file several times in one process; a
+# cell's validity depends only on its bytes and its name. Emptied when it reaches _VALID_STORED_MAX.
+_valid_stored: set[tuple[str, bytes]] = set()
+_VALID_STORED_MAX = 100_000
+
+
 def read_cell(path: Path) -> Cell:
     """One stored cell, the one place a stored cell is read (:meth:`Cell.from_dict` after the schema). A
     file that cannot be read, is not JSON or is not a valid stored cell (:func:`stored_cell_problems`, what
-    ``bench-stack validate`` refuses) raises ValueError: one line that names the file."""
-    data = read_json(path, "a cell")
-    problems = stored_cell_problems(data, path)
-    if problems:
-        more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
-        raise ValueError(f"{path}: not a valid cell: {problems[0]}{more}")
+    ``bench-stack validate`` refuses) raises ValueError: one line that names the file. The same bytes
+    under the same name, found valid before in this process, are not checked again."""
+    data, digest = read_json_and_digest(path, "a cell")
+    key = (path.name, digest)
+    if key not in _valid_stored:
+        problems = stored_cell_problems(data, path)
+        if problems:
+            more = f" (and {len(problems) - 1} more; see bench-stack validate)" if len(problems) > 1 else ""
+            raise ValueError(f"{path}: not a valid cell: {problems[0]}{more}")
+        if len(_valid_stored) >= _VALID_STORED_MAX:
+            _valid_stored.clear()
+        _valid_stored.add(key)
     assert isinstance(data, dict)  # the schema checked it is an object
     return Cell.from_dict(data)
 

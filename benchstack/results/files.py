@@ -12,6 +12,7 @@ A write that fails (the disk full, the folder no longer writable) is named in on
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import tempfile
@@ -25,8 +26,15 @@ from benchstack.results.formats import validate_run_info
 def read_json(path: Path, what: str = "") -> Any:
     """The JSON value stored in ``path``. A file that cannot be read, is not UTF-8 or is not JSON raises
     ValueError: one line that names the file; ``what`` ("a cell") says what a binary file is not."""
+    return read_json_and_digest(path, what)[0]
+
+
+def read_json_and_digest(path: Path, what: str = "") -> tuple[Any, bytes]:
+    """:func:`read_json`, and the sha256 of the bytes it read (what a reader that remembers a file it found
+    valid keys it by: the same bytes, the same value)."""
     try:
-        return json.loads(read_bounded(path, MAX_RECORD_BYTES).decode("utf-8"))
+        raw = read_bounded(path, MAX_RECORD_BYTES)
+        return json.loads(raw.decode("utf-8")), hashlib.sha256(raw).digest()
     except InputError as exc:
         raise ValueError(f"{path}: {exc}") from None
     except UnicodeDecodeError as exc:

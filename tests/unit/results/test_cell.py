@@ -18,6 +18,7 @@ from benchstack.results.cell import (
     load_cells,
     load_level,
     make_cell,
+    read_cell,
     validate_cell,
     write_cell,
 )
@@ -208,6 +209,37 @@ def test_load_cells_skips_temporary_files_and_names_bad_json(tmp_path: Path) -> 
     (tmp_path / "cells" / "broken.json").write_text("{")
     with pytest.raises(ValueError, match="broken.json: not valid JSON"):
         load_cells(tmp_path)
+
+
+def test_a_cell_file_is_checked_again_when_its_bytes_or_its_name_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # read_cell remembers the files it found valid by name and bytes: the same file read again is not
+    # checked again, and any other bytes or name are.
+    import benchstack.results.cell as cell_module
+
+    checked: list[str] = []
+    check = cell_module.stored_cell_problems
+
+    def counted(data: object, path: Path) -> list[str]:
+        checked.append(path.name)
+        return check(data, path)
+
+    monkeypatch.setattr(cell_module, "stored_cell_problems", counted)
+    path = write_cell(tmp_path, {**ab_cell(), "stack": "a-stack-read-twice"})
+    valid = path.read_bytes()
+    assert read_cell(path).rps == read_cell(path).rps
+    assert checked == [path.name]
+    path.write_text(path.read_text().replace('"rps": ', '"rps": -'))
+    with pytest.raises(ValueError, match="not a valid cell: rps must be a non-negative number"):
+        read_cell(path)
+    path.write_text(json.dumps(json.loads(valid)))  # the same cell, other bytes
+    read_cell(path)
+    other = path.with_name("another-name.json")
+    other.write_bytes(valid)
+    with pytest.raises(ValueError, match="file name should be"):
+        read_cell(other)
+    assert checked == [path.name] * 3 + [other.name]
 
 
 def test_load_cells_of_missing_folder_is_empty(tmp_path: Path) -> None:
