@@ -296,3 +296,16 @@ def test_validate_cell_checks_distribution_window_and_tail_percentiles(change: d
         change = {"latency_ms": {**d["latency_ms"], **change["latency_ms"]}}
     problems = validate_cell({**d, **change})
     assert any(problem in p for p in problems), problems
+
+
+def test_a_cell_the_package_lets_through_but_the_schema_file_refuses_fails_the_test_that_writes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The session's second opinion (conftest.stored_cells_fit_the_schema_file): plain jsonschema on the
+    # schema file, for every cell written. A cell it found fitting before does not let another through.
+    import benchstack.results.formats as formats
+
+    write_cell(tmp_path, {**ab_cell(), "stack": "a-fitting-one"})
+    monkeypatch.setattr(formats, "check", lambda name, document, what: [])
+    with pytest.raises(AssertionError, match=r"does not fit benchstack/schemas/cell.schema.json: \['rps: "):
+        write_cell(tmp_path, {**ab_cell(), "stack": "a-bad-one", "rps": -5})
