@@ -29,10 +29,21 @@ import re
 import reprlib
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
+
+try:
+    from yaml._yaml import CParser
+
+    LIBYAML = True
+except ImportError:  # a PyYAML built without libyaml: the Python loader reads every document
+    CParser = yaml.SafeLoader  # type: ignore[assignment,misc]
+    LIBYAML = False
 
 MAX_EXPERIMENT_BYTES = 1024 * 1024
 # A cell is 1 to 30 kB (its latency distribution included) and run.json tens of kB: 16 MiB is far above
@@ -200,21 +211,24 @@ def shown_key(key: object) -> str:
 # ---------------------------------------------------------------- YAML
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader that refuses deep nesting and keys given twice, at composition (before the
-    merge keys are flattened, so ``<<: *base`` then a key of the base is an override, not a duplicate)."""
+class _Bounded(Composer):
+    """PyYAML's composer that refuses deep nesting and keys given twice, at composition (before the merge
+    keys are flattened, so ``<<: *base`` then a key of the base is an override, not a duplicate)."""
 
-    def __init__(self, stream: str, numbers_as_written: bool = True) -> None:
-        super().__init__(stream)
-        self._depth = 0
-        # Refuse the integers YAML 1.1 reads as another number (_construct_int).
-        self.numbers_as_written = numbers_as_written
+    _depth = 0
+    # Refuse the integers YAML 1.1 reads as another number (_construct_int).
+    numbers_as_written = True
+    if TYPE_CHECKING:  # the parser's and the constructor's, in each loader below
+
+        def peek_event(self) -> Any: ...
+
+        def construct_object(self, node: Node, deep: bool = False) -> Any: ...
 
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call]
+                line = self.peek_event().start_mark.line + 1
                 raise InputError(f"line {line}: nested deeper than {MAX_DEPTH} levels")
             return super().compose_node(parent, index)
         finally:
@@ -244,7 +258,7 @@ _OCTAL_INT_RE = re.compile(r"^[-+]?0[0-9_]+$")
 _SEXAGESIMAL_INT_RE = re.compile(r"^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+$")
 
 
-def _construct_int(loader: _BoundedLoader, node: ScalarNode) -> int:
+def _construct_int(loader: _BoundedLoader | _LibyamlBoundedLoader, node: ScalarNode) -> int:
     line = node.start_mark.line + 1
     # Python refuses to read an int of more than 4,300 digits (ValueError, no line); no setting needs 30.
     if len(node.value) > MAX_INT_CHARS:
@@ -252,12 +266,13 @@ def _construct_int(loader: _BoundedLoader, node: ScalarNode) -> int:
     value: int = loader.construct_yaml_int(node)
     if not loader.numbers_as_written:
         return value
-    if node.style is None and _OCTAL_INT_RE.match(node.value):
+    # A plain scalar's style: None from PyYAML's parser, "" from libyaml's.
+    if not node.style and _OCTAL_INT_RE.match(node.value):
         raise InputError(
             f"line {line}: {node.value} has a leading zero, which YAML 1.1 reads as an octal number "
             f"({value}): write the number without it"
         )
-    if node.style is None and _SEXAGESIMAL_INT_RE.match(node.value):
+    if not node.style and _SEXAGESIMAL_INT_RE.match(node.value):
         raise InputError(
             f"line {line}: {node.value} is read by YAML 1.1 as a number in base 60 ({value}): "
             "write the number itself"
@@ -265,12 +280,10 @@ def _construct_int(loader: _BoundedLoader, node: ScalarNode) -> int:
     return value
 
 
-_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def _construct_str(loader: _BoundedLoader, node: ScalarNode) -> str:
+def _construct_str(loader: _BoundedLoader | _LibyamlBoundedLoader, node: ScalarNode) -> str:
     # A "\ud800" escape reads as a lone surrogate, which no UTF-8 writer takes: its hash, the env file and
     # the plan's JSON each failed with a traceback.
     value: str = loader.construct_yaml_str(node)
@@ -284,7 +297,30 @@ def _construct_str(loader: _BoundedLoader, node: ScalarNode) -> str:
     return value
 
 
-_BoundedLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
+class _BoundedLoader(_Bounded, yaml.SafeLoader):
+    """PyYAML's safe loader, all Python: the messages of a document it refuses."""
+
+    def __init__(self, stream: str, numbers_as_written: bool = True) -> None:
+        super().__init__(stream)
+        self.numbers_as_written = numbers_as_written
+
+
+class _LibyamlBoundedLoader(_Bounded, CParser, SafeConstructor, Resolver):
+    """The same loader on libyaml's scanner and parser (Ansible reads YAML with them where PyYAML has them):
+    our composer and constructors over its events, ~6 times faster. A document it refuses is read again
+    by :class:`_BoundedLoader`, whose messages (and answer) are the ones given."""
+
+    def __init__(self, stream: str, numbers_as_written: bool = True) -> None:
+        CParser.__init__(self, stream)
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+        self.numbers_as_written = numbers_as_written
+
+
+for _loader in (_BoundedLoader, _LibyamlBoundedLoader):
+    _loader.add_constructor("tag:yaml.org,2002:int", _construct_int)  # type: ignore[type-var]
+    _loader.add_constructor("tag:yaml.org,2002:str", _construct_str)  # type: ignore[type-var]
 
 
 def _children(node: Node) -> list[Node]:
@@ -332,7 +368,23 @@ def load_yaml(text: str, numbers_as_written: bool = True) -> Any:
     """The one YAML document in ``text``, read within the limits above; InputError (one line, with a line
     number where there is one, never a quote of the file) otherwise. ``numbers_as_written``: refuse an
     integer YAML 1.1 reads as another number (``017620`` is 8080); off for a file read as Ansible reads it."""
-    loader = _BoundedLoader(text, numbers_as_written)
+    if LIBYAML:
+        try:
+            return _loaded(_LibyamlBoundedLoader, text, numbers_as_written)
+        except ValueError:  # InputError, or a text libyaml cannot take (a lone surrogate)
+            pass  # read again in Python: its message, the one this reader always gave
+    return _loaded(_BoundedLoader, text, numbers_as_written)
+
+
+def _loaded(kind: type[_BoundedLoader | _LibyamlBoundedLoader], text: str, numbers_as_written: bool) -> Any:
+    try:
+        loader = kind(text, numbers_as_written)
+    except yaml.reader.ReaderError as exc:  # PyYAML checks the characters before it reads anything
+        line = text.count("\n", 0, exc.position) + 1
+        raise InputError(
+            f"line {line}: a character YAML does not allow (U+{exc.character:04X}): write it as an escape "
+            "in a double-quoted string"
+        ) from None
     try:
         node = loader.get_single_node()
         if node is None:

@@ -198,6 +198,50 @@ def test_a_number_yaml_1_1_reads_as_another_is_refused(text: str, said: str) -> 
         load_yaml(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("a: \x01\n", "line 1: a character YAML does not allow (U+0001)"),
+        ("a: 1\nb: 'x\ud800'\n", "line 2: a character YAML does not allow (U+D800)"),
+        ("a: 1\n\nb: \ufffe\n", "line 3: a character YAML does not allow (U+FFFE)"),
+    ],
+)
+def test_a_character_yaml_does_not_allow_is_named_with_its_line(text: str, said: str) -> None:
+    # PyYAML refuses them before reading anything, outside its marked errors: a traceback before.
+    with pytest.raises(InputError, match=re.escape(said)):
+        load_yaml(text)
+
+
+def test_libyaml_reads_a_valid_document_and_python_only_one_it_refuses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # libyaml's parser for speed (~6 times PyYAML's); PyYAML's own reader only to word a refusal as always.
+    import benchstack.common.inputs as inputs
+
+    python_reader = inputs._BoundedLoader
+    texts, read = [], []
+    for path in [*SHIPPED, *sorted((ROOT / "tests" / "bad-inputs").glob("*.yml"))]:
+        try:
+            text = path.read_text(encoding="utf-8")
+            read.append(load_yaml(text))
+        except (InputError, UnicodeDecodeError):
+            continue
+        texts.append(text)
+    assert len(texts) > 50
+
+    def not_here(*args: object) -> None:
+        raise AssertionError("PyYAML's reader for a document libyaml reads")
+
+    monkeypatch.setattr(inputs, "_BoundedLoader", not_here)
+    assert [load_yaml(text) for text in texts] == read
+    with pytest.raises(AssertionError, match="PyYAML's reader"):
+        load_yaml("a: [1, 2\n")
+    # The same values as PyYAML's reader alone, with every check of this reader.
+    monkeypatch.setattr(inputs, "_BoundedLoader", python_reader)
+    monkeypatch.setattr(inputs, "LIBYAML", False)
+    assert [load_yaml(text) for text in texts] == read
+
+
 def test_a_vars_file_reads_numbers_as_ansible_does() -> None:
     """``bench-stack experiment --vars FILE`` stands for ``-e @FILE``, which Ansible reads as YAML 1.1."""
     assert load_yaml("a: 0755\n", numbers_as_written=False) == {"a": 493}
