@@ -4,12 +4,12 @@ command and resource file, the plans it takes and refuses, and output cut short.
 
 from __future__ import annotations
 
+import os
 import subprocess
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from conftest import cell_plan, read_data
+from conftest import cell_plan, in_child, printed_json, read_data
 
 from benchstack.cli import main
 from benchstack.kinds.loadtools import parse
@@ -17,6 +17,7 @@ from benchstack.kinds.loadtools.siege import SIEGE_MAX_USERS, siegerc
 from benchstack.kinds.loadtools.siege import TOOL as SIEGE
 from benchstack.records.model import ParseError
 
+ROOT = Path(__file__).resolve().parents[3]
 URL = "http://127.0.0.1:8002/hello/bar"
 PLAN = {"tool": "siege", "concurrency": 4, "requests": 400, "keepalive": False}
 
@@ -155,16 +156,26 @@ def test_output_that_is_not_sieges_or_lacks_its_summary_is_refused() -> None:
         parse("siege", cut)
 
 
-@pytest.mark.parametrize("name", ["duration.txt", "refused.txt", "reset.txt", "slow.txt", "drop.txt"])
-def test_every_cut_of_a_capture_is_refused_or_reads_like_the_whole(name: str) -> None:
+CUT = ["duration.txt", "refused.txt", "reset.txt", "slow.txt", "drop.txt"]
+
+
+def every_cut(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """test_truncated_output's cuts_read on these captures, in a new interpreter (~1 s of CPU, started with
+    the session beside the other tests: conftest's early_commands)."""
+    captures = [["siege", "siege", name] for name in CUT]
+    return {"cuts": (in_child("test_truncated_output", "cuts_read", captures), dict(os.environ), ROOT)}
+
+
+@pytest.mark.early.with_args(every_cut)
+@pytest.mark.parametrize("name", CUT)
+def test_every_cut_of_a_capture_is_refused_or_reads_like_the_whole(
+    name: str, early_results: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
+    found = printed_json(early_results["cuts"])[f"siege/{name}"]
+    assert "crash" not in found, found["crash"]
+    assert found["parsed"]
     text = read_data("siege", name)
-    whole = asdict(parse("siege", text))
-    for n in range(len(text)):
-        try:
-            part = asdict(parse("siege", text[:n]))
-        except ParseError:
-            continue
-        assert part == whole, text[max(0, n - 80) : n]
+    assert found["differ"] == [], [text[max(0, n - 80) : n] for n in found["differ"][:3]]
 
 
 def test_more_error_lines_than_failures_count_as_many_as_siege_counted() -> None:
