@@ -188,7 +188,33 @@ def _first_bad_items(validator: Any, items: Any, instance: Any, schema: dict[str
                 return
 
 
-_FirstValidator = validators.extend(_Validator, {"items": _first_bad_items})  # type: ignore[no-untyped-call]
+def _properties(validator: Any, properties: Any, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
+    """``properties``, remembering as :func:`_ref` does the values each property's schema found valid: an
+    experiment that differs from another in one field descends only along that field (each descent builds
+    a new validator); the valid rest is skipped at the first level it is."""
+    if not validator.is_type(instance, "object"):
+        return
+    for name, subschema in properties.items():
+        if name not in instance:
+            continue
+        value = instance[name]
+        key = (id(subschema), hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).digest())
+        if key in _valid_refs:
+            continue
+        found = False
+        for error in validator.descend(value, subschema, path=name, schema_path=name):
+            found = True
+            yield error
+        if not found:
+            if len(_valid_refs) >= _VALID_REFS_MAX:
+                _valid_refs.clear()
+            _ref_schemas.setdefault(id(subschema), subschema)
+            _valid_refs.add(key)
+
+
+_FirstValidator = validators.extend(  # type: ignore[no-untyped-call]
+    _Validator, {"items": _first_bad_items, "properties": _properties}
+)
 
 
 def schema_text(name: str) -> str:

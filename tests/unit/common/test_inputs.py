@@ -337,6 +337,24 @@ def test_an_experiment_with_many_unknown_fields_names_five_and_counts_the_rest()
     assert err.value.problems[-1] == "the experiment: 95 more unknown fields"
 
 
+def test_a_field_made_wrong_after_its_valid_value_was_checked_is_a_problem_again() -> None:
+    """The schema check remembers the values each property's schema found valid, by schema and value
+    (benchstack.results.formats._properties): a document that differs from one checked in one field is
+    checked again there, at every level."""
+    from benchstack.plan.experiment_schema import schema_problems
+
+    data = yaml.safe_load(VALID)
+    assert schema_problems(data) == []
+    for where, wrong in ((("name",), 5), (("load", "plans", 0, "concurrency"), "many")):
+        changed = yaml.safe_load(VALID)
+        node = changed
+        for key in where[:-1]:
+            node = node[key]
+        node[where[-1]] = wrong
+        assert [p.path for p in schema_problems(changed)] == [where], where
+        assert schema_problems(data) == []
+
+
 # ---------------------------------------------------------------- every field, every wrong type
 
 WRONG = [None, True, [], {}, [1], {"a": 1}, 10**30, -1, 0, math.nan, math.inf, "x" * 5000, "", "a\nb", 1.5]
