@@ -1,6 +1,8 @@
-"""bench-stack publish and import s3://...: a run folder copied to an S3-compatible store (a real one, moto's
-server on loopback) by content hash, idempotent and resumable, its manifest last, and imported back into the
-history with the same records; credentials never in any output (docs/history.md#publishing)."""
+"""bench-stack publish and import s3://...: a run folder copied to an S3-compatible store by content hash,
+idempotent and resumable, its manifest last, and imported back into the history with the same records;
+credentials never in any output (docs/history.md#publishing). The store is moto's, in this process
+(s3_cases.in_process); the tests where HTTP is the point (credentials in no output, an unreachable store's
+retries) use moto's real server on loopback, and so publish and import over HTTP too."""
 
 from __future__ import annotations
 
@@ -17,7 +19,15 @@ from typing import Any
 import pytest
 from conftest import bench_stack
 from history_cases import db_url, run_copy
-from s3_cases import ACCESS_KEY, SECRET_KEY, Recording, S3Server, aws_environment, retry_pauses
+from s3_cases import (
+    ACCESS_KEY,
+    SECRET_KEY,
+    Recording,
+    S3Server,
+    aws_environment,
+    in_process,
+    retry_pauses,
+)
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -30,8 +40,8 @@ _buckets = itertools.count()
 
 
 @pytest.fixture
-def server(s3_server: S3Server) -> S3Server:
-    return s3_server
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
+    yield from in_process(monkeypatch)
 
 
 @pytest.fixture(autouse=True)
@@ -39,13 +49,23 @@ def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return retry_pauses(monkeypatch)
 
 
-@pytest.fixture
-def bucket(server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A new bucket on the server, and the AWS variables pointing at it."""
+def new_bucket(server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new bucket on ``server``, and the AWS variables pointing at it."""
     aws_environment(monkeypatch, server)
     name = f"bench-{next(_buckets)}"
     server.client().create_bucket(Bucket=name)
     return name
+
+
+@pytest.fixture
+def bucket(server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    return new_bucket(server, monkeypatch)
+
+
+@pytest.fixture
+def http_bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new bucket on moto's real server, reached over HTTP."""
+    return new_bucket(s3_server, monkeypatch)
 
 
 def recording(fail_after: int | None = None) -> tuple[Store, Recording]:
@@ -203,8 +223,9 @@ def test_a_file_changed_in_the_store_is_refused_on_import(
 
 
 def test_a_bad_endpoint_fails_with_a_clear_message_and_exit_5(
-    tmp_path: Path, bucket: str, pauses: list[float]
+    tmp_path: Path, http_bucket: str, pauses: list[float]
 ) -> None:
+    bucket = http_bucket
     run_dir = run_copy(tmp_path, "day0")
     done = bench_stack(
         "publish", run_dir, "--to", f"s3://{bucket}/runs", "--endpoint-url", "http://127.0.0.1:1"
@@ -247,7 +268,8 @@ def all_logs() -> Iterator[io.StringIO]:
         root.setLevel(old)
 
 
-def test_credentials_are_in_no_output_nor_error(tmp_path: Path, bucket: str) -> None:
+def test_credentials_are_in_no_output_nor_error(tmp_path: Path, http_bucket: str) -> None:
+    bucket = http_bucket
     run_dir = run_copy(tmp_path, "day0")
     to = f"s3://{bucket}/runs"
     with all_logs() as logs:

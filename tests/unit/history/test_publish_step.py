@@ -1,15 +1,17 @@
 """The report step publishes the finished run when -e bench_publish names a store (bench_report's option
 ``publish``), best effort: a store that cannot be reached is a warning without credentials, and the run
-folder stands; the plan checks bench_publish and bench_publish_endpoint."""
+folder stands; the plan checks bench_publish and bench_publish_endpoint. The store is moto's, in this process
+(s3_cases.in_process): test_publish proves publishing over HTTP."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from history_cases import run_copy
-from s3_cases import ACCESS_KEY, SECRET_KEY, S3Server, aws_environment, retry_pauses
+from s3_cases import ACCESS_KEY, SECRET_KEY, S3Server, aws_environment, in_process, retry_pauses
 from test_report_step import report
 
 from benchstack.plan.settings import project_problems
@@ -17,8 +19,8 @@ from benchstack.results.location import MANIFEST
 
 
 @pytest.fixture
-def server(s3_server: S3Server) -> S3Server:
-    return s3_server
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
+    yield from in_process(monkeypatch)
 
 
 @pytest.fixture(autouse=True)
