@@ -1,7 +1,7 @@
-"""S3-compatible stores for the publishing tests: moto's real server (``moto[server]``, requirements-dev.txt) in a
-thread of the test process on 127.0.0.1, a random port, for the tests where HTTP is the point; moto's store in
-this process (``in_process``) for the others. Credentials that the tests look for in every output, and a
-client wrapper that records (and can cut short) the uploads."""
+"""S3-compatible stores for the publishing tests: moto's real server (``moto[server]``,
+requirements-dev.txt) in a thread of the test process on 127.0.0.1, a random port, for the tests where HTTP
+is the point; moto's store in this process (``in_process``) for the others. Credentials that the tests look
+for in every output, and a client wrapper that records (and can cut short) the uploads."""
 
 from __future__ import annotations
 
