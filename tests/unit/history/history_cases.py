@@ -28,13 +28,17 @@ def run_copy(
     days: int = 0,
     slower: dict[str, float] | None = None,
     fingerprint: dict[str, object] | None = None,
+    repetitions: int | None = None,
 ) -> Path:
     """The captured run as ``root/name``, measured ``days`` later, each stack in ``slower`` at that share of
-    its req/s, the target's fingerprint changed by ``fingerprint``."""
+    its req/s, the target's fingerprint changed by ``fingerprint``; with ``repetitions``, only that many of
+    each load point's cells (r1, r2, ...): a smaller folder, for the tests that copy it to a store and back
+    where the number of files proves nothing."""
     run_dir = root / name
     shutil.copytree(CAPTURED, run_dir, ignore=lambda folder, names: names if folder.endswith("cells") else [])
     for file, text in _cells(days, tuple(sorted((slower or {}).items()))).items():
-        (run_dir / "cells" / file).write_text(text, encoding="utf-8")
+        if repetitions is None or int(file.removesuffix(".json").rsplit("__r", 1)[1]) <= repetitions:
+            (run_dir / "cells" / file).write_text(text, encoding="utf-8")
     if fingerprint:
         info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
         info["hosts"]["bench-local"].update(fingerprint)
