@@ -32,8 +32,9 @@ def run_copy(
 ) -> Path:
     """The captured run as ``root/name``, measured ``days`` later, each stack in ``slower`` at that share of
     its req/s, the target's fingerprint changed by ``fingerprint``; with ``repetitions``, only that many of
-    each load point's cells (r1, r2, ...): a smaller folder, for the tests that copy it to a store and back
-    where the number of files proves nothing."""
+    each load point's cells (r1, r2, ...): a smaller folder (11 files, not 55; a report ~0.055 s of CPU, not
+    ~0.09 s) for the tests where the number of cells proves nothing: a store's round trips, the report
+    step's history and publish."""
     run_dir = root / name
     shutil.copytree(CAPTURED, run_dir, ignore=lambda folder, names: names if folder.endswith("cells") else [])
     for file, text in _cells(days, tuple(sorted((slower or {}).items()))).items():
