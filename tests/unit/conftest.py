@@ -227,14 +227,12 @@ def no_team_history_database() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[Any]:
     """One S3-compatible server (history/s3_cases.py) for the session's publishing tests, each in buckets of
-    its own: starting and stopping one took ~0.5 s. botocore's data (the S3 model, endpoints, partitions) is
-    loaded once for all their clients: each new boto3 session parsed its JSON again, ~0.1 s per client, of
-    which every publish and import makes one (40 in test_publish)."""
-    import botocore.session
-    from s3_cases import start_server
+    its own: starting and stopping one took ~0.5 s. botocore's data is loaded once for all their clients
+    (s3_cases.data_loaded_once)."""
+    from s3_cases import data_loaded_once, start_server
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(botocore.session, "create_loader", functools.cache(botocore.session.create_loader))
+        data_loaded_once(patch)
         yield from start_server()
 
 

@@ -1,9 +1,11 @@
-"""A real S3-compatible server for the publishing tests: moto's (``moto[server]``, requirements-dev.txt) in a
-thread of the test process on 127.0.0.1, a random port; credentials that the tests look for in every output,
-and a client wrapper that records (and can cut short) the uploads."""
+"""S3-compatible stores for the publishing tests: moto's real server (``moto[server]``,
+requirements-dev.txt) in a thread of the test process on 127.0.0.1, a random port, for the tests where HTTP
+is the point; moto's store in this process (``in_process``) for the others. Credentials that the tests look
+for in every output, and a client wrapper that records (and can cut short) the uploads."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import types
 from collections.abc import Iterator
@@ -32,6 +34,22 @@ class S3Server:
         )
 
 
+@functools.cache
+def _loader(search_path_string: str | None = None) -> Any:
+    import botocore.loaders
+
+    return botocore.loaders.create_loader(search_path_string)
+
+
+def data_loaded_once(patch: pytest.MonkeyPatch) -> None:
+    """botocore's data (the S3 model, endpoints, partitions) loaded once for every client made while ``patch``
+    holds: each new boto3 session parsed its JSON again, ~0.1 s per client, of which every publish and import
+    makes one."""
+    import botocore.session
+
+    patch.setattr(botocore.session, "create_loader", _loader)
+
+
 def start_server() -> Iterator[S3Server]:
     from moto.server import ThreadedMotoServer
 
@@ -44,6 +62,24 @@ def start_server() -> Iterator[S3Server]:
         yield S3Server(f"http://{host}:{port}")
     finally:
         server.stop()
+
+
+# A custom endpoint, as a team's store is, that moto answers inside botocore (MOTO_S3_CUSTOM_ENDPOINTS): the
+# client is made, addressed path-style and signs as against the server; nothing listens on the port, so a
+# request moto did not answer fails instead of leaving the machine.
+IN_PROCESS_ENDPOINT = "http://127.0.0.1:9"
+
+
+def in_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
+    """moto's store answering every request to IN_PROCESS_ENDPOINT in this process: the requests are built,
+    signed and parsed by botocore as over HTTP, without the sockets and the server's thread (a publish ~0.22
+    -> ~0.11 s of CPU, and no waits). Emptied at the end."""
+    from moto import mock_aws
+
+    data_loaded_once(monkeypatch)
+    monkeypatch.setenv("MOTO_S3_CUSTOM_ENDPOINTS", IN_PROCESS_ENDPOINT)
+    with mock_aws():
+        yield S3Server(IN_PROCESS_ENDPOINT)
 
 
 def aws_environment(monkeypatch: pytest.MonkeyPatch, server: S3Server) -> None:

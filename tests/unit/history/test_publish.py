@@ -1,6 +1,10 @@
-"""bench-stack publish and import s3://...: a run folder copied to an S3-compatible store (a real one, moto's
-server on loopback) by content hash, idempotent and resumable, its manifest last, and imported back into the
-history with the same records; credentials never in any output (docs/history.md#publishing)."""
+"""bench-stack publish and import s3://...: a run folder copied to an S3-compatible store by content hash,
+idempotent and resumable, its manifest last, and imported back into the history with the same records;
+credentials never in any output (docs/history.md#publishing). The store is moto's, in this process
+(s3_cases.in_process); the tests where HTTP is the point (credentials in no output, an unreachable store's
+retries) use moto's real server on loopback, and so publish and import over HTTP too. The run folder is the
+captured run with two cells a load point (history_cases.run_copy's ``repetitions``): 11 files, each handled as
+each of its 55 would be."""
 
 from __future__ import annotations
 
@@ -17,7 +21,15 @@ from typing import Any
 import pytest
 from conftest import bench_stack
 from history_cases import db_url, run_copy
-from s3_cases import ACCESS_KEY, SECRET_KEY, Recording, S3Server, aws_environment, retry_pauses
+from s3_cases import (
+    ACCESS_KEY,
+    SECRET_KEY,
+    Recording,
+    S3Server,
+    aws_environment,
+    in_process,
+    retry_pauses,
+)
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -30,8 +42,8 @@ _buckets = itertools.count()
 
 
 @pytest.fixture
-def server(s3_server: S3Server) -> S3Server:
-    return s3_server
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
+    yield from in_process(monkeypatch)
 
 
 @pytest.fixture(autouse=True)
@@ -39,13 +51,23 @@ def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return retry_pauses(monkeypatch)
 
 
-@pytest.fixture
-def bucket(server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A new bucket on the server, and the AWS variables pointing at it."""
+def new_bucket(server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new bucket on ``server``, and the AWS variables pointing at it."""
     aws_environment(monkeypatch, server)
     name = f"bench-{next(_buckets)}"
     server.client().create_bucket(Bucket=name)
     return name
+
+
+@pytest.fixture
+def bucket(server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    return new_bucket(server, monkeypatch)
+
+
+@pytest.fixture
+def http_bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new bucket on moto's real server, reached over HTTP."""
+    return new_bucket(s3_server, monkeypatch)
 
 
 def recording(fail_after: int | None = None) -> tuple[Store, Recording]:
@@ -64,6 +86,10 @@ def objects(server: S3Server, bucket: str) -> dict[str, bytes]:
     return {k: client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys(server, bucket)}
 
 
+def small_run(tmp_path: Path) -> Path:
+    return run_copy(tmp_path, "day0", repetitions=2)
+
+
 def files_of(run_dir: Path) -> list[str]:
     return sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file())
 
@@ -71,7 +97,7 @@ def files_of(run_dir: Path) -> list[str]:
 def test_a_first_publish_uploads_every_file_then_the_manifest(
     tmp_path: Path, server: S3Server, bucket: str
 ) -> None:
-    run_dir = run_copy(tmp_path, "day0")
+    run_dir = small_run(tmp_path)
     store, client = recording()
     done = publish_run(store, run_dir, parse_store_url(f"s3://{bucket}/team/runs"))
     files = files_of(run_dir)
@@ -92,23 +118,23 @@ def test_a_first_publish_uploads_every_file_then_the_manifest(
 
 
 def test_a_second_publish_uploads_nothing(tmp_path: Path, bucket: str) -> None:
-    run_dir = run_copy(tmp_path, "day0")
+    run_dir = small_run(tmp_path)
     first = bench_stack("publish", run_dir, "--to", f"s3://{bucket}/runs")
     assert first.returncode == 0, first.stderr
-    assert first.stdout == f"s3://{bucket}/runs/day0/: 55 file(s) uploaded, 0 unchanged, manifest written\n"
+    assert first.stdout == f"s3://{bucket}/runs/day0/: 11 file(s) uploaded, 0 unchanged, manifest written\n"
     store, client = recording()
     again = publish_run(store, run_dir, parse_store_url(f"s3://{bucket}/runs"))
-    assert again.line() == f"s3://{bucket}/runs/day0/: 0 file(s) uploaded, 55 unchanged, already published"
+    assert again.line() == f"s3://{bucket}/runs/day0/: 0 file(s) uploaded, 11 unchanged, already published"
     assert client.puts == [] and client.deletes == []
 
 
 def test_an_interrupted_publish_resumes_with_only_the_missing_files(
     tmp_path: Path, server: S3Server, bucket: str
 ) -> None:
-    run_dir = run_copy(tmp_path, "day0")
+    run_dir = small_run(tmp_path)
     dest = parse_store_url(f"s3://{bucket}/runs")
-    store, _ = recording(fail_after=10)
-    with pytest.raises(StoreError, match=r"\(10 of 55 file\(s\) uploaded\): cannot reach the object store"):
+    store, _ = recording(fail_after=4)
+    with pytest.raises(StoreError, match=r"\(4 of 11 file\(s\) uploaded\): cannot reach the object store"):
         publish_run(store, run_dir, dest)
     assert f"runs/day0/{MANIFEST}" not in keys(server, bucket)
     # Not published yet: an import says so, and the history is not touched.
@@ -120,32 +146,32 @@ def test_an_interrupted_publish_resumes_with_only_the_missing_files(
     )
     store, client = recording()
     done = publish_run(store, run_dir, dest)
-    assert len(done.uploaded) == 45 and done.unchanged == 10
-    assert client.puts[-1] == f"runs/day0/{MANIFEST}" and len(client.puts) == 46
+    assert len(done.uploaded) == 7 and done.unchanged == 4
+    assert client.puts[-1] == f"runs/day0/{MANIFEST}" and len(client.puts) == 8
     assert f"runs/day0/{MANIFEST}" in keys(server, bucket)
 
 
 def test_a_resumed_run_with_more_cells_uploads_only_those_and_a_new_manifest(
     tmp_path: Path, server: S3Server, bucket: str
 ) -> None:
-    run_dir = run_copy(tmp_path, "day0")
+    run_dir = small_run(tmp_path)
     dest = parse_store_url(f"s3://{bucket}/runs")
     publish_run(open_store(), run_dir, dest)
     # Resumed: one more cell, and run.json rewritten.
     cells = run_dir / "cells"
-    shutil.copy(cells / "nginx-static__wrk__c32__r10.json", cells / "nginx-static__wrk__c32__r11.json")
+    shutil.copy(cells / "nginx-static__wrk__c32__r2.json", cells / "nginx-static__wrk__c32__r3.json")
     info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     info["seed_note"] = "resumed"
     (run_dir / "run.json").write_text(json.dumps(info), encoding="utf-8")
     store, client = recording()
     done = publish_run(store, run_dir, dest)
-    assert sorted(done.uploaded) == ["cells/nginx-static__wrk__c32__r11.json", "run.json"]
+    assert sorted(done.uploaded) == ["cells/nginx-static__wrk__c32__r3.json", "run.json"]
     assert client.deletes == [f"runs/day0/{MANIFEST}"]  # gone while the folder is not all there
     assert client.puts[-1] == f"runs/day0/{MANIFEST}" and len(client.puts) == 3
     manifest = json.loads(
         server.client().get_object(Bucket=bucket, Key=f"runs/day0/{MANIFEST}")["Body"].read()
     )
-    assert "cells/nginx-static__wrk__c32__r11.json" in manifest["files"] and len(manifest["files"]) == 56
+    assert "cells/nginx-static__wrk__c32__r3.json" in manifest["files"] and len(manifest["files"]) == 12
 
 
 def _records(url: str) -> list[dict[str, Any]]:
@@ -173,7 +199,7 @@ def _records(url: str) -> list[dict[str, Any]]:
 
 
 def test_a_published_run_imported_back_is_the_same_history_record(tmp_path: Path, bucket: str) -> None:
-    run_dir = run_copy(tmp_path, "day1", 1, slower={"sinatra-thin-x2-nginx": 0.8})
+    run_dir = run_copy(tmp_path, "day1", 1, slower={"sinatra-thin-x2-nginx": 0.8}, repetitions=2)
     assert bench_stack("publish", run_dir, "--to", f"s3://{bucket}/runs").returncode == 0
     local, published = f"sqlite:///{tmp_path / 'local.sqlite'}", f"sqlite:///{tmp_path / 'published.sqlite'}"
     assert bench_stack("import", run_dir, "--db", local).returncode == 0
@@ -190,7 +216,7 @@ def test_a_published_run_imported_back_is_the_same_history_record(tmp_path: Path
 def test_a_file_changed_in_the_store_is_refused_on_import(
     tmp_path: Path, server: S3Server, bucket: str
 ) -> None:
-    run_dir = run_copy(tmp_path, "day0")
+    run_dir = small_run(tmp_path)
     assert bench_stack("publish", run_dir, "--to", f"s3://{bucket}/runs").returncode == 0
     server.client().put_object(Bucket=bucket, Key="runs/day0/run.json", Body=b"{}")
     done = bench_stack("import", f"s3://{bucket}/runs/day0", "--db", db_url(tmp_path))
@@ -203,9 +229,10 @@ def test_a_file_changed_in_the_store_is_refused_on_import(
 
 
 def test_a_bad_endpoint_fails_with_a_clear_message_and_exit_5(
-    tmp_path: Path, bucket: str, pauses: list[float]
+    tmp_path: Path, http_bucket: str, pauses: list[float]
 ) -> None:
-    run_dir = run_copy(tmp_path, "day0")
+    bucket = http_bucket
+    run_dir = small_run(tmp_path)
     done = bench_stack(
         "publish", run_dir, "--to", f"s3://{bucket}/runs", "--endpoint-url", "http://127.0.0.1:1"
     )
@@ -218,7 +245,7 @@ def test_a_bad_endpoint_fails_with_a_clear_message_and_exit_5(
 
 
 def test_a_missing_bucket_or_destination_is_named(tmp_path: Path, bucket: str) -> None:
-    run_dir = run_copy(tmp_path, "day0")
+    run_dir = small_run(tmp_path)
     done = bench_stack("publish", run_dir, "--to", "s3://no-such-bucket/runs")
     assert done.returncode == 5
     assert "no bucket no-such-bucket at http://127.0.0.1:" in done.stderr
@@ -247,8 +274,9 @@ def all_logs() -> Iterator[io.StringIO]:
         root.setLevel(old)
 
 
-def test_credentials_are_in_no_output_nor_error(tmp_path: Path, bucket: str) -> None:
-    run_dir = run_copy(tmp_path, "day0")
+def test_credentials_are_in_no_output_nor_error(tmp_path: Path, http_bucket: str) -> None:
+    bucket = http_bucket
+    run_dir = small_run(tmp_path)
     to = f"s3://{bucket}/runs"
     with all_logs() as logs:
         runs = [
@@ -283,13 +311,13 @@ def test_shown_masks_the_credentials_in_use_and_urls_with_secrets() -> None:
 def test_an_object_gone_from_the_store_is_uploaded_again(
     tmp_path: Path, server: S3Server, bucket: str
 ) -> None:
-    run_dir = run_copy(tmp_path, "day0")
+    run_dir = small_run(tmp_path)
     dest = parse_store_url(f"s3://{bucket}/runs")
     publish_run(open_store(), run_dir, dest)
     server.client().delete_object(Bucket=bucket, Key="runs/day0/run.json")
     store, client = recording()
     done = publish_run(store, run_dir, dest)
-    assert done.uploaded == ["run.json"] and done.unchanged == 54
+    assert done.uploaded == ["run.json"] and done.unchanged == 10
     assert client.puts == ["runs/day0/run.json", f"runs/day0/{MANIFEST}"]
 
 
@@ -299,7 +327,7 @@ def test_no_credentials_is_named_with_the_variables_to_set(
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance metadata lookup off loopback
-    done = bench_stack("publish", run_copy(tmp_path, "day0"), "--to", f"s3://{bucket}/runs")
+    done = bench_stack("publish", small_run(tmp_path), "--to", f"s3://{bucket}/runs")
     assert done.returncode == 5
     assert done.stderr.endswith(
         "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)\n"

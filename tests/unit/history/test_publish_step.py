@@ -1,15 +1,18 @@
 """The report step publishes the finished run when -e bench_publish names a store (bench_report's option
 ``publish``), best effort: a store that cannot be reached is a warning without credentials, and the run
-folder stands; the plan checks bench_publish and bench_publish_endpoint."""
+folder stands; the plan checks bench_publish and bench_publish_endpoint. The store is moto's, in this process
+(s3_cases.in_process): test_publish proves publishing over HTTP. Each test reports a run of two cells a load
+point (history_cases.run_copy's ``repetitions``): the step does the same with 54."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from history_cases import run_copy
-from s3_cases import ACCESS_KEY, SECRET_KEY, S3Server, aws_environment, retry_pauses
+from s3_cases import ACCESS_KEY, SECRET_KEY, S3Server, aws_environment, in_process, retry_pauses
 from test_report_step import report
 
 from benchstack.plan.settings import project_problems
@@ -17,8 +20,8 @@ from benchstack.results.location import MANIFEST
 
 
 @pytest.fixture
-def server(s3_server: S3Server) -> S3Server:
-    return s3_server
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
+    yield from in_process(monkeypatch)
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +34,7 @@ def test_the_report_step_publishes_the_finished_run(
 ) -> None:
     aws_environment(monkeypatch, server)
     server.client().create_bucket(Bucket="step")
-    run_dir = run_copy(tmp_path / "results", "01-new-quiet")
+    run_dir = run_copy(tmp_path / "results", "01-new-quiet", repetitions=2)
     args = {"run_dir": str(run_dir), "results_dir": str(tmp_path / "results"), "publish": "s3://step/runs"}
     done = report(args)
     assert "warnings" not in done
@@ -50,7 +53,7 @@ def test_a_store_away_is_a_warning_without_credentials_and_the_run_stands(
     tmp_path: Path, server: S3Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     aws_environment(monkeypatch, server)
-    run_dir = run_copy(tmp_path / "results", "01-new-quiet")
+    run_dir = run_copy(tmp_path / "results", "01-new-quiet", repetitions=2)
     done = report(
         {
             "run_dir": str(run_dir),
@@ -74,7 +77,7 @@ def test_a_store_away_is_a_warning_without_credentials_and_the_run_stands(
 
 
 def test_without_bench_publish_nothing_is_published(tmp_path: Path) -> None:
-    run_dir = run_copy(tmp_path / "results", "01-new-quiet")
+    run_dir = run_copy(tmp_path / "results", "01-new-quiet", repetitions=2)
     done = report({"run_dir": str(run_dir), "results_dir": str(tmp_path / "results")})
     assert done["published"]["outcome"] == "off"
 

@@ -1,5 +1,6 @@
 """The report step records every finished run in the history database (bench_report), best effort: a
-database that cannot be written is a warning, and the run's report and results stand."""
+database that cannot be written is a warning, and the run's report and results stand. Each test reports a run
+of two cells a load point (history_cases.run_copy's ``repetitions``): the step does the same with 54."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def report(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_finished_run_is_recorded_beside_the_results(tmp_path: Path) -> None:
-    run_dir = run_copy(tmp_path / "results", "01-new-quiet")
+    run_dir = run_copy(tmp_path / "results", "01-new-quiet", repetitions=2)
     done = report({"run_dir": str(run_dir), "results_dir": str(tmp_path / "results")})
     assert done["history"]["outcome"] == "added" and "warnings" not in done
     assert [r.name for r in runs(new_engine(tmp_path))] == ["01-new-quiet"]
@@ -52,7 +53,7 @@ def test_a_finished_run_is_recorded_beside_the_results(tmp_path: Path) -> None:
 
 
 def test_bench_history_false_records_nothing(tmp_path: Path) -> None:
-    run_dir = run_copy(tmp_path / "results", "01-new-quiet")
+    run_dir = run_copy(tmp_path / "results", "01-new-quiet", repetitions=2)
     done = report({"run_dir": str(run_dir), "results_dir": str(tmp_path / "results"), "history": False})
     assert done["history"] == {"outcome": "off"}
     assert not (tmp_path / "results" / "history.sqlite").exists()
@@ -60,7 +61,7 @@ def test_bench_history_false_records_nothing(tmp_path: Path) -> None:
 
 def test_a_team_database_in_the_environment_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BENCH_STACK_DB", f"sqlite:///{tmp_path / 'team.sqlite'}")
-    run_dir = run_copy(tmp_path / "results", "01-new-quiet")
+    run_dir = run_copy(tmp_path / "results", "01-new-quiet", repetitions=2)
     assert (
         report({"run_dir": str(run_dir), "results_dir": str(tmp_path / "results")})["history"]["outcome"]
         == "added"
@@ -73,7 +74,7 @@ def test_a_database_that_cannot_be_written_is_a_warning_and_the_run_stands(
 ) -> None:
     (tmp_path / "a-file").write_text("")
     monkeypatch.setenv("BENCH_STACK_DB", f"sqlite:///{tmp_path / 'a-file' / 'history.sqlite'}")
-    run_dir = run_copy(tmp_path / "results", "01-new-quiet")
+    run_dir = run_copy(tmp_path / "results", "01-new-quiet", repetitions=2)
     done = report({"run_dir": str(run_dir), "results_dir": str(tmp_path / "results")})
     assert done["changed"] is True and (run_dir / "report.md").is_file()
     assert done["history"]["outcome"] == "failed"
@@ -87,7 +88,7 @@ def test_without_sqlalchemy_the_run_stands_too(tmp_path: Path, monkeypatch: pyte
         if name != "benchstack.history.finished" and name != "benchstack.history.defaults":
             monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "sqlalchemy", None)
-    run_dir = run_copy(tmp_path / "results", "01-new-quiet")
+    run_dir = run_copy(tmp_path / "results", "01-new-quiet", repetitions=2)
     done = report({"run_dir": str(run_dir), "results_dir": str(tmp_path / "results")})
     assert (run_dir / "report.md").is_file() and done["history"]["outcome"] == "failed"
     assert "ModuleNotFoundError" in done["warnings"][0] or "ImportError" in done["warnings"][0]

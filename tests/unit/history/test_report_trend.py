@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import NOT_DRAWN
 
+import benchstack.report.plots
 from benchstack.history.record import import_run
 from benchstack.report.build import write_report
 from tests.unit.history.history_cases import new_engine, run_copy
@@ -31,7 +34,27 @@ def test_a_run_without_a_history_database_has_no_over_time_section(tmp_path: Pat
     assert section(write_report(run, html_report=False)) == ""
 
 
+@pytest.fixture
+def only_the_trend_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a test marked drawn, only plots/trend.png rasterized, the one plot it checks: the report's other
+    plots (~0.1 s each, ~0.8 s of the test) are test_report's; here they are the stand-in of the tests not
+    marked drawn."""
+    drawn = benchstack.report.plots._save
+
+    def trend_only(plt: Any, fig: Any, path: Path) -> Path:
+        if path.name == "trend.png":
+            saved: Path = drawn(plt, fig, path)
+            return saved
+        path.parent.mkdir(parents=True, exist_ok=True)
+        plt.close(fig)
+        path.write_bytes(NOT_DRAWN)
+        return path
+
+    monkeypatch.setattr(benchstack.report.plots, "_save", trend_only)
+
+
 @pytest.mark.drawn
+@pytest.mark.usefixtures("only_the_trend_drawn")
 def test_the_earlier_runs_of_the_experiment_come_first_then_this_run_with_its_own_figures(
     tmp_path: Path,
 ) -> None:
