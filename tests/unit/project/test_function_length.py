@@ -3,9 +3,13 @@ parameters, merge_cells to 176; each was split into named steps with typed param
 other function over the limit. ALLOWED names the few that must stay longer, each with its reason; keep it
 short. The figures for the whole tree: ``python scripts/measure-structure.py``."""
 
+import ast
+import functools
+from collections.abc import Mapping
 from pathlib import Path
 
 from conftest import project_script
+from test_imports import package_trees
 
 ROOT = Path(__file__).resolve().parents[3]
 MAX_LINES = 60
@@ -20,22 +24,29 @@ ALLOWED = {
 }
 
 
-def function_lengths(root: Path) -> dict[str, int]:
-    """Each function or method of the package ("path:qualified name", decorators included) and its lines."""
+def function_lengths(root: Path, trees: Mapping[Path, ast.Module] | None = None) -> dict[str, int]:
+    """Each function or method of the package ("path:qualified name", decorators included) and its lines;
+    ``trees``: its files parsed already."""
     return {
         f"{path.relative_to(root)}:{name}": n
         for path in sorted((root / "benchstack").rglob("*.py"))
-        for _, name, n in structure.functions(path)
+        for _, name, n in structure.functions(path, (trees or {}).get(path))
     }
 
 
+@functools.cache
+def package_lengths() -> dict[str, int]:
+    """The checkout's: measured once, on the trees test_imports parsed too."""
+    return function_lengths(ROOT, package_trees())
+
+
 def test_no_function_of_the_package_is_longer_than_the_limit() -> None:
-    over = {name: n for name, n in function_lengths(ROOT).items() if n > MAX_LINES and name not in ALLOWED}
+    over = {name: n for name, n in package_lengths().items() if n > MAX_LINES and name not in ALLOWED}
     assert over == {}, f"split into named steps, or add to ALLOWED with the reason: {over}"
 
 
 def test_every_allowed_function_is_still_there_and_long() -> None:
-    lengths = function_lengths(ROOT)
+    lengths = package_lengths()
     assert [name for name in ALLOWED if lengths.get(name, 0) <= MAX_LINES] == []
 
 
