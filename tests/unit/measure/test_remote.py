@@ -306,12 +306,12 @@ def test_a_command_whose_client_went_away_runs_to_its_end_and_cleans_up(
     assert not Path(found["folder"]).exists() and running(f"timeout {AWAY_VMSTAT_S} vmstat") == []
 
 
-def leftover_swept(root: str) -> dict[str, Any]:
+def leftover_swept(root: str, vmstat_s: int) -> dict[str, Any]:
     """Another run's measured script left running, this run's own load script and a dead run's folder, then
     this run's sweep: what each became (in a new interpreter: :func:`sweeps`)."""
     remote.TEMP_ROOT = root
     old, mine = run_id(), run_id()
-    leftover = start(remote.measured_script(old, f"timeout 60 {TOOL}", VMSTAT_S))
+    leftover = start(remote.measured_script(old, f"timeout 60 {TOOL}", vmstat_s))
     wait_for_folder(old)
     own = start(remote.load_script(mine, OWN))
     own_folder = wait_for_folder(mine)
@@ -323,7 +323,7 @@ def leftover_swept(root: str) -> dict[str, Any]:
         return {
             "swept": [swept.returncode, swept.stdout],
             "leftover_rc": leftover.wait(timeout=5),
-            "gone": gone_within(GONE_S, lambda: running(TOOL) or running(f"timeout {VMSTAT_S} vmstat")),
+            "gone": gone_within(GONE_S, lambda: running(TOOL) or running(f"timeout {vmstat_s} vmstat")),
             "folders": folders(old),
             "dead": dead.exists(),
             # this run's own command goes on
@@ -361,24 +361,29 @@ def batch_swept(root: str) -> dict[str, Any]:
         subprocess.run(["pkill", "-f", TOOL], check=False)
 
 
-def swept_apart(root: str) -> dict[str, dict[str, Any]]:
+def swept_apart(root: str, vmstat_s: int) -> dict[str, dict[str, Any]]:
     """:func:`leftover_swept` then :func:`batch_swept`, each in a root of its own (a sweep stops every other
     run's script in its root)."""
-    found = {}
-    for name, scenario in (("leftover", leftover_swept), ("batch", batch_swept)):
-        (Path(root) / name).mkdir()
-        found[name] = scenario(str(Path(root) / name))
-    return found
+    (Path(root) / "leftover").mkdir()
+    (Path(root) / "batch").mkdir()
+    return {
+        "leftover": leftover_swept(str(Path(root) / "leftover"), vmstat_s),
+        "batch": batch_swept(str(Path(root) / "batch")),
+    }
+
+
+# Above the stops' bounds (STOPS_VMSTAT_S + 1 to 7): a vmstat of the sweeps is none of theirs.
+SWEEPS_VMSTAT_S = VMSTAT_S + 20
 
 
 def sweeps(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
-    """:func:`swept_apart` in a new interpreter (its tool, vmstat bound and own command named after its pid:
-    no_leftovers here stops none of them), started with the session beside the other tests (conftest's
-    early_commands): each sweep waits ~0.4 s for the stopped script's trap."""
+    """:func:`swept_apart` in a new interpreter (its tool and own command named after its pid, its vmstat
+    bound its own: no_leftovers here stops none of them, nor do the stops' checks see them), started with
+    the session beside the other tests (conftest's early_commands): each sweep waits ~0.4 s for the stopped
+    script's trap."""
     (folder / "sweeps").mkdir()
-    return {
-        "sweeps": (in_child("test_remote", "swept_apart", str(folder / "sweeps")), dict(os.environ), ROOT)
-    }
+    argv = in_child("test_remote", "swept_apart", str(folder / "sweeps"), SWEEPS_VMSTAT_S)
+    return {"sweeps": (argv, dict(os.environ), ROOT)}
 
 
 @pytest.mark.early.with_args(sweeps)
