@@ -22,10 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TREES = ("benchstack", "plugins")
 
 
-def functions(path: Path, tree: ast.Module | None = None) -> Iterator[tuple[int, str, int]]:
-    """(first line, qualified name, lines) of every function or method in ``path``, decorators included;
-    ``tree``: the file parsed already."""
-    tree = tree or ast.parse(path.read_text(encoding="utf-8"), str(path))
+def functions(path: Path) -> Iterator[tuple[int, str, int]]:
+    """(first line, qualified name, lines) of every function or method in ``path``, decorators included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
 
     def walk(node: ast.AST, prefix: str) -> Iterator[tuple[int, str, int]]:
         for child in ast.iter_child_nodes(node):

@@ -33,22 +33,12 @@ def import_graph() -> dict[str, set[str]]:
 
 
 @functools.cache
-def package_trees() -> dict[Path, ast.Module]:
-    """Every module of the package parsed, once per session (~0.3 s): the import graph here and the function
-    lengths (test_function_length) read the same trees."""
-    return {
-        path: ast.parse(path.read_text(encoding="utf-8"), str(path)) for path in sorted(PACKAGE.rglob("*.py"))
-    }
-
-
-@functools.cache
 def _import_graph() -> dict[str, set[str]]:
-    """Built once per session: ~0.5 s of ast work for every module of the package."""
-    trees = package_trees()
-    modules = {_module_name(p): p for p in trees}
+    """Parsed once per session: ~1 s of ast work for every module of the package."""
+    modules = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        tree = trees[path]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
         skipped = _type_checking_nodes(tree)
         found: set[str] = set()
         for node in ast.walk(tree):
