@@ -1,6 +1,5 @@
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -31,16 +30,61 @@ class FakeClock:
         return self.now
 
 
+class Polls:
+    """The pauses of a loadgen waiting in another thread: its k-th poll is held in its pause until the test
+    lets k polls go, so the test knows it looked (and found it must wait) without waiting real time. Its
+    clock is the pauses it took."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.count = 0
+        self.allowed = 0
+        self.now = 0.0
+
+    def sleep(self, seconds: float) -> None:
+        with self.changed:
+            self.count += 1
+            self.now += seconds
+            self.changed.notify_all()
+            # Bounded: a test that failed before letting it go ends the thread too.
+            if not self.changed.wait_for(lambda: self.allowed >= self.count, timeout=10):
+                raise TimeoutError("the test never let this poll go on")
+
+    def clock(self) -> float:
+        return self.now
+
+    def polled(self, count: int) -> None:
+        """Returns once the waiting loadgen has looked ``count`` times, held in its pause after the last."""
+        with self.changed:
+            self.allowed = max(self.allowed, count - 1)
+            self.changed.notify_all()
+            assert self.changed.wait_for(lambda: self.count >= count, timeout=10)
+
+    def go_on(self) -> None:
+        with self.changed:
+            self.allowed = 1_000_000
+            self.changed.notify_all()
+
+
 def test_the_last_loadgen_to_arrive_releases_every_one(tmp_path: Path) -> None:
     waited: dict[str, float] = {}
-    lg2 = threading.Thread(target=lambda: waited.setdefault("lg2", wait_for_peers(tmp_path, "lg2", PEERS, 9)))
+    polls = Polls()
+    lg2 = threading.Thread(
+        daemon=True,
+        target=lambda: waited.setdefault(
+            "lg2", wait_for_peers(tmp_path, "lg2", PEERS, 9, sleep=polls.sleep, clock=polls.clock)
+        ),
+    )
     lg2.start()
-    lg2.join(0.3)
-    assert lg2.is_alive()  # lg1 has not arrived yet
-    waited["lg1"] = wait_for_peers(tmp_path, "lg1", PEERS, 10)
+    polls.polled(3)
+    assert lg2.is_alive() and waited == {}  # lg1 has not arrived yet: lg2 looked three times and waits
+    clock = FakeClock()
+    waited["lg1"] = wait_for_peers(tmp_path, "lg1", PEERS, 10, sleep=clock.sleep, clock=clock)
+    polls.go_on()
     lg2.join(5)
     assert not lg2.is_alive()
-    assert waited["lg2"] >= 0.3 and waited["lg1"] < 0.3
+    # lg2 waited its three pauses; lg1 found lg2 ready and passed without one.
+    assert waited == {"lg2": pytest.approx(3 * 0.05), "lg1": 0.0}
 
 
 def test_a_loadgen_that_never_arrives_is_named_after_the_timeout(tmp_path: Path) -> None:
@@ -116,7 +160,7 @@ def test_a_barrier_left_by_an_earlier_process_with_the_same_pid_is_not_reused(
 
 
 def test_process_start_tells_a_later_process_apart() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    child = subprocess.Popen(["sleep", "5"])
     try:
         assert process_started(child.pid) == process_started(child.pid)
         assert process_started(child.pid) != process_started(os.getpid())
@@ -140,7 +184,7 @@ def test_without_proc_the_start_time_comes_from_ps() -> None:
 
 def test_a_peer_that_died_before_its_measured_run_stops_the_wait_at_once(tmp_path: Path) -> None:
     directory = tmp_path / "b"
-    peer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    peer = subprocess.Popen(["sleep", "30"])
     barrier.join(directory, "lg2", peer.pid)  # lg2 started the cell: warming up
     peer.kill()
     peer.wait()
@@ -180,21 +224,29 @@ def test_the_callers_gone_check_stops_the_wait(tmp_path: Path) -> None:
 def test_the_others_start_only_after_the_leads_go(tmp_path: Path) -> None:
     directory = tmp_path / "b"
     passed: list[str] = []
+    polls = Polls()
     lg2 = threading.Thread(
-        target=lambda: passed.append(str(wait_for_peers(directory, "lg2", PEERS, 9, lead="lg1")))
+        daemon=True,
+        target=lambda: passed.append(
+            str(wait_for_peers(directory, "lg2", PEERS, 9, sleep=polls.sleep, clock=polls.clock, lead="lg1"))
+        ),
     )
     lg2.start()
     wait_for_peers(directory, "lg1", PEERS, 9, lead="lg1")  # the lead passes when every peer is ready
-    lg2.join(0.3)
-    assert lg2.is_alive() and passed == []  # lg2 waits for the lead's round trip to the target
+    assert (directory / "passed" / "lg1").exists()
+    # lg2 looks again after the lead passed (the second poll from here began after it) and still waits for
+    # the lead's round trip to the target.
+    polls.polled(polls.count + 2)
+    assert lg2.is_alive() and passed == []
     barrier.release(directory, "lg1")
+    polls.go_on()
     lg2.join(5)
     assert not lg2.is_alive() and len(passed) == 1
 
 
 def test_a_lead_that_died_before_its_go_stops_the_wait_at_once(tmp_path: Path) -> None:
     directory = tmp_path / "b"
-    lead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    lead = subprocess.Popen(["sleep", "30"])
     barrier.join(directory, "lg1", lead.pid)
     barrier._mark(directory, barrier.READY, "lg1")  # passed the barrier, then killed
     lead.kill()

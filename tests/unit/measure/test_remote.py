@@ -306,9 +306,12 @@ def test_a_command_whose_client_went_away_runs_to_its_end_and_cleans_up(
     assert not Path(found["folder"]).exists() and running(f"timeout {AWAY_VMSTAT_S} vmstat") == []
 
 
-def test_the_sweep_stops_another_runs_leftover_and_removes_a_dead_ones_folder_but_not_this_runs() -> None:
+def leftover_swept(root: str, vmstat_s: int) -> dict[str, Any]:
+    """Another run's measured script left running, this run's own load script and a dead run's folder, then
+    this run's sweep: what each became (in a new interpreter: :func:`sweeps`)."""
+    remote.TEMP_ROOT = root
     old, mine = run_id(), run_id()
-    leftover = start(remote.measured_script(old, f"timeout 60 {TOOL}", VMSTAT_S))
+    leftover = start(remote.measured_script(old, f"timeout 60 {TOOL}", vmstat_s))
     wait_for_folder(old)
     own = start(remote.load_script(mine, OWN))
     own_folder = wait_for_folder(mine)
@@ -317,15 +320,82 @@ def test_the_sweep_stops_another_runs_leftover_and_removes_a_dead_ones_folder_bu
     (dead / "pid").write_text("999999\n")  # no such process: a script that was killed outright
     try:
         swept = sweep(mine)
-        assert (swept.returncode, swept.stdout) == (0, "1\n")
-        assert leftover.wait(timeout=5) == 128 + signal.SIGTERM
-        assert gone_within(GONE_S, lambda: running(TOOL) or running(f"timeout {VMSTAT_S} vmstat"))
-        assert folders(old) == [] and not dead.exists()
-        assert own.poll() is None and Path(own_folder).exists()  # this run's own command goes on
+        return {
+            "swept": [swept.returncode, swept.stdout],
+            "leftover_rc": leftover.wait(timeout=5),
+            "gone": gone_within(GONE_S, lambda: running(TOOL) or running(f"timeout {vmstat_s} vmstat")),
+            "folders": folders(old),
+            "dead": dead.exists(),
+            # this run's own command goes on
+            "own_running": own.poll() is None,
+            "own_folder": Path(own_folder).exists(),
+        }
     finally:
         own.kill()
         subprocess.run(["pkill", "-f", OWN], check=False)
         subprocess.run(["rm", "-rf", own_folder, str(dead)], check=False)
+
+
+def batch_swept(root: str) -> dict[str, Any]:
+    """A load script started in a batch, then another run's sweep: where the script ran, what the sweep and
+    the batch said (in a new interpreter: :func:`sweeps`)."""
+    remote.TEMP_ROOT = root
+    old = run_id()
+    batch = start(remote.batch_script(["true", remote.load_script(old, f"timeout 60 {TOOL}")]))
+    folder = wait_for_folder(old)
+    try:
+        pid = int(Path(folder, "pid").read_text())
+        cwd = os.readlink(f"/proc/{pid}/cwd")  # what the sweep checks
+        swept = sweep(run_id())
+        out, _ = batch.communicate(timeout=10)
+        return {
+            "folder": folder,
+            "cwd": cwd,
+            "swept": swept.stdout,
+            "rcs": [rc for rc, _, _ in remote.split_batch(out, 2)],
+            "gone": gone_within(GONE_S, lambda: running(TOOL)),
+            "folders": folders(old),
+        }
+    finally:
+        batch.kill()
+        subprocess.run(["pkill", "-f", TOOL], check=False)
+
+
+def swept_apart(root: str, vmstat_s: int) -> dict[str, dict[str, Any]]:
+    """:func:`leftover_swept` then :func:`batch_swept`, each in a root of its own (a sweep stops every other
+    run's script in its root)."""
+    (Path(root) / "leftover").mkdir()
+    (Path(root) / "batch").mkdir()
+    return {
+        "leftover": leftover_swept(str(Path(root) / "leftover"), vmstat_s),
+        "batch": batch_swept(str(Path(root) / "batch")),
+    }
+
+
+# Above the stops' bounds (STOPS_VMSTAT_S + 1 to 7): a vmstat of the sweeps is none of theirs.
+SWEEPS_VMSTAT_S = VMSTAT_S + 20
+
+
+def sweeps(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """:func:`swept_apart` in a new interpreter (its tool and own command named after its pid, its vmstat
+    bound its own: no_leftovers here stops none of them, nor do the stops' checks see them), started with
+    the session beside the other tests (conftest's early_commands): each sweep waits ~0.4 s for the stopped
+    script's trap."""
+    (folder / "sweeps").mkdir()
+    argv = in_child("test_remote", "swept_apart", str(folder / "sweeps"), SWEEPS_VMSTAT_S)
+    return {"sweeps": (argv, dict(os.environ), ROOT)}
+
+
+@pytest.mark.early.with_args(sweeps)
+def test_the_sweep_stops_another_runs_leftover_and_removes_a_dead_ones_folder_but_not_this_runs(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    found = printed_json(early_results["sweeps"])["leftover"]
+    assert found["swept"] == [0, "1\n"]
+    assert found["leftover_rc"] == 128 + signal.SIGTERM
+    assert found["gone"]
+    assert found["folders"] == [] and not found["dead"]
+    assert found["own_running"] and found["own_folder"]
 
 
 def test_the_sweep_never_kills_a_process_that_only_reuses_a_leftovers_pid() -> None:
@@ -422,21 +492,15 @@ def test_a_batch_replies_as_each_command_run_on_its_own_would() -> None:
     ]
 
 
-def test_a_load_script_in_a_batch_is_its_own_process_so_another_runs_sweep_stops_it() -> None:
-    old = run_id()
-    batch = start(remote.batch_script(["true", remote.load_script(old, f"timeout 60 {TOOL}")]))
-    folder = wait_for_folder(old)
-    try:
-        pid = int(Path(folder, "pid").read_text())
-        assert os.readlink(f"/proc/{pid}/cwd") == folder  # what the sweep checks
-        swept = sweep(run_id())
-        assert swept.stdout == "1\n"
-        out, _ = batch.communicate(timeout=10)
-        assert [rc for rc, _, _ in remote.split_batch(out, 2)] == [0, 128 + signal.SIGTERM]
-        assert gone_within(GONE_S, lambda: running(TOOL)) and folders(old) == []
-    finally:
-        batch.kill()
-        subprocess.run(["pkill", "-f", TOOL], check=False)
+@pytest.mark.early.with_args(sweeps)
+def test_a_load_script_in_a_batch_is_its_own_process_so_another_runs_sweep_stops_it(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    found = printed_json(early_results["sweeps"])["batch"]
+    assert found["cwd"] == found["folder"]
+    assert found["swept"] == "1\n"
+    assert found["rcs"] == [0, 128 + signal.SIGTERM]
+    assert found["gone"] and found["folders"] == []
 
 
 def test_a_batch_cut_short_says_which_commands_did_not_run() -> None:

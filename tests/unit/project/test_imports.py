@@ -2,6 +2,7 @@
 
 import ast
 import functools
+import gc
 import os
 import subprocess
 import sys
@@ -34,7 +35,19 @@ def import_graph() -> dict[str, set[str]]:
 
 @functools.cache
 def _import_graph() -> dict[str, set[str]]:
-    """Parsed once per session: ~1 s of ast work for every module of the package."""
+    """Parsed once per session: ~0.5 s of ast work for every module of the package. The collector rests
+    meanwhile: syntax trees hold no cycles, and its passes over the session's heap while they were made took
+    ~0.1 s."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _graph_of_package()
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _graph_of_package() -> dict[str, set[str]]:
     modules = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():

@@ -10,24 +10,54 @@ from pathlib import Path
 
 import pytest
 
+from scripts import role_docs
+
 ROOT = Path(__file__).resolve().parents[3]
 JOBS = sorted([p.name for p in (ROOT / "molecule").iterdir() if p.is_dir()] + ["e2e"])
 # setup, lint and unit replaced by markers that show what `./run test` started, and in which order.
 STAGES = "setup() { echo STAGE setup; }; lint() { echo STAGE lint; }; unit() { echo STAGE unit; }; "
 
 
-def run_script(body: str, tmp_path: Path, lanes: str | None = "2") -> subprocess.CompletedProcess[str]:
+def script_command(body: str, logs: Path, lanes: str | None) -> tuple[list[str], dict[str, str], Path]:
+    """The shell that sources ./run, its job runner replaced by one that echoes, then runs ``body``; the
+    jobs' logs in ``logs``; argv, environment and working folder."""
     env = {k: v for k, v in os.environ.items() if k != "BENCH_TEST_LANES"}
     if lanes is not None:
         env["BENCH_TEST_LANES"] = lanes
-    script = f'source ./run; TEST_LOGS={tmp_path}; job_command() {{ echo "ran $1"; }}; {body}'
-    return subprocess.run(
-        ["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False
-    )
+    script = f'source ./run; TEST_LOGS={logs}; job_command() {{ echo "ran $1"; }}; {body}'
+    return ["bash", "-c", script], env, ROOT
+
+
+def run_script(body: str, tmp_path: Path, lanes: str | None = "2") -> subprocess.CompletedProcess[str]:
+    argv, env, cwd = script_command(body, tmp_path, lanes)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False)
 
 
 def finished(tmp_path: Path) -> list[str]:
     return sorted(line.split()[0] for line in (tmp_path / "finished").read_text().splitlines())
+
+
+# The runs of the lanes below (each ~0.2 s of forks: date, grep, flock for every job), by name: the body
+# after ./run is sourced and the lane count.
+LANE_RUNS = {
+    **{f"lanes {n}": ("system_tests", n) for n in ("1", "2", "3")},
+    # Each lane runs only its first job, as a lane loop that stopped early would.
+    "fewer": ('run_lane() { run_job "$1"; }; system_tests', "2"),
+    "failing": ('job_command() { [ "$1" != dns-check ]; }; system_tests', "2"),
+    "nothing": ("run_lane() { :; }; system_tests", "2"),
+}
+# Where each run of LANE_RUNS keeps its jobs' logs (lane_runs fills it).
+LANE_LOGS: dict[str, Path] = {}
+
+
+def lane_runs(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
+    """The runs of LANE_RUNS, started with the session beside the other tests (conftest's early_commands):
+    the tests read only what each printed and left in its logs' folder."""
+    commands = {}
+    for name, (body, lanes) in LANE_RUNS.items():
+        LANE_LOGS[name] = folder / name.replace(" ", "-")
+        commands[name] = script_command(body, LANE_LOGS[name], lanes)
+    return commands
 
 
 @pytest.mark.parametrize("lanes", ["0", "-1", "two", "1.5", "100", "01"])
@@ -52,35 +82,46 @@ def test_a_valid_lane_count_goes_on_to_setup_lint_and_unit(tmp_path: Path, lanes
     ]
 
 
+@pytest.mark.early.with_args(lane_runs)
 @pytest.mark.parametrize("lanes", ["1", "2", "3"])
-def test_every_planned_job_runs_once(tmp_path: Path, lanes: str) -> None:
-    result = run_script("system_tests", tmp_path, lanes)
+def test_every_planned_job_runs_once(
+    lanes: str, early_results: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
+    result, logs = early_results[f"lanes {lanes}"], LANE_LOGS[f"lanes {lanes}"]
     assert result.returncode == 0, result.stdout + result.stderr
-    assert finished(tmp_path) == JOBS
+    assert finished(logs) == JOBS
     for job in JOBS:
-        assert (tmp_path / f"{job}.log").read_text() == f"ran {job}\n"
+        assert (logs / f"{job}.log").read_text() == f"ran {job}\n"
     assert result.stdout.count("\n== lane ") == int(lanes)
 
 
-def test_a_lane_that_runs_fewer_jobs_than_planned_fails(tmp_path: Path) -> None:
-    # Each lane runs only its first job, as a lane loop that stopped early would.
-    result = run_script('run_lane() { run_job "$1"; }; system_tests', tmp_path, "2")
+@pytest.mark.early.with_args(lane_runs)
+def test_a_lane_that_runs_fewer_jobs_than_planned_fails(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    result = early_results["fewer"]
     assert result.returncode == 1
-    never_ran = sorted(set(JOBS) - set(finished(tmp_path)))
+    never_ran = sorted(set(JOBS) - set(finished(LANE_LOGS["fewer"])))
     assert len(never_ran) == len(JOBS) - 2
     message = f"FAILED: 2 of {len(JOBS)} planned jobs finished; never ran: {' '.join(never_ran)}"
     assert message in result.stdout
 
 
-def test_a_failing_job_fails_the_run_after_every_job_finished(tmp_path: Path) -> None:
-    result = run_script('job_command() { [ "$1" != dns-check ]; }; system_tests', tmp_path, "2")
+@pytest.mark.early.with_args(lane_runs)
+def test_a_failing_job_fails_the_run_after_every_job_finished(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    result = early_results["failing"]
     assert result.returncode == 1
-    assert finished(tmp_path) == JOBS
+    assert finished(LANE_LOGS["failing"]) == JOBS
     assert "== dns-check: FAILED (exit 1)" in result.stdout
 
 
-def test_lanes_that_run_nothing_fail_on_the_count(tmp_path: Path) -> None:
-    result = run_script("run_lane() { :; }; system_tests", tmp_path)
+@pytest.mark.early.with_args(lane_runs)
+def test_lanes_that_run_nothing_fail_on_the_count(
+    early_results: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    result = early_results["nothing"]
     assert result.returncode == 1
     assert f"FAILED: 0 of {len(JOBS)} planned jobs finished; never ran: {' '.join(JOBS)}" in result.stdout
 
@@ -101,16 +142,27 @@ def shell_scripts() -> list[str]:
 
 
 def test_lint_runs_shellcheck_on_every_shell_script(tmp_path: Path) -> None:
-    # mypy exported: scripts/mypy-callers.sh runs it too.
+    # mypy exported: scripts/mypy-callers.sh runs it too. The checks lint runs with python (~0.7 s of
+    # interpreters) are named here and run in this process below.
     stubs = (
         "yamllint() { :; }; ansible-lint() { :; }; ruff() { :; }; mypy() { :; }; export -f mypy; "
-        "shellcheck() { echo SHELLCHECK $@; }; "
+        "shellcheck() { echo SHELLCHECK $@; }; python() { echo PYTHON $@; }; "
     )
     result = run_script(stubs + "lint", tmp_path)
     assert result.returncode == 0, result.stderr
     [line] = [line for line in result.stdout.splitlines() if line.startswith("SHELLCHECK ")]
     assert sorted(line.split()[1:]) == shell_scripts()
     assert {"run", ".ci/run", "scripts/docker-engine.sh", "tests/mirror/inside.sh"} <= set(shell_scripts())
+    assert [line for line in result.stdout.splitlines() if line.startswith("PYTHON ")] == [
+        "PYTHON scripts/kind_files.py --check",
+        "PYTHON scripts/role_docs.py --check",
+    ]
+
+
+def test_the_role_readmes_lint_checks_are_up_to_date() -> None:
+    # lint's `python scripts/role_docs.py --check`, here; its kind_files.py --check is
+    # test_kind_files::test_no_generated_file_is_stale.
+    assert role_docs.main(["--check"]) == 0
 
 
 def fake_bin(tmp_path: Path, **tools: str) -> Path:
@@ -179,23 +231,23 @@ def test_unit_installs_chromium_before_the_unit_tests(tmp_path: Path) -> None:
 
 
 def test_a_scenario_whose_needed_file_is_missing_is_skipped_naming_the_file(tmp_path: Path) -> None:
-    scenario = ROOT / "molecule" / "needs-probe"
-    scenario.mkdir()
-    try:
-        (scenario / "needs").write_text(f"# test data\n{ROOT}/README.md\n{tmp_path}/nowhere.bundle\n")
-        body = 'molecule() { echo "molecule ran $*"; }; scenario_test needs-probe'
-        result = run_script(body, tmp_path)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout == (
-            f"molecule needs-probe: skipped: it needs {tmp_path}/nowhere.bundle"
-            " (not found; see molecule/needs-probe/needs)\n"
-        )
-        (tmp_path / "nowhere.bundle").write_text("")
-        result = run_script(body, tmp_path)
-        assert result.stdout == "molecule ran test -s needs-probe\n"
-    finally:
-        (scenario / "needs").unlink()
-        scenario.rmdir()
+    # The scenario in a checkout of its own (./run reads molecule/NAME/needs from where it runs): one made in
+    # this checkout's molecule/ would be a job of the lanes' runs above, which run beside this test.
+    checkout = tmp_path / "checkout"
+    (checkout / "molecule" / "needs-probe").mkdir(parents=True)
+    (checkout / "molecule" / "needs-probe" / "needs").write_text(
+        f"# test data\n{ROOT}/README.md\n{tmp_path}/nowhere.bundle\n"
+    )
+    body = f'cd {checkout}; molecule() {{ echo "molecule ran $*"; }}; scenario_test needs-probe'
+    result = run_script(body, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        f"molecule needs-probe: skipped: it needs {tmp_path}/nowhere.bundle"
+        " (not found; see molecule/needs-probe/needs)\n"
+    )
+    (tmp_path / "nowhere.bundle").write_text("")
+    result = run_script(body, tmp_path)
+    assert result.stdout == "molecule ran test -s needs-probe\n"
 
 
 def test_bench_passes_what_follows_the_experiment_to_ansible_playbook(tmp_path: Path) -> None:

@@ -5,9 +5,9 @@ binaries' packages reinstalled first)."""
 import ast
 import json
 import shlex
-import subprocess
 from pathlib import Path
 
+import hostside
 import pytest
 
 from benchstack.provision import hostcommand, hostrecord, hoststate, markers
@@ -128,10 +128,6 @@ def test_the_record_takes_what_each_role_that_ran_made_and_its_state() -> None:
     assert not hostrecord.same_state(record(), after)
 
 
-def run_on_host(command: str) -> str:
-    return subprocess.run(["sh", "-c", command], check=True, text=True, capture_output=True).stdout
-
-
 def test_the_host_side_records_then_reads_back_the_same_state_and_sees_files_edited_or_deleted(
     tmp_path: Path,
 ) -> None:
@@ -148,9 +144,8 @@ def test_the_host_side_records_then_reads_back_the_same_state_and_sees_files_edi
         "packages": ["coreutils", "no-such-package-here"],
         "sysctls": ["no.such.key"],
     }
-    made = json.loads(
-        run_on_host(hostcommand.hoststate_command("python3", {"manifests": {"nginx": manifest}}))
-    )
+    # Recorded by the command provisioning sends (python3 -c); read back by the same code in this process.
+    made = json.loads(hostside.run_on_host({"manifests": {"nginx": manifest}}))
     entry = made["nginx"]
     # Only installed packages are recorded (a virtual name would read as absent forever), with their binaries.
     assert entry["made"]["packages"] == ["coreutils"]
@@ -164,9 +159,7 @@ def test_the_host_side_records_then_reads_back_the_same_state_and_sees_files_edi
     marker.write_text(json.dumps({"schema": hostrecord.SCHEMA, "roles": {"nginx": entry}}))
 
     def now() -> dict:
-        return hostcommand.parse_now(
-            run_on_host(hostcommand.hoststate_command("python3", {"marker": str(marker)}))
-        )["nginx"]
+        return hostcommand.parse_now(hostside.answer({"marker": str(marker)}))["nginx"]
 
     assert now() == entry["state"]
     conf.write_text("worker_connections 64;\n")

@@ -1,8 +1,9 @@
 """The host's lock, taken in the one command that reads the host (benchstack.measure.runlock.take_host, the
 lock in benchstack.provision.hoststate run as the host runs it): one run at a time on a host, whatever its run
 folder, which the run folder's lock alone does not see. "Other runs" are real processes (sleep), alive or
-ended, as the lock judges them by pid; the host side is the real script, run by ``python3 -c`` with the read
-request provision.yml sends, on a record and a lock file in a temporary folder."""
+ended, as the lock judges them by pid; the host side is the real script with the read request provision.yml
+sends, on a record and a lock file in a temporary folder: run by ``python3 -c`` in the first test, its
+``main`` in this process in the others (tests/unit/provision/hostside.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hostside
 import pytest
 
 from benchstack.measure.runlock import (
@@ -62,34 +64,44 @@ def marker(tmp_path: Path) -> Path:
 
 
 class Host:
-    """Sends the lock requests of take_host as bench_provision_state does: each in the whole read command
-    (one shell command), on the test's record and lock file; keeps every output."""
+    """Sends the lock requests of take_host as bench_provision_state does: each in the whole read request, on
+    the test's record and lock file; keeps every output. ``real``: as the shell command the controller sends
+    (``python3 -c``), else the host side's main in this process."""
 
-    def __init__(self, marker: Path, lock: Path) -> None:
-        self.marker, self.lock = marker, lock
+    def __init__(self, marker: Path, lock: Path, real: bool = False) -> None:
+        self.marker, self.lock, self.real = marker, lock, real
         self.outputs: list[str] = []
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         read = hostcommand.read_request(UNITS, lock={**request, "path": str(self.lock)})
-        command = hostcommand.hoststate_command("python3", {**read, "marker": str(self.marker)})
-        done = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True)
-        self.outputs.append(done.stdout)
-        answer = hostcommand.parse_lock(done.stdout)
-        assert answer is not None, done.stdout
+        full = {**read, "marker": str(self.marker)}
+        stdout = hostside.run_on_host(full) if self.real else hostside.answer(full)
+        self.outputs.append(stdout)
+        answer = hostcommand.parse_lock(stdout)
+        assert answer is not None, stdout
         return answer
 
     def release(self, request: dict[str, Any]) -> dict[str, Any]:
         """As bench_host_lock does: the lock alone."""
-        command = hostcommand.lock_command("python3", {**request, "path": str(self.lock)})
-        done = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True)
-        answer = hostcommand.parse_lock(done.stdout)
-        assert answer is not None and hostcommand.SEPARATOR not in done.stdout, done.stdout
+        lock = {**request, "path": str(self.lock)}
+        if self.real:
+            command = hostcommand.lock_command("python3", lock)
+            stdout = subprocess.run(["sh", "-c", command], check=True, capture_output=True, text=True).stdout
+        else:
+            stdout = hostside.answer({"lock": lock})
+        answer = hostcommand.parse_lock(stdout)
+        assert answer is not None and hostcommand.SEPARATOR not in stdout, stdout
         return answer
 
 
 @pytest.fixture
 def host(marker: Path, lock: Path) -> Host:
     return Host(marker, lock)
+
+
+@pytest.fixture
+def real_host(marker: Path, lock: Path) -> Host:
+    return Host(marker, lock, real=True)
 
 
 def read_back(stdout: str) -> dict[str, Any]:
@@ -130,8 +142,9 @@ class Time:
 
 
 def test_a_free_host_is_held_in_the_command_that_reads_it_and_released_by_its_run(
-    tmp_path: Path, lock: Path, host: Host
+    tmp_path: Path, lock: Path, real_host: Host
 ) -> None:
+    host = real_host  # the commands the controller sends, run by sh and python3 -c
     (run,) = runs(tmp_path, "a")
     assert take_host("web", run, os.getpid(), host) == []
     # One command: the lock taken, then the record, the units and what any stack left read.
