@@ -2,6 +2,7 @@ import base64
 import contextlib
 import copy
 import functools
+import gc
 import hashlib
 import importlib.util
 import io
@@ -244,6 +245,16 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "early(commands): commands(folder) start with the session; the test reads early_results, last",
     )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What the collection made (every module, test item and parametrized value, and the imported libraries:
+    scipy, matplotlib, ansible-core) stays for the session: frozen out of the garbage collector's passes,
+    which walked it again in each full pass, and those passes rarer. The tests' process spent ~4 s of its
+    ~32 s of CPU less (docs/testing.md)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -34,7 +34,13 @@ def test_the_controller_refuses_all_of_etc_and_usr_but_not_a_sibling() -> None:
 
 @pytest.mark.parametrize(
     ("path", "refused"),
-    [("/srv/bench", False), ("/srv", True), ("/etc/nginx", True), ("/etc/ssh/bench", True), ("/sysx/y", False)],
+    [
+        ("/srv/bench", False),
+        ("/srv", True),
+        ("/etc/nginx", True),
+        ("/etc/ssh/bench", True),
+        ("/sysx/y", False),
+    ],
 )
 def test_a_folder_of_its_own_is_deep_enough_and_in_no_foreign_tree(path: str, refused: bool) -> None:
     assert (system_folder_problem(path) is not None) == refused
