@@ -152,11 +152,17 @@ def _ref(validator: Any, ref: str, instance: Any, schema: dict[str, Any]) -> Ite
     parts found valid before. A part's validity depends on nothing but its schema and its value (the schemas
     use no $dynamicRef or unevaluated keywords), and a value as JSON and YAML readers make it is told by its
     repr (1, 1.0, True and '1' apart; a tuple from a list): only the time changes."""
+    yield from _remembered(schema, instance, _plain_ref(validator, ref, instance, schema))
+
+
+def _remembered(schema: Any, instance: Any, errors: Iterator[Any]) -> Iterator[Any]:
+    """``errors`` (the lazy check of ``instance`` against ``schema``), skipped when that value was found
+    valid against that schema before, and remembered when it yields none."""
     key = (id(schema), hashlib.sha256(repr(instance).encode("utf-8", "surrogatepass")).digest())
     if key in _valid_refs:
         return
     found = False
-    for error in _plain_ref(validator, ref, instance, schema):
+    for error in errors:
         found = True
         yield error
     if not found:
@@ -195,21 +201,10 @@ def _properties(validator: Any, properties: Any, instance: Any, schema: dict[str
     if not validator.is_type(instance, "object"):
         return
     for name, subschema in properties.items():
-        if name not in instance:
-            continue
-        value = instance[name]
-        key = (id(subschema), hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).digest())
-        if key in _valid_refs:
-            continue
-        found = False
-        for error in validator.descend(value, subschema, path=name, schema_path=name):
-            found = True
-            yield error
-        if not found:
-            if len(_valid_refs) >= _VALID_REFS_MAX:
-                _valid_refs.clear()
-            _ref_schemas.setdefault(id(subschema), subschema)
-            _valid_refs.add(key)
+        if name in instance:
+            value = instance[name]
+            descent = validator.descend(value, subschema, path=name, schema_path=name)
+            yield from _remembered(subschema, value, descent)
 
 
 _FirstValidator = validators.extend(  # type: ignore[no-untyped-call]
