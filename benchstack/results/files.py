@@ -26,17 +26,26 @@ from benchstack.results.formats import validate_run_info
 def read_json(path: Path, what: str = "") -> Any:
     """The JSON value stored in ``path``. A file that cannot be read, is not UTF-8 or is not JSON raises
     ValueError: one line that names the file; ``what`` ("a cell") says what a binary file is not."""
-    return read_json_and_digest(path, what)[0]
+    return _json_of(_bounded(path), path, what)
 
 
 def read_json_and_digest(path: Path, what: str = "") -> tuple[Any, bytes]:
     """:func:`read_json`, and the sha256 of the bytes it read (what a reader that remembers a file it found
     valid keys it by: the same bytes, the same value)."""
+    raw = _bounded(path)
+    return _json_of(raw, path, what), hashlib.sha256(raw).digest()
+
+
+def _bounded(path: Path) -> bytes:
     try:
-        raw = read_bounded(path, MAX_RECORD_BYTES)
-        return json.loads(raw.decode("utf-8")), hashlib.sha256(raw).digest()
+        return read_bounded(path, MAX_RECORD_BYTES)
     except InputError as exc:
         raise ValueError(f"{path}: {exc}") from None
+
+
+def _json_of(raw: bytes, path: Path, what: str) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         not_what = f"not {what}: " if what else ""
         raise ValueError(f"{path}: {not_what}not UTF-8 text (byte {exc.start})") from None
