@@ -23,10 +23,8 @@ import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from benchstack.common.inputs import PROJECT_YAML_LOADER
 from benchstack.measure.remote import without_tty
-
-# libyaml's loader when PyYAML has it (as Ansible's own): every worker reads its plugin's stub once.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def stub_path(action_file: str | Path) -> Path:
@@ -43,7 +41,7 @@ def stub_documentation(stub: Path) -> dict[str, Any]:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "DOCUMENTATION" for t in node.targets
         ):
-            doc = yaml.load(ast.literal_eval(node.value), Loader=_LOADER)
+            doc = yaml.load(ast.literal_eval(node.value), Loader=PROJECT_YAML_LOADER)
             if not isinstance(doc, dict):
                 break
             return doc

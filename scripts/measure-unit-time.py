@@ -3,7 +3,11 @@ every subprocess a test runs), and with ``--waits`` the files whose tests waited
 process's own CPU, per file). Measure alone, against a checkout of main in the same sitting
 (docs/testing.md, Keeping the unit suite fast).
 
-    .venv/bin/python scripts/measure-unit-time.py [--waits] [PYTEST ARGS...]   (default: tests/unit)
+    .venv/bin/python scripts/measure-unit-time.py [--waits] [PYTEST ARGS...]
+
+The default arguments are ./run unit's (pytest-xdist's workers: their CPU is the children's). ``--waits``
+needs the tests in this process: give it ``-p no:xdist -m "not ansible" tests/unit``, or ``-m ansible
+tests/unit`` for ./run integration.
 """
 
 from __future__ import annotations
@@ -44,7 +48,20 @@ class Waits:
 
 def main(argv: list[str]) -> int:
     waits = Waits() if "--waits" in argv else None
-    args = [a for a in argv if a != "--waits"] or ["-q", "-p", "no:cacheprovider", "tests/unit"]
+    args = [a for a in argv if a != "--waits"] or [
+        *(
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "auto",
+            "--dist",
+            "loadfile",
+            "-m",
+            "not ansible",
+            "tests/unit",
+        )
+    ]
     started = time.perf_counter()
     code = int(pytest.main(args, plugins=[waits] if waits else []))
     own = resource.getrusage(resource.RUSAGE_SELF)

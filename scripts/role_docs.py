@@ -86,8 +86,13 @@ def task_tags(tasks_dir: Path) -> list[str]:
     return sorted(found - {"always", "never"})
 
 
+# libyaml's safe loader where PyYAML has it: yaml.safe_load's reading of the roles' ~220 files, in a fifth
+# of the time.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _yaml_file(path: Path) -> Any:
-    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) if path.is_file() else None  # noqa: S506
 
 
 def _os_vars(vars_dir: Path, os_name: str, family: str) -> dict[str, Any]:

@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
-# libyaml's loader where PyYAML has it: the project's ~150 task files parse in a tenth of the time.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from benchstack.common.inputs import PROJECT_YAML_LOADER
+
 _SET_FACT = {"set_fact", "ansible.builtin.set_fact", "ansible.legacy.set_fact"}
 # Keys under which a play or a block holds more tasks.
 _TASK_LISTS = ("tasks", "pre_tasks", "post_tasks", "handlers", "block", "rescue", "always")
@@ -57,7 +57,7 @@ def _names_in_tasks(tasks: Any) -> Iterator[str]:
 
 
 def _keys(path: Path) -> list[str]:
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=PROJECT_YAML_LOADER)
     return [str(k) for k in data] if isinstance(data, dict) else []
 
 
@@ -78,7 +78,7 @@ def inner_names(project: Path) -> dict[str, str]:
         *sorted(project.glob("roles/*/handlers/*.yml")),
     ]
     for path in task_files:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=PROJECT_YAML_LOADER)
         for name in _names_in_tasks(data):
             found.setdefault(name, str(path.relative_to(project)))
     return found

@@ -32,7 +32,14 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from benchstack.common.inputs import MAX_DEPENDENCY_FILE_BYTES, InputError, clipped, read_bounded, shown
+from benchstack.common.inputs import (
+    MAX_DEPENDENCY_FILE_BYTES,
+    PROJECT_YAML_LOADER,
+    InputError,
+    clipped,
+    read_bounded,
+    shown,
+)
 from benchstack.kinds.apps.userapp import AppSourceError, deployed_files
 from benchstack.kinds.servers import REGISTRY as SERVERS
 
@@ -42,8 +49,6 @@ if TYPE_CHECKING:
 FILE = "requirements.txt"
 # The python role's defaults: what the venv holds when the inventory does not set python_constraints.
 ROLE_DEFAULTS = Path(__file__).resolve().parents[2] / "roles" / "python" / "defaults" / "main.yml"
-# libyaml's safe loader where PyYAML has it (as Ansible's own loader): the same documents, ~10x faster.
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # The python3 of each distribution the support matrix lists (Amazon Linux 2023, Ubuntu 22.04, Debian 12,
 # Ubuntu 24.04, Debian 13), for python_method system: the plan runs before any host is asked.
 SYSTEM_PYTHONS = ("3.9.16", "3.10.12", "3.11.2", "3.12.3", "3.13.5")
@@ -240,7 +245,7 @@ def pins(constraints: Iterable[str]) -> dict[str, Requirement]:
 
 def role_default(name: str, path: Path = ROLE_DEFAULTS) -> Any:
     """One of the python role's defaults (None when it has no such variable)."""
-    return (yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER) or {}).get(name)
+    return (yaml.load(path.read_text(encoding="utf-8"), Loader=PROJECT_YAML_LOADER) or {}).get(name)
 
 
 def role_constraints() -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from benchstack.common.inputs import PROJECT_YAML_LOADER
 from benchstack.kinds.fronts import ROLES as FRONT_ROLES
 from benchstack.plan.stacks import Stack
 
@@ -45,7 +46,7 @@ STACK_ROLES: dict[str, tuple[str, Callable[[Stack], bool]]] = {
 def entry_points(role: str, roles_dir: Path = ROLES_DIR) -> dict[str, dict[str, Any]]:
     """The role's argument_specs entry points (main, packages, ...); read once per process."""
     text = (roles_dir / role / "meta" / "argument_specs.yml").read_text(encoding="utf-8")
-    specs: dict[str, dict[str, Any]] = yaml.safe_load(text)["argument_specs"]
+    specs: dict[str, dict[str, Any]] = yaml.load(text, Loader=PROJECT_YAML_LOADER)["argument_specs"]  # noqa: S506 - a safe loader
     return specs
 
 

@@ -7,6 +7,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -245,6 +246,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "early(commands): commands(folder) start with the session; the test reads early_results, last",
     )
+    config.addinivalue_line(
+        "markers",
+        "ansible: runs ansible-playbook, ansible-doc or ansible-galaxy: ./run integration, not ./run unit",
+    )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -257,10 +262,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests marked ``early`` run last, in their order: their commands run beside all the others, so none
-    waits for them (first, they waited for the slower ones)."""
-    items[:] = sorted(items, key=lambda item: item.get_closest_marker("early") is not None)
+    waits for them (first, they waited for the slower ones). Under pytest-xdist (``./run unit``) they come
+    first: a worker runs a test's commands in its turn, and the longest work handed out first leaves no
+    worker with a long tail alone. There, ``--dist loadfile`` keeps a file's tests on one worker, so a
+    marker's commands (each of a file's own) run once, not in each worker that gets one of its tests."""
+    last = not hasattr(config, "workerinput")
+    items[:] = sorted(items, key=lambda item: (item.get_closest_marker("early") is not None) == last)
 
 
 # ---------------------------------------------------------------- commands started with the session
@@ -281,6 +290,7 @@ class Early:
             for name, (argv, given, cwd) in commands(folder).items()
         }
         self.procs: dict[str, tuple[list[str], subprocess.Popen[bytes]]] = {}
+        self.made: dict[str, subprocess.CompletedProcess[str]] = {}
         self.lock = threading.Lock()
         self.stopped = False
 
@@ -299,10 +309,16 @@ class Early:
             return self.procs[name][1] if name in self.procs else None
 
     def results(self, timeout: float = 300) -> dict[str, subprocess.CompletedProcess[str]]:
-        """Every command's result: those not started yet start now, all at once (the test waits for them)."""
-        for name in self.specs:
-            self.launch(name)
-        done = {}
+        """Every command's result: those not started yet start now, all at once (the test waits for them).
+        In a pytest-xdist worker, a pure :func:`in_child` call is made in the worker itself, once."""
+        worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+        for name, (argv, _, _) in self.specs.items():
+            if worker and isinstance(argv, ChildCall) and argv.pure:
+                if name not in self.made:
+                    self.made[name] = argv.here()
+            else:
+                self.launch(name)
+        done = dict(self.made)
         for name, (argv, proc) in self.procs.items():
             rc = proc.wait(timeout=timeout)
             out, err = (
@@ -310,7 +326,7 @@ class Early:
                 for part in ("out", "err")
             )
             done[name] = subprocess.CompletedProcess(argv, rc, out, err)
-        return done
+        return {name: done[name] for name in self.specs}
 
     def stop(self) -> None:
         with self.lock:
@@ -381,25 +397,41 @@ def early_commands(
         early.stop()
 
 
-def in_child(module: str, function: str, *args: Any) -> list[str]:
+class ChildCall(list[str]):
+    """:func:`in_child`'s argv, and the call it makes."""
+
+    def __init__(
+        self, argv: list[str], module: str, function: str, args: tuple[Any, ...], pure: bool
+    ) -> None:
+        super().__init__(argv)
+        self.module, self.function, self.args, self.pure = module, function, args, pure
+
+    def here(self) -> subprocess.CompletedProcess[str]:
+        """The call made in this process, as the child would have printed it."""
+        try:
+            function = getattr(importlib.import_module(self.module), self.function)
+            found = function(*json.loads(json.dumps(self.args)))
+        except Exception:  # noqa: BLE001 - the child's traceback and exit code, for the test to show
+            return subprocess.CompletedProcess(list(self), 1, "", traceback.format_exc())
+        return subprocess.CompletedProcess(list(self), 0, json.dumps(found) + "\n", "")
+
+
+def in_child(module: str, function: str, *args: Any, pure: bool = False) -> list[str]:
     """argv of a new interpreter (in the checkout, with the tests' folders on its path) that prints, as JSON,
     what ``function(*args)`` of the test module ``module`` returns: a test's pure CPU work for an ``early``
     marker, run on the core the tests' process leaves idle. The test asserts on what it prints. The session's
-    patches (the autouse fixtures here) are not made there: for work that writes no cell and draws no plot."""
+    patches (the autouse fixtures here) are not made there: for work that writes no cell and draws no plot.
+    ``pure``: the function only computes (no process, signal or clock of its own), so a pytest-xdist
+    worker, whose other worker keeps the other core busy, calls it itself and saves the interpreter's start
+    (~0.45 s)."""
     code = (
         "import importlib, json, sys; sys.path.insert(0, sys.argv[1]); import conftest; "
         "found = getattr(importlib.import_module(sys.argv[2]), sys.argv[3])(*json.loads(sys.argv[4])); "
         "print(json.dumps(found))"
     )
-    return [
-        sys.executable,
-        "-c",
-        code,
-        str(Path(__file__).resolve().parent),
-        module,
-        function,
-        json.dumps(args),
-    ]
+    tests = str(Path(__file__).resolve().parent)
+    argv = [sys.executable, "-c", code, tests, module, function, json.dumps(args)]
+    return ChildCall(argv, module, function, args, pure)
 
 
 @pytest.fixture
@@ -409,7 +441,30 @@ def early_results(
     """What the commands of the test's ``early`` marker did: exit code, stdout and stderr by name."""
     marker = request.node.get_closest_marker("early")
     assert marker is not None, "early_results needs @pytest.mark.early(commands)"
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _start_the_files_commands(request.node, tmp_path_factory)
     return _start(marker.args[0], tmp_path_factory).results()
+
+
+@functools.cache
+def _file_markers(session: pytest.Session, path: Path) -> list[Commands]:
+    found: list[Commands] = []
+    for item in session.items:
+        marker = item.get_closest_marker("early")
+        if marker is not None and item.path == path and marker.args[0] not in found:
+            found.append(marker.args[0])
+    return found
+
+
+def _start_the_files_commands(node: pytest.Item, factory: pytest.TempPathFactory) -> None:
+    """In a pytest-xdist worker, the first test of a file that reads its commands starts those of every
+    ``early`` marker of its file (the worker runs the whole file: ``--dist loadfile``), so that their waits
+    (test_remote's sleeps and signals: ~6 s one after the other) overlap, as they do in one process."""
+    for commands in _file_markers(node.session, node.path):
+        early = _start(commands, factory)
+        for name, (argv, _, _) in early.specs.items():
+            if not (isinstance(argv, ChildCall) and argv.pure):
+                early.launch(name)
 
 
 def project_script(module: str, filename: str) -> ModuleType:

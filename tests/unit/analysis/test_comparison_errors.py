@@ -54,7 +54,7 @@ def aa_states_at(confidences: list[float]) -> dict[str, dict[str, int]]:
 
 
 def simulated(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
-    argv = in_child("analysis.test_comparison_errors", "aa_states_at", [0.95, 0.99])
+    argv = in_child("analysis.test_comparison_errors", "aa_states_at", [0.95, 0.99], pure=True)
     return {"aa": (argv, dict(os.environ), ROOT)}
 
 

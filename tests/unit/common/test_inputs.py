@@ -462,7 +462,7 @@ def wrong_values_tried_on(paths: list[str]) -> dict[str, dict[str, Any]]:
 def wrong_values(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
     """:func:`wrong_values_tried` on every shipped experiment, in one new interpreter (~4.5 s of CPU, started
     with the session beside the other tests: conftest's early_commands)."""
-    argv = in_child("test_inputs", "wrong_values_tried_on", [str(path) for path in SHIPPED])
+    argv = in_child("test_inputs", "wrong_values_tried_on", [str(path) for path in SHIPPED], pure=True)
     return {"shipped": (argv, dict(os.environ), ROOT)}
 
 

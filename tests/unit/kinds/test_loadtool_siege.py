@@ -163,7 +163,8 @@ def every_cut(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]
     """test_truncated_output's cuts_read on these captures, in a new interpreter (~1 s of CPU, started with
     the session beside the other tests: conftest's early_commands)."""
     captures = [["siege", "siege", name] for name in CUT]
-    return {"cuts": (in_child("test_truncated_output", "cuts_read", captures), dict(os.environ), ROOT)}
+    cuts = in_child("test_truncated_output", "cuts_read", captures, pure=True)
+    return {"cuts": (cuts, dict(os.environ), ROOT)}
 
 
 @pytest.mark.early.with_args(every_cut)

@@ -72,7 +72,8 @@ def cuts_read(captures: list[list[str]]) -> dict[str, dict[str, Any]]:
 def every_cut(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
     """:func:`cuts_read` on every capture, in a new interpreter (~0.7 s of CPU, started with the session
     beside the other tests: conftest's early_commands)."""
-    return {"cuts": (in_child("test_truncated_output", "cuts_read", CAPTURES), dict(os.environ), ROOT)}
+    cuts = in_child("test_truncated_output", "cuts_read", CAPTURES, pure=True)
+    return {"cuts": (cuts, dict(os.environ), ROOT)}
 
 
 @pytest.mark.early.with_args(every_cut)

@@ -122,6 +122,7 @@ def refused(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
     }
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(refused)
 def test_the_playbook_refuses_them_in_its_first_play_before_any_host(
     early_results: dict[str, subprocess.CompletedProcess[str]],
@@ -148,6 +149,7 @@ def answered(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
     return {yes: ([*playbook, "-e", f"bench_yes={yes}"], env, ROOT) for yes in ("true", "false", "maybe")}
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(answered)
 def test_the_playbook_says_yes_with_bench_yes_and_nothing_else(
     early_results: dict[str, subprocess.CompletedProcess[str]],

@@ -17,7 +17,7 @@ from plan_cases import EXPERIMENTS, GOLDEN, ROOT
 def compiled_now(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
     """plan_cases.golden() as the code compiles the files now, in a new interpreter (~1 s of CPU, started with
     the session beside the other tests: conftest's early_commands)."""
-    return {"golden": (in_child("plan_cases", "golden"), dict(os.environ), ROOT)}
+    return {"golden": (in_child("plan_cases", "golden", pure=True), dict(os.environ), ROOT)}
 
 
 @pytest.fixture

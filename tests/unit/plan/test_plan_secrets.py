@@ -118,6 +118,7 @@ def plan_play_vvv(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Pa
     return {"vvv": (argv, env, ROOT), "vvv-git": (git_argv, env, ROOT)}
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(plan_play_vvv)
 def test_ansible_playbook_vvv_of_the_plan_never_prints_a_value(
     early_results: dict[str, subprocess.CompletedProcess[str]],

@@ -182,6 +182,7 @@ def refused_together(folder: Path) -> dict[str, tuple[list[str], dict[str, str],
     return {"refused": bench_stack_play(folder, inventory, env, *given)}
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(refused_together)
 def test_the_issues_command_line_is_refused_in_the_plan_play(
     early_results: dict[str, subprocess.CompletedProcess[str]],
@@ -216,6 +217,7 @@ def test_a_name_bench_stack_sets_is_refused_and_a_role_variable_is_left_to_its_c
     assert problems[0].startswith("bench_user: set by bench-stack itself (playbooks/vars/roles.yml)")
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(refused_together)
 def test_names_bench_stack_sets_itself_are_refused_from_the_command_line_a_plan_included(
     early_results: dict[str, subprocess.CompletedProcess[str]],
@@ -254,6 +256,7 @@ def test_the_other_hosts_variables_are_checked_naming_the_hosts(tmp_path: Path) 
     assert "(on lg1" not in str(err.value) and str(err.value).count("app_server_cpu_affinity") == 1
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(refused_together)
 def test_a_loadgens_group_variable_is_refused_in_the_plan_play(
     early_results: dict[str, subprocess.CompletedProcess[str]],
@@ -415,6 +418,7 @@ def issue_44(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
     return {"facts": bench_stack_play(folder, inventory, env, "-e", json.dumps(ISSUE_44))}
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(issue_44)
 def test_the_issues_fact_templated_command_line_is_refused_in_the_plan_play(
     early_results: dict[str, subprocess.CompletedProcess[str]],

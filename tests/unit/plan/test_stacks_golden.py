@@ -17,7 +17,7 @@ from stack_cases import GOLDEN, ROOT
 def resolved_now(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]:
     """stack_cases.golden() as the code resolves the cases now, in a new interpreter (~1 s of CPU, started
     with the session beside the other tests: conftest's early_commands)."""
-    return {"golden": (in_child("stack_cases", "golden"), dict(os.environ), ROOT)}
+    return {"golden": (in_child("stack_cases", "golden", pure=True), dict(os.environ), ROOT)}
 
 
 @pytest.fixture

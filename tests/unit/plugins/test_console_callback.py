@@ -228,6 +228,7 @@ def console_runs(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Pat
 Runs = dict[str, subprocess.CompletedProcess[str]]
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(console_runs)
 def test_a_run_prints_a_line_per_phase_the_tables_and_no_task_headers(early_results: Runs) -> None:
     default_run = early_results["default"]
@@ -251,12 +252,14 @@ def test_a_run_prints_a_line_per_phase_the_tables_and_no_task_headers(early_resu
     assert len(lines) < 20 + SKIPPED, out
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(console_runs)
 def test_a_real_warning_still_prints(early_results: Runs) -> None:
     default_run = early_results["default"]
     assert "[WARNING]: bench-local: a real warning" in default_run.stderr
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(console_runs)
 def test_the_cells_line_counts_regular_and_extra_cells_and_says_what_the_round_is_for(
     early_results: Runs,
@@ -270,6 +273,7 @@ def test_the_cells_line_counts_regular_and_extra_cells_and_says_what_the_round_i
     assert cells[-1].startswith("cells     52 cells: 50 regular + 2 in 1 extra round; 4 min 10 s budget (")
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(console_runs)
 def test_with_v_the_output_is_the_default_callbacks(early_results: Runs) -> None:
     done = early_results["verbose"]
@@ -279,6 +283,7 @@ def test_with_v_the_output_is_the_default_callbacks(early_results: Runs) -> None
     assert "cells     52 cells" not in done.stdout
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(console_runs)
 def test_a_failed_task_prints_its_header_and_whole_error_and_the_recap(early_results: Runs) -> None:
     done = early_results["failed"]

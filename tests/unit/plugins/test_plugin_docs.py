@@ -101,6 +101,7 @@ def test_each_filter_has_its_documentation_file_and_no_file_is_left_over() -> No
     assert sorted(p.stem for p in (ROOT / "plugins" / "filter").glob("*.yml")) == FILTERS
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(ansible_doc)
 @pytest.mark.parametrize("kind", ["module", "filter", "callback"])
 def test_ansible_doc_ends_without_an_error_or_warning(
@@ -112,6 +113,7 @@ def test_ansible_doc_ends_without_an_error_or_warning(
     assert "[ERROR]" not in done.stderr and "[WARNING]" not in done.stderr, done.stderr[-3000:]
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(ansible_doc)
 @pytest.mark.parametrize(
     ("kind", "name"), [("module", n) for n in MODULES] + [("filter", n) for n in FILTERS]
@@ -133,6 +135,7 @@ def test_ansible_doc_shows_a_page_for_every_module_action_and_filter(
     assert not undescribed, f"{name}: options without a description: {undescribed}"
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(ansible_doc)
 def test_ansible_doc_shows_the_console_callback_with_the_default_callbacks_options(
     early_results: dict[str, subprocess.CompletedProcess[str]],
@@ -154,6 +157,7 @@ def option_specs(options: dict[str, Any], prefix: str = "") -> list[tuple[str, d
     return found
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(ansible_doc)
 @pytest.mark.parametrize("name", DOCUMENTED)
 def test_ansible_doc_reads_each_stub_with_its_options_examples_and_return(

@@ -135,6 +135,7 @@ def gate_runs(folder: Path) -> dict[str, tuple[list[str], dict[str, str], Path]]
     return runs
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(gate_runs)
 def test_the_report_play_fails_on_a_noisy_verdict_and_run_bench_exits_6(
     early_results: dict[str, subprocess.CompletedProcess[str]],

@@ -289,6 +289,7 @@ def test_every_filter_and_test_the_roles_use_resolves_from_the_collection() -> N
     )
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(collection_used)
 def test_the_collection_builds_with_only_what_a_collection_needs(
     early_results: dict[str, subprocess.CompletedProcess[str]],
@@ -311,6 +312,7 @@ def test_the_collection_builds_with_only_what_a_collection_needs(
     assert not [m for m in members if "__pycache__" in m or m.endswith(".pyc")]
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(collection_used)
 def test_the_built_collection_installs_offline_and_carries_the_package_its_plugins_import(
     early_results: dict[str, subprocess.CompletedProcess[str]],
@@ -323,6 +325,7 @@ def test_the_built_collection_installs_offline_and_carries_the_package_its_plugi
     assert imported == f"{installed}/benchstack/__init__.py"
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(collection_used)
 def test_a_plain_playbook_outside_the_checkout_passes_the_syntax_check_with_every_role(
     early_results: dict[str, subprocess.CompletedProcess[str]],
@@ -331,6 +334,7 @@ def test_a_plain_playbook_outside_the_checkout_passes_the_syntax_check_with_ever
     assert "couldn't resolve" not in done["err"] and "[ERROR]" not in done["err"], done["err"]
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(collection_used)
 def test_nginx_and_app_server_run_in_check_mode_from_the_collection_alone(
     early_results: dict[str, subprocess.CompletedProcess[str]],
@@ -345,6 +349,7 @@ def test_nginx_and_app_server_run_in_check_mode_from_the_collection_alone(
     assert "failed=0" in recap and "changed=0" in recap, recap
 
 
+@pytest.mark.ansible
 @pytest.mark.early.with_args(collection_used)
 @pytest.mark.parametrize(
     ("kind", "names"), [("module", MODULES), ("filter", FILTERS), ("callback", CALLBACKS)]

@@ -15,7 +15,10 @@ from scripts import role_docs
 ROOT = Path(__file__).resolve().parents[3]
 JOBS = sorted([p.name for p in (ROOT / "molecule").iterdir() if p.is_dir()] + ["e2e"])
 # setup, lint and unit replaced by markers that show what `./run test` started, and in which order.
-STAGES = "setup() { echo STAGE setup; }; lint() { echo STAGE lint; }; unit() { echo STAGE unit; }; "
+STAGES = (
+    "setup() { echo STAGE setup; }; lint() { echo STAGE lint; }; unit() { echo STAGE unit; }; "
+    "integration() { echo STAGE integration; }; "
+)
 
 
 def script_command(body: str, logs: Path, lanes: str | None) -> tuple[list[str], dict[str, str], Path]:
@@ -71,13 +74,16 @@ def test_a_lane_count_that_is_not_1_to_99_is_refused_before_setup(tmp_path: Path
 
 
 @pytest.mark.parametrize("lanes", ["3", "", None])  # set but empty counts as unset: the default, 2
-def test_a_valid_lane_count_goes_on_to_setup_lint_and_unit(tmp_path: Path, lanes: str | None) -> None:
+def test_a_valid_lane_count_goes_on_to_setup_lint_unit_and_integration(
+    tmp_path: Path, lanes: str | None
+) -> None:
     result = run_script(STAGES + "system_tests() { echo STAGE system $LANES; }; main test", tmp_path, lanes)
     assert result.returncode == 0, result.stderr
     assert [line for line in result.stdout.splitlines() if line.startswith("STAGE")] == [
         "STAGE setup",
         "STAGE lint",
         "STAGE unit",
+        "STAGE integration",
         f"STAGE system {lanes or 2}",
     ]
 
@@ -227,6 +233,29 @@ def test_unit_installs_chromium_before_the_unit_tests(tmp_path: Path) -> None:
         "STAGE python",
         "STAGE chromium",
         "STAGE unit",
+    ]
+
+
+def test_integration_installs_the_python_tools_then_runs_the_integration_tests(tmp_path: Path) -> None:
+    stubs = "setup_python() { echo STAGE python $1; }; setup_chromium() { echo STAGE chromium; }; "
+    result = run_script(stubs + "integration() { echo STAGE integration; }; main integration", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("STAGE")] == [
+        "STAGE python dev",
+        "STAGE integration",
+    ]
+
+
+def test_unit_and_integration_select_the_tests_not_marked_ansible_and_those_marked(tmp_path: Path) -> None:
+    # Between them, every test of tests/unit runs once: unit on every core, integration in one process
+    # whose marked commands start with the session.
+    result = run_script(
+        "pytest() { printf 'PYTEST'; printf ' <%s>' \"$@\"; echo; }; unit; integration", tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("PYTEST")] == [
+        "PYTEST <-q> <-n> <auto> <--dist> <loadfile> <-m> <not ansible> <tests/unit>",
+        "PYTEST <-q> <-m> <ansible> <tests/unit>",
     ]
 
 
