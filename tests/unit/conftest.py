@@ -384,7 +384,8 @@ def early_commands(
     """The commands of every selected test marked ``early`` (ansible-playbook runs, ~1 s of CPU each, mostly
     starting up), started with the session in two lanes (:func:`_in_two_lanes`), beside the in-process
     tests instead of one after the other in their turn. A test that comes before its commands started starts
-    them. Under pytest-xdist each starts when first read."""
+    them. Under pytest-xdist a file's commands start when its first test reads them
+    (:func:`_start_the_files_commands`)."""
     if not hasattr(request.config, "workerinput"):
         queue = []
         for item in request.session.items:
@@ -422,8 +423,8 @@ def in_child(module: str, function: str, *args: Any, pure: bool = False) -> list
     marker, run on the core the tests' process leaves idle. The test asserts on what it prints. The session's
     patches (the autouse fixtures here) are not made there: for work that writes no cell and draws no plot.
     ``pure``: the function only computes (no process, signal or clock of its own), so a pytest-xdist
-    worker, whose other worker keeps the other core busy, calls it itself and saves the interpreter's start
-    (~0.45 s)."""
+    worker, whose other worker keeps the other core busy, calls it itself (under the session's patches)
+    and saves the interpreter's start (~0.45 s)."""
     code = (
         "import importlib, json, sys; sys.path.insert(0, sys.argv[1]); import conftest; "
         "found = getattr(importlib.import_module(sys.argv[2]), sys.argv[3])(*json.loads(sys.argv[4])); "
