@@ -1,10 +1,10 @@
 # Shortcuts for ./run, which does the work (and needs nothing but bash and python3 on a fresh host).
-.PHONY: bench test setup lint unit molecule e2e
+.PHONY: bench test setup lint unit integration molecule e2e
 bench:
 	./run bench $(EXPERIMENT)
 test:
 	./run test
-setup lint unit e2e:
+setup lint unit integration e2e:
 	./run $@
 molecule:
 	./run molecule $(SCENARIO)
