@@ -310,3 +310,16 @@ def test_the_package_list_a_role_names_is_not_one_of_its_inputs() -> None:
     variables = {"ruby_gems": ["thin"], "ruby_os_packages": ["ruby", "thin"], "ruby_install_packages": False}
     expected = {"ruby_gems": ["thin"], "ruby_install_packages": False}
     assert markers.role_variables("ruby", variables) == expected
+
+
+def test_role_default_is_one_variable_of_the_roles_defaults_and_none_for_a_name_it_lacks(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "r" / "defaults").mkdir(parents=True)
+    (tmp_path / "r" / "defaults" / "main.yml").write_text(
+        "r_profile: stock\nr_sysctls: {net.core.somaxconn: 4096}\n"
+    )
+    assert provision.role_default("r", "r_profile", tmp_path) == "stock"
+    assert provision.role_default("r", "r_sysctls", tmp_path) == {"net.core.somaxconn": 4096}
+    assert provision.role_default("r", "r_missing", tmp_path) is None
+    assert provision.role_default("host", "host_profile") == "stock"
