@@ -24,9 +24,8 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import yaml
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -34,7 +33,6 @@ from packaging.utils import canonicalize_name
 
 from benchstack.common.inputs import (
     MAX_DEPENDENCY_FILE_BYTES,
-    PROJECT_YAML_LOADER,
     InputError,
     clipped,
     read_bounded,
@@ -42,13 +40,12 @@ from benchstack.common.inputs import (
 )
 from benchstack.kinds.apps.userapp import AppSourceError, deployed_files
 from benchstack.kinds.servers import REGISTRY as SERVERS
+from benchstack.plan.roles import role_default
 
 if TYPE_CHECKING:
     from benchstack.plan.stacks import Stack
 
 FILE = "requirements.txt"
-# The python role's defaults: what the venv holds when the inventory does not set python_constraints.
-ROLE_DEFAULTS = Path(__file__).resolve().parents[2] / "roles" / "python" / "defaults" / "main.yml"
 # The python3 of each distribution the support matrix lists (Amazon Linux 2023, Ubuntu 22.04, Debian 12,
 # Ubuntu 24.04, Debian 13), for python_method system: the plan runs before any host is asked.
 SYSTEM_PYTHONS = ("3.9.16", "3.10.12", "3.11.2", "3.12.3", "3.13.5")
@@ -243,14 +240,9 @@ def pins(constraints: Iterable[str]) -> dict[str, Requirement]:
     return out
 
 
-def role_default(name: str, path: Path = ROLE_DEFAULTS) -> Any:
-    """One of the python role's defaults (None when it has no such variable)."""
-    return (yaml.load(path.read_text(encoding="utf-8"), Loader=PROJECT_YAML_LOADER) or {}).get(name)
-
-
 def role_constraints() -> list[str]:
     """The python role's default python_constraints."""
-    return [str(c) for c in role_default("python_constraints") or []]
+    return [str(c) for c in role_default("python", "python_constraints") or []]
 
 
 def _exact(spec: SpecifierSet) -> str | None:

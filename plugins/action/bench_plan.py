@@ -23,8 +23,8 @@ from benchstack.common.renamed import renamed_problems
 from benchstack.kinds.stackfields import Roots
 from benchstack.measure.runlock import RunLockError, acquire
 from benchstack.plan.checked import PlanRefused, PlanRequest, checked_plan
-from benchstack.plan.pyreqs import role_default
 from benchstack.plan.resolved import DEFAULT_EXPERIMENT, ResolvedPlan, reseeded, seed_for, with_hosts
+from benchstack.plan.roles import role_default
 from benchstack.plan.rolevars import plan_sets
 from benchstack.plan.settings import (
     PROJECT_SETTINGS,
@@ -100,7 +100,7 @@ def python_settings(given: dict[str, Any]) -> dict[str, Any]:
         "python_constraints": [str(c) for c in constraints] if isinstance(constraints, list) else None
     }
     if given.get("python_method") == "pyenv":
-        versions = given.get("python_pyenv_versions") or role_default("python_pyenv_versions") or []
+        versions = given.get("python_pyenv_versions") or role_default("python", "python_pyenv_versions") or []
         chosen = given.get("python_pyenv_global") or (
             versions[0] if isinstance(versions, list) and versions else None
         )

@@ -14,6 +14,8 @@ from benchstack.plan import pyreqs
 from benchstack.plan.experiment import ExperimentError
 from benchstack.plan.resolved import compile_plan
 
+ROOT = Path(__file__).resolve().parents[3]
+
 APP = "def app(environ, start_response):\n    return []\n"
 
 
@@ -188,7 +190,9 @@ def test_an_asgi_app_on_uvicorn_is_checked_against_uvicorns_pin(tmp_path: Path) 
 
 
 def test_the_check_reads_the_python_roles_own_pins() -> None:
-    roles = yaml.safe_load((pyreqs.ROLE_DEFAULTS).read_text(encoding="utf-8"))["python_constraints"]
+    roles = yaml.safe_load((ROOT / "roles" / "python" / "defaults" / "main.yml").read_text(encoding="utf-8"))[
+        "python_constraints"
+    ]
     assert pyreqs.role_constraints() == roles and "gunicorn==23.0.0" in roles
 
 
