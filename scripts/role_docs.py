@@ -92,7 +92,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _yaml_file(path: Path) -> Any:
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) if path.is_file() else None  # noqa: S506
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) if path.is_file() else None
 
 
 def _os_vars(vars_dir: Path, os_name: str, family: str) -> dict[str, Any]:

@@ -46,7 +46,7 @@ STACK_ROLES: dict[str, tuple[str, Callable[[Stack], bool]]] = {
 def entry_points(role: str, roles_dir: Path = ROLES_DIR) -> dict[str, dict[str, Any]]:
     """The role's argument_specs entry points (main, packages, ...); read once per process."""
     text = (roles_dir / role / "meta" / "argument_specs.yml").read_text(encoding="utf-8")
-    specs: dict[str, dict[str, Any]] = yaml.load(text, Loader=PROJECT_YAML_LOADER)["argument_specs"]  # noqa: S506 - a safe loader
+    specs: dict[str, dict[str, Any]] = yaml.load(text, Loader=PROJECT_YAML_LOADER)["argument_specs"]
     return specs
 
 

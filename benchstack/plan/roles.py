@@ -196,7 +196,7 @@ ROLES_DIR = Path(__file__).resolve().parents[2] / "roles"
 def role_default(role: str, name: str, roles_dir: Path = ROLES_DIR) -> Any:
     """One of ``role``'s defaults (defaults/main.yml; None when it has no such variable)."""
     text = (roles_dir / role / "defaults" / "main.yml").read_text(encoding="utf-8")
-    return (yaml.load(text, Loader=PROJECT_YAML_LOADER) or {}).get(name)  # noqa: S506 - a safe loader
+    return (yaml.load(text, Loader=PROJECT_YAML_LOADER) or {}).get(name)
 
 
 def host_sysctls(profile: str, tuned: Mapping[str, Any] | None) -> list[str]:

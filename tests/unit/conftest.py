@@ -22,6 +22,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator, validators
 
+from benchstack.common.inputs import PROJECT_YAML_LOADER
 from benchstack.measure.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_MARKER
 from benchstack.records.cellplan import CellPlan
 
@@ -523,12 +524,11 @@ def plots_not_rasterized() -> Iterator[None]:
 # libyaml's loader where PyYAML has it, as benchstack.plan.settings reads argument specs: the tests reading
 # the roles' files (tasks, vars, specs) spent ~2 s of the suite in the pure-Python one. The same SafeLoader
 # constructors and resolver: the same values.
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_yaml(path: Path) -> Any:
     """The YAML file at ``path``, as yaml.safe_load reads it (libyaml's parser)."""
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)  # noqa: S506 - a safe loader
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=PROJECT_YAML_LOADER)
 
 
 def read_data(tool: str, name: str) -> str:
