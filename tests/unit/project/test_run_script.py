@@ -225,24 +225,16 @@ def test_setup_leaves_an_installed_chromium_alone_and_says_what_to_do_without_ap
     assert result.stderr.startswith("chromium or chromedriver is missing and there is no apt-get")
 
 
-def test_unit_installs_chromium_before_the_unit_tests(tmp_path: Path) -> None:
-    stubs = "setup_python() { echo STAGE python; }; setup_chromium() { echo STAGE chromium; }; "
-    result = run_script(stubs + "unit() { echo STAGE unit; }; main unit", tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert [line for line in result.stdout.splitlines() if line.startswith("STAGE")] == [
-        "STAGE python",
-        "STAGE chromium",
-        "STAGE unit",
-    ]
-
-
-def test_integration_installs_the_python_tools_then_runs_the_integration_tests(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("step", "stages"),
+    [("unit", ["python dev", "chromium", "unit"]), ("integration", ["python dev", "integration"])],
+)
+def test_a_test_step_sets_up_what_it_needs_then_runs(tmp_path: Path, step: str, stages: list[str]) -> None:
     stubs = "setup_python() { echo STAGE python $1; }; setup_chromium() { echo STAGE chromium; }; "
-    result = run_script(stubs + "integration() { echo STAGE integration; }; main integration", tmp_path)
+    result = run_script(stubs + STAGES + f"main {step}", tmp_path)
     assert result.returncode == 0, result.stderr
     assert [line for line in result.stdout.splitlines() if line.startswith("STAGE")] == [
-        "STAGE python dev",
-        "STAGE integration",
+        f"STAGE {stage}" for stage in stages
     ]
 
 
