@@ -6,8 +6,8 @@ process's own CPU, per file). Measure alone, against a checkout of main in the s
     .venv/bin/python scripts/measure-unit-time.py [--waits] [PYTEST ARGS...]
 
 The default arguments are ./run unit's (pytest-xdist's workers: their CPU is the children's). ``--waits``
-needs the tests in this process: give it ``-p no:xdist -m "not ansible" tests/unit``, or ``-m ansible
-tests/unit`` for ./run integration.
+needs the tests in this process: give it ``-p no:xdist -m "not ansible and not browser" tests/unit``, or
+``-m "ansible or browser" tests/unit`` for ./run integration.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
             "--dist",
             "loadfile",
             "-m",
-            "not ansible",
+            "not ansible and not browser",
             "tests/unit",
         )
     ]

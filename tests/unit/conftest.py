@@ -251,6 +251,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "ansible: runs ansible-playbook, ansible-doc or ansible-galaxy: ./run integration, not ./run unit",
     )
+    config.addinivalue_line(
+        "markers", "browser: drives headless chromium (Selenium): ./run integration, not ./run unit"
+    )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -526,9 +529,14 @@ def plots_not_rasterized() -> Iterator[None]:
 # constructors and resolver: the same values.
 
 
+def yaml_text(text: str) -> Any:
+    """``text`` as yaml.safe_load reads it (libyaml's parser)."""
+    return yaml.load(text, Loader=PROJECT_YAML_LOADER)
+
+
 def read_yaml(path: Path) -> Any:
     """The YAML file at ``path``, as yaml.safe_load reads it (libyaml's parser)."""
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=PROJECT_YAML_LOADER)
+    return yaml_text(path.read_text(encoding="utf-8"))
 
 
 def read_data(tool: str, name: str) -> str:

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from conftest import bench_stack, in_child, printed_json
+from conftest import bench_stack, in_child, printed_json, yaml_text
 
 from benchstack.common.inputs import (
     MAX_DEPTH,
@@ -374,7 +373,7 @@ def test_a_file_that_is_not_an_experiment_is_named_and_never_echoed() -> None:
 
 
 def test_an_experiment_with_many_unknown_fields_names_five_and_counts_the_rest() -> None:
-    data = {**yaml.safe_load(VALID), **{f"extra{i}": i for i in range(100)}}
+    data = {**yaml_text(VALID), **{f"extra{i}": i for i in range(100)}}
     with pytest.raises(ExperimentError) as err:
         experiment_from_dict(data)
     assert len(err.value.problems) == 6
@@ -387,10 +386,10 @@ def test_a_field_made_wrong_after_its_valid_value_was_checked_is_a_problem_again
     checked again there, at every level."""
     from benchstack.plan.experiment_schema import schema_problems
 
-    data = yaml.safe_load(VALID)
+    data = yaml_text(VALID)
     assert schema_problems(data) == []
     for where, wrong in ((("name",), 5), (("load", "plans", 0, "concurrency"), "many")):
-        changed = yaml.safe_load(VALID)
+        changed = yaml_text(VALID)
         node = changed
         for key in where[:-1]:
             node = node[key]
@@ -429,7 +428,7 @@ def wrong_values_tried(path: str) -> dict[str, Any]:
     """Every field of the experiment at ``path`` given each of :data:`WRONG`: how many were tried, and each
     one that was neither refused with problems under 600 characters each nor accepted and expanded into
     cells (a crash: its traceback)."""
-    base = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    base = yaml_text(Path(path).read_text(encoding="utf-8"))
     tried, failed = 0, []
     for where in _paths(base):
         for wrong in WRONG:
@@ -472,7 +471,7 @@ def test_every_field_of_a_shipped_experiment_given_a_wrong_value_is_a_problem_no
     path: Path, early_results: dict[str, subprocess.CompletedProcess[str]]
 ) -> None:
     found = printed_json(early_results["shipped"])[path.stem]
-    base = yaml.safe_load(path.read_text(encoding="utf-8"))
+    base = yaml_text(path.read_text(encoding="utf-8"))
     assert found["tried"] == len(_paths(base)) * len(WRONG) > 0
     assert found["failed"] == []
 

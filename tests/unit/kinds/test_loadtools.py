@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from conftest import role_vars, templated, trusted
+from conftest import role_vars, templated, trusted, yaml_text
 
 from benchstack.kinds import loadtools
 from benchstack.kinds.loadtools import REGISTRY, TOOLS, by_name, warmup_tool
@@ -73,11 +72,11 @@ def test_an_unknown_tool_is_refused_naming_the_known_ones() -> None:
 
 
 def test_the_loadgen_role_offers_and_installs_exactly_the_registered_tools() -> None:
-    specs = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
+    specs = yaml_text((ROLE / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
     for entry in specs["argument_specs"].values():
         assert entry["options"]["loadgen_tools"]["choices"] == list(TOOLS)
     for family in ("Debian", "RedHat", "Amazon"):
-        role_vars = yaml.safe_load((ROLE / "vars" / f"{family}.yml").read_text(encoding="utf-8"))
+        role_vars = yaml_text((ROLE / "vars" / f"{family}.yml").read_text(encoding="utf-8"))
         packages = role_vars["__loadgen_packages"]
         assert set(packages) == set(TOOLS), family
         for name, tool in REGISTRY.items():
@@ -87,9 +86,7 @@ def test_the_loadgen_role_offers_and_installs_exactly_the_registered_tools() -> 
 
 def role_packages(family: str, tools: list[str], **variables: Any) -> tuple[list[str], list[str]]:
     """(tools built from source, loadgen_os_packages) as tasks/packages.yml sets them on ``family``."""
-    tasks = {
-        t["name"]: t for t in yaml.safe_load((ROLE / "tasks" / "packages.yml").read_text(encoding="utf-8"))
-    }
+    tasks = {t["name"]: t for t in yaml_text((ROLE / "tasks" / "packages.yml").read_text(encoding="utf-8"))}
     values = {**role_vars("loadgen", family), "loadgen_tools": tools, **variables}
     choose = tasks["Choose the tools built from source"]
     built = [
@@ -116,7 +113,7 @@ def test_the_loadgen_role_installs_each_tools_packages_or_builds_it(family: str)
 
 
 def test_the_host_fingerprint_asks_every_tool_packages_version() -> None:
-    defaults = yaml.safe_load((ROOT / "roles" / "host" / "defaults" / "main.yml").read_text(encoding="utf-8"))
+    defaults = yaml_text((ROOT / "roles" / "host" / "defaults" / "main.yml").read_text(encoding="utf-8"))
     fingerprinted = set(defaults["host_fingerprint_packages"])
     for tool in REGISTRY.values():
         for packages in tool.packages.values():

@@ -2,7 +2,7 @@ import copy
 from pathlib import Path
 
 import pytest
-import yaml
+from conftest import yaml_text
 
 from benchstack.kinds.loadtools.loadcmd import http_url
 from benchstack.measure.runner import load_command
@@ -50,7 +50,7 @@ load:
 
 
 def example() -> dict:
-    return yaml.safe_load(EXAMPLE)
+    return yaml_text(EXAMPLE)
 
 
 def problems_with(mutate: object) -> list[str]:

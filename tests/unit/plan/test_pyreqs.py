@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import yaml_text
 
 from benchstack.plan import pyreqs
 from benchstack.plan.experiment import ExperimentError
@@ -190,7 +191,7 @@ def test_an_asgi_app_on_uvicorn_is_checked_against_uvicorns_pin(tmp_path: Path) 
 
 
 def test_the_check_reads_the_python_roles_own_pins() -> None:
-    roles = yaml.safe_load((ROOT / "roles" / "python" / "defaults" / "main.yml").read_text(encoding="utf-8"))[
+    roles = yaml_text((ROOT / "roles" / "python" / "defaults" / "main.yml").read_text(encoding="utf-8"))[
         "python_constraints"
     ]
     assert pyreqs.role_constraints() == roles and "gunicorn==23.0.0" in roles

@@ -20,7 +20,16 @@ import pytest
 import yaml
 from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from ansible.plugins.action import ActionBase
-from conftest import CELL_PLAN_BASE, STORED_META, Helpers, batch_commands, batch_reply, read_data, read_yaml
+from conftest import (
+    CELL_PLAN_BASE,
+    STORED_META,
+    Helpers,
+    batch_commands,
+    batch_reply,
+    read_data,
+    read_yaml,
+    yaml_text,
+)
 
 from benchstack.measure import runlock, runner
 from benchstack.measure.runlock import holder
@@ -138,7 +147,7 @@ def test_every_repo_experiment_plans_by_name_and_expands_into_cells(path: Path) 
     exp = plan["experiment"]
     assert exp["name"] == path.stem
     assert exp["source"] == str(path)
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = yaml_text(path.read_text(encoding="utf-8"))
     assert [s["name"] for s in plan["stacks"]] == [s["name"] for s in raw["stacks"]]
     assert exp["stacks"] == raw["stacks"]  # as written: run.json records the experiment as run
     levels = sum(
@@ -1291,7 +1300,7 @@ def test_bench_host_lock_delegated_gives_up_the_delegated_hosts_lock_through_its
 
 
 def _measure_play_rescue() -> list[dict[str, Any]]:
-    plays = yaml.safe_load((ROOT / "playbooks" / "benchmark.yml").read_text(encoding="utf-8"))
+    plays = yaml_text((ROOT / "playbooks" / "benchmark.yml").read_text(encoding="utf-8"))
     [measure] = [p for p in plays if p.get("name") == "Measure the cells"]
     [block] = [t for t in measure["tasks"] if "block" in t]
     assert any("target.yml" in str(t.get("ansible.builtin.include_tasks")) for t in block["block"])

@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.template import trust_as_template
-from conftest import templated
+from conftest import templated, yaml_text
 from test_plugins import (
     ROOT,
     _refuse,
@@ -45,7 +44,7 @@ def own_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def plays() -> list[dict[str, Any]]:
-    return yaml.safe_load((ROOT / "playbooks" / "benchmark.yml").read_text(encoding="utf-8"))
+    return yaml_text((ROOT / "playbooks" / "benchmark.yml").read_text(encoding="utf-8"))
 
 
 def play(name: str) -> dict[str, Any]:

@@ -227,7 +227,7 @@ def test_setup_leaves_an_installed_chromium_alone_and_says_what_to_do_without_ap
 
 @pytest.mark.parametrize(
     ("step", "stages"),
-    [("unit", ["python dev", "chromium", "unit"]), ("integration", ["python dev", "integration"])],
+    [("unit", ["python dev", "unit"]), ("integration", ["python dev", "chromium", "integration"])],
 )
 def test_a_test_step_sets_up_what_it_needs_then_runs(tmp_path: Path, step: str, stages: list[str]) -> None:
     stubs = "setup_python() { echo STAGE python $1; }; setup_chromium() { echo STAGE chromium; }; "
@@ -238,7 +238,9 @@ def test_a_test_step_sets_up_what_it_needs_then_runs(tmp_path: Path, step: str, 
     ]
 
 
-def test_unit_and_integration_select_the_tests_not_marked_ansible_and_those_marked(tmp_path: Path) -> None:
+def test_unit_and_integration_select_the_tests_not_marked_ansible_or_browser_and_those_marked(
+    tmp_path: Path,
+) -> None:
     # Between them, every test of tests/unit runs once: unit on every core, integration in one process
     # whose marked commands start with the session.
     result = run_script(
@@ -246,8 +248,8 @@ def test_unit_and_integration_select_the_tests_not_marked_ansible_and_those_mark
     )
     assert result.returncode == 0, result.stderr
     assert [line for line in result.stdout.splitlines() if line.startswith("PYTEST")] == [
-        "PYTEST <-q> <-n> <auto> <--dist> <loadfile> <-m> <not ansible> <tests/unit>",
-        "PYTEST <-q> <-m> <ansible> <tests/unit>",
+        "PYTEST <-q> <-n> <auto> <--dist> <loadfile> <-m> <not ansible and not browser> <tests/unit>",
+        "PYTEST <-q> <-m> <ansible or browser> <tests/unit>",
     ]
 
 

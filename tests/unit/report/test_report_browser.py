@@ -1,8 +1,9 @@
 """report.html in a real browser: Debian's chromium, headless, driven by Selenium through Debian's
-chromedriver (``./run setup`` and ``./run unit`` install both: setup_chromium). At a desktop's width and at a
-phone's, the page of a run with comparisons shows the verdict first, then the comparison chart and the
-throughput charts as images that decoded and take room on the page, none wider than the screen, and the page
-needs no sideways scroll. One browser for the module: starting it is most of the time (~1 s)."""
+chromedriver (``./run setup`` and ``./run integration`` install both: setup_chromium; marked ``browser``,
+it is not in ``./run unit``). At a desktop's width and at a phone's, the page of a run with comparisons shows
+the verdict first, then the comparison chart and the throughput charts as images that decoded and take room
+on the page, none wider than the screen, and the page needs no sideways scroll. One browser for the module:
+starting it is most of the time (~1 s)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from test_report import RUN_JSON, SLOWER_SENTENCE, six_rounds
 
 from benchstack.report.build import write_report
 
-pytestmark = pytest.mark.drawn  # real PNG files: the browser decodes them
+# drawn: real PNG files, which the browser decodes.
+pytestmark = [pytest.mark.drawn, pytest.mark.browser]
 
 # (width, height, mobile) of each screen, in CSS pixels; the phone's is a common one (390 x 844).
 SCREENS = {"desktop": (1280, 900, False), "phone": (390, 844, True)}
@@ -47,7 +49,8 @@ def browser() -> Iterator[Any]:
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if not (chromium and driver_path):
         pytest.fail(
-            "chromium or chromedriver not found: ./run unit (or ./run setup) installs Debian's packages"
+            "chromium or chromedriver not found: "
+            "./run integration (or ./run setup) installs Debian's packages"
         )
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service

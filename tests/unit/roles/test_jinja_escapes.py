@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from conftest import yaml_text
 
 ROOT = Path(__file__).resolve().parents[3]
 FILES = sorted(
@@ -34,9 +35,9 @@ def escapes_in(value: Any, where: str = "") -> list[str]:
 
 
 def test_the_check_finds_the_escape_that_broke_original_json() -> None:
-    task = yaml.safe_load("- copy:\n    content: >-\n      {{ {'a': 1} | to_nice_json ~ '\\n' }}\n")
+    task = yaml_text("- copy:\n    content: >-\n      {{ {'a': 1} | to_nice_json ~ '\\n' }}\n")
     assert escapes_in(task) == ["/0/copy/content: \"{{ {'a': 1} | to_nice_json ~ '\\\\n' }}\""]
-    fixed = yaml.safe_load("- copy:\n    content: \"{{ {'a': 1} | to_nice_json }}\\n\"\n")
+    fixed = yaml_text("- copy:\n    content: \"{{ {'a': 1} | to_nice_json }}\\n\"\n")
     assert escapes_in(fixed) == []
 
 
