@@ -22,14 +22,16 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator, validators
 
-from benchstack.common.inputs import PROJECT_YAML_LOADER
-from benchstack.measure.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_MARKER
-from benchstack.records.cellplan import CellPlan
-
 # Bytecode for the test modules and the package, even where PYTHONDONTWRITEBYTECODE is set (as in our
 # sessions): pytest rewrote and compiled every test module again on each run, ~3 s of the suite's start.
-# It goes to __pycache__ beside each file, which git ignores; only this process, not the ones it starts.
+# It goes to __pycache__ beside each file, which git ignores; only this process, not the ones it starts, but
+# they read it. Before the package's first import: the modules imported above it were compiled again by every
+# process, every run.
 sys.dont_write_bytecode = False
+
+from benchstack.common.inputs import PROJECT_YAML_LOADER  # noqa: E402
+from benchstack.measure.remote import BATCH_MARKER, REQUESTS_MARKER, TEMP_ROOT, VMSTAT_MARKER  # noqa: E402
+from benchstack.records.cellplan import CellPlan  # noqa: E402
 
 # The tests live in one folder per area (tests/unit/plan/, ...), and some take helpers from another area's
 # tests (from test_plugins import run_plan): every area's folder is on the path, whichever runs first, as
