@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import bench_stack, in_child, printed_json, yaml_text
+from conftest import bench_stack, in_child, printed_json, read_yaml, yaml_text
 
 from benchstack.common.inputs import (
     MAX_DEPTH,
@@ -428,7 +428,7 @@ def wrong_values_tried(path: str) -> dict[str, Any]:
     """Every field of the experiment at ``path`` given each of :data:`WRONG`: how many were tried, and each
     one that was neither refused with problems under 600 characters each nor accepted and expanded into
     cells (a crash: its traceback)."""
-    base = yaml_text(Path(path).read_text(encoding="utf-8"))
+    base = read_yaml(Path(path))
     tried, failed = 0, []
     for where in _paths(base):
         for wrong in WRONG:
@@ -471,7 +471,7 @@ def test_every_field_of_a_shipped_experiment_given_a_wrong_value_is_a_problem_no
     path: Path, early_results: dict[str, subprocess.CompletedProcess[str]]
 ) -> None:
     found = printed_json(early_results["shipped"])[path.stem]
-    base = yaml_text(path.read_text(encoding="utf-8"))
+    base = read_yaml(path)
     assert found["tried"] == len(_paths(base)) * len(WRONG) > 0
     assert found["failed"] == []
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ROLES, yaml_text
+from conftest import ROLES, read_yaml
 
 from benchstack.kinds.apps import BUNDLED_KINDS, KINDS, REGISTRY, AppKind, EmbeddedApp, by_name
 from benchstack.kinds.fronts import REGISTRY as FRONTS
@@ -18,7 +18,7 @@ from benchstack.plan.stacks import resolve, resolve_stack
 
 
 def role_yaml(path: str) -> Any:
-    return yaml_text((ROLES / path).read_text(encoding="utf-8"))
+    return read_yaml(ROLES / path)
 
 
 def test_the_registry_holds_each_adapter_under_its_own_name() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import role_vars, templated, trusted, yaml_text
+from conftest import read_yaml, role_vars, templated, trusted
 
 from benchstack.kinds import loadtools
 from benchstack.kinds.loadtools import REGISTRY, TOOLS, by_name, warmup_tool
@@ -72,11 +72,11 @@ def test_an_unknown_tool_is_refused_naming_the_known_ones() -> None:
 
 
 def test_the_loadgen_role_offers_and_installs_exactly_the_registered_tools() -> None:
-    specs = yaml_text((ROLE / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
+    specs = read_yaml(ROLE / "meta" / "argument_specs.yml")
     for entry in specs["argument_specs"].values():
         assert entry["options"]["loadgen_tools"]["choices"] == list(TOOLS)
     for family in ("Debian", "RedHat", "Amazon"):
-        role_vars = yaml_text((ROLE / "vars" / f"{family}.yml").read_text(encoding="utf-8"))
+        role_vars = read_yaml(ROLE / "vars" / f"{family}.yml")
         packages = role_vars["__loadgen_packages"]
         assert set(packages) == set(TOOLS), family
         for name, tool in REGISTRY.items():
@@ -86,7 +86,7 @@ def test_the_loadgen_role_offers_and_installs_exactly_the_registered_tools() -> 
 
 def role_packages(family: str, tools: list[str], **variables: Any) -> tuple[list[str], list[str]]:
     """(tools built from source, loadgen_os_packages) as tasks/packages.yml sets them on ``family``."""
-    tasks = {t["name"]: t for t in yaml_text((ROLE / "tasks" / "packages.yml").read_text(encoding="utf-8"))}
+    tasks = {t["name"]: t for t in read_yaml(ROLE / "tasks" / "packages.yml")}
     values = {**role_vars("loadgen", family), "loadgen_tools": tools, **variables}
     choose = tasks["Choose the tools built from source"]
     built = [
@@ -113,7 +113,7 @@ def test_the_loadgen_role_installs_each_tools_packages_or_builds_it(family: str)
 
 
 def test_the_host_fingerprint_asks_every_tool_packages_version() -> None:
-    defaults = yaml_text((ROOT / "roles" / "host" / "defaults" / "main.yml").read_text(encoding="utf-8"))
+    defaults = read_yaml(ROOT / "roles" / "host" / "defaults" / "main.yml")
     fingerprinted = set(defaults["host_fingerprint_packages"])
     for tool in REGISTRY.values():
         for packages in tool.packages.values():

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ROLES, resolved_stack, yaml_text
+from conftest import ROLES, read_yaml, resolved_stack
 from test_app_server_units import listen, unit_lines
 
 from benchstack.kinds.servers import by_name, processes
@@ -54,7 +54,7 @@ def test_waitress_is_one_process_per_instance_and_a_front_keeps_idle_connections
 def test_the_python_role_installs_waitress_at_its_pinned_version() -> None:
     found = needs([resolve({**WSGI, "server": {"kind": "waitress"}})])
     assert found.python_packages == ("waitress",)
-    defaults = yaml_text((ROLES / "python" / "defaults" / "main.yml").read_text(encoding="utf-8"))
+    defaults = read_yaml(ROLES / "python" / "defaults" / "main.yml")
     assert set(by_name("waitress").pins) <= set(defaults["python_constraints"])
 
 

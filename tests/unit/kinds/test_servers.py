@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROLES, resolved_stack, yaml_text
+from conftest import ROLES, read_yaml, resolved_stack
 
 from benchstack.kinds.apps import REGISTRY as APPS
 from benchstack.kinds.servers import BINDS, HOST_VALUES, KINDS, REGISTRY, by_name, host_command
@@ -19,7 +19,7 @@ from benchstack.plan.stacks import resolve, resolve_stack
 
 
 def role_yaml(path: str) -> Any:
-    return yaml_text((ROLES / path).read_text(encoding="utf-8"))
+    return read_yaml(ROLES / path)
 
 
 def test_the_registry_holds_each_adapter_under_its_own_name() -> None:

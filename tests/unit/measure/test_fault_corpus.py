@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cell_plan, yaml_text
+from conftest import cell_plan, read_yaml
 from test_repetitions import rounds
 
 from benchstack.measure.hostevents import reasons, states
@@ -62,7 +62,7 @@ def test_every_fault_of_the_issue_is_in_the_corpus() -> None:
     "path", [p for p in FAULTS if "judge: none" not in p.read_text()], ids=lambda p: p.stem
 )
 def test_each_faults_evidence_gets_the_reasons_it_expects(path: Path) -> None:
-    case = yaml_text(path.read_text(encoding="utf-8"))
+    case = read_yaml(path)
     found = judged(case)
     expected = comments(path, "expect")
     assert expected
@@ -74,7 +74,7 @@ def test_each_faults_evidence_gets_the_reasons_it_expects(path: Path) -> None:
 
 @pytest.mark.parametrize("path", [p for p in FAULTS if "covered_by" in p.read_text()], ids=lambda p: p.stem)
 def test_the_tests_a_fault_names_exist(path: Path) -> None:
-    case = yaml_text(path.read_text(encoding="utf-8"))
+    case = read_yaml(path)
     if case["judge"] == "none":
         assert case["why"].strip()
     for test in case["covered_by"]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleActionFail
-from conftest import bench_stack, yaml_text
+from conftest import bench_stack, read_yaml
 from test_plugins import bench_plan, run_plan
 from test_role_variables import AS_ARGUMENTS, CASES
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_the_plan_play_and_the_command_line_refuse_with_the_same_words(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    given = yaml_text(path.read_text(encoding="utf-8"))
+    given = read_yaml(path)
     args = {AS_ARGUMENTS[k]: v for k, v in given.items() if k in AS_ARGUMENTS}
     variables = {k: v for k, v in given.items() if k not in AS_ARGUMENTS}
     args.setdefault("results_dir", str(ROOT / "results"))

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import yaml_text
+from conftest import read_yaml
 
 from benchstack.plan.experiment import validate_experiment
 from benchstack.plan.resolved import compile_plan, run_record, with_hosts
@@ -128,7 +128,7 @@ def test_an_experiment_that_ships_nothing_has_no_part_of_it_in_its_plan(tmp_path
 
 
 def test_the_plan_sets_what_the_fronts_and_fluentd_are_given_from_the_experiment() -> None:
-    roles = yaml_text((ROOT / "playbooks" / "vars" / "roles.yml").read_text("utf-8"))
+    roles = read_yaml(ROOT / "playbooks" / "vars" / "roles.yml")
     for name in PLAN_SET_TOO:
         assert "bench_log_shipping" in roles[name], name
     assert roles["log_shipper_s3_prefix"] == "{{ bench_log_shipping.run_prefix | default('') }}"

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import bench_stack, yaml_text
+from conftest import bench_stack, read_yaml
 from test_app_server_units import render
 from test_plugins import run_plan
 
@@ -253,14 +253,14 @@ def test_the_printed_plan_and_a_refusal_never_show_a_token(tmp_path: Path) -> No
 
 
 def test_the_clone_task_alone_reads_the_url_as_written() -> None:
-    tasks = yaml_text((ROOT / "roles" / "webapp" / "tasks" / "user-deploy.yml").read_text("utf-8"))
+    tasks = read_yaml(ROOT / "roles" / "webapp" / "tasks" / "user-deploy.yml")
     (clone,) = [t for t in tasks if "benchstack.bench.bench_app_git" in t]
     assert (
         clone["benchstack.bench.bench_app_git"]["repo"]
         == "{{ webapp_user_git_repos[item.name] | default(item.source.repo) }}"
     )
     assert "source.repo" in clone["loop_control"]["label"]  # masked in the item
-    roles = yaml_text((ROOT / "playbooks" / "vars" / "roles.yml").read_text("utf-8"))
+    roles = read_yaml(ROOT / "playbooks" / "vars" / "roles.yml")
     assert roles["webapp_user_git_repos"] == "{{ bench_plan.git_repos }}"
-    specs = yaml_text((ROOT / "roles" / "webapp" / "meta" / "argument_specs.yml").read_text("utf-8"))
+    specs = read_yaml(ROOT / "roles" / "webapp" / "meta" / "argument_specs.yml")
     assert specs["argument_specs"]["main"]["options"]["webapp_user_git_repos"]["no_log"] is True

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import yaml_text
+from conftest import read_yaml
 
 from benchstack.plan import pyreqs
 from benchstack.plan.experiment import ExperimentError
@@ -191,9 +191,7 @@ def test_an_asgi_app_on_uvicorn_is_checked_against_uvicorns_pin(tmp_path: Path) 
 
 
 def test_the_check_reads_the_python_roles_own_pins() -> None:
-    roles = yaml_text((ROOT / "roles" / "python" / "defaults" / "main.yml").read_text(encoding="utf-8"))[
-        "python_constraints"
-    ]
+    roles = read_yaml(ROOT / "roles" / "python" / "defaults" / "main.yml")["python_constraints"]
     assert pyreqs.role_constraints() == roles and "gunicorn==23.0.0" in roles
 
 

@@ -28,7 +28,6 @@ from conftest import (
     batch_reply,
     read_data,
     read_yaml,
-    yaml_text,
 )
 
 from benchstack.measure import runlock, runner
@@ -147,7 +146,7 @@ def test_every_repo_experiment_plans_by_name_and_expands_into_cells(path: Path) 
     exp = plan["experiment"]
     assert exp["name"] == path.stem
     assert exp["source"] == str(path)
-    raw = yaml_text(path.read_text(encoding="utf-8"))
+    raw = read_yaml(path)
     assert [s["name"] for s in plan["stacks"]] == [s["name"] for s in raw["stacks"]]
     assert exp["stacks"] == raw["stacks"]  # as written: run.json records the experiment as run
     levels = sum(
@@ -1300,7 +1299,7 @@ def test_bench_host_lock_delegated_gives_up_the_delegated_hosts_lock_through_its
 
 
 def _measure_play_rescue() -> list[dict[str, Any]]:
-    plays = yaml_text((ROOT / "playbooks" / "benchmark.yml").read_text(encoding="utf-8"))
+    plays = read_yaml(ROOT / "playbooks" / "benchmark.yml")
     [measure] = [p for p in plays if p.get("name") == "Measure the cells"]
     [block] = [t for t in measure["tasks"] if "block" in t]
     assert any("target.yml" in str(t.get("ansible.builtin.include_tasks")) for t in block["block"])

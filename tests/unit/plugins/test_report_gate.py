@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import read_data, yaml_text
+from conftest import read_data, read_yaml
 from test_plugins import (  # pauses: autouse, the runner's pause recorded, not slept
     Loadgen,
     bench_report,
@@ -74,7 +74,7 @@ def test_bench_fail_on_is_checked_with_the_plan_before_any_host() -> None:
 
 
 def test_the_report_play_fails_its_last_task_on_the_gate_and_passes_bench_fail_on() -> None:
-    plays = yaml_text((ROOT / "playbooks" / "report.yml").read_text(encoding="utf-8"))
+    plays = read_yaml(ROOT / "playbooks" / "report.yml")
     tasks = plays[-1]["tasks"]
     assert tasks[0]["bench_report"]["fail_on"] == "{{ bench_fail_on | default('noisy') }}"
     assert tasks[-1]["ansible.builtin.fail"]["msg"].startswith("{{ bench_report_result.gate }}")
@@ -99,7 +99,7 @@ def noisy_run(folder: Path) -> Path:
 def report_site(folder: Path, run_dir: Path) -> Path:
     """playbooks/report.yml's report play as it is, with the plan's two paths given as a variable (the plan
     play would compile them from the run's experiment, on hosts this test does not have)."""
-    plays = yaml_text((ROOT / "playbooks" / "report.yml").read_text(encoding="utf-8"))
+    plays = read_yaml(ROOT / "playbooks" / "report.yml")
     play = {
         **plays[-1],
         "vars": {"bench_plan": {"run_dir": str(run_dir), "results_dir": str(run_dir.parent)}},

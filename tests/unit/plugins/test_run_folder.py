@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from ansible.errors import AnsibleActionFail
 from ansible.template import trust_as_template
-from conftest import templated, yaml_text
+from conftest import read_yaml, templated
 from test_plugins import (
     ROOT,
     _refuse,
@@ -44,7 +44,7 @@ def own_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def plays() -> list[dict[str, Any]]:
-    return yaml_text((ROOT / "playbooks" / "benchmark.yml").read_text(encoding="utf-8"))
+    return read_yaml(ROOT / "playbooks" / "benchmark.yml")
 
 
 def play(name: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import yaml_text
+from conftest import read_yaml
 
 from benchstack.kinds.apps import BUNDLED_KINDS
 from benchstack.kinds.fronts.apache import HANDLER_MODULES
@@ -91,7 +91,7 @@ def test_the_hand_written_rest_of_a_file_is_kept(tmp_path: Path) -> None:
 
 def test_the_generated_role_files_stay_plain_yaml_with_the_registrys_values() -> None:
     def load(path: str) -> Any:
-        return yaml_text((ROOT / path).read_text(encoding="utf-8"))
+        return read_yaml(ROOT / path)
 
     spec = load("roles/app_server/meta/argument_specs.yml")
     server = spec["argument_specs"]["main"]["options"]["app_server_stacks"]["options"]["server"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import yaml_text
+from conftest import read_yaml
 
 from benchstack.provision import localdocker as containers
 
@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def wanted_settings() -> dict:
     """What hosts.yml gives bench-local: its base settings plus the default inventory's bench_container."""
-    play = next(p for p in yaml_text((ROOT / "playbooks" / "hosts.yml").read_text())
+    play = next(p for p in read_yaml(ROOT / "playbooks" / "hosts.yml")
                 if p.get("name") == "Local Docker containers")  # fmt: skip
-    host = yaml_text((ROOT / "inventories" / "local" / "host_vars" / "bench-local.yml").read_text())
+    host = read_yaml(ROOT / "inventories" / "local" / "host_vars" / "bench-local.yml")
     return {**host["bench_container"], **play["vars"]["bench_container_base"]}
 
 

@@ -17,7 +17,7 @@ from unittest.mock import MagicMock
 import pytest
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
-from conftest import yaml_text
+from conftest import read_yaml
 
 from benchstack.provision import hostrecord, hoststate, made, markers
 
@@ -189,7 +189,7 @@ def test_the_record_keeps_the_hosts_facts_through_every_write() -> None:
 
 
 def test_a_host_as_the_plan_says_leaves_provisioning_after_the_one_command_and_gathers_nothing() -> None:
-    play = yaml_text((ROOT / "playbooks" / "provision.yml").read_text())[1]
+    play = read_yaml(ROOT / "playbooks" / "provision.yml")[1]
     assert play["gather_facts"] is False
     decide, leave, gather = play["tasks"][:3]
     assert "bench_provision_state" in decide and decide["bench_provision_state"]["units"] == (
@@ -203,7 +203,7 @@ def test_a_host_as_the_plan_says_leaves_provisioning_after_the_one_command_and_g
 
 
 def test_real_hosts_end_the_local_hosts_play_at_its_first_task() -> None:
-    plays = yaml_text((ROOT / "playbooks" / "hosts.yml").read_text())
+    plays = read_yaml(ROOT / "playbooks" / "hosts.yml")
     # The plan, then one play on the controller: no play runs on the inventory's hosts.
     assert [p.get("hosts") for p in plays] == [None, "localhost"]
     first, *rest = plays[1]["tasks"]

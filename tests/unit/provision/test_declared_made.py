@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ROLES, role_vars, templated, trusted, yaml_text
+from conftest import ROLES, read_yaml, role_vars, templated, trusted
 
 from benchstack.plan import roles as provision
 from benchstack.provision import markers
@@ -15,7 +15,7 @@ from benchstack.provision import markers
 
 def declared(role: str, variables: dict[str, Any]) -> dict[str, Any]:
     """The role's ``<role>_made`` as its last task sets it, over its defaults and ``variables``."""
-    tasks = yaml_text((ROLES / role / "tasks" / "main.yml").read_text(encoding="utf-8"))
+    tasks = read_yaml(ROLES / role / "tasks" / "main.yml")
     (task,) = [t for t in tasks if f"{role}_made" in (t.get("ansible.builtin.set_fact") or {})]
     assert task is tasks[-1], f"{role}: {role}_made must be set by the role's last task"
     values = {**role_vars(role), **variables}

@@ -6,7 +6,7 @@ import json
 import shlex
 from pathlib import Path
 
-from conftest import yaml_text
+from conftest import read_yaml
 
 from benchstack.plan import roles as provision
 from benchstack.plan.readers import Needs
@@ -211,7 +211,7 @@ def test_the_roles_whose_packages_install_at_once_are_the_ones_with_a_packages_e
     with_entry = {p.parent.parent.name for p in roles.glob("*/tasks/packages.yml")}
     assert set(provision.PACKAGED) == with_entry
     # Each takes <role>_install_packages, which provision.yml sets false for a run that installs at once.
-    playbook = yaml_text((roles.parent / "playbooks" / "vars" / "roles.yml").read_text())
+    playbook = read_yaml(roles.parent / "playbooks" / "vars" / "roles.yml")
     assert {
         name.removesuffix("_install_packages") for name in playbook if name.endswith("_install_packages")
     } == (with_entry)
@@ -282,7 +282,7 @@ def test_the_units_and_files_each_role_keeps_depend_on_the_os_family_where_apach
 
 def test_provisioning_includes_every_role_a_host_can_get_once_and_in_dependency_order() -> None:
     root = Path(__file__).resolve().parents[3]
-    play = yaml_text((root / "playbooks" / "provision.yml").read_text())[1]
+    play = read_yaml(root / "playbooks" / "provision.yml")[1]
     loops = [
         task["loop"]
         for task in play["tasks"]

@@ -7,12 +7,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import ROLES, resolved_stack, role_vars, templated, trusted, yaml_text
+from conftest import ROLES, read_yaml, resolved_stack, role_vars, templated, trusted
 
 from benchstack.plan.rolecontract import project, stack_fields
 
 ROLE = ROLES / "app_server"
-(HANDLER,) = yaml_text((ROLE / "handlers" / "main.yml").read_text(encoding="utf-8"))
+(HANDLER,) = read_yaml(ROLE / "handlers" / "main.yml")
 
 
 def stack(name: str, port: int, app: str, kind: str, instances: int = 2) -> dict[str, Any]:
@@ -81,7 +81,7 @@ def restarted(
 
 
 def test_the_handler_listens_on_the_topic_every_changing_task_notifies() -> None:
-    tasks = yaml_text((ROLE / "tasks" / "main.yml").read_text(encoding="utf-8"))
+    tasks = read_yaml(ROLE / "tasks" / "main.yml")
     notifying = {t["name"] for t in tasks if t.get("notify") == "bench app_server restart"}
     registered = {
         t["register"] for t in tasks if t.get("notify") == "bench app_server restart" and "register" in t
@@ -163,7 +163,7 @@ def test_an_instance_only_enabled_again_still_runs_the_old_files() -> None:
 def test_the_host_read_names_the_running_instances_whose_executable_is_gone(tmp_path: Path) -> None:
     """The role's one host read, run by sh with systemctl and readlink standing in for the host's: its last
     section, as vars/main.yml parses it, names exactly the instance whose process runs a deleted file."""
-    tasks = yaml_text((ROLE / "tasks" / "main.yml").read_text(encoding="utf-8"))
+    tasks = read_yaml(ROLE / "tasks" / "main.yml")
     (task,) = [t for t in tasks if t.get("register") == "__app_server_host_state"]
     variables = {**role_vars("app_server"), **trusted(task["vars"]), "app_server_stacks": STACKS}
     argv = templated(task["ansible.builtin.command"]["argv"], variables)

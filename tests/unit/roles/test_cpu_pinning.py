@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import yaml_text
+from conftest import read_yaml
 
 from benchstack.kinds.fronts import ROLES as FRONT_ROLES
 
@@ -37,13 +37,13 @@ def tasks_of(role: str) -> list[dict[str, Any]]:
                 out.append(node)
 
     for path in sorted((ROLES / role / "tasks").glob("*.yml")):
-        walk(yaml_text(path.read_text(encoding="utf-8")))
+        walk(read_yaml(path))
     return out
 
 
 def handlers_of(role: str) -> list[dict[str, Any]]:
     path = ROLES / role / "handlers" / "main.yml"
-    return yaml_text(path.read_text(encoding="utf-8")) if path.is_file() else []
+    return read_yaml(path) if path.is_file() else []
 
 
 def topics(handler: dict[str, Any]) -> list[str]:
@@ -57,7 +57,7 @@ def test_the_roles_that_pin_cpus_are_the_fronts_and_the_app_servers() -> None:
 
 @pytest.mark.parametrize("role", PINNING_ROLES)
 def test_the_affinity_variable_is_a_cpu_list_string_defaulting_to_any(role: str) -> None:
-    specs = yaml_text((ROLES / role / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
+    specs = read_yaml(ROLES / role / "meta" / "argument_specs.yml")
     spec = specs["argument_specs"]["main"]["options"][f"{role}_cpu_affinity"]
     assert (spec["type"], spec["default"]) == ("str", "")
     assert "CPUAffinity=" in " ".join(spec["description"])
